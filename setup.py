@@ -1,0 +1,47 @@
+"""Build the one compiled module, ``qafast._kernels``.
+
+Everything else lives in pyproject.toml. ``QAFAST_CYTHON_DEBUG=1`` turns on bounds and
+wrap-around checks (and line tracing off, asserts on) so the test suite can run against a
+kernel that faults on an out-of-range index instead of reading garbage.
+"""
+
+import os
+
+from Cython.Build import cythonize
+from setuptools import Extension, setup
+
+debug = os.environ.get("QAFAST_CYTHON_DEBUG", "") not in ("", "0")
+
+directives = {
+    "language_level": 3,
+    "boundscheck": debug,
+    "wraparound": debug,
+    "initializedcheck": debug,
+    "cdivision": True,
+    "nonecheck": False,
+    "embedsignature": True,
+}
+
+compile_args = []
+if os.name != "nt":
+    compile_args = ["-O0", "-g"] if debug else ["-O3"]
+else:
+    compile_args = ["/Od"] if debug else ["/O2"]
+
+extensions = [
+    Extension(
+        "qafast._kernels",
+        ["src/qafast/_kernels.pyx"],
+        extra_compile_args=compile_args,
+        define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
+    )
+]
+
+setup(
+    ext_modules=cythonize(
+        extensions,
+        compiler_directives=directives,
+        force=debug,
+        annotate=False,
+    )
+)
