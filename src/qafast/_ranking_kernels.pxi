@@ -1,0 +1,890 @@
+# Ranking kernels, included by _kernels.pyx.
+#
+# Step 1, ``rank_judged``: for each evaluated query, find the retrieved documents that the
+# qrels judge and give each its rank under trec_eval's order (score descending, then docno
+# descending). Only those documents are written out, as (rank, grade) pairs sorted by rank;
+# every other rank holds a document absent from the qrels (NONPOOL). Finding a judged
+# document's rank costs a count of the documents ahead of it, so a query with few judged
+# documents needs no sort at all; a query with many judged documents is sorted instead.
+#
+# Step 2, ``ranking_measures``: expand each query's pairs into its ranked grade list (the
+# ``results_rel_list`` of trec_eval's form_res_rels.c) and compute every requested measure
+# on it, one output column per measure.
+
+from libc.math cimport log2, lround, exp, log, isnan
+from libc.stdlib cimport malloc, free, calloc
+from libc.string cimport memcmp, memset
+from libc.stdint cimport int32_t, int64_t, uint8_t
+
+cdef enum:
+    NONPOOL = -1     # retrieved, absent from the query's qrels
+    UNJUDGED = -2    # retrieved, in the qrels with a negative grade ("in pool, not judged")
+
+# Measure codes; keep in step with ranking._MEASURE_CODES.
+cdef enum:
+    M_NUM_RET = 0
+    M_NUM_REL = 1
+    M_NUM_REL_RET = 2
+    M_NUM_NONREL_JUDGED_RET = 3
+    M_MAP = 4
+    M_RPREC = 5
+    M_BPREF = 6
+    M_RECIP_RANK = 7
+    M_IPREC_AT_RECALL = 8
+    M_P = 9
+    M_RECALL = 10
+    M_INFAP = 11
+    M_RPREC_MULT = 12
+    M_UTILITY = 13
+    M_11PT_AVG = 14
+    M_BING = 15
+    M_G = 16
+    M_DCG = 17
+    M_IDEAL_DCG = 18
+    M_NDCG = 19
+    M_NDCG_REL = 20
+    M_RNDCG = 21
+    M_NDCG_CUT = 22
+    M_MAP_CUT = 23
+    M_RELATIVE_P = 24
+    M_SUCCESS = 25
+    M_SET_P = 26
+    M_SET_RELATIVE_P = 27
+    M_SET_RECALL = 28
+    M_SET_MAP = 29
+    M_SET_F = 30
+    M_RBP = 31
+    M_RBP_RESID = 32
+    M_UNJ = 33
+    M_RECIP_RANK_CUT = 34
+    M_NDCG_CUT_EXP = 35
+
+# trec_eval's INFAP_EPSILON (trec_eval.h)
+cdef double INFAP_EPSILON = 0.00001
+
+
+# ---------------------------------------------------------------------------------------------
+# Step 1: rank lookup
+
+cdef struct RankCtx:
+    const double* scores
+    const int64_t* keys          # per-entry tie key: larger key first among equal scores
+    const int64_t* blob_offsets  # NULL: compare keys as integers; else keys index a byte blob
+    const uint8_t* blob
+
+
+cdef inline bint _ahead(const RankCtx* c, Py_ssize_t a, Py_ssize_t b) noexcept nogil:
+    """True when entry a ranks before entry b (trec_eval's comp_sim_docno)."""
+    cdef double sa = c.scores[a], sb = c.scores[b]
+    if sa > sb:
+        return True
+    if sa < sb:
+        return False
+    cdef int64_t ka = c.keys[a], kb = c.keys[b]
+    if c.blob_offsets == NULL:
+        return ka > kb
+    cdef int64_t la = c.blob_offsets[ka + 1] - c.blob_offsets[ka]
+    cdef int64_t lb = c.blob_offsets[kb + 1] - c.blob_offsets[kb]
+    cdef int64_t m = la if la < lb else lb
+    cdef int r = memcmp(c.blob + c.blob_offsets[ka], c.blob + c.blob_offsets[kb], <size_t>m)
+    if r != 0:
+        return r > 0
+    return la > lb
+
+
+cdef void _merge_sort(const RankCtx* c, int64_t* idx, int64_t* tmp, Py_ssize_t n) noexcept nogil:
+    """Sort entry indices into rank order (bottom-up merge sort, O(n log n))."""
+    cdef Py_ssize_t width = 1, lo, mid, hi, i, j, k
+    cdef int64_t* src = idx
+    cdef int64_t* dst = tmp
+    cdef int64_t* swap
+    while width < n:
+        lo = 0
+        while lo < n:
+            mid = lo + width
+            if mid > n:
+                mid = n
+            hi = lo + 2 * width
+            if hi > n:
+                hi = n
+            i = lo
+            j = mid
+            k = lo
+            while i < mid and j < hi:
+                if _ahead(c, src[j], src[i]):
+                    dst[k] = src[j]
+                    j += 1
+                else:
+                    dst[k] = src[i]
+                    i += 1
+                k += 1
+            while i < mid:
+                dst[k] = src[i]
+                i += 1
+                k += 1
+            while j < hi:
+                dst[k] = src[j]
+                j += 1
+                k += 1
+            lo = hi
+        swap = src
+        src = dst
+        dst = swap
+        width *= 2
+    if src != idx:
+        for i in range(n):
+            idx[i] = src[i]
+
+
+cdef inline int64_t _find_key(const int64_t* keys, int64_t lo, int64_t hi, int64_t key) noexcept nogil:
+    """Index of key in the sorted slice keys[lo:hi], or -1."""
+    cdef int64_t end = hi, mid
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if keys[mid] < key:
+            lo = mid + 1
+        else:
+            hi = mid
+    if lo < end and keys[lo] == key:
+        return lo
+    return -1
+
+
+def rank_judged(
+    const int64_t[::1] run_offsets,
+    const int64_t[::1] run_keys,
+    const double[::1] run_scores,
+    const int64_t[::1] run_join,
+    const int64_t[::1] blob_offsets,
+    const uint8_t[::1] blob,
+    const int64_t[::1] qrels_offsets,
+    const int64_t[::1] qrels_keys,
+    const int32_t[::1] qrels_grades,
+    const int64_t[::1] pair_run,
+    const int64_t[::1] pair_qrels,
+    int64_t max_docs,
+    bint judged_only,
+    const int64_t[::1] out_offsets,
+    int32_t[::1] out_rank,
+    int32_t[::1] out_grade,
+    int64_t[::1] out_count,
+    int64_t[::1] out_num_ret,
+):
+    """Rank the judged retrieved documents of each (run query, qrels query) pair.
+
+    ``run_keys[i]`` is entry i's document key: with an empty ``blob_offsets`` keys are
+    compared as integers to break score ties, otherwise they index ``blob`` (UTF-8 docnos)
+    and ties compare bytes, as trec_eval's strcmp does. ``run_join`` maps a run key to the
+    qrels key space (empty: identity; -1: absent from every query's qrels). Qrels keys are
+    sorted within each query. ``pair_run[p] < 0`` marks a qrels query missing from the run.
+
+    Pair p writes ``out_count[p]`` (rank, grade) rows from ``out_offsets[p]`` on, sorted by
+    rank; ``out_offsets`` must leave room for min(run docs, qrels docs) rows per pair.
+    ``out_num_ret[p]`` is trec_eval's num_ret after ``max_docs`` (<= 0: no limit) and
+    ``judged_only``.
+    """
+    cdef Py_ssize_t n_pairs = pair_run.shape[0]
+    cdef Py_ssize_t max_n = 0, p, n
+    for p in range(n_pairs):
+        if pair_run[p] >= 0:
+            n = run_offsets[pair_run[p] + 1] - run_offsets[pair_run[p]]
+            if n > max_n:
+                max_n = n
+    cdef RankCtx ctx
+    ctx.scores = &run_scores[0] if run_scores.shape[0] else NULL
+    ctx.keys = &run_keys[0] if run_keys.shape[0] else NULL
+    ctx.blob_offsets = &blob_offsets[0] if blob_offsets.shape[0] else NULL
+    ctx.blob = &blob[0] if blob.shape[0] else NULL
+    cdef bint has_join = run_join.shape[0] > 0
+    cdef int64_t* judged = <int64_t*>malloc((max_n + 1) * sizeof(int64_t))
+    cdef int32_t* jgrade = <int32_t*>malloc((max_n + 1) * sizeof(int32_t))
+    cdef int64_t* jrank = <int64_t*>malloc((max_n + 1) * sizeof(int64_t))
+    cdef int64_t* order = <int64_t*>malloc((max_n + 1) * sizeof(int64_t))
+    cdef int64_t* tmp = <int64_t*>malloc((max_n + 1) * sizeof(int64_t))
+    cdef int32_t* grade_of = <int32_t*>malloc((max_n + 1) * sizeof(int32_t))
+    if not (judged and jgrade and jrank and order and tmp and grade_of):
+        free(judged); free(jgrade); free(jrank); free(order); free(tmp); free(grade_of)
+        raise MemoryError()
+    cdef int64_t r0, q0, q1, i, j, k, key, pos, nj, rank, ahead, base, cnt, num_ret
+    cdef int64_t tkey
+    cdef int32_t tg
+    cdef int32_t g
+    try:
+        with nogil:
+            for p in range(n_pairs):
+                base = out_offsets[p]
+                if pair_run[p] < 0:
+                    out_count[p] = 0
+                    out_num_ret[p] = 0
+                    continue
+                r0 = run_offsets[pair_run[p]]
+                n = run_offsets[pair_run[p] + 1] - r0
+                q0 = qrels_offsets[pair_qrels[p]]
+                q1 = qrels_offsets[pair_qrels[p] + 1]
+                # judged retrieved documents of this query
+                nj = 0
+                for i in range(n):
+                    key = run_keys[r0 + i]
+                    if has_join:
+                        key = run_join[key]
+                        if key < 0:
+                            continue
+                    pos = _find_key(&qrels_keys[0], q0, q1, key) if q1 > q0 else -1
+                    if pos >= 0:
+                        g = qrels_grades[pos]
+                        judged[nj] = r0 + i
+                        jgrade[nj] = g if g >= 0 else UNJUDGED
+                        nj += 1
+                if nj <= 24:
+                    # few judged documents: a rank is 1 + the number of documents ahead
+                    for j in range(nj):
+                        ahead = 0
+                        for i in range(r0, r0 + n):
+                            if _ahead(&ctx, i, judged[j]):
+                                ahead += 1
+                        jrank[j] = ahead + 1
+                    # insertion sort of the judged rows by rank
+                    for j in range(1, nj):
+                        rank = jrank[j]
+                        tkey = judged[j]
+                        tg = jgrade[j]
+                        k = j - 1
+                        while k >= 0 and jrank[k] > rank:
+                            jrank[k + 1] = jrank[k]
+                            judged[k + 1] = judged[k]
+                            jgrade[k + 1] = jgrade[k]
+                            k -= 1
+                        jrank[k + 1] = rank
+                        judged[k + 1] = tkey
+                        jgrade[k + 1] = tg
+                else:
+                    # many judged documents: sort the whole query once
+                    for i in range(n):
+                        order[i] = r0 + i
+                        grade_of[i] = NONPOOL
+                    for j in range(nj):
+                        grade_of[judged[j] - r0] = jgrade[j]
+                    _merge_sort(&ctx, order, tmp, n)
+                    k = 0
+                    for i in range(n):
+                        g = grade_of[order[i] - r0]
+                        if g != NONPOOL:
+                            jrank[k] = i + 1
+                            jgrade[k] = g
+                            k += 1
+                num_ret = n
+                if max_docs > 0 and num_ret > max_docs:
+                    num_ret = max_docs
+                cnt = 0
+                if judged_only:
+                    for j in range(nj):
+                        if jrank[j] > num_ret:
+                            break
+                        if jgrade[j] >= 0:
+                            out_rank[base + cnt] = <int32_t>(cnt + 1)
+                            out_grade[base + cnt] = jgrade[j]
+                            cnt += 1
+                    num_ret = cnt
+                else:
+                    for j in range(nj):
+                        if jrank[j] > num_ret:
+                            break
+                        out_rank[base + cnt] = <int32_t>jrank[j]
+                        out_grade[base + cnt] = jgrade[j]
+                        cnt += 1
+                out_count[p] = cnt
+                out_num_ret[p] = num_ret
+    finally:
+        free(judged); free(jgrade); free(jrank); free(order); free(tmp); free(grade_of)
+
+
+def first_duplicate(const int64_t[::1] offsets, const int64_t[::1] keys, int64_t n_keys):
+    """Index of the first entry whose key repeats within its group, or -1.
+
+    Keys must lie in [0, n_keys): one pass with a last-seen table, no sort.
+    """
+    cdef Py_ssize_t ng = offsets.shape[0] - 1, q, i
+    cdef int64_t* seen = <int64_t*>malloc((n_keys + 1) * sizeof(int64_t))
+    if seen == NULL:
+        raise MemoryError()
+    cdef int64_t found = -1, key
+    with nogil:
+        for i in range(n_keys):
+            seen[i] = -1
+        for q in range(ng):
+            for i in range(offsets[q], offsets[q + 1]):
+                key = keys[i]
+                if seen[key] == q:
+                    found = i
+                    break
+                seen[key] = q
+            if found >= 0:
+                break
+    free(seen)
+    return found
+
+
+# ---------------------------------------------------------------------------------------------
+# Step 2: measures over one query's ranked grade list
+
+cdef struct Query:
+    const int32_t* g        # grade at each rank, NONPOOL / UNJUDGED codes included
+    int64_t n               # num_ret
+    int64_t L               # relevance level
+    int64_t num_rel         # R: qrels documents with grade >= L
+    int64_t num_rel_ret
+    int64_t num_nonrel      # qrels documents with 0 <= grade < L
+    const int64_t* levels   # qrels documents at each grade 0..num_levels-1
+    int64_t num_levels      # highest grade with a document, plus one (0: none)
+    bint v9_rounding        # trec_eval 9.0.8's (long)(p * R + 0.9) recall cut points
+
+
+cdef struct Gain:
+    int64_t level
+    double gain
+    int64_t count
+
+
+cdef struct Gains:
+    Gain* items
+    int64_t n
+
+
+cdef int64_t _setup_gains(const Query* q, const int64_t* keys, const double* values,
+                          int64_t n_pairs, Gain* out) noexcept nogil:
+    """trec_eval's setup_gains (gain_init.c): user pairs first, then the levels 0..max
+    not named, gain = level; sorted by increasing gain with trec_eval's comparator, which
+    truncates the gain difference to an int."""
+    cdef int64_t ng = 0, i, j
+    cdef Gain tmp
+    for i in range(n_pairs):
+        out[ng].level = keys[i]
+        out[ng].gain = values[i]
+        out[ng].count = 0
+        ng += 1
+    for i in range(q.num_levels):
+        j = 0
+        while j < n_pairs and out[j].level != i:
+            j += 1
+        if j < n_pairs:
+            out[j].count = q.levels[i]
+        else:
+            out[ng].level = i
+            out[ng].gain = <double>i
+            out[ng].count = q.levels[i]
+            ng += 1
+    # stable insertion sort; comparator (int)(a.gain - b.gain) as in comp_rel_gain
+    for i in range(1, ng):
+        tmp = out[i]
+        j = i - 1
+        while j >= 0 and <int>(out[j].gain - tmp.gain) > 0:
+            out[j + 1] = out[j]
+            j -= 1
+        out[j + 1] = tmp
+    return ng
+
+
+cdef inline double _gain_of(const Gain* gains, int64_t ng, int64_t level) noexcept nogil:
+    cdef int64_t i
+    for i in range(ng):
+        if gains[i].level == level:
+            return gains[i].gain
+    return 0.0
+
+
+cdef struct IdealWalk:
+    # walks the ideal ranking: gains from the highest level down, count documents per level
+    const Gain* gains
+    int64_t cur
+    int64_t at_level
+    double gain
+
+
+cdef inline void _ideal_start(IdealWalk* w, const Gain* gains, int64_t ng) noexcept nogil:
+    w.gains = gains
+    w.cur = ng - 1
+    w.at_level = 0
+    w.gain = gains[ng - 1].gain if ng > 0 else 0.0
+
+
+cdef inline void _ideal_step(IdealWalk* w) noexcept nogil:
+    w.at_level += 1
+    while w.cur >= 0 and w.at_level > w.gains[w.cur].count:
+        w.at_level = 1
+        w.cur -= 1
+        w.gain = w.gains[w.cur].gain if w.cur >= 0 else 0.0
+
+
+cdef double _ndcg_family(const Query* q, const Gain* gains, int64_t ng, int code) noexcept nogil:
+    """ndcg, dcg, ideal_dcg (m_ndcg.c), ndcg_rel (m_ndcg_rel.c), Rndcg (m_Rndcg.c)."""
+    cdef double rdcg = 0.0, idcg = 0.0, rg, sum_ = 0.0, old_gain
+    cdef int64_t i = 0, num_rel = 0, num_rel_ret = 0, changes = 0
+    cdef IdealWalk w
+    if code == M_RNDCG and q.num_rel == 0:
+        return 0.0
+    _ideal_start(&w, gains, ng)
+    old_gain = w.gain
+    while i < q.n and w.gain > 0.0:
+        rg = _gain_of(gains, ng, q.g[i])
+        if code != M_RNDCG and rg != 0:
+            rdcg += rg / log2(<double>(i + 2))
+        _ideal_step(&w)
+        if code == M_RNDCG:
+            if old_gain != w.gain:
+                if idcg > 0.0:
+                    sum_ += rdcg / idcg
+                    changes += 1
+                old_gain = w.gain
+            if rg != 0:
+                rdcg += rg / log2(<double>(i + 2))
+        if w.gain > 0.0:
+            num_rel += 1
+            idcg += w.gain / log2(<double>(i + 2))
+        if code == M_NDCG_REL and rg > 0:
+            sum_ += rdcg / idcg
+            num_rel_ret += 1
+        i += 1
+    if i < q.n:
+        while i < q.n:
+            rg = _gain_of(gains, ng, q.g[i])
+            if rg != 0:
+                rdcg += rg / log2(<double>(i + 2))
+            if code == M_NDCG_REL and rg > 0:
+                sum_ += rdcg / idcg
+                num_rel_ret += 1
+            i += 1
+        if code == M_RNDCG and idcg > 0.0:
+            sum_ += rdcg / idcg
+            changes += 1
+    while w.gain > 0.0:
+        _ideal_step(&w)
+        if code == M_RNDCG and old_gain != w.gain:
+            if idcg > 0.0:
+                sum_ += rdcg / idcg
+                changes += 1
+            old_gain = w.gain
+        if w.gain > 0.0:
+            num_rel += 1
+            idcg += w.gain / log2(<double>(i + 2))
+        i += 1
+    if code == M_NDCG:
+        return rdcg / idcg if idcg > 0.0 else 0.0
+    if code == M_DCG:
+        return rdcg
+    if code == M_IDEAL_DCG:
+        return idcg
+    if code == M_NDCG_REL:
+        sum_ += (<double>(num_rel - num_rel_ret)) * rdcg / idcg
+        return sum_ / num_rel if sum_ > 0.0 else 0.0
+    # Rndcg
+    return sum_ / changes
+
+
+cdef double _g_measure(const Query* q, const Gain* gains, int64_t ng) noexcept nogil:
+    """G (m_G.c)."""
+    cdef double results_g = 0.0, sum_results = 0.0, sum_ideal = 0.0, sum_cost = 0.0
+    cdef double min_cost = 1.0, rg
+    cdef int64_t i = 0
+    cdef IdealWalk w
+    _ideal_start(&w, gains, ng)
+    while i < q.n and w.gain > 0.0:
+        rg = _gain_of(gains, ng, q.g[i])
+        sum_results += rg
+        _ideal_step(&w)
+        if w.gain > 0.0:
+            sum_ideal += w.gain
+        sum_cost += w.gain if w.gain >= min_cost else min_cost
+        if rg != 0:
+            results_g += rg / log2(<double>(2 + sum_cost - sum_results))
+        i += 1
+    while i < q.n:
+        rg = _gain_of(gains, ng, q.g[i])
+        sum_results += rg
+        sum_cost += min_cost
+        if rg != 0:
+            results_g += rg / log2(<double>(2 + sum_cost - sum_results))
+        i += 1
+    while w.gain > 0.0:
+        _ideal_step(&w)
+        if w.gain > 0.0:
+            sum_ideal += w.gain
+        i += 1
+    return results_g / sum_ideal if sum_ideal > 0.0 else 0.0
+
+
+cdef double _rbp(const Query* q, const Gain* gains_in, int64_t ng, double p,
+                 Gain* gains) noexcept nogil:
+    """rbp (m_rbp.c). Gains outside [0, 1] are rescaled by (g - min) / (max - min); trec_eval
+    starts min and max uninitialised, and its golden outputs match min = max = 0 there."""
+    cdef double lo = 0.0, hi = 0.0, s = 0.0, cur_p = 1.0, gn
+    cdef int64_t i
+    for i in range(ng):
+        gains[i] = gains_in[i]
+        if gains[i].gain < lo:
+            lo = gains[i].gain
+        if gains[i].gain > hi:
+            hi = gains[i].gain
+    if lo < 0 or hi > 1:
+        for i in range(ng):
+            gains[i].gain = (gains[i].gain - lo) / (hi - lo)
+    for i in range(q.n):
+        gn = _gain_of(gains, ng, q.g[i])
+        if gn != 0:
+            s += gn * cur_p
+        cur_p = cur_p * p
+    return (1.0 - p) * s
+
+
+cdef double _interpolated(const Query* q, const double* points, int64_t n_points,
+                          double* out) noexcept nogil:
+    """iprec_at_recall (m_iprec_at_recall.c) at each point into out, returning their mean
+    (11pt_avg, m_11pt_avg.c)."""
+    cdef int64_t i, cur, rel_so_far
+    cdef double precis, int_precis, total = 0.0
+    cdef int64_t* cuts = <int64_t*>malloc((n_points + 1) * sizeof(int64_t))
+    for i in range(n_points):
+        if q.v9_rounding:
+            cuts[i] = <int64_t>(points[i] * q.num_rel + 0.9)
+        else:
+            cuts[i] = lround(points[i] * q.num_rel)
+        out[i] = 0.0
+    if q.n == 0:
+        free(cuts)
+        return 0.0
+    cur = n_points - 1
+    while cur >= 0 and cuts[cur] > q.num_rel_ret:
+        cur -= 1
+    precis = <double>q.num_rel_ret / <double>q.n
+    int_precis = precis
+    rel_so_far = q.num_rel_ret
+    i = q.n
+    while i > 0 and rel_so_far > 0:
+        precis = <double>rel_so_far / <double>i
+        if int_precis < precis:
+            int_precis = precis
+        if q.g[i - 1] >= q.L:
+            while cur >= 0 and rel_so_far == cuts[cur]:
+                out[cur] = int_precis
+                cur -= 1
+            rel_so_far -= 1
+        i -= 1
+    while cur >= 0:
+        out[cur] = int_precis
+        cur -= 1
+    # trec_eval sums the points from the last to the first
+    for i in range(n_points - 1, -1, -1):
+        total += out[i]
+    free(cuts)
+    return total / <double>n_points
+
+
+cdef double _rprec_mult(const Query* q, double mult) noexcept nogil:
+    """Rprec_mult (m_Rprec_mult.c): precision at rank (long)(mult * R + 0.9)."""
+    cdef int64_t cut = <int64_t>(mult * q.num_rel + 0.9)
+    cdef int64_t i, rel_so_far
+    if cut > q.n:
+        return <double>q.num_rel_ret / <double>cut if cut > 0 else 0.0
+    rel_so_far = q.num_rel_ret
+    i = q.n
+    while i > 0 and rel_so_far > 0:
+        if i == cut:
+            return <double>rel_so_far / <double>i
+        if q.g[i - 1] >= q.L:
+            rel_so_far -= 1
+        i -= 1
+    return 0.0
+
+
+cdef inline int64_t _rel_in_top(const Query* q, int64_t k) noexcept nogil:
+    cdef int64_t i, c = 0
+    if k > q.n:
+        k = q.n
+    for i in range(k):
+        if q.g[i] >= q.L:
+            c += 1
+    return c
+
+
+cdef double _one_measure(const Query* q, int code, int64_t k, double x,
+                         const int64_t* pkeys, const double* pvals, int64_t np_,
+                         Gain* gains, Gain* gains2, double* fscratch) noexcept nogil:
+    cdef int64_t i, c, ng, lvl
+    cdef double s, prec, cur_p
+    if code == M_NUM_RET:
+        return <double>q.n
+    if code == M_NUM_REL:
+        return <double>q.num_rel
+    if code == M_NUM_REL_RET:
+        return <double>q.num_rel_ret
+    if code == M_NUM_NONREL_JUDGED_RET:
+        c = 0
+        for i in range(q.n):
+            if q.g[i] >= 0 and q.g[i] < q.L:
+                c += 1
+        return <double>c
+    if code == M_MAP or code == M_MAP_CUT:
+        if code == M_MAP:
+            k = q.n
+        elif k > q.n:
+            k = q.n
+        s = 0.0
+        c = 0
+        for i in range(k):
+            if q.g[i] >= q.L:
+                c += 1
+                s += <double>c / <double>(i + 1)
+        return s / <double>q.num_rel if q.num_rel > 0 else 0.0
+    if code == M_RPREC:
+        if q.num_rel == 0:
+            return 0.0
+        return <double>_rel_in_top(q, q.num_rel) / <double>q.num_rel
+    if code == M_BPREF or code == M_INFAP:
+        return _bpref_infap(q, code)
+    if code == M_RECIP_RANK or code == M_RECIP_RANK_CUT:
+        if code == M_RECIP_RANK or k > q.n:
+            k = q.n
+        for i in range(k):
+            if q.g[i] >= q.L:
+                return 1.0 / <double>(i + 1)
+        return 0.0
+    if code == M_IPREC_AT_RECALL:
+        _interpolated(q, &x, 1, fscratch)
+        return fscratch[0]
+    if code == M_11PT_AVG:
+        return _interpolated(q, pvals, np_, fscratch)
+    if code == M_P:
+        return <double>_rel_in_top(q, k) / <double>k
+    if code == M_RECALL:
+        return <double>_rel_in_top(q, k) / <double>q.num_rel if q.num_rel > 0 else 0.0
+    if code == M_RELATIVE_P:
+        if q.num_rel == 0:
+            return 0.0
+        return <double>_rel_in_top(q, k) / <double>(q.num_rel if k > q.num_rel else k)
+    if code == M_SUCCESS:
+        return 1.0 if _rel_in_top(q, k) > 0 else 0.0
+    if code == M_RPREC_MULT:
+        return _rprec_mult(q, x)
+    if code == M_UTILITY:
+        # the collection size (trec_eval -N) is 0 here
+        return (pvals[0] * q.num_rel_ret + pvals[1] * (q.n - q.num_rel_ret)
+                + pvals[2] * (q.num_rel - q.num_rel_ret)
+                + pvals[3] * (0 + q.num_rel_ret - q.n - q.num_rel))
+    if code == M_BING:
+        s = 0.0
+        c = 0
+        for i in range(q.n):
+            if q.g[i] >= q.L:
+                c += 1
+                s += 1.0 / log2(<double>(3 + i - c))
+        return s / <double>q.num_rel if c > 0 else 0.0
+    if code == M_G:
+        ng = _setup_gains(q, pkeys, pvals, np_, gains)
+        return _g_measure(q, gains, ng)
+    if code == M_DCG or code == M_IDEAL_DCG or code == M_NDCG or code == M_NDCG_REL or code == M_RNDCG:
+        ng = _setup_gains(q, pkeys, pvals, np_, gains)
+        return _ndcg_family(q, gains, ng, code)
+    if code == M_NDCG_CUT or code == M_NDCG_CUT_EXP:
+        return _ndcg_cut(q, k, code == M_NDCG_CUT_EXP)
+    if code == M_SET_P:
+        return <double>q.num_rel_ret / <double>q.n if q.n > 0 else 0.0
+    if code == M_SET_RELATIVE_P:
+        c = q.n if q.n < q.num_rel else q.num_rel
+        return <double>q.num_rel_ret / <double>c if c > 0 else 0.0
+    if code == M_SET_RECALL:
+        return <double>q.num_rel_ret / <double>q.num_rel if q.num_rel > 0 else 0.0
+    if code == M_SET_MAP:
+        if q.n > 0 and q.num_rel > 0:
+            return (<double>q.num_rel_ret * <double>q.num_rel_ret) / (<double>q.n * <double>q.num_rel)
+        return 0.0
+    if code == M_SET_F:
+        if q.num_rel_ret == 0:
+            return 0.0
+        prec = <double>q.num_rel_ret / <double>q.n
+        s = <double>q.num_rel_ret / <double>q.num_rel
+        return (x + 1.0) * prec * s / (x * prec + s)
+    if code == M_RBP:
+        ng = _setup_gains(q, pkeys, pvals, np_, gains)
+        return _rbp(q, gains, ng, x, gains2)
+    if code == M_RBP_RESID:
+        s = 0.0
+        cur_p = 1.0
+        c = 0
+        for i in range(q.n):
+            if q.g[i] < 0:
+                c += 1
+                s += cur_p
+            cur_p = cur_p * x
+        return cur_p + (1 - x) * s if c > 0 else 0.0
+    if code == M_UNJ:
+        c = 0
+        for i in range(k if k < q.n else q.n):
+            if q.g[i] < 0:
+                c += 1
+        return <double>c / <double>k
+    return 0.0
+
+
+cdef double _bpref_infap(const Query* q, int code) noexcept nogil:
+    """bpref (m_bpref.c) and infAP (m_infap.c)."""
+    cdef int64_t j, nonrel = 0, rel = 0, unj = 0
+    cdef double total = 0.0, fj
+    cdef int32_t g
+    for j in range(q.n):
+        g = q.g[j]
+        if g == NONPOOL:
+            continue
+        if g == UNJUDGED:
+            unj += 1
+            continue
+        if g < q.L:
+            nonrel += 1
+            continue
+        rel += 1
+        if code == M_BPREF:
+            if nonrel > 0:
+                total += 1.0 - (<double>(nonrel if nonrel < q.num_rel else q.num_rel)
+                                / <double>(q.num_nonrel if q.num_nonrel < q.num_rel else q.num_rel))
+            else:
+                total += 1.0
+        else:
+            if j == 0:
+                total += 1.0
+            else:
+                fj = <double>j
+                total += (1.0 / (fj + 1.0)
+                          + (fj / (fj + 1.0)) * ((rel - 1 + nonrel + unj) / fj)
+                          * ((rel - 1 + INFAP_EPSILON) / (rel - 1 + nonrel + 2 * INFAP_EPSILON)))
+    if q.num_rel:
+        total /= q.num_rel
+    return total
+
+
+cdef double _ndcg_cut(const Query* q, int64_t k, bint exp_gain) noexcept nogil:
+    """ndcg_cut (m_ndcg_cut.c): linear gain = grade, discount log2(rank + 1), both lists cut at
+    k; the ideal list comes from the qrels grade counts. exp_gain uses 2**grade - 1 instead."""
+    cdef double dcg = 0.0, idcg = 0.0, gain
+    cdef int64_t i, lvl, cnt
+    cdef int64_t top = k if k < q.n else q.n
+    for i in range(top):
+        if q.g[i] > 0:
+            gain = <double>q.g[i]
+            if exp_gain:
+                gain = 2.0 ** gain - 1.0
+            dcg += gain / log2(<double>(i + 2))
+    i = 0
+    lvl = q.num_levels - 1
+    while lvl > 0 and i < k:
+        cnt = q.levels[lvl]
+        while cnt > 0 and i < k:
+            gain = <double>lvl
+            if exp_gain:
+                gain = 2.0 ** gain - 1.0
+            idcg += gain / log2(<double>(i + 2))
+            i += 1
+            cnt -= 1
+        lvl -= 1
+    return dcg / idcg if idcg > 0.0 else 0.0
+
+
+def ranking_measures(
+    const int64_t[::1] ranked_offsets,
+    const int32_t[::1] ranked_rank,
+    const int32_t[::1] ranked_grade,
+    const int64_t[::1] ranked_count,
+    const int64_t[::1] num_ret,
+    const int64_t[::1] pair_qrels,
+    const int64_t[::1] qrels_offsets,
+    const int32_t[::1] qrels_grades,
+    int64_t relevance_level,
+    int64_t max_grade,
+    bint v9_rounding,
+    const int32_t[::1] codes,
+    const int64_t[::1] int_params,
+    const double[::1] float_params,
+    const int64_t[::1] list_offsets,
+    const int64_t[::1] list_keys,
+    const double[::1] list_values,
+    int64_t depth,
+    double[:, ::1] out,
+    Py_ssize_t start=0,
+    Py_ssize_t stop=-1,
+):
+    """Fill ``out[p, m]`` with measure m of pair p for pairs in [start, stop).
+
+    ``codes[m]`` is the measure code with its cutoff ``int_params[m]`` and scalar
+    ``float_params[m]``; list parameters (gain maps, recall points, utility coefficients)
+    are ``list_keys/list_values[list_offsets[m]:list_offsets[m + 1]]``. ``depth`` bounds how
+    much of each ranked list the measures read (-1: all of it).
+    """
+    cdef Py_ssize_t n_pairs = pair_qrels.shape[0], n_meas = codes.shape[0]
+    if stop < 0 or stop > n_pairs:
+        stop = n_pairs
+    cdef int64_t max_ret = 0, max_list = 0, p, m, i, lo, hi, cap
+    for p in range(start, stop):
+        if num_ret[p] > max_ret:
+            max_ret = num_ret[p]
+    for m in range(n_meas):
+        if list_offsets[m + 1] - list_offsets[m] > max_list:
+            max_list = list_offsets[m + 1] - list_offsets[m]
+    cap = max_ret if depth < 0 or depth > max_ret else depth
+    cdef int32_t* row = <int32_t*>malloc((cap + 1) * sizeof(int32_t))
+    cdef int64_t* levels = <int64_t*>calloc(max_grade + 2, sizeof(int64_t))
+    cdef Gain* gains = <Gain*>malloc((max_grade + 2 + max_list) * sizeof(Gain))
+    cdef Gain* gains2 = <Gain*>malloc((max_grade + 2 + max_list) * sizeof(Gain))
+    cdef double* fscratch = <double*>malloc((max_list + 2) * sizeof(double))
+    if not (row and levels and gains and gains2 and fscratch):
+        free(row); free(levels); free(gains); free(gains2); free(fscratch)
+        raise MemoryError()
+    cdef Query q
+    cdef int32_t g
+    cdef int64_t nrr, base, cnt, n_here, r
+    q.L = relevance_level
+    q.v9_rounding = v9_rounding
+    q.levels = levels
+    q.g = row
+    try:
+        with nogil:
+            for p in range(start, stop):
+                # qrels statistics of the query
+                lo = qrels_offsets[pair_qrels[p]]
+                hi = qrels_offsets[pair_qrels[p] + 1]
+                for i in range(max_grade + 1):
+                    levels[i] = 0
+                q.num_levels = 0
+                for i in range(lo, hi):
+                    g = qrels_grades[i]
+                    if g >= 0:
+                        levels[g] += 1
+                        if g + 1 > q.num_levels:
+                            q.num_levels = g + 1
+                q.num_rel = 0
+                q.num_nonrel = 0
+                for i in range(q.num_levels):
+                    if i >= relevance_level:
+                        q.num_rel += levels[i]
+                    else:
+                        q.num_nonrel += levels[i]
+                # ranked grade list, read up to `cap`
+                q.n = num_ret[p]
+                n_here = q.n if q.n < cap else cap
+                for i in range(n_here):
+                    row[i] = NONPOOL
+                base = ranked_offsets[p]
+                cnt = ranked_count[p]
+                nrr = 0
+                for i in range(cnt):
+                    g = ranked_grade[base + i]
+                    if g >= relevance_level:
+                        nrr += 1
+                    r = ranked_rank[base + i] - 1
+                    if r < n_here:
+                        row[r] = g
+                q.num_rel_ret = nrr
+                for m in range(n_meas):
+                    out[p, m] = _one_measure(
+                        &q, codes[m], int_params[m], float_params[m],
+                        &list_keys[list_offsets[m]] if list_offsets[m + 1] > list_offsets[m] else NULL,
+                        &list_values[list_offsets[m]] if list_offsets[m + 1] > list_offsets[m] else NULL,
+                        list_offsets[m + 1] - list_offsets[m], gains, gains2, fscratch)
+    finally:
+        free(row); free(levels); free(gains); free(gains2); free(fscratch)
