@@ -1,0 +1,682 @@
+"""Ranking measures exactly as trec_eval computes them.
+
+:class:`Qrels` and :class:`Run` hold relevance judgments and a system's scored documents in
+encoded form (CSR arrays of integer document keys), so one ``Qrels`` serves many runs.
+:func:`evaluate` computes any of trec_eval 10.0's measures over them.
+
+Ties follow trec_eval: documents are ranked by score descending, then by document id
+descending in string (UTF-8 byte, ``strcmp``) order; integer document ids break ties in
+numeric order, larger first. The order rows arrive in never matters.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Iterable, Mapping
+
+import numpy as np
+
+from . import _kernels
+from ._measures import TEXT_MEASURES, Column, parse_measures
+
+__all__ = ["Qrels", "Run", "evaluate", "supported_measures"]
+
+#: Measure families :func:`evaluate` accepts (trec_eval 10.0's, plus qafast's own).
+supported_measures = frozenset({
+    "num_ret", "num_rel", "num_rel_ret", "num_nonrel_judged_ret", "map", "gm_map", "Rprec",
+    "bpref", "gm_bpref", "recip_rank", "iprec_at_recall", "P", "recall", "infAP", "Rprec_mult",
+    "utility", "11pt_avg", "binG", "G", "dcg", "ideal_dcg", "ndcg", "ndcg_rel", "Rndcg",
+    "ndcg_cut", "map_cut", "relative_P", "success", "set_P", "set_relative_P", "set_recall",
+    "set_map", "set_F", "rbp", "rbp_resid", "unj", "recip_rank_cut", "ndcg_cut_exp",
+})
+
+_EMPTY_I64 = np.zeros(0, dtype=np.int64)
+_EMPTY_U8 = np.zeros(0, dtype=np.uint8)
+_MAX_GRADE = 1_000_000
+_MIN_GEO_MEAN = 0.00001  # trec_eval.h
+
+
+class _Ranked:
+    """Shared encoded form of a Qrels or a Run: per-query CSR over integer document keys."""
+
+    __slots__ = ("query_ids", "offsets", "keys", "values", "doc_vocab", "source", "_qindex",
+                 "_doc_index", "_blob", "_blob_offsets", "_lines")
+
+    def __init__(self, query_ids, offsets, keys, values, doc_vocab, source, lines=None):
+        self.query_ids = query_ids            # list of caller's query ids, CSR order
+        self.offsets = offsets                # int64, len(query_ids) + 1
+        self.keys = keys                      # int64 document keys (dense ids into doc_vocab)
+        self.values = values                  # float64 scores or int32 grades
+        self.doc_vocab = doc_vocab            # list[str] or int64 ndarray of raw integer ids
+        self.source = source                  # where the data came from, for messages
+        self._lines = lines                   # per entry file line numbers, or None
+        self._qindex = None
+        self._doc_index = None
+        self._blob = None
+        self._blob_offsets = None
+
+    def __len__(self) -> int:
+        return len(self.query_ids)
+
+    @property
+    def num_entries(self) -> int:
+        return int(self.offsets[-1])
+
+    @property
+    def string_ids(self) -> bool:
+        return isinstance(self.doc_vocab, list)
+
+    def query_index(self) -> dict:
+        if self._qindex is None:
+            self._qindex = {q: i for i, q in enumerate(self.query_ids)}
+        return self._qindex
+
+    def doc_index(self) -> dict:
+        if self._doc_index is None:
+            self._doc_index = {d: i for i, d in enumerate(self.doc_vocab)}
+        return self._doc_index
+
+    def blob(self):
+        if self._blob is None:
+            offsets = np.empty(len(self.doc_vocab) + 1, dtype=np.int64)
+            raw = _kernels.utf8_blob(self.doc_vocab, offsets)
+            self._blob = np.frombuffer(raw, dtype=np.uint8) if raw else _EMPTY_U8
+            self._blob_offsets = offsets
+        return self._blob_offsets, self._blob
+
+    def where(self, entry: int) -> str:
+        if self._lines is not None:
+            return f"{self.source}, line {int(self._lines[entry])}"
+        return self.source
+
+    def to_dict(self) -> dict:
+        """The data as ``{query_id: {doc_id: value}}``."""
+        out = {}
+        vals = self.values.tolist()
+        keys = self.keys.tolist()
+        vocab = self.doc_vocab if self.string_ids else self.doc_vocab.tolist()
+        for i, q in enumerate(self.query_ids):
+            lo, hi = int(self.offsets[i]), int(self.offsets[i + 1])
+            out[q] = {vocab[keys[j]]: vals[j] for j in range(lo, hi)}
+        return out
+
+    def __repr__(self) -> str:
+        return (f"{type(self).__name__}({len(self.query_ids)} queries, "
+                f"{self.num_entries} documents, from {self.source})")
+
+
+def _check_query_ids(ids: list, source: str) -> None:
+    kinds = {type(q) for q in ids}
+    if kinds <= {str} or kinds <= {int}:
+        return
+    if kinds & {bool} or not kinds <= {str, int}:
+        bad = next(q for q in ids if type(q) not in (str, int))
+        raise TypeError(f"{source}: query id {bad!r} is a {type(bad).__name__}; "
+                        "query ids must be str (or int)")
+    raise TypeError(f"{source}: query ids mix str and int; use one type")
+
+
+def _from_nested(cls, data, integer_values: bool, source: str):
+    if not isinstance(data, Mapping):
+        raise TypeError(f"{source}: expected a dict of dicts {{query_id: {{doc_id: value}}}}, "
+                        f"got {type(data).__name__}")
+    if not isinstance(data, dict):
+        data = dict(data)
+    try:
+        total = sum(map(len, data.values()))
+    except TypeError:
+        bad = next(q for q, v in data.items() if not hasattr(v, "__len__"))
+        raise TypeError(f"{source}: query {bad!r} maps to a {type(data[bad]).__name__}, "
+                        "not a dict of {doc_id: value}") from None
+    offsets = np.empty(len(data) + 1, dtype=np.int64)
+    keys = np.empty(total, dtype=np.int64)
+    values = np.empty(total, dtype=np.float64)
+    vocab: dict = {}
+    vocab_list: list = []
+    query_ids: list = []
+    bad = _kernels.encode_nested_dict(data, vocab, vocab_list, integer_values, offsets, keys,
+                                      values, query_ids)
+    if bad is not None:
+        qid, doc, value, why = bad
+        what = "grade" if integer_values else "score"
+        if why == "dict":
+            raise TypeError(f"{source}: query {qid!r} maps to a {type(value).__name__}, "
+                            "not a dict of {doc_id: value}")
+        if why == "docid":
+            raise TypeError(f"{source}: query {qid!r}: document id {doc!r} is a "
+                            f"{type(doc).__name__}; document ids must be str")
+        if why == "nan":
+            raise ValueError(f"{source}: query {qid!r}, document {doc!r}: score is NaN")
+        if why == "range":
+            raise ValueError(f"{source}: query {qid!r}, document {doc!r}: grade {value!r} is "
+                             "outside the 32-bit integer range")
+        raise TypeError(f"{source}: query {qid!r}, document {doc!r}: {what} {value!r} is a "
+                        f"{type(value).__name__}, expected "
+                        f"{'an int' if integer_values else 'a number'}")
+    _check_query_ids(query_ids, source)
+    if integer_values:
+        values = values.astype(np.int32)
+    obj = cls.__new__(cls)
+    _Ranked.__init__(obj, query_ids, offsets, keys, values, vocab_list, source)
+    if integer_values:
+        obj._sort_within_queries()
+    return obj
+
+
+def _from_columns(cls, query_ids, doc_ids, values, integer_values: bool, source: str,
+                  lines=None, doc_vocab=None):
+    """Build from parallel per-entry columns (any row order)."""
+    what = "grade" if integer_values else "score"
+    qcol = np.asarray(query_ids)
+    vcol = np.asarray(values)
+    n = len(qcol)
+    if doc_vocab is None:
+        dcol = np.asarray(doc_ids)
+        if not (len(dcol) == n == len(vcol)):
+            raise ValueError(f"{source}: query ids, doc ids and {what}s differ in length "
+                             f"({len(qcol)}, {len(dcol)}, {len(vcol)})")
+        if dcol.ndim != 1 or qcol.ndim != 1 or vcol.ndim != 1:
+            raise ValueError(f"{source}: query ids, doc ids and {what}s must be 1-d")
+        if dcol.dtype.kind in "iu":
+            doc_vocab, dkeys = np.unique(dcol.astype(np.int64), return_inverse=True)
+        elif dcol.dtype.kind in "OUS":
+            dlist = [d.decode() if isinstance(d, bytes) else d for d in dcol.tolist()]
+            if any(type(d) is not str for d in dlist):
+                bad = next(d for d in dlist if type(d) is not str)
+                raise TypeError(f"{source}: document id {bad!r} is a {type(bad).__name__}; "
+                                "document ids must be str or int")
+            index: dict = {}
+            dkeys = np.fromiter((index.setdefault(d, len(index)) for d in dlist),
+                                dtype=np.int64, count=n)
+            doc_vocab = list(index)
+        else:
+            raise TypeError(f"{source}: document ids of dtype {dcol.dtype} are not supported; "
+                            "use str or int ids")
+    else:
+        dkeys = np.asarray(doc_ids, dtype=np.int64)
+        if not (len(dkeys) == n == len(vcol)):
+            raise ValueError(f"{source}: columns differ in length")
+    if integer_values:
+        if vcol.dtype.kind == "f":
+            if not np.all(np.isfinite(vcol)) or np.any(vcol != np.round(vcol)):
+                i = int(np.flatnonzero(~np.isfinite(vcol) | (vcol != np.round(vcol)))[0])
+                raise ValueError(f"{_where(source, lines, i)}: grade {vcol[i]!r} is not an integer")
+        elif vcol.dtype.kind not in "iub":
+            raise TypeError(f"{source}: grades of dtype {vcol.dtype} are not integers")
+        if n and (vcol.min() < -2**31 or vcol.max() >= 2**31):
+            i = int(np.flatnonzero((vcol < -2**31) | (vcol >= 2**31))[0])
+            raise ValueError(f"{_where(source, lines, i)}: grade {vcol[i]} is outside the 32-bit range")
+        vcol = vcol.astype(np.int32)
+    else:
+        if vcol.dtype.kind not in "fiu":
+            raise TypeError(f"{source}: scores of dtype {vcol.dtype} are not numbers")
+        vcol = vcol.astype(np.float64, copy=False)
+        nan = np.isnan(vcol)
+        if nan.any():
+            i = int(np.flatnonzero(nan)[0])
+            raise ValueError(f"{_where(source, lines, i)}: query {qcol[i]!r}, document "
+                             f"{_doc_name(doc_vocab, dkeys[i])!r}: score is NaN")
+    # group rows by query, keeping first-seen query order and row order within a query
+    if qcol.dtype.kind in "iu":
+        qvals = qcol.astype(np.int64)
+        uniq, first, qidx = np.unique(qvals, return_index=True, return_inverse=True)
+        rank = np.empty(len(uniq), dtype=np.int64)
+        rank[np.argsort(first, kind="stable")] = np.arange(len(uniq))
+        qidx = rank[qidx]
+        qlist = [int(x) for x in uniq[np.argsort(first, kind="stable")]]
+    else:
+        qraw = [q.decode() if isinstance(q, bytes) else q for q in qcol.tolist()]
+        index = {}
+        qidx = np.fromiter((index.setdefault(q, len(index)) for q in qraw), dtype=np.int64,
+                           count=n)
+        qlist = list(index)
+        _check_query_ids(qlist, source)
+    return _grouped(cls, qlist, qidx, dkeys, vcol, doc_vocab, source, lines, integer_values)
+
+
+def _grouped(cls, qlist, qidx, dkeys, vcol, doc_vocab, source, lines, integer_values):
+    nq = len(qlist)
+    counts = np.bincount(qidx, minlength=nq) if len(qidx) else np.zeros(nq, dtype=np.int64)
+    offsets = np.zeros(nq + 1, dtype=np.int64)
+    np.cumsum(counts, out=offsets[1:])
+    if len(qidx) and np.any(qidx[1:] < qidx[:-1]):
+        order = np.argsort(qidx, kind="stable")
+        dkeys = dkeys[order]
+        vcol = vcol[order]
+        if lines is not None:
+            lines = np.asarray(lines)[order]
+    obj = cls.__new__(cls)
+    _Ranked.__init__(obj, qlist, offsets, np.ascontiguousarray(dkeys, dtype=np.int64),
+                     np.ascontiguousarray(vcol), doc_vocab, source, lines)
+    if integer_values:
+        obj._sort_within_queries()
+    else:
+        obj._check_duplicates()
+    return obj
+
+
+def _where(source, lines, i):
+    return f"{source}, line {int(lines[i])}" if lines is not None else source
+
+
+def _doc_name(vocab, key):
+    return vocab[int(key)] if isinstance(vocab, list) else int(vocab[int(key)])
+
+
+def _read(cls, source, integer_values: bool):
+    from .io.trec import read_trec_qrels, read_trec_run
+
+    cols = (read_trec_qrels if integer_values else read_trec_run)(source)
+    obj = _grouped(cls, cols.query_ids, np.asarray(cols.query_index, dtype=np.int64),
+                   np.asarray(cols.doc_index, dtype=np.int64),
+                   np.asarray(cols.values, dtype=np.int32 if integer_values else np.float64),
+                   cols.doc_ids, cols.path, cols.line_numbers, integer_values)
+    if not integer_values:
+        obj.run_id = cols.run_id
+    return obj
+
+
+class Qrels(_Ranked):
+    """Relevance judgments: for each query, documents and their integer grades.
+
+    A negative grade marks a document in the pool but not judged (trec_eval's
+    ``RELVALUE_UNJUDGED``, used by infAP and bpref). Build one with :meth:`from_dict`,
+    :meth:`from_file`, :meth:`from_df` or :meth:`from_arrays`, or pass a dict straight to
+    :func:`evaluate`.
+
+    Examples
+    --------
+    >>> import qafast
+    >>> qrels = qafast.Qrels({"q1": {"d1": 1, "d2": 0}, "q2": {"d3": 2}})
+    >>> qrels
+    Qrels(2 queries, 3 documents, from qrels dict)
+    """
+
+    __slots__ = ()
+
+    def __init__(self, data: Mapping[Any, Mapping[str, int]]):
+        other = _from_nested(Qrels, data, True, "qrels dict")
+        _Ranked.__init__(self, other.query_ids, other.offsets, other.keys, other.values,
+                         other.doc_vocab, other.source)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[Any, Mapping[str, int]]) -> "Qrels":
+        """From ``{query_id: {doc_id: grade}}`` (the pytrec_eval and ranx form)."""
+        return _from_nested(cls, data, True, "qrels dict")
+
+    @classmethod
+    def from_file(cls, source) -> "Qrels":
+        """From a TREC qrels file (``qid iter docno rel``): a path, ``.gz`` path or ``-``."""
+        return _read(cls, source, True)
+
+    @classmethod
+    def from_arrays(cls, query_ids, doc_ids, grades) -> "Qrels":
+        """From three equal-length arrays, one row per judgment, in any order."""
+        return _from_columns(cls, query_ids, doc_ids, grades, True, "qrels arrays")
+
+    @classmethod
+    def from_df(cls, df, *, query_col: str = "query_id", doc_col: str = "doc_id",
+                relevance_col: str = "relevance") -> "Qrels":
+        """From a pandas DataFrame with query, document and relevance columns."""
+        q, d, v = _df_columns(df, (query_col, doc_col, relevance_col), "qrels DataFrame")
+        return _from_columns(cls, q, d, v, True, "qrels DataFrame")
+
+    def _sort_within_queries(self) -> None:
+        nq = len(self.query_ids)
+        qof = np.repeat(np.arange(nq, dtype=np.int64), np.diff(self.offsets))
+        order = np.lexsort((self.keys, qof))
+        self.keys = np.ascontiguousarray(self.keys[order])
+        self.values = np.ascontiguousarray(self.values[order])
+        if self._lines is not None:
+            self._lines = np.asarray(self._lines)[order]
+        same = (self.keys[1:] == self.keys[:-1]) & (qof[1:] == qof[:-1])
+        if same.any():
+            i = int(np.flatnonzero(same)[0]) + 1
+            raise ValueError(f"{self.where(i)}: query {self.query_ids[int(qof[i])]!r} judges "
+                             f"document {_doc_name(self.doc_vocab, self.keys[i])!r} twice")
+        if len(self.values) and int(self.values.max()) > _MAX_GRADE:
+            i = int(np.argmax(self.values))
+            raise ValueError(f"{self.where(i)}: grade {int(self.values[i])} is above "
+                             f"{_MAX_GRADE}, the largest grade qafast supports")
+
+
+class Run(_Ranked):
+    """A system's output: for each query, documents and their scores.
+
+    Examples
+    --------
+    >>> import qafast
+    >>> run = qafast.Run({"q1": {"d1": 0.9, "d2": 0.3}})
+    >>> qafast.evaluate({"q1": {"d2": 1}}, run, ["P@1", "mrr@10"])
+    {'P@1': 0.0, 'mrr@10': 0.5}
+    """
+
+    __slots__ = ("run_id",)
+
+    def __init__(self, data: Mapping[Any, Mapping[str, float]]):
+        other = _from_nested(Run, data, False, "run dict")
+        _Ranked.__init__(self, other.query_ids, other.offsets, other.keys, other.values,
+                         other.doc_vocab, other.source)
+        self.run_id = None
+
+    @classmethod
+    def from_dict(cls, data: Mapping[Any, Mapping[str, float]]) -> "Run":
+        """From ``{query_id: {doc_id: score}}``."""
+        obj = _from_nested(cls, data, False, "run dict")
+        obj.run_id = None
+        return obj
+
+    @classmethod
+    def from_file(cls, source) -> "Run":
+        """From a TREC run file (``qid iter docno rank score run_id``)."""
+        return _read(cls, source, False)
+
+    @classmethod
+    def from_arrays(cls, query_ids, doc_ids, scores) -> "Run":
+        """From three equal-length arrays, one row per retrieved document, in any order."""
+        obj = _from_columns(cls, query_ids, doc_ids, scores, False, "run arrays")
+        obj.run_id = None
+        return obj
+
+    @classmethod
+    def from_df(cls, df, *, query_col: str = "query_id", doc_col: str = "doc_id",
+                score_col: str = "score") -> "Run":
+        """From a pandas DataFrame with query, document and score columns."""
+        q, d, v = _df_columns(df, (query_col, doc_col, score_col), "run DataFrame")
+        obj = _from_columns(cls, q, d, v, False, "run DataFrame")
+        obj.run_id = None
+        return obj
+
+    def _check_duplicates(self) -> None:
+        i = _kernels.first_duplicate(self.offsets, self.keys, len(self.doc_vocab))
+        if i >= 0:
+            q = int(np.searchsorted(self.offsets, i, side="right")) - 1
+            raise ValueError(f"{self.where(i)}: query {self.query_ids[q]!r} retrieves document "
+                             f"{_doc_name(self.doc_vocab, self.keys[i])!r} twice")
+
+
+def _df_columns(df, names, source):
+    missing = [c for c in names if c not in getattr(df, "columns", ())]
+    if missing:
+        raise ValueError(f"{source}: no column {missing[0]!r} (columns: "
+                         f"{list(getattr(df, 'columns', []))}); name it with the *_col options")
+    out = []
+    for c in names:
+        col = df[c]
+        if str(col.dtype) == "category":
+            col = col.astype(col.cat.categories.dtype)
+        out.append(col.to_numpy())
+    return out
+
+
+def _as_qrels(qrels) -> Qrels:
+    if isinstance(qrels, Qrels):
+        return qrels
+    if isinstance(qrels, Run):
+        raise TypeError("qrels: got a Run; pass the relevance judgments first")
+    if isinstance(qrels, (str, os.PathLike)):
+        return Qrels.from_file(qrels)
+    if hasattr(qrels, "columns") and hasattr(qrels, "to_numpy"):
+        return Qrels.from_df(qrels)
+    return Qrels.from_dict(qrels)
+
+
+def _as_run(run) -> Run:
+    if isinstance(run, Run):
+        return run
+    if isinstance(run, Qrels):
+        raise TypeError("run: got a Qrels; pass the run second")
+    if isinstance(run, (str, os.PathLike)):
+        return Run.from_file(run)
+    if hasattr(run, "columns") and hasattr(run, "to_numpy"):
+        return Run.from_df(run)
+    return Run.from_dict(run)
+
+
+def _join(qrels: Qrels, run: Run) -> np.ndarray:
+    """Map each run document key to the qrels key of the same document id (-1: none)."""
+    if run.string_ids != qrels.string_ids:
+        if len(qrels.doc_vocab) and len(run.doc_vocab):
+            raise TypeError("qrels and run use different document id types (str and int)")
+        return np.full(len(run.doc_vocab), -1, dtype=np.int64)
+    if run.string_ids:
+        index = qrels.doc_index()
+        get = index.get
+        return np.fromiter((get(d, -1) for d in run.doc_vocab), dtype=np.int64,
+                           count=len(run.doc_vocab))
+    pos = np.searchsorted(qrels.doc_vocab, run.doc_vocab)
+    pos = np.minimum(pos, max(len(qrels.doc_vocab) - 1, 0))
+    found = (qrels.doc_vocab[pos] == run.doc_vocab) if len(qrels.doc_vocab) else \
+        np.zeros(len(run.doc_vocab), dtype=bool)
+    return np.where(found, pos, -1).astype(np.int64)
+
+
+def _pairs(qrels: Qrels, run: Run, queries: str):
+    """(query ids, run index, qrels index) of the evaluated queries, in query id order."""
+    if queries not in ("run", "qrels"):
+        raise ValueError(f"queries must be 'run' (run and qrels in common) or 'qrels' (every "
+                         f"qrels query, missing ones scoring 0, as trec_eval -c), not {queries!r}")
+    qindex = qrels.query_index()
+    rindex = run.query_index()
+    common = [q for q in run.query_ids if q in qindex]
+    if not common:
+        raise ValueError(
+            f"the run ({run.source}) and the qrels ({qrels.source}) have no query in common: "
+            f"run queries look like {run.query_ids[:3]!r}, qrels queries like "
+            f"{qrels.query_ids[:3]!r}")
+    ids = common if queries == "run" else list(qrels.query_ids)
+    ids.sort()
+    pair_run = np.fromiter((rindex.get(q, -1) for q in ids), dtype=np.int64, count=len(ids))
+    pair_qrels = np.fromiter((qindex[q] for q in ids), dtype=np.int64, count=len(ids))
+    return ids, pair_run, pair_qrels
+
+
+def _workers(workers: int) -> int:
+    if not isinstance(workers, int) or isinstance(workers, bool):
+        raise TypeError(f"workers must be an int, not {type(workers).__name__}")
+    if workers == -1:
+        return os.cpu_count() or 1
+    if workers < 1:
+        raise ValueError(f"workers must be a positive int or -1 (all cores), not {workers}")
+    return workers
+
+
+def _chunks(n: int, parts: int):
+    parts = max(1, min(parts, n))
+    step = -(-n // parts)
+    return [(lo, min(n, lo + step)) for lo in range(0, n, step)]
+
+
+class _Evaluation:
+    """The ranked judged documents of every evaluated query, and measure columns over them."""
+
+    def __init__(self, qrels: Qrels, run: Run, *, relevance_level: int, judged_only: bool,
+                 max_docs, queries: str, workers: int, float32_scores: bool = False,
+                 v9: bool = False):
+        self.qrels, self.run = qrels, run
+        self.relevance_level = relevance_level
+        self.v9 = v9
+        self.workers = _workers(workers)
+        self.ids, self.pair_run, self.pair_qrels = _pairs(qrels, run, queries)
+        n_pairs = len(self.ids)
+        run_len = np.diff(run.offsets)
+        qrels_len = np.diff(qrels.offsets)
+        rl = np.where(self.pair_run >= 0, run_len[np.maximum(self.pair_run, 0)], 0)
+        room = np.minimum(rl, qrels_len[self.pair_qrels])
+        self.offsets = np.zeros(n_pairs + 1, dtype=np.int64)
+        np.cumsum(room, out=self.offsets[1:])
+        total = int(self.offsets[-1])
+        self.rank = np.empty(total, dtype=np.int32)
+        self.grade = np.empty(total, dtype=np.int32)
+        self.count = np.empty(n_pairs, dtype=np.int64)
+        self.num_ret = np.empty(n_pairs, dtype=np.int64)
+        scores = run.values
+        if float32_scores:
+            scores = scores.astype(np.float32).astype(np.float64)
+        join = _join(qrels, run)
+        blob_offsets, blob = run.blob() if run.string_ids else (_EMPTY_I64, _EMPTY_U8)
+        md = 0 if max_docs is None else int(max_docs)
+
+        def work(lo, hi):
+            _kernels.rank_judged(
+                run.offsets, run.keys, scores, join, blob_offsets, blob, qrels.offsets,
+                qrels.keys, qrels.values, self.pair_run[lo:hi], self.pair_qrels[lo:hi], md,
+                judged_only, self.offsets[lo:hi + 1], self.rank, self.grade,
+                self.count[lo:hi], self.num_ret[lo:hi])
+
+        self._parallel(work, n_pairs)
+
+    def _parallel(self, work, n):
+        chunks = _chunks(n, self.workers)
+        if len(chunks) <= 1:
+            for lo, hi in chunks:
+                work(lo, hi)
+            return
+        with ThreadPoolExecutor(len(chunks)) as pool:
+            for f in [pool.submit(work, lo, hi) for lo, hi in chunks]:
+                f.result()
+
+    def values(self, columns: list[Column]) -> np.ndarray:
+        """Per-query values, shape (queries, columns)."""
+        n_pairs, m = len(self.ids), len(columns)
+        codes = np.array([c.code for c in columns], dtype=np.int32)
+        kparams = np.array([min(c.k, 2**62) for c in columns], dtype=np.int64)
+        fparams = np.array([c.x for c in columns], dtype=np.float64)
+        loffs = np.zeros(m + 1, dtype=np.int64)
+        lkeys: list[int] = []
+        lvals: list[float] = []
+        for i, c in enumerate(columns):
+            if c.family == "utility" or c.family == "11pt_avg":
+                lkeys.extend([0] * len(c.values))
+                lvals.extend(c.values)
+            elif c.keys:
+                lkeys.extend(c.keys)
+                lvals.extend(c.values)
+            loffs[i + 1] = len(lkeys)
+        depths = [c.depth for c in columns]
+        depth = -1 if any(d < 0 for d in depths) else max(depths, default=0)
+        max_grade = int(self.qrels.values.max()) if len(self.qrels.values) else 0
+        out = np.zeros((n_pairs, m), dtype=np.float64)
+        lk = np.array(lkeys, dtype=np.int64)
+        lv = np.array(lvals, dtype=np.float64)
+
+        def work(lo, hi):
+            _kernels.ranking_measures(
+                self.offsets, self.rank, self.grade, self.count, self.num_ret,
+                self.pair_qrels, self.qrels.offsets, self.qrels.values, self.relevance_level,
+                max(max_grade, 0), self.v9, codes, kparams, fparams, loffs, lk, lv,
+                min(depth, 2**62), out, lo, hi)
+
+        self._parallel(work, n_pairs)
+        for j, c in enumerate(columns):
+            if c.aggregate == "gm":
+                # per query, trec_eval (and pytrec_eval) keep log(max(value, MIN_GEO_MEAN))
+                out[:, j] = np.log(np.maximum(out[:, j], _MIN_GEO_MEAN))
+        missing = self.pair_run < 0
+        if missing.any():
+            # trec_eval 10.0 -c scores a query missing from the run against an empty ranking
+            for j, c in enumerate(columns):
+                if c.family == "utility":
+                    out[missing, j] = 0.0
+        return out
+
+    def relstring(self, p: int, length: int) -> str:
+        """trec_eval's relstring for pair p: one character per rank for the top ``length``."""
+        n = min(int(self.num_ret[p]), max(length, 0))
+        chars = ["-"] * n
+        lo = int(self.offsets[p])
+        for i in range(lo, lo + int(self.count[p])):
+            r = int(self.rank[i]) - 1
+            if r < n:
+                g = int(self.grade[i])
+                chars[r] = ">" if g > 9 else (str(g) if g >= 0 else ".")
+        return "".join(chars)
+
+
+def _summary(col: Column, values: np.ndarray, count: int) -> float:
+    if count == 0:
+        return 0.0
+    if col.aggregate == "sum":
+        return float(np.cumsum(values)[-1])
+    if col.aggregate == "gm":
+        return float(math.exp(np.cumsum(values)[-1] / count))
+    return float(np.cumsum(values)[-1] / count)
+
+
+def _check_options(relevance_level, judged_only, max_docs):
+    if not isinstance(relevance_level, (int, np.integer)) or isinstance(relevance_level, bool):
+        raise TypeError(f"relevance_level must be an int, not {type(relevance_level).__name__}")
+    if not isinstance(judged_only, (bool, np.bool_)):
+        raise TypeError(f"judged_only must be a bool, not {type(judged_only).__name__}")
+    if max_docs is not None and (not isinstance(max_docs, (int, np.integer)) or max_docs < 1):
+        raise ValueError(f"max_docs must be None or a positive int, not {max_docs!r}")
+
+
+def evaluate(qrels, run, measures: str | Iterable[str], *, relevance_level: int = 1,
+             judged_only: bool = False, max_docs: int | None = None, queries: str = "run",
+             per_query: bool = False, workers: int = 1):
+    """Evaluate a run against relevance judgments with trec_eval 10.0's definitions.
+
+    Parameters
+    ----------
+    qrels : Qrels, dict, DataFrame or path
+        Relevance judgments, ``{query_id: {doc_id: grade}}`` or a TREC qrels file.
+    run : Run, dict, DataFrame or path
+        Retrieved documents, ``{query_id: {doc_id: score}}`` or a TREC run file.
+    measures : str or iterable of str
+        trec_eval names (``"map"``, ``"P_10"``, ``"ndcg_cut.10,20"``, ``"all_trec"``) or
+        ``@k`` names (``"P@10"``, ``"recall@100"``, ``"map@100"``, ``"ndcg@10"``,
+        ``"mrr@10"``, ``"hit@10"``, ``"ndcg_exp@10"`` for gain 2**grade - 1).
+    relevance_level : int, default 1
+        Lowest grade that counts as relevant (trec_eval ``-l``); nDCG uses raw grades.
+    judged_only : bool, default False
+        Drop unjudged documents before measuring (trec_eval ``-J``).
+    max_docs : int, optional
+        Keep only the top ``max_docs`` documents of each query (trec_eval ``-M``).
+    queries : {"run", "qrels"}, default "run"
+        ``"run"`` averages over the queries the run and qrels share; ``"qrels"`` over every
+        qrels query, a query missing from the run scoring 0 (trec_eval ``-c``).
+    per_query : bool, default False
+        Return ``{query_id: {measure: value}}`` instead of the summary.
+    workers : int, default 1
+        Threads to use (-1: all cores); results do not depend on it.
+
+    Returns
+    -------
+    dict
+        ``{measure: value}``: the value trec_eval prints for ``all`` (the mean; the sum for
+        the ``num_*`` counts; the geometric mean for ``gm_*``).
+
+    Raises
+    ------
+    ValueError
+        Unknown measure, NaN score, duplicate document, no query in common, bad option.
+    TypeError
+        Input of the wrong type.
+
+    Examples
+    --------
+    >>> import qafast
+    >>> qrels = {"q1": {"d1": 1, "d2": 0, "d3": 2}}
+    >>> run = {"q1": {"d1": 0.5, "d2": 0.9, "d3": 0.5}}
+    >>> qafast.evaluate(qrels, run, ["map", "P@2", "ndcg_cut_3"])
+    {'map': 0.5833333333333333, 'P@2': 0.5, 'ndcg_cut_3': 0.6713860725233041}
+    """
+    _check_options(relevance_level, judged_only, max_docs)
+    columns = [c for c in parse_measures(measures) if c.family not in TEXT_MEASURES]
+    if not columns:
+        raise ValueError(f"measures {measures!r}: none of them is a per-query number "
+                         "(runid, num_q and relstring are printed by the qafast trec command)")
+    qrels = _as_qrels(qrels)
+    run = _as_run(run)
+    ev = _Evaluation(qrels, run, relevance_level=int(relevance_level),
+                     judged_only=bool(judged_only), max_docs=max_docs, queries=queries,
+                     workers=workers)
+    values = ev.values(columns)
+    if per_query:
+        names = [c.name for c in columns]
+        rows = values.tolist()
+        return {q: dict(zip(names, row)) for q, row in zip(ev.ids, rows)}
+    return {c.name: _summary(c, values[:, j], len(ev.ids)) for j, c in enumerate(columns)}
