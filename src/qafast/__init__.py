@@ -4,8 +4,27 @@ Ranking measures follow trec_eval 10.0 (:func:`evaluate`, :class:`Qrels`, :class
 drop-in for pytrec_eval's ``RelevanceEvaluator``.
 """
 
-from .ranking import Qrels, Run, evaluate, supported_measures
+from .compat import (
+    RelevanceEvaluator,
+    compute_aggregated_measure,
+    parse_qrel,
+    parse_run,
+    supported_measures,
+    supported_nicknames,
+)
+from .ranking import Qrels, Run, evaluate
 
 __version__ = "0.1.0.dev0"
 
-__all__ = ["Qrels", "Run", "evaluate", "supported_measures", "__version__"]
+__all__ = [
+    "Qrels",
+    "RelevanceEvaluator",
+    "Run",
+    "__version__",
+    "compute_aggregated_measure",
+    "evaluate",
+    "parse_qrel",
+    "parse_run",
+    "supported_measures",
+    "supported_nicknames",
+]

@@ -280,7 +280,7 @@ def parse_measure(text: str, *, version: str = "10.0") -> list[Column]:
 def _unknown(text: str) -> str:
     return (f"unknown measure {text!r}: use a trec_eval name (P_10, ndcg_cut.10, map), "
             f"an @k name (P@10, ndcg@10, mrr@10, map@100, recall@100, hit@10), or a nickname "
-            f"(all_trec, official, set); qafast.supported_measures lists the families")
+            f"(all_trec, official, set); qafast.ranking.MEASURE_FAMILIES lists the families")
 
 
 def parse_measures(measures, *, version: str = "10.0") -> list[Column]:

@@ -11,7 +11,7 @@
 # ``results_rel_list`` of trec_eval's form_res_rels.c) and compute every requested measure
 # on it, one output column per measure.
 
-from libc.math cimport log2, lround, exp, log, isnan
+from libc.math cimport log2, lround, NAN
 from libc.stdlib cimport malloc, free, calloc
 from libc.string cimport memcmp, memset
 from libc.stdint cimport int32_t, int64_t, uint8_t
@@ -548,13 +548,11 @@ cdef double _interpolated(const Query* q, const double* points, int64_t n_points
         else:
             cuts[i] = lround(points[i] * q.num_rel)
         out[i] = 0.0
-    if q.n == 0:
-        free(cuts)
-        return 0.0
     cur = n_points - 1
     while cur >= 0 and cuts[cur] > q.num_rel_ret:
         cur -= 1
-    precis = <double>q.num_rel_ret / <double>q.n
+    # an empty ranking gives 0 / 0 here, NaN, as in trec_eval
+    precis = <double>q.num_rel_ret / <double>q.n if q.n > 0 else NAN
     int_precis = precis
     rel_so_far = q.num_rel_ret
     i = q.n

@@ -21,10 +21,10 @@ import numpy as np
 from . import _kernels
 from ._measures import TEXT_MEASURES, Column, parse_measures
 
-__all__ = ["Qrels", "Run", "evaluate", "supported_measures"]
+__all__ = ["MEASURE_FAMILIES", "Qrels", "Run", "evaluate"]
 
 #: Measure families :func:`evaluate` accepts (trec_eval 10.0's, plus qafast's own).
-supported_measures = frozenset({
+MEASURE_FAMILIES = frozenset({
     "num_ret", "num_rel", "num_rel_ret", "num_nonrel_judged_ret", "map", "gm_map", "Rprec",
     "bpref", "gm_bpref", "recip_rank", "iprec_at_recall", "P", "recall", "infAP", "Rprec_mult",
     "utility", "11pt_avg", "binG", "G", "dcg", "ideal_dcg", "ndcg", "ndcg_rel", "Rndcg",
@@ -576,9 +576,10 @@ class _Evaluation:
                 out[:, j] = np.log(np.maximum(out[:, j], _MIN_GEO_MEAN))
         missing = self.pair_run < 0
         if missing.any():
-            # trec_eval 10.0 -c scores a query missing from the run against an empty ranking
+            # trec_eval 10.0 -c scores a query missing from the run against a one-document
+            # ranking of a non-judged document, then zeroes num_ret and utility
             for j, c in enumerate(columns):
-                if c.family == "utility":
+                if c.family in ("utility", "iprec_at_recall", "11pt_avg"):
                     out[missing, j] = 0.0
         return out
 
