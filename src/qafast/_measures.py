@@ -306,3 +306,32 @@ def parse_measures(measures, *, version: str = "10.0") -> list[Column]:
                     f"measure {item!r} does not exist in trec_eval 9.0.8 (pytrec_eval)")
             seen.setdefault(col.name, col)
     return list(seen.values())
+
+
+def trec_columns(requests: list[str] | None, *, version: str = "10.0") -> list[Column]:
+    """Columns for trec_eval's ``-m`` options, with trec_eval's own rules.
+
+    Each request marks a family (or a nickname's families); ``family.params`` also sets that
+    family's parameters, the last setting winning. Columns come out in trec_eval's measure
+    order, so ``-m all_trec -m relstring.20`` yields one ``relstring_20`` column.
+    """
+    marked: dict[str, str | None] = {}
+    nick = NICKNAMES_V9 if version == "9.0.8" else NICKNAMES
+    for req in requests or ["official"]:
+        fam, dot, params = req.partition(".")
+        if dot and not params:
+            raise UnknownMeasureError(f"measure {req!r}: empty parameter list")
+        if fam in nick and not dot:
+            for f in nick[fam]:
+                marked.setdefault(f, None)
+        elif fam in FAMILIES and fam in TREC_ORDER[:TREC_ORDER.index("unj") + 1]:
+            marked[fam] = params if dot else marked.get(fam)
+        else:
+            raise UnknownMeasureError(f"illegal measure {req!r}: trec_eval measures are "
+                                      f"{', '.join(TREC_ORDER[:TREC_ORDER.index('unj') + 1])} "
+                                      f"and the nicknames {', '.join(nick)}")
+    cols: list[Column] = []
+    for fam in TREC_ORDER:
+        if fam in marked:
+            cols.extend(_columns_for(fam, marked[fam], fam))
+    return cols
