@@ -663,7 +663,7 @@ def evaluate(qrels, run, measures: str | Iterable[str], *, relevance_level: int 
     >>> qrels = {"q1": {"d1": 1, "d2": 0, "d3": 2}}
     >>> run = {"q1": {"d1": 0.5, "d2": 0.9, "d3": 0.5}}
     >>> qafast.evaluate(qrels, run, ["map", "P@2", "ndcg_cut_3"])
-    {'map': 0.5833333333333333, 'P@2': 0.5, 'ndcg_cut_3': 0.6713860725233041}
+    {'map': 0.5833333333333333, 'P@2': 0.5, 'ndcg_cut_3': 0.66967181649423}
     """
     _check_options(relevance_level, judged_only, max_docs)
     columns = [c for c in parse_measures(measures) if c.family not in TEXT_MEASURES]
