@@ -10,7 +10,9 @@ from __future__ import annotations
 
 from typing import Iterable, Mapping
 
-from ._measures import UnknownMeasureError, parse_measures
+import re
+
+from ._measures import NICKNAMES_V9, UnknownMeasureError, trec_columns
 from .ranking import Qrels, _as_run, _Evaluation
 
 __all__ = ["RelevanceEvaluator", "compute_aggregated_measure", "parse_qrel", "parse_run",
@@ -28,6 +30,33 @@ supported_nicknames = frozenset({"official", "set", "all_trec"})
 
 # pytrec_eval reports these per query with placeholder values
 _PLACEHOLDERS = {"runid": 0.0, "num_q": 1.0, "relstring": 0.0}
+
+
+_PARAMS = r"[\._]([0-9]+(\.[0-9]+)?(,[0-9]+(\.[0-9]+)?)*)"
+
+
+def _combine_measures(measures) -> list[str]:
+    """pytrec_eval's reading of a measure set: nicknames expand to families; ``fam.p``,
+    ``fam_p`` and ``fam.p,q`` collect parameters per family, and a family given parameters
+    anywhere keeps only those (``{"official", "P.5"}`` yields ``P_5`` alone)."""
+    expanded: set[str] = set()
+    for m in measures:
+        if not isinstance(m, str):
+            raise TypeError(f"measures must be str, got {type(m).__name__}: {m!r}")
+        expanded.update(NICKNAMES_V9[m] if m in supported_nicknames else (m,))
+    params: dict[str, set[str]] = {}
+    for m in expanded:
+        if m in supported_measures:
+            params.setdefault(m, set())
+            continue
+        for family in supported_measures:
+            match = re.match(re.escape(family) + _PARAMS, m)
+            if match:
+                params.setdefault(family, set()).update(match.group(1).split(","))
+                break
+        else:
+            raise ValueError(f"unsupported measure {m}")
+    return [f"{fam}.{','.join(sorted(p))}" if p else fam for fam, p in params.items()]
 
 
 class RelevanceEvaluator:
@@ -57,21 +86,12 @@ class RelevanceEvaluator:
                  relevance_level: int = 1, judged_docs_only_flag: bool = False):
         if isinstance(measures, str):
             measures = [measures]
-        names = list(measures)
-        for m in names:
-            if not isinstance(m, str):
-                raise TypeError(f"measures must be str, got {type(m).__name__}: {m!r}")
-            family = m.split(".", 1)[0]
-            known = (family in supported_measures or m in supported_nicknames
-                     or any(m.startswith(f + "_") for f in supported_measures))
-            if not known:
-                raise ValueError(f"unsupported measure {m}")
         if not isinstance(relevance_level, int) or isinstance(relevance_level, bool):
             raise TypeError("relevance_level must be an int")
         if relevance_level < 1:
             raise ValueError(f"relevance_level must be at least 1, not {relevance_level}")
         try:
-            columns = parse_measures(names, version="9.0.8") if names else []
+            columns = trec_columns(_combine_measures(measures), version="9.0.8")
         except UnknownMeasureError as e:
             raise ValueError(str(e)) from None
         # trec_eval 9.0.8 names relstring without its parameter
@@ -110,7 +130,8 @@ class RelevanceEvaluator:
                 d = {c.name: d[c.name] if c.name in d else _PLACEHOLDERS[c.family]
                      for c in self._columns}
             out[q] = d
-        return out
+        # pytrec_eval returns queries in the run's order
+        return {q: out[q] for q in run.query_ids if q in out}
 
 
 def compute_aggregated_measure(measure: str, values: Iterable[float]) -> float:
