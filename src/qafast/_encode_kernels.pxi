@@ -1,70 +1,114 @@
 # Encoding of Python containers into the kernels' arrays, included by _kernels.pyx.
-# These loops touch Python objects, so they hold the GIL; they still run at C speed because
-# each string is interned once through a dict lookup on its cached hash.
+# These loops read Python objects, so they hold the GIL; each document id is hashed and its
+# UTF-8 bytes copied once, with no dictionary of ids built on the way.
 
-from libc.stdint cimport int32_t, int64_t
+from cpython.unicode cimport PyUnicode_AsUTF8AndSize
+from libc.stdint cimport int32_t, int64_t, uint8_t
+from libc.stdlib cimport malloc, realloc, free
+from libc.string cimport memcpy
 
 
-def encode_nested_dict(dict data, dict vocab, list vocab_list, bint integer_values,
-                       int64_t[::1] query_offsets, int64_t[::1] keys, double[::1] values,
+cdef struct _ByteBuffer:
+    char* data
+    Py_ssize_t size
+    Py_ssize_t capacity
+
+
+cdef int _buffer_append(_ByteBuffer* b, const char* s, Py_ssize_t n) except -1:
+    cdef Py_ssize_t cap
+    cdef char* grown
+    if b.size + n > b.capacity:
+        cap = b.capacity * 2 if b.capacity else 1 << 16
+        while cap < b.size + n:
+            cap *= 2
+        grown = <char*>realloc(b.data, cap)
+        if grown == NULL:
+            raise MemoryError()
+        b.data = grown
+        b.capacity = cap
+    memcpy(b.data + b.size, s, n)
+    b.size += n
+    return 0
+
+
+def encode_nested_dict(dict data, bint integer_values, int64_t[::1] query_offsets,
+                       double[::1] values, int64_t[::1] hashes, int64_t[::1] byte_offsets,
                        list query_ids):
-    """Flatten ``{qid: {doc: value}}`` into CSR arrays, interning doc ids in ``vocab``.
+    """Flatten ``{qid: {doc: value}}`` into CSR arrays: per entry its value, the hash of its
+    document id and the id's UTF-8 bytes (returned as one ``bytes`` blob, entry i at
+    ``byte_offsets[i]:byte_offsets[i + 1]``).
 
-    New doc ids get the next id and are appended to ``vocab_list``. Returns None, or a tuple
-    ``(qid, doc, value, reason)`` naming the first bad entry; the caller raises.
+    Returns ``(blob, None)``, or ``(None, (qid, doc, value, reason))`` naming the first bad
+    entry for the caller to raise.
     """
-    cdef Py_ssize_t pos = 0, q = 0
-    cdef object qid, docs, doc, value, idx
+    cdef Py_ssize_t pos = 0, q = 0, n
+    cdef object qid, docs, doc, value
+    cdef const char* utf8
     cdef double x
+    cdef long long iv
+    cdef _ByteBuffer buf
+    buf.data = NULL
+    buf.size = 0
+    buf.capacity = 0
     query_offsets[0] = 0
-    for qid, docs in data.items():
-        if not isinstance(docs, dict):
-            return (qid, None, docs, "dict")
-        query_ids.append(qid)
-        for doc, value in (<dict>docs).items():
-            if type(doc) is not str:
-                return (qid, doc, value, "docid")
-            if integer_values:
-                if type(value) is not int:
-                    if isinstance(value, bool) or not isinstance(value, int):
-                        return (qid, doc, value, "int")
-                if value < -2147483648 or value > 2147483647:
-                    return (qid, doc, value, "range")
-                x = <double><long long>value
-            else:
-                if type(value) is float:
+    byte_offsets[0] = 0
+    try:
+        for qid, docs in data.items():
+            if type(docs) is not dict:
+                if not isinstance(docs, dict):
+                    return None, (qid, None, docs, "dict")
+            query_ids.append(qid)
+            for doc, value in (<dict>docs).items():
+                if type(doc) is not str:
+                    return None, (qid, doc, value, "docid")
+                if integer_values:
+                    if type(value) is not int and (isinstance(value, bool) or not isinstance(value, int)):
+                        return None, (qid, doc, value, "int")
+                    try:
+                        iv = value
+                    except OverflowError:
+                        return None, (qid, doc, value, "range")
+                    if iv < -2147483648 or iv > 2147483647:
+                        return None, (qid, doc, value, "range")
+                    x = <double>iv
+                elif type(value) is float:
                     x = <double>value
-                elif isinstance(value, (int, float)) and not isinstance(value, bool):
-                    x = float(value)
+                elif isinstance(value, (str, bytes, bool)) or value is None:
+                    return None, (qid, doc, value, "float")
                 else:
                     try:
                         x = float(value)
                     except (TypeError, ValueError):
-                        return (qid, doc, value, "float")
+                        return None, (qid, doc, value, "float")
                 if x != x:
-                    return (qid, doc, value, "nan")
-            idx = vocab.get(doc)
-            if idx is None:
-                idx = len(vocab_list)
-                vocab[doc] = idx
-                vocab_list.append(doc)
-            keys[pos] = <int64_t>idx
-            values[pos] = x
-            pos += 1
-        q += 1
-        query_offsets[q] = pos
-    return None
+                    return None, (qid, doc, value, "nan")
+                utf8 = PyUnicode_AsUTF8AndSize(doc, &n)
+                _buffer_append(&buf, utf8, n)
+                hashes[pos] = <int64_t>_trec_hash(<const unsigned char*>utf8, n)
+                values[pos] = x
+                pos += 1
+                byte_offsets[pos] = buf.size
+            q += 1
+            query_offsets[q] = pos
+        return (buf.data[:buf.size] if buf.size else b""), None
+    finally:
+        free(buf.data)
 
 
 def utf8_blob(list strings, int64_t[::1] offsets):
     """Concatenate the UTF-8 encodings of ``strings``; offsets[i]..offsets[i+1] is string i."""
-    cdef Py_ssize_t i, n = len(strings), total = 0
-    cdef bytes b
-    parts = [None] * n
+    cdef Py_ssize_t i, n = len(strings), size
+    cdef const char* utf8
+    cdef _ByteBuffer buf
+    buf.data = NULL
+    buf.size = 0
+    buf.capacity = 0
     offsets[0] = 0
-    for i in range(n):
-        b = (<str>strings[i]).encode("utf-8")
-        parts[i] = b
-        total += len(b)
-        offsets[i + 1] = total
-    return b"".join(parts)
+    try:
+        for i in range(n):
+            utf8 = PyUnicode_AsUTF8AndSize(strings[i], &size)
+            _buffer_append(&buf, utf8, size)
+            offsets[i + 1] = buf.size
+        return buf.data[:buf.size] if buf.size else b""
+    finally:
+        free(buf.data)

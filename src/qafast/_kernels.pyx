@@ -5,6 +5,6 @@ Kernels take ``const`` typed memoryviews, write into arrays the caller allocated
 the GIL. Validation happens in the Python layer before any of these run.
 """
 
+include "_trec_io.pxi"
 include "_ranking_kernels.pxi"
 include "_encode_kernels.pxi"
-include "_trec_io.pxi"

@@ -65,34 +65,68 @@ cdef double INFAP_EPSILON = 0.00001
 
 # ---------------------------------------------------------------------------------------------
 # Step 1: rank lookup
+#
+# Each entry carries a 64-bit document hash: of the id's UTF-8 bytes for string ids, the id
+# itself for integer ids. String ids also carry a key into a table of the bytes, to tell
+# hash collisions apart and to break score ties in strcmp order. Two entries name the same
+# document when their hashes match and (string ids) their bytes match.
 
-cdef struct RankCtx:
-    const double* scores
-    const int64_t* keys          # per-entry tie key: larger key first among equal scores
-    const int64_t* blob_offsets  # NULL: compare keys as integers; else keys index a byte blob
+cdef struct DocKeys:
+    const int64_t* hashes     # per entry
+    const int64_t* keys       # per entry; NULL: the entry index is the key
+    const int64_t* key_off    # per key + 1, into blob; NULL: no bytes (integer ids)
     const uint8_t* blob
 
 
-cdef inline bint _ahead(const RankCtx* c, Py_ssize_t a, Py_ssize_t b) noexcept nogil:
-    """True when entry a ranks before entry b (trec_eval's comp_sim_docno)."""
-    cdef double sa = c.scores[a], sb = c.scores[b]
-    if sa > sb:
-        return True
-    if sa < sb:
-        return False
-    cdef int64_t ka = c.keys[a], kb = c.keys[b]
-    if c.blob_offsets == NULL:
-        return ka > kb
-    cdef int64_t la = c.blob_offsets[ka + 1] - c.blob_offsets[ka]
-    cdef int64_t lb = c.blob_offsets[kb + 1] - c.blob_offsets[kb]
+cdef inline int64_t _key(const DocKeys* d, int64_t i) noexcept nogil:
+    return d.keys[i] if d.keys != NULL else i
+
+
+cdef inline int64_t _hash_of(const DocKeys* d, int64_t i) noexcept nogil:
+    return d.hashes[i]
+
+
+cdef inline int _cmp_bytes(const DocKeys* a, int64_t ka, const DocKeys* b, int64_t kb) noexcept nogil:
+    """strcmp order of two documents' UTF-8 bytes."""
+    cdef int64_t la = a.key_off[ka + 1] - a.key_off[ka]
+    cdef int64_t lb = b.key_off[kb + 1] - b.key_off[kb]
     cdef int64_t m = la if la < lb else lb
-    cdef int r = memcmp(c.blob + c.blob_offsets[ka], c.blob + c.blob_offsets[kb], <size_t>m)
+    cdef int r = memcmp(a.blob + a.key_off[ka], b.blob + b.key_off[kb], <size_t>m)
     if r != 0:
-        return r > 0
-    return la > lb
+        return r
+    return (la > lb) - (la < lb)
 
 
-cdef void _merge_sort(const RankCtx* c, int64_t* idx, int64_t* tmp, Py_ssize_t n) noexcept nogil:
+cdef inline bint _same_doc(const DocKeys* a, int64_t i, const DocKeys* b, int64_t j) noexcept nogil:
+    if _hash_of(a, i) != _hash_of(b, j):
+        return False
+    if a.key_off == NULL:
+        return True
+    return _cmp_bytes(a, _key(a, i), b, _key(b, j)) == 0
+
+
+cdef inline bint _ahead(const double* scores, const DocKeys* d, int64_t a, int64_t b) noexcept nogil:
+    """True when entry a ranks before entry b: score descending, then docno descending
+    (trec_eval's comp_sim_docno)."""
+    if scores[a] != scores[b]:
+        return scores[a] > scores[b]
+    if d.key_off != NULL:
+        return _cmp_bytes(d, _key(d, a), d, _key(d, b)) > 0
+    return _hash_of(d, a) > _hash_of(d, b)
+
+
+cdef DocKeys _doc_keys(const int64_t[::1] hashes, const int64_t[::1] keys,
+                       const int64_t[::1] key_off, const uint8_t[::1] blob):
+    cdef DocKeys d
+    d.hashes = &hashes[0] if hashes.shape[0] else NULL
+    d.keys = &keys[0] if keys.shape[0] else NULL
+    d.key_off = &key_off[0] if key_off.shape[0] else NULL
+    d.blob = &blob[0] if blob.shape[0] else NULL
+    return d
+
+
+cdef void _merge_sort(const double* scores, const DocKeys* d, int64_t* idx, int64_t* tmp,
+                      Py_ssize_t n) noexcept nogil:
     """Sort entry indices into rank order (bottom-up merge sort, O(n log n))."""
     cdef Py_ssize_t width = 1, lo, mid, hi, i, j, k
     cdef int64_t* src = idx
@@ -111,7 +145,7 @@ cdef void _merge_sort(const RankCtx* c, int64_t* idx, int64_t* tmp, Py_ssize_t n
             j = mid
             k = lo
             while i < mid and j < hi:
-                if _ahead(c, src[j], src[i]):
+                if _ahead(scores, d, src[j], src[i]):
                     dst[k] = src[j]
                     j += 1
                 else:
@@ -136,29 +170,18 @@ cdef void _merge_sort(const RankCtx* c, int64_t* idx, int64_t* tmp, Py_ssize_t n
             idx[i] = src[i]
 
 
-cdef inline int64_t _find_key(const int64_t* keys, int64_t lo, int64_t hi, int64_t key) noexcept nogil:
-    """Index of key in the sorted slice keys[lo:hi], or -1."""
-    cdef int64_t end = hi, mid
-    while lo < hi:
-        mid = (lo + hi) >> 1
-        if keys[mid] < key:
-            lo = mid + 1
-        else:
-            hi = mid
-    if lo < end and keys[lo] == key:
-        return lo
-    return -1
-
-
 def rank_judged(
     const int64_t[::1] run_offsets,
+    const int64_t[::1] run_hashes,
     const int64_t[::1] run_keys,
+    const int64_t[::1] run_key_off,
+    const uint8_t[::1] run_blob,
     const double[::1] run_scores,
-    const int64_t[::1] run_join,
-    const int64_t[::1] blob_offsets,
-    const uint8_t[::1] blob,
     const int64_t[::1] qrels_offsets,
+    const int64_t[::1] qrels_hashes,
     const int64_t[::1] qrels_keys,
+    const int64_t[::1] qrels_key_off,
+    const uint8_t[::1] qrels_blob,
     const int32_t[::1] qrels_grades,
     const int64_t[::1] pair_run,
     const int64_t[::1] pair_qrels,
@@ -172,30 +195,26 @@ def rank_judged(
 ):
     """Rank the judged retrieved documents of each (run query, qrels query) pair.
 
-    ``run_keys[i]`` is entry i's document key: with an empty ``blob_offsets`` keys are
-    compared as integers to break score ties, otherwise they index ``blob`` (UTF-8 docnos)
-    and ties compare bytes, as trec_eval's strcmp does. ``run_join`` maps a run key to the
-    qrels key space (empty: identity; -1: absent from every query's qrels). Qrels keys are
-    sorted within each query. ``pair_run[p] < 0`` marks a qrels query missing from the run.
+    Run and qrels documents are given as keys with their tables (see ``DocKeys``; an empty
+    array stands for NULL). Qrels entries are sorted by hash within each query.
+    ``pair_run[p] < 0`` marks a qrels query missing from the run: trec_eval 10.0 ranks one
+    document absent from the qrels for it, so its num_ret is 1 (0 under ``judged_only``).
 
     Pair p writes ``out_count[p]`` (rank, grade) rows from ``out_offsets[p]`` on, sorted by
     rank; ``out_offsets`` must leave room for min(run docs, qrels docs) rows per pair.
     ``out_num_ret[p]`` is trec_eval's num_ret after ``max_docs`` (<= 0: no limit) and
-    ``judged_only``.
+    ``judged_only``. Grades below 0 come out as UNJUDGED.
     """
-    cdef Py_ssize_t n_pairs = pair_run.shape[0]
-    cdef Py_ssize_t max_n = 0, p, n
+    cdef Py_ssize_t n_pairs = pair_run.shape[0], p
+    cdef int64_t max_n = 0, n
     for p in range(n_pairs):
         if pair_run[p] >= 0:
             n = run_offsets[pair_run[p] + 1] - run_offsets[pair_run[p]]
             if n > max_n:
                 max_n = n
-    cdef RankCtx ctx
-    ctx.scores = &run_scores[0] if run_scores.shape[0] else NULL
-    ctx.keys = &run_keys[0] if run_keys.shape[0] else NULL
-    ctx.blob_offsets = &blob_offsets[0] if blob_offsets.shape[0] else NULL
-    ctx.blob = &blob[0] if blob.shape[0] else NULL
-    cdef bint has_join = run_join.shape[0] > 0
+    cdef DocKeys rk = _doc_keys(run_hashes, run_keys, run_key_off, run_blob)
+    cdef DocKeys qk = _doc_keys(qrels_hashes, qrels_keys, qrels_key_off, qrels_blob)
+    cdef const double* scores = &run_scores[0] if run_scores.shape[0] else NULL
     cdef int64_t* judged = <int64_t*>malloc((max_n + 1) * sizeof(int64_t))
     cdef int32_t* jgrade = <int32_t*>malloc((max_n + 1) * sizeof(int32_t))
     cdef int64_t* jrank = <int64_t*>malloc((max_n + 1) * sizeof(int64_t))
@@ -205,17 +224,17 @@ def rank_judged(
     if not (judged and jgrade and jrank and order and tmp and grade_of):
         free(judged); free(jgrade); free(jrank); free(order); free(tmp); free(grade_of)
         raise MemoryError()
-    cdef int64_t r0, q0, q1, i, j, k, key, pos, nj, rank, ahead, base, cnt, num_ret
+    cdef int64_t r0, q0, q1, i, j, k, nj, rank, ahead, ties, base, cnt, num_ret, h, lo, hi, mid
     cdef int64_t tkey
-    cdef int32_t tg
-    cdef int32_t g
+    cdef int32_t tg, g
+    cdef double sj
     try:
         with nogil:
             for p in range(n_pairs):
                 base = out_offsets[p]
                 if pair_run[p] < 0:
                     out_count[p] = 0
-                    out_num_ret[p] = 0
+                    out_num_ret[p] = 0 if judged_only else 1
                     continue
                 r0 = run_offsets[pair_run[p]]
                 n = run_offsets[pair_run[p] + 1] - r0
@@ -223,25 +242,52 @@ def rank_judged(
                 q1 = qrels_offsets[pair_qrels[p] + 1]
                 # judged retrieved documents of this query
                 nj = 0
-                for i in range(n):
-                    key = run_keys[r0 + i]
-                    if has_join:
-                        key = run_join[key]
-                        if key < 0:
-                            continue
-                    pos = _find_key(&qrels_keys[0], q0, q1, key) if q1 > q0 else -1
-                    if pos >= 0:
-                        g = qrels_grades[pos]
-                        judged[nj] = r0 + i
-                        jgrade[nj] = g if g >= 0 else UNJUDGED
-                        nj += 1
+                if q1 - q0 <= 32:
+                    # few judgments: scan the run once per judged document; the compares
+                    # are cheap and the branch is rarely taken
+                    for j in range(q0, q1):
+                        h = qk.hashes[j]
+                        for i in range(r0, r0 + n):
+                            if rk.hashes[i] == h and (
+                                    rk.key_off == NULL
+                                    or _cmp_bytes(&rk, _key(&rk, i), &qk, _key(&qk, j)) == 0):
+                                g = qrels_grades[j]
+                                judged[nj] = i
+                                jgrade[nj] = g if g >= 0 else UNJUDGED
+                                nj += 1
+                                break
+                else:
+                    for i in range(r0, r0 + n):
+                        h = rk.hashes[i]
+                        lo = q0
+                        hi = q1
+                        while lo < hi:
+                            mid = (lo + hi) >> 1
+                            if qk.hashes[mid] < h:
+                                lo = mid + 1
+                            else:
+                                hi = mid
+                        while lo < q1 and qk.hashes[lo] == h:
+                            if rk.key_off == NULL or _cmp_bytes(&rk, _key(&rk, i), &qk, _key(&qk, lo)) == 0:
+                                g = qrels_grades[lo]
+                                judged[nj] = i
+                                jgrade[nj] = g if g >= 0 else UNJUDGED
+                                nj += 1
+                                break
+                            lo += 1
                 if nj <= 24:
                     # few judged documents: a rank is 1 + the number of documents ahead
                     for j in range(nj):
+                        sj = scores[judged[j]]
                         ahead = 0
+                        ties = 0
                         for i in range(r0, r0 + n):
-                            if _ahead(&ctx, i, judged[j]):
-                                ahead += 1
+                            ahead += scores[i] > sj
+                            ties += scores[i] == sj
+                        if ties > 1:
+                            for i in range(r0, r0 + n):
+                                if scores[i] == sj and i != judged[j] and _ahead(scores, &rk, i, judged[j]):
+                                    ahead += 1
                         jrank[j] = ahead + 1
                     # insertion sort of the judged rows by rank
                     for j in range(1, nj):
@@ -264,7 +310,7 @@ def rank_judged(
                         grade_of[i] = NONPOOL
                     for j in range(nj):
                         grade_of[judged[j] - r0] = jgrade[j]
-                    _merge_sort(&ctx, order, tmp, n)
+                    _merge_sort(scores, &rk, order, tmp, n)
                     k = 0
                     for i in range(n):
                         g = grade_of[order[i] - r0]
@@ -324,6 +370,108 @@ def first_duplicate(const int64_t[::1] offsets, const int64_t[::1] keys, int64_t
     return found
 
 
+def sort_groups(const int64_t[::1] offsets, const int64_t[::1] hashes, int64_t[::1] order):
+    """order[lo:hi] = the indices lo..hi-1 of each group sorted by hash (stable)."""
+    cdef Py_ssize_t ng = offsets.shape[0] - 1, g
+    cdef int64_t lo, hi, i, k, t, n, max_n = 0
+    for g in range(ng):
+        if offsets[g + 1] - offsets[g] > max_n:
+            max_n = offsets[g + 1] - offsets[g]
+    cdef int64_t* tmp = <int64_t*>malloc((max_n + 1) * sizeof(int64_t))
+    if tmp == NULL:
+        raise MemoryError()
+    with nogil:
+        for g in range(ng):
+            lo = offsets[g]
+            hi = offsets[g + 1]
+            for i in range(lo, hi):
+                order[i] = i
+            if hi - lo <= 32:
+                for i in range(lo + 1, hi):
+                    t = order[i]
+                    k = i - 1
+                    while k >= lo and hashes[order[k]] > hashes[t]:
+                        order[k + 1] = order[k]
+                        k -= 1
+                    order[k + 1] = t
+            else:
+                _merge_sort_by_hash(&hashes[0], &order[lo], tmp, hi - lo)
+    free(tmp)
+
+
+cdef void _merge_sort_by_hash(const int64_t* hashes, int64_t* idx, int64_t* tmp,
+                              Py_ssize_t n) noexcept nogil:
+    cdef Py_ssize_t width = 1, lo, mid, hi, i, j, k
+    cdef int64_t* src = idx
+    cdef int64_t* dst = tmp
+    cdef int64_t* swap
+    while width < n:
+        lo = 0
+        while lo < n:
+            mid = lo + width if lo + width < n else n
+            hi = lo + 2 * width if lo + 2 * width < n else n
+            i = lo
+            j = mid
+            k = lo
+            while i < mid and j < hi:
+                if hashes[src[j]] < hashes[src[i]]:
+                    dst[k] = src[j]
+                    j += 1
+                else:
+                    dst[k] = src[i]
+                    i += 1
+                k += 1
+            while i < mid:
+                dst[k] = src[i]
+                i += 1
+                k += 1
+            while j < hi:
+                dst[k] = src[j]
+                j += 1
+                k += 1
+            lo = hi
+        swap = src
+        src = dst
+        dst = swap
+        width *= 2
+    if src != idx:
+        for i in range(n):
+            idx[i] = src[i]
+
+
+def first_duplicate_sorted(const int64_t[::1] offsets, const int64_t[::1] hashes,
+                           const int64_t[::1] keys, const int64_t[::1] key_off,
+                           const uint8_t[::1] blob):
+    """Index of the first entry naming the same document as an earlier one of its group, or
+    -1; entries are sorted by hash within each group."""
+    cdef DocKeys d = _doc_keys(hashes, keys, key_off, blob)
+    cdef Py_ssize_t ng = offsets.shape[0] - 1, q
+    cdef int64_t i, j, found = -1
+    with nogil:
+        for q in range(ng):
+            for i in range(offsets[q] + 1, offsets[q + 1]):
+                j = i - 1
+                while j >= offsets[q] and _hash_of(&d, j) == _hash_of(&d, i):
+                    if _same_doc(&d, j, &d, i):
+                        found = i
+                        break
+                    j -= 1
+                if found >= 0:
+                    break
+            if found >= 0:
+                break
+    return found
+
+
+def hash_keys(const int64_t[::1] key_off, const uint8_t[::1] blob, int64_t[::1] out):
+    """out[k] = the 64-bit hash of key k's bytes blob[key_off[k]:key_off[k + 1]]."""
+    cdef Py_ssize_t n = out.shape[0], k
+    cdef const uint8_t* base = &blob[0] if blob.shape[0] else NULL
+    with nogil:
+        for k in range(n):
+            out[k] = <int64_t>_trec_hash(base + key_off[k], key_off[k + 1] - key_off[k])
+
+
 # ---------------------------------------------------------------------------------------------
 # Step 2: measures over one query's ranked grade list
 
@@ -350,13 +498,44 @@ cdef struct Gains:
     int64_t n
 
 
+cdef void _gain_sort(Gain* a, Py_ssize_t n, Gain* tmp) noexcept nogil:
+    """glibc qsort's merge sort (left half n // 2, ties keep the left element) with trec_eval's
+    comparator (int)(gain1 - gain2): gains less than 1 apart compare equal, so the order
+    depends on the algorithm, and this is the one trec_eval runs on Linux."""
+    cdef Py_ssize_t h, i, j, k
+    if n <= 1:
+        return
+    h = n // 2
+    _gain_sort(a, h, tmp)
+    _gain_sort(a + h, n - h, tmp)
+    i = 0
+    j = h
+    k = 0
+    while i < h and j < n:
+        if <long>(a[i].gain - a[j].gain) <= 0:
+            tmp[k] = a[i]
+            i += 1
+        else:
+            tmp[k] = a[j]
+            j += 1
+        k += 1
+    while i < h:
+        tmp[k] = a[i]
+        i += 1
+        k += 1
+    while j < n:
+        tmp[k] = a[j]
+        j += 1
+        k += 1
+    for i in range(n):
+        a[i] = tmp[i]
+
+
 cdef int64_t _setup_gains(const Query* q, const int64_t* keys, const double* values,
-                          int64_t n_pairs, Gain* out) noexcept nogil:
+                          int64_t n_pairs, Gain* out, Gain* tmp) noexcept nogil:
     """trec_eval's setup_gains (gain_init.c): user pairs first, then the levels 0..max
-    not named, gain = level; sorted by increasing gain with trec_eval's comparator, which
-    truncates the gain difference to an int."""
+    not named, gain = level; sorted by increasing gain."""
     cdef int64_t ng = 0, i, j
-    cdef Gain tmp
     for i in range(n_pairs):
         out[ng].level = keys[i]
         out[ng].gain = values[i]
@@ -373,14 +552,7 @@ cdef int64_t _setup_gains(const Query* q, const int64_t* keys, const double* val
             out[ng].gain = <double>i
             out[ng].count = q.levels[i]
             ng += 1
-    # stable insertion sort; comparator (int)(a.gain - b.gain) as in comp_rel_gain
-    for i in range(1, ng):
-        tmp = out[i]
-        j = i - 1
-        while j >= 0 and <int>(out[j].gain - tmp.gain) > 0:
-            out[j + 1] = out[j]
-            j -= 1
-        out[j + 1] = tmp
+    _gain_sort(out, ng, tmp)
     return ng
 
 
@@ -676,10 +848,10 @@ cdef double _one_measure(const Query* q, int code, int64_t k, double x,
                 s += 1.0 / log2(<double>(3 + i - c))
         return s / <double>q.num_rel if c > 0 else 0.0
     if code == M_G:
-        ng = _setup_gains(q, pkeys, pvals, np_, gains)
+        ng = _setup_gains(q, pkeys, pvals, np_, gains, gains2)
         return _g_measure(q, gains, ng)
     if code == M_DCG or code == M_IDEAL_DCG or code == M_NDCG or code == M_NDCG_REL or code == M_RNDCG:
-        ng = _setup_gains(q, pkeys, pvals, np_, gains)
+        ng = _setup_gains(q, pkeys, pvals, np_, gains, gains2)
         return _ndcg_family(q, gains, ng, code)
     if code == M_NDCG_CUT or code == M_NDCG_CUT_EXP:
         return _ndcg_cut(q, k, code == M_NDCG_CUT_EXP)
@@ -701,7 +873,7 @@ cdef double _one_measure(const Query* q, int code, int64_t k, double x,
         s = <double>q.num_rel_ret / <double>q.num_rel
         return (x + 1.0) * prec * s / (x * prec + s)
     if code == M_RBP:
-        ng = _setup_gains(q, pkeys, pvals, np_, gains)
+        ng = _setup_gains(q, pkeys, pvals, np_, gains, gains2)
         return _rbp(q, gains, ng, x, gains2)
     if code == M_RBP_RESID:
         s = 0.0

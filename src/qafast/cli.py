@@ -70,7 +70,7 @@ def _run_trec(args) -> int:
         doc: dict = {}
         if args.q:
             doc["per_query"] = {
-                q: {c.name: (ev.relstring(p, int(c.x)) if c.family == "relstring"
+                q: {c.name: (ev.relstring(p, int(c.x), c.name) if c.family == "relstring"
                              else _number(c.family, values[p, col_of[c.name]]))
                     for c in columns if c.family not in ("runid", "num_q")
                     and c.aggregate != "gm"}
@@ -88,7 +88,7 @@ def _run_trec(args) -> int:
                 if c.family in ("runid", "num_q") or c.aggregate == "gm":
                     continue
                 if c.family == "relstring":
-                    lines.append(f"{c.name:<22}\t{q}\t'{ev.relstring(p, int(c.x))}'\n")
+                    lines.append(f"{c.name:<22}\t{q}\t'{ev.relstring(p, int(c.x), c.name)}'\n")
                 else:
                     lines.append(_line(c.name, q, c.family, values[p, col_of[c.name]]))
     if not args.n:

@@ -39,23 +39,28 @@ _MIN_GEO_MEAN = 0.00001  # trec_eval.h
 
 
 class _Ranked:
-    """Shared encoded form of a Qrels or a Run: per-query CSR over integer document keys."""
+    """Shared encoded form of a Qrels or a Run: per-query CSR arrays of entries.
 
-    __slots__ = ("query_ids", "offsets", "keys", "values", "doc_vocab", "source", "_qindex",
-                 "_doc_index", "_blob", "_blob_offsets", "_lines")
+    Entry i carries ``hashes[i]``: a 64-bit hash of its document id's UTF-8 bytes, or the
+    id itself for integer ids. String ids also keep their bytes: entry i's are
+    ``blob[key_off[k]:key_off[k + 1]]`` with ``k = keys[i]`` (``keys is None``: k = i).
+    """
 
-    def __init__(self, query_ids, offsets, keys, values, doc_vocab, source, lines=None):
-        self.query_ids = query_ids            # list of caller's query ids, CSR order
-        self.offsets = offsets                # int64, len(query_ids) + 1
-        self.keys = keys                      # int64 document keys (dense ids into doc_vocab)
-        self.values = values                  # float64 scores or int32 grades
-        self.doc_vocab = doc_vocab            # list[str] or int64 ndarray of raw integer ids
-        self.source = source                  # where the data came from, for messages
-        self._lines = lines                   # per entry file line numbers, or None
+    __slots__ = ("query_ids", "offsets", "values", "hashes", "keys", "key_off", "blob",
+                 "source", "_lines", "_qindex")
+
+    def _set(self, query_ids, offsets, values, hashes, keys, key_off, blob, source,
+             lines=None):
+        self.query_ids = query_ids    # the caller's query ids, in CSR order
+        self.offsets = offsets        # int64, len(query_ids) + 1
+        self.values = values          # float64 scores or int32 grades, per entry
+        self.hashes = hashes          # int64 per entry
+        self.keys = keys              # int64 per entry, or None
+        self.key_off = key_off        # int64 per key + 1 (string ids) or None
+        self.blob = blob              # uint8 (string ids) or None
+        self.source = source          # where the data came from, for messages
+        self._lines = lines           # file line of each entry, or None
         self._qindex = None
-        self._doc_index = None
-        self._blob = None
-        self._blob_offsets = None
 
     def __len__(self) -> int:
         return len(self.query_ids)
@@ -66,40 +71,39 @@ class _Ranked:
 
     @property
     def string_ids(self) -> bool:
-        return isinstance(self.doc_vocab, list)
+        return self.key_off is not None
 
     def query_index(self) -> dict:
         if self._qindex is None:
             self._qindex = {q: i for i, q in enumerate(self.query_ids)}
         return self._qindex
 
-    def doc_index(self) -> dict:
-        if self._doc_index is None:
-            self._doc_index = {d: i for i, d in enumerate(self.doc_vocab)}
-        return self._doc_index
-
-    def blob(self):
-        if self._blob is None:
-            offsets = np.empty(len(self.doc_vocab) + 1, dtype=np.int64)
-            raw = _kernels.utf8_blob(self.doc_vocab, offsets)
-            self._blob = np.frombuffer(raw, dtype=np.uint8) if raw else _EMPTY_U8
-            self._blob_offsets = offsets
-        return self._blob_offsets, self._blob
+    def doc_id(self, entry: int):
+        """The caller's document id of an entry."""
+        if self.key_off is None:
+            return int(self.hashes[entry])
+        key = int(self.keys[entry]) if self.keys is not None else int(entry)
+        return bytes(self.blob[self.key_off[key]:self.key_off[key + 1]]).decode("utf-8")
 
     def where(self, entry: int) -> str:
         if self._lines is not None:
             return f"{self.source}, line {int(self._lines[entry])}"
         return self.source
 
+    def kernel_args(self):
+        """The document tables as the kernels take them (empty arrays for absent ones)."""
+        return (self.hashes,
+                _EMPTY_I64 if self.keys is None or self.key_off is None else self.keys,
+                _EMPTY_I64 if self.key_off is None else self.key_off,
+                _EMPTY_U8 if self.blob is None else self.blob)
+
     def to_dict(self) -> dict:
         """The data as ``{query_id: {doc_id: value}}``."""
-        out = {}
         vals = self.values.tolist()
-        keys = self.keys.tolist()
-        vocab = self.doc_vocab if self.string_ids else self.doc_vocab.tolist()
+        out = {}
         for i, q in enumerate(self.query_ids):
             lo, hi = int(self.offsets[i]), int(self.offsets[i + 1])
-            out[q] = {vocab[keys[j]]: vals[j] for j in range(lo, hi)}
+            out[q] = {self.doc_id(j): vals[j] for j in range(lo, hi)}
         return out
 
     def __repr__(self) -> str:
@@ -111,7 +115,7 @@ def _check_query_ids(ids: list, source: str) -> None:
     kinds = {type(q) for q in ids}
     if kinds <= {str} or kinds <= {int}:
         return
-    if kinds & {bool} or not kinds <= {str, int}:
+    if bool in kinds or not kinds <= {str, int}:
         bad = next(q for q in ids if type(q) not in (str, int))
         raise TypeError(f"{source}: query id {bad!r} is a {type(bad).__name__}; "
                         "query ids must be str (or int)")
@@ -131,138 +135,156 @@ def _from_nested(cls, data, integer_values: bool, source: str):
         raise TypeError(f"{source}: query {bad!r} maps to a {type(data[bad]).__name__}, "
                         "not a dict of {doc_id: value}") from None
     offsets = np.empty(len(data) + 1, dtype=np.int64)
-    keys = np.empty(total, dtype=np.int64)
     values = np.empty(total, dtype=np.float64)
-    vocab: dict = {}
-    vocab_list: list = []
+    hashes = np.empty(total, dtype=np.int64)
+    byte_offsets = np.empty(total + 1, dtype=np.int64)
     query_ids: list = []
-    bad = _kernels.encode_nested_dict(data, vocab, vocab_list, integer_values, offsets, keys,
-                                      values, query_ids)
+    blob, bad = _kernels.encode_nested_dict(data, integer_values, offsets, values, hashes,
+                                            byte_offsets, query_ids)
     if bad is not None:
-        qid, doc, value, why = bad
-        what = "grade" if integer_values else "score"
-        if why == "dict":
-            raise TypeError(f"{source}: query {qid!r} maps to a {type(value).__name__}, "
-                            "not a dict of {doc_id: value}")
-        if why == "docid":
-            raise TypeError(f"{source}: query {qid!r}: document id {doc!r} is a "
-                            f"{type(doc).__name__}; document ids must be str")
-        if why == "nan":
-            raise ValueError(f"{source}: query {qid!r}, document {doc!r}: score is NaN")
-        if why == "range":
-            raise ValueError(f"{source}: query {qid!r}, document {doc!r}: grade {value!r} is "
-                             "outside the 32-bit integer range")
-        raise TypeError(f"{source}: query {qid!r}, document {doc!r}: {what} {value!r} is a "
-                        f"{type(value).__name__}, expected "
-                        f"{'an int' if integer_values else 'a number'}")
+        _raise_bad_entry(source, integer_values, *bad)
     _check_query_ids(query_ids, source)
-    if integer_values:
-        values = values.astype(np.int32)
     obj = cls.__new__(cls)
-    _Ranked.__init__(obj, query_ids, offsets, keys, values, vocab_list, source)
+    obj._set(query_ids, offsets, values.astype(np.int32) if integer_values else values, hashes,
+             None, byte_offsets, np.frombuffer(blob, dtype=np.uint8) if blob else _EMPTY_U8,
+             source)
     if integer_values:
-        obj._sort_within_queries()
+        obj._sort_within_queries()  # dict keys are unique: no duplicate to look for
     return obj
 
 
-def _from_columns(cls, query_ids, doc_ids, values, integer_values: bool, source: str,
-                  lines=None, doc_vocab=None):
+def _raise_bad_entry(source, integer_values, qid, doc, value, why):
+    what = "grade" if integer_values else "score"
+    if why == "dict":
+        raise TypeError(f"{source}: query {qid!r} maps to a {type(value).__name__}, "
+                        "not a dict of {doc_id: value}")
+    if why == "docid":
+        raise TypeError(f"{source}: query {qid!r}: document id {doc!r} is a "
+                        f"{type(doc).__name__}; document ids must be str")
+    if why == "nan":
+        raise ValueError(f"{source}: query {qid!r}, document {doc!r}: score is NaN")
+    if why == "range":
+        raise ValueError(f"{source}: query {qid!r}, document {doc!r}: grade {value!r} is "
+                         "outside the 32-bit integer range")
+    raise TypeError(f"{source}: query {qid!r}, document {doc!r}: {what} {value!r} is a "
+                    f"{type(value).__name__}, expected "
+                    f"{'an int' if integer_values else 'a number'}")
+
+
+def _string_tables(strings: list):
+    """Hash and byte tables of a list of distinct strings."""
+    key_off = np.empty(len(strings) + 1, dtype=np.int64)
+    raw = _kernels.utf8_blob(strings, key_off)
+    blob = np.frombuffer(raw, dtype=np.uint8) if raw else _EMPTY_U8
+    key_hash = np.empty(len(strings), dtype=np.int64)
+    _kernels.hash_keys(key_off, blob, key_hash)
+    return key_hash, key_off, blob
+
+
+def _from_columns(cls, query_ids, doc_ids, values, integer_values: bool, source: str):
     """Build from parallel per-entry columns (any row order)."""
     what = "grade" if integer_values else "score"
     qcol = np.asarray(query_ids)
+    dcol = np.asarray(doc_ids)
     vcol = np.asarray(values)
     n = len(qcol)
-    if doc_vocab is None:
-        dcol = np.asarray(doc_ids)
-        if not (len(dcol) == n == len(vcol)):
-            raise ValueError(f"{source}: query ids, doc ids and {what}s differ in length "
-                             f"({len(qcol)}, {len(dcol)}, {len(vcol)})")
-        if dcol.ndim != 1 or qcol.ndim != 1 or vcol.ndim != 1:
-            raise ValueError(f"{source}: query ids, doc ids and {what}s must be 1-d")
-        if dcol.dtype.kind in "iu":
-            doc_vocab, dkeys = np.unique(dcol.astype(np.int64), return_inverse=True)
-        elif dcol.dtype.kind in "OUS":
-            dlist = [d.decode() if isinstance(d, bytes) else d for d in dcol.tolist()]
-            if any(type(d) is not str for d in dlist):
-                bad = next(d for d in dlist if type(d) is not str)
-                raise TypeError(f"{source}: document id {bad!r} is a {type(bad).__name__}; "
-                                "document ids must be str or int")
-            index: dict = {}
-            dkeys = np.fromiter((index.setdefault(d, len(index)) for d in dlist),
-                                dtype=np.int64, count=n)
-            doc_vocab = list(index)
-        else:
-            raise TypeError(f"{source}: document ids of dtype {dcol.dtype} are not supported; "
-                            "use str or int ids")
+    if not (len(dcol) == n == len(vcol)):
+        raise ValueError(f"{source}: query ids, doc ids and {what}s differ in length "
+                         f"({len(qcol)}, {len(dcol)}, {len(vcol)})")
+    if dcol.ndim != 1 or qcol.ndim != 1 or vcol.ndim != 1:
+        raise ValueError(f"{source}: query ids, doc ids and {what}s must be 1-d")
+    if dcol.dtype.kind in "iu":
+        keys = dcol.astype(np.int64)
+        vocab = None
+    elif dcol.dtype.kind in "OUS":
+        dlist = [d.decode() if isinstance(d, bytes) else d for d in dcol.tolist()]
+        if any(type(d) is not str for d in dlist):
+            bad = next(d for d in dlist if type(d) is not str)
+            raise TypeError(f"{source}: document id {bad!r} is a {type(bad).__name__}; "
+                            "document ids must be str or int")
+        index: dict = {}
+        keys = np.fromiter((index.setdefault(d, len(index)) for d in dlist), dtype=np.int64,
+                           count=n)
+        vocab = list(index)
     else:
-        dkeys = np.asarray(doc_ids, dtype=np.int64)
-        if not (len(dkeys) == n == len(vcol)):
-            raise ValueError(f"{source}: columns differ in length")
+        raise TypeError(f"{source}: document ids of dtype {dcol.dtype} are not supported; "
+                        "use str or int ids")
     if integer_values:
         if vcol.dtype.kind == "f":
-            if not np.all(np.isfinite(vcol)) or np.any(vcol != np.round(vcol)):
-                i = int(np.flatnonzero(~np.isfinite(vcol) | (vcol != np.round(vcol)))[0])
-                raise ValueError(f"{_where(source, lines, i)}: grade {vcol[i]!r} is not an integer")
+            bad = ~np.isfinite(vcol) | (vcol != np.round(vcol))
+            if bad.any():
+                i = int(np.flatnonzero(bad)[0])
+                raise ValueError(f"{source}: query {qcol[i]!r}: grade {vcol[i]!r} is not an "
+                                 "integer")
         elif vcol.dtype.kind not in "iub":
             raise TypeError(f"{source}: grades of dtype {vcol.dtype} are not integers")
         if n and (vcol.min() < -2**31 or vcol.max() >= 2**31):
             i = int(np.flatnonzero((vcol < -2**31) | (vcol >= 2**31))[0])
-            raise ValueError(f"{_where(source, lines, i)}: grade {vcol[i]} is outside the 32-bit range")
+            raise ValueError(f"{source}: grade {vcol[i]} is outside the 32-bit range")
         vcol = vcol.astype(np.int32)
     else:
         if vcol.dtype.kind not in "fiu":
             raise TypeError(f"{source}: scores of dtype {vcol.dtype} are not numbers")
-        vcol = vcol.astype(np.float64, copy=False)
+        vcol = vcol.astype(np.float64)
         nan = np.isnan(vcol)
         if nan.any():
             i = int(np.flatnonzero(nan)[0])
-            raise ValueError(f"{_where(source, lines, i)}: query {qcol[i]!r}, document "
-                             f"{_doc_name(doc_vocab, dkeys[i])!r}: score is NaN")
-    # group rows by query, keeping first-seen query order and row order within a query
+            doc = vocab[int(keys[i])] if vocab is not None else int(keys[i])
+            raise ValueError(f"{source}: query {qcol[i]!r}, document {doc!r}: score is NaN")
     if qcol.dtype.kind in "iu":
-        qvals = qcol.astype(np.int64)
-        uniq, first, qidx = np.unique(qvals, return_index=True, return_inverse=True)
+        uniq, first, qidx = np.unique(qcol.astype(np.int64), return_index=True,
+                                      return_inverse=True)
+        order = np.argsort(first, kind="stable")
         rank = np.empty(len(uniq), dtype=np.int64)
-        rank[np.argsort(first, kind="stable")] = np.arange(len(uniq))
+        rank[order] = np.arange(len(uniq))
         qidx = rank[qidx]
-        qlist = [int(x) for x in uniq[np.argsort(first, kind="stable")]]
+        qlist = [int(x) for x in uniq[order]]
     else:
         qraw = [q.decode() if isinstance(q, bytes) else q for q in qcol.tolist()]
-        index = {}
-        qidx = np.fromiter((index.setdefault(q, len(index)) for q in qraw), dtype=np.int64,
+        qindex: dict = {}
+        qidx = np.fromiter((qindex.setdefault(q, len(qindex)) for q in qraw), dtype=np.int64,
                            count=n)
-        qlist = list(index)
+        qlist = list(qindex)
         _check_query_ids(qlist, source)
-    return _grouped(cls, qlist, qidx, dkeys, vcol, doc_vocab, source, lines, integer_values)
+    return _grouped(cls, qlist, qidx, keys, vcol, vocab, source, None, integer_values)
 
 
-def _grouped(cls, qlist, qidx, dkeys, vcol, doc_vocab, source, lines, integer_values):
+def _grouped(cls, qlist, qidx, keys, vcol, vocab, source, lines, integer_values):
+    """Group rows by query (first-seen query order, row order kept within a query), attach
+    the document tables and check for documents named twice in one query."""
     nq = len(qlist)
     counts = np.bincount(qidx, minlength=nq) if len(qidx) else np.zeros(nq, dtype=np.int64)
     offsets = np.zeros(nq + 1, dtype=np.int64)
     np.cumsum(counts, out=offsets[1:])
     if len(qidx) and np.any(qidx[1:] < qidx[:-1]):
         order = np.argsort(qidx, kind="stable")
-        dkeys = dkeys[order]
+        keys = keys[order]
         vcol = vcol[order]
         if lines is not None:
             lines = np.asarray(lines)[order]
+    keys = np.ascontiguousarray(keys, dtype=np.int64)
+    if vocab is not None:
+        key_hash, key_off, blob = _string_tables(vocab)
+        hashes = key_hash[keys]
+        dense, n_keys = keys, len(vocab)
+    else:
+        hashes, key_off, blob = keys, None, None
+        if len(keys):
+            uniq, dense = np.unique(keys, return_inverse=True)
+            dense, n_keys = dense.astype(np.int64).reshape(-1), len(uniq)
+        else:
+            dense, n_keys = keys, 0
     obj = cls.__new__(cls)
-    _Ranked.__init__(obj, qlist, offsets, np.ascontiguousarray(dkeys, dtype=np.int64),
-                     np.ascontiguousarray(vcol), doc_vocab, source, lines)
+    obj._set(qlist, offsets, np.ascontiguousarray(vcol), hashes, keys, key_off, blob, source,
+             lines)
+    i = _kernels.first_duplicate(offsets, np.ascontiguousarray(dense), n_keys)
+    if i >= 0:
+        q = obj.query_ids[int(np.searchsorted(offsets, i, side="right")) - 1]
+        verb = "judges" if integer_values else "retrieves"
+        raise ValueError(f"{obj.where(i)}: query {q!r} {verb} document {obj.doc_id(i)!r} twice")
     if integer_values:
         obj._sort_within_queries()
-    else:
-        obj._check_duplicates()
     return obj
-
-
-def _where(source, lines, i):
-    return f"{source}, line {int(lines[i])}" if lines is not None else source
-
-
-def _doc_name(vocab, key):
-    return vocab[int(key)] if isinstance(vocab, list) else int(vocab[int(key)])
 
 
 def _read(cls, source, integer_values: bool):
@@ -298,8 +320,8 @@ class Qrels(_Ranked):
 
     def __init__(self, data: Mapping[Any, Mapping[str, int]]):
         other = _from_nested(Qrels, data, True, "qrels dict")
-        _Ranked.__init__(self, other.query_ids, other.offsets, other.keys, other.values,
-                         other.doc_vocab, other.source)
+        self._set(other.query_ids, other.offsets, other.values, other.hashes, other.keys,
+                  other.key_off, other.blob, other.source)
 
     @classmethod
     def from_dict(cls, data: Mapping[Any, Mapping[str, int]]) -> "Qrels":
@@ -324,19 +346,19 @@ class Qrels(_Ranked):
         return _from_columns(cls, q, d, v, True, "qrels DataFrame")
 
     def _sort_within_queries(self) -> None:
-        nq = len(self.query_ids)
-        qof = np.repeat(np.arange(nq, dtype=np.int64), np.diff(self.offsets))
-        order = np.lexsort((self.keys, qof))
-        self.keys = np.ascontiguousarray(self.keys[order])
+        """Order each query's judgments by document hash, for the kernels' binary search."""
+        n = self.num_entries
+        order = np.empty(n, dtype=np.int64)
+        _kernels.sort_groups(self.offsets, self.hashes, order)
+        self.hashes = np.ascontiguousarray(self.hashes[order])
         self.values = np.ascontiguousarray(self.values[order])
+        if self.key_off is not None:
+            self.keys = order if self.keys is None else np.ascontiguousarray(self.keys[order])
+        else:
+            self.keys = self.hashes
         if self._lines is not None:
             self._lines = np.asarray(self._lines)[order]
-        same = (self.keys[1:] == self.keys[:-1]) & (qof[1:] == qof[:-1])
-        if same.any():
-            i = int(np.flatnonzero(same)[0]) + 1
-            raise ValueError(f"{self.where(i)}: query {self.query_ids[int(qof[i])]!r} judges "
-                             f"document {_doc_name(self.doc_vocab, self.keys[i])!r} twice")
-        if len(self.values) and int(self.values.max()) > _MAX_GRADE:
+        if n and int(self.values.max()) > _MAX_GRADE:
             i = int(np.argmax(self.values))
             raise ValueError(f"{self.where(i)}: grade {int(self.values[i])} is above "
                              f"{_MAX_GRADE}, the largest grade qafast supports")
@@ -357,8 +379,8 @@ class Run(_Ranked):
 
     def __init__(self, data: Mapping[Any, Mapping[str, float]]):
         other = _from_nested(Run, data, False, "run dict")
-        _Ranked.__init__(self, other.query_ids, other.offsets, other.keys, other.values,
-                         other.doc_vocab, other.source)
+        self._set(other.query_ids, other.offsets, other.values, other.hashes, other.keys,
+                  other.key_off, other.blob, other.source)
         self.run_id = None
 
     @classmethod
@@ -388,13 +410,6 @@ class Run(_Ranked):
         obj = _from_columns(cls, q, d, v, False, "run DataFrame")
         obj.run_id = None
         return obj
-
-    def _check_duplicates(self) -> None:
-        i = _kernels.first_duplicate(self.offsets, self.keys, len(self.doc_vocab))
-        if i >= 0:
-            q = int(np.searchsorted(self.offsets, i, side="right")) - 1
-            raise ValueError(f"{self.where(i)}: query {self.query_ids[q]!r} retrieves document "
-                             f"{_doc_name(self.doc_vocab, self.keys[i])!r} twice")
 
 
 def _df_columns(df, names, source):
@@ -433,24 +448,6 @@ def _as_run(run) -> Run:
     if hasattr(run, "columns") and hasattr(run, "to_numpy"):
         return Run.from_df(run)
     return Run.from_dict(run)
-
-
-def _join(qrels: Qrels, run: Run) -> np.ndarray:
-    """Map each run document key to the qrels key of the same document id (-1: none)."""
-    if run.string_ids != qrels.string_ids:
-        if len(qrels.doc_vocab) and len(run.doc_vocab):
-            raise TypeError("qrels and run use different document id types (str and int)")
-        return np.full(len(run.doc_vocab), -1, dtype=np.int64)
-    if run.string_ids:
-        index = qrels.doc_index()
-        get = index.get
-        return np.fromiter((get(d, -1) for d in run.doc_vocab), dtype=np.int64,
-                           count=len(run.doc_vocab))
-    pos = np.searchsorted(qrels.doc_vocab, run.doc_vocab)
-    pos = np.minimum(pos, max(len(qrels.doc_vocab) - 1, 0))
-    found = (qrels.doc_vocab[pos] == run.doc_vocab) if len(qrels.doc_vocab) else \
-        np.zeros(len(run.doc_vocab), dtype=bool)
-    return np.where(found, pos, -1).astype(np.int64)
 
 
 def _pairs(qrels: Qrels, run: Run, queries: str):
@@ -512,19 +509,22 @@ class _Evaluation:
         self.grade = np.empty(total, dtype=np.int32)
         self.count = np.empty(n_pairs, dtype=np.int64)
         self.num_ret = np.empty(n_pairs, dtype=np.int64)
+        if run.num_entries and qrels.num_entries and run.string_ids != qrels.string_ids:
+            raise TypeError(f"the run ({run.source}) and the qrels ({qrels.source}) use "
+                            "different document id types (str and int)")
         scores = run.values
         if float32_scores:
             scores = scores.astype(np.float32).astype(np.float64)
-        join = _join(qrels, run)
-        blob_offsets, blob = run.blob() if run.string_ids else (_EMPTY_I64, _EMPTY_U8)
         md = 0 if max_docs is None else int(max_docs)
+        run_tables = run.kernel_args()
+        qrels_tables = qrels.kernel_args()
 
         def work(lo, hi):
             _kernels.rank_judged(
-                run.offsets, run.keys, scores, join, blob_offsets, blob, qrels.offsets,
-                qrels.keys, qrels.values, self.pair_run[lo:hi], self.pair_qrels[lo:hi], md,
-                judged_only, self.offsets[lo:hi + 1], self.rank, self.grade,
-                self.count[lo:hi], self.num_ret[lo:hi])
+                run.offsets, *run_tables, scores, qrels.offsets, *qrels_tables, qrels.values,
+                self.pair_run[lo:hi], self.pair_qrels[lo:hi], md, judged_only,
+                self.offsets[lo:hi + 1], self.rank, self.grade, self.count[lo:hi],
+                self.num_ret[lo:hi])
 
         self._parallel(work, n_pairs)
 
@@ -576,15 +576,18 @@ class _Evaluation:
                 out[:, j] = np.log(np.maximum(out[:, j], _MIN_GEO_MEAN))
         missing = self.pair_run < 0
         if missing.any():
-            # trec_eval 10.0 -c scores a query missing from the run against a one-document
-            # ranking of a non-judged document, then zeroes num_ret and utility
+            # trec_eval 10.0 -c ranks one non-judged document for a query missing from the
+            # run, then zeroes the values printed exactly as num_ret, utility, rbp_resid
+            # and unj_* (trec_eval.c); utility_a,b,c,d or rbp_resid_p=x keep theirs
             for j, c in enumerate(columns):
-                if c.family in ("utility", "iprec_at_recall", "11pt_avg"):
+                if c.name in ("num_ret", "utility", "rbp_resid") or c.name.startswith("unj"):
                     out[missing, j] = 0.0
         return out
 
-    def relstring(self, p: int, length: int) -> str:
+    def relstring(self, p: int, length: int, name: str = "relstring") -> str:
         """trec_eval's relstring for pair p: one character per rank for the top ``length``."""
+        if self.pair_run[p] < 0 and name == "relstring":
+            return ""  # trec_eval.c clears it for a query missing from the run
         n = min(int(self.num_ret[p]), max(length, 0))
         chars = ["-"] * n
         lo = int(self.offsets[p])
