@@ -119,7 +119,7 @@ class RelevanceEvaluator:
             return {}
         ev = _Evaluation(self._qrels, run, relevance_level=self.relevance_level,
                          judged_only=self.judged_docs_only_flag, max_docs=None, queries="run",
-                         workers=1, float32_scores=True, v9=True)
+                         workers=1, float32_scores=True, v9=True, keep_empty=True)
         values = ev.values(self._numeric).tolist() if self._numeric else [[]] * len(ev.ids)
         names = [c.name for c in self._numeric]
         order = self._columns

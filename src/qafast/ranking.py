@@ -450,14 +450,22 @@ def _as_run(run) -> Run:
     return Run.from_dict(run)
 
 
-def _pairs(qrels: Qrels, run: Run, queries: str):
-    """(query ids, run index, qrels index) of the evaluated queries, in query id order."""
+def _pairs(qrels: Qrels, run: Run, queries: str, keep_empty: bool = False):
+    """(query ids, run index, qrels index) of the evaluated queries, in query id order.
+
+    A run query without documents counts as absent from the run, as it would be in a TREC
+    file, unless ``keep_empty`` (pytrec_eval evaluates it on an empty ranking).
+    """
     if queries not in ("run", "qrels"):
         raise ValueError(f"queries must be 'run' (run and qrels in common) or 'qrels' (every "
                          f"qrels query, missing ones scoring 0, as trec_eval -c), not {queries!r}")
     qindex = qrels.query_index()
     rindex = run.query_index()
-    common = [q for q in run.query_ids if q in qindex]
+    if not keep_empty:
+        sizes = np.diff(run.offsets)
+        if not sizes.all():
+            rindex = {q: i for q, i in rindex.items() if sizes[i]}
+    common = [q for q in rindex if q in qindex]
     if not common:
         raise ValueError(
             f"the run ({run.source}) and the qrels ({qrels.source}) have no query in common: "
@@ -491,12 +499,12 @@ class _Evaluation:
 
     def __init__(self, qrels: Qrels, run: Run, *, relevance_level: int, judged_only: bool,
                  max_docs, queries: str, workers: int, float32_scores: bool = False,
-                 v9: bool = False):
+                 v9: bool = False, keep_empty: bool = False):
         self.qrels, self.run = qrels, run
         self.relevance_level = relevance_level
         self.v9 = v9
         self.workers = _workers(workers)
-        self.ids, self.pair_run, self.pair_qrels = _pairs(qrels, run, queries)
+        self.ids, self.pair_run, self.pair_qrels = _pairs(qrels, run, queries, keep_empty)
         n_pairs = len(self.ids)
         run_len = np.diff(run.offsets)
         qrels_len = np.diff(qrels.offsets)

@@ -250,6 +250,13 @@ def _counts(rq: RankedQuery) -> _Counts:
                    highest + 1)
 
 
+def _c_log2(x: float) -> float:
+    """C's log2: -inf at 0 and NaN below it, where Python's would raise."""
+    if x > 0:
+        return math.log2(x)
+    return -math.inf if x == 0 else math.nan
+
+
 def _div(a: float, b: float) -> float:
     """IEEE division as C does it: x/0 is +-inf, 0/0 is NaN (Python would raise)."""
     if b != 0:
@@ -722,7 +729,7 @@ def _g(rq: RankedQuery, param: Any, version: str) -> float:
         sum_results += gain
         sum_cost += ideal[i] if i < len(ideal) and ideal[i] >= 1.0 else 1.0
         if gain != 0:
-            results_g += gain / math.log2(2 + sum_cost - sum_results)
+            results_g += _div(gain, _c_log2(2 + sum_cost - sum_results))
     sum_ideal = 0.0
     for gain in ideal:
         sum_ideal += gain
