@@ -6,6 +6,7 @@ kernel that faults on an out-of-range index instead of reading garbage.
 """
 
 import os
+from pathlib import Path
 
 from Cython.Build import cythonize
 from setuptools import Extension, setup
@@ -32,6 +33,8 @@ extensions = [
     Extension(
         "qafast._kernels",
         ["src/qafast/_kernels.pyx"],
+        include_dirs=["src/qafast"],
+        depends=["src/qafast/_simd.h"] + [str(p) for p in Path("src/qafast").glob("*.pxi")],
         extra_compile_args=compile_args,
         define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
     )

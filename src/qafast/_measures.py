@@ -83,10 +83,10 @@ FAMILIES: dict[str, tuple[str, object]] = {
 SUMMED = frozenset({"num_q", "num_ret", "num_rel", "num_rel_ret", "num_nonrel_judged_ret"})
 GEOMETRIC = frozenset({"gm_map", "gm_bpref"})
 INTEGER_VALUED = SUMMED
-#: Measures that read only the top k of a ranking (or none of it): the kernels stop there.
-_SHALLOW = frozenset({"P", "recall", "map_cut", "ndcg_cut", "ndcg_cut_exp", "relative_P",
-                      "success", "recip_rank_cut", "unj", "num_ret", "num_rel", "num_rel_ret",
-                      "set_P", "set_relative_P", "set_recall", "set_map", "set_F", "utility"})
+#: Measures that read each query's whole ranked grade list; the others read only the ranks
+#: and grades of its judged documents, or counts.
+DENSE = frozenset({"iprec_at_recall", "11pt_avg", "Rprec_mult", "G", "dcg", "ideal_dcg", "ndcg",
+                   "ndcg_rel", "Rndcg", "rbp", "rbp_resid"})
 #: Not numbers, or not per query: the CLI prints them, evaluate() does not return them.
 TEXT_MEASURES = frozenset({"runid", "num_q", "relstring"})
 
@@ -116,17 +116,6 @@ class Column:
         if self.family in GEOMETRIC:
             return "gm"
         return "mean"
-
-    @property
-    def depth(self) -> int:
-        """How deep into a ranking this column reads (-1: the whole ranking)."""
-        if self.family not in _SHALLOW:
-            return -1
-        if self.family in ("P", "recall", "map_cut", "ndcg_cut", "ndcg_cut_exp", "relative_P",
-                           "success", "recip_rank_cut", "unj"):
-            return self.k
-        return 0
-
 
 class UnknownMeasureError(ValueError):
     """A measure name that no family, alias or nickname matches."""

@@ -115,6 +115,11 @@ cdef inline bint _ahead(const double* scores, const DocKeys* d, int64_t a, int64
     return _hash_of(d, a) > _hash_of(d, b)
 
 
+cdef extern from "_simd.h" nogil:
+    int64_t qafast_last_equal(const int64_t* a, int64_t n, int64_t h)
+    int64_t qafast_count_greater(const double* s, int64_t n, double x, int64_t* equal)
+
+
 cdef DocKeys _doc_keys(const int64_t[::1] hashes, const int64_t[::1] keys,
                        const int64_t[::1] key_off, const uint8_t[::1] blob):
     cdef DocKeys d
@@ -224,7 +229,7 @@ def rank_judged(
     if not (judged and jgrade and jrank and order and tmp and grade_of):
         free(judged); free(jgrade); free(jrank); free(order); free(tmp); free(grade_of)
         raise MemoryError()
-    cdef int64_t r0, q0, q1, i, j, k, nj, rank, ahead, ties, base, cnt, num_ret, h, lo, hi, mid
+    cdef int64_t r0, q0, q1, i, j, k, nj, rank, ahead, ties, base, cnt, num_ret, h, lo, hi, mid, pos
     cdef int64_t tkey
     cdef int32_t tg, g
     cdef double sj
@@ -243,19 +248,25 @@ def rank_judged(
                 # judged retrieved documents of this query
                 nj = 0
                 if q1 - q0 <= 32:
-                    # few judgments: scan the run once per judged document; the compares
-                    # are cheap and the branch is rarely taken
+                    # few judgments: one branch-free scan of the run's hashes per judged
+                    # document (the compiler vectorises it); bytes settle a hash collision
                     for j in range(q0, q1):
                         h = qk.hashes[j]
-                        for i in range(r0, r0 + n):
-                            if rk.hashes[i] == h and (
-                                    rk.key_off == NULL
-                                    or _cmp_bytes(&rk, _key(&rk, i), &qk, _key(&qk, j)) == 0):
-                                g = qrels_grades[j]
-                                judged[nj] = i
-                                jgrade[nj] = g if g >= 0 else UNJUDGED
-                                nj += 1
-                                break
+                        pos = qafast_last_equal(rk.hashes + r0, n, h)
+                        if pos >= 0:
+                            pos += r0
+                        if pos >= 0 and rk.key_off != NULL and \
+                                _cmp_bytes(&rk, _key(&rk, pos), &qk, _key(&qk, j)) != 0:
+                            pos = -1
+                            for i in range(r0, r0 + n):
+                                if rk.hashes[i] == h and _cmp_bytes(&rk, _key(&rk, i), &qk, _key(&qk, j)) == 0:
+                                    pos = i
+                                    break
+                        if pos >= 0:
+                            g = qrels_grades[j]
+                            judged[nj] = pos
+                            jgrade[nj] = g if g >= 0 else UNJUDGED
+                            nj += 1
                 else:
                     for i in range(r0, r0 + n):
                         h = rk.hashes[i]
@@ -279,11 +290,7 @@ def rank_judged(
                     # few judged documents: a rank is 1 + the number of documents ahead
                     for j in range(nj):
                         sj = scores[judged[j]]
-                        ahead = 0
-                        ties = 0
-                        for i in range(r0, r0 + n):
-                            ahead += scores[i] > sj
-                            ties += scores[i] == sj
+                        ahead = qafast_count_greater(scores + r0, n, sj, &ties)
                         if ties > 1:
                             for i in range(r0, r0 + n):
                                 if scores[i] == sj and i != judged[j] and _ahead(scores, &rk, i, judged[j]):
@@ -477,6 +484,9 @@ def hash_keys(const int64_t[::1] key_off, const uint8_t[::1] blob, int64_t[::1] 
 
 cdef struct Query:
     const int32_t* g        # grade at each rank, NONPOOL / UNJUDGED codes included
+    const int32_t* sr       # the ranks (1-based, increasing) of the judged documents
+    const int32_t* sg       # and their grades: what g holds where it is not NONPOOL
+    int64_t ns
     int64_t n               # num_ret
     int64_t L               # relevance level
     int64_t num_rel         # R: qrels documents with grade >= L
@@ -767,10 +777,10 @@ cdef double _rprec_mult(const Query* q, double mult) noexcept nogil:
 
 cdef inline int64_t _rel_in_top(const Query* q, int64_t k) noexcept nogil:
     cdef int64_t i, c = 0
-    if k > q.n:
-        k = q.n
-    for i in range(k):
-        if q.g[i] >= q.L:
+    for i in range(q.ns):
+        if q.sr[i] > k:
+            break
+        if q.sg[i] >= q.L:
             c += 1
     return c
 
@@ -788,21 +798,21 @@ cdef double _one_measure(const Query* q, int code, int64_t k, double x,
         return <double>q.num_rel_ret
     if code == M_NUM_NONREL_JUDGED_RET:
         c = 0
-        for i in range(q.n):
-            if q.g[i] >= 0 and q.g[i] < q.L:
+        for i in range(q.ns):
+            if q.sg[i] >= 0 and q.sg[i] < q.L:
                 c += 1
         return <double>c
     if code == M_MAP or code == M_MAP_CUT:
         if code == M_MAP:
             k = q.n
-        elif k > q.n:
-            k = q.n
         s = 0.0
         c = 0
-        for i in range(k):
-            if q.g[i] >= q.L:
+        for i in range(q.ns):
+            if q.sr[i] > k:
+                break
+            if q.sg[i] >= q.L:
                 c += 1
-                s += <double>c / <double>(i + 1)
+                s += <double>c / <double>q.sr[i]
         return s / <double>q.num_rel if q.num_rel > 0 else 0.0
     if code == M_RPREC:
         if q.num_rel == 0:
@@ -811,11 +821,13 @@ cdef double _one_measure(const Query* q, int code, int64_t k, double x,
     if code == M_BPREF or code == M_INFAP:
         return _bpref_infap(q, code)
     if code == M_RECIP_RANK or code == M_RECIP_RANK_CUT:
-        if code == M_RECIP_RANK or k > q.n:
+        if code == M_RECIP_RANK:
             k = q.n
-        for i in range(k):
-            if q.g[i] >= q.L:
-                return 1.0 / <double>(i + 1)
+        for i in range(q.ns):
+            if q.sr[i] > k:
+                break
+            if q.sg[i] >= q.L:
+                return 1.0 / <double>q.sr[i]
         return 0.0
     if code == M_IPREC_AT_RECALL:
         _interpolated(q, &x, 1, fscratch)
@@ -842,10 +854,10 @@ cdef double _one_measure(const Query* q, int code, int64_t k, double x,
     if code == M_BING:
         s = 0.0
         c = 0
-        for i in range(q.n):
-            if q.g[i] >= q.L:
+        for i in range(q.ns):
+            if q.sg[i] >= q.L:
                 c += 1
-                s += 1.0 / log2(<double>(3 + i - c))
+                s += 1.0 / log2(<double>(3 + (q.sr[i] - 1) - c))
         return s / <double>q.num_rel if c > 0 else 0.0
     if code == M_G:
         ng = _setup_gains(q, pkeys, pvals, np_, gains, gains2)
@@ -886,23 +898,25 @@ cdef double _one_measure(const Query* q, int code, int64_t k, double x,
             cur_p = cur_p * x
         return cur_p + (1 - x) * s if c > 0 else 0.0
     if code == M_UNJ:
-        c = 0
-        for i in range(k if k < q.n else q.n):
-            if q.g[i] < 0:
-                c += 1
+        # nonpool and unjudged documents in the top k: all ranks there but the judged ones
+        c = k if k < q.n else q.n
+        for i in range(q.ns):
+            if q.sr[i] > k:
+                break
+            if q.sg[i] >= 0:
+                c -= 1
         return <double>c / <double>k
     return 0.0
 
 
 cdef double _bpref_infap(const Query* q, int code) noexcept nogil:
     """bpref (m_bpref.c) and infAP (m_infap.c)."""
-    cdef int64_t j, nonrel = 0, rel = 0, unj = 0
+    cdef int64_t i, j, nonrel = 0, rel = 0, unj = 0
     cdef double total = 0.0, fj
     cdef int32_t g
-    for j in range(q.n):
-        g = q.g[j]
-        if g == NONPOOL:
-            continue
+    for i in range(q.ns):
+        g = q.sg[i]
+        j = q.sr[i] - 1
         if g == UNJUDGED:
             unj += 1
             continue
@@ -934,13 +948,14 @@ cdef double _ndcg_cut(const Query* q, int64_t k, bint exp_gain) noexcept nogil:
     k; the ideal list comes from the qrels grade counts. exp_gain uses 2**grade - 1 instead."""
     cdef double dcg = 0.0, idcg = 0.0, gain
     cdef int64_t i, lvl, cnt
-    cdef int64_t top = k if k < q.n else q.n
-    for i in range(top):
-        if q.g[i] > 0:
-            gain = <double>q.g[i]
+    for i in range(q.ns):
+        if q.sr[i] > k:
+            break
+        if q.sg[i] > 0:
+            gain = <double>q.sg[i]
             if exp_gain:
                 gain = 2.0 ** gain - 1.0
-            dcg += gain / log2(<double>(i + 2))
+            dcg += gain / log2(<double>(q.sr[i] + 1))
     i = 0
     lvl = q.num_levels - 1
     while lvl > 0 and i < k:
@@ -974,7 +989,7 @@ def ranking_measures(
     const int64_t[::1] list_offsets,
     const int64_t[::1] list_keys,
     const double[::1] list_values,
-    int64_t depth,
+    bint need_dense,
     double[:, ::1] out,
     Py_ssize_t start=0,
     Py_ssize_t stop=-1,
@@ -984,7 +999,8 @@ def ranking_measures(
     ``codes[m]`` is the measure code with its cutoff ``int_params[m]`` and scalar
     ``float_params[m]``; list parameters (gain maps, recall points, utility coefficients)
     are ``list_keys/list_values[list_offsets[m]:list_offsets[m + 1]]``. ``depth`` bounds how
-    much of each ranked list the measures read (-1: all of it).
+    ``need_dense`` asks for each query's full ranked grade list; most measures read only
+    the judged documents' (rank, grade) rows.
     """
     cdef Py_ssize_t n_pairs = pair_qrels.shape[0], n_meas = codes.shape[0]
     if stop < 0 or stop > n_pairs:
@@ -996,7 +1012,7 @@ def ranking_measures(
     for m in range(n_meas):
         if list_offsets[m + 1] - list_offsets[m] > max_list:
             max_list = list_offsets[m + 1] - list_offsets[m]
-    cap = max_ret if depth < 0 or depth > max_ret else depth
+    cap = max_ret if need_dense else 0
     cdef int32_t* row = <int32_t*>malloc((cap + 1) * sizeof(int32_t))
     cdef int64_t* levels = <int64_t*>calloc(max_grade + 2, sizeof(int64_t))
     cdef Gain* gains = <Gain*>malloc((max_grade + 2 + max_list) * sizeof(Gain))
@@ -1050,6 +1066,9 @@ def ranking_measures(
                     if r < n_here:
                         row[r] = g
                 q.num_rel_ret = nrr
+                q.sr = &ranked_rank[base] if cnt > 0 else NULL
+                q.sg = &ranked_grade[base] if cnt > 0 else NULL
+                q.ns = cnt
                 for m in range(n_meas):
                     out[p, m] = _one_measure(
                         &q, codes[m], int_params[m], float_params[m],

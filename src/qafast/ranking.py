@@ -19,7 +19,7 @@ from typing import Any, Iterable, Mapping
 import numpy as np
 
 from . import _kernels
-from ._measures import TEXT_MEASURES, Column, parse_measures
+from ._measures import DENSE, TEXT_MEASURES, Column, parse_measures
 
 __all__ = ["MEASURE_FAMILIES", "Qrels", "Run", "evaluate"]
 
@@ -563,8 +563,7 @@ class _Evaluation:
                 lkeys.extend(c.keys)
                 lvals.extend(c.values)
             loffs[i + 1] = len(lkeys)
-        depths = [c.depth for c in columns]
-        depth = -1 if any(d < 0 for d in depths) else max(depths, default=0)
+        need_dense = any(c.family in DENSE for c in columns)
         max_grade = int(self.qrels.values.max()) if len(self.qrels.values) else 0
         out = np.zeros((n_pairs, m), dtype=np.float64)
         lk = np.array(lkeys, dtype=np.int64)
@@ -575,7 +574,7 @@ class _Evaluation:
                 self.offsets, self.rank, self.grade, self.count, self.num_ret,
                 self.pair_qrels, self.qrels.offsets, self.qrels.values, self.relevance_level,
                 max(max_grade, 0), self.v9, codes, kparams, fparams, loffs, lk, lv,
-                min(depth, 2**62), out, lo, hi)
+                need_dense, out, lo, hi)
 
         self._parallel(work, n_pairs)
         for j, c in enumerate(columns):
