@@ -294,3 +294,19 @@ def test_every_measure_is_bounded_and_order_invariant(seed):
     random.Random(seed).shuffle(rows)
     shuffled = qafast.Run.from_arrays(*map(np.array, zip(*rows)))
     assert qafast.evaluate(qrels, shuffled, ALL, per_query=True) == base
+
+
+def test_integer_query_ids_match_string_query_ids():
+    qrels_s, run_s = random_case(21, n_queries=60)
+    to_int = {q: int(q[1:]) for q in qrels_s.keys() | run_s.keys()}
+    qrels_i = {to_int[q]: v for q, v in qrels_s.items()}
+    run_i = {to_int[q]: v for q, v in run_s.items()}
+    rows = [(q, d, s) for q, docs in run_i.items() for d, s in docs.items()]
+    qrows = [(q, d, g) for q, docs in qrels_i.items() for d, g in docs.items()]
+    run = qafast.Run.from_arrays(*map(np.array, zip(*rows)))
+    qrels = qafast.Qrels.from_arrays(*map(np.array, zip(*qrows)))
+    for queries in ("run", "qrels"):
+        got = qafast.evaluate(qrels, run, "all_trec", per_query=True, queries=queries)
+        want = qafast.evaluate(qrels_s, run_s, "all_trec", per_query=True, queries=queries)
+        assert list(got) == sorted(got)
+        assert {f"q{q}": v for q, v in got.items()} == want

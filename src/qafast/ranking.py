@@ -459,23 +459,50 @@ def _pairs(qrels: Qrels, run: Run, queries: str, keep_empty: bool = False):
     if queries not in ("run", "qrels"):
         raise ValueError(f"queries must be 'run' (run and qrels in common) or 'qrels' (every "
                          f"qrels query, missing ones scoring 0, as trec_eval -c), not {queries!r}")
+    sizes = np.diff(run.offsets)
+    present = sizes > 0 if not keep_empty else np.ones(len(run.query_ids), dtype=bool)
+    if (run.query_ids and qrels.query_ids and type(run.query_ids[0]) is int
+            and type(qrels.query_ids[0]) is int):
+        return _pairs_int(qrels, run, queries, present)
     qindex = qrels.query_index()
     rindex = run.query_index()
-    if not keep_empty:
-        sizes = np.diff(run.offsets)
-        if not sizes.all():
-            rindex = {q: i for q, i in rindex.items() if sizes[i]}
+    if not present.all():
+        rindex = {q: i for q, i in rindex.items() if present[i]}
     common = [q for q in rindex if q in qindex]
     if not common:
-        raise ValueError(
-            f"the run ({run.source}) and the qrels ({qrels.source}) have no query in common: "
-            f"run queries look like {run.query_ids[:3]!r}, qrels queries like "
-            f"{qrels.query_ids[:3]!r}")
+        _no_common(qrels, run)
     ids = common if queries == "run" else list(qrels.query_ids)
     ids.sort()
-    pair_run = np.fromiter((rindex.get(q, -1) for q in ids), dtype=np.int64, count=len(ids))
-    pair_qrels = np.fromiter((qindex[q] for q in ids), dtype=np.int64, count=len(ids))
+    if queries == "run":
+        pair_run = np.array([rindex[q] for q in ids], dtype=np.int64)
+    else:
+        get = rindex.get
+        pair_run = np.array([get(q, -1) for q in ids], dtype=np.int64)
+    pair_qrels = np.array([qindex[q] for q in ids], dtype=np.int64)
     return ids, pair_run, pair_qrels
+
+
+def _pairs_int(qrels, run, queries, present):
+    """_pairs for integer query ids, in numpy."""
+    rq = np.array(run.query_ids, dtype=np.int64)
+    qq = np.array(qrels.query_ids, dtype=np.int64)
+    rkeep = np.flatnonzero(present)
+    common, ri, qi = np.intersect1d(rq[rkeep], qq, assume_unique=True, return_indices=True)
+    if not len(common):
+        _no_common(qrels, run)
+    if queries == "run":
+        return common.tolist(), rkeep[ri].astype(np.int64), qi.astype(np.int64)
+    order = np.argsort(qq, kind="stable")
+    pair_run = np.full(len(qq), -1, dtype=np.int64)
+    pair_run[qi] = rkeep[ri]
+    return qq[order].tolist(), pair_run[order], order.astype(np.int64)
+
+
+def _no_common(qrels, run):
+    raise ValueError(
+        f"the run ({run.source}) and the qrels ({qrels.source}) have no query in common: "
+        f"run queries look like {run.query_ids[:3]!r}, qrels queries like "
+        f"{qrels.query_ids[:3]!r}")
 
 
 def _workers(workers: int) -> int:
