@@ -68,6 +68,12 @@ def dist_version(dist: str) -> str:
         return "not installed"
 
 
+def load_average() -> str:
+    if not hasattr(os, "getloadavg"):
+        return "?"
+    return "/".join(f"{x:.2f}" for x in os.getloadavg())
+
+
 def machine_info() -> list[str]:
     qafast, _ = import_qafast()
     qv = getattr(qafast, "__version__", "?") if qafast is not None else "not importable"
@@ -84,9 +90,8 @@ def machine_info() -> list[str]:
     lines = [
         f"machine: {platform.platform()}, {platform.processor() or platform.machine()}, "
         f"os.cpu_count()={os.cpu_count()}",
-        f"load average (1/5/15 min) at start: "
-        f"{', '.join(f'{x:.2f}' for x in os.getloadavg()) if hasattr(os, 'getloadavg') else '?'}"
-        " (other work on the machine makes timings, threaded ones most, noisy)",
+        f"load average (1/5/15 min) at start: {load_average()} (other work on the machine "
+        "makes timings, threaded ones most, noisy)",
         f"python {platform.python_version()} ({platform.python_implementation()}), "
         f"numpy {np.__version__}",
         f"qafast {qv}; pytrec-eval-terrier {dist_version('pytrec-eval-terrier')}; "

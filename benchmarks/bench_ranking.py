@@ -39,6 +39,7 @@ from _common import (  # noqa: E402
     Data,
     Timing,
     dist_version,
+    load_average,
     import_qafast,
     machine_info,
     make_data,
@@ -331,6 +332,7 @@ def bench(args, tmp: Path) -> int:
     rep = Report()
     exit_code = 0
     n, d = args.queries, args.docs
+    machine = machine_info()  # load average before this benchmark adds its own
     warm_n = max(1, min(1_000, n // 10))
     qafast, qerr = import_qafast()
 
@@ -369,7 +371,7 @@ def bench(args, tmp: Path) -> int:
     header = [
         f"qafast ranking benchmark: {n:,} queries x {d} retrieved docs, "
         f"5 measures at once ({', '.join(SHORT)})",
-        *machine_info(),
+        *machine,
         f"data: seed {args.seed}; {n_tied:.1f} tied docs/query on average (2-decimal scores); "
         f"{differ:.0%} of tied pairs order differently as 'd{{id}}' strings than as ints; "
         f"{n_judged:,} judged docs ({n_rel:,} with grade >= 1), 4-8 per query, grades 0-3, "
@@ -729,6 +731,7 @@ def bench(args, tmp: Path) -> int:
             rep.row("5", path5, "-", "-", "-", note)
 
     log("done")
+    header[2] += f"; at end: {load_average()}"
     rep.print(header)
     if exit_code:
         print("\nFAILED: qafast per-query values differ between workers=1 and workers=2")
