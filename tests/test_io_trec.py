@@ -100,12 +100,17 @@ def check_same(cols: TrecColumns, data: bytes, is_run: bool) -> None:
     assert cols.values.dtype == (np.float64 if is_run else np.int32)
 
 
-def read(data: bytes, is_run: bool, chunk: int | None = None) -> TrecColumns:
-    return trec_module._read(data, is_run=is_run, chunk_bytes=chunk)
+def read(data: bytes, is_run: bool, chunk: int | None = None, workers: int = 1) -> TrecColumns:
+    return trec_module._read(data, is_run=is_run, chunk_bytes=chunk, workers=workers)
 
 
-def read_stream(data: bytes, is_run: bool, chunk: int | None = None) -> TrecColumns:
-    return trec_module._read(io.BytesIO(data), is_run=is_run, chunk_bytes=chunk)
+def read_stream(
+    data: bytes, is_run: bool, chunk: int | None = None, workers: int = 1
+) -> TrecColumns:
+    return trec_module._read(io.BytesIO(data), is_run=is_run, chunk_bytes=chunk, workers=workers)
+
+
+both_modes = pytest.mark.parametrize("workers", [1, 2], ids=["one-thread", "two-threads"])
 
 
 # ----------------------------------------------------------------------------------------------
@@ -125,15 +130,16 @@ def read_stream(data: bytes, is_run: bool, chunk: int | None = None) -> TrecColu
         ("results.trunc", True),
     ],
 )
-def test_golden_files_match_naive_parser(name, is_run):
+@both_modes
+def test_golden_files_match_naive_parser(name, is_run, workers):
     path = GOLDEN / name
     data = path.read_bytes()
-    cols = (read_trec_run if is_run else read_trec_qrels)(path)
+    cols = (read_trec_run if is_run else read_trec_qrels)(path, workers=workers)
     check_same(cols, data, is_run)
     assert cols.path == str(path)
     for chunk in (1, 97, 4096):  # a chunk boundary inside many lines
-        check_same(read(data, is_run, chunk), data, is_run)
-        check_same(read_stream(data, is_run, chunk), data, is_run)
+        check_same(read(data, is_run, chunk, workers), data, is_run)
+        check_same(read_stream(data, is_run, chunk, workers), data, is_run)
 
 
 @needs_golden
@@ -203,11 +209,12 @@ def test_path_str_pathlike_and_gzip(tmp_path):
     check_same(read_trec_run(gzip.compress(RUN)), RUN, True)
 
 
-def test_gzip_in_small_chunks(tmp_path):
+@both_modes
+def test_gzip_in_small_chunks(tmp_path, workers):
     data = b"".join(b"q%d Q0 d%d %d %d.5 r\n" % (i // 7, i, i, i) for i in range(2000))
     gz = tmp_path / "big.gz"
     gz.write_bytes(gzip.compress(data))
-    check_same(trec_module._read(gz, is_run=True, chunk_bytes=100), data, True)
+    check_same(trec_module._read(gz, is_run=True, chunk_bytes=100, workers=workers), data, True)
 
 
 def test_file_objects():
@@ -253,6 +260,14 @@ def test_bytearray_and_memoryview():
 def test_wrong_source_type():
     with pytest.raises(TypeError, match="source must be a path"):
         read_trec_run(12)
+
+
+def test_workers_argument():
+    assert read_trec_run(RUN, workers=-1).doc_ids == read_trec_run(RUN, workers=2).doc_ids
+    with pytest.raises(ValueError, match="workers"):
+        read_trec_run(RUN, workers=0)
+    with pytest.raises(TypeError, match="workers must be an int"):
+        read_trec_run(RUN, workers=1.5)
 
 
 def test_missing_file(tmp_path):
@@ -336,7 +351,8 @@ def test_ids_that_share_prefixes_lengths_and_nul_bytes():
     assert cols.doc_index.tolist() == list(range(len(names))) + list(range(len(names)))[::-1]
 
 
-def test_many_distinct_ids_grow_the_tables():
+@both_modes
+def test_many_distinct_ids_grow_the_tables(workers):
     rng = np.random.default_rng(1)
     n = 300_000
     docs = rng.integers(0, 200_000, n)
@@ -344,16 +360,17 @@ def test_many_distinct_ids_grow_the_tables():
     lines = [f"q{q} Q0 doc-{d} 1 {i}.5 r\n" if i % 3 else f"q{q} Q0 D{d} 1 {i} r\n"
              for i, (q, d) in enumerate(zip(qids, docs))]
     data = "".join(lines).encode()
-    check_same(read(data, True), data, True)
+    check_same(read(data, True, 1 << 16, workers), data, True)
 
 
-def test_a_line_longer_than_the_chunk():
+@both_modes
+def test_a_line_longer_than_the_chunk(workers):
     long_doc = b"d" * 5000
     data = b"q Q0 short 1 1 r\nq Q0 " + long_doc + b" 2 0.5 r\nq Q0 x 3 0.25 r\n"
     for chunk in (16, 100, 4999):
-        cols = read(data, True, chunk)
+        cols = read(data, True, chunk, workers)
         assert cols.doc_ids == ["short", long_doc.decode(), "x"]
-        cols = read_stream(data, True, chunk)
+        cols = read_stream(data, True, chunk, workers)
         assert cols.doc_ids == ["short", long_doc.decode(), "x"]
 
 
@@ -420,9 +437,9 @@ def test_decimal_syntax_matches_float(tok):
 # errors, each naming path and line
 
 
-def error(data: bytes, is_run: bool, chunk: int | None = None) -> TrecFormatError:
+def error(data: bytes, is_run: bool, chunk: int | None = None, workers: int = 1) -> TrecFormatError:
     with pytest.raises(TrecFormatError) as e:
-        read(data, is_run, chunk)
+        read(data, is_run, chunk, workers)
     return e.value
 
 
@@ -449,9 +466,10 @@ HEAD = b"# comment\n\nq1 Q0 d1 1 1.0 r\n"  # data on line 3; an error goes on li
 )
 @pytest.mark.parametrize("chunk", [None, 5])
 @pytest.mark.parametrize("eol", [b"\n", b"\r\n", b""])
-def test_run_errors_name_the_line(line, pattern, chunk, eol):
+@both_modes
+def test_run_errors_name_the_line(line, pattern, chunk, eol, workers):
     data = HEAD + line + eol + (b"q1 Q0 d9 3 1.0 r\n" if eol else b"")
-    e = error(data, True, chunk)
+    e = error(data, True, chunk, workers)
     assert e.line == 4 and e.path == "<bytes>"
     assert str(e).startswith("<bytes>, line 4: ")
     assert e.message == str(e).split(": ", 1)[1]
@@ -482,6 +500,36 @@ def test_qrels_errors_name_the_line(line, pattern):
     assert re.search(pattern, e.message), e.message
 
 
+@both_modes
+def test_read_errors_propagate_and_no_thread_is_left(workers):
+    import threading
+
+    class Broken(io.RawIOBase):
+        data = b"".join(b"q Q0 d%d 1 1 r\n" % i for i in range(100))
+
+        def __init__(self):
+            self.sent = 0
+
+        def readable(self):
+            return True
+
+        def readinto(self, b):
+            if self.sent > 500:
+                raise OSError("disk on fire")
+            n = min(len(b), 7)
+            b[:n] = self.data[self.sent : self.sent + n]
+            self.sent += n
+            return n
+
+    before = threading.active_count()
+    with pytest.raises(OSError, match="disk on fire"):
+        trec_module._read(Broken(), is_run=True, chunk_bytes=8, workers=workers)
+    bad = b"".join(b"q Q0 d%d 1 1 r\n" % i for i in range(5000)) + b"q Q0 \xff 1 1 r\n" * 9000
+    with pytest.raises(TrecFormatError):
+        trec_module._read(bad, is_run=True, chunk_bytes=1000, workers=workers)
+    assert threading.active_count() == before
+
+
 def test_grade_edges():
     cols = read_trec_qrels(b"q 0 a 2147483647\nq 0 b -2147483648\nq 0 c +3\nq 0 d 007\nq 0 e -0\n")
     assert cols.values.tolist() == [2147483647, -2147483648, 3, 7, 0]
@@ -503,25 +551,36 @@ def test_error_path_and_pickling(tmp_path):
         read_trec_run(gz)
 
 
-def test_first_error_wins():
+@both_modes
+@pytest.mark.parametrize("chunk", [None, 1, 20])
+def test_first_error_wins(workers, chunk):
     # a bad score (checked late, on the slow path) before a short line: the score's line
     data = b"q Q0 d 1 1.0 r\nq Q0 d 1 bad r\nq Q0 d\n"
-    assert error(data, True).line == 2
+    assert error(data, True, chunk, workers).line == 2
     data = b"q Q0 d 1 1.0 r\nq Q0 d\xff 1 1e400 r\nq Q0 d 1 bad r\n"
-    assert error(data, True).line == 2
-    # the invalid UTF-8 id comes before the bad score
+    assert error(data, True, chunk, workers).line == 2
+    # the invalid UTF-8 id (found when interning) comes before the bad score (found when
+    # scanning, possibly a block ahead)
     data = b"q Q0 d 1 1.0 r\nq Q0 d\xff 1 1 r\nq Q0 d 1 bad r\n"
-    assert "UTF-8" in error(data, True).message
+    assert "UTF-8" in error(data, True, chunk, workers).message
+    data = b"q\xfe Q0 d 1 1.0 r\nq Q0 d 1 1 r\nq Q0 d 1\n"
+    e = error(data, True, chunk, workers)
+    assert e.line == 1 and "query id" in e.message
 
 
-def test_error_lines_across_many_chunks():
+@both_modes
+def test_error_lines_across_many_chunks(workers):
     good = b"".join(b"q%d Q0 d%d 1 %d.25 r\n" % (i, i, i) for i in range(1000))
-    data = good + b"q Q0 d 1 nope r\n" + good
-    for chunk in (None, 1, 33, 1000):
-        assert error(data, True, chunk).line == 1001
-        with pytest.raises(TrecFormatError) as e:
-            read_stream(data, True, chunk)
-        assert e.value.line == 1001 and e.value.path == "<file>"
+    for bad, message in [(b"q Q0 d 1 nope r\n", "not a number"),
+                         (b"q Q0 d\xff 1 1 r\n", "UTF-8"),
+                         (b"q Q0 d 1 1\n", "fields")]:
+        data = good + bad + good
+        for chunk in (None, 1, 33, 1000):
+            e = error(data, True, chunk, workers)
+            assert e.line == 1001 and message in e.message
+            with pytest.raises(TrecFormatError) as e:
+                read_stream(data, True, chunk, workers)
+            assert e.value.line == 1001 and e.value.path == "<file>"
 
 
 def test_utf8_validation_matches_python():
@@ -597,18 +656,18 @@ def trec_files(draw, is_run: bool):
     return text.encode("utf-8")
 
 
-@given(trec_files(True), st.sampled_from([None, 1, 3, 17, 64]))
+@given(trec_files(True), st.sampled_from([None, 1, 3, 17, 64]), st.sampled_from([1, 2]))
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-def test_random_runs_match_naive_parser(data, chunk):
-    check_same(read(data, True, chunk), data, True)
-    check_same(read_stream(data, True, chunk), data, True)
+def test_random_runs_match_naive_parser(data, chunk, workers):
+    check_same(read(data, True, chunk, workers), data, True)
+    check_same(read_stream(data, True, chunk, workers), data, True)
 
 
-@given(trec_files(False), st.sampled_from([None, 1, 5, 64]))
+@given(trec_files(False), st.sampled_from([None, 1, 5, 64]), st.sampled_from([1, 2]))
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-def test_random_qrels_match_naive_parser(data, chunk):
-    check_same(read(data, False, chunk), data, False)
-    check_same(read_stream(data, False, chunk), data, False)
+def test_random_qrels_match_naive_parser(data, chunk, workers):
+    check_same(read(data, False, chunk, workers), data, False)
+    check_same(read_stream(data, False, chunk, workers), data, False)
 
 
 @given(trec_files(True))

@@ -1,17 +1,21 @@
 # TREC run / qrels text parsing, included by _kernels.pyx (one compiled module).
 #
-# A `_trec_Parser` is fed the text in chunks that the Python layer (qafast.io.trec) reads;
-# each `feed` parses every complete line of its chunk without the GIL and returns how many
-# bytes it consumed, so a line never spans two calls. Per data line it appends the query
-# index, the document index, the score (run) or grade (qrels) and the 1-based line number to
-# arrays that grow with realloc; ids are interned in C by hash tables over their bytes, and
-# one Python `str` is made per distinct id, after the chunk, with the GIL held.
+# qafast.io.trec reads the text in blocks of whole lines and runs two stages per block, each
+# without the GIL except to make Python objects:
+#   1. scan (`_trec_Parser.scan`): split lines into fields, convert scores or grades, hash
+#      the document ids, and append scores/grades and line numbers to growing arrays;
+#   2. intern (`_trec_Parser.intern`): map query and document ids to int32 indexes in
+#      first-seen order, with hash tables over the ids' bytes, then make one Python `str`
+#      per new distinct id.
+# The stages own disjoint state, so one thread can scan block k + 1 while another interns
+# block k. Stage 2 is bound by memory latency (a run's document table outgrows the caches),
+# so it prefetches table slots well ahead of each lookup.
 #
-# Scores: a decimal with at most 19 significant digits and a mantissa up to 2**53 whose
-# power of ten is within +-22 is converted exactly (Clinger's fast path: one correctly
-# rounded multiply or divide of two exact doubles). Every other score token is queued and
-# converted after the chunk by CPython's `PyOS_string_to_double` (David Gay's correctly
-# rounded strtod, which needs the GIL). Either way the result is the double `float(token)`.
+# Scores: a decimal with at most 19 significant digits, a mantissa up to 2**53 and a power of
+# ten within +-22 is converted exactly (Clinger's fast path: one correctly rounded multiply or
+# divide of two exact doubles). Every other score token is queued and converted after the
+# block by CPython's `PyOS_string_to_double` (David Gay's correctly rounded strtod, which
+# needs the GIL). Either way the result is the double `float(token)`.
 #
 # Every module-level name starts with `_trec` (the file is textually included).
 
@@ -59,9 +63,37 @@ cdef extern from *:
     #else
     static void _trec_advise_huge(void *p, size_t n) { (void)p; (void)n; }
     #endif
+
+    /* Growing arrays (the output columns, the id arenas). On Linux they are their own
+       mappings, grown with mremap: no copy, and no pages touched until written. Elsewhere
+       realloc. The caller keeps the size, for freeing. */
+    static void *_trec_mem_resize(void *p, size_t old, size_t n) {
+    #if defined(__linux__) && defined(MREMAP_MAYMOVE)
+        void *q;
+        if (p == NULL)
+            q = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        else
+            q = mremap(p, old, n, MREMAP_MAYMOVE);
+        return q == MAP_FAILED ? NULL : q;
+    #else
+        (void)old;
+        return realloc(p, n);
+    #endif
+    }
+
+    static void _trec_mem_free(void *p, size_t n) {
+    #if defined(__linux__) && defined(MREMAP_MAYMOVE)
+        if (p != NULL) munmap(p, n);
+    #else
+        (void)n;
+        free(p);
+    #endif
+    }
     """
     void _trec_prefetch(const void *p) noexcept nogil
     bint _trec_LITTLE_ENDIAN
+    void *_trec_mem_resize(void *p, size_t old, size_t n) noexcept nogil
+    void _trec_mem_free(void *p, size_t n) noexcept nogil
     void _trec_advise_huge(void *p, size_t n) noexcept nogil
 
 cdef extern from "Python.h":
@@ -382,9 +414,9 @@ cdef int _trec_table_init(_trec_Table *t, int log2cap) noexcept nogil:
         _trec_advise_huge(t.slots, t.cap * sizeof(_trec_Slot))
     t.arena_cap = 1 << 16
     t.arena_len = 0
-    t.arena = <unsigned char *>malloc(t.arena_cap)
+    t.arena = <unsigned char *>_trec_mem_resize(NULL, 0, t.arena_cap)
     t.id_cap = 1 << 12
-    t.id_offlen = <uint64_t *>malloc(t.id_cap * sizeof(uint64_t))
+    t.id_offlen = <uint64_t *>_trec_mem_resize(NULL, 0, t.id_cap * sizeof(uint64_t))
     if t.slots == NULL or t.arena == NULL or t.id_offlen == NULL:
         return -1
     return 0
@@ -392,8 +424,8 @@ cdef int _trec_table_init(_trec_Table *t, int log2cap) noexcept nogil:
 
 cdef void _trec_table_free(_trec_Table *t) noexcept nogil:
     free(t.slots)
-    free(t.arena)
-    free(t.id_offlen)
+    _trec_mem_free(t.arena, t.arena_cap)
+    _trec_mem_free(t.id_offlen, t.id_cap * sizeof(uint64_t))
     t.slots = NULL
     t.arena = NULL
     t.id_offlen = NULL
@@ -425,16 +457,15 @@ cdef int _trec_table_grow(_trec_Table *t) noexcept nogil:
     return 0
 
 
-cdef int64_t _trec_intern(_trec_Table *t, const unsigned char *p, Py_ssize_t n, uint64_t h,
+cdef int64_t _trec_intern(_trec_Table *t, const unsigned char *p, Py_ssize_t n, uint32_t meta,
                           uint64_t key8) noexcept nogil:
-    # Id of the byte string p[:n] (h = _trec_hash(p, n), key8 = _trec_key8(p, n, ...)),
-    # inserting it if new. Returns -1 out of memory, -2 invalid UTF-8, -3 longer than
-    # 16 MiB, -4 more than 2**31 - 1 ids.
-    cdef uint32_t meta = _trec_meta(h, n)
+    # Id of the byte string p[:n] (meta = _trec_meta(_trec_hash(p, n), n),
+    # key8 = _trec_key8(p, n, ...)), inserting it if new. Returns -1 out of memory,
+    # -2 invalid UTF-8, -3 longer than 16 MiB, -4 more than 2**31 - 1 ids.
     cdef uint64_t mask = t.cap - 1
     cdef uint64_t i = meta >> t.shift
     cdef _trec_Slot *s
-    cdef uint64_t off, need
+    cdef uint64_t off, need, newcap
     cdef void *tmp
     while True:
         s = &t.slots[i]
@@ -457,15 +488,18 @@ cdef int64_t _trec_intern(_trec_Table *t, const unsigned char *p, Py_ssize_t n, 
         return -4
     need = t.arena_len + <uint64_t>n
     if need > t.arena_cap:
-        while need > t.arena_cap:
-            t.arena_cap *= 2
-        tmp = realloc(t.arena, t.arena_cap)
+        newcap = t.arena_cap
+        while need > newcap:
+            newcap *= 2
+        tmp = _trec_mem_resize(t.arena, t.arena_cap, newcap)
         if tmp == NULL:
             return -1
         t.arena = <unsigned char *>tmp
+        t.arena_cap = newcap
         _trec_advise_huge(t.arena, t.arena_cap)
     if t.count == t.id_cap:
-        tmp = realloc(t.id_offlen, 2 * t.id_cap * sizeof(uint64_t))
+        tmp = _trec_mem_resize(t.id_offlen, t.id_cap * sizeof(uint64_t),
+                               2 * t.id_cap * sizeof(uint64_t))
         if tmp == NULL:
             return -1
         t.id_offlen = <uint64_t *>tmp
@@ -492,7 +526,7 @@ cdef inline bint _trec_same_id(_trec_Table *t, int64_t idx, const unsigned char 
 
 
 # ---------------------------------------------------------------------------------------
-# parser state
+# stage 1, scan: split lines into fields, convert values, hash ids
 
 ctypedef struct _trec_Pending:       # a score left for the exact slow path
     uint64_t row
@@ -500,94 +534,110 @@ ctypedef struct _trec_Pending:       # a score left for the exact slow path
     Py_ssize_t off
     Py_ssize_t len
 
-ctypedef struct _trec_State:
+ctypedef struct _trec_ScanState:
     bint is_run
-    int need                         # fields needed per line: 6 (run) or 4 (qrels)
-    _trec_Table qtab
-    _trec_Table dtab
-    int32_t *qidx
-    int32_t *didx
+    int need                         # fields per line: 6 (run) or 4 (qrels)
+    int64_t line_no                  # lines scanned so far
+    uint64_t rows                    # data lines scanned so far
+    uint64_t cap
     double *scores                   # run
     int32_t *grades                  # qrels
     int64_t *lines
-    uint64_t n
-    uint64_t cap
-    int64_t line_no                  # lines consumed so far
-    int64_t prev_q                   # query id of the previous data line, -1 if none
-    # per feed
-    _trec_Pending *pend
+    _trec_Pending *pend              # per block
     uint64_t npend
     uint64_t pend_cap
-    Py_ssize_t runid_off             # -1: no data line in this feed
+    Py_ssize_t runid_off             # per block; -1: no data line
     Py_ssize_t runid_len
-    int64_t runid_line
-    # first error of this feed
-    int err
+    int err                          # first error of the block
     int64_t err_line
     Py_ssize_t err_off
     Py_ssize_t err_len
     int err_nfields
 
+# One block's data lines as stage 2 needs them: where each query id is, and each document
+# id's offset, length, hash-derived meta word and first 8 bytes.
+ctypedef struct _trec_BatchData:
+    uint64_t row_start
+    uint64_t n                       # rows scanned
+    uint64_t n_ok                    # rows before the block's first error (all if none)
+    uint64_t cap
+    int64_t *q_off
+    uint32_t *q_len
+    int64_t *d_off
+    uint32_t *d_len
+    uint32_t *d_meta
+    uint64_t *d_key8
 
-cdef int _trec_grow_rows(_trec_State *st) noexcept nogil:
-    cdef uint64_t cap = st.cap * 2 if st.cap else 1 << 16
+
+cdef int _trec_scan_grow(_trec_ScanState *sc) noexcept nogil:
+    cdef uint64_t cap = sc.cap * 2 if sc.cap else 1 << 16
     cdef void *a
-    a = realloc(st.qidx, cap * sizeof(int32_t))
-    if a == NULL:
-        return -1
-    st.qidx = <int32_t *>a
-    a = realloc(st.didx, cap * sizeof(int32_t))
-    if a == NULL:
-        return -1
-    st.didx = <int32_t *>a
-    if st.is_run:
-        a = realloc(st.scores, cap * sizeof(double))
+    if sc.is_run:
+        a = _trec_mem_resize(sc.scores, sc.cap * sizeof(double), cap * sizeof(double))
         if a == NULL:
             return -1
-        st.scores = <double *>a
+        sc.scores = <double *>a
+        _trec_advise_huge(a, cap * sizeof(double))
     else:
-        a = realloc(st.grades, cap * sizeof(int32_t))
+        a = _trec_mem_resize(sc.grades, sc.cap * sizeof(int32_t), cap * sizeof(int32_t))
         if a == NULL:
             return -1
-        st.grades = <int32_t *>a
-    a = realloc(st.lines, cap * sizeof(int64_t))
+        sc.grades = <int32_t *>a
+        _trec_advise_huge(a, cap * sizeof(int32_t))
+    a = _trec_mem_resize(sc.lines, sc.cap * sizeof(int64_t), cap * sizeof(int64_t))
     if a == NULL:
         return -1
-    st.lines = <int64_t *>a
-    # fewer page faults while the arrays fill (realloc moves big blocks with mremap)
-    _trec_advise_huge(st.qidx, cap * sizeof(int32_t))
-    _trec_advise_huge(st.didx, cap * sizeof(int32_t))
-    if st.is_run:
-        _trec_advise_huge(st.scores, cap * sizeof(double))
-    else:
-        _trec_advise_huge(st.grades, cap * sizeof(int32_t))
-    _trec_advise_huge(st.lines, cap * sizeof(int64_t))
-    st.cap = cap
+    sc.lines = <int64_t *>a
+    _trec_advise_huge(a, cap * sizeof(int64_t))
+    sc.cap = cap
     return 0
 
 
-cdef inline int _trec_fail(_trec_State *st, int code, int64_t line, const unsigned char *buf,
-                           const unsigned char *tok, Py_ssize_t tok_len) noexcept nogil:
-    st.err = code
-    st.err_line = line
-    st.err_off = tok - buf if tok != NULL else -1
-    st.err_len = tok_len
+cdef int _trec_batch_grow(_trec_BatchData *b) noexcept nogil:
+    cdef uint64_t cap = b.cap * 2 if b.cap else 1 << 14
+    cdef void *a
+    a = realloc(b.q_off, cap * sizeof(int64_t))
+    if a == NULL:
+        return -1
+    b.q_off = <int64_t *>a
+    a = realloc(b.q_len, cap * sizeof(uint32_t))
+    if a == NULL:
+        return -1
+    b.q_len = <uint32_t *>a
+    a = realloc(b.d_off, cap * sizeof(int64_t))
+    if a == NULL:
+        return -1
+    b.d_off = <int64_t *>a
+    a = realloc(b.d_len, cap * sizeof(uint32_t))
+    if a == NULL:
+        return -1
+    b.d_len = <uint32_t *>a
+    a = realloc(b.d_meta, cap * sizeof(uint32_t))
+    if a == NULL:
+        return -1
+    b.d_meta = <uint32_t *>a
+    a = realloc(b.d_key8, cap * sizeof(uint64_t))
+    if a == NULL:
+        return -1
+    b.d_key8 = <uint64_t *>a
+    b.cap = cap
+    return 0
+
+
+cdef inline int _trec_scan_fail(_trec_ScanState *sc, int code, int64_t line,
+                                const unsigned char *buf, const unsigned char *tok,
+                                Py_ssize_t tok_len) noexcept nogil:
+    sc.err = code
+    sc.err_line = line
+    sc.err_off = tok - buf if tok != NULL else -1
+    sc.err_len = tok_len
     return code
 
 
-cdef enum:
-    _trec_BATCH = 32    # lines gathered (and their hash slots prefetched) before interning
-
-
-cdef int _trec_parse_lines(_trec_State *st, const unsigned char *buf, Py_ssize_t nbuf,
-                           bint final, Py_ssize_t *consumed) noexcept nogil:
-    # Parse every complete line of buf[:nbuf] (and the unterminated last one if final).
-    # Sets *consumed to the bytes used; on error returns its code with st.err_* set.
-    #
-    # Lines go in batches: the first pass splits up to _trec_BATCH data lines into fields
-    # and prefetches the hash slot of each document id, the second prefetches the key bytes
-    # a slot points to, the third interns and stores. A document table of millions of ids
-    # does not fit in cache, so this keeps many memory loads in flight instead of one.
+cdef int _trec_scan_lines(_trec_ScanState *sc, _trec_BatchData *b, const unsigned char *buf,
+                          Py_ssize_t nbuf) noexcept nogil:
+    # Scan every line of buf[:nbuf] (the last one may lack its newline). Stops at the first
+    # malformed line and returns its code, with sc.err_* set.
     cdef const unsigned char *p = buf
     cdef const unsigned char *end = buf + nbuf
     cdef const unsigned char *eol
@@ -595,145 +645,191 @@ cdef int _trec_parse_lines(_trec_State *st, const unsigned char *buf, Py_ssize_t
     cdef const unsigned char *q
     cdef const unsigned char *tok[6]
     cdef Py_ssize_t tlen[6]
-    # per batch line: qid, docno, value (score or grade) and run id fields
-    cdef const unsigned char *bq[_trec_BATCH]
-    cdef const unsigned char *bd[_trec_BATCH]
-    cdef const unsigned char *bv[_trec_BATCH]
-    cdef const unsigned char *br[_trec_BATCH]
-    cdef Py_ssize_t bql[_trec_BATCH]
-    cdef Py_ssize_t bdl[_trec_BATCH]
-    cdef Py_ssize_t bvl[_trec_BATCH]
-    cdef Py_ssize_t brl[_trec_BATCH]
-    cdef uint64_t bh[_trec_BATCH]
-    cdef uint64_t bk[_trec_BATCH]
-    cdef int64_t bline[_trec_BATCH]
-    cdef int nf, need = st.need, code, nb, i, fields_error
-    cdef int vi = 4 if need == 6 else 3       # the score or grade field
-    cdef int64_t line = st.line_no, qi, di
-    cdef uint64_t row
+    cdef int nf, need = sc.need, code
+    cdef int64_t line
+    cdef uint64_t row, k
     cdef double v
     cdef void *tmp
-    cdef _trec_Table *dt = &st.dtab
-    cdef _trec_Slot *slot
-    cdef uint32_t meta
-    consumed[0] = 0
-    while True:
-        # pass 1: split lines into fields, hash the document ids, prefetch their slots
-        nb = 0
-        fields_error = 0
-        while nb < _trec_BATCH and p < end:
-            eol = <const unsigned char *>memchr(p, 10, <size_t>(end - p))
-            if eol == NULL:
-                if not final:
-                    break
-                eol = end
-                nxt = end
-            else:
-                nxt = eol + 1
-            if p[0] == 35:                            # '#' in column 0: comment
-                line += 1
-                p = nxt
-                continue
-            q = p
-            nf = 0
-            while nf < need:
-                while q < eol and _trec_isspace(q[0]):
-                    q += 1
-                if q == eol:
-                    break
-                tok[nf] = q
-                while q < eol and not _trec_isspace(q[0]):
-                    q += 1
-                tlen[nf] = q - tok[nf]
-                nf += 1
-            if nf == 0:                               # blank line
-                line += 1
-                p = nxt
-                continue
-            if nf < need:                             # reported after the batch's lines
-                fields_error = 1
-                st.err_nfields = nf
-                break
-            line += 1
-            bline[nb] = line
-            bq[nb] = tok[0]
-            bql[nb] = tlen[0]
-            bd[nb] = tok[2]
-            bdl[nb] = tlen[2]
-            bv[nb] = tok[vi]
-            bvl[nb] = tlen[vi]
-            if need == 6:
-                br[nb] = tok[5]
-                brl[nb] = tlen[5]
-            bh[nb] = _trec_hash(tok[2], tlen[2])
-            bk[nb] = _trec_key8(tok[2], tlen[2], end)
-            _trec_prefetch(&dt.slots[_trec_meta(bh[nb], tlen[2]) >> dt.shift])
-            nb += 1
+    b.row_start = sc.rows
+    b.n = 0
+    while p < end:
+        eol = <const unsigned char *>memchr(p, 10, <size_t>(end - p))
+        if eol == NULL:
+            eol = end
+            nxt = end
+        else:
+            nxt = eol + 1
+        line = sc.line_no + 1
+        if p[0] == 35:                            # '#' in column 0: a comment
+            sc.line_no = line
             p = nxt
-        # pass 2: prefetch the arena bytes of a long key whose home slot looks like a match
-        for i in range(nb):
-            if bdl[i] > 8:
-                meta = _trec_meta(bh[i], bdl[i])
-                slot = &dt.slots[meta >> dt.shift]
-                if slot.idp1 != 0 and slot.meta == meta:
-                    _trec_prefetch(dt.arena + (slot.key >> _trec_LEN_BITS))
-        # pass 3: intern and store, in line order
-        if st.n + <uint64_t>nb > st.cap:
-            if _trec_grow_rows(st) != 0:
-                return _trec_fail(st, _trec_E_NOMEM, line, buf, NULL, 0)
-        for i in range(nb):
-            row = st.n
-            # query id: runs are grouped by query, so first compare with the previous line's
-            if st.prev_q >= 0 and _trec_same_id(&st.qtab, st.prev_q, bq[i], bql[i]):
-                qi = st.prev_q
+            continue
+        q = p
+        nf = 0
+        while nf < need:
+            while q < eol and _trec_isspace(q[0]):
+                q += 1
+            if q == eol:
+                break
+            tok[nf] = q
+            while q < eol and not _trec_isspace(q[0]):
+                q += 1
+            tlen[nf] = q - tok[nf]
+            nf += 1
+        if nf == 0:                               # a blank line
+            sc.line_no = line
+            p = nxt
+            continue
+        if nf < need:
+            sc.err_nfields = nf
+            return _trec_scan_fail(sc, _trec_E_FIELDS, line, buf, NULL, 0)
+        if <uint64_t>tlen[0] > _trec_LEN_MASK:
+            return _trec_scan_fail(sc, _trec_E_ID_TOO_LONG, line, buf, tok[0], tlen[0])
+        if <uint64_t>tlen[2] > _trec_LEN_MASK:
+            return _trec_scan_fail(sc, _trec_E_ID_TOO_LONG, line, buf, tok[2], tlen[2])
+        if sc.rows == sc.cap and _trec_scan_grow(sc) != 0:
+            return _trec_scan_fail(sc, _trec_E_NOMEM, line, buf, NULL, 0)
+        if b.n == b.cap and _trec_batch_grow(b) != 0:
+            return _trec_scan_fail(sc, _trec_E_NOMEM, line, buf, NULL, 0)
+        row = sc.rows
+        k = b.n
+        b.q_off[k] = tok[0] - buf
+        b.q_len[k] = <uint32_t>tlen[0]
+        b.d_off[k] = tok[2] - buf
+        b.d_len[k] = <uint32_t>tlen[2]
+        b.d_meta[k] = _trec_meta(_trec_hash(tok[2], tlen[2]), tlen[2])
+        b.d_key8[k] = _trec_key8(tok[2], tlen[2], end)
+        if need == 6:
+            if _trec_fast_float(tok[4], tlen[4], &v):
+                sc.scores[row] = v
             else:
-                qi = _trec_intern(&st.qtab, bq[i], bql[i], _trec_hash(bq[i], bql[i]),
-                                  _trec_key8(bq[i], bql[i], end))
-                if qi < 0:
-                    code = (_trec_E_NOMEM if qi == -1 else _trec_E_UTF8_QID if qi == -2
-                            else _trec_E_ID_TOO_LONG if qi == -3 else _trec_E_TOO_MANY_IDS)
-                    return _trec_fail(st, code, bline[i], buf, bq[i], bql[i])
-                st.prev_q = qi
-            di = _trec_intern(dt, bd[i], bdl[i], bh[i], bk[i])
-            if di < 0:
-                code = (_trec_E_NOMEM if di == -1 else _trec_E_UTF8_DOCNO if di == -2
-                        else _trec_E_ID_TOO_LONG if di == -3 else _trec_E_TOO_MANY_IDS)
-                return _trec_fail(st, code, bline[i], buf, bd[i], bdl[i])
-            if need == 6:
-                if _trec_fast_float(bv[i], bvl[i], &v):
-                    st.scores[row] = v
-                else:
-                    if st.npend == st.pend_cap:
-                        tmp = realloc(st.pend, (2 * st.pend_cap + 256) * sizeof(_trec_Pending))
-                        if tmp == NULL:
-                            return _trec_fail(st, _trec_E_NOMEM, bline[i], buf, NULL, 0)
-                        st.pend = <_trec_Pending *>tmp
-                        st.pend_cap = 2 * st.pend_cap + 256
-                    st.pend[st.npend].row = row
-                    st.pend[st.npend].line = bline[i]
-                    st.pend[st.npend].off = bv[i] - buf
-                    st.pend[st.npend].len = bvl[i]
-                    st.npend += 1
-                    st.scores[row] = 0.0
-                if not _trec_utf8_ok(br[i], brl[i]):
-                    return _trec_fail(st, _trec_E_UTF8_RUNID, bline[i], buf, br[i], brl[i])
-                st.runid_off = br[i] - buf
-                st.runid_len = brl[i]
-                st.runid_line = bline[i]
-            else:
-                code = _trec_parse_grade(bv[i], bvl[i], &st.grades[row])
-                if code != _trec_OK:
-                    return _trec_fail(st, code, bline[i], buf, bv[i], bvl[i])
-            st.qidx[row] = <int32_t>qi
-            st.didx[row] = <int32_t>di
-            st.lines[row] = bline[i]
-            st.n = row + 1
-        if fields_error:
-            return _trec_fail(st, _trec_E_FIELDS, line + 1, buf, NULL, 0)
-        st.line_no = line
-        consumed[0] = p - buf
-        if nb < _trec_BATCH:
-            return _trec_OK
+                if sc.npend == sc.pend_cap:
+                    tmp = realloc(sc.pend, (2 * sc.pend_cap + 256) * sizeof(_trec_Pending))
+                    if tmp == NULL:
+                        return _trec_scan_fail(sc, _trec_E_NOMEM, line, buf, NULL, 0)
+                    sc.pend = <_trec_Pending *>tmp
+                    sc.pend_cap = 2 * sc.pend_cap + 256
+                sc.pend[sc.npend].row = row
+                sc.pend[sc.npend].line = line
+                sc.pend[sc.npend].off = tok[4] - buf
+                sc.pend[sc.npend].len = tlen[4]
+                sc.npend += 1
+                sc.scores[row] = 0.0
+            if not _trec_utf8_ok(tok[5], tlen[5]):
+                return _trec_scan_fail(sc, _trec_E_UTF8_RUNID, line, buf, tok[5], tlen[5])
+            sc.runid_off = tok[5] - buf
+            sc.runid_len = tlen[5]
+        else:
+            code = _trec_parse_grade(tok[3], tlen[3], &sc.grades[row])
+            if code != _trec_OK:
+                return _trec_scan_fail(sc, code, line, buf, tok[3], tlen[3])
+        sc.lines[row] = line
+        sc.rows = row + 1
+        b.n = k + 1
+        sc.line_no = line
+        p = nxt
+    return _trec_OK
+
+
+# ---------------------------------------------------------------------------------------
+# stage 2, intern: query and document ids to int32 indexes, in first-seen order
+
+ctypedef struct _trec_InternState:
+    _trec_Table qtab
+    _trec_Table dtab
+    int32_t *qidx
+    int32_t *didx
+    uint64_t rows                    # rows interned so far
+    uint64_t cap
+    int64_t prev_q                   # query index of the previous row, -1 if none
+    int err
+    uint64_t err_k                   # row within the batch
+    Py_ssize_t err_off
+    Py_ssize_t err_len
+
+cdef enum:
+    _trec_AHEAD = 16    # rows between prefetching a document's slot and looking it up
+
+
+cdef int _trec_intern_grow(_trec_InternState *it, uint64_t need) noexcept nogil:
+    cdef uint64_t cap = it.cap if it.cap else 1 << 16
+    cdef void *a
+    while cap < need:
+        cap *= 2
+    a = _trec_mem_resize(it.qidx, it.cap * sizeof(int32_t), cap * sizeof(int32_t))
+    if a == NULL:
+        return -1
+    it.qidx = <int32_t *>a
+    _trec_advise_huge(a, cap * sizeof(int32_t))
+    a = _trec_mem_resize(it.didx, it.cap * sizeof(int32_t), cap * sizeof(int32_t))
+    if a == NULL:
+        return -1
+    it.didx = <int32_t *>a
+    _trec_advise_huge(a, cap * sizeof(int32_t))
+    it.cap = cap
+    return 0
+
+
+cdef inline int _trec_intern_code(int64_t r, int utf8_code) noexcept nogil:
+    return (_trec_E_NOMEM if r == -1 else utf8_code if r == -2
+            else _trec_E_ID_TOO_LONG if r == -3 else _trec_E_TOO_MANY_IDS)
+
+
+cdef int _trec_intern_rows(_trec_InternState *it, _trec_BatchData *b, const unsigned char *buf,
+                           Py_ssize_t nbuf) noexcept nogil:
+    # Intern the first b.n_ok rows of a scanned block. The document table of a big run does
+    # not fit in cache, so each row's home slot is prefetched _trec_AHEAD rows before its
+    # lookup, and a long key's arena bytes half as far ahead: many loads stay in flight.
+    cdef const unsigned char *end = buf + nbuf
+    cdef _trec_Table *dt = &it.dtab
+    cdef _trec_Slot *slot
+    cdef uint64_t n = b.n_ok, k, j, row
+    cdef const unsigned char *qp
+    cdef Py_ssize_t qn
+    cdef int64_t qi, di
+    if b.row_start != it.rows:
+        return _trec_E_NOMEM                      # batches out of order: a caller bug
+    if b.row_start + n > it.cap and _trec_intern_grow(it, b.row_start + n) != 0:
+        it.err = _trec_E_NOMEM
+        return _trec_E_NOMEM
+    for k in range(min(n, <uint64_t>_trec_AHEAD)):
+        _trec_prefetch(&dt.slots[b.d_meta[k] >> dt.shift])
+    for k in range(n):
+        j = k + _trec_AHEAD
+        if j < n:
+            _trec_prefetch(&dt.slots[b.d_meta[j] >> dt.shift])
+        j = k + _trec_AHEAD // 2
+        if j < n and b.d_len[j] > 8:
+            slot = &dt.slots[b.d_meta[j] >> dt.shift]
+            if slot.idp1 != 0 and slot.meta == b.d_meta[j]:
+                _trec_prefetch(dt.arena + (slot.key >> _trec_LEN_BITS))
+        row = b.row_start + k
+        # query id: runs come grouped by query, so first compare with the previous row's
+        qp = buf + b.q_off[k]
+        qn = b.q_len[k]
+        if it.prev_q >= 0 and _trec_same_id(&it.qtab, it.prev_q, qp, qn):
+            qi = it.prev_q
+        else:
+            qi = _trec_intern(&it.qtab, qp, qn, _trec_meta(_trec_hash(qp, qn), qn),
+                              _trec_key8(qp, qn, end))
+            if qi < 0:
+                it.err = _trec_intern_code(qi, _trec_E_UTF8_QID)
+                it.err_k = k
+                it.err_off = b.q_off[k]
+                it.err_len = qn
+                return it.err
+            it.prev_q = qi
+        di = _trec_intern(dt, buf + b.d_off[k], b.d_len[k], b.d_meta[k], b.d_key8[k])
+        if di < 0:
+            it.err = _trec_intern_code(di, _trec_E_UTF8_DOCNO)
+            it.err_k = k
+            it.err_off = b.d_off[k]
+            it.err_len = b.d_len[k]
+            return it.err
+        it.qidx[row] = <int32_t>qi
+        it.didx[row] = <int32_t>di
+        it.rows = row + 1
+    return _trec_OK
 
 
 # ---------------------------------------------------------------------------------------
@@ -741,6 +837,7 @@ cdef int _trec_parse_lines(_trec_State *st, const unsigned char *buf, Py_ssize_t
 
 cdef class _trec_Array:
     cdef void *ptr
+    cdef size_t mapsize              # what _trec_mem_resize allocated
     cdef Py_ssize_t nbytes
     cdef Py_ssize_t itemsize
     cdef bytes fmt
@@ -748,7 +845,7 @@ cdef class _trec_Array:
     cdef Py_ssize_t strides[1]
 
     def __dealloc__(self):
-        free(self.ptr)
+        _trec_mem_free(self.ptr, self.mapsize)
 
     def __getbuffer__(self, Py_buffer *view, int flags):
         self.shape[0] = self.nbytes // self.itemsize
@@ -771,11 +868,13 @@ cdef class _trec_Array:
         pass
 
 
-cdef object _trec_wrap(void *ptr, uint64_t n, Py_ssize_t itemsize, bytes fmt, object dtype):
-    # Hand a malloc'd array to numpy without copying; shrinks it to n items first.
+cdef object _trec_wrap(void *ptr, uint64_t cap, uint64_t n, Py_ssize_t itemsize, bytes fmt,
+                       object dtype):
+    # Hand an array from _trec_mem_resize (cap items) to numpy without copying. The pages
+    # past n items were never written, so they take no memory.
     cdef _trec_Array a = _trec_Array.__new__(_trec_Array)
-    cdef void *p = realloc(ptr, n * itemsize if n else 1)
-    a.ptr = p if p != NULL else ptr
+    a.ptr = ptr
+    a.mapsize = cap * itemsize
     a.nbytes = <Py_ssize_t>(n * itemsize)
     a.itemsize = itemsize
     a.fmt = fmt
@@ -783,116 +882,199 @@ cdef object _trec_wrap(void *ptr, uint64_t n, Py_ssize_t itemsize, bytes fmt, ob
 
 
 # ---------------------------------------------------------------------------------------
-# the parser object used by qafast.io.trec
+# the objects used by qafast.io.trec
 
 _trec_FIELDS_RUN = "qid iter docno rank score run_id"
 _trec_FIELDS_QRELS = "qid iter docno rel"
 
 
-cdef class _trec_Parser:
-    """Incremental TREC run (``is_run=True``) or qrels parser; see qafast.io.trec."""
+cdef str _trec_message(int code, bint is_run, int nfields, const unsigned char *buf,
+                       Py_ssize_t off, Py_ssize_t tlen):
+    cdef bytes raw = b""
+    cdef str tok
+    if off >= 0:
+        raw = (<const char *>buf)[off:off + min(tlen, 200)]
+    tok = repr(raw.decode("utf-8", "backslashreplace"))
+    if tlen > 200:
+        tok += "..."
+    if code == _trec_E_FIELDS:
+        return (f"expected at least {6 if is_run else 4} whitespace-separated fields "
+                f"({_trec_FIELDS_RUN if is_run else _trec_FIELDS_QRELS}), found {nfields}")
+    if code == _trec_E_SCORE:
+        return f"score (5th field) {tok} is not a number"
+    if code == _trec_E_NAN:
+        return f"score (5th field) {tok} is NaN; expected a number that can be ranked"
+    if code == _trec_E_GRADE:
+        return f"relevance grade (4th field) {tok} is not an integer"
+    if code == _trec_E_GRADE_RANGE:
+        return (f"relevance grade (4th field) {tok} is out of range; "
+                f"expected an integer from -2147483648 to 2147483647")
+    if code == _trec_E_UTF8_QID:
+        return f"query id (1st field) is not valid UTF-8: {raw!r}"
+    if code == _trec_E_UTF8_DOCNO:
+        return f"document id (3rd field) is not valid UTF-8: {raw!r}"
+    if code == _trec_E_UTF8_RUNID:
+        return f"run id (6th field) is not valid UTF-8: {raw!r}"
+    if code == _trec_E_ID_TOO_LONG:
+        return f"id of {tlen} bytes is longer than the 16 MiB limit"
+    return f"more than {_trec_MAX_IDS} distinct ids"
 
-    cdef _trec_State st
+
+cdef class _trec_Batch:
+    """One scanned block of text, waiting to have its ids interned."""
+
+    cdef _trec_BatchData b
+    cdef object block                # a memoryview keeping the text alive and unresized
+    cdef const unsigned char *base
+    cdef Py_ssize_t nbytes
+    cdef readonly int64_t error_line   # 0, or the line of the block's first scan error
+    cdef readonly str error_message
+
+    def __cinit__(self):
+        self.b.cap = 0
+        self.b.n = 0
+        self.b.n_ok = 0
+        self.b.q_off = NULL
+        self.b.q_len = NULL
+        self.b.d_off = NULL
+        self.b.d_len = NULL
+        self.b.d_meta = NULL
+        self.b.d_key8 = NULL
+
+    def __dealloc__(self):
+        free(self.b.q_off)
+        free(self.b.q_len)
+        free(self.b.d_off)
+        free(self.b.d_len)
+        free(self.b.d_meta)
+        free(self.b.d_key8)
+
+    def release(self):
+        """Drop the reference to the text (the arrays stay for reuse)."""
+        self.block = None
+        self.base = NULL
+        self.nbytes = 0
+
+
+cdef class _trec_Parser:
+    """Two-stage TREC run (``is_run=True``) or qrels parser; see qafast.io.trec.
+
+    ``scan(block)`` reads the complete lines of one block of text; ``intern(batch)`` then
+    maps the block's ids to indexes. The stages touch disjoint state, so one thread may scan
+    block k + 1 while another interns block k; each stage must see blocks in file order.
+    """
+
+    cdef _trec_ScanState sc
+    cdef _trec_InternState it
     cdef list query_ids
     cdef list doc_ids
     cdef readonly object run_id
-    cdef readonly int64_t error_line
-    cdef readonly str error_message
+    cdef readonly str error_message     # set when intern() returns False
+    cdef uint64_t error_row
     cdef bint finished
 
     def __cinit__(self, bint is_run):
-        cdef _trec_State *st = &self.st
-        st.is_run = is_run
-        st.need = 6 if is_run else 4
-        st.qidx = NULL
-        st.didx = NULL
-        st.scores = NULL
-        st.grades = NULL
-        st.lines = NULL
-        st.n = 0
-        st.cap = 0
-        st.line_no = 0
-        st.prev_q = -1
-        st.pend = NULL
-        st.npend = 0
-        st.pend_cap = 0
-        st.err = _trec_OK
-        st.qtab.slots = NULL
-        st.qtab.arena = NULL
-        st.qtab.id_offlen = NULL
-        st.dtab.slots = NULL
-        st.dtab.arena = NULL
-        st.dtab.id_offlen = NULL
-        if (_trec_table_init(&st.qtab, 10) != 0 or _trec_table_init(&st.dtab, 16) != 0
-                or _trec_grow_rows(st) != 0):
+        self.sc.is_run = is_run
+        self.sc.need = 6 if is_run else 4
+        self.sc.line_no = 0
+        self.sc.rows = 0
+        self.sc.cap = 0
+        self.sc.scores = NULL
+        self.sc.grades = NULL
+        self.sc.lines = NULL
+        self.sc.pend = NULL
+        self.sc.npend = 0
+        self.sc.pend_cap = 0
+        self.it.qtab.slots = NULL
+        self.it.qtab.arena = NULL
+        self.it.qtab.id_offlen = NULL
+        self.it.dtab.slots = NULL
+        self.it.dtab.arena = NULL
+        self.it.dtab.id_offlen = NULL
+        self.it.qidx = NULL
+        self.it.didx = NULL
+        self.it.rows = 0
+        self.it.cap = 0
+        self.it.prev_q = -1
+        self.it.err = _trec_OK
+        if (_trec_table_init(&self.it.qtab, 10) != 0 or _trec_table_init(&self.it.dtab, 16) != 0
+                or _trec_scan_grow(&self.sc) != 0 or _trec_intern_grow(&self.it, 1) != 0):
             raise MemoryError()
         self.query_ids = []
         self.doc_ids = []
         self.run_id = None
-        self.error_line = 0
         self.error_message = None
         self.finished = False
 
     def __dealloc__(self):
-        _trec_table_free(&self.st.qtab)
-        _trec_table_free(&self.st.dtab)
-        free(self.st.qidx)
-        free(self.st.didx)
-        free(self.st.scores)
-        free(self.st.grades)
-        free(self.st.lines)
-        free(self.st.pend)
+        _trec_table_free(&self.it.qtab)
+        _trec_table_free(&self.it.dtab)
+        _trec_mem_free(self.it.qidx, self.it.cap * sizeof(int32_t))
+        _trec_mem_free(self.it.didx, self.it.cap * sizeof(int32_t))
+        _trec_mem_free(self.sc.scores, self.sc.cap * sizeof(double))
+        _trec_mem_free(self.sc.grades, self.sc.cap * sizeof(int32_t))
+        _trec_mem_free(self.sc.lines, self.sc.cap * sizeof(int64_t))
+        free(self.sc.pend)
 
-    @property
-    def lines_read(self):
-        """Lines consumed so far (data, comment and blank)."""
-        return self.st.line_no
+    def scan(self, block, _trec_Batch batch=None):
+        """Stage 1 on ``block`` (bytes-like, complete lines; the last may lack its newline).
 
-    def feed(self, const unsigned char[::1] data not None, bint final=False):
-        """Parse the complete lines of ``data`` (all of it if ``final``).
-
-        Returns the number of bytes consumed (the caller keeps the rest for the next call),
-        or -1 after a format error, described by ``error_line`` and ``error_message``.
+        Fills and returns ``batch`` (a new one if None). If a line is malformed, the batch
+        keeps the rows before it and names it in ``error_line`` / ``error_message``.
         """
-        cdef _trec_State *st = &self.st
-        cdef Py_ssize_t n = data.shape[0], consumed = 0
+        cdef _trec_ScanState *sc = &self.sc
+        cdef object view = memoryview(block)
+        cdef const unsigned char[::1] data = view.cast("B") if view.format != "B" else view
+        cdef Py_ssize_t n = data.shape[0]
         cdef const unsigned char *buf = &data[0] if n > 0 else NULL
-        cdef int rc
+        cdef int rc = _trec_OK
+        cdef uint64_t k
         if self.finished:
-            raise RuntimeError("feed() after finish()")
-        if n == 0:
-            return 0
-        st.npend = 0
-        st.runid_off = -1
-        st.err = _trec_OK
-        with nogil:
-            rc = _trec_parse_lines(st, buf, n, final, &consumed)
+            raise RuntimeError("scan() after finish()")
+        if batch is None:
+            batch = _trec_Batch.__new__(_trec_Batch)
+        batch.block = view
+        batch.base = buf
+        batch.nbytes = n
+        batch.error_line = 0
+        batch.error_message = None
+        batch.b.row_start = sc.rows
+        batch.b.n = 0
+        sc.npend = 0
+        sc.runid_off = -1
+        sc.err = _trec_OK
+        if n > 0:
+            with nogil:
+                rc = _trec_scan_lines(sc, &batch.b, buf, n)
         if rc == _trec_E_NOMEM:
             raise MemoryError()
-        # scores left for the slow path: the first failure is on an earlier line than rc's
-        if self._resolve_pending(buf) != 0:
-            return -1
-        self._make_strings(&st.qtab, self.query_ids)
-        self._make_strings(&st.dtab, self.doc_ids)
-        if st.runid_off >= 0:
-            self.run_id = PyUnicode_DecodeUTF8(<const char *>buf + st.runid_off,
-                                               st.runid_len, NULL)
+        batch.b.n_ok = batch.b.n
         if rc != _trec_OK:
-            self._set_error(rc, st.err_line, buf, st.err_off, st.err_len)
-            return -1
-        return consumed
+            batch.error_line = sc.err_line
+            batch.error_message = _trec_message(rc, sc.is_run, sc.err_nfields, buf, sc.err_off,
+                                                sc.err_len)
+        # scores for the exact slow path; a failure there comes before any error above
+        k = self._resolve_pending(buf, batch)
+        if k < sc.npend:
+            batch.b.n_ok = sc.pend[k].row - batch.b.row_start
+        if sc.runid_off >= 0 and batch.error_line == 0:
+            self.run_id = PyUnicode_DecodeUTF8(<const char *>buf + sc.runid_off,
+                                               sc.runid_len, NULL)
+        return batch
 
-    cdef int _resolve_pending(self, const unsigned char *buf) except -1:
-        # 0 when every queued score converted, 1 after a format error (error_* set)
-        cdef _trec_State *st = &self.st
+    cdef uint64_t _resolve_pending(self, const unsigned char *buf, _trec_Batch batch) except? 0:
+        # Convert the queued score tokens; returns the index of the first bad one, or
+        # npend when all are numbers.
+        cdef _trec_ScanState *sc = &self.sc
         cdef uint64_t k
         cdef _trec_Pending *pe
         cdef char small[64]
         cdef char *tmp
         cdef char *endp
         cdef double v
-        for k in range(st.npend):
-            pe = &st.pend[k]
+        cdef int code
+        for k in range(sc.npend):
+            pe = &sc.pend[k]
             if pe.len < 64:
                 tmp = small
             else:
@@ -909,15 +1091,44 @@ cdef class _trec_Parser:
                     PyErr_Clear()
                 else:
                     raise MemoryError()
+            code = _trec_OK
             if endp != tmp + pe.len:
-                self._set_error(_trec_E_SCORE, pe.line, buf, pe.off, pe.len)
-                return 1
-            if v != v:
-                self._set_error(_trec_E_NAN, pe.line, buf, pe.off, pe.len)
-                return 1
-            st.scores[pe.row] = v
-        st.npend = 0
-        return 0
+                code = _trec_E_SCORE
+            elif v != v:
+                code = _trec_E_NAN
+            if code != _trec_OK:
+                batch.error_line = pe.line
+                batch.error_message = _trec_message(code, True, 0, buf, pe.off, pe.len)
+                return k
+            sc.scores[pe.row] = v
+        return sc.npend
+
+    def intern(self, _trec_Batch batch not None):
+        """Stage 2 on a scanned batch. Returns False after an invalid id (described by
+        ``error_message`` and ``error_line()``), else True; the batch's own scan error, if
+        any, is the caller's to raise."""
+        cdef _trec_InternState *it = &self.it
+        cdef int rc
+        if self.finished:
+            raise RuntimeError("intern() after finish()")
+        if batch.b.row_start != it.rows:
+            raise RuntimeError("batches must be interned in the order they were scanned")
+        with nogil:
+            rc = _trec_intern_rows(it, &batch.b, batch.base, batch.nbytes)
+        self._make_strings(&it.qtab, self.query_ids)
+        self._make_strings(&it.dtab, self.doc_ids)
+        if rc == _trec_E_NOMEM:
+            raise MemoryError()
+        if rc != _trec_OK:
+            self.error_row = batch.b.row_start + it.err_k
+            self.error_message = _trec_message(rc, self.sc.is_run, 0, batch.base, it.err_off,
+                                               it.err_len)
+            return False
+        return True
+
+    def error_line(self):
+        """The line of the row intern() failed on. Only while no scan() is running."""
+        return self.sc.lines[self.error_row]
 
     cdef int _make_strings(self, _trec_Table *t, list out) except -1:
         cdef uint64_t i, ol
@@ -928,64 +1139,38 @@ cdef class _trec_Parser:
         t.made = t.count
         return 0
 
-    cdef int _set_error(self, int code, int64_t line, const unsigned char *buf,
-                        Py_ssize_t off, Py_ssize_t tlen) except -1:
-        cdef bytes raw = b""
-        cdef str tok
-        cdef str fields = _trec_FIELDS_RUN if self.st.is_run else _trec_FIELDS_QRELS
-        if off >= 0:
-            raw = (<const char *>buf)[off:off + min(tlen, 200)]
-        tok = repr(raw.decode("utf-8", "backslashreplace"))
-        if tlen > 200:
-            tok += "..."
-        if code == _trec_E_FIELDS:
-            msg = (f"expected at least {self.st.need} whitespace-separated fields "
-                   f"({fields}), found {self.st.err_nfields}")
-        elif code == _trec_E_SCORE:
-            msg = f"score (5th field) {tok} is not a number"
-        elif code == _trec_E_NAN:
-            msg = f"score (5th field) {tok} is NaN; expected a number that can be ranked"
-        elif code == _trec_E_GRADE:
-            msg = f"relevance grade (4th field) {tok} is not an integer"
-        elif code == _trec_E_GRADE_RANGE:
-            msg = (f"relevance grade (4th field) {tok} is out of range; "
-                   f"expected an integer from -2147483648 to 2147483647")
-        elif code == _trec_E_UTF8_QID:
-            msg = f"query id (1st field) is not valid UTF-8: {raw!r}"
-        elif code == _trec_E_UTF8_DOCNO:
-            msg = f"document id (3rd field) is not valid UTF-8: {raw!r}"
-        elif code == _trec_E_UTF8_RUNID:
-            msg = f"run id (6th field) is not valid UTF-8: {raw!r}"
-        elif code == _trec_E_ID_TOO_LONG:
-            msg = f"id of {tlen} bytes is longer than the 16 MiB limit"
-        else:
-            msg = f"more than {_trec_MAX_IDS} distinct ids"
-        self.error_line = line
-        self.error_message = msg
-        return 0
-
     def finish(self):
         """Hand over the columns: (query_ids, query_index, doc_ids, doc_index, values,
-        line_numbers, run_id). The parser cannot be fed afterwards."""
-        cdef _trec_State *st = &self.st
-        cdef uint64_t n = st.n
+        line_numbers, run_id). The parser cannot be used afterwards."""
+        cdef uint64_t n = self.it.rows
         if self.finished:
             raise RuntimeError("finish() called twice")
+        if self.sc.rows != n:
+            raise RuntimeError("finish() before every scanned batch was interned")
         self.finished = True
-        _trec_table_free(&st.qtab)
-        _trec_table_free(&st.dtab)
-        free(st.pend)
-        st.pend = NULL
-        qidx = _trec_wrap(st.qidx, n, 4, b"i", _trec_np.int32)
-        st.qidx = NULL
-        didx = _trec_wrap(st.didx, n, 4, b"i", _trec_np.int32)
-        st.didx = NULL
-        if st.is_run:
-            values = _trec_wrap(st.scores, n, 8, b"d", _trec_np.float64)
-            st.scores = NULL
+        _trec_table_free(&self.it.qtab)
+        _trec_table_free(&self.it.dtab)
+        free(self.sc.pend)
+        self.sc.pend = NULL
+        qidx = _trec_wrap(self.it.qidx, self.it.cap, n, 4, b"i", _trec_np.int32)
+        self.it.qidx = NULL
+        didx = _trec_wrap(self.it.didx, self.it.cap, n, 4, b"i", _trec_np.int32)
+        self.it.didx = NULL
+        if self.sc.is_run:
+            values = _trec_wrap(self.sc.scores, self.sc.cap, n, 8, b"d", _trec_np.float64)
+            self.sc.scores = NULL
         else:
-            values = _trec_wrap(st.grades, n, 4, b"i", _trec_np.int32)
-            st.grades = NULL
-        lines = _trec_wrap(st.lines, n, 8, b"q", _trec_np.int64)
-        st.lines = NULL
+            values = _trec_wrap(self.sc.grades, self.sc.cap, n, 4, b"i", _trec_np.int32)
+            self.sc.grades = NULL
+        lines = _trec_wrap(self.sc.lines, self.sc.cap, n, 8, b"q", _trec_np.int64)
+        self.sc.lines = NULL
         return (self.query_ids, qidx, self.doc_ids, didx, values, lines, self.run_id)
+
+
+def _trec_last_newline(const unsigned char[::1] data not None):
+    """Index of the last b"\\n" in data, or -1."""
+    cdef Py_ssize_t i = data.shape[0] - 1
+    with nogil:
+        while i >= 0 and data[i] != 10:
+            i -= 1
+    return i

@@ -6,27 +6,33 @@ Fields after the sixth (run) or the fourth (qrels) are ignored, as are ``iter`` 
 Blank lines are skipped, and so are lines whose first character is ``#``; a ``#`` anywhere else
 is data (MS MARCO document ids contain one). Lines end in ``\\n`` or ``\\r\\n``.
 
-The text is read in chunks of at most ``_CHUNK_BYTES`` (64 MiB, more only for a single longer
-line) and parsed by the compiled ``qafast._kernels._trec_Parser`` without the GIL; query and
-document ids are interned in C, so each distinct id becomes one Python ``str``.
+The text is read in blocks of about ``_CHUNK_BYTES`` (8 MiB; more only for a single longer
+line), each ending at a line end, and parsed by the compiled ``qafast._kernels._trec_Parser``
+in two stages that release the GIL: scanning lines (fields, scores, hashes) and interning ids
+(one Python ``str`` per distinct id, made in C). With ``workers`` other than 1 a helper thread
+reads and scans the next block while the calling thread interns the current one.
 """
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import io
 import os
+import queue
 import sys
+import threading
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import IO, Any, Union
 
 import numpy as np
 
-from .._kernels import _trec_Parser
+from .._kernels import _trec_last_newline, _trec_Parser
 
 __all__ = ["TrecColumns", "TrecFormatError", "read_trec_qrels", "read_trec_run"]
 
-_CHUNK_BYTES = 64 * 1024 * 1024
+_CHUNK_BYTES = 8 * 1024 * 1024
 _GZIP_MAGIC = b"\x1f\x8b"
 
 Source = Union[str, "os.PathLike[str]", bytes, bytearray, memoryview, IO[bytes]]
@@ -91,14 +97,19 @@ class TrecColumns:
         return int(self.query_index.shape[0])
 
 
-def read_trec_run(source: Source) -> TrecColumns:
+def read_trec_run(source: Source, *, workers: int = 1) -> TrecColumns:
     """Read a TREC run: ``qid iter docno rank score run_id`` per line.
 
     Parameters
     ----------
     source : str, os.PathLike, bytes-like or binary file object
         A path (gzip-compressed when it ends in ``.gz`` or starts with the gzip magic bytes),
-        ``"-"`` for standard input, the file's content as bytes, or an open file.
+        ``"-"`` for standard input, the file's content as bytes, or an open file (binary;
+        a text-mode file is read through its ``buffer``).
+    workers : int, default=1
+        1 parses in the calling thread. Any other value (``-1`` for all cores) reads and
+        scans lines in one helper thread while the calling thread interns ids; more than two
+        threads are never used. The result is the same.
 
     Returns
     -------
@@ -111,15 +122,17 @@ def read_trec_run(source: Source) -> TrecColumns:
         For a line with fewer than 6 fields, a score that is not a number (Python ``float``
         syntax without ``_`` separators) or is NaN, or an id or run id that is not UTF-8.
     """
-    return _read(source, is_run=True)
+    return _read(source, is_run=True, workers=workers)
 
 
-def read_trec_qrels(source: Source) -> TrecColumns:
+def read_trec_qrels(source: Source, *, workers: int = 1) -> TrecColumns:
     """Read TREC relevance judgements: ``qid iter docno rel`` per line.
 
     Parameters
     ----------
     source : str, os.PathLike, bytes-like or binary file object
+        As for :func:`read_trec_run`.
+    workers : int, default=1
         As for :func:`read_trec_run`.
 
     Returns
@@ -134,48 +147,18 @@ def read_trec_qrels(source: Source) -> TrecColumns:
         ``1.5`` is refused, where trec_eval's ``atol`` would read 1) or is outside int32, or
         an id that is not UTF-8.
     """
-    return _read(source, is_run=False)
+    return _read(source, is_run=False, workers=workers)
 
 
-def _read(source: Source, *, is_run: bool, chunk_bytes: int | None = None) -> TrecColumns:
+def _read(
+    source: Source, *, is_run: bool, workers: int = 1, chunk_bytes: int | None = None
+) -> TrecColumns:
+    threaded = _threaded(workers)
     chunk = _CHUNK_BYTES if chunk_bytes is None else chunk_bytes
     parser = _trec_Parser(is_run)
-    if isinstance(source, (bytes, bytearray, memoryview)):
-        path = "<bytes>"
-        data = memoryview(source).cast("B")
-        if data[:2] == _GZIP_MAGIC:
-            with gzip.GzipFile(fileobj=io.BytesIO(data)) as f:
-                _feed_stream(parser, f, path, chunk)
-        else:
-            _feed_bytes(parser, data, path, chunk)
-    elif isinstance(source, (str, os.PathLike)):
-        name = os.fspath(source)
-        if not isinstance(name, str):
-            raise TypeError(f"source path must be str or os.PathLike[str], got {name!r}")
-        if name == "-":
-            path = "<stdin>"
-            _feed_stream(parser, sys.stdin.buffer, path, chunk)
-        else:
-            path = name
-            with open(name, "rb", buffering=0) as raw:
-                gz = name.endswith(".gz")
-                if not gz and raw.seekable():  # not a pipe: sniff the gzip magic
-                    gz = raw.read(2) == _GZIP_MAGIC
-                    raw.seek(0)
-                if gz:
-                    with gzip.GzipFile(fileobj=raw, mode="rb") as f:
-                        _feed_stream(parser, f, path, chunk)
-                else:
-                    _feed_stream(parser, raw, path, chunk)
-    elif hasattr(source, "read"):
-        name = getattr(source, "name", None)
-        path = name if isinstance(name, str) else "<file>"
-        _feed_stream(parser, source, path, chunk)
-    else:
-        raise TypeError(
-            "source must be a path, '-', a bytes-like object or a binary file object, "
-            f"got {type(source).__name__}"
-        )
+    with contextlib.ExitStack() as stack:
+        path, blocks = _open_blocks(source, chunk, stack)
+        (_pipelined if threaded else _sequential)(parser, blocks, path)
     query_ids, query_index, doc_ids, doc_index, values, line_numbers, run_id = parser.finish()
     return TrecColumns(
         query_ids=query_ids,
@@ -189,66 +172,193 @@ def _read(source: Source, *, is_run: bool, chunk_bytes: int | None = None) -> Tr
     )
 
 
-def _check(parser: _trec_Parser, consumed: int, path: str) -> int:
-    if consumed < 0:
-        raise TrecFormatError(parser.error_message, path=path, line=parser.error_line)
-    return consumed
+def _threaded(workers: int) -> bool:
+    if isinstance(workers, bool) or not isinstance(workers, int):
+        raise TypeError(f"workers must be an int, got {type(workers).__name__}")
+    if workers == 0:
+        raise ValueError("workers must be 1, more than 1, or negative for all cores; got 0")
+    return workers != 1 and (os.cpu_count() or 1) > 1
 
 
-def _feed_bytes(parser: _trec_Parser, data: memoryview, path: str, chunk: int) -> None:
-    # Already in memory: hand over zero-copy slices of about `chunk` bytes (bounding the
-    # parser's per-call scratch space).
+# ----------------------------------------------------------------------------------------------
+# sources, as an iterator of blocks that each end at a line end
+
+
+def _open_blocks(source: Source, chunk: int, stack: contextlib.ExitStack) -> tuple[str, Iterator]:
+    if isinstance(source, (bytes, bytearray, memoryview)):
+        data = memoryview(source).cast("B")
+        if data[:2] == _GZIP_MAGIC:
+            return "<bytes>", _stream_blocks(gzip.GzipFile(fileobj=io.BytesIO(data)), chunk)
+        return "<bytes>", _buffer_blocks(data, chunk)
+    if isinstance(source, (str, os.PathLike)):
+        name = os.fspath(source)
+        if not isinstance(name, str):
+            raise TypeError(f"source path must be str or os.PathLike[str], got {name!r}")
+        if name == "-":
+            return "<stdin>", _stream_blocks(sys.stdin.buffer, chunk)
+        raw = stack.enter_context(open(name, "rb", buffering=0))
+        gz = name.endswith(".gz")
+        if not gz and raw.seekable():  # not a pipe: sniff the gzip magic
+            gz = raw.read(2) == _GZIP_MAGIC
+            raw.seek(0)
+        if gz:
+            return name, _stream_blocks(stack.enter_context(gzip.GzipFile(fileobj=raw)), chunk)
+        return name, _stream_blocks(raw, chunk)
+    if hasattr(source, "read"):
+        name = getattr(source, "name", None)
+        return (name if isinstance(name, str) else "<file>"), _stream_blocks(source, chunk)
+    raise TypeError(
+        "source must be a path, '-', a bytes-like object or a binary file object, "
+        f"got {type(source).__name__}"
+    )
+
+
+def _buffer_blocks(data: memoryview, chunk: int) -> Iterator[memoryview]:
+    # Already in memory: zero-copy slices of about `chunk` bytes.
     start, n = 0, len(data)
     while n - start > chunk:
-        consumed = _check(parser, parser.feed(data[start : start + chunk], False), path)
-        if consumed == 0:  # a single line longer than the chunk: parse the rest at once
+        cut = _trec_last_newline(data[start : start + chunk])
+        if cut < 0:  # a single line longer than the chunk: the rest in one block
             break
-        start += consumed
-    _check(parser, parser.feed(data[start:], True), path)
+        yield data[start : start + cut + 1]
+        start += cut + 1
+    if start < n:
+        yield data[start:]
 
 
-def _feed_stream(parser: _trec_Parser, f: Any, path: str, chunk: int) -> None:
+def _stream_blocks(f: Any, chunk: int) -> Iterator[memoryview]:
     if isinstance(f, io.TextIOBase):
         buffer = getattr(f, "buffer", None)
         if buffer is None:  # io.StringIO
-            _feed_read(parser, f, path, chunk)
-            return
+            return _read_blocks(f, chunk)
         f = buffer
     readinto = getattr(f, "readinto", None)
     if readinto is None:
-        _feed_read(parser, f, path, chunk)
-        return
-    buf = bytearray(chunk)
-    view = memoryview(buf)
-    filled = 0
-    while True:
-        if filled == len(buf):  # a single line longer than the buffer
-            bigger = bytearray(2 * len(buf))
-            bigger[:filled] = view
-            view.release()
-            buf, view = bigger, memoryview(bigger)
-        got = readinto(view[filled:])
-        if not got:
-            break
-        filled += got
-        consumed = _check(parser, parser.feed(view[:filled], False), path)
-        if consumed:
-            rest = bytes(view[consumed:filled])
-            filled = len(rest)
-            view[:filled] = rest
-    _check(parser, parser.feed(view[:filled], True), path)
+        return _read_blocks(f, chunk)
+    return _readinto_blocks(readinto, chunk)
 
 
-def _feed_read(parser: _trec_Parser, f: Any, path: str, chunk: int) -> None:
-    # File-like objects with read() only, and text-mode ones (their str is UTF-8 encoded).
-    rest = b""
+def _readinto_blocks(readinto: Any, chunk: int) -> Iterator[memoryview]:
+    # Each block is a fresh buffer (a batch may still hold the previous one): the partial
+    # line at the end of one read starts the next buffer.
+    carry = b""
+    size = chunk
     while True:
-        block = f.read(chunk)
-        if isinstance(block, str):
-            block = block.encode("utf-8")
-        if not block:
-            break
-        data = rest + block if rest else bytes(block)
-        consumed = _check(parser, parser.feed(data, False), path)
-        rest = data[consumed:]
-    _check(parser, parser.feed(rest, True), path)
+        view = memoryview(np.empty(max(size, len(carry) + chunk), dtype=np.uint8))
+        filled = len(carry)
+        view[:filled] = carry
+        eof = False
+        while filled < len(view):  # pipes and sockets return short reads
+            got = readinto(view[filled:])
+            if not got:
+                eof = True
+                break
+            filled += got
+        if eof:
+            if filled:
+                yield view[:filled]
+            return
+        cut = _trec_last_newline(view[:filled])
+        if cut < 0:  # a single line longer than the buffer
+            carry = bytes(view[:filled])
+            size = 2 * len(view)
+            continue
+        yield view[: cut + 1]
+        carry = bytes(view[cut + 1 : filled])
+        size = chunk
+
+
+def _read_blocks(f: Any, chunk: int) -> Iterator[memoryview]:
+    # Objects with read() only, and text-mode ones (their str is encoded to UTF-8).
+    carry = b""
+    while True:
+        data = f.read(chunk)
+        if isinstance(data, str):
+            data = data.encode("utf-8")
+        if not data:
+            if carry:
+                yield memoryview(carry)
+            return
+        data = carry + data if carry else bytes(data)
+        cut = data.rfind(b"\n")
+        if cut < 0:
+            carry = data
+            continue
+        yield memoryview(data)[: cut + 1]
+        carry = data[cut + 1 :]
+
+
+# ----------------------------------------------------------------------------------------------
+# drivers
+
+
+def _sequential(parser: _trec_Parser, blocks: Iterator, path: str) -> None:
+    batch = None
+    for block in blocks:
+        batch = parser.scan(block, batch)
+        _intern(parser, batch, path, lambda: None)
+        batch.release()
+
+
+def _intern(parser: _trec_Parser, batch: Any, path: str, quiesce: Callable[[], None]) -> None:
+    if not parser.intern(batch):
+        quiesce()  # error_line() reads an array the scanning thread may be growing
+        raise TrecFormatError(parser.error_message, path=path, line=parser.error_line())
+    if batch.error_line:
+        raise TrecFormatError(batch.error_message, path=path, line=batch.error_line)
+
+
+_DONE = object()
+
+
+def _pipelined(parser: _trec_Parser, blocks: Iterator, path: str) -> None:
+    # A helper thread reads and scans block k + 1 while this one interns block k. Both
+    # stages release the GIL; the queue bounds the text held at once to about 4 blocks.
+    todo: queue.Queue = queue.Queue(maxsize=2)
+    spare: queue.SimpleQueue = queue.SimpleQueue()  # batches to reuse
+    stop = threading.Event()
+
+    def put(item: Any) -> None:
+        while not stop.is_set():
+            try:
+                todo.put(item, timeout=0.05)
+                return
+            except queue.Full:
+                pass
+
+    def scan_all() -> None:
+        try:
+            for block in blocks:
+                if stop.is_set():
+                    return
+                try:
+                    batch = spare.get_nowait()
+                except queue.Empty:
+                    batch = None
+                batch = parser.scan(block, batch)
+                put(batch)
+                if batch.error_line:
+                    break
+        except BaseException as exc:  # handed to the calling thread
+            put(exc)
+        put(_DONE)
+
+    worker = threading.Thread(target=scan_all, name="qafast-trec-scan", daemon=True)
+
+    def quiesce() -> None:
+        stop.set()
+        worker.join()
+
+    worker.start()
+    try:
+        while True:
+            item = todo.get()
+            if item is _DONE:
+                break
+            if isinstance(item, BaseException):
+                raise item
+            _intern(parser, item, path, quiesce)
+            item.release()
+            spare.put(item)
+    finally:
+        quiesce()
