@@ -363,6 +363,21 @@ def test_many_distinct_ids_grow_the_tables(workers):
     check_same(read(data, True, 1 << 16, workers), data, True)
 
 
+def test_large_gzip_input():
+    # enough rows for columns of several megabytes (grown in place, with huge-page advice)
+    # while the gzip reader allocates and frees its own buffers around them
+    rng = np.random.default_rng(7)
+    n = 700_000
+    docs = rng.integers(0, 400_000, n)
+    data = b"".join(b"q%d Q0 D%d 1 %d.%02d r\n" % (i // 100, d, i % 97, i % 100)
+                    for i, d in enumerate(docs.tolist()))
+    want = naive(data, True)
+    compressed = gzip.compress(data, 1)
+    for workers in (1, 2):
+        got = as_plain(read_trec_run(compressed, workers=workers))
+        assert got == want
+
+
 @both_modes
 def test_a_line_longer_than_the_chunk(workers):
     long_doc = b"d" * 5000

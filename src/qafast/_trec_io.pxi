@@ -66,7 +66,9 @@ cdef extern from *:
 
     /* Growing arrays (the output columns, the id arenas). On Linux they are their own
        mappings, grown with mremap: no copy, and no pages touched until written. Elsewhere
-       realloc. The caller keeps the size, for freeing. */
+       realloc. The caller keeps the size, for freeing. The huge-page advice covers the
+       whole mapping: advising only part of it would split it, and mremap refuses a range
+       that spans two mappings (EFAULT). */
     static void *_trec_mem_resize(void *p, size_t old, size_t n) {
     #if defined(__linux__) && defined(MREMAP_MAYMOVE)
         void *q;
@@ -74,7 +76,13 @@ cdef extern from *:
             q = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
         else
             q = mremap(p, old, n, MREMAP_MAYMOVE);
-        return q == MAP_FAILED ? NULL : q;
+        if (q == MAP_FAILED)
+            return NULL;
+    #ifdef MADV_HUGEPAGE
+        if (n >= ((size_t)1 << 21))
+            madvise(q, n, MADV_HUGEPAGE);
+    #endif
+        return q;
     #else
         (void)old;
         return realloc(p, n);
@@ -496,7 +504,6 @@ cdef int64_t _trec_intern(_trec_Table *t, const unsigned char *p, Py_ssize_t n, 
             return -1
         t.arena = <unsigned char *>tmp
         t.arena_cap = newcap
-        _trec_advise_huge(t.arena, t.arena_cap)
     if t.count == t.id_cap:
         tmp = _trec_mem_resize(t.id_offlen, t.id_cap * sizeof(uint64_t),
                                2 * t.id_cap * sizeof(uint64_t))
@@ -577,18 +584,15 @@ cdef int _trec_scan_grow(_trec_ScanState *sc) noexcept nogil:
         if a == NULL:
             return -1
         sc.scores = <double *>a
-        _trec_advise_huge(a, cap * sizeof(double))
     else:
         a = _trec_mem_resize(sc.grades, sc.cap * sizeof(int32_t), cap * sizeof(int32_t))
         if a == NULL:
             return -1
         sc.grades = <int32_t *>a
-        _trec_advise_huge(a, cap * sizeof(int32_t))
     a = _trec_mem_resize(sc.lines, sc.cap * sizeof(int64_t), cap * sizeof(int64_t))
     if a == NULL:
         return -1
     sc.lines = <int64_t *>a
-    _trec_advise_huge(a, cap * sizeof(int64_t))
     sc.cap = cap
     return 0
 
@@ -760,12 +764,10 @@ cdef int _trec_intern_grow(_trec_InternState *it, uint64_t need) noexcept nogil:
     if a == NULL:
         return -1
     it.qidx = <int32_t *>a
-    _trec_advise_huge(a, cap * sizeof(int32_t))
     a = _trec_mem_resize(it.didx, it.cap * sizeof(int32_t), cap * sizeof(int32_t))
     if a == NULL:
         return -1
     it.didx = <int32_t *>a
-    _trec_advise_huge(a, cap * sizeof(int32_t))
     it.cap = cap
     return 0
 
