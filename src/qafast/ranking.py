@@ -677,7 +677,9 @@ def evaluate(qrels, run, measures: str | Iterable[str], *, relevance_level: int 
         ``"run"`` averages over the queries the run and qrels share; ``"qrels"`` over every
         qrels query, a query missing from the run scoring 0 (trec_eval ``-c``).
     per_query : bool, default False
-        Return ``{query_id: {measure: value}}`` instead of the summary.
+        Return ``{query_id: {measure: value}}`` instead of the summary, queries in id order.
+        Per query, ``gm_map`` and ``gm_bpref`` hold ``log(max(value, 1e-5))``, as trec_eval
+        accumulates them and pytrec_eval returns them.
     workers : int, default 1
         Threads to use (-1: all cores); results do not depend on it.
 
