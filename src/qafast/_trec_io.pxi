@@ -22,7 +22,7 @@
 from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc, realloc
 from libc.string cimport memchr, memcmp, memcpy
-from cpython.buffer cimport PyBUF_FORMAT, PyBUF_WRITABLE
+from cpython.buffer cimport PyBUF_FORMAT
 from cpython.exc cimport PyErr_Clear, PyErr_ExceptionMatches, PyErr_Occurred
 from cpython.ref cimport PyObject
 from cpython.unicode cimport PyUnicode_DecodeUTF8

@@ -177,7 +177,10 @@ def _threaded(workers: int) -> bool:
         raise TypeError(f"workers must be an int, got {type(workers).__name__}")
     if workers == 0:
         raise ValueError("workers must be 1, more than 1, or negative for all cores; got 0")
-    return workers != 1 and (os.cpu_count() or 1) > 1
+    if workers == 1:
+        return False
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return (cores or 1) > 1
 
 
 # ----------------------------------------------------------------------------------------------
