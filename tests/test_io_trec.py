@@ -246,12 +246,20 @@ def test_open_file_names_its_path(tmp_path):
     assert cols.path == str(p)
 
 
+def test_docstring_examples():
+    import doctest
+
+    assert doctest.testmod(trec_module, optionflags=doctest.NORMALIZE_WHITESPACE).failed == 0
+
+
 def test_stdin(monkeypatch):
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(RUN + b"q3 Q0 d9 1 1e400 r\n")))
     cols = read_trec_run("-")
     assert cols.path == "<stdin>"
     assert cols.query_ids == ["q1", "q2", "q3"]
     assert cols.values[-1] == math.inf
+    monkeypatch.setattr(sys, "stdin", io.StringIO(RUN.decode()))  # no .buffer
+    assert read_trec_run("-").query_ids == ["q1", "q2"]
 
 
 def test_bytearray_and_memoryview():

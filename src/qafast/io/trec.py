@@ -121,6 +121,17 @@ def read_trec_run(source: Source, *, workers: int = 1) -> TrecColumns:
     TrecFormatError
         For a line with fewer than 6 fields, a score that is not a number (Python ``float``
         syntax without ``_`` separators) or is NaN, or an id or run id that is not UTF-8.
+
+    Examples
+    --------
+    >>> from qafast.io import read_trec_run
+    >>> run = read_trec_run(b"q1 Q0 d1 1 2.5 bm25\\nq1 Q0 d2 2 1.5 bm25\\nq2 Q0 d1 1 0.5 bm25\\n")
+    >>> run.query_ids, run.query_index
+    (['q1', 'q2'], array([0, 0, 1], dtype=int32))
+    >>> run.doc_ids, run.doc_index
+    (['d1', 'd2'], array([0, 1, 0], dtype=int32))
+    >>> run.values, run.run_id
+    (array([2.5, 1.5, 0.5]), 'bm25')
     """
     return _read(source, is_run=True, workers=workers)
 
@@ -146,6 +157,18 @@ def read_trec_qrels(source: Source, *, workers: int = 1) -> TrecColumns:
         For a line with fewer than 4 fields, a grade that is not an integer (``[+-]digits``;
         ``1.5`` is refused, where trec_eval's ``atol`` would read 1) or is outside int32, or
         an id that is not UTF-8.
+
+    Examples
+    --------
+    >>> from qafast.io import read_trec_qrels
+    >>> qrels = read_trec_qrels(b"# judged by hand\\nq1 0 d1 1\\nq1 0 d3 0\\n")
+    >>> qrels.doc_ids, qrels.values, qrels.line_numbers
+    (['d1', 'd3'], array([1, 0], dtype=int32), array([2, 3]))
+    >>> try:
+    ...     read_trec_qrels(b"q1 0 d1 1\\nq1 0 d2 1.5\\n")
+    ... except ValueError as e:  # a TrecFormatError
+    ...     print(e.path, e.line, e.message)
+    <bytes> 2 relevance grade (4th field) '1.5' is not an integer
     """
     return _read(source, is_run=False, workers=workers)
 
@@ -198,7 +221,7 @@ def _open_blocks(source: Source, chunk: int, stack: contextlib.ExitStack) -> tup
         if not isinstance(name, str):
             raise TypeError(f"source path must be str or os.PathLike[str], got {name!r}")
         if name == "-":
-            return "<stdin>", _stream_blocks(sys.stdin.buffer, chunk)
+            return "<stdin>", _stream_blocks(sys.stdin, chunk)
         raw = stack.enter_context(open(name, "rb", buffering=0))
         gz = name.endswith(".gz")
         if not gz and raw.seekable():  # not a pipe: sniff the gzip magic
