@@ -581,8 +581,9 @@ def bench(args, tmp: Path) -> int:
             measured += f" (numba prange control: {ctl:.2f}x)"
             if ctl < 1.3:
                 rep.note(f"the numba prange control ran only {ctl:.2f}x faster on 2 threads "
-                         f"than on 1: the second core was not free, so the workers=2 target is "
-                         f"not meaningful in this run (see the load average in the header)")
+                         f"than on 1: the second core was busy (see the load average in the "
+                         f"header) or the run is too small for a second thread to pay off, so "
+                         f"the workers=2 target says little about qafast in this run")
         rep.target(t, measured, sp >= 1.6)
     else:
         rep.target(t, None, None)
