@@ -118,6 +118,8 @@ cdef inline bint _ahead(const double* scores, const DocKeys* d, int64_t a, int64
 cdef extern from "_simd.h" nogil:
     int64_t qafast_last_equal(const int64_t* a, int64_t n, int64_t h)
     int64_t qafast_count_greater(const double* s, int64_t n, double x, int64_t* equal)
+    int64_t qafast_count_ahead_int(const double* s, const int64_t* id, int64_t n, double x,
+                                   int64_t hx)
 
 
 cdef DocKeys _doc_keys(const int64_t[::1] hashes, const int64_t[::1] keys,
@@ -290,6 +292,11 @@ def rank_judged(
                     # few judged documents: a rank is 1 + the number of documents ahead
                     for j in range(nj):
                         sj = scores[judged[j]]
+                        if rk.key_off == NULL:
+                            # integer ids: the id breaks ties, so one branch-free pass counts
+                            jrank[j] = 1 + qafast_count_ahead_int(
+                                scores + r0, rk.hashes + r0, n, sj, rk.hashes[judged[j]])
+                            continue
                         ahead = qafast_count_greater(scores + r0, n, sj, &ties)
                         if ties > 1:
                             for i in range(r0, r0 + n):
@@ -792,17 +799,17 @@ cdef double _one_measure(const Query* q, int code, int64_t k, double x,
     cdef double s, prec, cur_p
     if code == M_NUM_RET:
         return <double>q.n
-    if code == M_NUM_REL:
+    elif code == M_NUM_REL:
         return <double>q.num_rel
-    if code == M_NUM_REL_RET:
+    elif code == M_NUM_REL_RET:
         return <double>q.num_rel_ret
-    if code == M_NUM_NONREL_JUDGED_RET:
+    elif code == M_NUM_NONREL_JUDGED_RET:
         c = 0
         for i in range(q.ns):
             if q.sg[i] >= 0 and q.sg[i] < q.L:
                 c += 1
         return <double>c
-    if code == M_MAP or code == M_MAP_CUT:
+    elif code == M_MAP or code == M_MAP_CUT:
         if code == M_MAP:
             k = q.n
         s = 0.0
@@ -814,13 +821,13 @@ cdef double _one_measure(const Query* q, int code, int64_t k, double x,
                 c += 1
                 s += <double>c / <double>q.sr[i]
         return s / <double>q.num_rel if q.num_rel > 0 else 0.0
-    if code == M_RPREC:
+    elif code == M_RPREC:
         if q.num_rel == 0:
             return 0.0
         return <double>_rel_in_top(q, q.num_rel) / <double>q.num_rel
-    if code == M_BPREF or code == M_INFAP:
+    elif code == M_BPREF or code == M_INFAP:
         return _bpref_infap(q, code)
-    if code == M_RECIP_RANK or code == M_RECIP_RANK_CUT:
+    elif code == M_RECIP_RANK or code == M_RECIP_RANK_CUT:
         if code == M_RECIP_RANK:
             k = q.n
         for i in range(q.ns):
@@ -829,29 +836,29 @@ cdef double _one_measure(const Query* q, int code, int64_t k, double x,
             if q.sg[i] >= q.L:
                 return 1.0 / <double>q.sr[i]
         return 0.0
-    if code == M_IPREC_AT_RECALL:
+    elif code == M_IPREC_AT_RECALL:
         _interpolated(q, &x, 1, fscratch)
         return fscratch[0]
-    if code == M_11PT_AVG:
+    elif code == M_11PT_AVG:
         return _interpolated(q, pvals, np_, fscratch)
-    if code == M_P:
+    elif code == M_P:
         return <double>_rel_in_top(q, k) / <double>k
-    if code == M_RECALL:
+    elif code == M_RECALL:
         return <double>_rel_in_top(q, k) / <double>q.num_rel if q.num_rel > 0 else 0.0
-    if code == M_RELATIVE_P:
+    elif code == M_RELATIVE_P:
         if q.num_rel == 0:
             return 0.0
         return <double>_rel_in_top(q, k) / <double>(q.num_rel if k > q.num_rel else k)
-    if code == M_SUCCESS:
+    elif code == M_SUCCESS:
         return 1.0 if _rel_in_top(q, k) > 0 else 0.0
-    if code == M_RPREC_MULT:
+    elif code == M_RPREC_MULT:
         return _rprec_mult(q, x)
-    if code == M_UTILITY:
+    elif code == M_UTILITY:
         # the collection size (trec_eval -N) is 0 here
         return (pvals[0] * q.num_rel_ret + pvals[1] * (q.n - q.num_rel_ret)
                 + pvals[2] * (q.num_rel - q.num_rel_ret)
                 + pvals[3] * (0 + q.num_rel_ret - q.n - q.num_rel))
-    if code == M_BING:
+    elif code == M_BING:
         s = 0.0
         c = 0
         for i in range(q.ns):
@@ -859,35 +866,35 @@ cdef double _one_measure(const Query* q, int code, int64_t k, double x,
                 c += 1
                 s += 1.0 / log2(<double>(3 + (q.sr[i] - 1) - c))
         return s / <double>q.num_rel if c > 0 else 0.0
-    if code == M_G:
+    elif code == M_G:
         ng = _setup_gains(q, pkeys, pvals, np_, gains, gains2)
         return _g_measure(q, gains, ng)
-    if code == M_DCG or code == M_IDEAL_DCG or code == M_NDCG or code == M_NDCG_REL or code == M_RNDCG:
+    elif code == M_DCG or code == M_IDEAL_DCG or code == M_NDCG or code == M_NDCG_REL or code == M_RNDCG:
         ng = _setup_gains(q, pkeys, pvals, np_, gains, gains2)
         return _ndcg_family(q, gains, ng, code)
-    if code == M_NDCG_CUT or code == M_NDCG_CUT_EXP:
+    elif code == M_NDCG_CUT or code == M_NDCG_CUT_EXP:
         return _ndcg_cut(q, k, code == M_NDCG_CUT_EXP)
-    if code == M_SET_P:
+    elif code == M_SET_P:
         return <double>q.num_rel_ret / <double>q.n if q.n > 0 else 0.0
-    if code == M_SET_RELATIVE_P:
+    elif code == M_SET_RELATIVE_P:
         c = q.n if q.n < q.num_rel else q.num_rel
         return <double>q.num_rel_ret / <double>c if c > 0 else 0.0
-    if code == M_SET_RECALL:
+    elif code == M_SET_RECALL:
         return <double>q.num_rel_ret / <double>q.num_rel if q.num_rel > 0 else 0.0
-    if code == M_SET_MAP:
+    elif code == M_SET_MAP:
         if q.n > 0 and q.num_rel > 0:
             return (<double>q.num_rel_ret * <double>q.num_rel_ret) / (<double>q.n * <double>q.num_rel)
         return 0.0
-    if code == M_SET_F:
+    elif code == M_SET_F:
         if q.num_rel_ret == 0:
             return 0.0
         prec = <double>q.num_rel_ret / <double>q.n
         s = <double>q.num_rel_ret / <double>q.num_rel
         return (x + 1.0) * prec * s / (x * prec + s)
-    if code == M_RBP:
+    elif code == M_RBP:
         ng = _setup_gains(q, pkeys, pvals, np_, gains, gains2)
         return _rbp(q, gains, ng, x, gains2)
-    if code == M_RBP_RESID:
+    elif code == M_RBP_RESID:
         s = 0.0
         cur_p = 1.0
         c = 0
@@ -897,7 +904,7 @@ cdef double _one_measure(const Query* q, int code, int64_t k, double x,
                 s += cur_p
             cur_p = cur_p * x
         return cur_p + (1 - x) * s if c > 0 else 0.0
-    if code == M_UNJ:
+    elif code == M_UNJ:
         # nonpool and unjudged documents in the top k: all ranks there but the judged ones
         c = k if k < q.n else q.n
         for i in range(q.ns):
@@ -1077,3 +1084,15 @@ def ranking_measures(
                         list_offsets[m + 1] - list_offsets[m], gains, gains2, fscratch)
     finally:
         free(row); free(levels); free(gains); free(gains2); free(fscratch)
+
+
+def column_sums(const double[:, ::1] values, double[::1] out):
+    """out[m] = values[0, m] + values[1, m] + ..., added in row order as trec_eval adds its
+    per-query values, so a summary never depends on how the rows were computed."""
+    cdef Py_ssize_t n = values.shape[0], m = values.shape[1], i, j
+    with nogil:
+        for j in range(m):
+            out[j] = 0.0
+        for i in range(n):
+            for j in range(m):
+                out[j] += values[i, j]

@@ -15,6 +15,17 @@
 #define QAFAST_CLONES __attribute__((target_clones("avx2", "sse4.2", "default")))
 #else
 #define QAFAST_CLONES
+/* For integer document ids, where the id itself breaks ties: how many entries rank ahead of
+ * one with score x and id hx (a higher score, or the same score and a larger id). */
+QAFAST_CLONES static int64_t qafast_count_ahead_int(const double *s, const int64_t *id, int64_t n,
+                                                    double x, int64_t hx)
+{
+    int64_t ahead = 0;
+    for (int64_t i = 0; i < n; i++)
+        ahead += (s[i] > x) | ((s[i] == x) & (id[i] > hx));
+    return ahead;
+}
+
 #endif
 
 /* Index of the last a[i] == h, or -1. */
@@ -37,6 +48,17 @@ QAFAST_CLONES static int64_t qafast_count_greater(const double *s, int64_t n, do
     }
     *equal = eq;
     return gt;
+}
+
+/* For integer document ids, where the id itself breaks ties: how many entries rank ahead of
+ * one with score x and id hx (a higher score, or the same score and a larger id). */
+QAFAST_CLONES static int64_t qafast_count_ahead_int(const double *s, const int64_t *id, int64_t n,
+                                                    double x, int64_t hx)
+{
+    int64_t ahead = 0;
+    for (int64_t i = 0; i < n; i++)
+        ahead += (s[i] > x) | ((s[i] == x) & (id[i] > hx));
+    return ahead;
 }
 
 #endif

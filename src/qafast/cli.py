@@ -12,7 +12,7 @@ import sys
 from importlib import resources
 
 from ._measures import TEXT_MEASURES, UnknownMeasureError, trec_columns
-from .ranking import Qrels, Run, _Evaluation, _summary
+from .ranking import Qrels, Run, _Evaluation, _summaries
 
 _COUNTS = frozenset({"num_q", "num_ret", "num_rel", "num_rel_ret", "num_nonrel_judged_ret"})
 
@@ -65,6 +65,7 @@ def _run_trec(args) -> int:
     numeric = [c for c in columns if c.family not in TEXT_MEASURES]
     values = ev.values(numeric)
     col_of = {c.name: j for j, c in enumerate(numeric)}
+    summary = dict(zip([c.name for c in numeric], _summaries(numeric, values)))
     run_id = run.run_id if run.run_id is not None else ""
     if args.o == "json":
         doc: dict = {}
@@ -76,7 +77,7 @@ def _run_trec(args) -> int:
                     and c.aggregate != "gm"}
                 for p, q in enumerate(ev.ids)}
         if not args.n:
-            doc["all"] = {c.name: _summary_value(c, run_id, values, col_of, len(ev.ids))
+            doc["all"] = {c.name: _summary_value(c, run_id, summary, len(ev.ids))
                           for c in columns if c.family != "relstring"}
         json.dump(doc, out, indent=1)
         out.write("\n")
@@ -100,8 +101,7 @@ def _run_trec(args) -> int:
             elif c.family == "num_q":
                 lines.append(f"{'num_q':<22}\tall\t{len(ev.ids)}\n")
             else:
-                v = _summary(c, values[:, col_of[c.name]], len(ev.ids))
-                lines.append(_line(c.name, "all", c.family, v))
+                lines.append(_line(c.name, "all", c.family, summary[c.name]))
     out.write("".join(lines))
     return 0
 
@@ -110,12 +110,12 @@ def _number(family, v):
     return int(round(v)) if family in _COUNTS else float(v)
 
 
-def _summary_value(c, run_id, values, col_of, n):
+def _summary_value(c, run_id, summary, n):
     if c.family == "runid":
         return run_id
     if c.family == "num_q":
         return n
-    return _number(c.family, _summary(c, values[:, col_of[c.name]], n))
+    return _number(c.family, summary[c.name])
 
 
 def _line(name: str, qid, family: str, v: float) -> str:

@@ -47,7 +47,7 @@ class _Ranked:
     """
 
     __slots__ = ("query_ids", "offsets", "values", "hashes", "keys", "key_off", "blob",
-                 "source", "_lines", "_qindex")
+                 "source", "_lines", "_qindex", "_qarray")
 
     def _set(self, query_ids, offsets, values, hashes, keys, key_off, blob, source,
              lines=None):
@@ -61,6 +61,7 @@ class _Ranked:
         self.source = source          # where the data came from, for messages
         self._lines = lines           # file line of each entry, or None
         self._qindex = None
+        self._qarray = None
 
     def __len__(self) -> int:
         return len(self.query_ids)
@@ -72,6 +73,12 @@ class _Ranked:
     @property
     def string_ids(self) -> bool:
         return self.key_off is not None
+
+    def query_array(self) -> np.ndarray:
+        """Integer query ids as an int64 array (cached)."""
+        if self._qarray is None:
+            self._qarray = np.array(self.query_ids, dtype=np.int64)
+        return self._qarray
 
     def query_index(self) -> dict:
         if self._qindex is None:
@@ -484,10 +491,19 @@ def _pairs(qrels: Qrels, run: Run, queries: str, keep_empty: bool = False):
 
 def _pairs_int(qrels, run, queries, present):
     """_pairs for integer query ids, in numpy."""
-    rq = np.array(run.query_ids, dtype=np.int64)
-    qq = np.array(qrels.query_ids, dtype=np.int64)
-    rkeep = np.flatnonzero(present)
-    common, ri, qi = np.intersect1d(rq[rkeep], qq, assume_unique=True, return_indices=True)
+    rq = run.query_array()
+    qq = qrels.query_array()
+    rkeep = np.flatnonzero(present) if not present.all() else np.arange(len(rq))
+    rsel = rq[rkeep]
+    if len(rsel) > 1 and len(qq) > 1 and (rsel[1:] > rsel[:-1]).all() and (qq[1:] > qq[:-1]).all():
+        # both already in id order (rows grouped by ascending query id): no sort needed
+        pos = np.minimum(np.searchsorted(qq, rsel), len(qq) - 1)
+        hit = qq[pos] == rsel
+        ri = np.flatnonzero(hit)
+        qi = pos[hit]
+        common = rsel[ri]
+    else:
+        common, ri, qi = np.intersect1d(rsel, qq, assume_unique=True, return_indices=True)
     if not len(common):
         _no_common(qrels, run)
     if queries == "run":
@@ -633,14 +649,21 @@ class _Evaluation:
         return "".join(chars)
 
 
-def _summary(col: Column, values: np.ndarray, count: int) -> float:
+def _summary(col: Column, total: float, count: int) -> float:
+    """What trec_eval prints for "all", from the sum of the per-query values."""
     if count == 0:
         return 0.0
     if col.aggregate == "sum":
-        return float(np.cumsum(values)[-1])
+        return float(total)
     if col.aggregate == "gm":
-        return float(math.exp(np.cumsum(values)[-1] / count))
-    return float(np.cumsum(values)[-1] / count)
+        return float(math.exp(total / count))
+    return float(total / count)
+
+
+def _summaries(columns: list[Column], values: np.ndarray) -> list[float]:
+    totals = np.empty(len(columns), dtype=np.float64)
+    _kernels.column_sums(values, totals)
+    return [_summary(c, t, values.shape[0]) for c, t in zip(columns, totals.tolist())]
 
 
 def _check_options(relevance_level, judged_only, max_docs):
@@ -719,4 +742,4 @@ def evaluate(qrels, run, measures: str | Iterable[str], *, relevance_level: int 
         names = [c.name for c in columns]
         rows = values.tolist()
         return {q: dict(zip(names, row)) for q, row in zip(ev.ids, rows)}
-    return {c.name: _summary(c, values[:, j], len(ev.ids)) for j, c in enumerate(columns)}
+    return dict(zip([c.name for c in columns], _summaries(columns, values)))
