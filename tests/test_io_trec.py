@@ -186,6 +186,9 @@ def test_run_columns():
     assert cols.run_id == "runB"  # the last line's, as trec_eval reports
     assert cols.path == "<bytes>"
     assert len(cols) == 3
+    assert repr(cols) == (
+        "TrecColumns(run, 3 lines, 2 queries, 2 documents, run_id='runB', path='<bytes>')"
+    )
 
 
 def test_qrels_columns():
@@ -195,6 +198,7 @@ def test_qrels_columns():
     assert cols.values.tolist() == [1, 0, 2]
     assert cols.values.dtype == np.int32
     assert cols.run_id is None
+    assert repr(cols).startswith("TrecColumns(qrels, 3 lines, 2 queries, 2 documents")
 
 
 def test_path_str_pathlike_and_gzip(tmp_path):

@@ -59,7 +59,7 @@ def _rebuild_format_error(message: str, path: str, line: int) -> TrecFormatError
     return TrecFormatError(message, path=path, line=line)
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, repr=False)
 class TrecColumns:
     """The data lines of a TREC file as columns, one row per line, in file order.
 
@@ -95,6 +95,13 @@ class TrecColumns:
 
     def __len__(self) -> int:
         return int(self.query_index.shape[0])
+
+    def __repr__(self) -> str:  # the id lists can hold millions of strings: counts only
+        what = "qrels" if self.values.dtype.kind == "i" else "run"
+        return (
+            f"TrecColumns({what}, {len(self)} lines, {len(self.query_ids)} queries, "
+            f"{len(self.doc_ids)} documents, run_id={self.run_id!r}, path={self.path!r})"
+        )
 
 
 def read_trec_run(source: Source, *, workers: int = 1) -> TrecColumns:
