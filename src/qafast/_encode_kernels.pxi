@@ -32,11 +32,11 @@ cdef int _buffer_append(_ByteBuffer* b, const char* s, Py_ssize_t n) except -1:
 
 
 def encode_nested_dict(dict data, bint integer_values, int64_t[::1] query_offsets,
-                       double[::1] values, int64_t[::1] hashes, int64_t[::1] byte_offsets,
-                       list query_ids):
+                       double[::1] values, int64_t[::1] hashes, int64_t[::1] tiekeys,
+                       int64_t[::1] byte_offsets, list query_ids):
     """Flatten ``{qid: {doc: value}}`` into CSR arrays: per entry its value, the hash of its
     document id and the id's UTF-8 bytes (returned as one ``bytes`` blob, entry i at
-    ``byte_offsets[i]:byte_offsets[i + 1]``).
+    ``byte_offsets[i]:byte_offsets[i + 1]``) and, when ``tiekeys`` is not empty, its tie key.
 
     Returns ``(blob, None)``, or ``(None, (qid, doc, value, reason))`` naming the first bad
     entry for the caller to raise.
@@ -46,6 +46,7 @@ def encode_nested_dict(dict data, bint integer_values, int64_t[::1] query_offset
     cdef const char* utf8
     cdef double x
     cdef long long iv
+    cdef bint with_tiekeys = tiekeys.shape[0] > 0
     cdef _ByteBuffer buf
     buf.data = NULL
     buf.size = 0
@@ -85,6 +86,8 @@ def encode_nested_dict(dict data, bint integer_values, int64_t[::1] query_offset
                 utf8 = PyUnicode_AsUTF8AndSize(doc, &n)
                 _buffer_append(&buf, utf8, n)
                 hashes[pos] = <int64_t>_trec_hash(<const unsigned char*>utf8, n)
+                if with_tiekeys:
+                    tiekeys[pos] = qafast_tie_key(<const uint8_t*>utf8, n)
                 values[pos] = x
                 pos += 1
                 byte_offsets[pos] = buf.size

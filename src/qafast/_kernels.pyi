@@ -13,7 +13,7 @@ U8 = NDArray[np.uint8]
 
 # ranking (_ranking_kernels.pxi)
 def rank_judged(
-    run_offsets: I64, run_hashes: I64, run_keys: I64, run_key_off: I64, run_blob: U8,
+    run_offsets: I64, run_hashes: I64, run_tiekeys: I64, run_keys: I64, run_key_off: I64, run_blob: U8,
     run_scores: F64, qrels_offsets: I64, qrels_hashes: I64, qrels_keys: I64,
     qrels_key_off: I64, qrels_blob: U8, qrels_grades: I32, pair_run: I64, pair_qrels: I64,
     max_docs: int, judged_only: bool, out_offsets: I64, out_rank: I32, out_grade: I32,
@@ -29,12 +29,12 @@ def ranking_measures(
 def first_duplicate(offsets: I64, keys: I64, n_keys: int) -> int: ...
 def first_duplicate_sorted(offsets: I64, hashes: I64, keys: I64, key_off: I64, blob: U8) -> int: ...
 def sort_groups(offsets: I64, hashes: I64, order: I64) -> None: ...
-def hash_keys(key_off: I64, blob: U8, out: I64) -> None: ...
+def hash_keys(key_off: I64, blob: U8, out: I64, tiekeys: I64) -> None: ...
 
 # encoding of Python containers (_encode_kernels.pxi)
 def encode_nested_dict(
     data: dict[Any, dict[str, Any]], integer_values: bool, query_offsets: I64, values: F64,
-    hashes: I64, byte_offsets: I64, query_ids: list[Any],
+    hashes: I64, tiekeys: I64, byte_offsets: I64, query_ids: list[Any],
 ) -> tuple[bytes | None, tuple[Any, Any, Any, str] | None]: ...
 def utf8_blob(strings: list[str], offsets: I64) -> bytes: ...
 

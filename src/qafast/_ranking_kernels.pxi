@@ -16,6 +16,17 @@ from libc.stdlib cimport malloc, free, calloc
 from libc.string cimport memcmp, memset
 from libc.stdint cimport int32_t, int64_t, uint8_t
 
+cdef extern from "_simd.h" nogil:
+    int64_t qafast_last_equal(const int64_t* a, int64_t n, int64_t h)
+    int qafast_bytes_cmp(const uint8_t* a, int64_t la, const uint8_t* b, int64_t lb)
+    int64_t qafast_tie_key(const uint8_t* p, int64_t n)
+    void qafast_prefetch(const void* p)
+    int64_t qafast_count_same(const double* s, const int64_t* key, int64_t n, double x,
+                              int64_t kx)
+    int64_t qafast_count_ahead_int(const double* s, const int64_t* id, int64_t n, double x,
+                                   int64_t hx)
+
+
 cdef enum:
     NONPOOL = -1     # retrieved, absent from the query's qrels
     UNJUDGED = -2    # retrieved, in the qrels with a negative grade ("in pool, not judged")
@@ -73,6 +84,7 @@ cdef double INFAP_EPSILON = 0.00001
 
 cdef struct DocKeys:
     const int64_t* hashes     # per entry
+    const int64_t* tiekeys    # per entry (run, string ids): see qafast_tie_key; else hashes
     const int64_t* keys       # per entry; NULL: the entry index is the key
     const int64_t* key_off    # per key + 1, into blob; NULL: no bytes (integer ids)
     const uint8_t* blob
@@ -88,13 +100,8 @@ cdef inline int64_t _hash_of(const DocKeys* d, int64_t i) noexcept nogil:
 
 cdef inline int _cmp_bytes(const DocKeys* a, int64_t ka, const DocKeys* b, int64_t kb) noexcept nogil:
     """strcmp order of two documents' UTF-8 bytes."""
-    cdef int64_t la = a.key_off[ka + 1] - a.key_off[ka]
-    cdef int64_t lb = b.key_off[kb + 1] - b.key_off[kb]
-    cdef int64_t m = la if la < lb else lb
-    cdef int r = memcmp(a.blob + a.key_off[ka], b.blob + b.key_off[kb], <size_t>m)
-    if r != 0:
-        return r
-    return (la > lb) - (la < lb)
+    return qafast_bytes_cmp(a.blob + a.key_off[ka], a.key_off[ka + 1] - a.key_off[ka],
+                            b.blob + b.key_off[kb], b.key_off[kb + 1] - b.key_off[kb])
 
 
 cdef inline bint _same_doc(const DocKeys* a, int64_t i, const DocKeys* b, int64_t j) noexcept nogil:
@@ -110,22 +117,16 @@ cdef inline bint _ahead(const double* scores, const DocKeys* d, int64_t a, int64
     (trec_eval's comp_sim_docno)."""
     if scores[a] != scores[b]:
         return scores[a] > scores[b]
-    if d.key_off != NULL:
-        return _cmp_bytes(d, _key(d, a), d, _key(d, b)) > 0
-    return _hash_of(d, a) > _hash_of(d, b)
-
-
-cdef extern from "_simd.h" nogil:
-    int64_t qafast_last_equal(const int64_t* a, int64_t n, int64_t h)
-    int64_t qafast_count_greater(const double* s, int64_t n, double x, int64_t* equal)
-    int64_t qafast_count_ahead_int(const double* s, const int64_t* id, int64_t n, double x,
-                                   int64_t hx)
+    if d.tiekeys[a] != d.tiekeys[b] or d.key_off == NULL:
+        return d.tiekeys[a] > d.tiekeys[b]
+    return _cmp_bytes(d, _key(d, a), d, _key(d, b)) > 0
 
 
 cdef DocKeys _doc_keys(const int64_t[::1] hashes, const int64_t[::1] keys,
                        const int64_t[::1] key_off, const uint8_t[::1] blob):
     cdef DocKeys d
     d.hashes = &hashes[0] if hashes.shape[0] else NULL
+    d.tiekeys = d.hashes
     d.keys = &keys[0] if keys.shape[0] else NULL
     d.key_off = &key_off[0] if key_off.shape[0] else NULL
     d.blob = &blob[0] if blob.shape[0] else NULL
@@ -180,6 +181,7 @@ cdef void _merge_sort(const double* scores, const DocKeys* d, int64_t* idx, int6
 def rank_judged(
     const int64_t[::1] run_offsets,
     const int64_t[::1] run_hashes,
+    const int64_t[::1] run_tiekeys,
     const int64_t[::1] run_keys,
     const int64_t[::1] run_key_off,
     const uint8_t[::1] run_blob,
@@ -220,6 +222,8 @@ def rank_judged(
             if n > max_n:
                 max_n = n
     cdef DocKeys rk = _doc_keys(run_hashes, run_keys, run_key_off, run_blob)
+    if run_tiekeys.shape[0]:
+        rk.tiekeys = &run_tiekeys[0]
     cdef DocKeys qk = _doc_keys(qrels_hashes, qrels_keys, qrels_key_off, qrels_blob)
     cdef const double* scores = &run_scores[0] if run_scores.shape[0] else NULL
     cdef int64_t* judged = <int64_t*>malloc((max_n + 1) * sizeof(int64_t))
@@ -231,7 +235,7 @@ def rank_judged(
     if not (judged and jgrade and jrank and order and tmp and grade_of):
         free(judged); free(jgrade); free(jrank); free(order); free(tmp); free(grade_of)
         raise MemoryError()
-    cdef int64_t r0, q0, q1, i, j, k, nj, rank, ahead, ties, base, cnt, num_ret, h, lo, hi, mid, pos
+    cdef int64_t r0, q0, q1, i, j, k, c, nj, rank, ahead, base, cnt, num_ret, h, lo, hi, mid, pos, tk
     cdef int64_t tkey
     cdef int32_t tg, g
     cdef double sj
@@ -251,24 +255,43 @@ def rank_judged(
                 nj = 0
                 if q1 - q0 <= 32:
                     # few judgments: one branch-free scan of the run's hashes per judged
-                    # document (the compiler vectorises it); bytes settle a hash collision
+                    # document (vectorised), then, for string ids, the bytes of every match
+                    # are compared in a second pass, so their cache misses overlap
                     for j in range(q0, q1):
-                        h = qk.hashes[j]
-                        pos = qafast_last_equal(rk.hashes + r0, n, h)
+                        pos = qafast_last_equal(rk.hashes + r0, n, qk.hashes[j])
                         if pos >= 0:
-                            pos += r0
-                        if pos >= 0 and rk.key_off != NULL and \
-                                _cmp_bytes(&rk, _key(&rk, pos), &qk, _key(&qk, j)) != 0:
-                            pos = -1
-                            for i in range(r0, r0 + n):
-                                if rk.hashes[i] == h and _cmp_bytes(&rk, _key(&rk, i), &qk, _key(&qk, j)) == 0:
-                                    pos = i
-                                    break
-                        if pos >= 0:
-                            g = qrels_grades[j]
-                            judged[nj] = pos
-                            jgrade[nj] = g if g >= 0 else UNJUDGED
+                            judged[nj] = pos + r0
+                            tmp[nj] = j
                             nj += 1
+                            if rk.key_off != NULL:
+                                qafast_prefetch(rk.key_off + _key(&rk, pos + r0))
+                                qafast_prefetch(qk.key_off + _key(&qk, j))
+                    if rk.key_off != NULL:
+                        # the offsets are on their way; ask for the bytes before comparing any
+                        for c in range(nj):
+                            qafast_prefetch(rk.blob + rk.key_off[_key(&rk, judged[c])])
+                            qafast_prefetch(qk.blob + qk.key_off[_key(&qk, tmp[c])])
+                        k = 0
+                        for c in range(nj):
+                            pos = judged[c]
+                            j = tmp[c]
+                            if _cmp_bytes(&rk, _key(&rk, pos), &qk, _key(&qk, j)) != 0:
+                                # a hash collision: look for the document by its bytes
+                                pos = -1
+                                for i in range(r0, r0 + n):
+                                    if rk.hashes[i] == qk.hashes[j] and \
+                                            _cmp_bytes(&rk, _key(&rk, i), &qk, _key(&qk, j)) == 0:
+                                        pos = i
+                                        break
+                                if pos < 0:
+                                    continue
+                            judged[k] = pos
+                            tmp[k] = j
+                            k += 1
+                        nj = k
+                    for c in range(nj):
+                        g = qrels_grades[tmp[c]]
+                        jgrade[c] = g if g >= 0 else UNJUDGED
                 else:
                     for i in range(r0, r0 + n):
                         h = rk.hashes[i]
@@ -292,15 +315,14 @@ def rank_judged(
                     # few judged documents: a rank is 1 + the number of documents ahead
                     for j in range(nj):
                         sj = scores[judged[j]]
-                        if rk.key_off == NULL:
-                            # integer ids: the id breaks ties, so one branch-free pass counts
-                            jrank[j] = 1 + qafast_count_ahead_int(
-                                scores + r0, rk.hashes + r0, n, sj, rk.hashes[judged[j]])
-                            continue
-                        ahead = qafast_count_greater(scores + r0, n, sj, &ties)
-                        if ties > 1:
+                        tk = rk.tiekeys[judged[j]]
+                        ahead = qafast_count_ahead_int(scores + r0, rk.tiekeys + r0, n, sj, tk)
+                        if rk.key_off != NULL and \
+                                qafast_count_same(scores + r0, rk.tiekeys + r0, n, sj, tk) > 1:
+                            # same score and same first 8 bytes: the rest of the bytes decide
                             for i in range(r0, r0 + n):
-                                if scores[i] == sj and i != judged[j] and _ahead(scores, &rk, i, judged[j]):
+                                if scores[i] == sj and rk.tiekeys[i] == tk and i != judged[j] \
+                                        and _cmp_bytes(&rk, _key(&rk, i), &rk, _key(&rk, judged[j])) > 0:
                                     ahead += 1
                         jrank[j] = ahead + 1
                     # insertion sort of the judged rows by rank
@@ -477,13 +499,16 @@ def first_duplicate_sorted(const int64_t[::1] offsets, const int64_t[::1] hashes
     return found
 
 
-def hash_keys(const int64_t[::1] key_off, const uint8_t[::1] blob, int64_t[::1] out):
-    """out[k] = the 64-bit hash of key k's bytes blob[key_off[k]:key_off[k + 1]]."""
+def hash_keys(const int64_t[::1] key_off, const uint8_t[::1] blob, int64_t[::1] out,
+              int64_t[::1] tiekeys):
+    """out[k] = the 64-bit hash of key k's bytes blob[key_off[k]:key_off[k + 1]], and
+    tiekeys[k] their tie key (qafast_tie_key)."""
     cdef Py_ssize_t n = out.shape[0], k
     cdef const uint8_t* base = &blob[0] if blob.shape[0] else NULL
     with nogil:
         for k in range(n):
             out[k] = <int64_t>_trec_hash(base + key_off[k], key_off[k + 1] - key_off[k])
+            tiekeys[k] = qafast_tie_key(base + key_off[k], key_off[k + 1] - key_off[k])
 
 
 # ---------------------------------------------------------------------------------------------

@@ -46,8 +46,8 @@ class _Ranked:
     ``blob[key_off[k]:key_off[k + 1]]`` with ``k = keys[i]`` (``keys is None``: k = i).
     """
 
-    __slots__ = ("query_ids", "offsets", "values", "hashes", "keys", "key_off", "blob",
-                 "source", "_lines", "_qindex", "_qarray")
+    __slots__ = ("query_ids", "offsets", "values", "hashes", "tiekeys", "keys", "key_off",
+                 "blob", "source", "_lines", "_qindex", "_qarray")
 
     def _set(self, query_ids, offsets, values, hashes, keys, key_off, blob, source,
              lines=None):
@@ -55,6 +55,7 @@ class _Ranked:
         self.offsets = offsets        # int64, len(query_ids) + 1
         self.values = values          # float64 scores or int32 grades, per entry
         self.hashes = hashes          # int64 per entry
+        self.tiekeys = None           # int64 per entry (runs with string ids): first 8 bytes
         self.keys = keys              # int64 per entry, or None
         self.key_off = key_off        # int64 per key + 1 (string ids) or None
         self.blob = blob              # uint8 (string ids) or None
@@ -144,10 +145,11 @@ def _from_nested(cls, data, integer_values: bool, source: str):
     offsets = np.empty(len(data) + 1, dtype=np.int64)
     values = np.empty(total, dtype=np.float64)
     hashes = np.empty(total, dtype=np.int64)
+    tiekeys = _EMPTY_I64 if integer_values else np.empty(total, dtype=np.int64)
     byte_offsets = np.empty(total + 1, dtype=np.int64)
     query_ids: list = []
     blob, bad = _kernels.encode_nested_dict(data, integer_values, offsets, values, hashes,
-                                            byte_offsets, query_ids)
+                                            tiekeys, byte_offsets, query_ids)
     if bad is not None:
         _raise_bad_entry(source, integer_values, *bad)
     _check_query_ids(query_ids, source)
@@ -155,6 +157,8 @@ def _from_nested(cls, data, integer_values: bool, source: str):
     obj._set(query_ids, offsets, values.astype(np.int32) if integer_values else values, hashes,
              None, byte_offsets, np.frombuffer(blob, dtype=np.uint8) if blob else _EMPTY_U8,
              source)
+    if not integer_values:
+        obj.tiekeys = tiekeys
     if integer_values:
         obj._sort_within_queries()  # dict keys are unique: no duplicate to look for
     return obj
@@ -184,8 +188,9 @@ def _string_tables(strings: list):
     raw = _kernels.utf8_blob(strings, key_off)
     blob = np.frombuffer(raw, dtype=np.uint8) if raw else _EMPTY_U8
     key_hash = np.empty(len(strings), dtype=np.int64)
-    _kernels.hash_keys(key_off, blob, key_hash)
-    return key_hash, key_off, blob
+    key_tie = np.empty(len(strings), dtype=np.int64)
+    _kernels.hash_keys(key_off, blob, key_hash, key_tie)
+    return key_hash, key_tie, key_off, blob
 
 
 def _from_columns(cls, query_ids, doc_ids, values, integer_values: bool, source: str):
@@ -271,7 +276,7 @@ def _grouped(cls, qlist, qidx, keys, vcol, vocab, source, lines, integer_values)
             lines = np.asarray(lines)[order]
     keys = np.ascontiguousarray(keys, dtype=np.int64)
     if vocab is not None:
-        key_hash, key_off, blob = _string_tables(vocab)
+        key_hash, key_tie, key_off, blob = _string_tables(vocab)
         hashes = key_hash[keys]
         dense, n_keys = keys, len(vocab)
     else:
@@ -284,6 +289,8 @@ def _grouped(cls, qlist, qidx, keys, vcol, vocab, source, lines, integer_values)
     obj = cls.__new__(cls)
     obj._set(qlist, offsets, np.ascontiguousarray(vcol), hashes, keys, key_off, blob, source,
              lines)
+    if vocab is not None and not integer_values:
+        obj.tiekeys = key_tie[keys]
     i = _kernels.first_duplicate(offsets, np.ascontiguousarray(dense), n_keys)
     if i >= 0:
         q = obj.query_ids[int(np.searchsorted(offsets, i, side="right")) - 1]
@@ -388,6 +395,7 @@ class Run(_Ranked):
         other = _from_nested(Run, data, False, "run dict")
         self._set(other.query_ids, other.offsets, other.values, other.hashes, other.keys,
                   other.key_off, other.blob, other.source)
+        self.tiekeys = other.tiekeys
         self.run_id = None
 
     @classmethod
@@ -547,7 +555,15 @@ class _Evaluation:
         self.relevance_level = relevance_level
         self.v9 = v9
         self.workers = _workers(workers)
-        self.ids, self.pair_run, self.pair_qrels = _pairs(qrels, run, queries, keep_empty)
+        self.ids, pair_run, pair_qrels = _pairs(qrels, run, queries, keep_empty)
+        # The kernels take the queries in the order the run stores them, so each reads its
+        # data front to back; rows are put back in query id order (``self.row``) after.
+        if len(pair_run) > 1 and bool((pair_run[1:] < pair_run[:-1]).any()):
+            order = np.argsort(pair_run, kind="stable")
+            self.pair_run, self.pair_qrels = pair_run[order], pair_qrels[order]
+            self.row = np.argsort(order)  # row[p]: where query p (in id order) was computed
+        else:
+            self.pair_run, self.pair_qrels, self.row = pair_run, pair_qrels, None
         n_pairs = len(self.ids)
         run_len = np.diff(run.offsets)
         qrels_len = np.diff(qrels.offsets)
@@ -568,11 +584,13 @@ class _Evaluation:
             scores = scores.astype(np.float32).astype(np.float64)
         md = 0 if max_docs is None else int(max_docs)
         run_tables = run.kernel_args()
+        run_tiekeys = run.tiekeys if run.tiekeys is not None else _EMPTY_I64
         qrels_tables = qrels.kernel_args()
 
         def work(lo, hi):
             _kernels.rank_judged(
-                run.offsets, *run_tables, scores, qrels.offsets, *qrels_tables, qrels.values,
+                run.offsets, run_tables[0], run_tiekeys, *run_tables[1:], scores,
+                qrels.offsets, *qrels_tables, qrels.values,
                 self.pair_run[lo:hi], self.pair_qrels[lo:hi], md, judged_only,
                 self.offsets[lo:hi + 1], self.rank, self.grade, self.count[lo:hi],
                 self.num_ret[lo:hi])
@@ -624,7 +642,9 @@ class _Evaluation:
             if c.aggregate == "gm":
                 # per query, trec_eval (and pytrec_eval) keep log(max(value, MIN_GEO_MEAN))
                 out[:, j] = np.log(np.maximum(out[:, j], _MIN_GEO_MEAN))
-        missing = self.pair_run < 0
+        if self.row is not None:
+            out = out[self.row]
+        missing = self.pair_run < 0 if self.row is None else self.pair_run[self.row] < 0
         if missing.any():
             # trec_eval 10.0 -c ranks one non-judged document for a query missing from the
             # run, then zeroes the values printed exactly as num_ret, utility, rbp_resid
@@ -635,7 +655,10 @@ class _Evaluation:
         return out
 
     def relstring(self, p: int, length: int, name: str = "relstring") -> str:
-        """trec_eval's relstring for pair p: one character per rank for the top ``length``."""
+        """trec_eval's relstring for query p (in id order): one character per rank for the
+        top ``length``."""
+        if self.row is not None:
+            p = int(self.row[p])
         if self.pair_run[p] < 0 and name == "relstring":
             return ""  # trec_eval.c clears it for a query missing from the run
         n = min(int(self.num_ret[p]), max(length, 0))
