@@ -1121,3 +1121,53 @@ def column_sums(const double[:, ::1] values, double[::1] out):
         for i in range(n):
             for j in range(m):
                 out[j] += values[i, j]
+
+
+def first_duplicate_hashed(const int64_t[::1] offsets, const int64_t[::1] hashes,
+                           const int64_t[::1] keys, const int64_t[::1] key_off,
+                           const uint8_t[::1] blob):
+    """Index of the first entry naming the same document as an earlier entry of its group,
+    or -1. Entries are in any order: each group fills a small open-addressing table of
+    hashes (reused from group to group), and equal hashes are settled by the bytes."""
+    cdef DocKeys d = _doc_keys(hashes, keys, key_off, blob)
+    cdef Py_ssize_t ng = offsets.shape[0] - 1, g
+    cdef int64_t max_n = 0, cap, mask, i, slot, found = -1, lo, hi, other
+    cdef uint64_t h
+    for g in range(ng):
+        if offsets[g + 1] - offsets[g] > max_n:
+            max_n = offsets[g + 1] - offsets[g]
+    cap = 16
+    while cap < 2 * max_n:
+        cap *= 2
+    mask = cap - 1
+    cdef int64_t* table = <int64_t*>malloc(cap * sizeof(int64_t))   # entry index per slot
+    cdef int64_t* stamp = <int64_t*>malloc(cap * sizeof(int64_t))   # group that filled it
+    if table == NULL or stamp == NULL:
+        free(table)
+        free(stamp)
+        raise MemoryError()
+    with nogil:
+        for i in range(cap):
+            stamp[i] = -1
+        for g in range(ng):
+            lo = offsets[g]
+            hi = offsets[g + 1]
+            for i in range(lo, hi):
+                h = <uint64_t>d.hashes[i]
+                slot = <int64_t>((h ^ (h >> 29)) & <uint64_t>mask)
+                while stamp[slot] == g:
+                    other = table[slot]
+                    if d.hashes[other] == d.hashes[i] and (
+                            d.key_off == NULL or _cmp_bytes(&d, _key(&d, other), &d, _key(&d, i)) == 0):
+                        found = i
+                        break
+                    slot = (slot + 1) & mask
+                if found >= 0:
+                    break
+                stamp[slot] = g
+                table[slot] = i
+            if found >= 0:
+                break
+    free(table)
+    free(stamp)
+    return found

@@ -301,16 +301,52 @@ def _grouped(cls, qlist, qidx, keys, vcol, vocab, source, lines, integer_values)
     return obj
 
 
-def _read(cls, source, integer_values: bool):
+def _read(cls, source, integer_values: bool, workers: int = 1):
     from .io.trec import read_trec_qrels, read_trec_run
 
-    cols = (read_trec_qrels if integer_values else read_trec_run)(source)
-    obj = _grouped(cls, cols.query_ids, np.asarray(cols.query_index, dtype=np.int64),
-                   np.asarray(cols.doc_index, dtype=np.int64),
-                   np.asarray(cols.values, dtype=np.int32 if integer_values else np.float64),
-                   cols.doc_ids, cols.path, cols.line_numbers, integer_values)
-    if not integer_values:
+    reader = read_trec_qrels if integer_values else read_trec_run
+    try:
+        cols = reader(source, workers=_workers(workers), intern_docs=False)
+    except TypeError:  # TRANSITIONAL: a reader without intern_docs
+        cols = reader(source)
+        obj = _grouped(cls, cols.query_ids, np.asarray(cols.query_index, dtype=np.int64),
+                       np.asarray(cols.doc_index, dtype=np.int64),
+                       np.asarray(cols.values, dtype=np.int32 if integer_values else np.float64),
+                       cols.doc_ids, cols.path, cols.line_numbers, integer_values)
+        if not integer_values:
+            obj.run_id = cols.run_id
+        return obj
+    qidx = np.asarray(cols.query_index, dtype=np.int64)
+    values = np.asarray(cols.values, dtype=np.int32 if integer_values else np.float64)
+    hashes = np.asarray(cols.doc_hashes, dtype=np.int64)
+    tiekeys = None if integer_values else np.asarray(cols.doc_tiekeys, dtype=np.int64)
+    lines = cols.line_numbers
+    nq = len(cols.query_ids)
+    counts = np.bincount(qidx, minlength=nq) if len(qidx) else np.zeros(nq, dtype=np.int64)
+    offsets = np.zeros(nq + 1, dtype=np.int64)
+    np.cumsum(counts, out=offsets[1:])
+    keys = None  # line i's bytes are doc_blob[doc_offsets[i]:doc_offsets[i + 1]]
+    if len(qidx) and bool((qidx[1:] < qidx[:-1]).any()):
+        # a query's lines are not together in the file: group them, keeping their order
+        keys = np.argsort(qidx, kind="stable")
+        values, hashes, lines = values[keys], hashes[keys], np.asarray(lines)[keys]
+        if tiekeys is not None:
+            tiekeys = tiekeys[keys]
+    obj = cls.__new__(cls)
+    obj._set(cols.query_ids, offsets, values, hashes, keys,
+             np.asarray(cols.doc_offsets, dtype=np.int64),
+             np.asarray(cols.doc_blob, dtype=np.uint8), cols.path, lines)
+    if integer_values:
+        obj._sort_within_queries()
+        i = _kernels.first_duplicate_sorted(obj.offsets, obj.hashes, *obj.kernel_args()[1:])
+    else:
+        obj.tiekeys = tiekeys
         obj.run_id = cols.run_id
+        i = _kernels.first_duplicate_hashed(obj.offsets, *obj.kernel_args())
+    if i >= 0:
+        q = obj.query_ids[int(np.searchsorted(obj.offsets, i, side="right")) - 1]
+        verb = "judges" if integer_values else "retrieves"
+        raise ValueError(f"{obj.where(i)}: query {q!r} {verb} document {obj.doc_id(i)!r} twice")
     return obj
 
 
@@ -343,9 +379,10 @@ class Qrels(_Ranked):
         return _from_nested(cls, data, True, "qrels dict")
 
     @classmethod
-    def from_file(cls, source) -> "Qrels":
-        """From a TREC qrels file (``qid iter docno rel``): a path, ``.gz`` path or ``-``."""
-        return _read(cls, source, True)
+    def from_file(cls, source, *, workers: int = 1) -> "Qrels":
+        """From a TREC qrels file (``qid iter docno rel``): a path, a ``.gz`` path, ``-`` for
+        stdin, bytes or a binary file object. ``workers=2`` reads while it parses."""
+        return _read(cls, source, True, workers)
 
     @classmethod
     def from_arrays(cls, query_ids, doc_ids, grades) -> "Qrels":
@@ -406,9 +443,11 @@ class Run(_Ranked):
         return obj
 
     @classmethod
-    def from_file(cls, source) -> "Run":
-        """From a TREC run file (``qid iter docno rank score run_id``)."""
-        return _read(cls, source, False)
+    def from_file(cls, source, *, workers: int = 1) -> "Run":
+        """From a TREC run file (``qid iter docno rank score run_id``): a path, a ``.gz``
+        path, ``-`` for stdin, bytes or a binary file object. ``workers=2`` reads while it
+        parses."""
+        return _read(cls, source, False, workers)
 
     @classmethod
     def from_arrays(cls, query_ids, doc_ids, scores) -> "Run":
