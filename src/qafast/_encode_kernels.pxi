@@ -115,3 +115,36 @@ def utf8_blob(list strings, int64_t[::1] offsets):
         return buf.data[:buf.size] if buf.size else b""
     finally:
         free(buf.data)
+
+
+def encode_str_column(object column, int64_t[::1] hashes, int64_t[::1] tiekeys,
+                      int64_t[::1] byte_offsets):
+    """Hash each string of ``column`` (any sequence of str) and concatenate its UTF-8 bytes,
+    as encode_nested_dict does for dict keys. Returns ``(blob, None)`` or ``(None, (i,
+    value))`` naming the first entry that is not a str."""
+    cdef Py_ssize_t i = 0, n
+    cdef const char* utf8
+    cdef object item
+    cdef bint with_tiekeys = tiekeys.shape[0] > 0
+    cdef _ByteBuffer buf
+    buf.data = NULL
+    buf.size = 0
+    buf.capacity = 0
+    byte_offsets[0] = 0
+    try:
+        for item in column:
+            if type(item) is not str:
+                if isinstance(item, bytes):
+                    item = (<bytes>item).decode("utf-8")
+                else:
+                    return None, (i, item)
+            utf8 = PyUnicode_AsUTF8AndSize(item, &n)
+            _buffer_append(&buf, utf8, n)
+            hashes[i] = <int64_t>_trec_hash(<const unsigned char*>utf8, n)
+            if with_tiekeys:
+                tiekeys[i] = qafast_tie_key(<const uint8_t*>utf8, n)
+            i += 1
+            byte_offsets[i] = buf.size
+        return (buf.data[:buf.size] if buf.size else b""), None
+    finally:
+        free(buf.data)

@@ -209,15 +209,17 @@ def _from_columns(cls, query_ids, doc_ids, values, integer_values: bool, source:
         keys = dcol.astype(np.int64)
         vocab = None
     elif dcol.dtype.kind in "OUS":
-        dlist = [d.decode() if isinstance(d, bytes) else d for d in dcol.tolist()]
-        if any(type(d) is not str for d in dlist):
-            bad = next(d for d in dlist if type(d) is not str)
-            raise TypeError(f"{source}: document id {bad!r} is a {type(bad).__name__}; "
+        str_hashes = np.empty(n, dtype=np.int64)
+        str_ties = _EMPTY_I64 if integer_values else np.empty(n, dtype=np.int64)
+        str_off = np.empty(n + 1, dtype=np.int64)
+        column = dcol.tolist() if dcol.dtype.kind != "O" else dcol
+        blob, bad = _kernels.encode_str_column(column, str_hashes, str_ties, str_off)
+        if bad is not None:
+            raise TypeError(f"{source}: document id {bad[1]!r} is a {type(bad[1]).__name__}; "
                             "document ids must be str or int")
-        index: dict = {}
-        keys = np.fromiter((index.setdefault(d, len(index)) for d in dlist), dtype=np.int64,
-                           count=n)
-        vocab = list(index)
+        keys = np.arange(n, dtype=np.int64)
+        vocab = (str_hashes, str_ties, str_off,
+                 np.frombuffer(blob, dtype=np.uint8) if blob else _EMPTY_U8)
     else:
         raise TypeError(f"{source}: document ids of dtype {dcol.dtype} are not supported; "
                         "use str or int ids")
@@ -241,7 +243,7 @@ def _from_columns(cls, query_ids, doc_ids, values, integer_values: bool, source:
         nan = np.isnan(vcol)
         if nan.any():
             i = int(np.flatnonzero(nan)[0])
-            doc = vocab[int(keys[i])] if vocab is not None else int(keys[i])
+            doc = dcol[i].item() if hasattr(dcol[i], "item") else dcol[i]
             raise ValueError(f"{source}: query {qcol[i]!r}, document {doc!r}: score is NaN")
     if qcol.dtype.kind in "iu":
         uniq, first, qidx = np.unique(qcol.astype(np.int64), return_index=True,
@@ -275,7 +277,12 @@ def _grouped(cls, qlist, qidx, keys, vcol, vocab, source, lines, integer_values)
         if lines is not None:
             lines = np.asarray(lines)[order]
     keys = np.ascontiguousarray(keys, dtype=np.int64)
-    if vocab is not None:
+    if isinstance(vocab, tuple):
+        # per-row tables (encode_str_column): keys index the rows
+        key_hash, key_tie, key_off, blob = vocab
+        hashes = key_hash[keys]
+        dense, n_keys = None, 0
+    elif vocab is not None:
         key_hash, key_tie, key_off, blob = _string_tables(vocab)
         hashes = key_hash[keys]
         dense, n_keys = keys, len(vocab)
@@ -290,8 +297,11 @@ def _grouped(cls, qlist, qidx, keys, vcol, vocab, source, lines, integer_values)
     obj._set(qlist, offsets, np.ascontiguousarray(vcol), hashes, keys, key_off, blob, source,
              lines)
     if vocab is not None and not integer_values:
-        obj.tiekeys = key_tie[keys]
-    i = _kernels.first_duplicate(offsets, np.ascontiguousarray(dense), n_keys)
+        obj.tiekeys = np.ascontiguousarray(key_tie[keys])
+    if dense is None:
+        i = _kernels.first_duplicate_hashed(offsets, hashes, keys, key_off, blob)
+    else:
+        i = _kernels.first_duplicate(offsets, np.ascontiguousarray(dense), n_keys)
     if i >= 0:
         q = obj.query_ids[int(np.searchsorted(offsets, i, side="right")) - 1]
         verb = "judges" if integer_values else "retrieves"
@@ -480,25 +490,25 @@ def _df_columns(df, names, source):
     return out
 
 
-def _as_qrels(qrels) -> Qrels:
+def _as_qrels(qrels, workers: int = 1) -> Qrels:
     if isinstance(qrels, Qrels):
         return qrels
     if isinstance(qrels, Run):
         raise TypeError("qrels: got a Run; pass the relevance judgments first")
     if isinstance(qrels, (str, os.PathLike)):
-        return Qrels.from_file(qrels)
+        return Qrels.from_file(qrels, workers=workers)
     if hasattr(qrels, "columns") and hasattr(qrels, "to_numpy"):
         return Qrels.from_df(qrels)
     return Qrels.from_dict(qrels)
 
 
-def _as_run(run) -> Run:
+def _as_run(run, workers: int = 1) -> Run:
     if isinstance(run, Run):
         return run
     if isinstance(run, Qrels):
         raise TypeError("run: got a Qrels; pass the run second")
     if isinstance(run, (str, os.PathLike)):
-        return Run.from_file(run)
+        return Run.from_file(run, workers=workers)
     if hasattr(run, "columns") and hasattr(run, "to_numpy"):
         return Run.from_df(run)
     return Run.from_dict(run)
@@ -766,7 +776,8 @@ def evaluate(qrels, run, measures: str | Iterable[str], *, relevance_level: int 
         Per query, ``gm_map`` and ``gm_bpref`` hold ``log(max(value, 1e-5))``, as trec_eval
         accumulates them and pytrec_eval returns them.
     workers : int, default 1
-        Threads to use (-1: all cores); results do not depend on it.
+        Threads to use (-1: all cores), also to read files given by path; results do not
+        depend on it.
 
     Returns
     -------
@@ -794,8 +805,8 @@ def evaluate(qrels, run, measures: str | Iterable[str], *, relevance_level: int 
     if not columns:
         raise ValueError(f"measures {measures!r}: none of them is a per-query number "
                          "(runid, num_q and relstring are printed by the qafast trec command)")
-    qrels = _as_qrels(qrels)
-    run = _as_run(run)
+    qrels = _as_qrels(qrels, workers)
+    run = _as_run(run, workers)
     ev = _Evaluation(qrels, run, relevance_level=int(relevance_level),
                      judged_only=bool(judged_only), max_docs=max_docs, queries=queries,
                      workers=workers)
