@@ -8,10 +8,8 @@ produced each one. Also a few hand-made cases for behaviour the golden files do 
 
 from __future__ import annotations
 
-import importlib.util
 import math
 import os
-import sys
 from pathlib import Path
 
 import pytest
@@ -20,23 +18,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 
 
-def _load_reference():
-    sys.path.insert(0, str(ROOT / "src"))
-    try:
-        from qafast import reference  # pure Python; the compiled kernels are not needed
-
-        return reference
-    except ImportError:
-        spec = importlib.util.spec_from_file_location(
-            "qafast_reference", ROOT / "src" / "qafast" / "reference.py"
-        )
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[spec.name] = module
-        spec.loader.exec_module(module)
-        return module
-
-
-ref = _load_reference()
+from qafast.reference import ranking as ref  # noqa: E402
 
 
 def _golden_dir() -> Path | None:
