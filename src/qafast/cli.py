@@ -145,17 +145,37 @@ def _run_example(args) -> int:
     return 0
 
 
+#: Modules of the other metric families, each with a ``register_cli(subparsers)`` function.
+FAMILY_MODULES = ("answers", "factoid", "dbqa", "curves", "concepts", "events")
+
+
+def _family_modules():
+    import importlib
+
+    for name in FAMILY_MODULES:
+        try:
+            module = importlib.import_module(f"qafast.{name}")
+        except ModuleNotFoundError as e:
+            if e.name != f"qafast.{name}":
+                raise
+            continue
+        if hasattr(module, "register_cli"):
+            yield module
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(
         prog="qafast", description="Fast, exact evaluation of QA and retrieval systems.")
     sub = parser.add_subparsers(dest="command", required=True)
     _trec_parser(sub)
     sub.add_parser("example", help="evaluate the sample run shipped with qafast")
+    handlers = {"trec": _run_trec, "example": _run_example}
+    for module in _family_modules():
+        # each family module registers its subcommands: register_cli(sub) -> {name: handler}
+        handlers.update(module.register_cli(sub))
     args = parser.parse_args(argv)
     try:
-        if args.command == "trec":
-            return _run_trec(args)
-        return _run_example(args)
+        return handlers[args.command](args)
     except (ValueError, TypeError, OSError) as e:
         print(f"qafast {args.command}: {e}", file=sys.stderr)
         return 2
