@@ -2,9 +2,13 @@
 """Every hot loop of qafast, and nothing else.
 
 Kernels take ``const`` typed memoryviews, write into arrays the caller allocated and release
-the GIL. Validation happens in the Python layer before any of these run.
+the GIL. Validation happens in the Python layer before any of these run. Each metric family
+keeps its kernels in its own part, included here, so that this stays one compiled module.
 """
 
 include "_trec_io.pxi"
 include "_ranking_kernels.pxi"
 include "_encode_kernels.pxi"
+include "_answer_kernels.pxi"
+include "_factoid_kernels.pxi"
+include "_label_kernels.pxi"

@@ -1,0 +1,1 @@
+# factoid kernels, included by _kernels.pyx (placeholder until the family lands).

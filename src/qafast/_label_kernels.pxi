@@ -1,0 +1,1 @@
+# label kernels, included by _kernels.pyx (placeholder until the family lands).
