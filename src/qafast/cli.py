@@ -146,7 +146,7 @@ def _run_example(args) -> int:
 
 
 #: Modules of the other metric families, each with a ``register_cli(subparsers)`` function.
-FAMILY_MODULES = ("answers", "factoid", "dbqa", "curves", "concepts", "events")
+FAMILY_MODULES = ("answers", "squad", "factoid", "dbqa", "curves", "concepts", "events")
 
 
 def _family_modules():
