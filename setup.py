@@ -1,8 +1,9 @@
 """Build the one compiled module, ``qafast._kernels``.
 
 Everything else lives in pyproject.toml. ``QAFAST_CYTHON_DEBUG=1`` turns on bounds and
-wrap-around checks (and line tracing off, asserts on) so the test suite can run against a
-kernel that faults on an out-of-range index instead of reading garbage.
+wrap-around checks, builds without optimisation and without the multi-versioned loops, so
+the test suite can run against kernels that fault on an out-of-range index instead of
+reading garbage.
 """
 
 import os
@@ -36,7 +37,10 @@ extensions = [
         include_dirs=["src/qafast"],
         depends=["src/qafast/_simd.h"] + [str(p) for p in Path("src/qafast").glob("*.pxi")],
         extra_compile_args=compile_args,
-        define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
+        # the debug build also compiles the plain (not multi-versioned) loops that macOS and
+        # Windows get, so Linux CI exercises both
+        define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")]
+        + ([("QAFAST_NO_CLONES", "1")] if debug else []),
     )
 ]
 

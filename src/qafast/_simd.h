@@ -1,9 +1,9 @@
-/* The two innermost loops of the rank lookup, compiled for several instruction sets.
+/* The innermost loops of the rank lookup, and the byte comparisons that break ties.
  *
  * Comparing 64-bit integers or doubles a vector at a time needs SSE4.2 or AVX2, which the
  * x86-64 baseline lacks. Where the compiler supports it (GCC or clang on x86-64 Linux),
- * target_clones builds each function for AVX2, SSE4.2 and the baseline and picks one when the
- * module loads; elsewhere the functions compile once for the default target.
+ * target_clones builds each loop for AVX2, SSE4.2 and the baseline and picks one when the
+ * module loads; elsewhere the loops compile once for the default target.
  */
 #ifndef QAFAST_SIMD_H
 #define QAFAST_SIMD_H
@@ -22,6 +22,13 @@
 #define qafast_prefetch(p) __builtin_prefetch((const void *)(p))
 #else
 #define qafast_prefetch(p) ((void)0)
+#endif
+
+#if defined(__x86_64__) && defined(__linux__) && (defined(__GNUC__) || defined(__clang__)) \
+    && !defined(QAFAST_NO_CLONES)
+#define QAFAST_CLONES __attribute__((target_clones("avx2", "sse4.2", "default")))
+#else
+#define QAFAST_CLONES
 #endif
 
 /* strcmp order of two byte strings (shorter first on a common prefix), eight bytes a step:
@@ -49,11 +56,6 @@ static inline int qafast_bytes_cmp(const uint8_t *a, int64_t la, const uint8_t *
     return (la > lb) - (la < lb);
 }
 
-#if defined(__x86_64__) && defined(__linux__) && (defined(__GNUC__) || defined(__clang__)) \
-    && !defined(QAFAST_NO_CLONES)
-#define QAFAST_CLONES __attribute__((target_clones("avx2", "sse4.2", "default")))
-#else
-#define QAFAST_CLONES
 /* A document's tie key: its first 8 UTF-8 bytes read big-endian (zero-padded), with the top
  * bit flipped so that signed comparison follows byte order. Distinct tie keys order two ids
  * as strcmp does; equal ones leave the order to the remaining bytes. */
@@ -65,29 +67,6 @@ static inline int64_t qafast_tie_key(const uint8_t *p, int64_t n)
         w |= (uint64_t)p[i] << (56 - 8 * i);
     return (int64_t)(w ^ 0x8000000000000000ULL);
 }
-
-/* How many entries have score x and tie key kx (the entry itself included). */
-QAFAST_CLONES static int64_t qafast_count_same(const double *s, const int64_t *key, int64_t n,
-                                               double x, int64_t kx)
-{
-    int64_t same = 0;
-    for (int64_t i = 0; i < n; i++)
-        same += (s[i] == x) & (key[i] == kx);
-    return same;
-}
-
-/* How many entries rank ahead of one with score x and tie key hx: a higher score, or the
- * same score and a larger key (for integer ids the key is the id itself). */
-QAFAST_CLONES static int64_t qafast_count_ahead_int(const double *s, const int64_t *id, int64_t n,
-                                                    double x, int64_t hx)
-{
-    int64_t ahead = 0;
-    for (int64_t i = 0; i < n; i++)
-        ahead += (s[i] > x) | ((s[i] == x) & (id[i] > hx));
-    return ahead;
-}
-
-#endif
 
 /* Index of the last a[i] == h, or -1. */
 QAFAST_CLONES static int64_t qafast_last_equal(const int64_t *a, int64_t n, int64_t h)
@@ -98,29 +77,15 @@ QAFAST_CLONES static int64_t qafast_last_equal(const int64_t *a, int64_t n, int6
     return pos;
 }
 
-/* How many s[i] > x; how many s[i] == x goes to *equal. */
-QAFAST_CLONES static int64_t qafast_count_greater(const double *s, int64_t n, double x,
-                                                  int64_t *equal)
+/* How many entries rank ahead of one with score x and tie key kx: a higher score, or the
+ * same score and a larger key (for integer ids the key is the id itself). */
+QAFAST_CLONES static int64_t qafast_count_ahead_int(const double *s, const int64_t *key,
+                                                    int64_t n, double x, int64_t kx)
 {
-    int64_t gt = 0, eq = 0;
-    for (int64_t i = 0; i < n; i++) {
-        gt += s[i] > x;
-        eq += s[i] == x;
-    }
-    *equal = eq;
-    return gt;
-}
-
-/* A document's tie key: its first 8 UTF-8 bytes read big-endian (zero-padded), with the top
- * bit flipped so that signed comparison follows byte order. Distinct tie keys order two ids
- * as strcmp does; equal ones leave the order to the remaining bytes. */
-static inline int64_t qafast_tie_key(const uint8_t *p, int64_t n)
-{
-    uint64_t w = 0;
-    int64_t m = n < 8 ? n : 8;
-    for (int64_t i = 0; i < m; i++)
-        w |= (uint64_t)p[i] << (56 - 8 * i);
-    return (int64_t)(w ^ 0x8000000000000000ULL);
+    int64_t ahead = 0;
+    for (int64_t i = 0; i < n; i++)
+        ahead += (s[i] > x) | ((s[i] == x) & (key[i] > kx));
+    return ahead;
 }
 
 /* How many entries have score x and tie key kx (the entry itself included). */
@@ -131,17 +96,6 @@ QAFAST_CLONES static int64_t qafast_count_same(const double *s, const int64_t *k
     for (int64_t i = 0; i < n; i++)
         same += (s[i] == x) & (key[i] == kx);
     return same;
-}
-
-/* How many entries rank ahead of one with score x and tie key hx: a higher score, or the
- * same score and a larger key (for integer ids the key is the id itself). */
-QAFAST_CLONES static int64_t qafast_count_ahead_int(const double *s, const int64_t *id, int64_t n,
-                                                    double x, int64_t hx)
-{
-    int64_t ahead = 0;
-    for (int64_t i = 0; i < n; i++)
-        ahead += (s[i] > x) | ((s[i] == x) & (id[i] > hx));
-    return ahead;
 }
 
 #endif
