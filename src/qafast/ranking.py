@@ -490,28 +490,25 @@ def _df_columns(df, names, source):
     return out
 
 
+def _coerce(cls, other, data, workers: int, role: str):
+    """``data`` as a ``cls`` (Qrels or Run): as is, or read from a path, DataFrame or dict."""
+    if isinstance(data, cls):
+        return data
+    if isinstance(data, other):
+        raise TypeError(f"{role}: got a {other.__name__}; pass the qrels first, then the run")
+    if isinstance(data, (str, os.PathLike)):
+        return cls.from_file(data, workers=workers)
+    if hasattr(data, "columns") and hasattr(data, "to_numpy"):
+        return cls.from_df(data)
+    return cls.from_dict(data)
+
+
 def _as_qrels(qrels, workers: int = 1) -> Qrels:
-    if isinstance(qrels, Qrels):
-        return qrels
-    if isinstance(qrels, Run):
-        raise TypeError("qrels: got a Run; pass the relevance judgments first")
-    if isinstance(qrels, (str, os.PathLike)):
-        return Qrels.from_file(qrels, workers=workers)
-    if hasattr(qrels, "columns") and hasattr(qrels, "to_numpy"):
-        return Qrels.from_df(qrels)
-    return Qrels.from_dict(qrels)
+    return _coerce(Qrels, Run, qrels, workers, "qrels")
 
 
 def _as_run(run, workers: int = 1) -> Run:
-    if isinstance(run, Run):
-        return run
-    if isinstance(run, Qrels):
-        raise TypeError("run: got a Qrels; pass the run second")
-    if isinstance(run, (str, os.PathLike)):
-        return Run.from_file(run, workers=workers)
-    if hasattr(run, "columns") and hasattr(run, "to_numpy"):
-        return Run.from_df(run)
-    return Run.from_dict(run)
+    return _coerce(Run, Qrels, run, workers, "run")
 
 
 def _pairs(qrels: Qrels, run: Run, queries: str, keep_empty: bool = False):
