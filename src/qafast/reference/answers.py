@@ -1,0 +1,572 @@
+"""The specification: answer metrics (exact match, F1, reader and retriever metrics) in plain Python.
+
+This module is the readable definition of every answer number qafast reports. The compiled path in
+:mod:`qafast.answers` is tested against it (``tests/test_answers.py``). It uses only the standard
+library and repeats each source's rules step by step, in the same order of operations, so that the
+values agree bit for bit. Each rule names its source; the code is written afresh from reading them.
+
+Sources
+-------
+* **SQuAD v1.1 and v2.0**, the official evaluation scripts (``evaluate-v1.1.py``,
+  ``evaluate-v2.0.py``): ``normalize_answer``, ``exact_match_score``/``compute_exact``,
+  ``f1_score``/``compute_f1``, ``metric_max_over_ground_truths``.
+* **MLQA** (``mlqa_evaluation_v1.py``): per-language articles and all Unicode punctuation.
+* **CMRC 2018** (``cmrc2018_evaluate.py`` v6): ``remove_punctuation``, ``mixed_segmentation``
+  and the longest-common-substring F1.
+* **DRCD**: SQuAD v1.1 with seven full-width punctuation marks removed too, F1 over a bag of
+  characters (as its maintainers describe it, DRCKnowledgeTeam/DRCD#6).
+* **BioASQ**: lowercase only (``String.toLowerCase`` in the Java tool, default locale).
+* **PIAF** reader/retriever metrics (Haystack 0.x ``Finder.eval`` names): see
+  :func:`reader_metrics` and :func:`retriever_metrics`.
+
+Empty answers: ``empty_rule``
+-----------------------------
+The two SQuAD scripts disagree only where a side has no tokens:
+
+* ``"v1"`` (v1.1, MLQA, CMRC, DRCD): F1 is 0 whenever nothing is shared, **including empty vs
+  empty**; every reference counts in the max, even one that normalizes to nothing.
+* ``"v2"`` (v2.0, Haystack 1.x): when either side has no tokens F1 is ``float(pred == gold)``
+  (so empty vs empty is 1); and, before the max, references that normalize to nothing are
+  dropped, leaving ``[""]`` if none remain (so a question whose only reference is ``"the"`` or
+  that has no reference at all is a no-answer question).
+
+Exact match does not depend on the rule pair by pair (both scripts compare normalized strings);
+it depends on it through the v2 dropping of references.
+"""
+
+from __future__ import annotations
+
+import re
+import string
+import sys
+import unicodedata
+from collections import Counter
+from typing import Callable, Iterable, Sequence
+
+__all__ = [
+    "CJK_RANGE", "CMRC_PUNCTUATION", "DRCD_PUNCTUATION", "EMPTY_RULES", "MLQA_LANGUAGES",
+    "MLQA_PUNCTUATION", "NORMALIZERS", "SQUAD_PUNCTUATION", "UNITS", "bag_f1", "cmrc_segments",
+    "exact_match", "exact_match_score", "f1", "f1_score", "get_normalizer", "lcs_f1",
+    "lcs_length", "max_over_references", "normalize_bioasq", "normalize_cmrc", "normalize_drcd",
+    "normalize_mlqa", "normalize_none", "normalize_squad", "reader_metrics",
+    "retriever_metrics", "tokenize", "v2_references",
+]
+
+EMPTY_RULES = ("v1", "v2")
+UNITS = ("token", "char", "cmrc")
+
+# --------------------------------------------------------------------------------------------
+# Normalizers
+# --------------------------------------------------------------------------------------------
+
+#: ``string.punctuation``: the 32 ASCII punctuation characters, the only ones SQuAD removes.
+SQUAD_PUNCTUATION = frozenset(string.punctuation)
+
+#: DRCD removes these full-width marks as well.
+DRCD_PUNCTUATION = SQUAD_PUNCTUATION | frozenset("《》？，。、；：")
+
+#: MLQA: every code point whose Unicode category starts with "P", plus ``string.punctuation``.
+#: (MLQA scans ``range(sys.maxunicode)``, which leaves out U+10FFFF, an unassigned code point.)
+MLQA_PUNCTUATION = frozenset(
+    c for c in map(chr, range(sys.maxunicode)) if unicodedata.category(c).startswith("P")
+) | SQUAD_PUNCTUATION
+
+#: CMRC 2018's ``sp_char``. Its entry "……" is two characters long and is compared with single
+#: characters, so it never matches; it is kept to show that.
+CMRC_PUNCTUATION = (
+    "-", ":", "_", "*", "^", "/", "\\", "~", "`", "+", "=",
+    "，", "。", "：", "？", "！", "“", "”", "；", "’", "《", "》", "……", "·", "、",
+    "「", "」", "（", "）", "－", "～", "『", "』",
+)
+
+#: The basic CJK Unified Ideographs block as CMRC and MLQA test it: ``[\u4e00-\u9fa5]``.
+CJK_RANGE = ("\u4e00", "\u9fa5")
+
+_SQUAD_ARTICLES = re.compile(r"\b(a|an|the)\b", re.UNICODE)
+
+_MLQA_ARTICLES = {
+    "en": r"\b(a|an|the)\b",
+    "es": r"\b(un|una|unos|unas|el|la|los|las)\b",
+    "hi": None,
+    "vi": r"\b(của|là|cái|chiếc|những)\b",
+    "de": r"\b(ein|eine|einen|einem|eines|einer|der|die|das|den|dem|des)\b",
+    # MLQA's Arabic pattern; its first branch can never match ("^" after a character), so
+    # every "ال" is replaced, even inside a word.
+    "ar": "\\sال^|ال",
+    "zh": None,
+}
+#: The answer languages MLQA knows.
+MLQA_LANGUAGES = tuple(_MLQA_ARTICLES)
+
+
+def normalize_squad(s: str) -> str:
+    """SQuAD's ``normalize_answer`` (identical in v1.1 and v2.0).
+
+    Lowercase (``str.lower``, full Unicode: "İ" becomes two code points), drop the 32 ASCII
+    punctuation characters (joining their neighbours: "don't" -> "dont"), replace the whole
+    words a/an/the by a space (``\\b`` is Unicode-aware), then ``" ".join(s.split())`` (every
+    Unicode whitespace, NBSP included). Non-ASCII punctuation such as "–" or "“" stays.
+    """
+    s = s.lower()
+    s = "".join(ch for ch in s if ch not in SQUAD_PUNCTUATION)
+    s = _SQUAD_ARTICLES.sub(" ", s)
+    return " ".join(s.split())
+
+
+def normalize_drcd(s: str) -> str:
+    """DRCD: :func:`normalize_squad` with ``《》？，。、；：`` removed as well."""
+    s = s.lower()
+    s = "".join(ch for ch in s if ch not in DRCD_PUNCTUATION)
+    s = _SQUAD_ARTICLES.sub(" ", s)
+    return " ".join(s.split())
+
+
+def _is_cjk(ch: str) -> bool:
+    return CJK_RANGE[0] <= ch <= CJK_RANGE[1]
+
+
+def _mlqa_segments(text: str) -> list:
+    """MLQA's ``mixed_segmentation``: each basic-CJK character or punctuation mark is a token,
+    the text between them is split on whitespace."""
+    out, buf = [], ""
+    for ch in text:
+        if _is_cjk(ch) or ch in MLQA_PUNCTUATION:
+            if buf != "":
+                out.extend(buf.split())
+                buf = ""
+            out.append(ch)
+        else:
+            buf += ch
+    if buf != "":
+        out.extend(buf.split())
+    return out
+
+
+def normalize_mlqa(s: str, lang: str) -> str:
+    """MLQA's ``normalize_answer(s, lang)``.
+
+    Lowercase, drop every Unicode punctuation character (:data:`MLQA_PUNCTUATION`), remove the
+    language's articles, then tokenize (whitespace; for ``zh`` each basic-CJK character is a
+    token) and join the tokens with single spaces.
+    """
+    if lang not in _MLQA_ARTICLES:
+        raise ValueError(f"unknown MLQA language {lang!r}; expected one of {MLQA_LANGUAGES}")
+    s = s.lower()
+    s = "".join(ch for ch in s if ch not in MLQA_PUNCTUATION)
+    pattern = _MLQA_ARTICLES[lang]
+    if pattern is not None:
+        s = re.sub(pattern, " ", s)
+    tokens = _mlqa_segments(s) if lang == "zh" else s.split()
+    return " ".join(t for t in tokens if t.strip() != "")
+
+
+def normalize_cmrc(s: str) -> str:
+    """CMRC 2018's ``remove_punctuation``: lowercase, ``strip``, drop :data:`CMRC_PUNCTUATION`.
+
+    Inner whitespace stays, so "北京 大学" and "北京大学" differ; ASCII "." stays too.
+    """
+    s = s.lower().strip()
+    return "".join(ch for ch in s if ch not in CMRC_PUNCTUATION)
+
+
+def normalize_bioasq(s: str) -> str:
+    """BioASQ: lowercase only (no trimming, no punctuation handling)."""
+    return s.lower()
+
+
+def normalize_none(s: str) -> str:
+    """No normalization: raw string equality (Haystack 2.x ``AnswerExactMatchEvaluator``)."""
+    return s
+
+
+#: Normalizers by name. ``"mlqa:<lang>"`` names are resolved by :func:`get_normalizer`.
+NORMALIZERS: dict = {
+    "squad": normalize_squad,
+    "drcd": normalize_drcd,
+    "cmrc": normalize_cmrc,
+    "bioasq": normalize_bioasq,
+    "none": normalize_none,
+}
+for _lang in MLQA_LANGUAGES:
+    NORMALIZERS[f"mlqa:{_lang}"] = (lambda lang: (lambda s: normalize_mlqa(s, lang)))(_lang)
+del _lang
+
+
+def get_normalizer(normalizer) -> Callable[[str], str]:
+    """The normalizing function for a name of :data:`NORMALIZERS`, or a callable itself."""
+    if callable(normalizer):
+        return normalizer
+    if isinstance(normalizer, str):
+        fn = NORMALIZERS.get(normalizer)
+        if fn is not None:
+            return fn
+        raise ValueError(
+            f"unknown normalizer {normalizer!r}; expected one of {sorted(NORMALIZERS)} "
+            "or a callable")
+    raise TypeError(f"normalizer must be a name or a callable, not {type(normalizer).__name__}")
+
+
+# --------------------------------------------------------------------------------------------
+# Units
+# --------------------------------------------------------------------------------------------
+
+def _nltk_word_tokenize(text: str) -> list:
+    if text.strip() == "":
+        return []  # what nltk.word_tokenize gives for whitespace, without needing nltk
+    try:
+        import nltk
+    except ImportError:  # pragma: no cover - depends on the environment
+        raise ImportError(
+            "unit='cmrc' tokenizes non-Chinese text with nltk.word_tokenize, as CMRC 2018 "
+            f"does; install nltk (and its punkt data) to score {text!r}") from None
+    return nltk.word_tokenize(text)
+
+
+def cmrc_segments(s: str) -> list:
+    """CMRC 2018's ``mixed_segmentation(s, rm_punc=True)``.
+
+    Lowercase and strip; skip :data:`CMRC_PUNCTUATION`; each basic-CJK character is a token;
+    each run of other characters goes through ``nltk.word_tokenize`` (whitespace-only runs give
+    no token, which needs no nltk).
+    """
+    s = s.lower().strip()
+    out, buf = [], ""
+    for ch in s:
+        if ch in CMRC_PUNCTUATION:
+            continue
+        if _is_cjk(ch):
+            if buf != "":
+                out.extend(_nltk_word_tokenize(buf))
+                buf = ""
+            out.append(ch)
+        else:
+            buf += ch
+    if buf != "":
+        out.extend(_nltk_word_tokenize(buf))
+    return out
+
+
+def tokenize(normalized: str, unit: str) -> list:
+    """The units F1 counts in a normalized answer.
+
+    ``"token"``: ``str.split()`` (SQuAD, MLQA). ``"char"``: every character, spaces included
+    (DRCD, PIAF). ``"cmrc"``: :func:`cmrc_segments` (CMRC 2018; its F1 is :func:`lcs_f1`).
+    """
+    if unit == "token":
+        return normalized.split()
+    if unit == "char":
+        return list(normalized)
+    if unit == "cmrc":
+        return cmrc_segments(normalized)
+    raise ValueError(f"unknown unit {unit!r}; expected one of {UNITS}")
+
+
+# --------------------------------------------------------------------------------------------
+# Pairwise scores
+# --------------------------------------------------------------------------------------------
+
+def _check_rule(empty_rule: str) -> None:
+    if empty_rule not in EMPTY_RULES:
+        raise ValueError(f"unknown empty_rule {empty_rule!r}; expected 'v1' or 'v2'")
+
+
+def _prf(same: int, n_pred: int, n_gold: int) -> float:
+    # The scripts' order of operations, kept for bit-equal results.
+    precision = 1.0 * same / n_pred
+    recall = 1.0 * same / n_gold
+    return (2 * precision * recall) / (precision + recall)
+
+
+def bag_f1(pred_tokens: Sequence, gold_tokens: Sequence, *, empty_rule: str = "v2") -> float:
+    """F1 of the multiset overlap of two token lists (SQuAD ``f1_score`` / ``compute_f1``).
+
+    ``num_same`` is the size of the intersection of the two multisets (``Counter & Counter``).
+    ``empty_rule="v2"``: if either list is empty, ``float(pred_tokens == gold_tokens)``.
+    Otherwise 0 when nothing is shared, else 2PR/(P+R).
+    """
+    _check_rule(empty_rule)
+    pred_tokens, gold_tokens = list(pred_tokens), list(gold_tokens)
+    if empty_rule == "v2" and (not pred_tokens or not gold_tokens):
+        return float(pred_tokens == gold_tokens)
+    common = Counter(pred_tokens) & Counter(gold_tokens)
+    same = sum(common.values())
+    if same == 0:
+        return 0.0
+    return _prf(same, len(pred_tokens), len(gold_tokens))
+
+
+def lcs_length(a: Sequence, b: Sequence) -> int:
+    """Length of the longest common contiguous run of two sequences (CMRC ``find_lcs``)."""
+    best = 0
+    prev = [0] * (len(b) + 1)
+    for i in range(len(a)):
+        cur = [0] * (len(b) + 1)
+        for j in range(len(b)):
+            if a[i] == b[j]:
+                cur[j + 1] = prev[j] + 1
+                if cur[j + 1] > best:
+                    best = cur[j + 1]
+        prev = cur
+    return best
+
+
+def lcs_f1(pred_tokens: Sequence, gold_tokens: Sequence, *, empty_rule: str = "v2") -> float:
+    """CMRC 2018's F1: P = L/|pred|, R = L/|gold| with L the longest common substring.
+
+    L = 0 gives 0 (so empty vs empty is 0 under ``"v1"``, CMRC's own rule); under ``"v2"`` an
+    empty side gives ``float(pred_tokens == gold_tokens)`` as for :func:`bag_f1`.
+    """
+    _check_rule(empty_rule)
+    pred_tokens, gold_tokens = list(pred_tokens), list(gold_tokens)
+    if empty_rule == "v2" and (not pred_tokens or not gold_tokens):
+        return float(pred_tokens == gold_tokens)
+    same = lcs_length(gold_tokens, pred_tokens)
+    if same == 0:
+        return 0.0
+    return _prf(same, len(pred_tokens), len(gold_tokens))
+
+
+def exact_match_score(prediction: str, ground_truth: str, *, normalizer="squad",
+                      empty_rule: str = "v2") -> float:
+    """1.0 if the normalized strings are equal, else 0.0 (the same under both empty rules)."""
+    _check_rule(empty_rule)
+    norm = get_normalizer(normalizer)
+    return float(norm(prediction) == norm(ground_truth))
+
+
+def f1_score(prediction: str, ground_truth: str, *, normalizer="squad", unit: str = "token",
+             empty_rule: str = "v2") -> float:
+    """F1 of one prediction against one reference: :func:`bag_f1` over ``unit``, or
+    :func:`lcs_f1` for ``unit="cmrc"``."""
+    norm = get_normalizer(normalizer)
+    pred = tokenize(norm(prediction), unit)
+    gold = tokenize(norm(ground_truth), unit)
+    if unit == "cmrc":
+        return lcs_f1(pred, gold, empty_rule=empty_rule)
+    return bag_f1(pred, gold, empty_rule=empty_rule)
+
+
+def max_over_references(fn: Callable, prediction: str, references: Iterable[str]) -> float:
+    """``max(fn(prediction, r) for r in references)``; an empty list is a ``ValueError``
+    (SQuAD's ``metric_max_over_ground_truths``)."""
+    scores = [fn(prediction, r) for r in references]
+    if not scores:
+        raise ValueError("max over an empty list of references")
+    return max(scores)
+
+
+def v2_references(references: Sequence[str], *, normalizer="squad") -> list:
+    """SQuAD v2.0's gold list: the references whose normalized form is not empty, or
+    ``[""]`` when none is left (a no-answer question)."""
+    norm = get_normalizer(normalizer)
+    kept = [r for r in references if norm(r)]
+    return kept or [""]
+
+
+# --------------------------------------------------------------------------------------------
+# Per-question scores and means
+# --------------------------------------------------------------------------------------------
+
+def _as_reference_list(ref, i: int) -> list:
+    if isinstance(ref, str):
+        return [ref]
+    refs = list(ref)
+    for r in refs:
+        if not isinstance(r, str):
+            raise TypeError(f"question {i}: a reference must be a str, not {type(r).__name__}")
+    return refs
+
+
+def _question_refs(ref, i: int, normalizer, empty_rule: str) -> list:
+    refs = _as_reference_list(ref, i)
+    if empty_rule == "v2":
+        return v2_references(refs, normalizer=normalizer)
+    if not refs:
+        raise ValueError(f"question {i}: no reference answer (empty_rule='v1' needs at least one)")
+    return refs
+
+
+def _per_question(score, predictions, references, normalizer, empty_rule) -> list:
+    _check_rule(empty_rule)
+    get_normalizer(normalizer)
+    predictions, references = list(predictions), list(references)
+    if len(predictions) != len(references):
+        raise ValueError(f"{len(predictions)} predictions but {len(references)} references")
+    out = []
+    for i, (p, ref) in enumerate(zip(predictions, references)):
+        if not isinstance(p, str):
+            raise TypeError(f"question {i}: the prediction must be a str, not {type(p).__name__}")
+        refs = _question_refs(ref, i, normalizer, empty_rule)
+        out.append(max_over_references(lambda a, b: score(a, b), p, refs))
+    return out
+
+
+def _mean(values: list) -> float:
+    total = 0.0
+    for v in values:
+        total += v
+    return total / len(values) if values else 0.0
+
+
+def exact_match(predictions: Sequence[str], references: Sequence, *, normalizer="squad",
+                empty_rule: str = "v2", per_question: bool = False):
+    """Exact match per question (max over its references) and their mean in [0, 1].
+
+    A reference is a str or a list of str. Returns the mean, or the list of per-question
+    values when ``per_question``. Zero questions give a mean of 0.0.
+    """
+    vals = _per_question(
+        lambda p, g: exact_match_score(p, g, normalizer=normalizer, empty_rule=empty_rule),
+        predictions, references, normalizer, empty_rule)
+    return vals if per_question else _mean(vals)
+
+
+def f1(predictions: Sequence[str], references: Sequence, *, normalizer="squad",
+       unit: str = "token", empty_rule: str = "v2", per_question: bool = False):
+    """F1 per question (max over its references) and their mean in [0, 1]."""
+    if unit not in UNITS:
+        raise ValueError(f"unknown unit {unit!r}; expected one of {UNITS}")
+    vals = _per_question(
+        lambda p, g: f1_score(p, g, normalizer=normalizer, unit=unit, empty_rule=empty_rule),
+        predictions, references, normalizer, empty_rule)
+    return vals if per_question else _mean(vals)
+
+
+# --------------------------------------------------------------------------------------------
+# PIAF reader and retriever metrics
+# --------------------------------------------------------------------------------------------
+
+def reader_metrics(predictions: Sequence[Sequence], references: Sequence, *, k=None,
+                   normalizer="squad", unit: str = "char", empty_rule: str = "v1") -> dict:
+    """PIAF's reader metrics over a ranked list of predicted answers per question.
+
+    ``predictions[i]`` is question i's answers, best first; ``None`` in it means "no answer".
+    ``references[i]`` is its reference answers (a str or a list); an empty list means the
+    question is impossible to answer (a no-answer question). Only the first ``k`` answers
+    count (``k=None``: all of them).
+
+    Per has-answer question, against the max over its references:
+
+    * a *correct reading* is an answer with F1 > 0 (it shares at least one unit with a
+      reference: the text form of Haystack 0.x's span-overlap test);
+    * ``em``/``f1`` are :func:`exact_match_score`/:func:`f1_score`; ``None`` scores 0.
+    * top1 looks at the first answer only (no answer at all scores 0); topk takes the best of
+      the first k (any correct reading, any exact match, the max F1).
+
+    Per no-answer question, top1 scores 1 for all three counts iff the first answer is
+    ``None``, and topk iff ``None`` is among the first k.
+
+    Denominators: the plain metrics divide by the number of questions (pass only the questions
+    whose retrieval was correct to get PIAF's "correct retrievals" denominator); ``*_has_answer``
+    by the number of has-answer questions; ``*_no_answer_accuracy`` by the number of no-answer
+    questions. A metric whose denominator is 0 is ``None``. The seed's name ``reader_top1_fk`` is
+    ``reader_topk_f1`` here.
+    """
+    _check_rule(empty_rule)
+    predictions, references = list(predictions), list(references)
+    if len(predictions) != len(references):
+        raise ValueError(f"{len(predictions)} predictions but {len(references)} references")
+    if k is not None and (not isinstance(k, int) or isinstance(k, bool) or k < 1):
+        raise ValueError(f"k must be a positive int or None, not {k!r}")
+    norm = get_normalizer(normalizer)
+    names = ("accuracy", "em", "f1")
+    sums = {f"{t}_{m}": 0.0 for t in ("top1", "topk") for m in names}
+    has = {key: 0.0 for key in sums}
+    n_has = n_no = 0
+    no1 = nok = 0.0
+    for i, (answers, ref) in enumerate(zip(predictions, references)):
+        if isinstance(answers, str) or answers is None:
+            raise TypeError(f"question {i}: predictions must be a list of answers per question")
+        answers = list(answers)[: k if k is not None else None]
+        for a in answers:
+            if a is not None and not isinstance(a, str):
+                raise TypeError(f"question {i}: an answer must be a str or None, "
+                                f"not {type(a).__name__}")
+        refs = _as_reference_list(ref, i)
+        if not refs:
+            n_no += 1
+            top1 = 1.0 if answers and answers[0] is None else 0.0
+            topk = 1.0 if any(a is None for a in answers) else 0.0
+            no1 += top1
+            nok += topk
+            for m in names:
+                sums[f"top1_{m}"] += top1
+                sums[f"topk_{m}"] += topk
+            continue
+        n_has += 1
+        scored = []
+        for a in answers:
+            if a is None:
+                scored.append((0.0, 0.0, 0.0))
+                continue
+            em = max(float(norm(a) == norm(g)) for g in refs)
+            f = max(f1_score(a, g, normalizer=norm, unit=unit, empty_rule=empty_rule)
+                    for g in refs)
+            scored.append((1.0 if f > 0 else 0.0, em, f))
+        first = scored[0] if scored else (0.0, 0.0, 0.0)
+        best = tuple(max((s[j] for s in scored), default=0.0) for j in range(3))
+        for j, m in enumerate(names):
+            for key, v in ((f"top1_{m}", first[j]), (f"topk_{m}", best[j])):
+                sums[key] += v
+                has[key] += v
+    n = len(predictions)
+    if n == 0:
+        raise ValueError("no questions")
+    out = {}
+    for key in sums:
+        out[f"reader_{key}"] = sums[key] / n
+        out[f"reader_{key}_has_answer"] = has[key] / n_has if n_has else None
+    out["reader_top1_no_answer_accuracy"] = no1 / n_no if n_no else None
+    out["reader_topk_no_answer_accuracy"] = nok / n_no if n_no else None
+    out["number_of_questions"] = n
+    out["number_of_has_answer"] = n_has
+    out["number_of_no_answer"] = n_no
+    return out
+
+
+def retriever_metrics(retrieved: Sequence[Sequence], relevant: Sequence[Iterable], *,
+                      k=None, per_question: bool = False):
+    """PIAF's retriever recall, MAP and MRR over ranked document ids per question.
+
+    ``retrieved[i]`` is question i's document ids, best first (only the first ``k`` count);
+    ``relevant[i]`` its gold document ids (a collection; duplicates do not matter). A document
+    retrieved twice counts at its first position only, so each gold document is credited once.
+
+    * recall: 1 if at least one gold document is retrieved ("correct retrieval"), else 0;
+    * reciprocal rank: 1/r for the first gold document at 1-based rank r, else 0;
+    * average precision: the sum over the gold documents found, at rank r with j gold found so
+      far, of j/r, divided by the number of distinct gold documents (0 if there is none).
+
+    For rankings without repeated ids these are trec_eval's ``success``, ``recip_rank`` and
+    ``map``. Every question is in the denominator, those with no gold document too (scoring 0).
+    Returns ``{"recall", "map", "mrr"}`` means, or per-question lists when ``per_question``.
+    """
+    retrieved, relevant = list(retrieved), list(relevant)
+    if len(retrieved) != len(relevant):
+        raise ValueError(f"{len(retrieved)} retrieved lists but {len(relevant)} relevant sets")
+    if k is not None and (not isinstance(k, int) or isinstance(k, bool) or k < 1):
+        raise ValueError(f"k must be a positive int or None, not {k!r}")
+    rec, ap, rr = [], [], []
+    for docs, gold in zip(retrieved, relevant):
+        gold = set(gold)
+        seen = set()
+        found = 0
+        total = 0.0
+        first = 0.0
+        rank = 0
+        for d in list(docs)[: k if k is not None else None]:
+            rank += 1
+            if d in seen:
+                continue
+            seen.add(d)
+            if d in gold:
+                found += 1
+                total += found / rank
+                if first == 0.0:
+                    first = 1.0 / rank
+        rec.append(1.0 if found else 0.0)
+        rr.append(first)
+        ap.append(total / len(gold) if gold else 0.0)
+    if per_question:
+        return {"recall": rec, "map": ap, "mrr": rr}
+    return {"recall": _mean(rec), "map": _mean(ap), "mrr": _mean(rr)}
