@@ -1,1 +1,146 @@
-# label kernels, included by _kernels.pyx (placeholder until the family lands).
+# Label kernels, included by _kernels.pyx: the seeds' own families.
+#
+# ``lb_concepts_at_k`` (seed 003, OpenCSR / DrFact): Hit@K and Rec@K of ranked concept lists
+# against sets of gold concepts, one row per question, one column per K.
+# ``lb_tweet_scores`` (seed 004, event mentions in tweets): the tweet score (an F1 over the
+# event-mention labels) of each tweet, and optionally each label's mention score.
+#
+# Ragged data is CSR: int64 offsets (n + 1) and flat int32 ids or label codes. Inputs are
+# validated in Python (qafast.concepts, qafast.events) before these run.
+
+from libc.stdint cimport int32_t, int64_t
+
+# Event-mention label codes; keep in step with qafast.events.LABELS.
+# 0 is 'o' (outside); 1..6 are en, ep, en1, ep1, en2, ep2, the order a tweet's mention scores
+# are added in.
+cdef enum:
+    _LB_N_LABELS = 7
+
+
+def lb_concepts_at_k(const int64_t[::1] pred_offsets, const int32_t[::1] pred_ids,
+                     const double[::1] pred_weights, const int64_t[::1] gold_offsets,
+                     const int32_t[::1] gold_ids, const int64_t[::1] ks, int64_t extra,
+                     int64_t[::1] seen, int64_t[::1] gold_mark, int64_t[::1] rank_buf,
+                     double[:, ::1] hit, double[:, ::1] rec):
+    """Hit@K and Rec@K per question; returns -1, or the index of the first question whose
+    predictions name a concept twice (its rows are then left unwritten).
+
+    Question q's predictions are ``pred_ids[pred_offsets[q]:pred_offsets[q + 1]]``. With
+    ``pred_weights`` empty they are ranked in list order; otherwise by weight descending,
+    ties by id ascending. Its gold concepts are ``gold_ids[gold_offsets[q]:...]`` (repeats
+    count once; at least one). A cut-off ``ks[t]`` keeps the ranks below ``ks[t] + extra``
+    (``extra`` is 1 for the published DrFact script's T + 1 items). ``seen`` and
+    ``gold_mark`` are scratch, one slot per concept id, filled with -1 by the caller;
+    ``rank_buf`` is scratch with a slot per gold concept of the largest gold set.
+    """
+    cdef Py_ssize_t n = pred_offsets.shape[0] - 1, nk = ks.shape[0]
+    cdef Py_ssize_t q, t
+    cdef int64_t i, j, lo, hi, c, g, m, r, cut, found, min_rank
+    cdef bint weighted = pred_weights.shape[0] > 0
+    cdef double w
+    cdef int32_t cid
+    cdef int64_t bad = -1
+    with nogil:
+        for q in range(n):
+            # mark the gold set; g counts distinct gold concepts
+            g = 0
+            for j in range(gold_offsets[q], gold_offsets[q + 1]):
+                c = gold_ids[j]
+                if gold_mark[c] != q:
+                    gold_mark[c] = q
+                    g += 1
+            lo = pred_offsets[q]
+            hi = pred_offsets[q + 1]
+            # find the gold concepts among the predictions, and their ranks
+            m = 0
+            for i in range(lo, hi):
+                c = pred_ids[i]
+                if seen[c] == q:
+                    bad = q
+                    break
+                seen[c] = q
+                if gold_mark[c] != q:
+                    continue
+                if not weighted:
+                    r = i - lo
+                else:
+                    w = pred_weights[i]
+                    cid = pred_ids[i]
+                    r = 0
+                    for j in range(lo, hi):
+                        if pred_weights[j] > w or (pred_weights[j] == w and pred_ids[j] < cid):
+                            r += 1
+                rank_buf[m] = r
+                m += 1
+            if bad >= 0:
+                break
+            min_rank = -1
+            for j in range(m):
+                if min_rank < 0 or rank_buf[j] < min_rank:
+                    min_rank = rank_buf[j]
+            for t in range(nk):
+                cut = ks[t] + extra
+                found = 0
+                for j in range(m):
+                    if rank_buf[j] < cut:
+                        found += 1
+                hit[q, t] = 1.0 if (m > 0 and min_rank < cut) else 0.0
+                rec[q, t] = <double>found / <double>g
+    return bad
+
+
+cdef inline double _lb_f1(double tp, double n_gold, double n_pred) noexcept nogil:
+    """The seed's (2 * rec * prec) / (rec + prec), rec = tp / n_gold, prec = tp / n_pred."""
+    cdef double rec = tp / n_gold, prec = tp / n_pred
+    return (2 * rec * prec) / (rec + prec)
+
+
+def lb_tweet_scores(const int64_t[::1] offsets, const int32_t[::1] res, const int32_t[::1] ann,
+                    double[::1] out, double[:, ::1] mention):
+    """Tweet score of each tweet into ``out``; with ``mention`` of shape (n, 7), each label's
+    mention score too (column 0, 'o', is its own F1 like any label's).
+
+    Tweet q's predicted and gold labels are ``res[offsets[q]:offsets[q + 1]]`` and ``ann[...]``,
+    codes 0..6 (0 = 'o').
+    """
+    cdef Py_ssize_t n = offsets.shape[0] - 1, q
+    cdef int64_t i, lab, n_res_ems, n_ann_ems
+    cdef int64_t cr[_LB_N_LABELS]
+    cdef int64_t ca[_LB_N_LABELS]
+    cdef int64_t tp[_LB_N_LABELS]
+    cdef double em, total
+    cdef bint want_mention = mention.shape[0] > 0
+    cdef int32_t a, b
+    with nogil:
+        for q in range(n):
+            for lab in range(_LB_N_LABELS):
+                cr[lab] = 0
+                ca[lab] = 0
+                tp[lab] = 0
+            for i in range(offsets[q], offsets[q + 1]):
+                a = res[i]
+                b = ann[i]
+                cr[a] += 1
+                ca[b] += 1
+                if a == b:
+                    tp[a] += 1
+            if want_mention:
+                for lab in range(_LB_N_LABELS):
+                    if ca[lab] == 0 or cr[lab] == 0 or tp[lab] == 0:
+                        mention[q, lab] = 0.0
+                    else:
+                        mention[q, lab] = _lb_f1(<double>tp[lab], <double>ca[lab], <double>cr[lab])
+            total = 0.0
+            n_res_ems = 0
+            n_ann_ems = 0
+            for lab in range(1, _LB_N_LABELS):
+                if ca[lab] > 0:
+                    n_ann_ems += 1
+                if cr[lab] > 0:
+                    n_res_ems += 1
+                    if ca[lab] > 0 and tp[lab] > 0:
+                        total += _lb_f1(<double>tp[lab], <double>ca[lab], <double>cr[lab])
+            if n_ann_ems == 0 or n_res_ems == 0 or total == 0.0:
+                out[q] = 0.0
+            else:
+                out[q] = _lb_f1(total, <double>n_ann_ems, <double>n_res_ems)
