@@ -1,0 +1,309 @@
+"""Readers for the SQuAD evaluation inputs: the dataset, the predictions and the no-answer
+probabilities, each a JSON file (or the object already loaded).
+
+* Dataset: ``{"version": ..., "data": [article, ...]}``, an article being
+  ``{"paragraphs": [{"qas": [{"id": ..., "answers": ...}, ...]}, ...]}``. Answers are a list of
+  ``{"text": ...}`` (SQuAD files) or ``{"text": [...], "answer_start": [...]}`` (Hugging Face
+  ``datasets``). Everything else in the file (titles, contexts, offsets) is ignored.
+* Predictions: ``{question id: answer text}``.
+* No-answer probabilities: ``{question id: number}``, every number finite.
+
+Errors name the file (or ``<dataset>``, ``<predictions>``, ``<na_probs>`` for objects passed in)
+and the question id. A malformed file raises :class:`SquadFormatError`, a ``ValueError``; an
+object of the wrong type passed in from Python raises ``TypeError``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import warnings
+from collections.abc import Mapping
+from dataclasses import dataclass
+from itertools import chain
+from typing import Any, Union
+
+import numpy as np
+
+__all__ = [
+    "SquadDataset",
+    "SquadFormatError",
+    "SquadWarning",
+    "read_na_probs",
+    "read_squad_dataset",
+    "read_squad_predictions",
+]
+
+Source = Union[str, "os.PathLike[str]"]
+
+
+class SquadFormatError(ValueError):
+    """A SQuAD dataset, predictions or probability file that cannot be evaluated.
+
+    ``path`` names the file, ``qid`` the question (or None), ``line`` the 1-based line of a
+    JSON syntax error (or None).
+    """
+
+    def __init__(self, message: str, *, path: str, qid: Any = None, line: int | None = None,
+                 column: int | None = None) -> None:
+        where = path
+        if line is not None:
+            where += f", line {line}" + (f", column {column}" if column is not None else "")
+        if qid is not None:
+            where += f", question {qid!r}"
+        super().__init__(f"{where}: {message}")
+        self.path = path
+        self.qid = qid
+        self.line = line
+        self.message = message
+
+    def __reduce__(self) -> Any:
+        return (_rebuild, (self.message, self.path, self.qid, self.line))
+
+
+def _rebuild(message, path, qid, line):
+    return SquadFormatError(message, path=path, qid=qid, line=line)
+
+
+class SquadWarning(UserWarning):
+    """Input that the official scripts silently accept, such as predictions for unknown ids."""
+
+
+@dataclass(frozen=True)
+class SquadDataset:
+    """The questions of a SQuAD dataset in file order: ``ids[i]`` has gold ``answers[i]``.
+
+    ``version`` is the file's ``"version"`` field (None when absent or for a bare list of
+    articles) and ``source`` names where it came from.
+    """
+
+    ids: list
+    answers: list
+    version: str | None
+    source: str
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def __repr__(self) -> str:
+        return (f"SquadDataset({len(self.ids)} questions, version {self.version!r}, "
+                f"from {self.source})")
+
+
+def _is_path(source) -> bool:
+    return isinstance(source, (str, os.PathLike))
+
+
+def _load_json(source, what: str):
+    path = os.fspath(source)
+    if isinstance(path, bytes):
+        raise TypeError(f"{what} path must be str or os.PathLike[str], got bytes")
+    with open(path, "rb") as f:
+        raw = f.read()
+    try:
+        return json.loads(raw), path
+    except json.JSONDecodeError as e:
+        raise SquadFormatError(f"not valid JSON ({e.msg})", path=path, line=e.lineno,
+                               column=e.colno) from None
+    except UnicodeDecodeError as e:
+        raise SquadFormatError(f"not UTF-8 text ({e.reason})", path=path) from None
+
+
+def _fail(from_file: bool, message: str, *, path: str, qid=None, type_error: bool = True):
+    """The exception to raise: SquadFormatError for a file, else TypeError (a wrong type) or
+    ValueError (a wrong value) for an object passed in from Python."""
+    if from_file:
+        return SquadFormatError(message, path=path, qid=qid)
+    where = path + (f", question {qid!r}" if qid is not None else "")
+    return (TypeError if type_error else ValueError)(f"{where}: {message}")
+
+
+def _type_name(x) -> str:
+    return type(x).__name__
+
+
+def read_squad_dataset(source) -> SquadDataset:
+    """The questions of a SQuAD dataset: a JSON file path, the loaded dict, or its list of
+    articles (a :class:`SquadDataset` is returned as is).
+
+    >>> ds = read_squad_dataset({"version": "1.1", "data": [{"paragraphs": [{"qas": [
+    ...     {"id": "q1", "answers": [{"text": "Paris"}, {"text": "Paris, France"}]},
+    ...     {"id": "q2", "answers": {"text": [], "answer_start": []}}]}]}]})
+    >>> ds.ids, ds.answers, ds.version
+    (['q1', 'q2'], [['Paris', 'Paris, France'], []], '1.1')
+    """
+    if isinstance(source, SquadDataset):
+        return source
+    from_file = _is_path(source)
+    if from_file:
+        obj, name = _load_json(source, "dataset")
+    else:
+        obj, name = source, "<dataset>"
+    version = None
+    if isinstance(obj, Mapping):
+        if "data" not in obj:
+            raise _fail(from_file, "a SQuAD dataset is an object with a 'data' list of articles",
+                        path=name, type_error=False)
+        version = obj.get("version")
+        version = None if version is None else str(version)
+        data = obj["data"]
+    else:
+        data = obj
+    if not isinstance(data, list):
+        raise _fail(from_file, f"'data' must be a list of articles, got {_type_name(data)}",
+                    path=name)
+    ids: list = []
+    answers: list = []
+    try:
+        _flatten(data, ids, answers)
+    except (KeyError, TypeError, AttributeError):
+        ids.clear()
+        answers.clear()
+        _flatten_checked(data, ids, answers, name, from_file)
+        raise AssertionError("unreachable: the checked pass found no error")  # pragma: no cover
+    if {type(q) for q in ids} - {str}:
+        qid = next(q for q in ids if type(q) is not str)
+        raise _fail(from_file, f"question ids must be strings, got {_type_name(qid)}",
+                    path=name, qid=qid)
+    if {type(t) for t in chain.from_iterable(answers)} - {str}:
+        for qid, texts in zip(ids, answers):
+            for t in texts:
+                if type(t) is not str:
+                    raise _fail(from_file, f"answer texts must be strings, got {_type_name(t)}",
+                                path=name, qid=qid)
+    return SquadDataset(ids, answers, version, name)
+
+
+def _flatten(data, ids, answers) -> None:
+    # The fast pass: any structural problem raises and the checked pass says what it is.
+    for article in data:
+        for paragraph in article["paragraphs"]:
+            for qa in paragraph["qas"]:
+                ids.append(qa["id"])
+                a = qa["answers"]
+                if a.__class__ is list:
+                    answers.append([x["text"] for x in a])
+                elif isinstance(a, Mapping):
+                    t = a["text"]
+                    if not isinstance(t, list):
+                        raise TypeError
+                    answers.append(list(t))
+                else:
+                    raise TypeError
+
+
+def _flatten_checked(data, ids, answers, name, from_file) -> None:
+    def need(obj, key, kind, where, qid=None):
+        if not isinstance(obj, Mapping):
+            raise _fail(from_file, f"{where} must be an object, got {_type_name(obj)}",
+                        path=name, qid=qid)
+        if key not in obj:
+            raise _fail(from_file, f"{where} has no {key!r}", path=name, qid=qid,
+                        type_error=False)
+        value = obj[key]
+        if kind is not None and not isinstance(value, kind):
+            raise _fail(from_file, f"{where}'s {key!r} must be a {kind.__name__}, got "
+                        f"{_type_name(value)}", path=name, qid=qid)
+        return value
+
+    for ai, article in enumerate(data):
+        for pi, paragraph in enumerate(need(article, "paragraphs", list, f"article {ai}")):
+            for qi, qa in enumerate(need(paragraph, "qas", list,
+                                         f"article {ai}, paragraph {pi}")):
+                where = f"article {ai}, paragraph {pi}, question {qi}"
+                qid = need(qa, "id", None, where)
+                a = need(qa, "answers", None, "the question", qid)
+                if isinstance(a, list):
+                    texts = [need(x, "text", None, f"answer {i}", qid) for i, x in enumerate(a)]
+                elif isinstance(a, Mapping):
+                    texts = need(a, "text", list, "'answers'", qid)
+                else:
+                    raise _fail(from_file, "'answers' must be a list of {'text': ...} or "
+                                f"{{'text': [...]}}, got {_type_name(a)}", path=name, qid=qid)
+                ids.append(qid)
+                answers.append(list(texts))
+
+
+def read_squad_predictions(source) -> dict:
+    """``{question id: answer text}`` from a JSON file path or a mapping (returned as a dict).
+
+    Every answer must be a string (``""`` predicts "no answer").
+
+    >>> read_squad_predictions({"q1": "Paris", "q2": ""})
+    {'q1': 'Paris', 'q2': ''}
+    """
+    from_file = _is_path(source)
+    if from_file:
+        obj, name = _load_json(source, "predictions")
+    else:
+        obj, name = source, "<predictions>"
+    if not isinstance(obj, Mapping):
+        raise _fail(from_file, "predictions must map question ids to answer texts, got "
+                    f"{_type_name(obj)}", path=name)
+    preds = obj if type(obj) is dict else dict(obj)
+    if {type(v) for v in preds.values()} - {str}:
+        qid, v = next((q, v) for q, v in preds.items() if type(v) is not str)
+        raise _fail(from_file, f"the prediction must be a string, got {_type_name(v)} {v!r:.40}",
+                    path=name, qid=qid)
+    return preds
+
+
+def read_na_probs(source) -> dict:
+    """``{question id: probability of no answer}`` from a JSON file path or a mapping.
+
+    Values must be finite numbers (``bool`` is not one); they are returned unchanged, so an
+    integer stays an integer, as the script would print it back.
+
+    >>> read_na_probs({"q1": 0.25, "q2": 1})
+    {'q1': 0.25, 'q2': 1}
+    """
+    from_file = _is_path(source)
+    if from_file:
+        obj, name = _load_json(source, "na_probs")
+    else:
+        obj, name = source, "<na_probs>"
+    if not isinstance(obj, Mapping):
+        raise _fail(from_file, "no-answer probabilities must map question ids to numbers, got "
+                    f"{_type_name(obj)}", path=name)
+    probs = obj if type(obj) is dict else dict(obj)
+    kinds = {type(v) for v in probs.values()}
+    if kinds - {float, int}:
+        for qid, v in probs.items():
+            if isinstance(v, (bool, np.bool_)) or not isinstance(
+                    v, (float, int, np.floating, np.integer)):
+                raise _fail(from_file, "the no-answer probability must be a number, got "
+                            f"{_type_name(v)} {v!r:.40}", path=name, qid=qid)
+    if kinds != {int}:
+        values = np.fromiter((float(v) for v in probs.values()), np.float64, len(probs))
+        bad = ~np.isfinite(values)
+        if bad.any():
+            qid = list(probs)[int(np.argmax(bad))]
+            raise _fail(from_file, "the no-answer probability must be a finite number, got "
+                        f"{probs[qid]!r}", path=name, qid=qid, type_error=False)
+    return probs
+
+
+def warn_unknown(ids, known, what: str, source: str) -> None:
+    """Warn (:class:`SquadWarning`) about the ``ids`` of ``what`` that are not in ``known``
+    (a set or dict of the dataset's ids); the warning points at the caller outside qafast."""
+    if isinstance(ids, Mapping) and not ids.keys() - known:   # the usual case, at C speed
+        return
+    unknown = [q for q in ids if q not in known]
+    if not unknown:
+        return
+    shown = ", ".join(repr(q) for q in unknown[:5]) + (", ..." if len(unknown) > 5 else "")
+    warnings.warn(f"{source}: {len(unknown)} {what} for question ids the dataset lacks, "
+                  f"ignored: {shown}", SquadWarning, stacklevel=_outside_stacklevel())
+
+
+def _outside_stacklevel() -> int:
+    """The stacklevel of the first frame outside the qafast package."""
+    import sys
+
+    frame = sys._getframe(2)
+    level = 3
+    pkg = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(pkg):
+        frame = frame.f_back
+        level += 1
+    return level

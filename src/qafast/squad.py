@@ -1,0 +1,466 @@
+"""SQuAD v1.1 and v2.0, exactly as the official evaluation scripts compute them.
+
+:func:`squad` returns the dict each script prints (same keys, same order, same 0-100 scale,
+bit-identical floats), scoring answers with the compiled kernels of :mod:`qafast.answers`
+(one normalization per string) and doing the script-level work (sums, no-answer thresholds,
+best-threshold search, precision-recall curves) over numpy arrays in the scripts' order of
+operations. The plain-Python specification is :mod:`qafast.reference.squad`; its docstring
+lists every rule and quirk reproduced here. ``qafast squad DATA PRED`` is the command-line form.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import numbers
+import os
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .io.squad import (
+    SquadFormatError,
+    SquadDataset,
+    read_na_probs,
+    read_squad_dataset,
+    read_squad_predictions,
+    warn_unknown,
+)
+
+__all__ = ["squad"]
+
+_VERSIONS = ("1.1", "2.0")
+_MISSING = ("zero", "skip", "error")
+
+
+def squad(dataset, predictions, *, version: str = "2.0", na_probs=None,
+          na_prob_thresh: float = 1.0, missing: str | None = None) -> dict:
+    """Score answers as the official SQuAD evaluation script of ``version`` does.
+
+    Parameters
+    ----------
+    dataset : str, os.PathLike, dict, list or SquadDataset
+        SQuAD JSON: a file path, the loaded object (with ``"data"``) or its list of articles.
+        Answers are a list of ``{"text": ...}`` or, as in Hugging Face ``datasets``,
+        ``{"text": [...], "answer_start": [...]}``.
+    predictions : str, os.PathLike or mapping
+        ``{question id: answer text}`` or a JSON file of it; ``""`` predicts "no answer".
+    version : {"2.0", "1.1"}, default="2.0"
+        Which script to reproduce.
+    na_probs : str, os.PathLike, mapping or None, default=None
+        v2.0 only: ``{question id: probability of no answer}`` (the script's
+        ``--na-prob-file``). Adds ``best_exact``, ``best_exact_thresh``, ``best_f1``,
+        ``best_f1_thresh`` and, when some question has an answer, ``pr_exact_ap``,
+        ``pr_f1_ap``, ``pr_oracle_ap``. Every scored question needs one.
+    na_prob_thresh : float, default=1.0
+        v2.0 only: a question whose probability is strictly greater is predicted unanswerable.
+        Without ``na_probs`` every probability is 0.0, as in the script.
+    missing : {"zero", "skip", "error"} or None, default=None
+        A question without a prediction: ``"zero"`` scores it 0 and keeps it in every count
+        (v1.1's rule), ``"skip"`` leaves it out (v2.0's rule for its overall score; the script
+        then crashes on its HasAns/NoAns lines, qafast does not), ``"error"`` raises
+        ``ValueError``. ``None`` takes the rule of ``version``.
+
+    Returns
+    -------
+    dict
+        v1.1: ``exact_match``, ``f1``. v2.0: ``exact``, ``f1``, ``total``, then
+        ``HasAns_*`` and ``NoAns_*`` only for a split that has questions, then the keys added
+        by ``na_probs``. Scores are on a 0-100 scale; totals are ints; thresholds are the
+        caller's probability values, unchanged (0.0 when no threshold beats "all
+        unanswerable").
+
+    Notes
+    -----
+    The best threshold is found as the script does: ties between equal probabilities are not
+    grouped and keep the order of ``na_probs``, so the reported best score may not be reachable
+    at the reported threshold (see :func:`qafast.reference.squad.best_threshold`). The
+    precision-recall curves do group ties. A prediction for an id the dataset lacks is
+    ignored with a :class:`~qafast.io.squad.SquadWarning`.
+
+    Examples
+    --------
+    >>> data = [{"paragraphs": [{"qas": [
+    ...     {"id": "q1", "answers": [{"text": "the Eiffel Tower"}]},
+    ...     {"id": "q2", "answers": []}]}]}]
+    >>> squad(data, {"q1": "Eiffel tower!", "q2": ""})
+    ... # doctest: +NORMALIZE_WHITESPACE
+    {'exact': 100.0, 'f1': 100.0, 'total': 2, 'HasAns_exact': 100.0, 'HasAns_f1': 100.0,
+     'HasAns_total': 1, 'NoAns_exact': 100.0, 'NoAns_f1': 100.0, 'NoAns_total': 1}
+
+    Under v1.1 a question without a prediction scores 0 ("Tower" has F1 2/3 on q1):
+
+    >>> squad(data, {"q1": "Tower"}, version="1.1")
+    {'exact_match': 0.0, 'f1': 33.33333333333333}
+    """
+    return _evaluate(dataset, predictions, version=version, na_probs=na_probs,
+                     na_prob_thresh=na_prob_thresh, missing=missing).result
+
+
+@dataclass
+class _Evaluation:
+    result: dict
+    curves: dict = field(default_factory=dict)      # name -> (precisions, recalls)
+    histograms: dict = field(default_factory=dict)  # "hasAns"/"noAns" -> probabilities
+    missing: list = field(default_factory=list)     # question ids without a prediction
+    dataset: SquadDataset | None = None
+
+
+def _check_options(version, na_probs, na_prob_thresh, missing) -> str:
+    if not isinstance(version, str) or version not in _VERSIONS:
+        raise ValueError(f"version must be '1.1' or '2.0', got {version!r}")
+    if missing is None:
+        missing = "zero" if version == "1.1" else "skip"
+    if not isinstance(missing, str) or missing not in _MISSING:
+        raise ValueError(f"missing must be 'zero', 'skip', 'error' or None, got {missing!r}")
+    if isinstance(na_prob_thresh, bool) or not isinstance(na_prob_thresh, numbers.Real):
+        raise TypeError("na_prob_thresh must be a real number, got "
+                        f"{type(na_prob_thresh).__name__}")
+    if math.isnan(na_prob_thresh):
+        raise ValueError("na_prob_thresh must not be NaN")
+    if version == "1.1" and (na_probs is not None or na_prob_thresh != 1.0):
+        raise ValueError("na_probs and na_prob_thresh are SQuAD v2.0 options; "
+                         "use version='2.0'")
+    return missing
+
+
+def _evaluate(dataset, predictions, *, version="2.0", na_probs=None, na_prob_thresh=1.0,
+              missing=None, curves=False) -> _Evaluation:
+    missing = _check_options(version, na_probs, na_prob_thresh, missing)
+    ds = read_squad_dataset(dataset)
+    preds = read_squad_predictions(predictions)
+    probs = None if na_probs is None else read_na_probs(na_probs)
+    source = "<predictions>" if not isinstance(predictions, (str, os.PathLike)) \
+        else os.fspath(predictions)
+    if version == "1.1":
+        return _evaluate_v1(ds, preds, missing, source)
+    return _evaluate_v2(ds, preds, probs, float(na_prob_thresh), missing, source,
+                        na_probs, curves)
+
+
+def _absent(ids: list, preds: dict, missing: str) -> list:
+    absent = [q for q in ids if q not in preds]
+    if absent and missing == "error":
+        shown = ", ".join(repr(q) for q in absent[:5]) + (", ..." if len(absent) > 5 else "")
+        raise ValueError(f"{len(absent)} question(s) have no prediction "
+                         f"(missing='error'): {shown}")
+    return absent
+
+
+def _seq_sum(values: np.ndarray) -> float:
+    """Left-to-right sum, as Python's ``sum`` and the scripts' ``+=`` loops add (numpy's
+    ``sum`` adds pairwise, which can differ in the last bit)."""
+    if len(values) == 0:
+        return 0.0
+    return float(np.cumsum(values)[-1])
+
+
+def _answer_scores(preds: list, golds: list, empty_rule: str):
+    """Per-question exact match and token F1 (max over golds) as float64 arrays."""
+    try:
+        from . import answers
+    except ImportError:  # TEMPORARY until qafast.answers lands
+        from .reference import answers
+    em = answers.exact_match(preds, golds, normalizer="squad", empty_rule=empty_rule,
+                             per_question=True)
+    f1 = answers.f1(preds, golds, normalizer="squad", unit="token", empty_rule=empty_rule,
+                    per_question=True)
+    return np.asarray(em, dtype=np.float64), np.asarray(f1, dtype=np.float64)
+
+
+def _evaluate_v1(ds: SquadDataset, preds: dict, missing: str, source: str) -> _Evaluation:
+    ids = ds.ids
+    warn_unknown(preds, set(ids), "predictions", source)
+    absent = _absent(ids, preds, missing)
+    if absent:
+        keep = [i for i, q in enumerate(ids) if q in preds]
+        qids = [ids[i] for i in keep]
+        golds = [ds.answers[i] for i in keep]
+    else:
+        qids, golds = ids, ds.answers
+    for q, g in zip(qids, golds):
+        if not g:
+            raise ValueError(f"{ds.source}, question {q!r}: no gold answer; SQuAD v1.1 needs "
+                             "at least one (unanswerable questions are version='2.0')")
+    total = len(qids) if missing == "skip" else len(ids)
+    if total == 0:
+        raise ValueError(f"{ds.source}: no question to score")
+    em, f1 = _answer_scores([preds[q] for q in qids], golds, "v1")
+    result = {"exact_match": 100.0 * float(em.sum()) / total,
+              "f1": 100.0 * _seq_sum(f1) / total}
+    return _Evaluation(result, missing=absent, dataset=ds)
+
+
+def _unique_questions(ds: SquadDataset):
+    """v2.0 keys questions by id: first place, last answers."""
+    ids = ds.ids
+    last = {q: i for i, q in enumerate(ids)}
+    if len(last) == len(ids):
+        return ids, ds.answers, last
+    order = list(dict.fromkeys(ids))
+    answers = [ds.answers[last[q]] for q in order]
+    return order, answers, {q: i for i, q in enumerate(order)}
+
+
+def _mean_dict(exact: np.ndarray, f1: np.ndarray) -> dict:
+    total = len(exact)
+    return {"exact": 100.0 * _seq_sum(exact) / total, "f1": 100.0 * _seq_sum(f1) / total,
+            "total": total}
+
+
+def _evaluate_v2(ds, preds, probs, thresh, missing, source, na_source, curves) -> _Evaluation:
+    ids, golds, index = _unique_questions(ds)
+    warn_unknown(preds, index, "predictions", source)
+    absent = _absent(ids, preds, missing)
+    n = len(ids)
+    has_ans = np.fromiter((bool(g) for g in golds), dtype=bool, count=n)
+    present = np.ones(n, dtype=bool)
+    if absent:
+        for q in absent:
+            present[index[q]] = False
+    pos = np.flatnonzero(present)
+    pred_list = [preds[ids[i]] for i in pos] if absent else [preds[q] for q in ids]
+    em_p, f1_p = _answer_scores(pred_list, [golds[i] for i in pos] if absent else golds, "v2")
+    # the scored questions: all (missing="zero") or the predicted ones (missing="skip")
+    if missing == "zero" or not absent:
+        scored = np.arange(n)
+        em_raw = np.zeros(n)
+        f1_raw = np.zeros(n)
+        em_raw[pos] = em_p
+        f1_raw[pos] = f1_p
+        live = present                     # scored questions that have a prediction
+        text = np.zeros(n, dtype=bool)
+        text[pos] = [bool(p) for p in pred_list]
+    else:
+        scored = pos
+        em_raw, f1_raw = em_p, f1_p
+        live = np.ones(len(pos), dtype=bool)
+        text = np.fromiter((bool(p) for p in pred_list), dtype=bool, count=len(pos))
+    if len(scored) == 0:
+        raise ValueError(f"{ds.source}: no question to score")
+    s_ids = ids if len(scored) == n else [ids[i] for i in scored]
+    s_has = has_ans[scored]
+
+    # probabilities in the order of the scored questions (0.0 without na_probs)
+    if probs is None:
+        na = np.zeros(len(scored))
+    else:
+        na, order = _align_probs(probs, s_ids, live, index, na_source)
+    pred_na = (na > thresh) & live
+    no_ans_score = (~s_has).astype(np.float64)
+    em_t = np.where(pred_na, no_ans_score, em_raw)
+    f1_t = np.where(pred_na, no_ans_score, f1_raw)
+    result = _mean_dict(em_t, f1_t)
+    for prefix, mask in (("HasAns", s_has), ("NoAns", ~s_has)):
+        if mask.any():
+            for k, v in _mean_dict(em_t[mask], f1_t[mask]).items():
+                result[f"{prefix}_{k}"] = v
+    ev = _Evaluation(result, missing=absent, dataset=ds)
+    if probs is None:
+        return ev
+    # the walk over na_probs: scored, predicted questions in na_probs order, stably sorted
+    walk = order[np.argsort(na[order], kind="stable")]
+    num_no_ans = int(np.count_nonzero(~s_has & live))
+    for name, raw in (("exact", em_raw), ("f1", f1_raw)):
+        best, at = _best_threshold(raw, s_has, text, walk, num_no_ans)
+        result[f"best_{name}"] = 100.0 * best / len(scored)
+        result[f"best_{name}_thresh"] = 0.0 if at < 0 else probs[s_ids[at]]
+    num_pos = int(np.count_nonzero(s_has))
+    if num_pos:
+        for name, raw in (("exact", em_raw), ("f1", f1_raw),
+                          ("oracle", s_has.astype(np.float64))):
+            ap, p, r = _precision_recall(raw, s_has, na, walk, num_pos)
+            result[f"pr_{name}_ap"] = ap
+            if curves:
+                ev.curves[name] = (p, r)
+    if curves:
+        ev.histograms["hasAns"] = na[s_has & live]
+        ev.histograms["noAns"] = na[~s_has & live]
+    return ev
+
+
+def _align_probs(probs: dict, s_ids: list, live: np.ndarray, index: dict, source):
+    """The probability of each scored question, and the positions (in scored order) of the
+    predicted questions to walk, in the order of ``probs``."""
+    from_file = isinstance(source, (str, os.PathLike))
+    name = os.fspath(source) if from_file else "<na_probs>"
+    n = len(s_ids)
+    values = np.fromiter(probs.values(), dtype=np.float64, count=len(probs))
+    if n == len(probs) and list(probs) == s_ids:      # the usual case: same questions, same order
+        at = np.arange(n)
+    else:
+        warn_unknown(probs, index, "no-answer probabilities", name)
+        where = {q: i for i, q in enumerate(s_ids)}
+        at = np.fromiter((where.get(q, -1) for q in probs), dtype=np.int64, count=len(probs))
+        known = at >= 0
+        at, values = at[known], values[known]
+    na = np.zeros(n)
+    na[at] = values
+    have = np.zeros(n, dtype=bool)
+    have[at] = True
+    lacking = live & ~have
+    if lacking.any():
+        q = s_ids[int(np.argmax(lacking))]
+        message = (f"no no-answer probability for this question "
+                   f"({int(lacking.sum())} scored question(s) lack one)")
+        if from_file:
+            raise SquadFormatError(message, path=name, qid=q)
+        raise ValueError(f"{name}, question {q!r}: {message}")
+    return na, at[live[at]]
+
+
+def _best_threshold(raw, has_ans, text, walk, num_no_ans):
+    """The script's ``find_best_thresh`` over the walk: (best score, position or -1)."""
+    if len(walk) == 0:
+        return num_no_ans, -1
+    diff = np.where(has_ans[walk], raw[walk], np.where(text[walk], -1.0, 0.0))
+    cur = np.cumsum(np.concatenate(([float(num_no_ans)], diff)))[1:]
+    j = int(np.argmax(cur))
+    if cur[j] > num_no_ans:
+        return float(cur[j]), int(walk[j])
+    return num_no_ans, -1
+
+
+def _precision_recall(raw, has_ans, na, walk, num_pos):
+    """The script's ``make_precision_recall_eval``: (100 * AP, precisions, recalls)."""
+    m = len(walk)
+    if m == 0:
+        return 0.0, [1.0], [0.0]
+    tp = np.cumsum(np.where(has_ans[walk], raw[walk], 0.0))
+    p = tp / np.arange(1, m + 1, dtype=np.float64)
+    r = tp / float(num_pos)
+    probs = na[walk]
+    point = np.ones(m, dtype=bool)
+    point[:-1] = probs[:-1] != probs[1:]
+    p, r = p[point], r[point]
+    r_prev = np.concatenate(([0.0], r[:-1]))
+    ap = _seq_sum(p * (r - r_prev))
+    return 100.0 * ap, [1.0] + p.tolist(), [0.0] + r.tolist()
+
+
+# --------------------------------------------------------------------------------------------
+# The `qafast squad` command
+# --------------------------------------------------------------------------------------------
+
+def register_cli(subparsers) -> dict:
+    """Add ``qafast squad`` to the ``qafast`` command; returns ``{"squad": handler}``."""
+    p = subparsers.add_parser(
+        "squad", help="score SQuAD predictions, printing what the official v1.1/v2.0 script prints",
+        description="Score predictions against a SQuAD dataset as the official evaluation "
+                    "script of --version does, printing the same JSON (v1.1 on one line, v2.0 "
+                    "indented by 2). Notes (missing predictions, unknown ids) go to stderr.")
+    p.add_argument("data_file", metavar="DATA", help="dataset JSON (SQuAD format)")
+    p.add_argument("pred_file", metavar="PRED", help="predictions JSON: {question id: answer}")
+    p.add_argument("--version", choices=_VERSIONS, default="2.0",
+                   help="which official script to reproduce (default 2.0)")
+    p.add_argument("--na-prob-file", "-n", metavar="NA_PROB",
+                   help="v2.0: JSON {question id: probability of no answer}; adds the best "
+                        "thresholds")
+    p.add_argument("--na-prob-thresh", "-t", type=float, default=1.0, metavar="THRESH",
+                   help="v2.0: predict no answer where the probability exceeds this "
+                        "(default 1.0)")
+    p.add_argument("--out-file", "-o", metavar="OUT",
+                   help="write the JSON to this file instead of stdout")
+    p.add_argument("--out-image-dir", "-p", metavar="IMAGE_DIR",
+                   help="v2.0 with -n: write precision-recall curves and no-answer histograms "
+                        "as PNG there, and add the pr_*_ap keys (needs matplotlib: "
+                        "pip install 'qafast[plot]')")
+    p.add_argument("--missing", choices=_MISSING, default=None,
+                   help="a question without a prediction: scored 0 (v1.1's default), left out "
+                        "(v2.0's default), or an error")
+    return {"squad": _run_cli}
+
+
+def _run_cli(args) -> int:
+    import warnings
+
+    from .io.squad import SquadWarning
+
+    if args.version == "1.1" and (args.na_prob_file or args.na_prob_thresh != 1.0
+                                  or args.out_image_dir):
+        print("qafast squad: -n, -t and -p are SQuAD v2.0 options (--version 2.0)",
+              file=sys.stderr)
+        return 2
+    plot = bool(args.out_image_dir and args.na_prob_file)
+    if plot:
+        try:
+            import matplotlib
+        except ImportError:
+            print("qafast squad: -p writes PNG plots with matplotlib, which is not installed; "
+                  "pip install 'qafast[plot]'", file=sys.stderr)
+            return 2
+        matplotlib.use("Agg")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", SquadWarning)
+        dataset = read_squad_dataset(args.data_file)
+        if args.version == "1.1" and dataset.version is not None and dataset.version != "1.1":
+            # what evaluate-v1.1.py says (it scores the file anyway)
+            print(f"Evaluation expects v-1.1, but got dataset with v-{dataset.version}",
+                  file=sys.stderr)
+        ev = _evaluate(dataset, args.pred_file, version=args.version,
+                       na_probs=args.na_prob_file, na_prob_thresh=args.na_prob_thresh,
+                       missing=args.missing, curves=plot)
+    for w in caught:
+        if issubclass(w.category, SquadWarning):
+            print(f"qafast squad: {w.message}", file=sys.stderr)
+        else:  # pragma: no cover - not ours
+            warnings.showwarning(w.message, w.category, w.filename, w.lineno)
+    if ev.missing:
+        shown = ", ".join(ev.missing[:5]) + (", ..." if len(ev.missing) > 5 else "")
+        rule = ("scored 0" if (args.missing or ("zero" if args.version == "1.1" else "skip"))
+                == "zero" else "left out")
+        print(f"qafast squad: {len(ev.missing)} question(s) have no prediction and are {rule}: "
+              f"{shown}", file=sys.stderr)
+    result = ev.result
+    if not plot:  # the script adds the AP keys only when it draws the curves
+        for k in ("pr_exact_ap", "pr_f1_ap", "pr_oracle_ap"):
+            result.pop(k, None)
+    if plot:
+        _write_plots(ev, args.out_image_dir)
+    if args.out_file:
+        with open(args.out_file, "w", encoding="utf-8") as f:
+            json.dump(result, f)
+    elif args.version == "1.1":
+        print(json.dumps(result))
+    else:
+        print(json.dumps(result, indent=2))
+    return 0
+
+
+_PR_TITLES = {
+    "exact": ("pr_exact.png", "Precision-Recall curve for Exact Match score"),
+    "f1": ("pr_f1.png", "Precision-Recall curve for F1 score"),
+    "oracle": ("pr_oracle.png", "Oracle Precision-Recall curve (binary task of HasAns vs. NoAns)"),
+}
+
+
+def _write_plots(ev: _Evaluation, out_dir) -> None:
+    """The v2.0 script's images: three precision-recall step curves (when some question has an
+    answer) and the histogram of no-answer probabilities for each non-empty split."""
+    import matplotlib.pyplot as plt
+
+    os.makedirs(out_dir, exist_ok=True)
+    for name, (precisions, recalls) in ev.curves.items():
+        filename, title = _PR_TITLES[name]
+        fig, ax = plt.subplots()
+        ax.step(recalls, precisions, color="b", alpha=0.2, where="post")
+        ax.fill_between(recalls, precisions, step="post", alpha=0.2, color="b")
+        ax.set_xlabel("Recall")
+        ax.set_ylabel("Precision")
+        ax.set_xlim(0.0, 1.05)
+        ax.set_ylim(0.0, 1.05)
+        ax.set_title(title)
+        fig.savefig(os.path.join(out_dir, filename))
+        plt.close(fig)
+    for name, probs in ev.histograms.items():
+        if len(probs) == 0:
+            continue
+        fig, ax = plt.subplots()
+        ax.hist(probs, weights=np.full(len(probs), 1.0 / len(probs)), bins=20, range=(0.0, 1.0))
+        ax.set_xlabel("Model probability of no-answer")
+        ax.set_ylabel("Proportion of dataset")
+        ax.set_title(f"Histogram of no-answer probability: {name}")
+        fig.savefig(os.path.join(out_dir, f"na_prob_hist_{name}.png"))
+        plt.close(fig)
