@@ -1,0 +1,470 @@
+"""Open-ended commonsense answers: Hit@K and Rec@K of ranked concept sets (OpenCSR / DrFact).
+
+A system answers each question with a weighted set of concepts; the question has several gold
+concepts. **Hit@K** is the fraction of questions with a gold concept among the top K predicted
+concepts, **Rec@K** the mean fraction of a question's gold concepts found in its top K
+(seed 003; definitions in :mod:`qafast.reference.concepts`).
+
+Ranking: weighted concepts are sorted by weight descending, ties by concept ascending (code
+point order), so the order a set is written in never matters; a plain list of concepts is taken
+as already ranked. ``drfact=True`` reproduces the published DrFact evaluation script instead:
+list order, weights ignored, and at a cut-off K it counts the top **K + 1** concepts.
+
+About that script (OpenCSR repository, ``evaluation/eval_metrics.py``, ``hit_at_K`` and
+``recall_at_K``; read there, not copied): it records each gold concept's 0-based position
+``r`` in the prediction list and counts it at threshold T when ``r <= T``, so the printed
+"Hit@T"/"Rec@T" look at T + 1 concepts; it uses the list order of ``predictions_K["100"]``
+and never sorts by the scores beside the concepts; it divides recall by the number of distinct
+gold concepts and averages over the questions of the prediction file.
+
+Data is encoded once (:func:`encode_concepts`, or the reader :func:`qafast.io.drfact.read_drfact`)
+into :class:`ConceptLists`: CSR ``int64`` offsets and flat ``int32`` concept ids, ids given in
+sorted concept order so that the kernel breaks ties on ids.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from numbers import Real
+
+import numpy as np
+
+from . import _kernels
+
+__all__ = ["ConceptLists", "encode_concepts", "evaluate_concepts", "hit_at_k", "recall_at_k"]
+
+_MEASURE = re.compile(r"^(hit|rec)(?:@([0-9]+))?$")
+
+
+@dataclass(eq=False)
+class ConceptLists:
+    """Concept lists of many questions, encoded: question i's concepts are
+    ``ids[offsets[i]:offsets[i + 1]]`` (with ``weights`` beside them, when weighted).
+
+    Attributes
+    ----------
+    question_ids : list
+        The caller's question ids, in row order.
+    offsets : numpy.ndarray of int64
+        ``len(question_ids) + 1`` offsets into ``ids``.
+    ids : numpy.ndarray of int32
+        Concept ids, ``0 <= id < len(vocabulary)``.
+    weights : numpy.ndarray of float64 or None
+        A weight per concept; ``None`` when each list is already in rank order (gold lists
+        have none).
+    vocabulary : list of str
+        The concept of each id, sorted, shared by the predictions and the references that
+        were encoded together.
+    source : str
+        Where the lists came from, for messages.
+    """
+
+    question_ids: list
+    offsets: np.ndarray
+    ids: np.ndarray
+    weights: np.ndarray | None
+    vocabulary: list
+    source: str = "concepts"
+
+    def __len__(self) -> int:
+        return len(self.question_ids)
+
+    def __repr__(self) -> str:
+        kind = "weighted" if self.weights is not None else "ranked"
+        return (f"ConceptLists({len(self.question_ids)} questions, {len(self.ids)} {kind} "
+                f"concepts, {len(self.vocabulary)} distinct, from {self.source})")
+
+    def concepts(self, i: int) -> list:
+        """Question ``i``'s concepts as strings (with weights, as pairs, when weighted)."""
+        lo, hi = int(self.offsets[i]), int(self.offsets[i + 1])
+        names = [self.vocabulary[c] for c in self.ids[lo:hi].tolist()]
+        if self.weights is None:
+            return names
+        return list(zip(names, self.weights[lo:hi].tolist()))
+
+
+def _prediction_items(q, prediction):
+    """``(concepts, weights or None)`` of one question's prediction."""
+    if isinstance(prediction, Mapping):
+        concepts, weights = list(prediction.keys()), list(prediction.values())
+    elif isinstance(prediction, (str, bytes)) or not isinstance(prediction, Iterable):
+        raise TypeError(f"question {q!r}: a prediction is a list of concepts, of (concept, "
+                        f"weight) pairs, or a dict; got {type(prediction).__name__}")
+    else:
+        items = list(prediction)
+        if all(isinstance(c, str) for c in items):
+            return items, None
+        concepts, weights = [], []
+        for item in items:
+            if isinstance(item, str) or not isinstance(item, (tuple, list)) or len(item) != 2:
+                raise TypeError(f"question {q!r}: expected concepts or (concept, weight) "
+                                f"pairs, not a mix; got {item!r}")
+            concepts.append(item[0])
+            weights.append(item[1])
+    for c in concepts:
+        if not isinstance(c, str):
+            raise TypeError(f"question {q!r}: concept {c!r} is a {type(c).__name__}, not a str")
+    for c, w in zip(concepts, weights):
+        if isinstance(w, bool) or not isinstance(w, Real):
+            raise TypeError(f"question {q!r}: the weight of {c!r} is {w!r}, not a number")
+        if math.isnan(w):
+            raise ValueError(f"question {q!r}: the weight of {c!r} is NaN")
+    return concepts, weights
+
+
+def encode_concepts(predictions, references) -> tuple[ConceptLists, ConceptLists]:
+    """Encode predictions and gold concepts together, with one sorted vocabulary.
+
+    Parameters
+    ----------
+    predictions : dict
+        ``{question_id: prediction}``; a prediction is a ranked list of concepts, a list of
+        ``(concept, weight)`` pairs, or a dict ``{concept: weight}``. All questions use the
+        same form (weighted or ranked).
+    references : dict
+        ``{question_id: gold concepts}`` (an iterable of str).
+
+    Returns
+    -------
+    (ConceptLists, ConceptLists)
+        The predictions and the references.
+    """
+    if not isinstance(predictions, Mapping) or not isinstance(references, Mapping):
+        raise TypeError("predictions and references must be dicts {question_id: concepts}, got "
+                        f"{type(predictions).__name__} and {type(references).__name__}")
+    pred_items = {q: _prediction_items(q, p) for q, p in predictions.items()}
+    is_weighted = None  # the form of the first non-empty prediction; empty ones fit both
+    for q, (c, w) in pred_items.items():
+        if not c:
+            continue
+        if is_weighted is None:
+            is_weighted = w is not None
+        elif is_weighted != (w is not None):
+            raise TypeError(f"question {q!r}: predictions mix ranked lists and weighted "
+                            "concepts; use one form")
+    gold_items = {}
+    for q, gold in references.items():
+        if isinstance(gold, (str, bytes)) or not isinstance(gold, Iterable):
+            raise TypeError(f"question {q!r}: gold concepts must be an iterable of str, got "
+                            f"{type(gold).__name__}")
+        gold = list(gold)
+        for c in gold:
+            if not isinstance(c, str):
+                raise TypeError(f"question {q!r}: gold concept {c!r} is a {type(c).__name__}, "
+                                "not a str")
+        gold_items[q] = gold
+    vocab_set: set = set()
+    for c, _ in pred_items.values():
+        vocab_set.update(c)
+    for g in gold_items.values():
+        vocab_set.update(g)
+    vocabulary = sorted(vocab_set)
+    index = {c: i for i, c in enumerate(vocabulary)}
+    pred = _pack(list(pred_items), [c for c, _ in pred_items.values()],
+                 [w or [] for _, w in pred_items.values()] if is_weighted else None, index,
+                 vocabulary, "predictions")
+    gold = _pack(list(gold_items), list(gold_items.values()), None, index, vocabulary,
+                 "references")
+    return pred, gold
+
+
+def _pack(qids, lists, weights, index, vocabulary, source) -> ConceptLists:
+    lengths = np.fromiter(map(len, lists), dtype=np.int64, count=len(lists))
+    offsets = np.zeros(len(lists) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    total = int(offsets[-1])
+    ids = np.fromiter((index[c] for lst in lists for c in lst), dtype=np.int32, count=total)
+    w = None
+    if weights is not None:
+        w = np.fromiter((x for lst in weights for x in lst), dtype=np.float64, count=total)
+    return ConceptLists(qids, offsets, ids, w, vocabulary, source)
+
+
+def _check_lists(x: ConceptLists, name: str) -> None:
+    if not isinstance(x, ConceptLists):
+        raise TypeError(f"{name}: expected ConceptLists, got {type(x).__name__}")
+    ok = (isinstance(x.offsets, np.ndarray) and x.offsets.dtype == np.int64
+          and x.offsets.ndim == 1 and isinstance(x.ids, np.ndarray) and x.ids.dtype == np.int32
+          and x.ids.ndim == 1)
+    if x.weights is not None:
+        ok = ok and isinstance(x.weights, np.ndarray) and x.weights.dtype == np.float64 \
+            and x.weights.shape == x.ids.shape
+    if not ok:
+        raise TypeError(f"{name}: offsets must be a 1-d int64 array, ids a 1-d int32 array and "
+                        "weights None or a float64 array beside the ids")
+    n = len(x.question_ids)
+    off = x.offsets
+    if len(off) != n + 1 or off[0] != 0 or off[-1] != len(x.ids) or (
+            n and np.any(off[1:] < off[:-1])):
+        raise ValueError(f"{name}: offsets must rise from 0 to len(ids), one per question "
+                         "plus one")
+
+    def question_of(j):
+        return x.question_ids[int(np.searchsorted(off, j, side="right")) - 1]
+
+    if len(x.ids):
+        bad = np.flatnonzero((x.ids < 0) | (x.ids >= len(x.vocabulary)))
+        if len(bad):
+            raise ValueError(f"question {question_of(bad[0])!r}: concept id "
+                             f"{int(x.ids[bad[0]])} in the {name} is not in the vocabulary "
+                             f"(0..{len(x.vocabulary) - 1})")
+    if x.weights is not None:
+        bad = np.flatnonzero(np.isnan(x.weights))
+        if len(bad):
+            c = x.vocabulary[int(x.ids[bad[0]])]
+            raise ValueError(f"question {question_of(bad[0])!r}: the weight of {c!r} is NaN")
+
+
+def _parse_measures(measures) -> list[tuple[str, str, int | None]]:
+    if isinstance(measures, str):
+        measures = [measures]
+    out = []
+    for m in measures:
+        match = _MEASURE.match(m) if isinstance(m, str) else None
+        if match is None or match.group(2) == "0":
+            raise ValueError(f"measure {m!r}: expected 'hit@K', 'rec@K' (K >= 1), 'hit' or "
+                             "'rec'")
+        out.append((m, match.group(1), None if match.group(2) is None else int(match.group(2))))
+    if not out:
+        raise ValueError("measures: give at least one")
+    return out
+
+
+def _values(predictions, references, ks: list[int | None], drfact: bool):
+    """Per-question hit and recall arrays, shape (n, len(ks)), and the question ids."""
+    if isinstance(predictions, ConceptLists) or isinstance(references, ConceptLists):
+        pred, gold = predictions, references
+        _check_lists(pred, "predictions")
+        _check_lists(gold, "references")
+        if pred.vocabulary is not gold.vocabulary and pred.vocabulary != gold.vocabulary:
+            raise ValueError("predictions and references were encoded with different "
+                             "vocabularies; encode them together (encode_concepts)")
+    else:
+        pred, gold = encode_concepts(predictions, references)
+    n = len(pred.question_ids)
+    if n == 0:
+        raise ValueError("no questions in the predictions")
+    if len(set(pred.question_ids)) != n:
+        seen: set = set()
+        q = next(q for q in pred.question_ids if q in seen or seen.add(q))
+        raise ValueError(f"question {q!r} appears twice in the predictions")
+    # gold rows in prediction order
+    if pred.question_ids == gold.question_ids:
+        g_off, g_ids = gold.offsets, gold.ids
+    else:
+        where = {q: i for i, q in enumerate(gold.question_ids)}
+        rows = []
+        for q in pred.question_ids:
+            if q not in where:
+                raise ValueError(f"question {q!r} of the predictions has no gold concepts in "
+                                 "the references")
+            rows.append(where[q])
+        rows_a = np.array(rows, dtype=np.int64)
+        starts, stops = gold.offsets[rows_a], gold.offsets[rows_a + 1]
+        lengths = stops - starts
+        g_off = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum(lengths, out=g_off[1:])
+        take = np.repeat(starts - g_off[:-1], lengths) + np.arange(g_off[-1], dtype=np.int64)
+        g_ids = gold.ids[take]
+    g_len = np.diff(g_off)
+    empty = np.flatnonzero(g_len == 0)
+    if len(empty):
+        raise ValueError(f"question {pred.question_ids[int(empty[0])]!r} has no gold concepts; "
+                         "Rec@K needs at least one")
+    weights = pred.weights if (pred.weights is not None and not drfact) else np.zeros(0)
+    big = int(pred.offsets[-1]) + 1
+    k_arr = np.array([big if k is None else min(k, big) for k in ks], dtype=np.int64)
+    v = len(pred.vocabulary)
+    seen_a = np.full(v, -1, dtype=np.int64)
+    mark = np.full(v, -1, dtype=np.int64)
+    buf = np.empty(max(int(g_len.max()), 1), dtype=np.int64)
+    hit = np.empty((n, len(ks)), dtype=np.float64)
+    rec = np.empty((n, len(ks)), dtype=np.float64)
+    bad = _kernels.lb_concepts_at_k(pred.offsets, pred.ids, weights, g_off, g_ids, k_arr,
+                                    1 if drfact else 0, seen_a, mark, buf, hit, rec)
+    if bad >= 0:
+        q = pred.question_ids[bad]
+        lo, hi = int(pred.offsets[bad]), int(pred.offsets[bad + 1])
+        ids = pred.ids[lo:hi].tolist()
+        c = next(c for i, c in enumerate(ids) if c in ids[:i])
+        raise ValueError(f"question {q!r}: concept {pred.vocabulary[c]!r} is predicted twice")
+    return hit, rec, pred.question_ids
+
+
+def _mean(column: np.ndarray) -> float:
+    total = np.empty(1, dtype=np.float64)
+    _kernels.column_sums(np.ascontiguousarray(column).reshape(-1, 1), total)
+    return float(total[0]) / len(column)
+
+
+def evaluate_concepts(predictions, references, measures, *, per_question: bool = False,
+                      drfact: bool = False):
+    """Hit@K and Rec@K at several cut-offs, in one kernel call.
+
+    Parameters
+    ----------
+    predictions : dict or ConceptLists
+        ``{question_id: prediction}``: a ranked list of concepts, a list of
+        ``(concept, weight)`` pairs or a dict ``{concept: weight}`` per question; or the
+        encoded predictions of :func:`encode_concepts` or :func:`qafast.io.drfact.read_drfact`.
+    references : dict or ConceptLists
+        ``{question_id: gold concepts}``, each question of ``predictions`` with at least one;
+        questions only here are not counted (as in the DrFact script).
+    measures : str or iterable of str
+        ``"hit@K"`` and ``"rec@K"`` for cut-offs K >= 1; ``"hit"`` and ``"rec"`` for no
+        cut-off.
+    per_question : bool, default False
+        Return ``{question_id: {measure: value}}`` instead of the means.
+    drfact : bool, default False
+        Reproduce the published DrFact script: list order (weights ignored) and K + 1 concepts
+        at cut-off K.
+
+    Returns
+    -------
+    dict
+        ``{measure: mean over the questions of predictions}``; values added in question order.
+
+    Raises
+    ------
+    ValueError
+        A question without gold concepts, a concept predicted twice, a NaN weight, a question
+        of the predictions missing from the references, an unknown measure (messages name the
+        question).
+    TypeError
+        Input of the wrong type.
+
+    Examples
+    --------
+    >>> from qafast.concepts import evaluate_concepts
+    >>> predictions = {"q1": [("tree", 0.9), ("leaf", 0.8), ("sun", 0.5), ("moon", 0.1)],
+    ...                "q2": {"water": 0.7, "ice": 0.7, "steam": 0.2}}
+    >>> references = {"q1": ["sun", "moon"], "q2": ["ice"]}
+    >>> evaluate_concepts(predictions, references, ["hit@1", "hit@3", "rec@3", "rec"])
+    {'hit@1': 0.5, 'hit@3': 1.0, 'rec@3': 0.75, 'rec': 1.0}
+
+    Ties go to the concept that sorts first ("ice" before "water"). The DrFact script's rule
+    counts one concept more:
+
+    >>> evaluate_concepts(predictions, references, ["hit@2", "rec@2"], drfact=True)
+    {'hit@2': 1.0, 'rec@2': 0.75}
+    """
+    parsed = _parse_measures(measures)
+    hit, rec, qids = _values(predictions, references, [k for _, _, k in parsed], drfact)
+    cols = [(name, hit[:, j] if kind == "hit" else rec[:, j])
+            for j, (name, kind, _) in enumerate(parsed)]
+    if per_question:
+        names = [name for name, _ in cols]
+        rows = np.column_stack([c for _, c in cols]).tolist()
+        return {q: dict(zip(names, row)) for q, row in zip(qids, rows)}
+    return {name: _mean(c) for name, c in cols}
+
+
+def _single(kind, predictions, references, k, per_question, drfact):
+    if k is not None and (isinstance(k, bool) or not isinstance(k, int)):
+        raise TypeError(f"k must be an int or None, got {type(k).__name__}")
+    if k is not None and k < 1:
+        raise ValueError(f"k must be at least 1 (or None for no cut-off); got {k}")
+    name = kind if k is None else f"{kind}@{k}"
+    out = evaluate_concepts(predictions, references, [name], per_question=per_question,
+                            drfact=drfact)
+    if per_question:
+        return {q: row[name] for q, row in out.items()}
+    return out[name]
+
+
+def hit_at_k(predictions, references, *, k: int | None = None, per_question: bool = False,
+             drfact: bool = False):
+    """Hit@K: the fraction of questions with a gold concept among their top ``k`` concepts.
+
+    Parameters are those of :func:`evaluate_concepts`; ``k=None`` means no cut-off. With
+    ``per_question=True`` the result is ``{question_id: 1.0 or 0.0}``.
+
+    Examples
+    --------
+    >>> from qafast.concepts import hit_at_k
+    >>> predictions = {"q1": ["tree", "leaf", "sun"], "q2": ["ice", "water"]}
+    >>> references = {"q1": ["sun"], "q2": ["ice", "snow"]}
+    >>> hit_at_k(predictions, references, k=2)
+    0.5
+    >>> hit_at_k(predictions, references, k=2, per_question=True)
+    {'q1': 0.0, 'q2': 1.0}
+    """
+    return _single("hit", predictions, references, k, per_question, drfact)
+
+
+def recall_at_k(predictions, references, *, k: int | None = None, per_question: bool = False,
+                drfact: bool = False):
+    """Rec@K: the mean fraction of each question's distinct gold concepts in its top ``k``.
+
+    Parameters are those of :func:`evaluate_concepts`; ``k=None`` means no cut-off.
+
+    Examples
+    --------
+    >>> from qafast.concepts import recall_at_k
+    >>> predictions = {"q1": ["tree", "leaf", "sun"], "q2": ["ice", "water"]}
+    >>> references = {"q1": ["sun", "leaf", "leaf"], "q2": ["ice", "snow"]}
+    >>> recall_at_k(predictions, references, k=2)
+    0.5
+    """
+    return _single("rec", predictions, references, k, per_question, drfact)
+
+
+# ------------------------------------------------------------------------------------------
+# CLI: qafast opencsr PREDICTIONS TRUTH [-k K ...] [--drfact] [-q] [-o json]
+
+def _opencsr_parser(sub) -> None:
+    p = sub.add_parser(
+        "opencsr", help="Hit@K and Rec@K of OpenCSR / DrFact concept predictions (seed 003)",
+        description="Evaluate a DrFact prediction file (JSON lines with 'qid' and "
+                    "'predictions_K': {pool: [[concept, score], ...]}) against a truth file "
+                    "(JSON lines with '_id' and 'all_answer_concepts': [{'name': ...}]).")
+    p.add_argument("predictions", help="prediction JSONL file")
+    p.add_argument("truth", help="truth JSONL file (e.g. linked_dev.jsonl)")
+    p.add_argument("-k", type=int, action="append", metavar="K",
+                   help="cut-off; repeatable (default 10, 50, 100)")
+    p.add_argument("--pool", default=None,
+                   help="key of predictions_K to read (default: the only one)")
+    p.add_argument("--drfact", action="store_true",
+                   help="the published DrFact script's rule: file order, K + 1 concepts at K")
+    p.add_argument("-q", action="store_true", help="print each question's values too")
+    p.add_argument("-o", choices=("text", "json"), default="text", help="output format")
+
+
+def _run_opencsr(args) -> int:
+    import json
+    import sys
+
+    from .io.drfact import read_drfact
+
+    ks = args.k or [10, 50, 100]
+    if any(k < 1 for k in ks):
+        raise ValueError("-k takes a positive number")
+    measures = [f"{kind}@{k}" for kind in ("hit", "rec") for k in ks]
+    pred, gold = read_drfact(args.predictions, args.truth, pool=args.pool)
+    summary = evaluate_concepts(pred, gold, measures, drfact=args.drfact)
+    per = evaluate_concepts(pred, gold, measures, per_question=True,
+                            drfact=args.drfact) if args.q else None
+    if args.o == "json":
+        doc: dict = {"questions": len(pred), "all": summary}
+        if per is not None:
+            doc["per_question"] = per
+        json.dump(doc, sys.stdout, indent=1)
+        sys.stdout.write("\n")
+        return 0
+    lines = []
+    if per is not None:
+        for q, row in per.items():
+            lines += [f"{m:<10}\t{q}\t{row[m]:.4f}\n" for m in measures]
+    lines.append(f"{'questions':<10}\tall\t{len(pred)}\n")
+    lines += [f"{m:<10}\tall\t{summary[m]:.4f}\n" for m in measures]
+    sys.stdout.write("".join(lines))
+    return 0
+
+
+def register_cli(subparsers) -> dict:
+    """Add the ``opencsr`` subcommand; returns ``{name: handler}`` for :mod:`qafast.cli`."""
+    _opencsr_parser(subparsers)
+    return {"opencsr": _run_opencsr}

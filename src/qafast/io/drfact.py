@@ -1,0 +1,179 @@
+"""Readers of OpenCSR / DrFact files: concept predictions and the questions' gold concepts.
+
+* A **prediction file** (what the OpenCSR repository's ``process_drx_results.py`` and
+  ``process_ret_results.py`` write) has one JSON object per line with ``"qid"`` and
+  ``"predictions_K"``: ``{pool: [[concept, score], ...]}``, the concepts best first. The pool
+  key is usually ``"100"``.
+* A **truth file** (``linked_dev.jsonl`` and the like) has one JSON object per line with
+  ``"_id"`` and ``"all_answer_concepts"``: ``[{"name": concept, ...}, ...]``.
+
+Blank lines are skipped. Other keys are ignored.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from numbers import Real
+from typing import Any, Union
+
+__all__ = ["DrFactFormatError", "read_drfact"]
+
+Path = Union[str, "os.PathLike[str]"]
+
+
+class DrFactFormatError(ValueError):
+    """A malformed line of a DrFact file; ``path`` and the 1-based ``line`` say where."""
+
+    def __init__(self, message: str, *, path: str, line: int) -> None:
+        super().__init__(f"{path}, line {line}: {message}")
+        self.path = path
+        self.line = line
+        self.message = message
+
+    def __reduce__(self) -> Any:
+        return (_rebuild, (self.message, self.path, self.line))
+
+
+def _rebuild(message: str, path: str, line: int) -> DrFactFormatError:
+    return DrFactFormatError(message, path=path, line=line)
+
+
+def _objects(path: Path):
+    name = os.fspath(path)
+    with open(path, encoding="utf-8") as f:
+        for lineno, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            try:
+                obj = json.loads(line)
+            except json.JSONDecodeError as e:
+                raise DrFactFormatError(f"not JSON ({e.msg})", path=name, line=lineno) from None
+            if not isinstance(obj, dict):
+                raise DrFactFormatError(f"expected a JSON object, got {type(obj).__name__}",
+                                        path=name, line=lineno)
+            yield name, lineno, obj
+
+
+def _field(obj, key, name, lineno):
+    if key not in obj:
+        raise DrFactFormatError(f"no {key!r} key", path=name, line=lineno)
+    return obj[key]
+
+
+def _read_predictions(path: Path, pool):
+    qids, concepts, weights, seen = [], [], [], {}
+    for name, lineno, obj in _objects(path):
+        q = _field(obj, "qid", name, lineno)
+        if not isinstance(q, (str, int)) or isinstance(q, bool):
+            raise DrFactFormatError(f"qid {q!r} is not a string", path=name, line=lineno)
+        if q in seen:
+            raise DrFactFormatError(f"question {q!r} again (first on line {seen[q]})",
+                                    path=name, line=lineno)
+        seen[q] = lineno
+        pk = _field(obj, "predictions_K", name, lineno)
+        if not isinstance(pk, dict) or not pk:
+            raise DrFactFormatError("'predictions_K' must be a non-empty object "
+                                    "{pool: [[concept, score], ...]}", path=name, line=lineno)
+        if pool is None:
+            if len(pk) != 1:
+                raise DrFactFormatError(f"'predictions_K' has several pools ({', '.join(pk)}); "
+                                        "choose one with pool=", path=name, line=lineno)
+            items = next(iter(pk.values()))
+        else:
+            if str(pool) not in pk:
+                raise DrFactFormatError(f"no pool {str(pool)!r} in 'predictions_K' (it has "
+                                        f"{', '.join(pk)})", path=name, line=lineno)
+            items = pk[str(pool)]
+        if not isinstance(items, list):
+            raise DrFactFormatError("predictions must be a list of [concept, score] pairs",
+                                    path=name, line=lineno)
+        cs, ws = [], []
+        for item in items:
+            if (not isinstance(item, list) or len(item) != 2 or not isinstance(item[0], str)
+                    or isinstance(item[1], bool) or not isinstance(item[1], Real)):
+                raise DrFactFormatError(f"question {q!r}: expected [concept, score], got "
+                                        f"{json.dumps(item)[:80]}", path=name, line=lineno)
+            cs.append(item[0])
+            ws.append(float(item[1]))
+        qids.append(q)
+        concepts.append(cs)
+        weights.append(ws)
+    return qids, concepts, weights
+
+
+def _read_truth(path: Path):
+    qids, golds, seen = [], [], {}
+    for name, lineno, obj in _objects(path):
+        q = _field(obj, "_id", name, lineno)
+        if q in seen:
+            raise DrFactFormatError(f"question {q!r} again (first on line {seen[q]})",
+                                    path=name, line=lineno)
+        seen[q] = lineno
+        answers = _field(obj, "all_answer_concepts", name, lineno)
+        if not isinstance(answers, list) or not all(
+                isinstance(a, dict) and isinstance(a.get("name"), str) for a in answers):
+            raise DrFactFormatError(f"question {q!r}: 'all_answer_concepts' must be a list of "
+                                    "objects with a string 'name'", path=name, line=lineno)
+        qids.append(q)
+        golds.append([a["name"] for a in answers])
+    return qids, golds
+
+
+def read_drfact(predictions: Path, truth: Path, *, pool: str | int | None = None):
+    """Read a DrFact prediction file and a truth file, encoded together.
+
+    Parameters
+    ----------
+    predictions : str or os.PathLike
+        Prediction JSONL: ``{"qid": ..., "predictions_K": {"100": [[concept, score], ...]}}``.
+    truth : str or os.PathLike
+        Truth JSONL: ``{"_id": ..., "all_answer_concepts": [{"name": ...}, ...]}``.
+    pool : str or int, optional
+        The key of ``predictions_K`` to read; by default the only one.
+
+    Returns
+    -------
+    (ConceptLists, ConceptLists)
+        The predictions (weighted by their scores, in file order) and the gold concepts, as
+        :func:`qafast.concepts.evaluate_concepts` takes them.
+
+    Raises
+    ------
+    DrFactFormatError
+        A line that is not JSON or lacks a key, a question twice (with the line numbers).
+
+    Examples
+    --------
+    >>> import json, tempfile, os
+    >>> from qafast.io.drfact import read_drfact
+    >>> from qafast.concepts import evaluate_concepts
+    >>> d = tempfile.mkdtemp()
+    >>> with open(os.path.join(d, "pred.jsonl"), "w") as f:
+    ...     _ = f.write(json.dumps({"qid": "q1", "predictions_K": {"100": [
+    ...         ["tree", 0.9], ["leaf", 0.8], ["sun", 0.5]]}}) + "\\n")
+    >>> with open(os.path.join(d, "truth.jsonl"), "w") as f:
+    ...     _ = f.write(json.dumps({"_id": "q1", "all_answer_concepts": [
+    ...         {"name": "sun"}, {"name": "light"}]}) + "\\n")
+    >>> pred, gold = read_drfact(os.path.join(d, "pred.jsonl"), os.path.join(d, "truth.jsonl"))
+    >>> pred
+    ConceptLists(1 questions, 3 weighted concepts, 4 distinct, from ...pred.jsonl)
+    >>> evaluate_concepts(pred, gold, ["hit@2", "rec@3"])
+    {'hit@2': 0.0, 'rec@3': 0.5}
+    >>> evaluate_concepts(pred, gold, ["hit@2"], drfact=True)
+    {'hit@2': 1.0}
+    """
+    from ..concepts import _pack
+
+    p_qids, p_concepts, p_weights = _read_predictions(predictions, pool)
+    t_qids, t_golds = _read_truth(truth)
+    vocab: set = set()
+    for cs in p_concepts:
+        vocab.update(cs)
+    for g in t_golds:
+        vocab.update(g)
+    vocabulary = sorted(vocab)
+    index = {c: i for i, c in enumerate(vocabulary)}
+    pred = _pack(p_qids, p_concepts, p_weights, index, vocabulary, os.fspath(predictions))
+    gold = _pack(t_qids, t_golds, None, index, vocabulary, os.fspath(truth))
+    return pred, gold

@@ -1,0 +1,297 @@
+"""Open-ended commonsense answers (seed 003, OpenCSR / DrFact): Hit@K and Rec@K by hand, the
+kernel against the plain-Python reference, the DrFact script's K + 1 rule, bad input, the
+reader and the CLI."""
+
+import doctest
+import json
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import qafast.concepts
+import qafast.io.drfact
+import qafast.reference.concepts
+from qafast import cli
+from qafast.concepts import (
+    ConceptLists,
+    encode_concepts,
+    evaluate_concepts,
+    hit_at_k,
+    recall_at_k,
+)
+from qafast.io.drfact import DrFactFormatError, read_drfact
+from qafast.reference import concepts as ref
+
+# Seed 003: a weighted set of concepts per question, several gold concepts per question.
+PRED = {
+    "q1": [("tree", 0.9), ("leaf", 0.8), ("sun", 0.5), ("moon", 0.1)],
+    "q2": {"water": 0.7, "ice": 0.7, "steam": 0.2},          # a tie: "ice" sorts first
+    "q3": [("rock", 2.0), ("sand", 1.0)],                    # no gold concept found
+}
+GOLD = {"q1": ["sun", "moon", "star"], "q2": ["ice", "ice"], "q3": ["clay"], "q4": ["x"]}
+
+
+def test_worked_example_by_hand():
+    # q1 ranks: tree leaf sun moon -> gold at ranks 2, 3 of 3 gold; q2: ice water steam -> rank 0
+    assert hit_at_k(PRED, GOLD, k=1) == 1 / 3
+    assert hit_at_k(PRED, GOLD, k=3) == 2 / 3
+    assert recall_at_k(PRED, GOLD, k=1) == (0 + 1 + 0) / 3
+    assert recall_at_k(PRED, GOLD, k=3) == (1 / 3 + 1 + 0) / 3
+    assert recall_at_k(PRED, GOLD) == (2 / 3 + 1 + 0) / 3
+    assert hit_at_k(PRED, GOLD, k=2, per_question=True) == {"q1": 0.0, "q2": 1.0, "q3": 0.0}
+    assert recall_at_k(PRED, GOLD, k=4, per_question=True) == {"q1": 2 / 3, "q2": 1.0,
+                                                                "q3": 0.0}
+    assert evaluate_concepts(PRED, GOLD, ["hit@1", "rec@3", "hit"]) == {
+        "hit@1": 1 / 3, "rec@3": (1 / 3 + 1 + 0) / 3, "hit": 2 / 3}
+
+
+def test_drfact_rule_counts_k_plus_one_in_list_order():
+    # the DrFact script: position r counts at T when r <= T, weights ignored
+    assert hit_at_k(PRED, GOLD, k=1, drfact=True, per_question=True) == {
+        "q1": 0.0, "q2": 1.0, "q3": 0.0}    # q2 in dict order: water, ice
+    assert hit_at_k(PRED, GOLD, k=2, drfact=True) == 2 / 3
+    assert recall_at_k(PRED, GOLD, k=2, drfact=True) == (1 / 3 + 1 + 0) / 3
+    # the same numbers as qafast's rule at K + 1 when the list is already sorted
+    ranked = {"q1": PRED["q1"], "q3": PRED["q3"]}
+    for k in (1, 2, 3):
+        assert (evaluate_concepts(ranked, GOLD, [f"hit@{k}", f"rec@{k}"], drfact=True)
+                == {f"hit@{k}": hit_at_k(ranked, GOLD, k=k + 1),
+                    f"rec@{k}": recall_at_k(ranked, GOLD, k=k + 1)})
+
+
+def test_reference_agrees_on_worked_example():
+    for k in (None, 1, 2, 3, 10):
+        for drfact in (False, True):
+            p = {q: v for q, v in PRED.items()}
+            assert hit_at_k(p, GOLD, k=k, drfact=drfact) == ref.mean_hit_at_k(p, GOLD, k,
+                                                                                drfact=drfact)
+            assert recall_at_k(p, GOLD, k=k, drfact=drfact) == ref.mean_recall_at_k(
+                p, GOLD, k, drfact=drfact)
+
+
+def test_ranked_lists_and_empty_predictions():
+    pred = {"a": ["x", "y", "z"], "b": [], "c": ["z"]}
+    gold = {"a": ["z", "y"], "b": ["x"], "c": ["z"]}
+    assert evaluate_concepts(pred, gold, ["hit@2", "rec@2", "rec"], per_question=True) == {
+        "a": {"hit@2": 1.0, "rec@2": 0.5, "rec": 1.0},
+        "b": {"hit@2": 0.0, "rec@2": 0.0, "rec": 0.0},
+        "c": {"hit@2": 1.0, "rec@2": 1.0, "rec": 1.0}}
+    # an empty prediction fits the weighted form too
+    assert hit_at_k({"a": [("x", 1.0)], "b": []}, {"a": ["x"], "b": ["x"]}, k=1) == 0.5
+
+
+def test_k_larger_than_lists_and_huge_k():
+    assert hit_at_k({"a": ["x"]}, {"a": ["x"]}, k=10**12) == 1.0
+    assert recall_at_k({"a": ["x"]}, {"a": ["x", "y"]}, k=10**12, drfact=True) == 0.5
+
+
+def script_twin(pred_lines, truth, thresholds):
+    """The DrFact script's hit_at_K / recall_at_K logic (from its description), one pool."""
+    hits, recs = {t: 0 for t in thresholds}, {t: 0 for t in thresholds}
+    for item in pred_lines:
+        ans = set(truth[item["qid"]])
+        concept2rank = {}
+        for ind, (concept, _) in enumerate(item["pairs"]):
+            if concept in ans:
+                concept2rank[concept] = ind
+        for t in thresholds:
+            if concept2rank and any(r <= t for r in concept2rank.values()):
+                hits[t] += 1
+            recs[t] += len([c for c, r in concept2rank.items() if r <= t]) / len(ans)
+    n = len(pred_lines)
+    return {t: hits[t] / n for t in thresholds}, {t: recs[t] / n for t in thresholds}
+
+
+# ---- kernel against reference ------------------------------------------------------------
+
+CONCEPTS = ["a", "b", "B", "ab", "é", "e", "Ω", "中文", "😀", "", "z z", "c10", "c9"]
+WEIGHTS = [0.0, -0.0, 0.5, 1.0, -1.0, 1e-300, 3.0, math.inf, -math.inf]
+
+weighted_pred = st.lists(st.sampled_from(CONCEPTS), unique=True, max_size=10).flatmap(
+    lambda cs: st.lists(st.sampled_from(WEIGHTS), min_size=len(cs), max_size=len(cs)).map(
+        lambda ws: list(zip(cs, ws))))
+ranked_pred = st.lists(st.sampled_from(CONCEPTS), unique=True, max_size=10)
+gold = st.lists(st.sampled_from(CONCEPTS), min_size=1, max_size=6)
+qid = st.one_of(st.integers(0, 50), st.text(max_size=3))
+KS = [None, 1, 2, 3, 5, 10, 11]
+
+
+@settings(max_examples=250, deadline=None)
+@given(st.one_of(st.dictionaries(qid, st.tuples(weighted_pred, gold), min_size=1, max_size=8),
+                 st.dictionaries(qid, st.tuples(ranked_pred, gold), min_size=1, max_size=8)),
+       st.booleans())
+def test_kernel_matches_reference(data, drfact):
+    pred = {q: p for q, (p, _) in data.items()}
+    golds = {q: g for q, (_, g) in data.items()}
+    measures = [m if k is None else f"{m}@{k}" for k in KS for m in ("hit", "rec")]
+    got = evaluate_concepts(pred, golds, measures, drfact=drfact)
+    per = evaluate_concepts(pred, golds, measures, per_question=True, drfact=drfact)
+    for k in KS:
+        name = "" if k is None else f"@{k}"
+        assert got["hit" + name] == ref.mean_hit_at_k(pred, golds, k, drfact=drfact)
+        assert got["rec" + name] == ref.mean_recall_at_k(pred, golds, k, drfact=drfact)
+        for q in pred:
+            assert per[q]["hit" + name] == ref.hit_at_k(pred[q], golds[q], k, drfact=drfact)
+            assert per[q]["rec" + name] == ref.recall_at_k(pred[q], golds[q], k, drfact=drfact)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.tuples(weighted_pred, gold), min_size=1, max_size=8))
+def test_drfact_mode_matches_the_script_logic(rows):
+    lines = [{"qid": f"q{i}", "pairs": p} for i, (p, _) in enumerate(rows)]
+    truth = {f"q{i}": g for i, (_, g) in enumerate(rows)}
+    ts = list(range(1, 12))
+    want_hit, want_rec = script_twin(lines, truth, ts)
+    pred = {ln["qid"]: ln["pairs"] for ln in lines}
+    got = evaluate_concepts(pred, truth, [f"{m}@{t}" for t in ts for m in ("hit", "rec")],
+                            drfact=True)
+    for t in ts:
+        assert got[f"hit@{t}"] == want_hit[t]
+        assert got[f"rec@{t}"] == want_rec[t]
+
+
+def test_encoded_input_in_other_question_order():
+    pred, gold = encode_concepts(PRED, GOLD)
+    assert pred.vocabulary == sorted(pred.vocabulary) and pred.vocabulary is gold.vocabulary
+    assert pred.concepts(1) == [("water", 0.7), ("ice", 0.7), ("steam", 0.2)]
+    assert evaluate_concepts(pred, gold, ["hit@1", "rec@3"]) == evaluate_concepts(
+        PRED, GOLD, ["hit@1", "rec@3"])
+    assert "3 questions" in repr(pred)
+
+
+# ---- bad input ---------------------------------------------------------------------------
+
+def test_errors_name_the_question():
+    with pytest.raises(ValueError, match=r"question 'q3' has no gold concepts"):
+        hit_at_k(PRED, {"q1": ["sun"], "q2": ["ice"], "q3": []}, k=1)
+    with pytest.raises(ValueError, match=r"question 'q3' of the predictions has no gold"):
+        hit_at_k(PRED, {"q1": ["sun"], "q2": ["ice"]}, k=1)
+    with pytest.raises(ValueError, match=r"question 'q2': concept 'ice' is predicted twice"):
+        hit_at_k({"q1": ["a"], "q2": ["ice", "b", "ice"]}, {"q1": ["a"], "q2": ["b"]}, k=1)
+    with pytest.raises(ValueError, match=r"question 'q1': the weight of 'b' is NaN"):
+        hit_at_k({"q1": [("a", 1.0), ("b", math.nan)]}, {"q1": ["a"]}, k=1)
+    with pytest.raises(TypeError, match=r"question 'q1': the weight of 'a' is '1'"):
+        hit_at_k({"q1": [("a", "1")]}, {"q1": ["a"]}, k=1)
+    with pytest.raises(TypeError, match=r"question 'q2': predictions mix ranked lists"):
+        hit_at_k({"q1": [("a", 1.0)], "q2": ["a"]}, {"q1": ["a"], "q2": ["a"]}, k=1)
+    with pytest.raises(TypeError, match=r"question 'q1': expected concepts or \(concept, "
+                                        r"weight\) pairs, not a mix"):
+        hit_at_k({"q1": ["a", ("b", 1.0)]}, {"q1": ["a"]}, k=1)
+    with pytest.raises(TypeError, match=r"question 'q1': gold concept 3 is a int"):
+        hit_at_k({"q1": ["a"]}, {"q1": ["a", 3]}, k=1)
+    with pytest.raises(TypeError, match="a prediction is a list"):
+        hit_at_k({"q1": "a b"}, {"q1": ["a"]}, k=1)
+    with pytest.raises(ValueError, match="no questions"):
+        hit_at_k({}, {"q1": ["a"]}, k=1)
+    with pytest.raises(ValueError, match="k must be at least 1"):
+        hit_at_k(PRED, GOLD, k=0)
+    with pytest.raises(TypeError, match="k must be an int"):
+        hit_at_k(PRED, GOLD, k=2.0)
+    with pytest.raises(ValueError, match="measure 'mrr@3'"):
+        evaluate_concepts(PRED, GOLD, ["mrr@3"])
+
+
+def test_encoded_input_is_checked():
+    pred, gold = encode_concepts(PRED, GOLD)
+    bad_ids = pred.ids.copy()
+    bad_ids[5] = len(pred.vocabulary)
+    with pytest.raises(ValueError, match=r"question 'q2': concept id \d+ in the predictions "
+                                         r"is not in the vocabulary"):
+        hit_at_k(ConceptLists(pred.question_ids, pred.offsets, bad_ids, pred.weights,
+                              pred.vocabulary), gold, k=1)
+    w = pred.weights.copy()
+    w[7] = np.nan
+    with pytest.raises(ValueError, match=r"question 'q3': the weight of 'rock' is NaN"):
+        hit_at_k(ConceptLists(pred.question_ids, pred.offsets, pred.ids, w, pred.vocabulary),
+                 gold, k=1)
+    with pytest.raises(ValueError, match="offsets must rise"):
+        hit_at_k(ConceptLists(pred.question_ids, pred.offsets[:-1], pred.ids, pred.weights,
+                              pred.vocabulary), gold, k=1)
+    with pytest.raises(TypeError, match="offsets must be a 1-d int64"):
+        hit_at_k(ConceptLists(pred.question_ids, pred.offsets, pred.ids.astype(np.int64),
+                              pred.weights, pred.vocabulary), gold, k=1)
+    other, _ = encode_concepts({"q1": ["zzz"]}, {"q1": ["zzz"]})
+    with pytest.raises(ValueError, match="different vocabularies"):
+        hit_at_k(other, gold, k=1)
+    with pytest.raises(TypeError):
+        hit_at_k(pred, GOLD, k=1)
+    dup = ConceptLists(["q1", "q1"], pred.offsets[:3], pred.ids[:pred.offsets[2]],
+                       pred.weights[:pred.offsets[2]], pred.vocabulary)
+    with pytest.raises(ValueError, match="question 'q1' appears twice"):
+        hit_at_k(dup, gold, k=1)
+
+
+# ---- reader and CLI ----------------------------------------------------------------------
+
+def write_drfact(tmp_path, pred_lines, truth):
+    p, t = tmp_path / "pred.jsonl", tmp_path / "truth.jsonl"
+    p.write_text("".join(json.dumps({"qid": q, "question": "?", "predictions_K": {"100": pairs}})
+                         + "\n" for q, pairs in pred_lines) + "\n", encoding="utf-8")
+    t.write_text("".join(json.dumps({"_id": q, "all_answer_concepts": [{"name": g} for g in gs]})
+                         + "\n" for q, gs in truth.items()), encoding="utf-8")
+    return p, t
+
+
+def test_read_drfact_and_script_numbers(tmp_path):
+    pred_lines = [("q1", [["tree", 0.9], ["leaf", 0.8], ["sun", 0.5], ["moon", 0.1]]),
+                  ("q2", [["water", 0.7], ["ice", 0.7], ["steam", 0.2]]),
+                  ("q3", [["rock", 2.0], ["sand", 1.0]])]
+    p, t = write_drfact(tmp_path, pred_lines, GOLD)
+    pred, gold = read_drfact(p, t)
+    assert pred.question_ids == ["q1", "q2", "q3"] and gold.question_ids == list(GOLD)
+    assert pred.concepts(1) == [("water", 0.7), ("ice", 0.7), ("steam", 0.2)]
+    ts = [1, 2, 3]
+    want_hit, want_rec = script_twin([{"qid": q, "pairs": x} for q, x in pred_lines], GOLD, ts)
+    got = evaluate_concepts(pred, gold, [f"{m}@{k}" for k in ts for m in ("hit", "rec")],
+                            drfact=True)
+    assert got == {**{f"hit@{k}": want_hit[k] for k in ts},
+                   **{f"rec@{k}": want_rec[k] for k in ts}}
+    assert evaluate_concepts(pred, gold, ["hit@1"]) == evaluate_concepts(PRED, GOLD, ["hit@1"])
+
+
+def test_read_drfact_errors(tmp_path):
+    p, t = write_drfact(tmp_path, [("q1", [["a", 1.0]]), ("q1", [["b", 1.0]])], {"q1": ["a"]})
+    with pytest.raises(DrFactFormatError, match=r"pred.jsonl, line 2: question 'q1' again"):
+        read_drfact(p, t)
+    p.write_text('{"qid": "q1", "predictions_K": {"100": [["a", "x"]]}}\n')
+    with pytest.raises(DrFactFormatError, match=r"line 1: question 'q1': expected "
+                                                r"\[concept, score\]"):
+        read_drfact(p, t)
+    p.write_text('{"qid": "q1", "predictions_K": {"100": [], "50": []}}\n')
+    with pytest.raises(DrFactFormatError, match="several pools"):
+        read_drfact(p, t)
+    assert read_drfact(p, t, pool=50)[0].question_ids == ["q1"]
+    p.write_text("{not json\n")
+    with pytest.raises(DrFactFormatError, match="line 1: not JSON"):
+        read_drfact(p, t)
+    p.write_text('{"qid": "q1", "predictions_K": {"100": []}}\n')
+    t.write_text('{"_id": "q1"}\n')
+    with pytest.raises(DrFactFormatError, match="truth.jsonl, line 1: no 'all_answer_concepts'"):
+        read_drfact(p, t)
+
+
+def test_cli_text_and_json(tmp_path, capsys):
+    pred_lines = [("q1", [["tree", 0.9], ["sun", 0.5]]), ("q2", [["ice", 0.7]])]
+    p, t = write_drfact(tmp_path, pred_lines, {"q1": ["sun"], "q2": ["snow"]})
+    assert cli.main(["opencsr", str(p), str(t), "-k", "1", "-k", "2"]) == 0
+    assert capsys.readouterr().out == (
+        "questions \tall\t2\nhit@1     \tall\t0.0000\nhit@2     \tall\t0.5000\n"
+        "rec@1     \tall\t0.0000\nrec@2     \tall\t0.5000\n")
+    assert cli.main(["opencsr", str(p), str(t), "-k", "1", "--drfact", "-q", "-o", "json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc == {"questions": 2, "all": {"hit@1": 0.5, "rec@1": 0.5},
+                   "per_question": {"q1": {"hit@1": 1.0, "rec@1": 1.0},
+                                    "q2": {"hit@1": 0.0, "rec@1": 0.0}}}
+    t.write_text('{"_id": "q1", "all_answer_concepts": []}\n')
+    assert cli.main(["opencsr", str(p), str(t)]) == 2
+    assert "no gold concepts" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("module", [qafast.concepts, qafast.io.drfact, qafast.reference.concepts],
+                         ids=lambda m: m.__name__)
+def test_docstring_examples(module):
+    flags = doctest.NORMALIZE_WHITESPACE | doctest.ELLIPSIS
+    assert doctest.testmod(module, optionflags=flags).failed == 0
