@@ -1,1 +1,518 @@
-# answer kernels, included by _kernels.pyx (placeholder until the family lands).
+# Answer kernels (exact match, token/character F1, longest-common-substring F1), included by
+# _kernels.pyx. The definitions they implement are in qafast/reference/answers.py.
+#
+# Strings become integer ids in two GIL-holding steps (every distinct string is normalized
+# once): ``answer_intern`` gives each distinct answer string an index, and ``answer_tokens``
+# turns each distinct string into token ids, through one hash table keyed by the tokens' UTF-8
+# bytes (one vocabulary per evaluation). SQuAD's normalizer runs here in C for ASCII strings;
+# any other string goes through the Python normalizer the caller passes. The scoring kernels
+# then run on CSR arrays of ids without the GIL.
+
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE, PyBytes_FromStringAndSize
+from cpython.unicode cimport PyUnicode_AsUTF8AndSize
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint64_t
+from libc.stdlib cimport malloc, realloc, free, calloc, qsort
+from libc.string cimport memcpy, memcmp
+
+cdef extern from "Python.h":
+    bint PyUnicode_IS_ASCII(object o)
+
+
+# ---------------------------------------------------------------------------------------------
+# Token table: UTF-8 bytes -> int32 id, open addressing
+# ---------------------------------------------------------------------------------------------
+
+cdef struct _AkTable:
+    int32_t* slots       # capacity entries, -1 when empty
+    uint64_t* hashes     # per id
+    int64_t* offs        # per id + 1: the token's bytes are arena[offs[id]:offs[id + 1]]
+    char* arena
+    int64_t arena_size
+    int64_t arena_cap
+    int64_t n            # ids given so far
+    int64_t ids_cap
+    int64_t mask         # capacity - 1 (capacity a power of two)
+
+
+cdef int _ak_table_init(_AkTable* t) except -1:
+    cdef int64_t cap = 1 << 12, i
+    t.slots = <int32_t*>malloc(cap * sizeof(int32_t))
+    t.hashes = <uint64_t*>malloc(1024 * sizeof(uint64_t))
+    t.offs = <int64_t*>malloc(1025 * sizeof(int64_t))
+    t.arena = <char*>malloc(1 << 14)
+    if t.slots == NULL or t.hashes == NULL or t.offs == NULL or t.arena == NULL:
+        raise MemoryError()
+    for i in range(cap):
+        t.slots[i] = -1
+    t.mask = cap - 1
+    t.n = 0
+    t.ids_cap = 1024
+    t.offs[0] = 0
+    t.arena_size = 0
+    t.arena_cap = 1 << 14
+    return 0
+
+
+cdef void _ak_table_free(_AkTable* t) noexcept:
+    free(t.slots)
+    free(t.hashes)
+    free(t.offs)
+    free(t.arena)
+    t.slots = NULL
+    t.hashes = NULL
+    t.offs = NULL
+    t.arena = NULL
+
+
+cdef inline uint64_t _ak_hash(const char* p, Py_ssize_t n) noexcept nogil:
+    # FNV-1a, then a final mix so that the low bits (the slot) depend on every byte.
+    cdef uint64_t h = 14695981039346656037ULL
+    cdef Py_ssize_t i
+    for i in range(n):
+        h = (h ^ <uint8_t>p[i]) * 1099511628211ULL
+    h ^= h >> 29
+    h *= 0xbf58476d1ce4e5b9ULL
+    h ^= h >> 32
+    return h
+
+
+cdef int _ak_table_grow(_AkTable* t) except -1:
+    cdef int64_t cap = (t.mask + 1) * 2, i, j
+    cdef int32_t* slots = <int32_t*>malloc(cap * sizeof(int32_t))
+    if slots == NULL:
+        raise MemoryError()
+    for i in range(cap):
+        slots[i] = -1
+    for i in range(t.n):
+        j = <int64_t>(t.hashes[i] & <uint64_t>(cap - 1))
+        while slots[j] >= 0:
+            j = (j + 1) & (cap - 1)
+        slots[j] = <int32_t>i
+    free(t.slots)
+    t.slots = slots
+    t.mask = cap - 1
+    return 0
+
+
+cdef int32_t _ak_intern(_AkTable* t, const char* p, Py_ssize_t n) except -1:
+    cdef uint64_t h = _ak_hash(p, n)
+    cdef int64_t j = <int64_t>(h & <uint64_t>t.mask)
+    cdef int32_t tid
+    cdef int64_t cap
+    cdef void* grown
+    while True:
+        tid = t.slots[j]
+        if tid < 0:
+            break
+        if (t.hashes[tid] == h and t.offs[tid + 1] - t.offs[tid] == n
+                and memcmp(t.arena + t.offs[tid], p, n) == 0):
+            return tid
+        j = (j + 1) & t.mask
+    if t.n >= 2147483647:
+        raise OverflowError("more than 2**31 - 1 distinct tokens")
+    if t.n + 1 >= t.ids_cap:
+        cap = t.ids_cap * 2
+        grown = realloc(t.hashes, cap * sizeof(uint64_t))
+        if grown == NULL:
+            raise MemoryError()
+        t.hashes = <uint64_t*>grown
+        grown = realloc(t.offs, (cap + 1) * sizeof(int64_t))
+        if grown == NULL:
+            raise MemoryError()
+        t.offs = <int64_t*>grown
+        t.ids_cap = cap
+    if t.arena_size + n > t.arena_cap:
+        cap = t.arena_cap * 2
+        while cap < t.arena_size + n:
+            cap *= 2
+        grown = realloc(t.arena, cap)
+        if grown == NULL:
+            raise MemoryError()
+        t.arena = <char*>grown
+        t.arena_cap = cap
+    memcpy(t.arena + t.arena_size, p, n)
+    t.arena_size += n
+    tid = <int32_t>t.n
+    t.hashes[tid] = h
+    t.offs[tid + 1] = t.arena_size
+    t.slots[j] = tid
+    t.n += 1
+    if t.n * 2 > t.mask + 1:
+        _ak_table_grow(t)
+    return tid
+
+
+# ---------------------------------------------------------------------------------------------
+# Growable int32 output
+# ---------------------------------------------------------------------------------------------
+
+cdef struct _AkIds:
+    int32_t* data
+    int64_t size
+    int64_t cap
+
+
+cdef int _ak_push(_AkIds* b, int32_t v) except -1:
+    cdef int64_t cap
+    cdef void* grown
+    if b.size >= b.cap:
+        cap = b.cap * 2 if b.cap else 1 << 16
+        grown = realloc(b.data, cap * sizeof(int32_t))
+        if grown == NULL:
+            raise MemoryError()
+        b.data = <int32_t*>grown
+        b.cap = cap
+    b.data[b.size] = v
+    b.size += 1
+    return 0
+
+
+# ---------------------------------------------------------------------------------------------
+# SQuAD's normalize_answer + split, for ASCII strings
+# ---------------------------------------------------------------------------------------------
+
+# Per byte: 1 = dropped (string.punctuation), 2 = whitespace for str.split, 4 = word character
+# for the regex's \b ([a-z0-9] once lowercased; "_" is punctuation and already gone).
+cdef uint8_t _AK_CLASS[128]
+
+
+cdef void _ak_init_classes() noexcept:
+    cdef int c
+    cdef bytes punct = b"!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~"
+    for c in range(128):
+        _AK_CLASS[c] = 0
+    for c in punct:
+        _AK_CLASS[c] = 1
+    for c in (9, 10, 11, 12, 13, 28, 29, 30, 31, 32):
+        _AK_CLASS[c] = 2
+    for c in range(ord('a'), ord('z') + 1):
+        _AK_CLASS[c] = 4
+    for c in range(ord('A'), ord('Z') + 1):
+        _AK_CLASS[c] = 4
+    for c in range(ord('0'), ord('9') + 1):
+        _AK_CLASS[c] = 4
+
+
+_ak_init_classes()
+
+
+cdef inline bint _ak_is_article(const char* w, Py_ssize_t n) noexcept nogil:
+    if n == 1:
+        return w[0] == b'a'
+    if n == 2:
+        return w[0] == b'a' and w[1] == b'n'
+    if n == 3:
+        return w[0] == b't' and w[1] == b'h' and w[2] == b'e'
+    return False
+
+
+cdef int _ak_squad_ascii(const char* s, Py_ssize_t n, char* w, _AkTable* t,
+                         _AkIds* out) except -1:
+    """Tokens of normalize_squad(s).split() for an ASCII s; w has room for n bytes."""
+    cdef Py_ssize_t i, j, m = 0, start = -1
+    cdef uint8_t c, k
+    for i in range(n):
+        c = <uint8_t>s[i]
+        if _AK_CLASS[c] == 1:
+            continue
+        if c >= b'A' and c <= b'Z':
+            c += 32
+        w[m] = <char>c
+        m += 1
+    i = 0
+    while i < m:
+        k = _AK_CLASS[<uint8_t>w[i]]
+        if k == 2:
+            if start >= 0:
+                _ak_push(out, _ak_intern(t, w + start, i - start))
+                start = -1
+            i += 1
+        elif k == 4:
+            j = i + 1
+            while j < m and _AK_CLASS[<uint8_t>w[j]] == 4:
+                j += 1
+            if _ak_is_article(w + i, j - i):
+                if start >= 0:
+                    _ak_push(out, _ak_intern(t, w + start, i - start))
+                    start = -1
+            elif start < 0:
+                start = i
+            i = j
+        else:
+            if start < 0:
+                start = i
+            i += 1
+    if start >= 0:
+        _ak_push(out, _ak_intern(t, w + start, m - start))
+    return 0
+
+
+def answer_tokens(list strings, object slow, bint squad_ascii, int64_t[::1] tok_off):
+    """Token ids of every string, in one vocabulary keyed by the tokens' UTF-8 bytes.
+
+    For an ASCII string with ``squad_ascii``, the tokens of SQuAD's ``normalize_answer(s)
+    .split()`` are found here; for any other string ``slow(s)`` must return its tokens as a
+    list of ``bytes``. String i's ids end up at ``tok_off[i]:tok_off[i + 1]`` of the returned
+    ``bytes`` (native int32). Returns ``(ids, vocabulary_size)``.
+    """
+    cdef Py_ssize_t i, n = len(strings), length, wcap = 0
+    cdef const char* utf8
+    cdef char* w = NULL
+    cdef void* grown
+    cdef object s, tok, toks
+    cdef _AkTable table
+    cdef _AkIds out
+    out.data = NULL
+    out.size = 0
+    out.cap = 0
+    _ak_table_init(&table)
+    try:
+        tok_off[0] = 0
+        for i in range(n):
+            s = strings[i]
+            if squad_ascii and PyUnicode_IS_ASCII(s):
+                utf8 = PyUnicode_AsUTF8AndSize(s, &length)
+                if length > wcap:
+                    grown = realloc(w, length + 64)
+                    if grown == NULL:
+                        raise MemoryError()
+                    w = <char*>grown
+                    wcap = length + 64
+                _ak_squad_ascii(utf8, length, w, &table, &out)
+            else:
+                toks = slow(s)
+                for tok in toks:
+                    _ak_push(&out, _ak_intern(&table, PyBytes_AS_STRING(<bytes?>tok),
+                                              PyBytes_GET_SIZE(tok)))
+            tok_off[i + 1] = out.size
+        ids = PyBytes_FromStringAndSize(<char*>out.data, out.size * sizeof(int32_t))
+        return ids, table.n
+    finally:
+        free(w)
+        free(out.data)
+        _ak_table_free(&table)
+
+
+# ---------------------------------------------------------------------------------------------
+# Interning of the answer strings
+# ---------------------------------------------------------------------------------------------
+
+def answer_count_refs(list references, int64_t[::1] ref_off):
+    """``ref_off[i + 1] - ref_off[i]`` = the number of references of question i (a str is one,
+    a list or tuple its length). Returns -1, or the index of the first question whose
+    references are neither."""
+    cdef Py_ssize_t i, n = len(references)
+    cdef object r
+    ref_off[0] = 0
+    for i in range(n):
+        r = references[i]
+        if type(r) is str:
+            ref_off[i + 1] = ref_off[i] + 1
+        elif type(r) is list or type(r) is tuple:
+            ref_off[i + 1] = ref_off[i] + len(r)
+        else:
+            return i
+    return -1
+
+
+cdef inline int32_t _ak_index(dict index, list strings, object s):
+    cdef object v = index.get(s)
+    if v is None:
+        v = len(strings)
+        index[s] = v
+        strings.append(s)
+    return <int32_t>v
+
+
+def answer_intern(list predictions, list references, dict index, list strings,
+                  int32_t[::1] pred_sid, int32_t[::1] ref_sid):
+    """Give every distinct answer string an index (``index``: str -> position in ``strings``)
+    and write the predictions' and references' indices. ``references`` holds str, lists or
+    tuples only (see ``answer_count_refs``). Returns None, or ``(question, what)`` for the
+    first value that is not a str (``what`` is "prediction" or "reference")."""
+    cdef Py_ssize_t i, n = len(predictions), pos = 0
+    cdef object p, r, g
+    for i in range(n):
+        p = predictions[i]
+        if type(p) is not str:
+            if not isinstance(p, str):
+                return i, "prediction"
+        pred_sid[i] = _ak_index(index, strings, p)
+        r = references[i]
+        if type(r) is str:
+            ref_sid[pos] = _ak_index(index, strings, r)
+            pos += 1
+        else:
+            for g in r:
+                if type(g) is not str and not isinstance(g, str):
+                    return i, "reference"
+                ref_sid[pos] = _ak_index(index, strings, g)
+                pos += 1
+    return None
+
+
+# ---------------------------------------------------------------------------------------------
+# Scoring
+# ---------------------------------------------------------------------------------------------
+
+cdef int _ak_cmp_int32(const void* a, const void* b) noexcept nogil:
+    cdef int32_t x = (<const int32_t*>a)[0], y = (<const int32_t*>b)[0]
+    return (x > y) - (x < y)
+
+
+def answer_sort_segments(const int64_t[::1] off, const int32_t[::1] ids, int32_t[::1] out):
+    """Copy ``ids`` into ``out`` with every CSR segment sorted ascending."""
+    cdef Py_ssize_t n = off.shape[0] - 1, s, i, j, lo, hi
+    cdef int32_t v
+    with nogil:
+        for s in range(n):
+            lo = off[s]
+            hi = off[s + 1]
+            for i in range(lo, hi):
+                out[i] = ids[i]
+            if hi - lo > 24:
+                qsort(&out[lo], hi - lo, sizeof(int32_t), _ak_cmp_int32)
+                continue
+            for i in range(lo + 1, hi):
+                v = out[i]
+                j = i - 1
+                while j >= lo and out[j] > v:
+                    out[j + 1] = out[j]
+                    j -= 1
+                out[j + 1] = v
+
+
+cdef inline int64_t _ak_bag_same(const int32_t* a, int64_t na, const int32_t* b,
+                                 int64_t nb) noexcept nogil:
+    """Size of the multiset intersection of two sorted id lists."""
+    cdef int64_t i = 0, j = 0, same = 0
+    while i < na and j < nb:
+        if a[i] < b[j]:
+            i += 1
+        elif a[i] > b[j]:
+            j += 1
+        else:
+            same += 1
+            i += 1
+            j += 1
+    return same
+
+
+cdef inline int64_t _ak_lcs(const int32_t* a, int64_t na, const int32_t* b, int64_t nb,
+                            int64_t* row) noexcept nogil:
+    """Longest common contiguous run; row has room for nb + 1 values."""
+    cdef int64_t i, j, best = 0, diag, up
+    for j in range(nb + 1):
+        row[j] = 0
+    for i in range(na):
+        diag = 0
+        for j in range(nb):
+            up = row[j + 1]
+            if a[i] == b[j]:
+                row[j + 1] = diag + 1
+                if row[j + 1] > best:
+                    best = row[j + 1]
+            else:
+                row[j + 1] = 0
+            diag = up
+    return best
+
+
+cdef inline bint _ak_equal(const int32_t* a, int64_t na, const int32_t* b,
+                           int64_t nb) noexcept nogil:
+    cdef int64_t i
+    if na != nb:
+        return False
+    for i in range(na):
+        if a[i] != b[i]:
+            return False
+    return True
+
+
+def answer_scores(const int32_t[::1] pred, const int64_t[::1] row_q,
+                  const int64_t[::1] ref_off, const int32_t[::1] ref,
+                  const int64_t[::1] tok_off, const int32_t[::1] toks,
+                  const int64_t[::1] key_off, const int32_t[::1] keys,
+                  int f1_mode, bint v2_f1, bint drop_empty,
+                  double[::1] em_out, double[::1] f1_out, double[::1] sums):
+    """Exact match and F1 of each row's prediction, max over its question's references.
+
+    Row r scores string ``pred[r]`` against the strings ``ref[ref_off[q]:ref_off[q + 1]]`` of
+    question ``q = row_q[r]`` (``row_q`` empty: q = r). A string s has F1 units
+    ``toks[tok_off[s]:tok_off[s + 1]]`` (sorted for the bag F1, in order for the LCS F1) and
+    exact-match key ``keys[key_off[s]:key_off[s + 1]]`` (its normalized form, as ids; empty iff
+    the normalized string is empty).
+
+    ``f1_mode``: 0 no F1, 1 bag (multiset) F1, 2 longest-common-substring F1. ``v2_f1``: an
+    empty side scores ``float(pred_units == gold_units)``. ``drop_empty``: references with an
+    empty key are skipped, and a question left with none is scored against "" (SQuAD v2.0).
+    A question with no reference and no ``drop_empty`` scores 0 (the caller rejects it
+    first). ``em_out``/``f1_out`` may be empty to skip that score; ``sums`` gets their
+    sequential sums.
+    """
+    cdef Py_ssize_t n = pred.shape[0], r, q, g
+    cdef int64_t p, gs, np_, ng, same, kept, maxlen = 0, s
+    cdef bint want_em = em_out.shape[0] > 0, want_f1 = f1_mode != 0 and f1_out.shape[0] > 0
+    cdef bint mapped = row_q.shape[0] > 0
+    cdef double em, f, best_em, best_f, prec, rec, sum_em = 0.0, sum_f = 0.0
+    cdef int64_t* row = NULL
+    if f1_mode == 2:
+        for s in range(tok_off.shape[0] - 1):
+            if tok_off[s + 1] - tok_off[s] > maxlen:
+                maxlen = tok_off[s + 1] - tok_off[s]
+        row = <int64_t*>malloc((maxlen + 1) * sizeof(int64_t))
+        if row == NULL:
+            raise MemoryError()
+    try:
+        with nogil:
+            for r in range(n):
+                q = row_q[r] if mapped else r
+                p = pred[r]
+                np_ = tok_off[p + 1] - tok_off[p]
+                best_em = 0.0
+                best_f = 0.0
+                kept = 0
+                for g in range(ref_off[q], ref_off[q + 1]):
+                    gs = ref[g]
+                    if drop_empty and key_off[gs + 1] == key_off[gs]:
+                        continue
+                    if want_em:
+                        em = 1.0 if _ak_equal(&keys[key_off[p]], key_off[p + 1] - key_off[p],
+                                              &keys[key_off[gs]],
+                                              key_off[gs + 1] - key_off[gs]) else 0.0
+                        if kept == 0 or em > best_em:
+                            best_em = em
+                    if want_f1:
+                        ng = tok_off[gs + 1] - tok_off[gs]
+                        if v2_f1 and (np_ == 0 or ng == 0):
+                            f = 1.0 if np_ == ng else 0.0
+                        else:
+                            if f1_mode == 1:
+                                same = _ak_bag_same(&toks[tok_off[p]], np_,
+                                                    &toks[tok_off[gs]], ng)
+                            else:
+                                same = _ak_lcs(&toks[tok_off[gs]], ng,
+                                               &toks[tok_off[p]], np_, row)
+                            if same == 0:
+                                f = 0.0
+                            else:
+                                prec = 1.0 * same / np_
+                                rec = 1.0 * same / ng
+                                f = (2 * prec * rec) / (prec + rec)
+                        if kept == 0 or f > best_f:
+                            best_f = f
+                    kept += 1
+                if kept == 0 and drop_empty:
+                    # SQuAD v2.0: no reference left, so the gold is [""].
+                    best_em = 1.0 if key_off[p + 1] == key_off[p] else 0.0
+                    best_f = 1.0 if v2_f1 and np_ == 0 else 0.0
+                if want_em:
+                    em_out[r] = best_em
+                    sum_em += best_em
+                if want_f1:
+                    f1_out[r] = best_f
+                    sum_f += best_f
+        sums[0] = sum_em
+        sums[1] = sum_f
+    finally:
+        free(row)

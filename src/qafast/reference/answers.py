@@ -402,10 +402,12 @@ def _per_question(score, predictions, references, normalizer, empty_rule) -> lis
 
 
 def _mean(values: list) -> float:
+    if not values:
+        raise ValueError("no questions to average")
     total = 0.0
     for v in values:
         total += v
-    return total / len(values) if values else 0.0
+    return total / len(values)
 
 
 def exact_match(predictions: Sequence[str], references: Sequence, *, normalizer="squad",
@@ -413,7 +415,7 @@ def exact_match(predictions: Sequence[str], references: Sequence, *, normalizer=
     """Exact match per question (max over its references) and their mean in [0, 1].
 
     A reference is a str or a list of str. Returns the mean, or the list of per-question
-    values when ``per_question``. Zero questions give a mean of 0.0.
+    values when ``per_question``. Zero questions have no mean (``ValueError``).
     """
     vals = _per_question(
         lambda p, g: exact_match_score(p, g, normalizer=normalizer, empty_rule=empty_rule),

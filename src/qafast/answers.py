@@ -1,0 +1,644 @@
+"""Answer metrics: exact match and F1 exactly as SQuAD v1.1/v2.0, MLQA, CMRC 2018 and DRCD score
+them, and PIAF's reader and retriever metrics.
+
+Each distinct string is normalized once; its tokens (or characters) become integer ids in one
+vocabulary per call, and compiled kernels compare the ids. The definitions are
+:mod:`qafast.reference.answers`; these functions return the same numbers, bit for bit.
+
+Scale: every score is in [0, 1] (the SQuAD scripts print 100 times it).
+"""
+
+from __future__ import annotations
+
+import re
+import string
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from . import _kernels
+from .reference import answers as _ref
+
+__all__ = [
+    "EMPTY_RULES", "NORMALIZERS", "UNITS", "exact_match", "f1", "get_normalizer",
+    "normalize_bioasq", "normalize_cmrc", "normalize_drcd", "normalize_mlqa", "normalize_none",
+    "normalize_squad", "reader_metrics", "retriever_metrics",
+]
+
+EMPTY_RULES = ("v1", "v2")
+#: F1 units: ``"token"`` (whitespace tokens, SQuAD/MLQA), ``"char"`` (a bag of characters,
+#: DRCD/PIAF), ``"cmrc"`` (CMRC 2018's mixed segmentation, scored by longest common substring).
+UNITS = ("token", "char", "cmrc")
+
+_EMPTY_I64 = np.zeros(0, dtype=np.int64)
+_EMPTY_F64 = np.zeros(0, dtype=np.float64)
+
+# --------------------------------------------------------------------------------------------
+# Normalizers
+# --------------------------------------------------------------------------------------------
+
+_SQUAD_TABLE = str.maketrans("", "", string.punctuation)
+_DRCD_TABLE = str.maketrans("", "", string.punctuation + "《》？，。、；：")
+_MLQA_TABLE = dict.fromkeys(map(ord, _ref.MLQA_PUNCTUATION))
+_ARTICLES = re.compile(r"\b(a|an|the)\b", re.UNICODE)
+_MLQA_PATTERNS = {lang: None if p is None else re.compile(p)
+                  for lang, p in _ref._MLQA_ARTICLES.items()}
+
+
+def normalize_squad(s: str) -> str:
+    """SQuAD's ``normalize_answer``: lowercase, drop ASCII punctuation and a/an/the, collapse
+    whitespace.
+
+    The same string as the official v1.1 and v2.0 scripts for any Unicode text: ``str.lower``
+    (so "İ" becomes two code points), only the 32 characters of ``string.punctuation`` removed
+    (curly quotes and dashes stay), articles matched as whole words with ``\\b``, and
+    ``str.split`` for whitespace (NBSP included).
+
+    Examples
+    --------
+    >>> from qafast.answers import normalize_squad
+    >>> normalize_squad("The Eiffel–Tower!")
+    'eiffel–tower'
+    >>> normalize_squad("Don't  stop\\u00a0a   thing")
+    'dont stop thing'
+    """
+    return " ".join(_ARTICLES.sub(" ", s.lower().translate(_SQUAD_TABLE)).split())
+
+
+def normalize_drcd(s: str) -> str:
+    """DRCD: :func:`normalize_squad` that also drops ``《》？，。、；：``."""
+    return " ".join(_ARTICLES.sub(" ", s.lower().translate(_DRCD_TABLE)).split())
+
+
+def normalize_mlqa(s: str, lang: str) -> str:
+    """MLQA's ``normalize_answer(s, lang)``: lowercase, drop all Unicode punctuation, drop the
+    language's articles, tokenize (``zh``: one token per CJK character), join with spaces.
+
+    Examples
+    --------
+    >>> from qafast.answers import normalize_mlqa
+    >>> normalize_mlqa("Eiffel–Tower $5 €5", "en")
+    'eiffeltower 5 €5'
+    >>> normalize_mlqa("北京大学，2018年", "zh")
+    '北 京 大 学 2018 年'
+    """
+    pattern = _MLQA_PATTERNS.get(lang, 0)
+    if pattern == 0:
+        return _ref.normalize_mlqa(s, lang)  # raises the unknown-language error
+    t = s.lower().translate(_MLQA_TABLE)
+    if pattern is not None:
+        t = pattern.sub(" ", t)
+    if lang == "zh":
+        return " ".join(x for x in _ref._mlqa_segments(t) if x.strip() != "")
+    return " ".join(t.split())
+
+
+normalize_cmrc = _ref.normalize_cmrc
+normalize_bioasq = _ref.normalize_bioasq
+normalize_none = _ref.normalize_none
+
+#: Normalizers by name: ``squad``, ``drcd``, ``cmrc``, ``bioasq``, ``none`` and
+#: ``mlqa:<lang>`` for MLQA's languages (en, es, hi, vi, de, ar, zh).
+NORMALIZERS: dict[str, Callable[[str], str]] = {
+    "squad": normalize_squad,
+    "drcd": normalize_drcd,
+    "cmrc": normalize_cmrc,
+    "bioasq": normalize_bioasq,
+    "none": normalize_none,
+}
+for _lang in _ref.MLQA_LANGUAGES:
+    NORMALIZERS[f"mlqa:{_lang}"] = (lambda lang: (lambda s: normalize_mlqa(s, lang)))(_lang)
+del _lang
+
+
+def get_normalizer(normalizer: str | Callable[[str], str]) -> Callable[[str], str]:
+    """The function of a normalizer name of :data:`NORMALIZERS`; a callable is returned as is.
+
+    Examples
+    --------
+    >>> from qafast.answers import get_normalizer
+    >>> get_normalizer("bioasq")("EGFR ")
+    'egfr '
+    >>> get_normalizer("mlqa:de")("Der Hund")
+    'hund'
+    """
+    if callable(normalizer):
+        return normalizer
+    if isinstance(normalizer, str):
+        fn = NORMALIZERS.get(normalizer)
+        if fn is not None:
+            return fn
+        raise ValueError(f"unknown normalizer {normalizer!r}; expected one of "
+                         f"{sorted(NORMALIZERS)} or a callable")
+    raise TypeError(f"normalizer must be a name or a callable, not {type(normalizer).__name__}")
+
+
+# --------------------------------------------------------------------------------------------
+# Encoding: strings -> ids
+# --------------------------------------------------------------------------------------------
+
+def _utf8_split(s: str) -> list:
+    return [t.encode("utf-8", "surrogatepass") for t in s.split()]
+
+
+def _squad_slow(s: str) -> list:
+    return _utf8_split(normalize_squad(s))
+
+
+def _cmrc_units(s: str) -> list:
+    return [t.encode("utf-8", "surrogatepass") for t in _ref.cmrc_segments(s)]
+
+
+class _Encoded:
+    """Per distinct string: F1 units (``tok_off``/``toks``, sorted for the bag F1) and the
+    exact-match key (``key_off``/``keys``: the normalized string as ids)."""
+
+    __slots__ = ("tok_off", "toks", "key_off", "keys")
+
+    def __init__(self, strings: list, normalizer, unit: str, bag: bool):
+        n = len(strings)
+        if normalizer == "squad" and unit == "token":
+            # normalize_squad(s) == " ".join(tokens), so the token ids are the key too.
+            tok_off = np.empty(n + 1, dtype=np.int64)
+            ids, _ = _kernels.answer_tokens(strings, _squad_slow, True, tok_off)
+            toks = np.frombuffer(ids, dtype=np.int32)
+            key_off, keys = tok_off, toks
+        else:
+            fn = get_normalizer(normalizer)
+            normed = [fn(s) for s in strings]
+            for s, t in zip(strings, normed):
+                if type(t) is not str and not isinstance(t, str):
+                    raise TypeError(f"the normalizer returned {type(t).__name__} for {s!r}, "
+                                    "not a str")
+            key_off = np.zeros(n + 1, dtype=np.int64)
+            np.cumsum([len(t) for t in normed], out=key_off[1:])
+            keys = np.frombuffer("".join(normed).encode("utf-32-le", "surrogatepass"),
+                                 dtype=np.int32)
+            if unit == "char":
+                tok_off, toks = key_off, keys
+            else:
+                tok_off = np.empty(n + 1, dtype=np.int64)
+                slow = _utf8_split if unit == "token" else _cmrc_units
+                ids, _ = _kernels.answer_tokens(normed, slow, False, tok_off)
+                toks = np.frombuffer(ids, dtype=np.int32)
+        if bag:
+            out = np.empty_like(toks)
+            _kernels.answer_sort_segments(tok_off, toks, out)
+            toks = out
+        self.tok_off, self.toks, self.key_off, self.keys = tok_off, toks, key_off, keys
+
+
+# --------------------------------------------------------------------------------------------
+# Validation
+# --------------------------------------------------------------------------------------------
+
+def _check_options(normalizer, unit: str, empty_rule: str) -> None:
+    get_normalizer(normalizer)
+    if unit not in UNITS:
+        raise ValueError(f"unknown unit {unit!r}; expected one of {UNITS}")
+    if empty_rule not in EMPTY_RULES:
+        raise ValueError(f"unknown empty_rule {empty_rule!r}; expected 'v1' or 'v2'")
+
+
+def _as_list(data, name: str) -> list:
+    if isinstance(data, (str, bytes)):
+        raise TypeError(f"{name} must be a sequence with one entry per question, "
+                        f"not a {type(data).__name__}")
+    if type(data) is list:
+        return data
+    try:
+        return list(data)
+    except TypeError:
+        raise TypeError(f"{name} must be a sequence with one entry per question, "
+                        f"not {type(data).__name__}") from None
+
+
+def _prepare(predictions, references, empty_rule: str):
+    """Validated questions: (strings, pred_sid, ref_off, ref_sid)."""
+    predictions = _as_list(predictions, "predictions")
+    references = _as_list(references, "references")
+    n = len(predictions)
+    if len(references) != n:
+        raise ValueError(f"{n} predictions but {len(references)} references: "
+                         "one reference (or list of references) per question is expected")
+    ref_off = np.empty(n + 1, dtype=np.int64)
+    bad = _kernels.answer_count_refs(references, ref_off)
+    if bad >= 0:
+        references = list(references)
+        for i in range(bad, n):
+            r = references[i]
+            if isinstance(r, (str, list, tuple)):
+                continue
+            if isinstance(r, bytes) or not hasattr(r, "__iter__"):
+                raise TypeError(f"question {i}: the references must be a str or a list of str, "
+                                f"not {type(r).__name__}")
+            references[i] = list(r)
+        _kernels.answer_count_refs(references, ref_off)
+    if empty_rule == "v1" and n:
+        counts = np.diff(ref_off)
+        if not counts.all():
+            i = int(np.argmin(counts))
+            raise ValueError(f"question {i} has no reference answer; empty_rule='v1' needs at "
+                             "least one (use empty_rule='v2' for no-answer questions)")
+    index: dict = {}
+    strings: list = []
+    pred_sid = np.empty(n, dtype=np.int32)
+    ref_sid = np.empty(int(ref_off[-1]), dtype=np.int32)
+    bad = _kernels.answer_intern(predictions, references, index, strings, pred_sid, ref_sid)
+    if bad is not None:
+        i, what = bad
+        if what == "prediction":
+            p = predictions[i]
+            raise TypeError(f"question {i}: the prediction must be a str, not "
+                            f"{type(p).__name__} ({p!r})")
+        r = references[i]
+        r = [r] if isinstance(r, str) else r
+        g = next(x for x in r if not isinstance(x, str))
+        raise TypeError(f"question {i}: a reference must be a str, not {type(g).__name__} "
+                        f"({g!r})")
+    if len(strings) >= 2**31 - 1:
+        raise ValueError("more than 2**31 - 2 distinct answer strings")
+    return strings, pred_sid, ref_off, ref_sid
+
+
+def _seq_sum(values: np.ndarray) -> float:
+    """Left-to-right sum (as the reference adds), not numpy's pairwise sum."""
+    return float(np.add.accumulate(values)[-1]) if len(values) else 0.0
+
+
+def _score(predictions, references, normalizer, unit, empty_rule, em: bool, per_question):
+    _check_options(normalizer, unit, empty_rule)
+    if not isinstance(per_question, (bool, np.bool_)):
+        raise TypeError(f"per_question must be a bool, not {type(per_question).__name__}")
+    strings, pred_sid, ref_off, ref_sid = _prepare(predictions, references, empty_rule)
+    n = len(pred_sid)
+    if n == 0 and not per_question:
+        raise ValueError("no questions to average")
+    mode = 0 if em else (2 if unit == "cmrc" else 1)
+    enc = _Encoded(strings, normalizer, unit if not em else "char" if normalizer != "squad"
+                   else "token", bag=mode == 1)
+    out = np.empty(n, dtype=np.float64)
+    sums = np.zeros(2, dtype=np.float64)
+    _kernels.answer_scores(pred_sid, _EMPTY_I64, ref_off, ref_sid, enc.tok_off, enc.toks,
+                           enc.key_off, enc.keys, mode, empty_rule == "v2",
+                           empty_rule == "v2", out if em else _EMPTY_F64,
+                           _EMPTY_F64 if em else out, sums)
+    if per_question:
+        return out
+    return float(sums[0 if em else 1]) / n
+
+
+# --------------------------------------------------------------------------------------------
+# Public metrics
+# --------------------------------------------------------------------------------------------
+
+def exact_match(predictions: Sequence[str], references: Sequence[str | Sequence[str]], *,
+                normalizer: str | Callable[[str], str] = "squad", empty_rule: str = "v2",
+                per_question: bool = False) -> float | np.ndarray:
+    """Exact match of each prediction with its best reference, after normalization.
+
+    Parameters
+    ----------
+    predictions : sequence of str
+        One predicted answer per question.
+    references : sequence of str or of sequences of str
+        Per question one reference or several (the best one counts).
+    normalizer : str or callable, default "squad"
+        A name of :data:`NORMALIZERS` (``"squad"``, ``"mlqa:<lang>"``, ``"cmrc"``,
+        ``"drcd"``, ``"bioasq"``, ``"none"``) or a function from str to str.
+    empty_rule : {"v2", "v1"}, default "v2"
+        ``"v2"`` (SQuAD v2.0): references that normalize to "" are dropped, and a question left
+        with none (or given none) is a no-answer question whose gold is "".
+        ``"v1"`` (SQuAD v1.1): every reference counts; a question without one is an error.
+    per_question : bool, default False
+        Return the per-question values instead of their mean.
+
+    Returns
+    -------
+    float or ndarray of shape (n_questions,)
+        The mean in [0, 1], or one float64 per question.
+
+    Raises
+    ------
+    TypeError
+        A prediction or reference that is not a str (the message names the question index).
+    ValueError
+        Different numbers of predictions and references, an unknown normalizer or empty
+        rule, no question to average, or a question without reference under ``"v1"``.
+
+    See Also
+    --------
+    f1, qafast.reference.answers.exact_match
+
+    Examples
+    --------
+    >>> from qafast.answers import exact_match
+    >>> exact_match(["The Eiffel Tower", "Paris"], [["Eiffel Tower", "tower"], "paris!"])
+    1.0
+    >>> exact_match(["", ""], [["the"], ["the", "Paris"]], per_question=True)
+    array([1., 0.])
+    >>> exact_match(["", ""], [["the"], ["the", "Paris"]], empty_rule="v1", per_question=True)
+    array([1., 1.])
+    """
+    return _score(predictions, references, normalizer, "token", empty_rule, True,
+                  per_question)
+
+
+def f1(predictions: Sequence[str], references: Sequence[str | Sequence[str]], *,
+       normalizer: str | Callable[[str], str] = "squad", unit: str = "token",
+       empty_rule: str = "v2", per_question: bool = False) -> float | np.ndarray:
+    """F1 of each prediction with its best reference, over tokens or characters.
+
+    Precision and recall count the units the prediction and the reference share, as
+    multisets (``unit="token"`` or ``"char"``), or, for ``unit="cmrc"``, the length of their
+    longest common run of units (CMRC 2018): P = shared/|prediction|, R = shared/|reference|,
+    F1 = 2PR/(P+R), and 0 when nothing is shared.
+
+    Parameters
+    ----------
+    predictions : sequence of str
+        One predicted answer per question.
+    references : sequence of str or of sequences of str
+        Per question one reference or several (the max over them counts).
+    normalizer : str or callable, default "squad"
+        As for :func:`exact_match`.
+    unit : {"token", "char", "cmrc"}, default "token"
+        Whitespace tokens of the normalized answer (SQuAD, MLQA); its characters, spaces
+        included (DRCD, PIAF); or CMRC 2018's mixed segmentation (each CJK character a token,
+        other text through ``nltk.word_tokenize``, which then must be installed).
+    empty_rule : {"v2", "v1"}, default "v2"
+        ``"v2"``: if either side has no unit, F1 is 1 when both have none, else 0 (so empty
+        vs empty is 1); references that normalize to "" are dropped first, as in
+        :func:`exact_match`. ``"v1"``: F1 is 0 whenever nothing is shared, empty vs empty
+        included (SQuAD v1.1, MLQA, CMRC, DRCD).
+    per_question : bool, default False
+        Return the per-question values instead of their mean.
+
+    Returns
+    -------
+    float or ndarray of shape (n_questions,)
+        The mean in [0, 1], or one float64 per question.
+
+    Raises
+    ------
+    TypeError, ValueError
+        As for :func:`exact_match`, and for an unknown ``unit``.
+
+    Examples
+    --------
+    >>> from qafast.answers import f1
+    >>> f1(["paris paris"], ["Paris"])
+    0.6666666666666666
+    >>> f1(["", "the"], ["", "a"], per_question=True)
+    array([1., 1.])
+    >>> f1(["", "the"], ["", "a"], empty_rule="v1", per_question=True)
+    array([0., 0.])
+    >>> f1(["大学北京"], ["北京大学"], normalizer="cmrc", unit="cmrc", empty_rule="v1")
+    0.5
+    >>> f1(["大学北京"], ["北京大学"], normalizer="mlqa:zh", empty_rule="v1")
+    1.0
+    """
+    return _score(predictions, references, normalizer, unit, empty_rule, False, per_question)
+
+
+# --------------------------------------------------------------------------------------------
+# Reader and retriever metrics (PIAF)
+# --------------------------------------------------------------------------------------------
+
+def reader_metrics(predictions: Sequence[Sequence[str | None]],
+                   references: Sequence[str | Sequence[str]], *, k: int | None = None,
+                   normalizer: str | Callable[[str], str] = "squad", unit: str = "char",
+                   empty_rule: str = "v1") -> dict[str, Any]:
+    """PIAF's reader metrics: top-1 and top-k accuracy, exact match and F1, and their
+    ``has_answer`` variants, over a ranked list of answers per question.
+
+    Parameters
+    ----------
+    predictions : sequence of sequences of str or None
+        Per question, the reader's answers, best first; ``None`` means "no answer".
+    references : sequence of str or of sequences of str
+        Per question its reference answers; an empty list marks an impossible (no-answer)
+        question.
+    k : int, optional
+        Only the first ``k`` answers count (default: all given).
+    normalizer, unit, empty_rule
+        How an answer is compared with a reference: as in :func:`f1`. The default is PIAF's
+        F1 over a bag of characters of SQuAD-normalized text.
+
+    Returns
+    -------
+    dict
+        ``reader_top1_accuracy``, ``reader_topk_accuracy``, ``reader_top1_em``,
+        ``reader_topk_em``, ``reader_top1_f1``, ``reader_topk_f1`` (the seed's
+        ``reader_top1_fk``), each also with ``_has_answer``; ``reader_top1_no_answer_accuracy``
+        and ``reader_topk_no_answer_accuracy``; and the counts ``number_of_questions``,
+        ``number_of_has_answer``, ``number_of_no_answer``.
+
+    Notes
+    -----
+    For a question with an answer, an answer is a *correct reading* when its F1 with some
+    reference is above 0 (it shares a unit with it: the text form of Haystack 0.x's span
+    overlap); EM and F1 are the max over references; ``None`` scores 0. top1 uses the first
+    answer only, topk the best of the first k. For a no-answer question, top1 accuracy, EM and
+    F1 are all 1 iff the first answer is ``None``, topk iff ``None`` is among the first k.
+
+    Denominators: the plain metrics divide by all questions given (PIAF divides by the
+    "correct retrievals": pass only the questions whose retrieval found a relevant document to
+    get its numbers); the ``_has_answer`` metrics by the questions with a reference; the
+    ``_no_answer_accuracy`` metrics by the no-answer questions. A metric whose denominator is
+    0 is ``None``.
+
+    Examples
+    --------
+    >>> from qafast.answers import reader_metrics
+    >>> m = reader_metrics([["Paris", "Lyon"], ["Rome", None]], [["paris"], []])
+    >>> m["reader_top1_em"], m["reader_topk_em"], m["reader_top1_em_has_answer"]
+    (0.5, 1.0, 1.0)
+    >>> m["reader_topk_no_answer_accuracy"]
+    1.0
+    """
+    _check_options(normalizer, unit, empty_rule)
+    if k is not None and (not isinstance(k, (int, np.integer)) or isinstance(k, bool) or k < 1):
+        raise ValueError(f"k must be a positive int or None, not {k!r}")
+    predictions = _as_list(predictions, "predictions")
+    references = _as_list(references, "references")
+    n = len(predictions)
+    if len(references) != n:
+        raise ValueError(f"{n} predictions but {len(references)} references")
+    if n == 0:
+        raise ValueError("no questions")
+    rows, row_q, refs_flat = [], [], []
+    first = np.full(n, -1, dtype=np.int64)     # row of the first answer, -1: None or none
+    row_lo = np.zeros(n + 1, dtype=np.int64)
+    ref_off = np.zeros(n + 1, dtype=np.int64)
+    no_answer = np.zeros(n, dtype=bool)
+    none1 = np.zeros(n, dtype=np.float64)
+    nonek = np.zeros(n, dtype=np.float64)
+    for i in range(n):
+        answers = predictions[i]
+        if answers is None or isinstance(answers, (str, bytes)):
+            raise TypeError(f"question {i}: predictions must hold a list of answers per "
+                            f"question, not {type(answers).__name__}")
+        answers = list(answers)[:k]
+        ref = references[i]
+        ref = [ref] if isinstance(ref, str) else list(ref)
+        for g in ref:
+            if not isinstance(g, str):
+                raise TypeError(f"question {i}: a reference must be a str, not "
+                                f"{type(g).__name__}")
+        refs_flat.extend(ref)
+        ref_off[i + 1] = len(refs_flat)
+        no_answer[i] = not ref
+        for j, a in enumerate(answers):
+            if a is None:
+                if j == 0:
+                    none1[i] = 1.0
+                nonek[i] = 1.0
+                continue
+            if not isinstance(a, str):
+                raise TypeError(f"question {i}: answer {j} must be a str or None, not "
+                                f"{type(a).__name__}")
+            if j == 0:
+                first[i] = len(rows)
+            rows.append(a)
+            row_q.append(i)
+        row_lo[i + 1] = len(rows)
+    index: dict = {}
+    strings: list = []
+
+    def sid(s):
+        v = index.get(s)
+        if v is None:
+            v = index[s] = len(strings)
+            strings.append(s)
+        return v
+
+    pred_sid = np.array([sid(s) for s in rows], dtype=np.int32)
+    ref_sid = np.array([sid(s) for s in refs_flat], dtype=np.int32)
+    mode = 2 if unit == "cmrc" else 1
+    em_enc = _Encoded(strings, normalizer, "token" if normalizer == "squad" else "char", False)
+    f1_enc = _Encoded(strings, normalizer, unit, bag=mode == 1)
+    em_rows = np.empty(len(rows), dtype=np.float64)
+    f1_rows = np.empty(len(rows), dtype=np.float64)
+    rq = np.array(row_q, dtype=np.int64)
+    sums = np.zeros(2, dtype=np.float64)
+    if rows:
+        _kernels.answer_scores(pred_sid, rq, ref_off, ref_sid, em_enc.tok_off, em_enc.toks,
+                               em_enc.key_off, em_enc.keys, 0, False, False, em_rows,
+                               _EMPTY_F64, sums)
+        _kernels.answer_scores(pred_sid, rq, ref_off, ref_sid, f1_enc.tok_off, f1_enc.toks,
+                               f1_enc.key_off, f1_enc.keys, mode, empty_rule == "v2", False,
+                               _EMPTY_F64, f1_rows, sums)
+    acc_rows = (f1_rows > 0).astype(np.float64)
+    per_row = {"accuracy": acc_rows, "em": em_rows, "f1": f1_rows}
+    has = ~no_answer
+    counts = np.diff(row_lo)
+    nonempty = counts > 0
+    out: dict[str, Any] = {}
+    n_has, n_no = int(has.sum()), int(no_answer.sum())
+    for m in ("accuracy", "em", "f1"):
+        vals = per_row[m]
+        top1 = np.where(first >= 0, vals[np.maximum(first, 0)] if len(vals) else 0.0, 0.0)
+        topk = np.zeros(n, dtype=np.float64)
+        if len(vals):
+            topk[nonempty] = np.maximum.reduceat(vals, row_lo[:-1][nonempty])
+        top1 = np.where(has, top1, none1)
+        topk = np.where(has, topk, nonek)
+        for t, v in (("top1", top1), ("topk", topk)):
+            out[f"reader_{t}_{m}"] = _seq_sum(v) / n
+            out[f"reader_{t}_{m}_has_answer"] = _seq_sum(v[has]) / n_has if n_has else None
+    order = ["reader_top1_accuracy", "reader_top1_accuracy_has_answer", "reader_top1_em",
+             "reader_top1_em_has_answer", "reader_top1_f1", "reader_top1_f1_has_answer",
+             "reader_topk_accuracy", "reader_topk_accuracy_has_answer", "reader_topk_em",
+             "reader_topk_em_has_answer", "reader_topk_f1", "reader_topk_f1_has_answer"]
+    result = {key: out[key] for key in order}
+    result["reader_top1_no_answer_accuracy"] = _seq_sum(none1[no_answer]) / n_no if n_no else None
+    result["reader_topk_no_answer_accuracy"] = _seq_sum(nonek[no_answer]) / n_no if n_no else None
+    result["number_of_questions"] = n
+    result["number_of_has_answer"] = n_has
+    result["number_of_no_answer"] = n_no
+    return result
+
+
+def retriever_metrics(retrieved: Sequence[Sequence[str]], relevant: Sequence[Sequence[str]], *,
+                      k: int | None = None, per_question: bool = False) -> dict:
+    """PIAF's retriever metrics: recall (at least one relevant document), MAP and MRR.
+
+    Parameters
+    ----------
+    retrieved : sequence of sequences of str
+        Per question, the retrieved document ids, best first.
+    relevant : sequence of collections of str
+        Per question, its gold document ids.
+    k : int, optional
+        Only the first ``k`` retrieved documents count (default: all).
+    per_question : bool, default False
+        Return float64 arrays of per-question values instead of the means.
+
+    Returns
+    -------
+    dict
+        ``{"recall": ..., "map": ..., "mrr": ...}``.
+
+    Notes
+    -----
+    Per question: recall is 1 if any gold document is retrieved (PIAF's "correct retrieval"),
+    else 0; the reciprocal rank is 1/r for the first gold document at rank r, else 0; average
+    precision sums, over the gold documents retrieved, (gold found so far)/rank, and divides
+    by the number of distinct gold documents. A document retrieved twice counts at its first
+    rank only. The means divide by the number of questions, those without a gold document
+    (which score 0) included. Without repeated ids these are trec_eval's ``success``,
+    ``recip_rank`` and ``map``, and they are computed by :func:`qafast.evaluate`.
+
+    Examples
+    --------
+    >>> from qafast.answers import retriever_metrics
+    >>> retriever_metrics([["d1", "d2"], ["x", "d3"], ["x", "y", "z", "d4"]],
+    ...                   [["d1"], ["d3"], ["d4"]])["mrr"]
+    0.5833333333333334
+    >>> retriever_metrics([["x", "a", "y", "b"]], [["a", "b"]])
+    {'recall': 1.0, 'map': 0.5, 'mrr': 0.5}
+    """
+    from .ranking import evaluate
+
+    if k is not None and (not isinstance(k, (int, np.integer)) or isinstance(k, bool) or k < 1):
+        raise ValueError(f"k must be a positive int or None, not {k!r}")
+    retrieved = _as_list(retrieved, "retrieved")
+    relevant = _as_list(relevant, "relevant")
+    n = len(retrieved)
+    if len(relevant) != n:
+        raise ValueError(f"{n} retrieved lists but {len(relevant)} relevant sets")
+    run, qrels = {}, {}
+    for i in range(n):
+        docs, gold = retrieved[i], relevant[i]
+        if isinstance(docs, str) or isinstance(gold, str):
+            raise TypeError(f"question {i}: retrieved and relevant must be lists of ids per "
+                            "question, not a str")
+        docs = list(docs)[:k]
+        gold = set(gold)
+        for d in (*docs, *gold):
+            if not isinstance(d, str):
+                raise TypeError(f"question {i}: document ids must be str, not "
+                                f"{type(d).__name__} ({d!r})")
+        scores: dict = {}
+        for r, d in enumerate(docs):
+            if d not in scores:
+                scores[d] = float(-r)
+        if gold:
+            qrels[i] = dict.fromkeys(gold, 1)
+            if scores:
+                run[i] = scores
+    rec = np.zeros(n, dtype=np.float64)
+    ap = np.zeros(n, dtype=np.float64)
+    rr = np.zeros(n, dtype=np.float64)
+    if run:
+        per = evaluate(qrels, run, ["map", "recip_rank", "num_rel_ret"], per_query=True)
+        for q, vals in per.items():
+            ap[q] = vals["map"]
+            rr[q] = vals["recip_rank"]
+            rec[q] = 1.0 if vals["num_rel_ret"] > 0 else 0.0
+    if per_question:
+        return {"recall": rec, "map": ap, "mrr": rr}
+    if n == 0:
+        raise ValueError("no questions to average")
+    return {"recall": _seq_sum(rec) / n, "map": _seq_sum(ap) / n, "mrr": _seq_sum(rr) / n}
