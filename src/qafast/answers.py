@@ -586,7 +586,7 @@ def retriever_metrics(retrieved: Sequence[Sequence[str]], relevant: Sequence[Seq
     else 0; the reciprocal rank is 1/r for the first gold document at rank r, else 0; average
     precision sums, over the gold documents retrieved, (gold found so far)/rank, and divides
     by the number of distinct gold documents. A document retrieved twice counts at its first
-    rank only. The means divide by the number of questions, those without a gold document
+    rank only (ranks stay positions in the list). The means divide by the number of questions, those without a gold document
     (which score 0) included. Without repeated ids these are trec_eval's ``success``,
     ``recip_rank`` and ``map``, and they are computed by :func:`qafast.evaluate`.
 
@@ -608,7 +608,9 @@ def retriever_metrics(retrieved: Sequence[Sequence[str]], relevant: Sequence[Seq
     n = len(retrieved)
     if len(relevant) != n:
         raise ValueError(f"{n} retrieved lists but {len(relevant)} relevant sets")
-    run, qrels = {}, {}
+    run: dict = {}
+    qrels: dict = {}
+    repeated: list = []
     for i in range(n):
         docs, gold = retrieved[i], relevant[i]
         if isinstance(docs, str) or isinstance(gold, str):
@@ -620,17 +622,21 @@ def retriever_metrics(retrieved: Sequence[Sequence[str]], relevant: Sequence[Seq
             if not isinstance(d, str):
                 raise TypeError(f"question {i}: document ids must be str, not "
                                 f"{type(d).__name__} ({d!r})")
-        scores: dict = {}
-        for r, d in enumerate(docs):
-            if d not in scores:
-                scores[d] = float(-r)
-        if gold:
+        scores = {d: float(-r) for r, d in enumerate(docs)}
+        if not gold:
+            continue
+        if len(scores) < len(docs):
+            repeated.append(i)  # ranks are list positions, which trec_eval cannot express
+        elif scores:
             qrels[i] = dict.fromkeys(gold, 1)
-            if scores:
-                run[i] = scores
+            run[i] = scores
     rec = np.zeros(n, dtype=np.float64)
     ap = np.zeros(n, dtype=np.float64)
     rr = np.zeros(n, dtype=np.float64)
+    if repeated:
+        per = _ref.retriever_metrics([retrieved[i] for i in repeated],
+                                     [relevant[i] for i in repeated], k=k, per_question=True)
+        rec[repeated], ap[repeated], rr[repeated] = per["recall"], per["map"], per["mrr"]
     if run:
         per = evaluate(qrels, run, ["map", "recip_rank", "num_rel_ret"], per_query=True)
         for q, vals in per.items():

@@ -532,7 +532,8 @@ def retriever_metrics(retrieved: Sequence[Sequence], relevant: Sequence[Iterable
 
     ``retrieved[i]`` is question i's document ids, best first (only the first ``k`` count);
     ``relevant[i]`` its gold document ids (a collection; duplicates do not matter). A document
-    retrieved twice counts at its first position only, so each gold document is credited once.
+    retrieved twice counts at its first position only, so each gold document is credited once
+    (ranks stay positions in the list: the repeat still takes a rank).
 
     * recall: 1 if at least one gold document is retrieved ("correct retrieval"), else 0;
     * reciprocal rank: 1/r for the first gold document at 1-based rank r, else 0;
