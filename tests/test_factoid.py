@@ -1,0 +1,285 @@
+"""Factoid QA (seed 000) and BioASQ Phase B: the seed's example, the official tool's rules,
+the kernels against qafast.reference.factoid, and bad input."""
+
+import io
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from qafast import factoid
+from qafast.cli import main
+from qafast.factoid import evaluate_bioasq, evaluate_factoid
+from qafast.io.bioasq import BioasqFormatError, read_bioasq
+from qafast.reference import factoid as ref
+
+SEED_PREDICTED = [["cane", "z", "z", "z", "z"], ["z", "z", "z", "z", "z"],
+                  ["z", "z", "cipolla", "z", "z"], ["z", "melanzane", "z", "z", "z"],
+                  ["birra", "z", "z", "z", "z"], ["z", "z", "z", "calippo", "z"]]
+SEED_TARGET = ["cane", "gatto", "cipolla", "melanzane", "birra", "calippo"]
+SEED_RESULT = {"strict_accuracy": 0.3333333333333333, "lenient_accuracy": 0.8333333333333334,
+               "mean_reciprocal_rank": 0.5138888888888888}
+
+
+def seed_evaluate_factoid(predicted, target):
+    """Seed 000's function, as written there."""
+    c_1 = 0
+    c_5 = 0
+    rank_sum = 0
+    for i, elem in enumerate(target):
+        if predicted[i][0] == target[i]:
+            c_1 += 1
+        if target[i] in predicted[i]:
+            c_5 += 1
+        try:
+            pos = predicted[i].index(target[i])
+            rank_sum += 1 / (pos + 1)
+        except ValueError:
+            pass
+    return {"strict_accuracy": c_1 / len(target), "lenient_accuracy": c_5 / len(target),
+            "mean_reciprocal_rank": rank_sum / len(target)}
+
+
+def test_seed_000_worked_example_exactly():
+    assert evaluate_factoid(SEED_PREDICTED, SEED_TARGET) == SEED_RESULT
+    assert ref.evaluate_factoid(SEED_PREDICTED, SEED_TARGET) == SEED_RESULT
+    assert seed_evaluate_factoid(SEED_PREDICTED, SEED_TARGET) == SEED_RESULT
+    # both normalizers, synonyms given as lists, tuples and k=None agree on the seed
+    syn = [[t] for t in SEED_TARGET]
+    assert evaluate_factoid(SEED_PREDICTED, syn, normalizer="bioasq", k=None) == SEED_RESULT
+    assert evaluate_factoid([tuple(p) for p in SEED_PREDICTED], tuple(SEED_TARGET)) == SEED_RESULT
+
+
+def test_seed_accuracy_cell():
+    # the seed's accuracy cell prints 0.3333333333333333 1.0 although the function says
+    # 0.8333333333333334: "gatto" is in no list, so 5/6 is right and the cell's 1.0 was stale
+    r = evaluate_factoid(SEED_PREDICTED, SEED_TARGET)
+    assert r["lenient_accuracy"] == 5 / 6
+
+
+def test_integer_ids_give_the_same_numbers():
+    vocab = {s: i for i, s in enumerate(sorted({*SEED_TARGET, "z"}))}
+    pred = np.array([[vocab[s] for s in p] for p in SEED_PREDICTED])
+    gold = np.array([vocab[s] for s in SEED_TARGET])
+    assert evaluate_factoid(pred, gold) == SEED_RESULT
+    assert evaluate_factoid(pred.astype(np.int64), gold[:, None].astype(np.uint16)) == SEED_RESULT
+
+
+def test_synonyms_cut_and_normalizer():
+    pred = [["X", "b", "c", "d", "e", "a"]]
+    assert evaluate_factoid(pred, [["a", "zz"]]) == {
+        "strict_accuracy": 0.0, "lenient_accuracy": 0.0, "mean_reciprocal_rank": 0.0}
+    assert evaluate_factoid(pred, [["a", "zz"]], k=None)["mean_reciprocal_rank"] == 1 / 6
+    assert evaluate_factoid(pred, ["x"])["strict_accuracy"] == 0.0
+    assert evaluate_factoid(pred, ["x"], normalizer="bioasq")["strict_accuracy"] == 1.0
+    # an empty answer list scores 0 (BioASQ), it is no error
+    assert evaluate_factoid([[]], ["a"])["lenient_accuracy"] == 0.0
+
+
+def test_per_question():
+    r = evaluate_factoid(SEED_PREDICTED, SEED_TARGET, per_question=True)
+    assert r["per_question"].tolist()[2] == [0.0, 1.0, 1 / 3]
+    assert r["per_question"][:, 2].sum() / 6 == r["mean_reciprocal_rank"]
+
+
+@pytest.mark.parametrize("predicted, target, exc, words", [
+    ([["a"]], [], ValueError, "1 questions but target has 0"),
+    ([], [], ValueError, "no questions"),
+    ([["a"], ["b"]], [[]] * 2, ValueError, "question 0: target is an empty list"),
+    ([["a", 3]], ["a"], TypeError, "question 0: predicted holds 3"),
+    ([["a"], "abc"], ["a", "b"], TypeError, "question 1: predicted is a str"),
+    ([["a"]], [None], TypeError, "question 0: target is a NoneType"),
+    ([["a"]], [["a", b"x"]], TypeError, "question 0: target holds b'x'"),
+    ("abc", ["a"], TypeError, "predicted must be a sequence"),
+    (np.array([[1, 2]]), np.array([[-1, -1]]), ValueError, "question 0: target has no gold"),
+    (np.array([[1, 2]]), ["a"], TypeError, "target must be an integer array"),
+])
+def test_bad_input_names_the_question(predicted, target, exc, words):
+    with pytest.raises(exc, match=words.replace("(", r"\(")):
+        evaluate_factoid(predicted, target)
+
+
+@pytest.mark.parametrize("option", [{"k": 0}, {"k": 2.5}, {"k": True}, {"normalizer": "squad"}])
+def test_bad_options(option):
+    with pytest.raises(ValueError, match="parameter"):
+        evaluate_factoid(SEED_PREDICTED, SEED_TARGET, **option)
+
+
+WORDS = ["a", "A", "b", "é", "É", "ß", "SS", "中文", "😀", "", " a", "İ", "i"]
+
+
+@st.composite
+def factoid_cases(draw):
+    n = draw(st.integers(1, 6))
+    predicted = [draw(st.lists(st.sampled_from(WORDS), max_size=7)) for _ in range(n)]
+    target = [draw(st.one_of(st.sampled_from(WORDS),
+                             st.lists(st.sampled_from(WORDS), min_size=1, max_size=3)))
+              for _ in range(n)]
+    return predicted, target
+
+
+@settings(max_examples=300, deadline=None)
+@given(factoid_cases(), st.sampled_from([None, 1, 2, 5]), st.sampled_from(["none", "bioasq"]))
+def test_kernel_matches_reference(case, k, normalizer):
+    predicted, target = case
+    got = evaluate_factoid(predicted, target, k=k, normalizer=normalizer)
+    assert got == ref.evaluate_factoid(predicted, target, k=k, normalizer=normalizer)
+    if k == 5 and normalizer == "none" and all(isinstance(t, str) for t in target) and \
+            all(len(p) == 5 for p in predicted):
+        assert got == seed_evaluate_factoid(predicted, target)
+
+
+# ---------------------------------------------------------------------------------------------
+# BioASQ
+
+GOLD = {"questions": [
+    {"id": "f1", "type": "factoid", "exact_answer": [["EGFR", "erbB1"]]},
+    {"id": "f2", "type": "factoid", "exact_answer": ["IL-6", "interleukin 6"]},
+    {"id": "f3", "type": "factoid", "exact_answer": [["x"]]},
+    {"id": "f4", "type": "factoid", "exact_answer": [["never answered"]]},
+    {"id": "l1", "type": "list", "exact_answer": [["a"], ["b", "bee"], ["c"]]},
+    {"id": "l2", "type": "list", "exact_answer": [["p", "q"], ["q", "r"]]},
+    {"id": "l3", "type": "list", "exact_answer": [["m"]]},
+    {"id": "y1", "type": "yesno", "exact_answer": "yes"},
+    {"id": "y2", "type": "yesno", "exact_answer": "no"},
+    {"id": "y3", "type": "yesno", "exact_answer": "no"},
+    {"id": "s1", "type": "summary", "ideal_answer": "..."},
+]}
+SUB = {"questions": [
+    {"id": "f1", "exact_answer": [["her2"], ["ERBB1", "egfr"], ["egfr"]]},
+    {"id": "f2", "exact_answer": [["Interleukin 6"]]},
+    {"id": "f3", "exact_answer": []},
+    {"id": "l1", "exact_answer": [["A"], ["a"], ["Bee"], ["d"]]},
+    {"id": "l2", "exact_answer": [["q"]]},
+    {"id": "l3", "exact_answer": []},
+    {"id": "y1", "exact_answer": "Yes"},
+    {"id": "y2", "exact_answer": "not known"},
+    {"id": "y3", "exact_answer": ""},
+    {"id": "extra", "exact_answer": "yes"},
+]}
+
+
+def test_bioasq_official_rules():
+    r = evaluate_bioasq(GOLD, SUB)
+    # factoid: f4 unanswered is skipped; f1 rank 2 ("erbb1" is the first synonym only),
+    # f2 rank 1, f3 empty -> 0
+    assert r["factoid_strict_accuracy"] == 1 / 3
+    assert r["factoid_lenient_accuracy"] == 2 / 3
+    assert r["factoid_mrr"] == (0.5 + 1.0) / 3
+    # list l1: a TP, a (again) FP, bee TP, d FP, c FN -> P 2/4, R 2/3. l2: q takes group 1;
+    # the tool's false-negative pass then lets group 2 use the same answer "q" again (it
+    # consumes answers afresh), so no FN -> P 1, R 1. l3: no answers -> 0, 0, 0
+    p = [2 / 4, 1.0, 0.0]
+    rr = [2 / 3, 1.0, 0.0]
+    f = [2 * a * b / (a + b) if a and b else 0.0 for a, b in zip(p, rr)]
+    assert r["list_precision"] == (p[0] + p[1] + p[2]) / 3
+    assert r["list_recall"] == (rr[0] + rr[1] + rr[2]) / 3
+    assert r["list_f1"] == (f[0] + f[1] + f[2]) / 3
+    # yes/no: y1 right, y2 "not known" reads "no": right, y3 empty: wrong
+    assert r["yesno_accuracy"] == 2 / 3
+    assert r["yesno_f1_yes"] == 2 / (2 + 1)
+    assert r["yesno_f1_no"] == 2 / (2 + 1)
+    assert r["yesno_macro_f1"] == 2 / 3
+    assert list(r) == list(factoid.BIOASQ_MEASURES)
+
+
+def test_bioasq_list_against_reference():
+    for g, s in [([["a"], ["b", "bee"], ["c"]], ["A", "a", "Bee", "d"]),
+                 ([["p", "q"], ["q", "r"]], ["q"]), ([["p", "q"], ["q", "r"]], ["q", "q"]),
+                 ([["m"]], [])]:
+        gold = {"questions": [{"id": "l", "type": "list", "exact_answer": g}]}
+        sub = {"questions": [{"id": "l", "exact_answer": [[x] for x in s]}]}
+        r = evaluate_bioasq(gold, sub)
+        assert (r["list_precision"], r["list_recall"], r["list_f1"]) == ref.list_prf(s, g)
+
+
+@st.composite
+def list_cases(draw):
+    groups = draw(st.lists(st.lists(st.sampled_from(WORDS), min_size=1, max_size=3),
+                           min_size=1, max_size=4))
+    answers = draw(st.lists(st.sampled_from(WORDS), max_size=6))
+    return groups, answers
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(list_cases(), min_size=1, max_size=4), st.sampled_from(["none", "bioasq"]))
+def test_list_kernel_matches_reference(cases, normalizer):
+    gold = {"questions": [{"id": f"q{i}", "type": "list", "exact_answer": g}
+                          for i, (g, _) in enumerate(cases)]}
+    sub = {"questions": [{"id": f"q{i}", "exact_answer": [[a, "ignored"] for a in s]}
+                         for i, (_, s) in enumerate(cases)]}
+    r = evaluate_bioasq(gold, sub, normalizer=normalizer, per_question=True)
+    for i, (g, s) in enumerate(cases):
+        row = r["per_question"][f"q{i}"]
+        assert (row["precision"], row["recall"], row["f1"]) == ref.list_prf(s, g, normalizer)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["yes", "no"]),
+                          st.sampled_from(["yes", "no", "Yes", "maybe", "", None])),
+                min_size=1, max_size=8))
+def test_yesno_matches_reference(pairs):
+    gold = {"questions": [{"id": f"q{i}", "type": "yesno", "exact_answer": g}
+                          for i, (g, _) in enumerate(pairs)]}
+    sub = {"questions": [{"id": f"q{i}", "exact_answer": a} for i, (_, a) in enumerate(pairs)]}
+    r = evaluate_bioasq(gold, sub)
+    e = ref.yesno_measures([g for g, _ in pairs], [ref.parse_yesno(a) for _, a in pairs])
+    assert (r["yesno_accuracy"], r["yesno_f1_yes"], r["yesno_f1_no"], r["yesno_macro_f1"]) == \
+        (e["accuracy"], e["f1_yes"], e["f1_no"], e["macro_f1"])
+
+
+def test_bioasq_no_questions_of_a_type_score_zero():
+    r = evaluate_bioasq({"questions": []}, {"questions": []})
+    assert set(r.values()) == {0.0}
+
+
+@pytest.mark.parametrize("doc, words", [
+    ('{"questions": {}}', "expected"),
+    ('[1]', "expected"),
+    ('{"questions": [{"type": "list"}]}', "question 0: has no string 'id'"),
+    ('{"questions": [{"id": "a"}, {"id": "a"}]}', "question 'a': appears twice"),
+    ('{"questions": [', "not JSON"),
+])
+def test_bioasq_reader_errors(doc, words):
+    with pytest.raises(BioasqFormatError, match=words):
+        read_bioasq(io.StringIO(doc))
+
+
+def test_bioasq_bad_gold_answer_names_the_question():
+    gold = {"questions": [{"id": "q7", "type": "list", "exact_answer": [["a"], []]}]}
+    with pytest.raises(BioasqFormatError, match="question 'q7'"):
+        evaluate_bioasq(gold, {"questions": [{"id": "q7", "exact_answer": [["a"]]}]})
+    gold = {"questions": [{"id": "q8", "type": "yesno", "exact_answer": "maybe"}]}
+    with pytest.raises(BioasqFormatError, match="question 'q8'"):
+        evaluate_bioasq(gold, {"questions": [{"id": "q8", "exact_answer": "yes"}]})
+
+
+def test_bioasq_cli(tmp_path, capsys):
+    g = tmp_path / "gold.json"
+    s = tmp_path / "sub.json"
+    g.write_text(json.dumps(GOLD))
+    s.write_text(json.dumps(SUB))
+    assert main(["bioasq", str(g), str(s), "-o", "json"]) == 0
+    assert json.loads(capsys.readouterr().out) == evaluate_bioasq(GOLD, SUB)
+    assert main(["bioasq", str(g), str(s), "-o", "line"]) == 0
+    line = capsys.readouterr().out.split()
+    assert [float(x) for x in line] == list(evaluate_bioasq(GOLD, SUB).values())
+    assert main(["bioasq", str(g), str(s)]) == 0
+    assert ["factoid_mrr", "all", "0.5000"] in [ln.split() for ln in
+                                                capsys.readouterr().out.splitlines()]
+    (tmp_path / "bad.json").write_text("{")
+    assert main(["bioasq", str(g), str(tmp_path / "bad.json")]) == 2
+    assert "not JSON" in capsys.readouterr().err
+
+
+def test_bioasq_cli_stdin(tmp_path):
+    g = tmp_path / "gold.json"
+    g.write_text(json.dumps(GOLD))
+    out = subprocess.run([sys.executable, "-m", "qafast.cli", "bioasq", str(g), "-", "-o",
+                          "json"], input=json.dumps(SUB), capture_output=True, text=True,
+                         check=True).stdout
+    assert json.loads(out)["factoid_mrr"] == 0.5
