@@ -220,8 +220,12 @@ def test_encoded_input_is_checked():
         hit_at_k(pred, GOLD, k=1)
     dup = ConceptLists(["q1", "q1"], pred.offsets[:3], pred.ids[:pred.offsets[2]],
                        pred.weights[:pred.offsets[2]], pred.vocabulary)
-    with pytest.raises(ValueError, match="question 'q1' appears twice"):
-        hit_at_k(dup, gold, k=1)
+    with pytest.raises(ValueError, match="question 'q1' appears twice in the predictions"):
+        hit_at_k(dup, gold, k=1, per_question=True)
+    gold_dup = ConceptLists(["q2", "q2"], gold.offsets[:3], gold.ids[:gold.offsets[2]], None,
+                            gold.vocabulary)
+    with pytest.raises(ValueError, match="question 'q2' appears twice in the references"):
+        hit_at_k(pred, gold_dup, k=1)
 
 
 # ---- reader and CLI ----------------------------------------------------------------------

@@ -17,6 +17,16 @@ cdef enum:
     _LB_N_LABELS = 7
 
 
+cdef inline int64_t _lb_count_ahead(const double* w, const int32_t* ids, int64_t lo, int64_t hi,
+                                    double x, int32_t cx) noexcept nogil:
+    """How many of the entries lo..hi-1 rank before one of weight x and id cx: a larger
+    weight, or the same weight and a smaller id. Branch-free, as weights are unpredictable."""
+    cdef int64_t j, r = 0
+    for j in range(lo, hi):
+        r += <int64_t>(w[j] > x) + <int64_t>((w[j] == x) & (ids[j] < cx))
+    return r
+
+
 def lb_concepts_at_k(const int64_t[::1] pred_offsets, const int32_t[::1] pred_ids,
                      const double[::1] pred_weights, const int64_t[::1] gold_offsets,
                      const int32_t[::1] gold_ids, const int64_t[::1] ks, int64_t extra,
@@ -37,8 +47,6 @@ def lb_concepts_at_k(const int64_t[::1] pred_offsets, const int32_t[::1] pred_id
     cdef Py_ssize_t q, t
     cdef int64_t i, j, lo, hi, c, g, m, r, cut, found, min_rank
     cdef bint weighted = pred_weights.shape[0] > 0
-    cdef double w
-    cdef int32_t cid
     cdef int64_t bad = -1
     with nogil:
         for q in range(n):
@@ -64,12 +72,8 @@ def lb_concepts_at_k(const int64_t[::1] pred_offsets, const int32_t[::1] pred_id
                 if not weighted:
                     r = i - lo
                 else:
-                    w = pred_weights[i]
-                    cid = pred_ids[i]
-                    r = 0
-                    for j in range(lo, hi):
-                        if pred_weights[j] > w or (pred_weights[j] == w and pred_ids[j] < cid):
-                            r += 1
+                    r = _lb_count_ahead(&pred_weights[0], &pred_ids[0], lo, hi,
+                                        pred_weights[i], pred_ids[i])
                 rank_buf[m] = r
                 m += 1
             if bad >= 0:

@@ -27,7 +27,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from numbers import Real
 
 import numpy as np
@@ -60,6 +60,10 @@ class ConceptLists:
         were encoded together.
     source : str
         Where the lists came from, for messages.
+
+    Each row is a question: means are over rows. Question ids must be distinct for
+    per-question results and for lining up predictions and references whose rows are in a
+    different order (a repeated id then raises ``ValueError``).
     """
 
     question_ids: list
@@ -68,6 +72,8 @@ class ConceptLists:
     weights: np.ndarray | None
     vocabulary: list
     source: str = "concepts"
+    # True when built by qafast from a dict or a file, whose question ids are distinct
+    _distinct: bool = field(default=False, init=False, repr=False)
 
     def __len__(self) -> int:
         return len(self.question_ids)
@@ -180,7 +186,9 @@ def _pack(qids, lists, weights, index, vocabulary, source) -> ConceptLists:
     w = None
     if weights is not None:
         w = np.fromiter((x for lst in weights for x in lst), dtype=np.float64, count=total)
-    return ConceptLists(qids, offsets, ids, w, vocabulary, source)
+    out = ConceptLists(qids, offsets, ids, w, vocabulary, source)
+    out._distinct = True  # dict keys, or file ids checked by the reader
+    return out
 
 
 def _check_lists(x: ConceptLists, name: str) -> None:
@@ -205,13 +213,13 @@ def _check_lists(x: ConceptLists, name: str) -> None:
     def question_of(j):
         return x.question_ids[int(np.searchsorted(off, j, side="right")) - 1]
 
-    if len(x.ids):
+    if len(x.ids) and (x.ids.min() < 0 or x.ids.max() >= len(x.vocabulary)):
         bad = np.flatnonzero((x.ids < 0) | (x.ids >= len(x.vocabulary)))
         if len(bad):
             raise ValueError(f"question {question_of(bad[0])!r}: concept id "
                              f"{int(x.ids[bad[0]])} in the {name} is not in the vocabulary "
                              f"(0..{len(x.vocabulary) - 1})")
-    if x.weights is not None:
+    if x.weights is not None and np.isnan(x.weights.sum()):  # cheap unless a NaN or inf - inf
         bad = np.flatnonzero(np.isnan(x.weights))
         if len(bad):
             c = x.vocabulary[int(x.ids[bad[0]])]
@@ -233,7 +241,14 @@ def _parse_measures(measures) -> list[tuple[str, str, int | None]]:
     return out
 
 
-def _values(predictions, references, ks: list[int | None], drfact: bool):
+def _check_distinct(ids: list, name: str) -> None:
+    if len(set(ids)) != len(ids):
+        seen: set = set()
+        q = next(q for q in ids if q in seen or seen.add(q))
+        raise ValueError(f"question {q!r} appears twice in the {name}")
+
+
+def _values(predictions, references, ks: list[int | None], drfact: bool, per_question: bool):
     """Per-question hit and recall arrays, shape (n, len(ks)), and the question ids."""
     if isinstance(predictions, ConceptLists) or isinstance(references, ConceptLists):
         pred, gold = predictions, references
@@ -247,15 +262,15 @@ def _values(predictions, references, ks: list[int | None], drfact: bool):
     n = len(pred.question_ids)
     if n == 0:
         raise ValueError("no questions in the predictions")
-    if len(set(pred.question_ids)) != n:
-        seen: set = set()
-        q = next(q for q in pred.question_ids if q in seen or seen.add(q))
-        raise ValueError(f"question {q!r} appears twice in the predictions")
+    if per_question and not pred._distinct:
+        _check_distinct(pred.question_ids, "predictions")
     # gold rows in prediction order
-    if pred.question_ids == gold.question_ids:
+    if pred.question_ids is gold.question_ids or pred.question_ids == gold.question_ids:
         g_off, g_ids = gold.offsets, gold.ids
     else:
         where = {q: i for i, q in enumerate(gold.question_ids)}
+        if len(where) != len(gold.question_ids):
+            _check_distinct(gold.question_ids, "references")
         rows = []
         for q in pred.question_ids:
             if q not in where:
@@ -294,10 +309,11 @@ def _values(predictions, references, ks: list[int | None], drfact: bool):
     return hit, rec, pred.question_ids
 
 
-def _mean(column: np.ndarray) -> float:
-    total = np.empty(1, dtype=np.float64)
-    _kernels.column_sums(np.ascontiguousarray(column).reshape(-1, 1), total)
-    return float(total[0]) / len(column)
+def _means(values: np.ndarray) -> np.ndarray:
+    """Column means, each a sum in row order divided by the number of rows."""
+    total = np.empty(values.shape[1], dtype=np.float64)
+    _kernels.column_sums(values, total)
+    return total / values.shape[0]
 
 
 def evaluate_concepts(predictions, references, measures, *, per_question: bool = False,
@@ -352,14 +368,14 @@ def evaluate_concepts(predictions, references, measures, *, per_question: bool =
     {'hit@2': 1.0, 'rec@2': 0.75}
     """
     parsed = _parse_measures(measures)
-    hit, rec, qids = _values(predictions, references, [k for _, _, k in parsed], drfact)
-    cols = [(name, hit[:, j] if kind == "hit" else rec[:, j])
-            for j, (name, kind, _) in enumerate(parsed)]
+    hit, rec, qids = _values(predictions, references, [k for _, _, k in parsed], drfact,
+                             per_question)
+    names = [name for name, _, _ in parsed]
     if per_question:
-        names = [name for name, _ in cols]
-        rows = np.column_stack([c for _, c in cols]).tolist()
+        rows = np.where([kind == "hit" for _, kind, _ in parsed], hit, rec).tolist()
         return {q: dict(zip(names, row)) for q, row in zip(qids, rows)}
-    return {name: _mean(c) for name, c in cols}
+    return dict(zip(names, np.where([kind == "hit" for _, kind, _ in parsed],
+                                    _means(hit), _means(rec)).tolist()))
 
 
 def _single(kind, predictions, references, k, per_question, drfact):

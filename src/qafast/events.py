@@ -181,8 +181,8 @@ def _check_encoded(res: LabelSequences, ann: LabelSequences) -> None:
                 n and np.any(off[1:] < off[:-1])):
             raise ValueError(f"{x.source}: offsets must rise from 0 to len(codes), one per "
                              "tweet plus one")
-        bad = np.flatnonzero((x.codes < 0) | (x.codes >= len(LABELS)))
-        if len(bad):
+        if len(x.codes) and (x.codes.min() < 0 or x.codes.max() >= len(LABELS)):
+            bad = np.flatnonzero((x.codes < 0) | (x.codes >= len(LABELS)))
             i = int(np.searchsorted(off, bad[0], side="right")) - 1
             raise ValueError(f"{x.where(i)}: label code {int(x.codes[bad[0]])} in the "
                              f"{x.source} is not one of 0..{len(LABELS) - 1} "
