@@ -10,6 +10,8 @@ lists every rule and quirk reproduced here. ``qafast squad DATA PRED`` is the co
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import json
 import math
 import numbers
@@ -129,6 +131,27 @@ def _check_options(version, na_probs, na_prob_thresh, missing) -> str:
 def _evaluate(dataset, predictions, *, version="2.0", na_probs=None, na_prob_thresh=1.0,
               missing=None, curves=False) -> _Evaluation:
     missing = _check_options(version, na_probs, na_prob_thresh, missing)
+    with _gc_paused():
+        return _evaluate_inputs(dataset, predictions, version, na_probs, na_prob_thresh,
+                                missing, curves)
+
+
+@contextlib.contextmanager
+def _gc_paused():
+    """No cyclic garbage collection while millions of small lists and strings are made: each
+    collection would walk the caller's whole dataset, for nothing (the inputs hold no cycles
+    we create). The previous state is restored."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
+def _evaluate_inputs(dataset, predictions, version, na_probs, na_prob_thresh, missing,
+                     curves) -> _Evaluation:
     ds = read_squad_dataset(dataset)
     preds = read_squad_predictions(predictions)
     probs = None if na_probs is None else read_na_probs(na_probs)
@@ -140,13 +163,17 @@ def _evaluate(dataset, predictions, *, version="2.0", na_probs=None, na_prob_thr
                         na_probs, curves)
 
 
-def _absent(ids: list, preds: dict, missing: str) -> list:
-    absent = [q for q in ids if q not in preds]
-    if absent and missing == "error":
+def _predictions_of(ids: list, preds: dict, missing: str):
+    """Each question's prediction (None when missing) and the ids of the missing ones."""
+    texts = list(map(preds.get, ids))
+    if None not in texts:
+        return texts, []
+    absent = [q for q, t in zip(ids, texts) if t is None]
+    if missing == "error":
         shown = ", ".join(repr(q) for q in absent[:5]) + (", ..." if len(absent) > 5 else "")
         raise ValueError(f"{len(absent)} question(s) have no prediction "
                          f"(missing='error'): {shown}")
-    return absent
+    return texts, absent
 
 
 def _seq_sum(values: np.ndarray) -> float:
@@ -158,11 +185,29 @@ def _seq_sum(values: np.ndarray) -> float:
 
 
 def _answer_scores(preds: list, golds: list, empty_rule: str):
-    """Per-question exact match and token F1 (max over golds) as float64 arrays."""
+    """Per-question exact match and token F1 (max over golds) as float64 arrays.
+
+    One pass of the compiled kernel gives both scores from one normalization of each distinct
+    string; if :mod:`qafast.answers` changes its internals, its two public functions are used.
+    """
     try:
         from . import answers
-    except ImportError:  # TEMPORARY until qafast.answers lands
+    except ImportError:  # pragma: no cover - until the compiled answer metrics are in the tree
         from .reference import answers
+    try:
+        prepare, encoded, kernels = answers._prepare, answers._Encoded, answers._kernels
+    except AttributeError:  # pragma: no cover - only if qafast.answers is reorganized
+        prepare = None
+    if prepare is not None:
+        v2 = empty_rule == "v2"
+        strings, pred_sid, ref_off, ref_sid = prepare(preds, golds, empty_rule)
+        enc = encoded(strings, "squad", "token", bag=True)
+        n = len(pred_sid)
+        em, f1 = np.empty(n), np.empty(n)
+        kernels.answer_scores(pred_sid, np.zeros(0, dtype=np.int64), ref_off, ref_sid,
+                              enc.tok_off, enc.toks, enc.key_off, enc.keys, 1, v2, v2, em, f1,
+                              np.zeros(2))
+        return em, f1
     em = answers.exact_match(preds, golds, normalizer="squad", empty_rule=empty_rule,
                              per_question=True)
     f1 = answers.f1(preds, golds, normalizer="squad", unit="token", empty_rule=empty_rule,
@@ -171,37 +216,37 @@ def _answer_scores(preds: list, golds: list, empty_rule: str):
 
 
 def _evaluate_v1(ds: SquadDataset, preds: dict, missing: str, source: str) -> _Evaluation:
-    ids = ds.ids
+    ids, golds = ds.ids, ds.answers
     warn_unknown(preds, set(ids), "predictions", source)
-    absent = _absent(ids, preds, missing)
+    texts, absent = _predictions_of(ids, preds, missing)
     if absent:
-        keep = [i for i, q in enumerate(ids) if q in preds]
-        qids = [ids[i] for i in keep]
-        golds = [ds.answers[i] for i in keep]
-    else:
-        qids, golds = ids, ds.answers
-    for q, g in zip(qids, golds):
-        if not g:
-            raise ValueError(f"{ds.source}, question {q!r}: no gold answer; SQuAD v1.1 needs "
-                             "at least one (unanswerable questions are version='2.0')")
-    total = len(qids) if missing == "skip" else len(ids)
+        keep = [i for i, t in enumerate(texts) if t is not None]
+        ids = [ids[i] for i in keep]
+        golds = [golds[i] for i in keep]
+        texts = [texts[i] for i in keep]
+    if [] in golds:
+        q = ids[golds.index([])]
+        raise ValueError(f"{ds.source}, question {q!r}: no gold answer; SQuAD v1.1 needs at "
+                         "least one (unanswerable questions are version='2.0')")
+    total = len(ids) if missing == "skip" else len(ds.ids)
     if total == 0:
         raise ValueError(f"{ds.source}: no question to score")
-    em, f1 = _answer_scores([preds[q] for q in qids], golds, "v1")
+    em, f1 = _answer_scores(texts, golds, "v1")
     result = {"exact_match": 100.0 * float(em.sum()) / total,
               "f1": 100.0 * _seq_sum(f1) / total}
     return _Evaluation(result, missing=absent, dataset=ds)
 
 
 def _unique_questions(ds: SquadDataset):
-    """v2.0 keys questions by id: first place, last answers."""
+    """v2.0 keys questions by id: first place, last answers. Returns ids, answers and
+    ``{id: position}``."""
     ids = ds.ids
-    last = {q: i for i, q in enumerate(ids)}
-    if len(last) == len(ids):
-        return ids, ds.answers, last
+    index = dict(zip(ids, range(len(ids))))          # the last occurrence of each id
+    if len(index) == len(ids):
+        return ids, ds.answers, index
     order = list(dict.fromkeys(ids))
-    answers = [ds.answers[last[q]] for q in order]
-    return order, answers, {q: i for i, q in enumerate(order)}
+    answers = [ds.answers[index[q]] for q in order]
+    return order, answers, dict(zip(order, range(len(order))))
 
 
 def _mean_dict(exact: np.ndarray, f1: np.ndarray) -> dict:
@@ -213,31 +258,27 @@ def _mean_dict(exact: np.ndarray, f1: np.ndarray) -> dict:
 def _evaluate_v2(ds, preds, probs, thresh, missing, source, na_source, curves) -> _Evaluation:
     ids, golds, index = _unique_questions(ds)
     warn_unknown(preds, index, "predictions", source)
-    absent = _absent(ids, preds, missing)
+    texts, absent = _predictions_of(ids, preds, missing)
     n = len(ids)
-    has_ans = np.fromiter((bool(g) for g in golds), dtype=bool, count=n)
-    present = np.ones(n, dtype=bool)
-    if absent:
-        for q in absent:
-            present[index[q]] = False
-    pos = np.flatnonzero(present)
-    pred_list = [preds[ids[i]] for i in pos] if absent else [preds[q] for q in ids]
-    em_p, f1_p = _answer_scores(pred_list, [golds[i] for i in pos] if absent else golds, "v2")
-    # the scored questions: all (missing="zero") or the predicted ones (missing="skip")
-    if missing == "zero" or not absent:
-        scored = np.arange(n)
-        em_raw = np.zeros(n)
-        f1_raw = np.zeros(n)
-        em_raw[pos] = em_p
-        f1_raw[pos] = f1_p
-        live = present                     # scored questions that have a prediction
-        text = np.zeros(n, dtype=bool)
-        text[pos] = [bool(p) for p in pred_list]
+    has_ans = np.fromiter(map(bool, golds), dtype=bool, count=n)
+    if not absent:
+        em_raw, f1_raw = _answer_scores(texts, golds, "v2")
+        text = np.fromiter(map(bool, texts), dtype=bool, count=n)
+        scored, live = np.arange(n), np.ones(n, dtype=bool)
     else:
-        scored = pos
-        em_raw, f1_raw = em_p, f1_p
-        live = np.ones(len(pos), dtype=bool)
-        text = np.fromiter((bool(p) for p in pred_list), dtype=bool, count=len(pos))
+        live = np.fromiter((t is not None for t in texts), dtype=bool, count=n)
+        pos = np.flatnonzero(live)
+        present = [texts[i] for i in pos]
+        em_p, f1_p = _answer_scores(present, [golds[i] for i in pos], "v2")
+        text_p = np.fromiter(map(bool, present), dtype=bool, count=len(pos))
+        if missing == "zero":                 # every question scored, the missing ones 0
+            scored = np.arange(n)
+            em_raw, f1_raw, text = np.zeros(n), np.zeros(n), np.zeros(n, dtype=bool)
+            em_raw[pos], f1_raw[pos], text[pos] = em_p, f1_p, text_p
+        else:                                 # only the predicted ones
+            scored = pos
+            em_raw, f1_raw, text = em_p, f1_p, text_p
+            live = np.ones(len(pos), dtype=bool)
     if len(scored) == 0:
         raise ValueError(f"{ds.source}: no question to score")
     s_ids = ids if len(scored) == n else [ids[i] for i in scored]

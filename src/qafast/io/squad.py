@@ -16,6 +16,7 @@ object of the wrong type passed in from Python raises ``TypeError``.
 from __future__ import annotations
 
 import json
+import operator
 import os
 import warnings
 from collections.abc import Mapping
@@ -55,14 +56,15 @@ class SquadFormatError(ValueError):
         self.path = path
         self.qid = qid
         self.line = line
+        self.column = column
         self.message = message
 
     def __reduce__(self) -> Any:
-        return (_rebuild, (self.message, self.path, self.qid, self.line))
+        return (_rebuild, (self.message, self.path, self.qid, self.line, self.column))
 
 
-def _rebuild(message, path, qid, line):
-    return SquadFormatError(message, path=path, qid=qid, line=line)
+def _rebuild(message, path, qid, line, column):
+    return SquadFormatError(message, path=path, qid=qid, line=line, column=column)
 
 
 class SquadWarning(UserWarning):
@@ -174,6 +176,9 @@ def read_squad_dataset(source) -> SquadDataset:
     return SquadDataset(ids, answers, version, name)
 
 
+_text = operator.itemgetter("text")
+
+
 def _flatten(data, ids, answers) -> None:
     # The fast pass: any structural problem raises and the checked pass says what it is.
     for article in data:
@@ -182,7 +187,7 @@ def _flatten(data, ids, answers) -> None:
                 ids.append(qa["id"])
                 a = qa["answers"]
                 if a.__class__ is list:
-                    answers.append([x["text"] for x in a])
+                    answers.append(list(map(_text, a)))
                 elif isinstance(a, Mapping):
                     t = a["text"]
                     if not isinstance(t, list):
@@ -300,8 +305,8 @@ def _outside_stacklevel() -> int:
     """The stacklevel of the first frame outside the qafast package."""
     import sys
 
-    frame = sys._getframe(2)
-    level = 3
+    frame = sys._getframe(2)    # warn_unknown's caller, stacklevel 2 of warnings.warn there
+    level = 2
     pkg = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(pkg):
         frame = frame.f_back
