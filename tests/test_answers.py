@@ -56,7 +56,12 @@ def test_kernels_equal_reference(q, normalizer, unit, empty_rule):
         refs = [r if isinstance(r, str) or r else [""] for r in refs]
     both(F.exact_match, R.exact_match, preds, refs, normalizer=normalizer,
          empty_rule=empty_rule)
-    both(F.f1, R.f1, preds, refs, normalizer=normalizer, unit=unit, empty_rule=empty_rule)
+    f = both(F.f1, R.f1, preds, refs, normalizer=normalizer, unit=unit, empty_rule=empty_rule)
+    em2, f2 = F.exact_match_and_f1(preds, refs, normalizer=normalizer, unit=unit,
+                                   empty_rule=empty_rule)
+    assert em2.tolist() == R.exact_match(preds, refs, normalizer=normalizer,
+                                         empty_rule=empty_rule, per_question=True)
+    assert f2.tolist() == f.tolist()
 
 
 @settings(max_examples=300, deadline=None)

@@ -14,8 +14,13 @@ from libc.stdint cimport int32_t, int64_t, uint8_t, uint64_t
 from libc.stdlib cimport malloc, realloc, free, calloc, qsort
 from libc.string cimport memcpy, memcmp
 
+from cpython.ref cimport PyObject
+
 cdef extern from "Python.h":
     bint PyUnicode_IS_ASCII(object o)
+    Py_ssize_t PyUnicode_GET_LENGTH(object o)
+    int PyUnicode_KIND(object o)
+    void* PyUnicode_DATA(object o)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -315,40 +320,116 @@ def answer_count_refs(list references, int64_t[::1] ref_off):
     return -1
 
 
-cdef inline int32_t _ak_index(dict index, list strings, object s):
-    cdef object v = index.get(s)
-    if v is None:
-        v = len(strings)
-        index[s] = v
-        strings.append(s)
-    return <int32_t>v
+cdef struct _AkStrTable:
+    PyObject** objs      # per slot: a borrowed reference to the string, or NULL
+    Py_hash_t* hashes    # per slot
+    int32_t* ids         # per slot
+    int64_t mask
+    int64_t n
 
 
-def answer_intern(list predictions, list references, dict index, list strings,
+cdef inline bint _ak_same_str(PyObject* a, PyObject* b) noexcept:
+    # Canonical (PEP 393) strings with equal contents have the same kind and bytes.
+    cdef Py_ssize_t n = PyUnicode_GET_LENGTH(<object>a)
+    cdef int kind = PyUnicode_KIND(<object>a)
+    if a == b:
+        return True
+    if n != PyUnicode_GET_LENGTH(<object>b) or kind != PyUnicode_KIND(<object>b):
+        return False
+    return memcmp(PyUnicode_DATA(<object>a), PyUnicode_DATA(<object>b), n * kind) == 0
+
+
+cdef int _ak_str_grow(_AkStrTable* t) except -1:
+    cdef int64_t cap = (t.mask + 1) * 2, i, j
+    cdef PyObject** objs = <PyObject**>calloc(cap, sizeof(PyObject*))
+    cdef Py_hash_t* hashes = <Py_hash_t*>malloc(cap * sizeof(Py_hash_t))
+    cdef int32_t* ids = <int32_t*>malloc(cap * sizeof(int32_t))
+    if objs == NULL or hashes == NULL or ids == NULL:
+        free(objs)
+        free(hashes)
+        free(ids)
+        raise MemoryError()
+    for i in range(t.mask + 1):
+        if t.objs[i] != NULL:
+            j = <int64_t>(<uint64_t>t.hashes[i] & <uint64_t>(cap - 1))
+            while objs[j] != NULL:
+                j = (j + 1) & (cap - 1)
+            objs[j] = t.objs[i]
+            hashes[j] = t.hashes[i]
+            ids[j] = t.ids[i]
+    free(t.objs)
+    free(t.hashes)
+    free(t.ids)
+    t.objs, t.hashes, t.ids = objs, hashes, ids
+    t.mask = cap - 1
+    return 0
+
+
+cdef int32_t _ak_str_index(_AkStrTable* t, list strings, object s) except -1:
+    cdef Py_hash_t h = hash(s)
+    cdef int64_t j = <int64_t>(<uint64_t>h & <uint64_t>t.mask)
+    cdef PyObject* o
+    cdef int32_t sid
+    while True:
+        o = t.objs[j]
+        if o == NULL:
+            break
+        if t.hashes[j] == h and _ak_same_str(o, <PyObject*>s):
+            return t.ids[j]
+        j = (j + 1) & t.mask
+    if t.n >= 2147483646:
+        raise OverflowError("more than 2**31 - 2 distinct answer strings")
+    sid = <int32_t>t.n
+    strings.append(s)  # keeps s alive while the table refers to it
+    t.objs[j] = <PyObject*>s
+    t.hashes[j] = h
+    t.ids[j] = sid
+    t.n += 1
+    if t.n * 2 > t.mask + 1:
+        _ak_str_grow(t)
+    return sid
+
+
+def answer_intern(list predictions, list references, list strings,
                   int32_t[::1] pred_sid, int32_t[::1] ref_sid):
-    """Give every distinct answer string an index (``index``: str -> position in ``strings``)
-    and write the predictions' and references' indices. ``references`` holds str, lists or
-    tuples only (see ``answer_count_refs``). Returns None, or ``(question, what)`` for the
+    """Give every distinct answer string an index (its position in ``strings``, which this
+    fills) and write the predictions' and references' indices. ``references`` holds str, lists
+    or tuples only (see ``answer_count_refs``). Returns None, or ``(question, what)`` for the
     first value that is not a str (``what`` is "prediction" or "reference")."""
     cdef Py_ssize_t i, n = len(predictions), pos = 0
     cdef object p, r, g
-    for i in range(n):
-        p = predictions[i]
-        if type(p) is not str:
+    cdef _AkStrTable t
+    cdef int64_t cap = 1 << 10
+    while cap < 2 * (n + ref_sid.shape[0]) and cap < (1 << 22):
+        cap *= 2
+    t.objs = <PyObject**>calloc(cap, sizeof(PyObject*))
+    t.hashes = <Py_hash_t*>malloc(cap * sizeof(Py_hash_t))
+    t.ids = <int32_t*>malloc(cap * sizeof(int32_t))
+    t.mask = cap - 1
+    t.n = 0
+    try:
+        if t.objs == NULL or t.hashes == NULL or t.ids == NULL:
+            raise MemoryError()
+        for i in range(n):
+            p = predictions[i]
             if not isinstance(p, str):
                 return i, "prediction"
-        pred_sid[i] = _ak_index(index, strings, p)
-        r = references[i]
-        if type(r) is str:
-            ref_sid[pos] = _ak_index(index, strings, r)
-            pos += 1
-        else:
-            for g in r:
-                if type(g) is not str and not isinstance(g, str):
-                    return i, "reference"
-                ref_sid[pos] = _ak_index(index, strings, g)
+            pred_sid[i] = _ak_str_index(&t, strings, p)
+            r = references[i]
+            if isinstance(r, str):
+                ref_sid[pos] = _ak_str_index(&t, strings, r)
                 pos += 1
-    return None
+            else:
+                for g in r:
+                    if not isinstance(g, str):
+                        return i, "reference"
+                    ref_sid[pos] = _ak_str_index(&t, strings, g)
+                    pos += 1
+        return None
+    finally:
+        free(t.objs)
+        free(t.hashes)
+        free(t.ids)
 
 
 # ---------------------------------------------------------------------------------------------

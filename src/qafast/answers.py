@@ -20,7 +20,8 @@ from . import _kernels
 from .reference import answers as _ref
 
 __all__ = [
-    "EMPTY_RULES", "NORMALIZERS", "UNITS", "exact_match", "f1", "get_normalizer",
+    "EMPTY_RULES", "NORMALIZERS", "UNITS", "exact_match", "exact_match_and_f1", "f1",
+    "get_normalizer",
     "normalize_bioasq", "normalize_cmrc", "normalize_drcd", "normalize_mlqa", "normalize_none",
     "normalize_squad", "reader_metrics", "retriever_metrics",
 ]
@@ -240,11 +241,10 @@ def _prepare(predictions, references, empty_rule: str):
             i = int(np.argmin(counts))
             raise ValueError(f"question {i} has no reference answer; empty_rule='v1' needs at "
                              "least one (use empty_rule='v2' for no-answer questions)")
-    index: dict = {}
     strings: list = []
     pred_sid = np.empty(n, dtype=np.int32)
     ref_sid = np.empty(int(ref_off[-1]), dtype=np.int32)
-    bad = _kernels.answer_intern(predictions, references, index, strings, pred_sid, ref_sid)
+    bad = _kernels.answer_intern(predictions, references, strings, pred_sid, ref_sid)
     if bad is not None:
         i, what = bad
         if what == "prediction":
@@ -256,14 +256,27 @@ def _prepare(predictions, references, empty_rule: str):
         g = next(x for x in r if not isinstance(x, str))
         raise TypeError(f"question {i}: a reference must be a str, not {type(g).__name__} "
                         f"({g!r})")
-    if len(strings) >= 2**31 - 1:
-        raise ValueError("more than 2**31 - 2 distinct answer strings")
     return strings, pred_sid, ref_off, ref_sid
 
 
 def _seq_sum(values: np.ndarray) -> float:
     """Left-to-right sum (as the reference adds), not numpy's pairwise sum."""
     return float(np.add.accumulate(values)[-1]) if len(values) else 0.0
+
+
+def _score_both(predictions, references, normalizer, unit, empty_rule):
+    _check_options(normalizer, unit, empty_rule)
+    strings, pred_sid, ref_off, ref_sid = _prepare(predictions, references, empty_rule)
+    n = len(pred_sid)
+    mode = 2 if unit == "cmrc" else 1
+    enc = _Encoded(strings, normalizer, unit, bag=mode == 1)
+    em_out = np.empty(n, dtype=np.float64)
+    f1_out = np.empty(n, dtype=np.float64)
+    sums = np.zeros(2, dtype=np.float64)
+    _kernels.answer_scores(pred_sid, _EMPTY_I64, ref_off, ref_sid, enc.tok_off, enc.toks,
+                           enc.key_off, enc.keys, mode, empty_rule == "v2",
+                           empty_rule == "v2", em_out, f1_out, sums)
+    return em_out, f1_out
 
 
 def _score(predictions, references, normalizer, unit, empty_rule, em: bool, per_question):
@@ -399,6 +412,31 @@ def f1(predictions: Sequence[str], references: Sequence[str | Sequence[str]], *,
     1.0
     """
     return _score(predictions, references, normalizer, unit, empty_rule, False, per_question)
+
+
+def exact_match_and_f1(predictions: Sequence[str],
+                       references: Sequence[str | Sequence[str]], *,
+                       normalizer: str | Callable[[str], str] = "squad", unit: str = "token",
+                       empty_rule: str = "v2") -> tuple[np.ndarray, np.ndarray]:
+    """Per-question exact match and F1 in one pass (each string normalized once for both).
+
+    The same values as ``exact_match(..., per_question=True)`` and
+    ``f1(..., per_question=True)`` with the same options, for about half the time of the two
+    calls.
+
+    Returns
+    -------
+    em, f1 : ndarray of shape (n_questions,)
+        float64 per question, in [0, 1].
+
+    Examples
+    --------
+    >>> from qafast.answers import exact_match_and_f1
+    >>> em, f = exact_match_and_f1(["Paris", "the tower"], ["paris", ["Eiffel Tower"]])
+    >>> em.tolist(), f.tolist()
+    ([1.0, 0.0], [1.0, 0.6666666666666666])
+    """
+    return _score_both(predictions, references, normalizer, unit, empty_rule)
 
 
 # --------------------------------------------------------------------------------------------
