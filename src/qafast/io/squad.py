@@ -96,14 +96,14 @@ def _is_path(source) -> bool:
     return isinstance(source, (str, os.PathLike))
 
 
-def _load_json(source, what: str):
+def _load_json(source, what: str, object_hook=None):
     path = os.fspath(source)
     if isinstance(path, bytes):
         raise TypeError(f"{what} path must be str or os.PathLike[str], got bytes")
     with open(path, "rb") as f:
         raw = f.read()
     try:
-        return json.loads(raw), path
+        return json.loads(raw, object_hook=object_hook), path
     except json.JSONDecodeError as e:
         raise SquadFormatError(f"not valid JSON ({e.msg})", path=path, line=e.lineno,
                                column=e.colno) from None
@@ -138,7 +138,11 @@ def read_squad_dataset(source) -> SquadDataset:
         return source
     from_file = _is_path(source)
     if from_file:
-        obj, name = _load_json(source, "dataset")
+        obj, name = _load_json(source, "dataset", _slim_question)
+        ds = _slim_dataset(obj, name)
+        if ds is not None:
+            return ds
+        obj, name = _load_json(source, "dataset")  # not the usual shape: read it all, and check
     else:
         obj, name = source, "<dataset>"
     version = None
@@ -177,6 +181,56 @@ def read_squad_dataset(source) -> SquadDataset:
 
 
 _text = operator.itemgetter("text")
+
+
+class _Question(tuple):
+    """(id, answer texts) of one question, made while the JSON is parsed."""
+
+    __slots__ = ()
+
+
+def _slim_question(obj: dict):
+    # json object_hook, called innermost first: each question becomes (id, texts) as soon as
+    # it is parsed, so the file's contexts, question texts and answer objects are freed at
+    # once instead of all being held (the official scripts hold the whole file). Anything
+    # unexpected is left as it is, and _slim_dataset then declines.
+    if "answers" in obj and "id" in obj:
+        a = obj["answers"]
+        try:
+            if a.__class__ is list:
+                return _Question((obj["id"], list(map(_text, a))))
+            if a.__class__ is dict and a["text"].__class__ is list:
+                return _Question((obj["id"], list(a["text"])))
+        except (KeyError, TypeError):
+            pass
+        return obj
+    if "qas" in obj:
+        return {"qas": obj["qas"]}
+    return obj
+
+
+def _slim_dataset(obj, name: str):
+    """The SquadDataset of a file parsed with _slim_question, or None if it is not the usual
+    shape (then the caller parses it again and checks it step by step)."""
+    if obj.__class__ is not dict or obj.get("data").__class__ is not list:
+        return None
+    ids: list = []
+    answers: list = []
+    add_id, add_answers = ids.append, answers.append
+    try:
+        for article in obj["data"]:
+            for paragraph in article["paragraphs"]:
+                for qa in paragraph["qas"]:
+                    if qa.__class__ is not _Question:
+                        return None
+                    add_id(qa[0])
+                    add_answers(qa[1])
+    except (KeyError, TypeError, AttributeError):
+        return None
+    if set(map(type, ids)) - {str} or set(map(type, chain.from_iterable(answers))) - {str}:
+        return None
+    version = obj.get("version")
+    return SquadDataset(ids, answers, None if version is None else str(version), name)
 
 
 def _flatten(data, ids, answers) -> None:
