@@ -129,3 +129,25 @@ def test_errors_name_the_file(files, capsys, tmp_path):
     code, _, err = run(capsys, files["data"], files["pred"], "--version", "1.1", "-n",
                        files["na"])
     assert code == 2 and "v2.0 options" in err
+
+
+def test_shipped_sample(capsys):
+    from importlib import resources
+
+    from qafast.reference import squad as spec
+
+    data = resources.files("qafast") / "data"
+    paths = [str(data / f"squad_sample{s}.json") for s in ("", "_pred", "_na")]
+    with open(paths[0]) as f:
+        dataset = json.load(f)
+    with open(paths[1]) as f:
+        preds = json.load(f)
+    with open(paths[2]) as f:
+        probs = json.load(f)
+    code, out, err = run(capsys, paths[0], paths[1], "-n", paths[2])
+    assert code == 0 and err == ""
+    result = json.loads(out)
+    expected = spec.squad(dataset, preds, na_probs=probs)
+    assert result == {k: v for k, v in expected.items() if not k.startswith("pr_")}
+    # 5 of 10 exact; rhone-3 and hangul-2 tie at 0.3, the best cut for EM and F1
+    assert (result["exact"], result["total"], result["best_exact_thresh"]) == (50.0, 10, 0.3)
