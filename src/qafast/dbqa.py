@@ -185,7 +185,8 @@ def _labels01(y, off, names):
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
         q = int(np.searchsorted(off, i, side="right") - 1)
-        raise ValueError(f"question {_name(names, q)}: label {y[i]!r} is not 0 or 1")
+        label = y[i:i + 1].tolist()[0]
+        raise ValueError(f"question {_name(names, q)}: label {label!r} is not 0 or 1")
     return np.ascontiguousarray(y, dtype=np.int8)
 
 

@@ -80,7 +80,8 @@ def read_dbqa(source: Source, scores: Source | None = None) -> DbqaData:
     Examples
     --------
     >>> import io
-    >>> d = read_dbqa(io.StringIO('q1\\ta "quoted\\t1\\t0.9\\nq1\\tb\\t0\\t0.1\\nq2\\tc\\t1\\t0.5\\n'))
+    >>> text = 'q1\\ta "quoted\\t1\\t0.9\\nq1\\tb\\t0\\t0.1\\nq2\\tc\\t1\\t0.5\\n'
+    >>> d = read_dbqa(io.StringIO(text))
     >>> d.questions, d.offsets.tolist(), d.labels.tolist(), d.scores.tolist()
     (['q1', 'q2'], [0, 2, 3], [1, 0, 1], [0.9, 0.1, 0.5])
     """
