@@ -17,7 +17,6 @@ import math
 import numbers
 import os
 import sys
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
