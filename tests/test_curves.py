@@ -192,3 +192,14 @@ def test_cli(tmp_path, capsys):
     f.write_text("1 0.5\n2 x\n")
     assert main(["ap", str(f)]) == 2
     assert "line 2" in capsys.readouterr().err
+
+
+def test_many_thresholds_take_the_binary_search():
+    rng = np.random.default_rng(3)
+    s = np.round(rng.random(2000), 2)
+    y = rng.integers(0, 2, len(s))
+    ts = np.concatenate([np.linspace(1.0, 0.0, 101), [0.5, 0.5, -1.0, 2.0]])
+    assert threshold_average_precision(y, s, thresholds=ts) == \
+        ref.threshold_ap(y.tolist(), s.tolist(), ts.tolist())
+    assert threshold_average_precision(y, s, thresholds=ts[:50]) == \
+        ref.threshold_ap(y.tolist(), s.tolist(), ts[:50].tolist())

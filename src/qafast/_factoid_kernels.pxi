@@ -20,7 +20,7 @@ from cpython.list cimport PyList_GET_ITEM, PyList_GET_SIZE
 from cpython.object cimport PyObject_RichCompareBool, Py_EQ
 from cpython.unicode cimport PyUnicode_Check
 from libc.stdint cimport int8_t, int32_t, int64_t, uint64_t
-from libc.stdlib cimport malloc, free
+from libc.stdlib cimport calloc, malloc, free
 from libc.string cimport memcpy, memset
 
 
@@ -340,6 +340,15 @@ cdef void _fq_stable_desc(const double* s, int64_t* idx, int64_t* tmp, int64_t n
         memcpy(idx, src, n * sizeof(int64_t))
 
 
+cdef inline int64_t _fq_rank_of(const double* s, int64_t n, int64_t p) noexcept nogil:
+    """1-based rank of candidate p: those scoring more, or as much and earlier, come first."""
+    cdef int64_t j, ahead = 0
+    cdef double x = s[p]
+    for j in range(n):
+        ahead += (s[j] > x) | ((s[j] == x) & (j < p))
+    return ahead + 1
+
+
 def fq_dbqa(const int64_t[::1] offsets, const double[::1] scores, const int8_t[::1] labels,
             bint top1, double threshold, double[:, ::1] out):
     """Per question (rows of ``out``): reciprocal rank, average precision, rank of the first
@@ -347,10 +356,15 @@ def fq_dbqa(const int64_t[::1] offsets, const double[::1] scores, const int8_t[:
 
     Candidates are ranked by score descending, equal scores in input order. AP is the sum of
     P(k) at each correct rank k over min(m, n) (m correct, n candidates), 0 when that is 0.
-    Selected: the top-ranked sentence (``top1``) or every sentence scoring >= threshold."""
+    Selected: the top-ranked sentence (``top1``) or every sentence scoring >= threshold.
+
+    Only the correct sentences' ranks matter, so with few of them (m <= 16) each one's rank
+    is a count of the candidates ahead of it and nothing is sorted (the ranking kernels'
+    rank lookup); otherwise the question is sorted."""
     cdef Py_ssize_t nq = out.shape[0], q
-    cdef int64_t lo, n, i, maxn = 0, m, hits, first, sel, sel_hit
+    cdef int64_t lo, n, i, j, x, maxn = 0, m, hits, first, sel, sel_hit
     cdef double ap, p, r
+    cdef const double* s
     cdef int64_t* idx
     cdef int64_t* tmp
     for q in range(nq):
@@ -365,26 +379,48 @@ def fq_dbqa(const int64_t[::1] offsets, const double[::1] scores, const int8_t[:
         for q in range(nq):
             lo = offsets[q]
             n = offsets[q + 1] - lo
-            for i in range(n):
-                idx[i] = i
-            _fq_stable_desc(&scores[lo], idx, tmp, n)
+            s = &scores[lo]
             m = 0
-            for i in range(n):
-                m += labels[lo + i]
-            hits = 0
-            first = 0
-            ap = 0.0
             sel = 0
             sel_hit = 0
             for i in range(n):
-                if labels[lo + idx[i]]:
-                    hits += 1
-                    ap += <double>hits / <double>(i + 1)
-                    if first == 0:
-                        first = i + 1
-                if (i == 0) if top1 else (scores[lo + idx[i]] >= threshold):
-                    sel += 1
-                    sel_hit += labels[lo + idx[i]]
+                idx[m] = i  # branch-free: kept only when the label is 1
+                m += labels[lo + i] != 0
+            if not top1:
+                for i in range(n):
+                    sel += s[i] >= threshold
+                for i in range(m):
+                    sel_hit += s[idx[i]] >= threshold
+            ap = 0.0
+            first = 0
+            if m == 0:
+                pass
+            elif m <= 16:
+                # the ranks of the correct sentences, ascending
+                for i in range(m):
+                    x = _fq_rank_of(s, n, idx[i])
+                    j = i
+                    while j > 0 and tmp[j - 1] > x:
+                        tmp[j] = tmp[j - 1]
+                        j -= 1
+                    tmp[j] = x
+                first = tmp[0]
+                for i in range(m):
+                    ap += <double>(i + 1) / <double>tmp[i]
+            else:
+                for i in range(n):
+                    idx[i] = i
+                _fq_stable_desc(s, idx, tmp, n)
+                hits = 0
+                for i in range(n):
+                    if labels[lo + idx[i]]:
+                        hits += 1
+                        ap += <double>hits / <double>(i + 1)
+                        if first == 0:
+                            first = i + 1
+            if top1:
+                sel = 1
+                sel_hit = first == 1
             out[q, 0] = 1.0 / first if first else 0.0
             out[q, 1] = ap / min(m, n) if min(m, n) > 0 else 0.0
             out[q, 2] = first
@@ -506,20 +542,47 @@ def fq_step_ap(const int64_t[::1] tps, const int64_t[::1] fps, double[::1] work)
 
 def fq_threshold_counts(const double[::1] s, const int8_t[::1] y, const double[::1] thresholds,
                         const int64_t[::1] order, int64_t[::1] tp, int64_t[::1] fp):
-    """On score-descending data: for each threshold t, the positives and negatives scoring
-    >= t. ``order`` lists the thresholds' indices from the largest to the smallest."""
-    cdef Py_ssize_t n = s.shape[0], nt = order.shape[0], j, i = 0
-    cdef int64_t ctp = 0, cfp = 0
-    cdef double t
+    """For each threshold t, the positives and negatives scoring >= t (any sample order).
+    ``order`` lists the thresholds' indices from the largest to the smallest: each sample
+    is counted in the bin of the largest threshold it reaches, and the bins are summed."""
+    cdef Py_ssize_t n = s.shape[0], nt = order.shape[0], j, i, lo, hi, mid
+    cdef int64_t* bins
+    cdef double* td
+    cdef double x
+    bins = <int64_t*>calloc(2 * (nt + 1), sizeof(int64_t))
+    td = <double*>malloc((nt + 1) * sizeof(double))
+    if bins == NULL or td == NULL:
+        free(bins)
+        free(td)
+        raise MemoryError()
     with nogil:
         for j in range(nt):
-            t = thresholds[order[j]]
-            while i < n and s[i] >= t:
-                ctp += y[i]
-                cfp += 1 - y[i]
-                i += 1
-            tp[order[j]] = ctp
-            fp[order[j]] = cfp
+            td[j] = thresholds[order[j]]
+        for i in range(n):
+            # lo = number of thresholds (largest first) above x: bin of the first reached;
+            # a branch-free count for a few thresholds, a binary search for many
+            x = s[i]
+            lo = 0
+            if nt <= 64:
+                for j in range(nt):
+                    lo += td[j] > x
+            else:
+                hi = nt
+                while lo < hi:
+                    mid = (lo + hi) // 2
+                    if td[mid] > x:
+                        lo = mid + 1
+                    else:
+                        hi = mid
+            bins[2 * lo + (1 - y[i])] += 1
+        for j in range(1, nt):
+            bins[2 * j] += bins[2 * (j - 1)]
+            bins[2 * j + 1] += bins[2 * (j - 1) + 1]
+        for j in range(nt):
+            tp[order[j]] = bins[2 * j]
+            fp[order[j]] = bins[2 * j + 1]
+    free(bins)
+    free(td)
 
 
 def fq_interpolated_ap(const int8_t[::1] y, int64_t n_pos, int mode, double[::1] work):

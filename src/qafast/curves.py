@@ -1,7 +1,8 @@
 """Average precision from precision-recall curves: seed 001's threshold sweep, scikit-learn's
 step-wise AP, PASCAL VOC all-point and 11-point, and COCO 101-point.
 
-Each kernel sorts once, stably, by score descending, and sweeps. The definitions, in plain
+Each kernel sorts once, stably, by score descending, and sweeps; the threshold sweep needs
+no sort (each sample is counted under the largest threshold it reaches). The definitions, in plain
 Python, are :mod:`qafast.reference.curves`.
 """
 
@@ -184,14 +185,13 @@ def threshold_precision_recall(y_true, y_score, *, thresholds, pos_label=None):
     t = np.ascontiguousarray(thresholds, dtype=np.float64)
     if t.ndim != 1 or len(t) == 0 or np.isnan(t).any():
         raise ValueError("thresholds must be a non-empty 1-D sequence of numbers, no NaN")
-    yy, ss = _sorted(y, s)
     order = np.argsort(-t, kind="stable").astype(np.int64)
     tp = np.empty(len(t), dtype=np.int64)
     fp = np.empty(len(t), dtype=np.int64)
-    _kernels.fq_threshold_counts(ss, yy, t, order, tp, fp)
+    _kernels.fq_threshold_counts(s, y, t, order, tp, fp)
     pred = tp + fp
     precision = np.divide(tp, pred, out=np.zeros(len(t)), where=pred != 0)
-    pos = int(yy.sum())
+    pos = int(np.count_nonzero(y))
     recall = tp / pos if pos else np.zeros(len(t))
     return precision, recall
 
