@@ -236,16 +236,16 @@ def _evaluate_v1(ds: SquadDataset, preds: dict, missing: str, source: str) -> _E
     return _Evaluation(result, missing=absent, dataset=ds)
 
 
-def _unique_questions(ds: SquadDataset):
-    """v2.0 keys questions by id: first place, last answers. Returns ids, answers and
-    ``{id: position}``."""
+def _unique_questions(ds: SquadDataset, probs):
+    """v2.0 keys questions by id: first place, last answers. Returns the ids and answers."""
     ids = ds.ids
-    index = dict(zip(ids, range(len(ids))))          # the last occurrence of each id
-    if len(index) == len(ids):
-        return ids, ds.answers, index
-    order = list(dict.fromkeys(ids))
-    answers = [ds.answers[index[q]] for q in order]
-    return order, answers, dict(zip(order, range(len(order))))
+    if probs is not None and len(probs) == len(ids) and list(probs) == ids:
+        return ids, ds.answers          # the keys of a dict: no repeat (the usual case)
+    if len(set(ids)) == len(ids):
+        return ids, ds.answers
+    last = dict(zip(ids, range(len(ids))))
+    order = list(last)                  # dict order: first occurrence
+    return order, [ds.answers[last[q]] for q in order]
 
 
 def _mean_dict(exact: np.ndarray, f1: np.ndarray) -> dict:
@@ -255,10 +255,11 @@ def _mean_dict(exact: np.ndarray, f1: np.ndarray) -> dict:
 
 
 def _evaluate_v2(ds, preds, probs, thresh, missing, source, na_source, curves) -> _Evaluation:
-    ids, golds, index = _unique_questions(ds)
-    warn_unknown(preds, index, "predictions", source)
+    ids, golds = _unique_questions(ds, probs)
     texts, absent = _predictions_of(ids, preds, missing)
     n = len(ids)
+    if len(preds) != n - len(absent):   # ids are unique: some prediction matched no question
+        warn_unknown(preds, set(ids), "predictions", source)
     has_ans = np.fromiter(map(bool, golds), dtype=bool, count=n)
     if not absent:
         em_raw, f1_raw = _answer_scores(texts, golds, "v2")
@@ -287,7 +288,7 @@ def _evaluate_v2(ds, preds, probs, thresh, missing, source, na_source, curves) -
     if probs is None:
         na = np.zeros(len(scored))
     else:
-        na, order = _align_probs(probs, s_ids, live, index, na_source)
+        na, order = _align_probs(probs, s_ids, live, ids, na_source)
     pred_na = (na > thresh) & live
     no_ans_score = (~s_has).astype(np.float64)
     em_t = np.where(pred_na, no_ans_score, em_raw)
@@ -321,7 +322,7 @@ def _evaluate_v2(ds, preds, probs, thresh, missing, source, na_source, curves) -
     return ev
 
 
-def _align_probs(probs: dict, s_ids: list, live: np.ndarray, index: dict, source):
+def _align_probs(probs: dict, s_ids: list, live: np.ndarray, ids: list, source):
     """The probability of each scored question, and the positions (in scored order) of the
     predicted questions to walk, in the order of ``probs``."""
     from_file = isinstance(source, (str, os.PathLike))
@@ -331,7 +332,7 @@ def _align_probs(probs: dict, s_ids: list, live: np.ndarray, index: dict, source
     if n == len(probs) and list(probs) == s_ids:      # the usual case: same questions, same order
         at = np.arange(n)
     else:
-        warn_unknown(probs, index, "no-answer probabilities", name)
+        warn_unknown(probs, set(ids), "no-answer probabilities", name)
         where = {q: i for i, q in enumerate(s_ids)}
         at = np.fromiter((where.get(q, -1) for q in probs), dtype=np.int64, count=len(probs))
         known = at >= 0

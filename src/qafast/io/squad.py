@@ -336,7 +336,7 @@ def read_na_probs(source) -> dict:
                 raise _fail(from_file, "the no-answer probability must be a number, got "
                             f"{_type_name(v)} {v!r:.40}", path=name, qid=qid)
     if kinds != {int}:
-        values = np.fromiter((float(v) for v in probs.values()), np.float64, len(probs))
+        values = np.fromiter(probs.values(), np.float64, len(probs))
         bad = ~np.isfinite(values)
         if bad.any():
             qid = list(probs)[int(np.argmax(bad))]
