@@ -1,9 +1,22 @@
 """qafast: fast, exact evaluation of question answering and retrieval systems.
 
-Ranking measures follow trec_eval 10.0 (:func:`evaluate`, :class:`Qrels`, :class:`Run`), with a
-drop-in for pytrec_eval's ``RelevanceEvaluator``.
+One module per metric family, each with its kernels (``_*_kernels.pxi``), its plain-Python
+specification (``qafast.reference.<family>``), its readers (``qafast.io``) and its tests:
+
+- ranking (trec_eval 10.0): :func:`evaluate`, :class:`Qrels`, :class:`Run`, and a drop-in for
+  pytrec_eval's :class:`RelevanceEvaluator`;
+- answers (SQuAD, MLQA, CMRC, DRCD, PIAF): :func:`exact_match`, :func:`f1`, :func:`squad`,
+  :func:`reader_metrics`, :func:`retriever_metrics`;
+- factoid QA and BioASQ: :func:`evaluate_factoid`, :func:`evaluate_bioasq`;
+- answer-sentence selection (NLPCC-DBQA): :func:`evaluate_dbqa`;
+- average precision from curves: :func:`average_precision`, :func:`precision_recall_curve`;
+- open-ended commonsense answers (OpenCSR): :func:`evaluate_concepts`, :func:`hit_at_k`,
+  :func:`recall_at_k`;
+- event mentions in tweets: :func:`event_mention_score`, :func:`tweet_score`,
+  :func:`tw_events_score`.
 """
 
+from .answers import exact_match, exact_match_and_f1, f1, reader_metrics, retriever_metrics
 from .compat import (
     RelevanceEvaluator,
     compute_aggregated_measure,
@@ -12,7 +25,18 @@ from .compat import (
     supported_measures,
     supported_nicknames,
 )
+from .concepts import evaluate_concepts, hit_at_k, recall_at_k
+from .curves import (
+    average_precision,
+    precision_recall_curve,
+    threshold_average_precision,
+    threshold_precision_recall,
+)
+from .dbqa import evaluate_dbqa, evaluate_dbqa_file
+from .events import event_mention_score, tw_events_score, tweet_score
+from .factoid import evaluate_bioasq, evaluate_factoid
 from .ranking import Qrels, Run, evaluate
+from .squad import squad
 
 __version__ = "0.1.0.dev0"
 
@@ -21,10 +45,30 @@ __all__ = [
     "RelevanceEvaluator",
     "Run",
     "__version__",
+    "average_precision",
     "compute_aggregated_measure",
     "evaluate",
+    "evaluate_bioasq",
+    "evaluate_concepts",
+    "evaluate_dbqa",
+    "evaluate_dbqa_file",
+    "evaluate_factoid",
+    "event_mention_score",
+    "exact_match",
+    "exact_match_and_f1",
+    "f1",
+    "hit_at_k",
     "parse_qrel",
     "parse_run",
+    "precision_recall_curve",
+    "reader_metrics",
+    "recall_at_k",
+    "retriever_metrics",
+    "squad",
     "supported_measures",
     "supported_nicknames",
+    "threshold_average_precision",
+    "threshold_precision_recall",
+    "tw_events_score",
+    "tweet_score",
 ]
