@@ -10,6 +10,7 @@ Scale: every score is in [0, 1] (the SQuAD scripts print 100 times it).
 
 from __future__ import annotations
 
+import functools
 import re
 import string
 from typing import Any, Callable, Sequence
@@ -40,7 +41,9 @@ _EMPTY_F64 = np.zeros(0, dtype=np.float64)
 
 _SQUAD_TABLE = str.maketrans("", "", string.punctuation)
 _DRCD_TABLE = str.maketrans("", "", string.punctuation + "《》？，。、；：")
-_MLQA_TABLE = dict.fromkeys(map(ord, _ref.MLQA_PUNCTUATION))
+@functools.lru_cache(maxsize=None)
+def _mlqa_table() -> dict:
+    return dict.fromkeys(map(ord, _ref.mlqa_punctuation()))
 _ARTICLES = re.compile(r"\b(a|an|the)\b", re.UNICODE)
 _MLQA_PATTERNS = {lang: None if p is None else re.compile(p)
                   for lang, p in _ref._MLQA_ARTICLES.items()}
@@ -86,7 +89,7 @@ def normalize_mlqa(s: str, lang: str) -> str:
     pattern = _MLQA_PATTERNS.get(lang, 0)
     if pattern == 0:
         return _ref.normalize_mlqa(s, lang)  # raises the unknown-language error
-    t = s.lower().translate(_MLQA_TABLE)
+    t = s.lower().translate(_mlqa_table())
     if pattern is not None:
         t = pattern.sub(" ", t)
     if lang == "zh":

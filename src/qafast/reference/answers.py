@@ -36,6 +36,7 @@ it depends on it through the v2 dropping of references.
 
 from __future__ import annotations
 
+import functools
 import re
 import string
 import sys
@@ -67,9 +68,19 @@ DRCD_PUNCTUATION = SQUAD_PUNCTUATION | frozenset("《》？，。、；：")
 
 #: MLQA: every code point whose Unicode category starts with "P", plus ``string.punctuation``.
 #: (MLQA scans ``range(sys.maxunicode)``, which leaves out U+10FFFF, an unassigned code point.)
-MLQA_PUNCTUATION = frozenset(
-    c for c in map(chr, range(sys.maxunicode)) if unicodedata.category(c).startswith("P")
-) | SQUAD_PUNCTUATION
+@functools.lru_cache(maxsize=None)
+def mlqa_punctuation() -> frozenset:
+    """MLQA's punctuation set (``MLQA_PUNCTUATION``), built on first use: scanning every code
+    point takes a fifth of a second, too long to spend on ``import qafast``."""
+    return frozenset(
+        c for c in map(chr, range(sys.maxunicode)) if unicodedata.category(c).startswith("P")
+    ) | SQUAD_PUNCTUATION
+
+
+def __getattr__(name):
+    if name == "MLQA_PUNCTUATION":
+        return mlqa_punctuation()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 #: CMRC 2018's ``sp_char``. Its entry "……" is two characters long and is compared with single
 #: characters, so it never matches; it is kept to show that.
@@ -130,7 +141,7 @@ def _mlqa_segments(text: str) -> list:
     the text between them is split on whitespace."""
     out, buf = [], ""
     for ch in text:
-        if _is_cjk(ch) or ch in MLQA_PUNCTUATION:
+        if _is_cjk(ch) or ch in mlqa_punctuation():
             if buf != "":
                 out.extend(buf.split())
                 buf = ""
@@ -152,7 +163,8 @@ def normalize_mlqa(s: str, lang: str) -> str:
     if lang not in _MLQA_ARTICLES:
         raise ValueError(f"unknown MLQA language {lang!r}; expected one of {MLQA_LANGUAGES}")
     s = s.lower()
-    s = "".join(ch for ch in s if ch not in MLQA_PUNCTUATION)
+    punctuation = mlqa_punctuation()
+    s = "".join(ch for ch in s if ch not in punctuation)
     pattern = _MLQA_ARTICLES[lang]
     if pattern is not None:
         s = re.sub(pattern, " ", s)
