@@ -16,6 +16,8 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
+from qafast import _kernels
+from qafast._kernels import _trec_hash_bytes
 from qafast.io import TrecColumns, TrecFormatError, read_trec_qrels, read_trec_run
 from qafast.io import trec as trec_module
 
@@ -102,17 +104,170 @@ def check_same(cols: TrecColumns, data: bytes, is_run: bool) -> None:
     assert cols.values.dtype == (np.float64 if is_run else np.int32)
 
 
-def read(data: bytes, is_run: bool, chunk: int | None = None, workers: int = 1) -> TrecColumns:
-    return trec_module._read(data, is_run=is_run, chunk_bytes=chunk, workers=workers)
+def read(
+    data: bytes, is_run: bool, chunk: int | None = None, workers: int = 1, intern_docs: bool = True
+) -> TrecColumns:
+    return trec_module._read(
+        data, is_run=is_run, chunk_bytes=chunk, workers=workers, intern_docs=intern_docs
+    )
 
 
 def read_stream(
-    data: bytes, is_run: bool, chunk: int | None = None, workers: int = 1
+    data: bytes, is_run: bool, chunk: int | None = None, workers: int = 1, intern_docs: bool = True
 ) -> TrecColumns:
-    return trec_module._read(io.BytesIO(data), is_run=is_run, chunk_bytes=chunk, workers=workers)
+    return trec_module._read(
+        io.BytesIO(data), is_run=is_run, chunk_bytes=chunk, workers=workers,
+        intern_docs=intern_docs,
+    )
 
 
 both_modes = pytest.mark.parametrize("workers", [1, 2], ids=["one-thread", "two-threads"])
+docs_modes = pytest.mark.parametrize("intern_docs", [True, False], ids=["interned", "flat"])
+
+
+# ----------------------------------------------------------------------------------------------
+# intern_docs=False: each line's document id as hash, tie key and bytes
+
+
+def tie_key(raw: bytes) -> int:
+    """qafast_tie_key in Python: the first 8 bytes big-endian, zero-padded, top bit flipped."""
+    key = int.from_bytes(raw[:8].ljust(8, b"\0"), "big") ^ (1 << 63)
+    return key - (1 << 64) if key >= 1 << 63 else key
+
+
+def check_flat(flat: TrecColumns, interned: TrecColumns) -> None:
+    """flat (intern_docs=False) describes the same lines as interned (the default)."""
+    n = len(interned)
+    assert len(flat) == n
+    assert flat.doc_ids is None and flat.doc_index is None
+    assert interned.doc_hashes is None and interned.doc_tiekeys is None
+    assert interned.doc_offsets is None and interned.doc_blob is None
+    assert flat.query_ids == interned.query_ids
+    assert np.array_equal(flat.query_index, interned.query_index)
+    assert flat.query_index.dtype == np.int32
+    assert flat.values.dtype == interned.values.dtype
+    assert np.array_equal(flat.values.view(np.uint8), interned.values.view(np.uint8))
+    assert np.array_equal(flat.line_numbers, interned.line_numbers)
+    assert (flat.run_id, flat.path) == (interned.run_id, interned.path)
+    for column in (flat.doc_hashes, flat.doc_tiekeys, flat.doc_offsets):
+        assert column.dtype == np.int64 and column.flags.c_contiguous
+    assert flat.doc_blob.dtype == np.uint8 and flat.doc_blob.ndim == 1
+    assert flat.doc_hashes.shape == flat.doc_tiekeys.shape == (n,)
+    assert flat.doc_offsets.shape == (n + 1,) and flat.doc_offsets[0] == 0
+    assert flat.doc_offsets[-1] == len(flat.doc_blob)
+    assert np.all(np.diff(flat.doc_offsets) > 0)  # a docno is never empty
+    blob = flat.doc_blob.tobytes()
+    offsets = flat.doc_offsets.tolist()
+    hashes, tiekeys = flat.doc_hashes.tolist(), flat.doc_tiekeys.tolist()
+    want_bytes = [d.encode("utf-8") for d in interned.doc_ids]
+    want_hash = [_trec_hash_bytes(b) for b in want_bytes]
+    for i, d in enumerate(interned.doc_index.tolist()):
+        raw = blob[offsets[i] : offsets[i + 1]]
+        assert raw == want_bytes[d] == flat.doc_id_bytes(i) == interned.doc_id_bytes(i)
+        assert hashes[i] == want_hash[d]
+        assert tiekeys[i] == tie_key(raw)
+
+
+def check_both(data: bytes, is_run: bool, chunk: int | None = None, workers: int = 1,
+               stream: bool = False) -> None:
+    """Both modes against the naive parser."""
+    reader = read_stream if stream else read
+    interned = reader(data, is_run, chunk, workers)
+    check_same(interned, data, is_run)
+    check_flat(reader(data, is_run, chunk, workers, intern_docs=False), interned)
+
+
+def test_flat_run_columns():
+    cols = read_trec_run(RUN, intern_docs=False)
+    assert cols.doc_ids is None and cols.doc_index is None
+    assert cols.query_ids == ["q1", "q2"]
+    assert cols.query_index.tolist() == [0, 0, 1]
+    assert cols.doc_blob.tobytes() == b"d1d2d1"
+    assert cols.doc_offsets.tolist() == [0, 2, 4, 6]
+    assert cols.doc_hashes[0] == cols.doc_hashes[2] != cols.doc_hashes[1]
+    assert cols.doc_hashes[0] == _trec_hash_bytes(b"d1")
+    assert cols.doc_tiekeys.tolist() == [tie_key(b"d1"), tie_key(b"d2"), tie_key(b"d1")]
+    assert cols.values.tolist() == [2.5, 1.25, -0.5]
+    assert cols.line_numbers.tolist() == [1, 2, 3]
+    assert cols.run_id == "runB"
+    assert repr(cols) == (
+        "TrecColumns(run, 3 lines, 2 queries, documents not interned, run_id='runB', "
+        "path='<bytes>')"
+    )
+    check_flat(cols, read_trec_run(RUN))
+    flat_qrels = read_trec_qrels(QRELS, intern_docs=False)
+    check_flat(flat_qrels, read_trec_qrels(QRELS))
+    assert flat_qrels.doc_blob.tobytes() == b"d1d3d1"
+
+
+def test_flat_empty_inputs():
+    for data in (b"", b"\n", b"# only a comment\n"):
+        for reader in (read_trec_run, read_trec_qrels):
+            cols = reader(data, intern_docs=False)
+            assert len(cols) == 0 and cols.query_ids == []
+            assert cols.doc_offsets.tolist() == [0]
+            assert cols.doc_blob.dtype == np.uint8 and len(cols.doc_blob) == 0
+            assert cols.doc_hashes.dtype == cols.doc_tiekeys.dtype == np.int64
+            assert len(cols.doc_hashes) == len(cols.doc_tiekeys) == 0
+
+
+def test_flat_arrays_outlive_the_parser_and_are_writable():
+    cols = read_trec_run(RUN * 1000, intern_docs=False)
+    blob, offsets = cols.doc_blob, cols.doc_offsets
+    del cols
+    assert blob.flags.writeable and offsets.flags.writeable
+    assert blob[offsets[2] : offsets[3]].tobytes() == b"d1"
+
+
+def test_intern_docs_must_be_a_bool():
+    with pytest.raises(TypeError, match="intern_docs must be a bool"):
+        read_trec_run(RUN, intern_docs=0)
+
+
+def test_hash_bytes_and_tie_key_helpers():
+    assert _trec_hash_bytes(b"") == _trec_hash_bytes(bytearray())
+    assert _trec_hash_bytes(b"abc") != _trec_hash_bytes(b"abd")
+    assert -(2**63) <= _trec_hash_bytes(b"x" * 100) < 2**63
+    assert tie_key(b"") == -(2**63)
+    assert tie_key(b"\xff" * 9) == 2**63 - 1
+    # signed order of the keys is the byte order of the first 8 bytes
+    ids = sorted([b"", b"\x00", b"a", b"ab", b"b", b"\x7f", b"\x80", b"\xc3\xa9", b"z" * 8])
+    assert [tie_key(b) for b in ids] == sorted(tie_key(b) for b in ids)
+
+
+# ids of every length around the 8- and 16-byte loads, ASCII and not, with NUL bytes
+AWKWARD_IDS = [
+    b"d", b"d\x00", b"D1234567", b"D12345678", b"D123456789", b"1234567890123456",
+    b"12345678901234567", b"x" * 64, b"y" * 100, "\u00e9".encode(), "\u00e9t\u00e9".encode(),
+    "\U0001f600abcd".encode(), ("\u6587" * 5).encode(), ("\u6587" * 6).encode(),
+    "caf\u00e9-\u00e9\u00e9\u00e9\u00e9".encode(), b"\x00" * 3, b"#x",
+]
+
+
+@both_modes
+@pytest.mark.parametrize("chunk", [None, 1, 40, 200])
+def test_flat_awkward_ids(workers, chunk):
+    lines = [b"q%d Q0 %s %d %d.5 r\n" % (i % 3, d, i, i) for i, d in enumerate(AWKWARD_IDS)]
+    lines += [b"q Q0 %s 1 1 r" % d for d in AWKWARD_IDS[::-1]]  # the last, ending the data
+    data = b"".join(lines[:-1]) + lines[-1]
+    check_both(data, True, chunk, workers)
+    check_both(data, True, chunk, workers, stream=True)
+    qrels = b"".join(b"q 0 %s %d\n" % (d, i) for i, d in enumerate(AWKWARD_IDS))
+    check_both(qrels, False, chunk, workers)
+
+
+def test_flat_hashes_match_the_other_hashing_code():
+    # qafast hashes ids elsewhere (dict keys) with the same _trec_hash and qafast_tie_key
+    hash_keys = getattr(_kernels, "hash_keys", None)
+    if hash_keys is None:
+        pytest.skip("qafast._kernels.hash_keys not available")
+    data = b"".join(b"q Q0 %s 1 1 r\n" % d for d in AWKWARD_IDS)
+    cols = read_trec_run(data, intern_docs=False)
+    hashes = np.empty(len(cols), dtype=np.int64)
+    tiekeys = np.empty(len(cols), dtype=np.int64)
+    hash_keys(cols.doc_offsets, cols.doc_blob, hashes, tiekeys)
+    assert np.array_equal(hashes, cols.doc_hashes)
+    assert np.array_equal(tiekeys, cols.doc_tiekeys)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -136,12 +291,14 @@ both_modes = pytest.mark.parametrize("workers", [1, 2], ids=["one-thread", "two-
 def test_golden_files_match_naive_parser(name, is_run, workers):
     path = GOLDEN / name
     data = path.read_bytes()
-    cols = (read_trec_run if is_run else read_trec_qrels)(path, workers=workers)
+    reader = read_trec_run if is_run else read_trec_qrels
+    cols = reader(path, workers=workers)
     check_same(cols, data, is_run)
     assert cols.path == str(path)
+    check_flat(reader(path, workers=workers, intern_docs=False), cols)
     for chunk in (1, 97, 4096):  # a chunk boundary inside many lines
-        check_same(read(data, is_run, chunk, workers), data, is_run)
-        check_same(read_stream(data, is_run, chunk, workers), data, is_run)
+        check_both(data, is_run, chunk, workers)
+        check_both(data, is_run, chunk, workers, stream=True)
 
 
 @needs_golden
@@ -220,7 +377,10 @@ def test_gzip_in_small_chunks(tmp_path, workers):
     data = b"".join(b"q%d Q0 d%d %d %d.5 r\n" % (i // 7, i, i, i) for i in range(2000))
     gz = tmp_path / "big.gz"
     gz.write_bytes(gzip.compress(data))
-    check_same(trec_module._read(gz, is_run=True, chunk_bytes=100, workers=workers), data, True)
+    cols = trec_module._read(gz, is_run=True, chunk_bytes=100, workers=workers)
+    check_same(cols, data, True)
+    flat = trec_module._read(gz, is_run=True, chunk_bytes=100, workers=workers, intern_docs=False)
+    check_flat(flat, cols)
 
 
 def test_file_objects():
@@ -374,7 +534,7 @@ def test_many_distinct_ids_grow_the_tables(workers):
     lines = [f"q{q} Q0 doc-{d} 1 {i}.5 r\n" if i % 3 else f"q{q} Q0 D{d} 1 {i} r\n"
              for i, (q, d) in enumerate(zip(qids, docs))]
     data = "".join(lines).encode()
-    check_same(read(data, True, 1 << 16, workers), data, True)
+    check_both(data, True, 1 << 16, workers)
 
 
 def test_large_gzip_input():
@@ -388,8 +548,9 @@ def test_large_gzip_input():
     want = naive(data, True)
     compressed = gzip.compress(data, 1)
     for workers in (1, 2):
-        got = as_plain(read_trec_run(compressed, workers=workers))
-        assert got == want
+        cols = read_trec_run(compressed, workers=workers)
+        assert as_plain(cols) == want
+        check_flat(read_trec_run(compressed, workers=workers, intern_docs=False), cols)
 
 
 @both_modes
@@ -401,6 +562,10 @@ def test_a_line_longer_than_the_chunk(workers):
         assert cols.doc_ids == ["short", long_doc.decode(), "x"]
         cols = read_stream(data, True, chunk, workers)
         assert cols.doc_ids == ["short", long_doc.decode(), "x"]
+        flat = read_stream(data, True, chunk, workers, intern_docs=False)
+        assert flat.doc_blob.tobytes() == b"short" + long_doc + b"x"
+        check_flat(flat, cols)
+        check_both(data, True, chunk, workers)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -466,9 +631,11 @@ def test_decimal_syntax_matches_float(tok):
 # errors, each naming path and line
 
 
-def error(data: bytes, is_run: bool, chunk: int | None = None, workers: int = 1) -> TrecFormatError:
+def error(
+    data: bytes, is_run: bool, chunk: int | None = None, workers: int = 1, intern_docs: bool = True
+) -> TrecFormatError:
     with pytest.raises(TrecFormatError) as e:
-        read(data, is_run, chunk, workers)
+        read(data, is_run, chunk, workers, intern_docs)
     return e.value
 
 
@@ -495,10 +662,12 @@ HEAD = b"# comment\n\nq1 Q0 d1 1 1.0 r\n"  # data on line 3; an error goes on li
 )
 @pytest.mark.parametrize("chunk", [None, 5])
 @pytest.mark.parametrize("eol", [b"\n", b"\r\n", b""])
+@pytest.mark.parametrize("tail", [b"", b"# a long comment after, so every line has 64 bytes\n" * 3])
 @both_modes
-def test_run_errors_name_the_line(line, pattern, chunk, eol, workers):
-    data = HEAD + line + eol + (b"q1 Q0 d9 3 1.0 r\n" if eol else b"")
-    e = error(data, True, chunk, workers)
+@docs_modes
+def test_run_errors_name_the_line(line, pattern, chunk, eol, tail, workers, intern_docs):
+    data = HEAD + line + eol + (b"q1 Q0 d9 3 1.0 r\n" + tail if eol else b"")
+    e = error(data, True, chunk, workers, intern_docs)
     assert e.line == 4 and e.path == "<bytes>"
     assert str(e).startswith("<bytes>, line 4: ")
     assert e.message == str(e).split(": ", 1)[1]
@@ -518,15 +687,17 @@ def test_run_errors_name_the_line(line, pattern, chunk, eol, workers):
         (b"q1 0 d\xf4\x90\x80\x80 1", r"document id \(3rd field\) is not valid UTF-8"),
     ],
 )
-def test_qrels_errors_name_the_line(line, pattern):
+@docs_modes
+def test_qrels_errors_name_the_line(line, pattern, intern_docs):
     data = b"# comment\n\nq1 0 d1 1\n" + line + b"\nq1 0 d9 1\n"
-    e = error(data, False)
+    e = error(data, False, intern_docs=intern_docs)
     assert e.line == 4
     assert re.search(pattern, e.message), e.message
 
 
 @both_modes
-def test_read_errors_propagate_and_no_thread_is_left(workers):
+@docs_modes
+def test_read_errors_propagate_and_no_thread_is_left(workers, intern_docs):
     class Broken(io.RawIOBase):
         data = b"".join(b"q Q0 d%d 1 1 r\n" % i for i in range(100))
 
@@ -546,10 +717,14 @@ def test_read_errors_propagate_and_no_thread_is_left(workers):
 
     before = threading.active_count()
     with pytest.raises(OSError, match="disk on fire"):
-        trec_module._read(Broken(), is_run=True, chunk_bytes=8, workers=workers)
+        trec_module._read(
+            Broken(), is_run=True, chunk_bytes=8, workers=workers, intern_docs=intern_docs
+        )
     bad = b"".join(b"q Q0 d%d 1 1 r\n" % i for i in range(5000)) + b"q Q0 \xff 1 1 r\n" * 9000
     with pytest.raises(TrecFormatError):
-        trec_module._read(bad, is_run=True, chunk_bytes=1000, workers=workers)
+        trec_module._read(
+            bad, is_run=True, chunk_bytes=1000, workers=workers, intern_docs=intern_docs
+        )
     assert threading.active_count() == before
 
 
@@ -575,34 +750,49 @@ def test_error_path_and_pickling(tmp_path):
 
 
 @both_modes
+@docs_modes
 @pytest.mark.parametrize("chunk", [None, 1, 20])
-def test_first_error_wins(workers, chunk):
+def test_first_error_wins(workers, chunk, intern_docs):
+    def err(data):
+        return error(data, True, chunk, workers, intern_docs)
+
     # a bad score (checked late, on the slow path) before a short line: the score's line
     data = b"q Q0 d 1 1.0 r\nq Q0 d 1 bad r\nq Q0 d\n"
-    assert error(data, True, chunk, workers).line == 2
+    assert err(data).line == 2
     data = b"q Q0 d 1 1.0 r\nq Q0 d\xff 1 1e400 r\nq Q0 d 1 bad r\n"
-    assert error(data, True, chunk, workers).line == 2
+    assert err(data).line == 2
     # the invalid UTF-8 id (found when interning) comes before the bad score (found when
     # scanning, possibly a block ahead)
     data = b"q Q0 d 1 1.0 r\nq Q0 d\xff 1 1 r\nq Q0 d 1 bad r\n"
-    assert "UTF-8" in error(data, True, chunk, workers).message
+    assert "UTF-8" in err(data).message
     data = b"q\xfe Q0 d 1 1.0 r\nq Q0 d 1 1 r\nq Q0 d 1\n"
-    e = error(data, True, chunk, workers)
+    e = err(data)
     assert e.line == 1 and "query id" in e.message
+    # on one line, an invalid query id is named before an invalid document id
+    data = b"q Q0 d 1 1.0 r\nq\xfe Q0 d\xff 1 1 r\n"
+    e = err(data)
+    assert e.line == 2 and "query id" in e.message
+    # an invalid document id of more than 16 bytes, and one at the very end of the text
+    data = b"q Q0 d 1 1.0 r\nq Q0 " + b"d" * 20 + b"\xc0\x80 1 1 r\n"
+    e = err(data)
+    assert e.line == 2 and "document id" in e.message
+    data = b"q Q0 d 1 1.0 r\nq Q0 d\xff 1 1 r"
+    assert err(data).line == 2
 
 
 @both_modes
-def test_error_lines_across_many_chunks(workers):
+@docs_modes
+def test_error_lines_across_many_chunks(workers, intern_docs):
     good = b"".join(b"q%d Q0 d%d 1 %d.25 r\n" % (i, i, i) for i in range(1000))
     for bad, message in [(b"q Q0 d 1 nope r\n", "not a number"),
                          (b"q Q0 d\xff 1 1 r\n", "UTF-8"),
                          (b"q Q0 d 1 1\n", "fields")]:
         data = good + bad + good
         for chunk in (None, 1, 33, 1000):
-            e = error(data, True, chunk, workers)
+            e = error(data, True, chunk, workers, intern_docs)
             assert e.line == 1001 and message in e.message
             with pytest.raises(TrecFormatError) as e:
-                read_stream(data, True, chunk, workers)
+                read_stream(data, True, chunk, workers, intern_docs)
             assert e.value.line == 1001 and e.value.path == "<file>"
 
 
@@ -612,47 +802,57 @@ def test_utf8_validation_matches_python():
                b"\xf0\x8f\xbf\xbf", b"\xf4\x8f\xbf\xbf", b"\xf4\x90\x80\x80", b"\xf5\x80\x80\x80",
                b"\xc1\xbf", b"\x80", b"\xc2", b"\xe1\x80", b"\xf1\x80\x80", b"\xff", b"\xfe"]
     for raw in samples:
-        tok = b"a" + raw + b"z"
-        try:
-            want = tok.decode("utf-8")
-        except UnicodeDecodeError:
-            with pytest.raises(TrecFormatError, match="not valid UTF-8"):
-                read(b"q 0 " + tok + b" 1\n", False)
-        else:
-            assert read(b"q 0 " + tok + b" 1\n", False).doc_ids == [want]
+        for tok in (b"a" + raw + b"z", b"abcdefghijklmnop" + raw):  # short, and > 16 bytes
+            try:
+                want = tok.decode("utf-8")
+            except UnicodeDecodeError:
+                for intern_docs in (True, False):
+                    with pytest.raises(TrecFormatError, match="not valid UTF-8"):
+                        read(b"q 0 " + tok + b" 1\n", False, intern_docs=intern_docs)
+            else:
+                assert read(b"q 0 " + tok + b" 1\n", False).doc_ids == [want]
+                flat = read(b"q 0 " + tok + b" 1\n", False, intern_docs=False)
+                assert flat.doc_blob.tobytes() == tok
 
 
 @given(st.binary(min_size=1, max_size=12).filter(lambda b: not any(c in b" \t\n\r\v\f" for c in b)))
 @settings(max_examples=300, deadline=None)
 def test_random_bytes_ids_valid_iff_python_decodes(raw):
     data = b"q 0 " + raw + b" 1\n"
+    padded = data + b"#" * 80  # with 16 readable bytes after the id, and without
     try:
         want = raw.decode("utf-8")
     except UnicodeDecodeError:
-        with pytest.raises(TrecFormatError, match="not valid UTF-8"):
-            read(data, False)
+        for text in (data, padded):
+            for intern_docs in (True, False):
+                with pytest.raises(TrecFormatError, match="not valid UTF-8"):
+                    read(text, False, intern_docs=intern_docs)
     else:
         assert read(data, False).doc_ids == [want]
+        for text in (data, padded):
+            flat = read(text, False, intern_docs=False)
+            assert flat.doc_blob.tobytes() == raw
+            assert flat.doc_tiekeys.tolist() == [tie_key(raw)]
+            assert flat.doc_hashes.tolist() == [_trec_hash_bytes(raw)]
 
 
 # ----------------------------------------------------------------------------------------------
 # random files against the naive parser
 
-id_text = st.text(
-    alphabet=st.characters(
-        blacklist_categories=("Cs",),
-        blacklist_characters=" \t\n\r\x0b\x0c",
-    ),
-    min_size=1,
-    max_size=14,
+id_chars = st.characters(
+    blacklist_categories=("Cs",),
+    blacklist_characters=" \t\n\r\x0b\x0c",
 )
+id_text = st.text(alphabet=id_chars, min_size=1, max_size=14)
+# also ids long enough to push a line's fields past 64 bytes (the splitter's window)
+long_id_text = st.one_of(id_text, st.text(alphabet=id_chars, min_size=15, max_size=40))
 sep = st.sampled_from([" ", "\t", "  ", " \t "])
 
 
 @st.composite
 def trec_files(draw, is_run: bool):
     qids = draw(st.lists(id_text, min_size=1, max_size=4))
-    docs = draw(st.lists(id_text, min_size=1, max_size=12))
+    docs = draw(st.lists(long_id_text, min_size=1, max_size=12))
     eol = draw(st.sampled_from(["\n", "\r\n"]))
     lines = []
     for _ in range(draw(st.integers(0, 30))):
@@ -673,8 +873,10 @@ def trec_files(draw, is_run: bool):
             fields = [q, "0", d, str(draw(st.integers(-(2**31), 2**31 - 1)))]
         if draw(st.booleans()):
             fields.append(draw(id_text))
-        lead = draw(st.sampled_from(["", " ", "\t"]))
+        lead = draw(st.sampled_from(["", " ", "\t", " " * 30]))
         lines.append(lead + s.join(fields) + draw(st.sampled_from(["", " ", "\t"])))
+    if draw(st.booleans()):  # so that 64 bytes follow even the last data line
+        lines.append("#" + "-" * 80)
     text = eol.join(lines) + (eol if lines and draw(st.booleans()) else "")
     return text.encode("utf-8")
 
@@ -682,15 +884,15 @@ def trec_files(draw, is_run: bool):
 @given(trec_files(True), st.sampled_from([None, 1, 3, 17, 64]), st.sampled_from([1, 2]))
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 def test_random_runs_match_naive_parser(data, chunk, workers):
-    check_same(read(data, True, chunk, workers), data, True)
-    check_same(read_stream(data, True, chunk, workers), data, True)
+    check_both(data, True, chunk, workers)
+    check_both(data, True, chunk, workers, stream=True)
 
 
 @given(trec_files(False), st.sampled_from([None, 1, 5, 64]), st.sampled_from([1, 2]))
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 def test_random_qrels_match_naive_parser(data, chunk, workers):
-    check_same(read(data, False, chunk, workers), data, False)
-    check_same(read_stream(data, False, chunk, workers), data, False)
+    check_both(data, False, chunk, workers)
+    check_both(data, False, chunk, workers, stream=True)
 
 
 @given(trec_files(True))
@@ -698,3 +900,82 @@ def test_random_qrels_match_naive_parser(data, chunk, workers):
 def test_random_runs_from_gzip_and_stdin(data):
     assume(data)
     check_same(read_trec_run(gzip.compress(data)), data, True)
+
+
+# ----------------------------------------------------------------------------------------------
+# the line splitter: fields found 64 bytes at a time from bit masks, the rest byte by byte
+
+space_run = st.text(alphabet=" \t\x0b\x0c\r", min_size=1, max_size=40)
+plain_token = st.text(alphabet="abcXYZ019#.-\x00", min_size=1, max_size=30)
+
+
+@st.composite
+def split_files(draw, is_run: bool):
+    need = 6 if is_run else 4
+    lines = []
+    for _ in range(draw(st.integers(1, 12))):
+        kind = draw(st.sampled_from(["data"] * 8 + ["short", "comment", "blank"]))
+        if kind == "comment":
+            lines.append(b"#" + draw(plain_token).encode())
+            continue
+        if kind == "blank":
+            lines.append(draw(st.one_of(st.just(""), space_run)).encode())
+            continue
+        n = need - draw(st.integers(1, need)) if kind == "short" else need + draw(st.integers(0, 2))
+        fields = [draw(plain_token) for _ in range(n)]
+        if is_run and n > 4:
+            fields[4] = draw(st.sampled_from(["1", "2.5", "-3e2", ".25", "7"]))
+        if not is_run and n > 3:
+            fields[3] = str(draw(st.integers(-5, 5)))
+        if n > 0 and fields[0].startswith("#"):
+            fields[0] = "q" + fields[0]
+        text = draw(st.sampled_from(["", " ", "\t"]) | space_run)
+        for f in fields:
+            text += f + draw(space_run)
+        if draw(st.booleans()):
+            text = text.rstrip(" \t\x0b\x0c\r")
+        lines.append(text.encode())
+    eol = draw(st.sampled_from([b"\n", b"\r\n"]))
+    data = eol.join(lines) + draw(st.sampled_from([b"", eol, eol + b"#" + b"=" * 100]))
+    return data
+
+
+def first_short_line(data: bytes, is_run: bool) -> int:
+    need = 6 if is_run else 4
+    for number, line in enumerate(data.split(b"\n"), start=1):
+        if line.startswith(b"#"):
+            continue
+        fields = line.split()
+        if 0 < len(fields) < need:
+            return number
+    return 0
+
+
+@given(st.booleans().flatmap(lambda r: st.tuples(st.just(r), split_files(r))),
+       st.sampled_from([None, 1, 50]), st.sampled_from([1, 2]))
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+def test_random_whitespace_and_field_counts(case, chunk, workers):
+    is_run, data = case
+    bad = first_short_line(data, is_run)
+    if bad:
+        for intern_docs in (True, False):
+            e = error(data, is_run, chunk, workers, intern_docs)
+            assert e.line == bad and "whitespace-separated fields" in e.message
+    else:
+        check_both(data, is_run, chunk, workers)
+
+
+def test_fields_at_the_edges_of_the_64_byte_window():
+    # a line whose sixth field ends at byte 62..66 from its start, with and without a newline
+    # in the window, and whose newline comes late after trailing spaces
+    lines = []
+    for width in range(50, 80):
+        docno = b"d" * (width - len(b"q Q0  1 1 r"))
+        lines.append(b"q Q0 " + docno + b" 1 1 r")
+        lines.append(b"q Q0 " + docno + b" 1 1 r" + b" " * 70)
+        lines.append(b"q\tQ0\t" + docno + b"\t1\t1\trun extra fields here " + b"x" * width)
+    data = b"\n".join(lines)
+    for tail in (b"", b"\n", b"\n#" + b" " * 100):
+        for chunk in (None, 64, 100):
+            check_both(data + tail, True, chunk)
+            check_both(data + tail, True, chunk, stream=True)

@@ -2,14 +2,19 @@
 #
 # qafast.io.trec reads the text in blocks of whole lines and runs two stages per block, each
 # without the GIL except to make Python objects:
-#   1. scan (`_trec_Parser.scan`): split lines into fields, convert scores or grades, hash
-#      the document ids, and append scores/grades and line numbers to growing arrays;
+#   1. scan (`_trec_Parser.scan`): split lines into fields (from bit masks of the text's
+#      spaces and newlines, 64 bytes at a time), convert scores or grades, hash the document
+#      ids, and append scores/grades and line numbers to growing arrays;
 #   2. intern (`_trec_Parser.intern`): map query and document ids to int32 indexes in
 #      first-seen order, with hash tables over the ids' bytes, then make one Python `str`
 #      per new distinct id.
 # The stages own disjoint state, so one thread can scan block k + 1 while another interns
 # block k. Stage 2 is bound by memory latency (a run's document table outgrows the caches),
 # so it prefetches table slots well ahead of each lookup.
+#
+# Without interning documents (`intern_docs=False`) stage 1 keeps each line's document hash
+# in a column, and stage 2 interns only the query ids, checks each document id's UTF-8,
+# computes its tie key and appends its bytes to one blob: no table, no Python object.
 #
 # Scores: a decimal with at most 19 significant digits, a mantissa up to 2**53 and a power of
 # ten within +-22 is converted exactly (Clinger's fast path: one correctly rounded multiply or
@@ -31,11 +36,14 @@ import numpy as _trec_np
 
 cdef extern from *:
     """
+    /* -D_trec_LITTLE_ENDIAN=0 (and -D_trec_NO_SSE2) build the portable paths, for tests */
+    #ifndef _trec_LITTLE_ENDIAN
     #if defined(__BYTE_ORDER__) && defined(__ORDER_BIG_ENDIAN__) && \\
         __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
     #define _trec_LITTLE_ENDIAN 0
     #else
     #define _trec_LITTLE_ENDIAN 1
+    #endif
     #endif
 
     #if defined(__GNUC__) || defined(__clang__)
@@ -97,12 +105,230 @@ cdef extern from *:
         free(p);
     #endif
     }
+
+    /* A document's tie key, as qafast_tie_key in _simd.h: its first 8 bytes read big-endian
+       (zero padded), top bit flipped. One load and a byte swap when 8 bytes are readable. */
+    static inline int64_t _trec_tie_key(const unsigned char *p, Py_ssize_t n,
+                                        const unsigned char *end) {
+        uint64_t w = 0;
+        Py_ssize_t i, m;
+    #if _trec_LITTLE_ENDIAN && (defined(__GNUC__) || defined(__clang__))
+        if (end - p >= 8) {
+            memcpy(&w, p, 8);
+            if (n < 8)
+                w &= ((uint64_t)1 << (8 * n)) - 1;
+            return (int64_t)(__builtin_bswap64(w) ^ 0x8000000000000000ULL);
+        }
+    #else
+        (void)end;
+    #endif
+        m = n < 8 ? n : 8;
+        for (i = 0; i < m; i++)
+            w |= (uint64_t)p[i] << (56 - 8 * i);
+        return (int64_t)(w ^ 0x8000000000000000ULL);
+    }
+
+    /* Without interning, per line: copy the document id p[:n] to dst (which has 16 bytes of
+       slack), store its tie key and return whether it is all ASCII. An id of up to 16 bytes
+       (with 16 readable) is two loads, two stores and no loop. */
+    static const uint64_t _trec_BYTEMASK[9] = {
+        0, 0xFFULL, 0xFFFFULL, 0xFFFFFFULL, 0xFFFFFFFFULL, 0xFFFFFFFFFFULL,
+        0xFFFFFFFFFFFFULL, 0xFFFFFFFFFFFFFFULL, 0xFFFFFFFFFFFFFFFFULL};
+    static inline int _trec_take_doc(const unsigned char *p, Py_ssize_t n,
+                                     const unsigned char *end, unsigned char *dst,
+                                     int64_t *tiekey) {
+    #if _trec_LITTLE_ENDIAN && (defined(__GNUC__) || defined(__clang__))
+        if (n <= 16 && end - p >= 16) {
+            uint64_t lo, hi;
+            Py_ssize_t nlo = n < 8 ? n : 8;
+            memcpy(&lo, p, 8);
+            memcpy(&hi, p + 8, 8);
+            memcpy(dst, &lo, 8);
+            memcpy(dst + 8, &hi, 8);
+            lo &= _trec_BYTEMASK[nlo];
+            hi &= _trec_BYTEMASK[n - nlo];
+            *tiekey = (int64_t)(__builtin_bswap64(lo) ^ 0x8000000000000000ULL);
+            return ((lo | hi) & 0x8080808080808080ULL) == 0;
+        }
+    #endif
+        memcpy(dst, p, (size_t)n);
+        *tiekey = _trec_tie_key(p, n, end);
+        return -1;                             /* not known: the caller checks */
+    }
+
+    /* Line splitting without a branch per byte. The scan first indexes a segment of text
+       (up to _trec_SEG bytes from a line start, plus a window's worth more): bit j of
+       ws[j / 64] says whether byte j is C isspace (space \t \n \v \f \r), bit j of nl[j / 64]
+       whether it is '\n'; bytes past the text count as neither. Then the 64-bit windows of
+       both masks at a line's start give its fields: token starts are non-spaces after a space
+       (the line start counts as one), token ends spaces after a non-space, all before the
+       first newline. Consecutive lines then depend on each other only through a few loads
+       and shifts of the masks, not through the text. With SSE2 (every x86-64) 16 bytes are
+       indexed per step, elsewhere 8 (SWAR; byte by byte on a big-endian machine). */
+    #define _trec_SEG 16384
+    #define _trec_SEG_WORDS ((_trec_SEG + 128) / 64 + 2)
+
+    #if defined(__GNUC__) || defined(__clang__)
+    #define _trec_ALWAYS_INLINE __attribute__((always_inline)) inline
+    #define _trec_ctz64(x) __builtin_ctzll(x)
+    #elif defined(_MSC_VER)
+    #define _trec_ALWAYS_INLINE __forceinline
+    #include <intrin.h>
+    static __forceinline int _trec_ctz64(uint64_t x) {
+        unsigned long i;
+    #if defined(_M_X64) || defined(_M_ARM64)
+        _BitScanForward64(&i, x);
+        return (int)i;
+    #else
+        if (_BitScanForward(&i, (unsigned long)x))
+            return (int)i;
+        _BitScanForward(&i, (unsigned long)(x >> 32));
+        return (int)i + 32;
+    #endif
+    }
+    #else
+    #define _trec_ALWAYS_INLINE inline
+    static inline int _trec_ctz64(uint64_t x) {
+        int i = 0;
+        while (!(x & 1)) { x >>= 1; i++; }
+        return i;
+    }
+    #endif
+
+    #if (defined(__SSE2__) || defined(_M_X64) || (defined(_M_IX86_FP) && _M_IX86_FP >= 2)) \
+        && !defined(_trec_NO_SSE2)
+    #include <emmintrin.h>
+    static inline void _trec_mask64(const unsigned char *p, uint64_t *ws_out, uint64_t *nl_out) {
+        const __m128i nine = _mm_set1_epi8(9), four = _mm_set1_epi8(4);
+        const __m128i space = _mm_set1_epi8(32), newline = _mm_set1_epi8(10);
+        const __m128i zero = _mm_setzero_si128();
+        uint64_t ws = 0, nl = 0;
+        int i;
+        for (i = 0; i < 4; i++) {
+            __m128i v = _mm_loadu_si128((const __m128i *)(p + 16 * i));
+            /* c == 32 or (unsigned char)(c - 9) <= 4 */
+            __m128i w = _mm_or_si128(
+                _mm_cmpeq_epi8(_mm_subs_epu8(_mm_sub_epi8(v, nine), four), zero),
+                _mm_cmpeq_epi8(v, space));
+            ws |= (uint64_t)(uint32_t)_mm_movemask_epi8(w) << (16 * i);
+            nl |= (uint64_t)(uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(v, newline)) << (16 * i);
+        }
+        *ws_out = ws;
+        *nl_out = nl;
+    }
+    #elif _trec_LITTLE_ENDIAN
+    /* SWAR: 8 bytes per step, each byte's flag in its high bit, the 8 flags then gathered
+       into 8 bits by one multiply */
+    static inline uint64_t _trec_gather8(uint64_t high) {
+        return (((high >> 7) & 0x0101010101010101ULL) * 0x0102040810204080ULL) >> 56;
+    }
+    static inline uint64_t _trec_eq8(uint64_t x, uint64_t c) {    /* high bit: byte == c */
+        const uint64_t low7 = 0x7F7F7F7F7F7F7F7FULL;
+        uint64_t t = x ^ (c * 0x0101010101010101ULL);
+        return ~(((t & low7) + low7) | t) & 0x8080808080808080ULL;
+    }
+    static inline void _trec_mask64(const unsigned char *p, uint64_t *ws_out, uint64_t *nl_out) {
+        const uint64_t ones = 0x0101010101010101ULL, high = 0x8080808080808080ULL;
+        uint64_t ws = 0, nl = 0, x, a, ctl;
+        int i;
+        for (i = 0; i < 8; i++) {
+            memcpy(&x, p + 8 * i, 8);
+            a = x | high;                      /* per byte 128 + (c & 127): no borrows */
+            ctl = ((a - 9 * ones) & ~(a - 14 * ones) & ~x) & high;    /* 9 <= c <= 13 */
+            ws |= _trec_gather8(ctl | _trec_eq8(x, 32)) << (8 * i);
+            nl |= _trec_gather8(_trec_eq8(x, 10)) << (8 * i);
+        }
+        *ws_out = ws;
+        *nl_out = nl;
+    }
+    #else
+    static inline void _trec_mask64(const unsigned char *p, uint64_t *ws_out, uint64_t *nl_out) {
+        uint64_t ws = 0, nl = 0;
+        int i;
+        for (i = 0; i < 64; i++) {
+            unsigned char c = p[i];
+            ws |= (uint64_t)(c == 32 || (unsigned char)(c - 9) <= 4) << i;
+            nl |= (uint64_t)(c == 10) << i;
+        }
+        *ws_out = ws;
+        *nl_out = nl;
+    }
+    #endif
+
+    /* Index p[0:n] (n <= _trec_SEG + 128) into ws and nl, with a zero guard word after. */
+    static void _trec_index(const unsigned char *p, Py_ssize_t n, uint64_t *ws, uint64_t *nl) {
+        unsigned char tail[64];
+        Py_ssize_t i = 0, k = 0;
+        for (; i + 64 <= n; i += 64, k++)
+            _trec_mask64(p + i, &ws[k], &nl[k]);
+        if (i < n) {
+            memset(tail, 0, 64);               /* NUL: neither space nor newline */
+            memcpy(tail, p + i, (size_t)(n - i));
+            _trec_mask64(tail, &ws[k], &nl[k]);
+            k++;
+        }
+        ws[k] = 0;
+        nl[k] = 0;
+        ws[k + 1] = 0;
+        nl[k + 1] = 0;
+    }
+
+    /* The first `need` fields of the line at byte `pos` of an indexed segment starting at
+       base, if they end within 64 bytes (before the newline, if there is one there). Sets
+       *eol to the newline, or NULL when there is none within the 64 bytes. Returns 0 when
+       the line is left to the byte-wise loop (fewer fields in reach: blank, short, long).
+       Called with a constant `need`, so that the loop over the fields unrolls. */
+    static _trec_ALWAYS_INLINE int _trec_fields_at(
+            const uint64_t *wsm, const uint64_t *nlm, Py_ssize_t pos,
+            const unsigned char *base, int need, const unsigned char **tok,
+            Py_ssize_t *tlen, const unsigned char **eol) {
+        Py_ssize_t k = pos >> 6, s, e;
+        unsigned sh = (unsigned)(pos & 63);
+        const unsigned char *p = base + pos;
+        /* the 64 bits from bit pos on; (x << 1) << (63 - sh) is x << (64 - sh), 0 for sh 0 */
+        uint64_t ws = (wsm[k] >> sh) | ((wsm[k + 1] << 1) << (63 - sh));
+        uint64_t nl = (nlm[k] >> sh) | ((nlm[k + 1] << 1) << (63 - sh));
+        uint64_t word = ~ws, starts, ends;
+        int i;
+        starts = word & ~(word << 1);
+        ends = ws & (word << 1);
+        if (nl != 0) {
+            uint64_t first = nl & (0 - nl);
+            starts &= first - 1;               /* before the newline */
+            ends &= first | (first - 1);       /* up to and including it */
+            *eol = p + _trec_ctz64(nl);
+        } else {
+            *eol = NULL;
+        }
+        for (i = 0; i < need; i++) {
+            if (ends == 0)
+                return 0;
+            s = _trec_ctz64(starts);
+            e = _trec_ctz64(ends);
+            tok[i] = p + s;
+            tlen[i] = e - s;
+            starts &= starts - 1;
+            ends &= ends - 1;
+        }
+        return 1;
+    }
     """
     void _trec_prefetch(const void *p) noexcept nogil
     bint _trec_LITTLE_ENDIAN
     void *_trec_mem_resize(void *p, size_t old, size_t n) noexcept nogil
     void _trec_mem_free(void *p, size_t n) noexcept nogil
     void _trec_advise_huge(void *p, size_t n) noexcept nogil
+    int64_t _trec_tie_key(const unsigned char *p, Py_ssize_t n,
+                          const unsigned char *end) noexcept nogil
+    int _trec_take_doc(const unsigned char *p, Py_ssize_t n, const unsigned char *end,
+                       unsigned char *dst, int64_t *tiekey) noexcept nogil
+    enum: _trec_SEG
+    enum: _trec_SEG_WORDS
+    void _trec_index(const unsigned char *p, Py_ssize_t n, uint64_t *ws,
+                     uint64_t *nl) noexcept nogil
+    int _trec_fields_at(const uint64_t *wsm, const uint64_t *nlm, Py_ssize_t pos,
+                        const unsigned char *base, int need, const unsigned char **tok,
+                        Py_ssize_t *tlen, const unsigned char **eol) noexcept nogil
 
 cdef extern from "Python.h":
     double _trec_PyOS_string_to_double "PyOS_string_to_double" (
@@ -543,6 +769,7 @@ ctypedef struct _trec_Pending:       # a score left for the exact slow path
 
 ctypedef struct _trec_ScanState:
     bint is_run
+    bint intern_docs                 # False: each line's document hash goes to `hashes`
     int need                         # fields per line: 6 (run) or 4 (qrels)
     int64_t line_no                  # lines scanned so far
     uint64_t rows                    # data lines scanned so far
@@ -550,6 +777,7 @@ ctypedef struct _trec_ScanState:
     double *scores                   # run
     int32_t *grades                  # qrels
     int64_t *lines
+    int64_t *hashes                  # without interning: _trec_hash of each document id
     _trec_Pending *pend              # per block
     uint64_t npend
     uint64_t pend_cap
@@ -593,6 +821,11 @@ cdef int _trec_scan_grow(_trec_ScanState *sc) noexcept nogil:
     if a == NULL:
         return -1
     sc.lines = <int64_t *>a
+    if not sc.intern_docs:
+        a = _trec_mem_resize(sc.hashes, sc.cap * sizeof(int64_t), cap * sizeof(int64_t))
+        if a == NULL:
+            return -1
+        sc.hashes = <int64_t *>a
     sc.cap = cap
     return 0
 
@@ -649,44 +882,63 @@ cdef int _trec_scan_lines(_trec_ScanState *sc, _trec_BatchData *b, const unsigne
     cdef const unsigned char *q
     cdef const unsigned char *tok[6]
     cdef Py_ssize_t tlen[6]
+    cdef uint64_t ws_mask[_trec_SEG_WORDS]
+    cdef uint64_t nl_mask[_trec_SEG_WORDS]
+    cdef const unsigned char *seg = buf
+    cdef const unsigned char *seg_end = buf      # lines starting before it are indexed
     cdef int nf, need = sc.need, code
     cdef int64_t line
-    cdef uint64_t row, k
+    cdef uint64_t row, k, h
     cdef double v
     cdef void *tmp
     b.row_start = sc.rows
     b.n = 0
     while p < end:
-        eol = <const unsigned char *>memchr(p, 10, <size_t>(end - p))
-        if eol == NULL:
-            eol = end
-            nxt = end
-        else:
-            nxt = eol + 1
         line = sc.line_no + 1
-        if p[0] == 35:                            # '#' in column 0: a comment
-            sc.line_no = line
-            p = nxt
-            continue
-        q = p
-        nf = 0
-        while nf < need:
-            while q < eol and _trec_isspace(q[0]):
-                q += 1
-            if q == eol:
-                break
-            tok[nf] = q
-            while q < eol and not _trec_isspace(q[0]):
-                q += 1
-            tlen[nf] = q - tok[nf]
-            nf += 1
-        if nf == 0:                               # a blank line
-            sc.line_no = line
-            p = nxt
-            continue
-        if nf < need:
-            sc.err_nfields = nf
-            return _trec_scan_fail(sc, _trec_E_FIELDS, line, buf, NULL, 0)
+        # the common line (not a comment, its fields within 64 bytes) from the segment's
+        # index; the rest byte by byte
+        if p >= seg_end:                          # index the next segment
+            seg = p
+            seg_end = p + min(end - p, <Py_ssize_t>_trec_SEG)
+            _trec_index(p, min(end - p, <Py_ssize_t>_trec_SEG + 128), ws_mask, nl_mask)
+        if (p[0] != 35
+                and (_trec_fields_at(ws_mask, nl_mask, p - seg, seg, 6, tok, tlen, &eol)
+                     if need == 6 else
+                     _trec_fields_at(ws_mask, nl_mask, p - seg, seg, 4, tok, tlen, &eol))):
+            if eol == NULL:                       # no newline within the window
+                q = tok[need - 1] + tlen[need - 1]
+                eol = <const unsigned char *>memchr(q, 10, <size_t>(end - q))
+            nxt = end if eol == NULL else eol + 1
+        else:
+            eol = <const unsigned char *>memchr(p, 10, <size_t>(end - p))
+            if eol == NULL:
+                eol = end
+                nxt = end
+            else:
+                nxt = eol + 1
+            if p[0] == 35:                        # '#' in column 0: a comment
+                sc.line_no = line
+                p = nxt
+                continue
+            q = p
+            nf = 0
+            while nf < need:
+                while q < eol and _trec_isspace(q[0]):
+                    q += 1
+                if q == eol:
+                    break
+                tok[nf] = q
+                while q < eol and not _trec_isspace(q[0]):
+                    q += 1
+                tlen[nf] = q - tok[nf]
+                nf += 1
+            if nf == 0:                           # a blank line
+                sc.line_no = line
+                p = nxt
+                continue
+            if nf < need:
+                sc.err_nfields = nf
+                return _trec_scan_fail(sc, _trec_E_FIELDS, line, buf, NULL, 0)
         if <uint64_t>tlen[0] > _trec_LEN_MASK:
             return _trec_scan_fail(sc, _trec_E_ID_TOO_LONG, line, buf, tok[0], tlen[0])
         if <uint64_t>tlen[2] > _trec_LEN_MASK:
@@ -701,8 +953,12 @@ cdef int _trec_scan_lines(_trec_ScanState *sc, _trec_BatchData *b, const unsigne
         b.q_len[k] = <uint32_t>tlen[0]
         b.d_off[k] = tok[2] - buf
         b.d_len[k] = <uint32_t>tlen[2]
-        b.d_meta[k] = _trec_meta(_trec_hash(tok[2], tlen[2]), tlen[2])
-        b.d_key8[k] = _trec_key8(tok[2], tlen[2], end)
+        h = _trec_hash(tok[2], tlen[2])
+        if sc.intern_docs:
+            b.d_meta[k] = _trec_meta(h, tlen[2])
+            b.d_key8[k] = _trec_key8(tok[2], tlen[2], end)
+        else:
+            sc.hashes[row] = <int64_t>h
         if need == 6:
             if _trec_fast_float(tok[4], tlen[4], &v):
                 sc.scores[row] = v
@@ -739,10 +995,16 @@ cdef int _trec_scan_lines(_trec_ScanState *sc, _trec_BatchData *b, const unsigne
 # stage 2, intern: query and document ids to int32 indexes, in first-seen order
 
 ctypedef struct _trec_InternState:
+    bint intern_docs
     _trec_Table qtab
-    _trec_Table dtab
+    _trec_Table dtab                 # document ids, when interned
     int32_t *qidx
-    int32_t *didx
+    int32_t *didx                    # when interned
+    int64_t *tiekeys                 # otherwise: each line's document tie key,
+    int64_t *offsets                 # the document's bytes blob[offsets[i]:offsets[i + 1]]
+    unsigned char *blob              # (cap + 1 offsets, offsets[0] = 0)
+    uint64_t blob_len
+    uint64_t blob_cap
     uint64_t rows                    # rows interned so far
     uint64_t cap
     int64_t prev_q                   # query index of the previous row, -1 if none
@@ -764,11 +1026,38 @@ cdef int _trec_intern_grow(_trec_InternState *it, uint64_t need) noexcept nogil:
     if a == NULL:
         return -1
     it.qidx = <int32_t *>a
-    a = _trec_mem_resize(it.didx, it.cap * sizeof(int32_t), cap * sizeof(int32_t))
+    if it.intern_docs:
+        a = _trec_mem_resize(it.didx, it.cap * sizeof(int32_t), cap * sizeof(int32_t))
+        if a == NULL:
+            return -1
+        it.didx = <int32_t *>a
+    else:
+        a = _trec_mem_resize(it.tiekeys, it.cap * sizeof(int64_t), cap * sizeof(int64_t))
+        if a == NULL:
+            return -1
+        it.tiekeys = <int64_t *>a
+        a = _trec_mem_resize(it.offsets, (it.cap + 1) * sizeof(int64_t),
+                             (cap + 1) * sizeof(int64_t))
+        if a == NULL:
+            return -1
+        it.offsets = <int64_t *>a
+        if it.cap == 0:
+            it.offsets[0] = 0
+    it.cap = cap
+    return 0
+
+
+cdef int _trec_blob_grow(_trec_InternState *it, uint64_t need) noexcept nogil:
+    # Room for `need` bytes (the caller asks for some slack, for whole-word copies).
+    cdef uint64_t cap = it.blob_cap if it.blob_cap else 1 << 20
+    cdef void *a
+    while cap < need:
+        cap *= 2
+    a = _trec_mem_resize(it.blob, it.blob_cap, cap)
     if a == NULL:
         return -1
-    it.didx = <int32_t *>a
-    it.cap = cap
+    it.blob = <unsigned char *>a
+    it.blob_cap = cap
     return 0
 
 
@@ -831,6 +1120,71 @@ cdef int _trec_intern_rows(_trec_InternState *it, _trec_BatchData *b, const unsi
         it.qidx[row] = <int32_t>qi
         it.didx[row] = <int32_t>di
         it.rows = row + 1
+    return _trec_OK
+
+
+cdef int _trec_doc_rows(_trec_InternState *it, _trec_BatchData *b, const unsigned char *buf,
+                        Py_ssize_t nbuf) noexcept nogil:
+    # Stage 2 without interning documents: the first b.n_ok rows' query ids as above, and
+    # each document id checked for UTF-8, its tie key computed and its bytes appended to the
+    # blob (the hash came from the scan). No table, so no random access at all.
+    cdef const unsigned char *end = buf + nbuf
+    cdef uint64_t n = b.n_ok, k, row, blen
+    cdef const unsigned char *qp
+    cdef const unsigned char *dp
+    cdef Py_ssize_t qn, dn
+    cdef int64_t qi
+    cdef int ascii
+    cdef int32_t *qidx
+    cdef int64_t *tiekeys
+    cdef int64_t *offsets
+    if b.row_start != it.rows:
+        return _trec_E_NOMEM                      # batches out of order: a caller bug
+    if b.row_start + n > it.cap and _trec_intern_grow(it, b.row_start + n) != 0:
+        it.err = _trec_E_NOMEM
+        return _trec_E_NOMEM
+    # the batch's ids are at most its text: room for all of them, plus 16 bytes of slack
+    # for the whole-word copies below, so the loop never checks
+    if (it.blob_len + <uint64_t>nbuf + 16 > it.blob_cap
+            and _trec_blob_grow(it, it.blob_len + <uint64_t>nbuf + 16) != 0):
+        it.err = _trec_E_NOMEM
+        return _trec_E_NOMEM
+    qidx = it.qidx
+    tiekeys = it.tiekeys
+    offsets = it.offsets
+    blen = it.blob_len
+    for k in range(n):
+        row = b.row_start + k
+        qp = buf + b.q_off[k]
+        qn = b.q_len[k]
+        if it.prev_q >= 0 and _trec_same_id(&it.qtab, it.prev_q, qp, qn):
+            qi = it.prev_q
+        else:
+            qi = _trec_intern(&it.qtab, qp, qn, _trec_meta(_trec_hash(qp, qn), qn),
+                              _trec_key8(qp, qn, end))
+            if qi < 0:
+                it.err = _trec_intern_code(qi, _trec_E_UTF8_QID)
+                it.err_k = k
+                it.err_off = b.q_off[k]
+                it.err_len = qn
+                it.blob_len = blen
+                return it.err
+            it.prev_q = qi
+        dp = buf + b.d_off[k]
+        dn = b.d_len[k]
+        ascii = _trec_take_doc(dp, dn, end, it.blob + blen, &tiekeys[row])
+        if ascii != 1 and not _trec_utf8_ok(dp, dn):
+            it.err = _trec_E_UTF8_DOCNO
+            it.err_k = k
+            it.err_off = b.d_off[k]
+            it.err_len = dn
+            it.blob_len = blen
+            return it.err
+        blen += <uint64_t>dn
+        offsets[row + 1] = <int64_t>blen
+        qidx[row] = <int32_t>qi
+        it.rows = row + 1
+    it.blob_len = blen
     return _trec_OK
 
 
@@ -964,6 +1318,10 @@ cdef class _trec_Parser:
     ``scan(block)`` reads the complete lines of one block of text; ``intern(batch)`` then
     maps the block's ids to indexes. The stages touch disjoint state, so one thread may scan
     block k + 1 while another interns block k; each stage must see blocks in file order.
+
+    With ``intern_docs=False`` document ids are not interned: the scan keeps each line's
+    document hash, and ``intern`` (query ids only) copies the document's bytes to one blob
+    and computes its tie key.
     """
 
     cdef _trec_ScanState sc
@@ -975,8 +1333,16 @@ cdef class _trec_Parser:
     cdef uint64_t error_row
     cdef bint finished
 
-    def __cinit__(self, bint is_run):
+    def __cinit__(self, bint is_run, bint intern_docs=True):
         self.sc.is_run = is_run
+        self.sc.intern_docs = intern_docs
+        self.sc.hashes = NULL
+        self.it.intern_docs = intern_docs
+        self.it.tiekeys = NULL
+        self.it.offsets = NULL
+        self.it.blob = NULL
+        self.it.blob_len = 0
+        self.it.blob_cap = 0
         self.sc.need = 6 if is_run else 4
         self.sc.line_no = 0
         self.sc.rows = 0
@@ -999,8 +1365,10 @@ cdef class _trec_Parser:
         self.it.cap = 0
         self.it.prev_q = -1
         self.it.err = _trec_OK
-        if (_trec_table_init(&self.it.qtab, 10) != 0 or _trec_table_init(&self.it.dtab, 16) != 0
-                or _trec_scan_grow(&self.sc) != 0 or _trec_intern_grow(&self.it, 1) != 0):
+        if (_trec_table_init(&self.it.qtab, 10) != 0
+                or _trec_table_init(&self.it.dtab, 16 if intern_docs else 4) != 0
+                or _trec_scan_grow(&self.sc) != 0 or _trec_intern_grow(&self.it, 1) != 0
+                or (not intern_docs and _trec_blob_grow(&self.it, 1) != 0)):
             raise MemoryError()
         self.query_ids = []
         self.doc_ids = []
@@ -1013,9 +1381,13 @@ cdef class _trec_Parser:
         _trec_table_free(&self.it.dtab)
         _trec_mem_free(self.it.qidx, self.it.cap * sizeof(int32_t))
         _trec_mem_free(self.it.didx, self.it.cap * sizeof(int32_t))
+        _trec_mem_free(self.it.tiekeys, self.it.cap * sizeof(int64_t))
+        _trec_mem_free(self.it.offsets, (self.it.cap + 1) * sizeof(int64_t))
+        _trec_mem_free(self.it.blob, self.it.blob_cap)
         _trec_mem_free(self.sc.scores, self.sc.cap * sizeof(double))
         _trec_mem_free(self.sc.grades, self.sc.cap * sizeof(int32_t))
         _trec_mem_free(self.sc.lines, self.sc.cap * sizeof(int64_t))
+        _trec_mem_free(self.sc.hashes, self.sc.cap * sizeof(int64_t))
         free(self.sc.pend)
 
     def scan(self, block, _trec_Batch batch=None):
@@ -1116,9 +1488,13 @@ cdef class _trec_Parser:
         if batch.b.row_start != it.rows:
             raise RuntimeError("batches must be interned in the order they were scanned")
         with nogil:
-            rc = _trec_intern_rows(it, &batch.b, batch.base, batch.nbytes)
+            if it.intern_docs:
+                rc = _trec_intern_rows(it, &batch.b, batch.base, batch.nbytes)
+            else:
+                rc = _trec_doc_rows(it, &batch.b, batch.base, batch.nbytes)
         self._make_strings(&it.qtab, self.query_ids)
-        self._make_strings(&it.dtab, self.doc_ids)
+        if it.intern_docs:
+            self._make_strings(&it.dtab, self.doc_ids)
         if rc == _trec_E_NOMEM:
             raise MemoryError()
         if rc != _trec_OK:
@@ -1143,7 +1519,9 @@ cdef class _trec_Parser:
 
     def finish(self):
         """Hand over the columns: (query_ids, query_index, doc_ids, doc_index, values,
-        line_numbers, run_id). The parser cannot be used afterwards."""
+        line_numbers, run_id, doc_hashes, doc_tiekeys, doc_offsets, doc_blob); the first
+        two document columns are None without interning, the last four with it. The parser
+        cannot be used afterwards."""
         cdef uint64_t n = self.it.rows
         if self.finished:
             raise RuntimeError("finish() called twice")
@@ -1156,8 +1534,22 @@ cdef class _trec_Parser:
         self.sc.pend = NULL
         qidx = _trec_wrap(self.it.qidx, self.it.cap, n, 4, b"i", _trec_np.int32)
         self.it.qidx = NULL
-        didx = _trec_wrap(self.it.didx, self.it.cap, n, 4, b"i", _trec_np.int32)
-        self.it.didx = NULL
+        doc_ids = didx = hashes = tiekeys = offsets = blob = None
+        if self.it.intern_docs:
+            doc_ids = self.doc_ids
+            didx = _trec_wrap(self.it.didx, self.it.cap, n, 4, b"i", _trec_np.int32)
+            self.it.didx = NULL
+        else:
+            hashes = _trec_wrap(self.sc.hashes, self.sc.cap, n, 8, b"q", _trec_np.int64)
+            self.sc.hashes = NULL
+            tiekeys = _trec_wrap(self.it.tiekeys, self.it.cap, n, 8, b"q", _trec_np.int64)
+            self.it.tiekeys = NULL
+            offsets = _trec_wrap(self.it.offsets, self.it.cap + 1, n + 1, 8, b"q",
+                                 _trec_np.int64)
+            self.it.offsets = NULL
+            blob = _trec_wrap(self.it.blob, self.it.blob_cap, self.it.blob_len, 1, b"B",
+                              _trec_np.uint8)
+            self.it.blob = NULL
         if self.sc.is_run:
             values = _trec_wrap(self.sc.scores, self.sc.cap, n, 8, b"d", _trec_np.float64)
             self.sc.scores = NULL
@@ -1166,7 +1558,15 @@ cdef class _trec_Parser:
             self.sc.grades = NULL
         lines = _trec_wrap(self.sc.lines, self.sc.cap, n, 8, b"q", _trec_np.int64)
         self.sc.lines = NULL
-        return (self.query_ids, qidx, self.doc_ids, didx, values, lines, self.run_id)
+        return (self.query_ids, qidx, doc_ids, didx, values, lines, self.run_id,
+                hashes, tiekeys, offsets, blob)
+
+
+def _trec_hash_bytes(const unsigned char[::1] data not None):
+    """The 64-bit hash (as a signed int64) that ``intern_docs=False`` reports for a document
+    id with these UTF-8 bytes: ``_trec_hash``, as other qafast code hashes ids."""
+    cdef Py_ssize_t n = data.shape[0]
+    return <int64_t>_trec_hash(&data[0] if n > 0 else NULL, n)
 
 
 def _trec_last_newline(const unsigned char[::1] data not None):

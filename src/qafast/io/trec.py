@@ -6,11 +6,17 @@ Fields after the sixth (run) or the fourth (qrels) are ignored, as are ``iter`` 
 Blank lines are skipped, and so are lines whose first character is ``#``; a ``#`` anywhere else
 is data (MS MARCO document ids contain one). Lines end in ``\\n`` or ``\\r\\n``.
 
-The text is read in blocks of about ``_CHUNK_BYTES`` (8 MiB; more only for a single longer
-line), each ending at a line end, and parsed by the compiled ``qafast._kernels._trec_Parser``
-in two stages that release the GIL: scanning lines (fields, scores, hashes) and interning ids
-(one Python ``str`` per distinct id, made in C). With ``workers`` other than 1 a helper thread
-reads and scans the next block while the calling thread interns the current one.
+The text is read in blocks of about ``_CHUNK_BYTES`` (1 MiB, so that a block is still in
+cache for the second stage; more only for a single longer line), each ending at a line end,
+and parsed by the compiled ``qafast._kernels._trec_Parser`` in two stages that release the
+GIL: scanning lines (fields, scores, hashes) and interning ids (one Python ``str`` per
+distinct id, made in C). With ``workers`` other than 1 a helper thread reads and scans the
+next block while the calling thread interns the current one.
+
+``intern_docs=False`` skips the document ids' interning, the largest cost of a big run (a
+hash table and one ``str`` per distinct document): each line's document id is then given by
+its 64-bit hash, its order-preserving tie key and its UTF-8 bytes in one blob, with no Python
+object per line or per document.
 """
 
 from __future__ import annotations
@@ -32,7 +38,7 @@ from .._kernels import _trec_last_newline, _trec_Parser
 
 __all__ = ["TrecColumns", "TrecFormatError", "read_trec_qrels", "read_trec_run"]
 
-_CHUNK_BYTES = 8 * 1024 * 1024
+_CHUNK_BYTES = 1024 * 1024
 _GZIP_MAGIC = b"\x1f\x8b"
 
 Source = Union[str, "os.PathLike[str]", bytes, bytearray, memoryview, IO[bytes]]
@@ -69,10 +75,12 @@ class TrecColumns:
         Distinct query ids, in first-seen order.
     query_index : numpy.ndarray of int32
         Per line, the index of its query id in ``query_ids``.
-    doc_ids : list of str
-        Distinct document ids (over all queries), in first-seen order.
-    doc_index : numpy.ndarray of int32
-        Per line, the index of its document id in ``doc_ids``.
+    doc_ids : list of str or None
+        Distinct document ids (over all queries), in first-seen order; ``None`` when read
+        with ``intern_docs=False``.
+    doc_index : numpy.ndarray of int32 or None
+        Per line, the index of its document id in ``doc_ids``; ``None`` with
+        ``intern_docs=False``.
     values : numpy.ndarray
         Per line, the score (``float64``, run) or the relevance grade (``int32``, qrels).
     line_numbers : numpy.ndarray of int64
@@ -82,6 +90,20 @@ class TrecColumns:
         for qrels and for a run without data lines.
     path : str
         The source, for messages.
+    doc_hashes : numpy.ndarray of int64 or None
+        With ``intern_docs=False``, per line, the 64-bit hash of its document id's UTF-8
+        bytes (``qafast._kernels._trec_hash_bytes``, the hash qafast uses for ids throughout);
+        else ``None``. Equal ids hash equal; different ids may too, rarely, so compare bytes.
+    doc_tiekeys : numpy.ndarray of int64 or None
+        With ``intern_docs=False``, per line, its document id's tie key: the first 8 bytes
+        read big-endian (zero-padded), the top bit flipped, as int64, so that comparing two
+        keys as signed integers orders the ids by their first 8 bytes; else ``None``.
+    doc_offsets : numpy.ndarray of int64 or None
+        With ``intern_docs=False``, ``len(self) + 1`` offsets into ``doc_blob``: line i's
+        document id is ``doc_blob[doc_offsets[i]:doc_offsets[i + 1]]``; else ``None``.
+    doc_blob : numpy.ndarray of uint8 or None
+        With ``intern_docs=False``, the document ids' UTF-8 bytes (all valid UTF-8),
+        concatenated in line order; else ``None``.
     """
 
     query_ids: list[str]
@@ -92,19 +114,35 @@ class TrecColumns:
     line_numbers: np.ndarray
     run_id: str | None
     path: str
+    doc_hashes: np.ndarray | None = None
+    doc_tiekeys: np.ndarray | None = None
+    doc_offsets: np.ndarray | None = None
+    doc_blob: np.ndarray | None = None
 
     def __len__(self) -> int:
         return int(self.query_index.shape[0])
 
     def __repr__(self) -> str:  # the id lists can hold millions of strings: counts only
         what = "qrels" if self.values.dtype.kind == "i" else "run"
+        docs = (
+            f"{len(self.doc_ids)} documents"
+            if self.doc_ids is not None
+            else "documents not interned"
+        )
         return (
             f"TrecColumns({what}, {len(self)} lines, {len(self.query_ids)} queries, "
-            f"{len(self.doc_ids)} documents, run_id={self.run_id!r}, path={self.path!r})"
+            f"{docs}, run_id={self.run_id!r}, path={self.path!r})"
         )
 
+    def doc_id_bytes(self, i: int) -> bytes:
+        """Line ``i``'s document id as UTF-8 bytes, in either mode."""
+        if self.doc_ids is not None:
+            return self.doc_ids[int(self.doc_index[i])].encode("utf-8")
+        assert self.doc_offsets is not None and self.doc_blob is not None
+        return self.doc_blob[self.doc_offsets[i] : self.doc_offsets[i + 1]].tobytes()
 
-def read_trec_run(source: Source, *, workers: int = 1) -> TrecColumns:
+
+def read_trec_run(source: Source, *, workers: int = 1, intern_docs: bool = True) -> TrecColumns:
     """Read a TREC run: ``qid iter docno rank score run_id`` per line.
 
     Parameters
@@ -117,6 +155,12 @@ def read_trec_run(source: Source, *, workers: int = 1) -> TrecColumns:
         1 parses in the calling thread. Any other value (``-1`` for all cores) reads and
         scans lines in one helper thread while the calling thread interns ids; more than two
         threads are never used. The result is the same.
+    intern_docs : bool, default=True
+        True maps document ids to ``doc_ids`` / ``doc_index``. False leaves those ``None``
+        and gives each line's document id as ``doc_hashes``, ``doc_tiekeys`` and its bytes
+        in ``doc_blob`` at ``doc_offsets`` instead: no Python object per document, and
+        several times faster on a large run. Query ids are interned either way, and the
+        same lines are refused.
 
     Returns
     -------
@@ -139,11 +183,18 @@ def read_trec_run(source: Source, *, workers: int = 1) -> TrecColumns:
     (['d1', 'd2'], array([0, 1, 0], dtype=int32))
     >>> run.values, run.run_id
     (array([2.5, 1.5, 0.5]), 'bm25')
+    >>> flat = read_trec_run(b"q1 Q0 d1 1 2.5 r\\nq1 Q0 doc22 2 1.5 r\\n", intern_docs=False)
+    >>> flat.doc_ids is None, flat.doc_offsets, flat.doc_blob.tobytes()
+    (True, array([0, 2, 7]), b'd1doc22')
+    >>> hex(int(flat.doc_tiekeys[0]) % 2**64)  # b"d1" + 6 zero bytes, top bit flipped
+    '0xe431000000000000'
     """
-    return _read(source, is_run=True, workers=workers)
+    return _read(source, is_run=True, workers=workers, intern_docs=intern_docs)
 
 
-def read_trec_qrels(source: Source, *, workers: int = 1) -> TrecColumns:
+def read_trec_qrels(
+    source: Source, *, workers: int = 1, intern_docs: bool = True
+) -> TrecColumns:
     """Read TREC relevance judgements: ``qid iter docno rel`` per line.
 
     Parameters
@@ -151,6 +202,8 @@ def read_trec_qrels(source: Source, *, workers: int = 1) -> TrecColumns:
     source : str, os.PathLike, bytes-like or binary file object
         As for :func:`read_trec_run`.
     workers : int, default=1
+        As for :func:`read_trec_run`.
+    intern_docs : bool, default=True
         As for :func:`read_trec_run`.
 
     Returns
@@ -177,19 +230,28 @@ def read_trec_qrels(source: Source, *, workers: int = 1) -> TrecColumns:
     ...     print(e.path, e.line, e.message)
     <bytes> 2 relevance grade (4th field) '1.5' is not an integer
     """
-    return _read(source, is_run=False, workers=workers)
+    return _read(source, is_run=False, workers=workers, intern_docs=intern_docs)
 
 
 def _read(
-    source: Source, *, is_run: bool, workers: int = 1, chunk_bytes: int | None = None
+    source: Source,
+    *,
+    is_run: bool,
+    workers: int = 1,
+    chunk_bytes: int | None = None,
+    intern_docs: bool = True,
 ) -> TrecColumns:
     threaded = _threaded(workers)
+    if not isinstance(intern_docs, (bool, np.bool_)):
+        raise TypeError(f"intern_docs must be a bool, got {type(intern_docs).__name__}")
+    intern_docs = bool(intern_docs)
     chunk = _CHUNK_BYTES if chunk_bytes is None else chunk_bytes
-    parser = _trec_Parser(is_run)
+    parser = _trec_Parser(is_run, intern_docs)
     with contextlib.ExitStack() as stack:
         path, blocks = _open_blocks(source, chunk, stack)
         (_pipelined if threaded else _sequential)(parser, blocks, path)
-    query_ids, query_index, doc_ids, doc_index, values, line_numbers, run_id = parser.finish()
+    (query_ids, query_index, doc_ids, doc_index, values, line_numbers, run_id,
+     doc_hashes, doc_tiekeys, doc_offsets, doc_blob) = parser.finish()
     return TrecColumns(
         query_ids=query_ids,
         query_index=query_index,
@@ -199,6 +261,10 @@ def _read(
         line_numbers=line_numbers,
         run_id=run_id,
         path=path,
+        doc_hashes=doc_hashes,
+        doc_tiekeys=doc_tiekeys,
+        doc_offsets=doc_offsets,
+        doc_blob=doc_blob,
     )
 
 
