@@ -98,25 +98,6 @@ def encode_nested_dict(dict data, bint integer_values, int64_t[::1] query_offset
         free(buf.data)
 
 
-def utf8_blob(list strings, int64_t[::1] offsets):
-    """Concatenate the UTF-8 encodings of ``strings``; offsets[i]..offsets[i+1] is string i."""
-    cdef Py_ssize_t i, n = len(strings), size
-    cdef const char* utf8
-    cdef _ByteBuffer buf
-    buf.data = NULL
-    buf.size = 0
-    buf.capacity = 0
-    offsets[0] = 0
-    try:
-        for i in range(n):
-            utf8 = PyUnicode_AsUTF8AndSize(strings[i], &size)
-            _buffer_append(&buf, utf8, size)
-            offsets[i + 1] = buf.size
-        return buf.data[:buf.size] if buf.size else b""
-    finally:
-        free(buf.data)
-
-
 def encode_str_column(object column, int64_t[::1] hashes, int64_t[::1] tiekeys,
                       int64_t[::1] byte_offsets):
     """Hash each string of ``column`` (any sequence of str) and concatenate its UTF-8 bytes,

@@ -380,32 +380,6 @@ def rank_judged(
         free(judged); free(jgrade); free(jrank); free(order); free(tmp); free(grade_of)
 
 
-def first_duplicate(const int64_t[::1] offsets, const int64_t[::1] keys, int64_t n_keys):
-    """Index of the first entry whose key repeats within its group, or -1.
-
-    Keys must lie in [0, n_keys): one pass with a last-seen table, no sort.
-    """
-    cdef Py_ssize_t ng = offsets.shape[0] - 1, q, i
-    cdef int64_t* seen = <int64_t*>malloc((n_keys + 1) * sizeof(int64_t))
-    if seen == NULL:
-        raise MemoryError()
-    cdef int64_t found = -1, key
-    with nogil:
-        for i in range(n_keys):
-            seen[i] = -1
-        for q in range(ng):
-            for i in range(offsets[q], offsets[q + 1]):
-                key = keys[i]
-                if seen[key] == q:
-                    found = i
-                    break
-                seen[key] = q
-            if found >= 0:
-                break
-    free(seen)
-    return found
-
-
 def sort_groups(const int64_t[::1] offsets, const int64_t[::1] hashes, int64_t[::1] order):
     """order[lo:hi] = the indices lo..hi-1 of each group sorted by hash (stable)."""
     cdef Py_ssize_t ng = offsets.shape[0] - 1, g

@@ -182,17 +182,6 @@ def _raise_bad_entry(source, integer_values, qid, doc, value, why):
                     f"{'an int' if integer_values else 'a number'}")
 
 
-def _string_tables(strings: list):
-    """Hash and byte tables of a list of distinct strings."""
-    key_off = np.empty(len(strings) + 1, dtype=np.int64)
-    raw = _kernels.utf8_blob(strings, key_off)
-    blob = np.frombuffer(raw, dtype=np.uint8) if raw else _EMPTY_U8
-    key_hash = np.empty(len(strings), dtype=np.int64)
-    key_tie = np.empty(len(strings), dtype=np.int64)
-    _kernels.hash_keys(key_off, blob, key_hash, key_tie)
-    return key_hash, key_tie, key_off, blob
-
-
 def _from_columns(cls, query_ids, doc_ids, values, integer_values: bool, source: str):
     """Build from parallel per-entry columns (any row order)."""
     what = "grade" if integer_values else "score"
@@ -265,7 +254,8 @@ def _from_columns(cls, query_ids, doc_ids, values, integer_values: bool, source:
 
 def _grouped(cls, qlist, qidx, keys, vcol, vocab, source, lines, integer_values):
     """Group rows by query (first-seen query order, row order kept within a query), attach
-    the document tables and check for documents named twice in one query."""
+    the document tables (``vocab``: per-row string tables, or None for integer ids) and check
+    for documents named twice in one query."""
     nq = len(qlist)
     counts = np.bincount(qidx, minlength=nq) if len(qidx) else np.zeros(nq, dtype=np.int64)
     offsets = np.zeros(nq + 1, dtype=np.int64)
@@ -277,31 +267,19 @@ def _grouped(cls, qlist, qidx, keys, vcol, vocab, source, lines, integer_values)
         if lines is not None:
             lines = np.asarray(lines)[order]
     keys = np.ascontiguousarray(keys, dtype=np.int64)
-    if isinstance(vocab, tuple):
-        # per-row tables (encode_str_column): keys index the rows
+    if vocab is not None:
+        # string ids: per-row hash, tie key and bytes (encode_str_column); keys index rows
         key_hash, key_tie, key_off, blob = vocab
         hashes = key_hash[keys]
-        dense, n_keys = None, 0
-    elif vocab is not None:
-        key_hash, key_tie, key_off, blob = _string_tables(vocab)
-        hashes = key_hash[keys]
-        dense, n_keys = keys, len(vocab)
     else:
+        # integer ids: the id is its own hash, and no bytes are needed
         hashes, key_off, blob = keys, None, None
-        if len(keys):
-            uniq, dense = np.unique(keys, return_inverse=True)
-            dense, n_keys = dense.astype(np.int64).reshape(-1), len(uniq)
-        else:
-            dense, n_keys = keys, 0
     obj = cls.__new__(cls)
     obj._set(qlist, offsets, np.ascontiguousarray(vcol), hashes, keys, key_off, blob, source,
              lines)
     if vocab is not None and not integer_values:
         obj.tiekeys = np.ascontiguousarray(key_tie[keys])
-    if dense is None:
-        i = _kernels.first_duplicate_hashed(offsets, hashes, keys, key_off, blob)
-    else:
-        i = _kernels.first_duplicate(offsets, np.ascontiguousarray(dense), n_keys)
+    i = _kernels.first_duplicate_hashed(offsets, *obj.kernel_args())
     if i >= 0:
         q = obj.query_ids[int(np.searchsorted(offsets, i, side="right")) - 1]
         verb = "judges" if integer_values else "retrieves"
@@ -315,17 +293,7 @@ def _read(cls, source, integer_values: bool, workers: int = 1):
     from .io.trec import read_trec_qrels, read_trec_run
 
     reader = read_trec_qrels if integer_values else read_trec_run
-    try:
-        cols = reader(source, workers=_workers(workers), intern_docs=False)
-    except TypeError:  # TRANSITIONAL: a reader without intern_docs
-        cols = reader(source)
-        obj = _grouped(cls, cols.query_ids, np.asarray(cols.query_index, dtype=np.int64),
-                       np.asarray(cols.doc_index, dtype=np.int64),
-                       np.asarray(cols.values, dtype=np.int32 if integer_values else np.float64),
-                       cols.doc_ids, cols.path, cols.line_numbers, integer_values)
-        if not integer_values:
-            obj.run_id = cols.run_id
-        return obj
+    cols = reader(source, workers=_workers(workers), intern_docs=False)
     qidx = np.asarray(cols.query_index, dtype=np.int64)
     values = np.asarray(cols.values, dtype=np.int32 if integer_values else np.float64)
     hashes = np.asarray(cols.doc_hashes, dtype=np.int64)
