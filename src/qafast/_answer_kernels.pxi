@@ -4,13 +4,13 @@
 # Strings become integer ids in two GIL-holding steps (every distinct string is normalized
 # once): ``answer_intern`` gives each distinct answer string an index, and ``answer_tokens``
 # turns each distinct string into token ids, through one hash table keyed by the tokens' UTF-8
-# bytes (one vocabulary per evaluation). SQuAD's normalizer runs here in C for ASCII strings;
-# any other string goes through the Python normalizer the caller passes. The scoring kernels
+# bytes (one vocabulary per evaluation). SQuAD's normalizer runs here in C for every string
+# (str.lower through CPython for non-ASCII text); other normalizers run in Python first. The scoring kernels
 # then run on CSR arrays of ids without the GIL.
 
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE, PyBytes_FromStringAndSize
 from cpython.unicode cimport PyUnicode_AsUTF8AndSize
-from libc.stdint cimport int32_t, int64_t, uint8_t, uint64_t
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
 from libc.stdlib cimport malloc, realloc, free, calloc, qsort
 from libc.string cimport memcpy, memcmp
 
@@ -18,6 +18,9 @@ from cpython.ref cimport PyObject
 
 cdef extern from "Python.h":
     bint PyUnicode_IS_ASCII(object o)
+    bint Py_UNICODE_ISSPACE(Py_UCS4 ch)
+    bint Py_UNICODE_ISALNUM(Py_UCS4 ch)
+    Py_UCS4 PyUnicode_READ(int kind, void* data, Py_ssize_t index)
     Py_ssize_t PyUnicode_GET_LENGTH(object o)
     int PyUnicode_KIND(object o)
     void* PyUnicode_DATA(object o)
@@ -252,30 +255,214 @@ cdef int _ak_squad_ascii(const char* s, Py_ssize_t n, char* w, _AkTable* t,
     return 0
 
 
-def answer_tokens(list strings, object slow, bint squad_ascii, int64_t[::1] tok_off):
+# ---------------------------------------------------------------------------------------------
+# SQuAD's normalize_answer for any str: code points, then token spans
+# ---------------------------------------------------------------------------------------------
+
+cdef struct _AkWork:
+    Py_UCS4* cp          # the code points of s.lower() without string.punctuation
+    uint8_t* cls         # their classes (as _AK_CLASS: 2 whitespace, 4 word character, 0 other)
+    Py_ssize_t* spans    # token (start, end) pairs
+    char* utf8           # one token's UTF-8 bytes
+    Py_ssize_t cap       # room in cp/cls (spans: 2 * cap + 2, utf8: 4 * cap)
+
+
+cdef int _ak_work_reserve(_AkWork* w, Py_ssize_t n) except -1:
+    cdef Py_ssize_t cap
+    cdef void* p
+    if n <= w.cap:
+        return 0
+    cap = n + 64
+    if cap < 2 * w.cap:
+        cap = 2 * w.cap
+    p = realloc(w.cp, cap * sizeof(Py_UCS4))
+    if p == NULL:
+        raise MemoryError()
+    w.cp = <Py_UCS4*>p
+    p = realloc(w.cls, cap)
+    if p == NULL:
+        raise MemoryError()
+    w.cls = <uint8_t*>p
+    p = realloc(w.spans, (2 * cap + 2) * sizeof(Py_ssize_t))
+    if p == NULL:
+        raise MemoryError()
+    w.spans = <Py_ssize_t*>p
+    p = realloc(w.utf8, 4 * cap)
+    if p == NULL:
+        raise MemoryError()
+    w.utf8 = <char*>p
+    w.cap = cap
+    return 0
+
+
+cdef void _ak_work_free(_AkWork* w) noexcept:
+    free(w.cp)
+    free(w.cls)
+    free(w.spans)
+    free(w.utf8)
+    w.cp = NULL
+    w.cls = NULL
+    w.spans = NULL
+    w.utf8 = NULL
+    w.cap = 0
+
+
+cdef inline uint8_t _ak_uclass(Py_UCS4 c) noexcept:
+    # str.split's whitespace is Py_UNICODE_ISSPACE (\x1c-\x1f included); re's \b (str
+    # pattern) has Py_UNICODE_ISALNUM or "_" as word characters, and "_" is punctuation here.
+    if <uint32_t>c < 128:
+        return _AK_CLASS[c]
+    if Py_UNICODE_ISSPACE(c):
+        return 2
+    if Py_UNICODE_ISALNUM(c):
+        return 4
+    return 0
+
+
+cdef Py_ssize_t _ak_squad_prepare(str s, _AkWork* w) except -1:
+    """Fill w.cp/w.cls with s.lower() minus string.punctuation; returns their count."""
+    cdef Py_ssize_t i, n, m = 0
+    cdef int kind
+    cdef void* data
+    cdef uint32_t c
+    cdef const char* a
+    cdef str low
+    if PyUnicode_IS_ASCII(s):
+        n = PyUnicode_GET_LENGTH(s)
+        _ak_work_reserve(w, n)
+        a = <const char*>PyUnicode_DATA(s)
+        for i in range(n):
+            c = <uint8_t>a[i]
+            if _AK_CLASS[c] == 1:
+                continue
+            if c >= 65 and c <= 90:
+                c += 32
+            w.cp[m] = <Py_UCS4>c
+            w.cls[m] = _AK_CLASS[c]
+            m += 1
+        return m
+    low = s.lower()
+    n = PyUnicode_GET_LENGTH(low)
+    _ak_work_reserve(w, n)
+    kind = PyUnicode_KIND(low)
+    data = PyUnicode_DATA(low)
+    for i in range(n):
+        c = <uint32_t>PyUnicode_READ(kind, data, i)
+        if c < 128 and _AK_CLASS[c] == 1:
+            continue
+        w.cp[m] = <Py_UCS4>c
+        w.cls[m] = _ak_uclass(<Py_UCS4>c)
+        m += 1
+    return m
+
+
+cdef inline bint _ak_is_article_cp(const Py_UCS4* w, Py_ssize_t n) noexcept nogil:
+    if n == 1:
+        return w[0] == 97
+    if n == 2:
+        return w[0] == 97 and w[1] == 110
+    if n == 3:
+        return w[0] == 116 and w[1] == 104 and w[2] == 101
+    return False
+
+
+cdef Py_ssize_t _ak_squad_spans(_AkWork* w, Py_ssize_t m) noexcept:
+    """Token spans of " ".join(re.sub(r"\b(a|an|the)\b", " ", text).split()) for the prepared
+    text; returns the number of tokens."""
+    cdef Py_ssize_t i = 0, j, start = -1, nt = 0
+    cdef uint8_t k
+    cdef uint8_t* cls = w.cls
+    cdef Py_ssize_t* sp = w.spans
+    while i < m:
+        k = cls[i]
+        if k == 2:
+            if start >= 0:
+                sp[2 * nt] = start
+                sp[2 * nt + 1] = i
+                nt += 1
+                start = -1
+            i += 1
+        elif k == 4:
+            j = i + 1
+            while j < m and cls[j] == 4:
+                j += 1
+            if _ak_is_article_cp(w.cp + i, j - i):
+                if start >= 0:
+                    sp[2 * nt] = start
+                    sp[2 * nt + 1] = i
+                    nt += 1
+                    start = -1
+            elif start < 0:
+                start = i
+            i = j
+        else:
+            if start < 0:
+                start = i
+            i += 1
+    if start >= 0:
+        sp[2 * nt] = start
+        sp[2 * nt + 1] = m
+        nt += 1
+    return nt
+
+
+cdef inline Py_ssize_t _ak_utf8(const Py_UCS4* cp, Py_ssize_t n, char* out) noexcept nogil:
+    # As str.encode("utf-8", "surrogatepass"): surrogates take the 3-byte form.
+    cdef Py_ssize_t i, b = 0
+    cdef uint32_t c
+    for i in range(n):
+        c = <uint32_t>cp[i]
+        if c < 0x80:
+            out[b] = <char>c
+            b += 1
+        elif c < 0x800:
+            out[b] = <char>(0xC0 | (c >> 6))
+            out[b + 1] = <char>(0x80 | (c & 0x3F))
+            b += 2
+        elif c < 0x10000:
+            out[b] = <char>(0xE0 | (c >> 12))
+            out[b + 1] = <char>(0x80 | ((c >> 6) & 0x3F))
+            out[b + 2] = <char>(0x80 | (c & 0x3F))
+            b += 3
+        else:
+            out[b] = <char>(0xF0 | (c >> 18))
+            out[b + 1] = <char>(0x80 | ((c >> 12) & 0x3F))
+            out[b + 2] = <char>(0x80 | ((c >> 6) & 0x3F))
+            out[b + 3] = <char>(0x80 | (c & 0x3F))
+            b += 4
+    return b
+
+
+def answer_tokens(list strings, object slow, bint squad, int64_t[::1] tok_off):
     """Token ids of every string, in one vocabulary keyed by the tokens' UTF-8 bytes.
 
-    For an ASCII string with ``squad_ascii``, the tokens of SQuAD's ``normalize_answer(s)
-    .split()`` are found here; for any other string ``slow(s)`` must return its tokens as a
+    With ``squad``, the tokens of SQuAD's ``normalize_answer(s).split()`` are found here for
+    every string (``slow`` is not called); otherwise ``slow(s)`` must return its tokens as a
     list of ``bytes``. String i's ids end up at ``tok_off[i]:tok_off[i + 1]`` of the returned
     ``bytes`` (native int32). Returns ``(ids, vocabulary_size)``.
     """
-    cdef Py_ssize_t i, n = len(strings), length, wcap = 0
+    cdef Py_ssize_t i, k, n = len(strings), length, wcap = 0, m, nt, nb
     cdef const char* utf8
     cdef char* w = NULL
     cdef void* grown
     cdef object s, tok, toks
     cdef _AkTable table
     cdef _AkIds out
+    cdef _AkWork work
     out.data = NULL
     out.size = 0
     out.cap = 0
+    work.cp = NULL
+    work.cls = NULL
+    work.spans = NULL
+    work.utf8 = NULL
+    work.cap = 0
     _ak_table_init(&table)
     try:
         tok_off[0] = 0
         for i in range(n):
             s = strings[i]
-            if squad_ascii and PyUnicode_IS_ASCII(s):
+            if squad and PyUnicode_IS_ASCII(s):
                 utf8 = PyUnicode_AsUTF8AndSize(s, &length)
                 if length > wcap:
                     grown = realloc(w, length + 64)
@@ -284,6 +471,13 @@ def answer_tokens(list strings, object slow, bint squad_ascii, int64_t[::1] tok_
                     w = <char*>grown
                     wcap = length + 64
                 _ak_squad_ascii(utf8, length, w, &table, &out)
+            elif squad:
+                m = _ak_squad_prepare(<str?>s, &work)
+                nt = _ak_squad_spans(&work, m)
+                for k in range(nt):
+                    nb = _ak_utf8(work.cp + work.spans[2 * k],
+                                  work.spans[2 * k + 1] - work.spans[2 * k], work.utf8)
+                    _ak_push(&out, _ak_intern(&table, work.utf8, nb))
             else:
                 toks = slow(s)
                 for tok in toks:
@@ -296,6 +490,40 @@ def answer_tokens(list strings, object slow, bint squad_ascii, int64_t[::1] tok_
         free(w)
         free(out.data)
         _ak_table_free(&table)
+        _ak_work_free(&work)
+
+
+def answer_squad_chars(list strings, int64_t[::1] off):
+    """The code points of SQuAD's ``normalize_answer(s)`` for every str s: string i's are at
+    ``off[i]:off[i + 1]`` of the returned ``bytes`` (native int32)."""
+    cdef Py_ssize_t i, k, j, n = len(strings), m, nt, a, b
+    cdef _AkIds out
+    cdef _AkWork work
+    out.data = NULL
+    out.size = 0
+    out.cap = 0
+    work.cp = NULL
+    work.cls = NULL
+    work.spans = NULL
+    work.utf8 = NULL
+    work.cap = 0
+    try:
+        off[0] = 0
+        for i in range(n):
+            m = _ak_squad_prepare(<str?>strings[i], &work)
+            nt = _ak_squad_spans(&work, m)
+            for k in range(nt):
+                if k:
+                    _ak_push(&out, 32)
+                a = work.spans[2 * k]
+                b = work.spans[2 * k + 1]
+                for j in range(a, b):
+                    _ak_push(&out, <int32_t>work.cp[j])
+            off[i + 1] = out.size
+        return PyBytes_FromStringAndSize(<char*>out.data, out.size * sizeof(int32_t))
+    finally:
+        free(out.data)
+        _ak_work_free(&work)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -167,6 +167,11 @@ class _Encoded:
             ids, _ = _kernels.answer_tokens(strings, _squad_slow, True, tok_off)
             toks = np.frombuffer(ids, dtype=np.int32)
             key_off, keys = tok_off, toks
+        elif normalizer == "squad" and unit == "char":
+            # normalize_squad(s) as code points, computed in C for every string.
+            key_off = np.empty(n + 1, dtype=np.int64)
+            keys = np.frombuffer(_kernels.answer_squad_chars(strings, key_off), dtype=np.int32)
+            tok_off, toks = key_off, keys
         else:
             fn = get_normalizer(normalizer)
             normed = [fn(s) for s in strings]
