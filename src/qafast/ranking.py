@@ -553,6 +553,17 @@ def _workers(workers: int) -> int:
     return workers
 
 
+_POOLS: dict[int, ThreadPoolExecutor] = {}
+
+
+def _pool(size: int) -> ThreadPoolExecutor:
+    """A thread pool of ``size`` threads, kept for the next call (threads idle in between)."""
+    pool = _POOLS.get(size)
+    if pool is None:
+        pool = _POOLS[size] = ThreadPoolExecutor(size, thread_name_prefix="qafast")
+    return pool
+
+
 def _chunks(n: int, parts: int):
     parts = max(1, min(parts, n))
     step = -(-n // parts)
@@ -601,7 +612,7 @@ class _Evaluation:
         run_tiekeys = run.tiekeys if run.tiekeys is not None else _EMPTY_I64
         qrels_tables = qrels.kernel_args()
 
-        def work(lo, hi):
+        def rank(lo, hi):
             _kernels.rank_judged(
                 run.offsets, run_tables[0], run_tiekeys, *run_tables[1:], scores,
                 qrels.offsets, *qrels_tables, qrels.values,
@@ -609,7 +620,15 @@ class _Evaluation:
                 self.offsets[lo:hi + 1], self.rank, self.grade, self.count[lo:hi],
                 self.num_ret[lo:hi])
 
-        self._parallel(work, n_pairs)
+        # ranking is deferred to the first values() call, which ranks and measures each chunk
+        # of queries in one go on one thread, while its rows are still in cache
+        self._rank = rank
+        self._ranked = False
+
+    def _ensure_ranked(self):
+        if not self._ranked:
+            self._parallel(self._rank, len(self.ids))
+            self._ranked = True
 
     def _parallel(self, work, n):
         chunks = _chunks(n, self.workers)
@@ -617,9 +636,9 @@ class _Evaluation:
             for lo, hi in chunks:
                 work(lo, hi)
             return
-        with ThreadPoolExecutor(len(chunks)) as pool:
-            for f in [pool.submit(work, lo, hi) for lo, hi in chunks]:
-                f.result()
+        pool = _pool(len(chunks))
+        for f in [pool.submit(work, lo, hi) for lo, hi in chunks]:
+            f.result()
 
     def values(self, columns: list[Column]) -> np.ndarray:
         """Per-query values, shape (queries, columns)."""
@@ -644,7 +663,11 @@ class _Evaluation:
         lk = np.array(lkeys, dtype=np.int64)
         lv = np.array(lvals, dtype=np.float64)
 
+        ranked = self._ranked
+
         def work(lo, hi):
+            if not ranked:
+                self._rank(lo, hi)
             _kernels.ranking_measures(
                 self.offsets, self.rank, self.grade, self.count, self.num_ret,
                 self.pair_qrels, self.qrels.offsets, self.qrels.values, self.relevance_level,
@@ -652,6 +675,7 @@ class _Evaluation:
                 need_dense, out, lo, hi)
 
         self._parallel(work, n_pairs)
+        self._ranked = True
         for j, c in enumerate(columns):
             if c.aggregate == "gm":
                 # per query, trec_eval (and pytrec_eval) keep log(max(value, MIN_GEO_MEAN))
@@ -671,6 +695,7 @@ class _Evaluation:
     def relstring(self, p: int, length: int, name: str = "relstring") -> str:
         """trec_eval's relstring for query p (in id order): one character per rank for the
         top ``length``."""
+        self._ensure_ranked()
         if self.row is not None:
             p = int(self.row[p])
         if self.pair_run[p] < 0 and name == "relstring":
