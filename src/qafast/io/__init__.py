@@ -1,5 +1,6 @@
 """Readers of the file formats qafast evaluates, one module per format."""
 
+from ._errors import LineFormatError
 from .bioasq import BioasqFormatError, read_bioasq
 from .conll import ConllFormatError, read_conll
 from .dbqa import DbqaData, DbqaFormatError, read_dbqa
@@ -20,6 +21,7 @@ __all__ = [
     "DbqaData",
     "DbqaFormatError",
     "DrFactFormatError",
+    "LineFormatError",
     "SquadDataset",
     "SquadFormatError",
     "SquadWarning",

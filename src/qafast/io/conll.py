@@ -14,26 +14,16 @@ from typing import IO, Any, Union
 
 import numpy as np
 
+from ._errors import LineFormatError
+
 __all__ = ["ConllFormatError", "read_conll"]
 
 Source = Union[str, "os.PathLike[str]", IO[str]]
 
 
-class ConllFormatError(ValueError):
-    """A malformed line of a CoNLL-style file; ``path`` and the 1-based ``line`` say where."""
+class ConllFormatError(LineFormatError):
+    """A malformed line of a CoNLL-style file."""
 
-    def __init__(self, message: str, *, path: str, line: int) -> None:
-        super().__init__(f"{path}, line {line}: {message}")
-        self.path = path
-        self.line = line
-        self.message = message
-
-    def __reduce__(self) -> Any:
-        return (_rebuild, (self.message, self.path, self.line))
-
-
-def _rebuild(message: str, path: str, line: int) -> ConllFormatError:
-    return ConllFormatError(message, path=path, line=line)
 
 
 def _open(source: Source):

@@ -17,19 +17,16 @@ from typing import IO, Union
 
 import numpy as np
 
+from ._errors import LineFormatError
+
 __all__ = ["DbqaData", "DbqaFormatError", "read_dbqa"]
 
 Source = Union[str, "os.PathLike[str]", IO[str]]
 
 
-class DbqaFormatError(ValueError):
-    """A malformed line of a DBQA file; ``path`` names the file and ``line`` is 1-based."""
+class DbqaFormatError(LineFormatError):
+    """A malformed line of a DBQA file."""
 
-    def __init__(self, message: str, *, path: str, line: int) -> None:
-        super().__init__(f"{path}, line {line}: {message}")
-        self.path = path
-        self.line = line
-        self.message = message
 
 
 @dataclass(eq=False)

@@ -17,26 +17,16 @@ import os
 from numbers import Real
 from typing import Any, Union
 
+from ._errors import LineFormatError
+
 __all__ = ["DrFactFormatError", "read_drfact"]
 
 Path = Union[str, "os.PathLike[str]"]
 
 
-class DrFactFormatError(ValueError):
-    """A malformed line of a DrFact file; ``path`` and the 1-based ``line`` say where."""
+class DrFactFormatError(LineFormatError):
+    """A malformed line of a DrFact file."""
 
-    def __init__(self, message: str, *, path: str, line: int) -> None:
-        super().__init__(f"{path}, line {line}: {message}")
-        self.path = path
-        self.line = line
-        self.message = message
-
-    def __reduce__(self) -> Any:
-        return (_rebuild, (self.message, self.path, self.line))
-
-
-def _rebuild(message: str, path: str, line: int) -> DrFactFormatError:
-    return DrFactFormatError(message, path=path, line=line)
 
 
 def _objects(path: Path):

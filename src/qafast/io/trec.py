@@ -36,6 +36,8 @@ import numpy as np
 
 from .._kernels import _trec_last_newline, _trec_Parser
 
+from ._errors import LineFormatError
+
 __all__ = ["TrecColumns", "TrecFormatError", "read_trec_qrels", "read_trec_run"]
 
 _CHUNK_BYTES = 1024 * 1024
@@ -44,25 +46,9 @@ _GZIP_MAGIC = b"\x1f\x8b"
 Source = Union[str, "os.PathLike[str]", bytes, bytearray, memoryview, IO[bytes]]
 
 
-class TrecFormatError(ValueError):
-    """A malformed line in a TREC run or qrels file.
+class TrecFormatError(LineFormatError):
+    """A malformed line in a TREC run or qrels file."""
 
-    ``path`` names the source (``'<stdin>'``, ``'<bytes>'`` or ``'<file>'`` when it has no
-    file name) and ``line`` is the 1-based line number.
-    """
-
-    def __init__(self, message: str, *, path: str, line: int) -> None:
-        super().__init__(f"{path}, line {line}: {message}")
-        self.path = path
-        self.line = line
-        self.message = message
-
-    def __reduce__(self) -> Any:
-        return (_rebuild_format_error, (self.message, self.path, self.line))
-
-
-def _rebuild_format_error(message: str, path: str, line: int) -> TrecFormatError:
-    return TrecFormatError(message, path=path, line=line)
 
 
 @dataclass(eq=False, repr=False)

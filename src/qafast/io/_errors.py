@@ -1,0 +1,25 @@
+"""The error every line-based reader raises for a malformed line."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class LineFormatError(ValueError):
+    """A malformed line of a text file: ``path`` names the source (``'<stdin>'``,
+    ``'<bytes>'`` or ``'<file>'`` when it has no file name), ``line`` is the 1-based line
+    number and ``message`` says what was expected. Each reader raises its own subclass."""
+
+    def __init__(self, message: str, *, path: str, line: int) -> None:
+        super().__init__(f"{path}, line {line}: {message}")
+        self.path = path
+        self.line = line
+        self.message = message
+
+    def __reduce__(self) -> Any:
+        # keyword-only arguments: rebuild through a function so the error pickles
+        return (_rebuild, (type(self), self.message, self.path, self.line))
+
+
+def _rebuild(cls, message: str, path: str, line: int) -> LineFormatError:
+    return cls(message, path=path, line=line)
