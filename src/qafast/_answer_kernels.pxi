@@ -160,6 +160,22 @@ cdef struct _AkIds:
     int64_t cap
 
 
+cdef int _ak_reserve(_AkIds* b, int64_t more) except -1:
+    cdef int64_t cap
+    cdef void* grown
+    if b.size + more <= b.cap:
+        return 0
+    cap = b.cap * 2 if b.cap else 1 << 16
+    while cap < b.size + more:
+        cap *= 2
+    grown = realloc(b.data, cap * sizeof(int32_t))
+    if grown == NULL:
+        raise MemoryError()
+    b.data = <int32_t*>grown
+    b.cap = cap
+    return 0
+
+
 cdef int _ak_push(_AkIds* b, int32_t v) except -1:
     cdef int64_t cap
     cdef void* grown
@@ -512,13 +528,16 @@ def answer_squad_chars(list strings, int64_t[::1] off):
         for i in range(n):
             m = _ak_squad_prepare(<str?>strings[i], &work)
             nt = _ak_squad_spans(&work, m)
+            _ak_reserve(&out, m)        # the tokens and the spaces between them fit in m
             for k in range(nt):
                 if k:
-                    _ak_push(&out, 32)
+                    out.data[out.size] = 32
+                    out.size += 1
                 a = work.spans[2 * k]
                 b = work.spans[2 * k + 1]
                 for j in range(a, b):
-                    _ak_push(&out, <int32_t>work.cp[j])
+                    out.data[out.size] = <int32_t>work.cp[j]
+                    out.size += 1
             off[i + 1] = out.size
         return PyBytes_FromStringAndSize(<char*>out.data, out.size * sizeof(int32_t))
     finally:
@@ -752,7 +771,9 @@ def answer_scores(const int32_t[::1] pred, const int64_t[::1] row_q,
     exact-match key ``keys[key_off[s]:key_off[s + 1]]`` (its normalized form, as ids; empty iff
     the normalized string is empty).
 
-    ``f1_mode``: 0 no F1, 1 bag (multiset) F1, 2 longest-common-substring F1. ``v2_f1``: an
+    ``f1_mode``: 0 no F1, 1 bag (multiset) F1 of sorted units, 2 longest-common-substring
+    F1, 3 bag F1 of units in any order, counted in tables indexed by unit id (for ids below a
+    few million, such as code points). ``v2_f1``: an
     empty side scores ``float(pred_units == gold_units)``. ``drop_empty``: references with an
     empty key are skipped, and a question left with none is scored against "" (SQuAD v2.0).
     A question with no reference and no ``drop_empty`` scores 0 (the caller rejects it
@@ -765,6 +786,22 @@ def answer_scores(const int32_t[::1] pred, const int64_t[::1] row_q,
     cdef bint mapped = row_q.shape[0] > 0
     cdef double em, f, best_em, best_f, prec, rec, sum_em = 0.0, sum_f = 0.0
     cdef int64_t* row = NULL
+    cdef int32_t* cnt = NULL
+    cdef int32_t* used = NULL
+    cdef int32_t t, vmax = -1
+    cdef int64_t k
+    if f1_mode == 3 and want_f1:
+        for k in range(toks.shape[0]):
+            if toks[k] > vmax:
+                vmax = toks[k]
+            elif toks[k] < 0:
+                raise ValueError("negative unit id")
+        cnt = <int32_t*>calloc(vmax + 2, sizeof(int32_t))
+        used = <int32_t*>calloc(vmax + 2, sizeof(int32_t))
+        if cnt == NULL or used == NULL:
+            free(cnt)
+            free(used)
+            raise MemoryError()
     if f1_mode == 2:
         for s in range(tok_off.shape[0] - 1):
             if tok_off[s + 1] - tok_off[s] > maxlen:
@@ -781,6 +818,9 @@ def answer_scores(const int32_t[::1] pred, const int64_t[::1] row_q,
                 best_em = 0.0
                 best_f = 0.0
                 kept = 0
+                if cnt != NULL:
+                    for k in range(tok_off[p], tok_off[p + 1]):
+                        cnt[toks[k]] += 1
                 for g in range(ref_off[q], ref_off[q + 1]):
                     gs = ref[g]
                     if drop_empty and key_off[gs + 1] == key_off[gs]:
@@ -796,7 +836,16 @@ def answer_scores(const int32_t[::1] pred, const int64_t[::1] row_q,
                         if v2_f1 and (np_ == 0 or ng == 0):
                             f = 1.0 if np_ == ng else 0.0
                         else:
-                            if f1_mode == 1:
+                            if f1_mode == 3:
+                                same = 0
+                                for k in range(tok_off[gs], tok_off[gs + 1]):
+                                    t = toks[k]
+                                    if used[t] < cnt[t]:
+                                        used[t] += 1
+                                        same += 1
+                                for k in range(tok_off[gs], tok_off[gs + 1]):
+                                    used[toks[k]] = 0
+                            elif f1_mode == 1:
                                 same = _ak_bag_same(&toks[tok_off[p]], np_,
                                                     &toks[tok_off[gs]], ng)
                             else:
@@ -811,6 +860,9 @@ def answer_scores(const int32_t[::1] pred, const int64_t[::1] row_q,
                         if kept == 0 or f > best_f:
                             best_f = f
                     kept += 1
+                if cnt != NULL:
+                    for k in range(tok_off[p], tok_off[p + 1]):
+                        cnt[toks[k]] = 0
                 if kept == 0 and drop_empty:
                     # SQuAD v2.0: no reference left, so the gold is [""].
                     best_em = 1.0 if key_off[p + 1] == key_off[p] else 0.0
@@ -825,3 +877,5 @@ def answer_scores(const int32_t[::1] pred, const int64_t[::1] row_q,
         sums[1] = sum_f
     finally:
         free(row)
+        free(cnt)
+        free(used)

@@ -267,6 +267,11 @@ def _prepare(predictions, references, empty_rule: str):
     return strings, pred_sid, ref_off, ref_sid
 
 
+#: The kernel's F1 mode per unit: tokens as sorted id lists, characters counted by code point
+#: (no sort), CMRC's longest common substring.
+_F1_MODES = {"token": 1, "char": 3, "cmrc": 2}
+
+
 def _seq_sum(values: np.ndarray) -> float:
     """Left-to-right sum (as the reference adds), not numpy's pairwise sum."""
     return float(np.add.accumulate(values)[-1]) if len(values) else 0.0
@@ -276,7 +281,7 @@ def _score_both(predictions, references, normalizer, unit, empty_rule):
     _check_options(normalizer, unit, empty_rule)
     strings, pred_sid, ref_off, ref_sid = _prepare(predictions, references, empty_rule)
     n = len(pred_sid)
-    mode = 2 if unit == "cmrc" else 1
+    mode = _F1_MODES[unit]
     enc = _Encoded(strings, normalizer, unit, bag=mode == 1)
     em_out = np.empty(n, dtype=np.float64)
     f1_out = np.empty(n, dtype=np.float64)
@@ -295,7 +300,7 @@ def _score(predictions, references, normalizer, unit, empty_rule, em: bool, per_
     n = len(pred_sid)
     if n == 0 and not per_question:
         raise ValueError("no questions to average")
-    mode = 0 if em else (2 if unit == "cmrc" else 1)
+    mode = 0 if em else _F1_MODES[unit]
     enc = _Encoded(strings, normalizer, unit if not em else "char" if normalizer != "squad"
                    else "token", bag=mode == 1)
     out = np.empty(n, dtype=np.float64)
@@ -561,7 +566,7 @@ def reader_metrics(predictions: Sequence[Sequence[str | None]],
 
     pred_sid = np.array([sid(s) for s in rows], dtype=np.int32)
     ref_sid = np.array([sid(s) for s in refs_flat], dtype=np.int32)
-    mode = 2 if unit == "cmrc" else 1
+    mode = _F1_MODES[unit]
     em_enc = _Encoded(strings, normalizer, "token" if normalizer == "squad" else "char", False)
     f1_enc = _Encoded(strings, normalizer, unit, bag=mode == 1)
     em_rows = np.empty(len(rows), dtype=np.float64)
