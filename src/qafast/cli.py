@@ -145,6 +145,19 @@ def _run_example(args) -> int:
     return 0
 
 
+def write_json(doc) -> int:
+    """The ``-o json`` output of every subcommand: indented JSON and a newline on stdout."""
+    json.dump(doc, sys.stdout, indent=1)
+    sys.stdout.write("\n")
+    return 0
+
+
+def write_values(values: dict, *, width: int) -> int:
+    """The text output of a subcommand's summary: ``name<TAB>value`` with 4 decimals."""
+    sys.stdout.write("".join(f"{k:<{width}}\t{v:.4f}\n" for k, v in values.items()))
+    return 0
+
+
 #: Modules of the other metric families, each with a ``register_cli(subparsers)`` function.
 FAMILY_MODULES = ("answers", "squad", "factoid", "dbqa", "curves", "concepts", "events")
 

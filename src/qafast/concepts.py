@@ -450,7 +450,6 @@ def _opencsr_parser(sub) -> None:
 
 
 def _run_opencsr(args) -> int:
-    import json
     import sys
 
     from .io.drfact import read_drfact
@@ -467,9 +466,9 @@ def _run_opencsr(args) -> int:
         doc: dict = {"questions": len(pred), "all": summary}
         if per is not None:
             doc["per_question"] = per
-        json.dump(doc, sys.stdout, indent=1)
-        sys.stdout.write("\n")
-        return 0
+        from .cli import write_json
+
+        return write_json(doc)
     lines = []
     if per is not None:
         for q, row in per.items():

@@ -8,7 +8,6 @@ Python, are :mod:`qafast.reference.curves`.
 
 from __future__ import annotations
 
-import json
 import sys
 
 import numpy as np
@@ -260,10 +259,6 @@ def _run_ap(args) -> int:
     if args.thresholds:
         ts = [float(x) for x in args.thresholds.split(",")]
         res["threshold"] = threshold_average_precision(labels, scores, thresholds=ts)
-    if args.o == "json":
-        json.dump(res, sys.stdout, indent=1)
-        sys.stdout.write("\n")
-    else:
-        for k, v in res.items():
-            sys.stdout.write(f"{k:<10}\t{v:.4f}\n")
-    return 0
+    from .cli import write_json, write_values
+
+    return write_json(res) if args.o == "json" else write_values(res, width=10)

@@ -7,9 +7,7 @@ NLPCC-DBQA tab-separated format are read by :func:`qafast.io.dbqa.read_dbqa`.
 
 from __future__ import annotations
 
-import json
 import math
-import sys
 from collections.abc import Sequence
 
 import numpy as np
@@ -224,10 +222,6 @@ def _run_dbqa(args) -> int:
         raise ValueError(f"-N takes comma-separated integers, got {args.N!r}") from None
     res = evaluate_dbqa_file(args.data, args.scores, accuracy_at=ats,
                              f1_threshold=args.f1_threshold)
-    if args.o == "json":
-        json.dump(res, sys.stdout, indent=1)
-        sys.stdout.write("\n")
-    else:
-        for k, v in res.items():
-            sys.stdout.write(f"{k:<14}\t{v:.4f}\n")
-    return 0
+    from .cli import write_json, write_values
+
+    return write_json(res) if args.o == "json" else write_values(res, width=14)

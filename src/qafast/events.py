@@ -371,7 +371,6 @@ def _events_parser(sub) -> None:
 
 
 def _run_events(args) -> int:
-    import json
     import sys
 
     from .io.conll import read_conll
@@ -383,9 +382,9 @@ def _run_events(args) -> int:
         doc: dict = {"tweets": len(scores), "tw_events": mean}
         if args.q:
             doc["per_tweet"] = scores.tolist()
-        json.dump(doc, sys.stdout, indent=1)
-        sys.stdout.write("\n")
-        return 0
+        from .cli import write_json
+
+        return write_json(doc)
     lines = []
     if args.q:
         lines += [f"tweet_score\t{t}\t{v:.4f}\n" for t, v in zip(res.tweet_ids, scores.tolist())]

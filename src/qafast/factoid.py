@@ -10,7 +10,6 @@ The definitions, in plain Python, are :mod:`qafast.reference.factoid`.
 
 from __future__ import annotations
 
-import json
 import sys
 from collections.abc import Mapping, Sequence
 
@@ -452,9 +451,10 @@ def _run_bioasq(args) -> int:
     sub = sys.stdin if args.submission == "-" else args.submission
     res = evaluate_bioasq(args.golden, sub, k=args.k, normalizer=args.normalizer,
                           per_question=args.q)
+    from .cli import write_json
+
     if args.o == "json":
-        json.dump(res, sys.stdout, indent=1)
-        sys.stdout.write("\n")
+        write_json(res)
     elif args.o == "line":
         sys.stdout.write(" ".join(repr(res[m]) for m in BIOASQ_MEASURES) + "\n")
     else:
