@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import io
 import os
-from typing import IO, Any, Union
+from typing import IO, Union
 
 import numpy as np
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import os
 from numbers import Real
-from typing import Any, Union
+from typing import Union
 
 from ._errors import LineFormatError
 
