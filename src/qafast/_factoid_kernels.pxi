@@ -148,6 +148,38 @@ def fq_first_match_ids(const int64_t[::1] pred_off, const int32_t[::1] pred_ids,
             out_rank[i] = found
 
 
+def fq_first_match_dense(const int32_t[:, ::1] pred_ids, const int32_t[:, ::1] gold_ids,
+                         int64_t k, int32_t[::1] out_rank):
+    """fq_first_match_ids for rectangular id arrays (questions x answers, questions x
+    synonyms), with no offsets to read; a negative id never matches."""
+    cdef Py_ssize_t n = out_rank.shape[0], m = pred_ids.shape[1], s = gold_ids.shape[1]
+    cdef Py_ssize_t i, j, g, top = m if k < 0 or k > m else k
+    cdef int32_t p, found, g0
+    with nogil:
+        if s == 1:
+            for i in range(n):
+                g0 = gold_ids[i, 0]
+                found = 0
+                if g0 >= 0:
+                    # the last-to-first scan leaves the first match, without a branch to break
+                    for j in range(top - 1, -1, -1):
+                        found = <int32_t>(j + 1) if pred_ids[i, j] == g0 else found
+                out_rank[i] = found
+        else:
+            for i in range(n):
+                found = 0
+                for j in range(top):
+                    p = pred_ids[i, j]
+                    if p >= 0:
+                        for g in range(s):
+                            if gold_ids[i, g] == p:
+                                found = <int32_t>(j + 1)
+                                break
+                    if found:
+                        break
+                out_rank[i] = found
+
+
 def fq_factoid_measures(const int32_t[::1] rank, double[:, ::1] per_question, double[::1] sums):
     """From first-match ranks: per question strict, lenient, reciprocal rank (columns 0-2),
     and their sums in question order (sums[0:3])."""

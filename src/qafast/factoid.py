@@ -212,12 +212,9 @@ def _ranks_from_ids(predicted, target, k):
         i = int(np.flatnonzero((gold < 0).all(axis=1))[0])
         raise ValueError(f"question {i}: target has no gold id (all negative)")
     pred_ids, gold_ids = _as_int32(pred), _as_int32(gold)
-    n, m = pred_ids.shape
-    s = gold_ids.shape[1]
+    n = pred_ids.shape[0]
     rank = np.empty(n, dtype=np.int32)
-    _kernels.fq_first_match_ids(np.arange(0, n * m + 1, m, dtype=np.int64), pred_ids.ravel(),
-                                np.arange(0, n * s + 1, s, dtype=np.int64), gold_ids.ravel(), k,
-                                rank)
+    _kernels.fq_first_match_dense(pred_ids, gold_ids, k, rank)
     return rank
 
 
