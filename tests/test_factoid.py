@@ -283,3 +283,21 @@ def test_bioasq_cli_stdin(tmp_path):
                           "json"], input=json.dumps(SUB), capture_output=True, text=True,
                          check=True).stdout
     assert json.loads(out)["factoid_mrr"] == 0.5
+
+
+@settings(max_examples=150, deadline=None)
+@given(n=st.integers(1, 12), m=st.integers(1, 7), s=st.integers(1, 3),
+       k=st.sampled_from([None, 1, 2, 5, 9]), data=st.data())
+def test_id_arrays_score_as_the_same_answers_as_strings(n, m, s, k, data):
+    pred = np.array(data.draw(st.lists(st.lists(st.integers(-1, 4), min_size=m, max_size=m),
+                                       min_size=n, max_size=n)), dtype=np.int32)
+    gold = np.array(data.draw(st.lists(st.lists(st.integers(-1, 4), min_size=s, max_size=s)
+                                       .filter(lambda g: max(g) >= 0), min_size=n, max_size=n)),
+                    dtype=np.int32)
+    # a negative id is an empty slot: it matches nothing, like a string no gold holds
+    as_text = [[f"a{p}" if p >= 0 else f"empty{j}" for j, p in enumerate(row)]
+               for row in pred.tolist()]
+    targets = [[f"a{g}" for g in row if g >= 0] for row in gold.tolist()]
+    want = evaluate_factoid(as_text, targets, k=k, per_question=True)
+    got = evaluate_factoid(pred, gold if s > 1 else gold[:, 0], k=k, per_question=True)
+    assert repr(got) == repr(want)
