@@ -879,3 +879,64 @@ def answer_scores(const int32_t[::1] pred, const int64_t[::1] row_q,
         free(row)
         free(cnt)
         free(used)
+
+
+# ---------------------------------------------------------------------------------------------
+# SQuAD datasets: the walk over articles, paragraphs and questions
+# ---------------------------------------------------------------------------------------------
+
+from collections.abc import Mapping as _AkMapping
+
+cdef extern from "Python.h":
+    PyObject* PyDict_GetItemWithError(object d, object key) except? NULL
+
+
+cdef inline object _ak_item(object obj, str key):
+    # obj[key], without the generic protocol for a plain dict (a subclass may have __missing__)
+    cdef PyObject* v
+    if type(obj) is dict:
+        v = PyDict_GetItemWithError(obj, key)
+        if v == NULL:
+            raise KeyError(key)
+        return <object>v
+    return obj[key]
+
+
+def squad_flatten(object data, list ids, list answers):
+    """Append each question's ``qa["id"]`` to ``ids`` and the list of its answer texts to
+    ``answers``, walking ``data[a]["paragraphs"][p]["qas"][q]`` in order. Answers are a list
+    of ``{"text": ...}`` or a mapping whose ``"text"`` is a list. A structural problem raises
+    KeyError, TypeError or AttributeError (the caller then finds it step by step). Returns
+    True when every id and text is exactly a str."""
+    cdef object article, paragraph, qa, a, t, qid
+    cdef list texts
+    cdef Py_ssize_t k, m
+    cdef bint all_str = True
+    for article in data:
+        for paragraph in _ak_item(article, "paragraphs"):
+            for qa in _ak_item(paragraph, "qas"):
+                qid = _ak_item(qa, "id")
+                ids.append(qid)
+                if type(qid) is not str:
+                    all_str = False
+                a = _ak_item(qa, "answers")
+                if type(a) is list:
+                    m = len(<list>a)
+                    texts = [None] * m
+                    for k in range(m):
+                        t = _ak_item((<list>a)[k], "text")
+                        if type(t) is not str:
+                            all_str = False
+                        texts[k] = t
+                elif isinstance(a, _AkMapping):
+                    t = a["text"]
+                    if not isinstance(t, list):
+                        raise TypeError
+                    texts = list(t)
+                    for t in texts:
+                        if type(t) is not str:
+                            all_str = False
+                else:
+                    raise TypeError
+                answers.append(texts)
+    return all_str

@@ -161,12 +161,14 @@ def read_squad_dataset(source) -> SquadDataset:
     ids: list = []
     answers: list = []
     try:
-        _flatten(data, ids, answers)
+        all_str = _flatten(data, ids, answers)
     except (KeyError, TypeError, AttributeError):
         ids.clear()
         answers.clear()
         _flatten_checked(data, ids, answers, name, from_file)
         raise AssertionError("unreachable: the checked pass found no error") from None
+    if all_str:
+        return SquadDataset(ids, answers, version, name)
     if set(map(type, ids)) - {str}:
         qid = next(q for q in ids if type(q) is not str)
         raise _fail(from_file, f"question ids must be strings, got {_type_name(qid)}",
@@ -233,10 +235,20 @@ def _slim_dataset(obj, name: str):
     return SquadDataset(ids, answers, None if version is None else str(version), name)
 
 
-def _flatten(data, ids, answers) -> None:
-    # The fast pass, either answer layout: a structural problem raises and the checked pass
-    # says what it is. (Walking the caller's objects costs about as much as building the
-    # lists: at 1M questions this is memory-bound, whatever the Python spelling.)
+def _flatten(data, ids, answers) -> bool:
+    """The fast pass, either answer layout: a structural problem raises and the checked pass
+    says what it is. True when every id and answer text is exactly a str."""
+    try:
+        from .._kernels import squad_flatten
+    except ImportError:  # pragma: no cover - a tree without the compiled kernels
+        _flatten_python(data, ids, answers)
+        return not (set(map(type, ids)) - {str}
+                    or set(map(type, chain.from_iterable(answers))) - {str})
+    return squad_flatten(data, ids, answers)
+
+
+def _flatten_python(data, ids, answers) -> None:
+    # The pure-Python form of _kernels.squad_flatten.
     add_id, add_answers = ids.append, answers.append
     for article in data:
         for paragraph in article["paragraphs"]:

@@ -1,0 +1,53 @@
+"""The compiled walk over a SQuAD dataset (``_kernels.squad_flatten``) against its Python form:
+same ids and answers, same verdict on non-str values, and a structural problem raises."""
+
+from collections import OrderedDict
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from qafast import _kernels
+from qafast.io import squad as io
+
+text = st.one_of(st.text(max_size=4), st.integers(0, 3), st.none())
+answers = st.one_of(
+    st.lists(st.builds(lambda t: {"text": t, "answer_start": 0}, text), max_size=3),
+    st.builds(lambda ts: {"text": ts, "answer_start": [0] * len(ts)}, st.lists(text, max_size=3)),
+    st.builds(lambda ts: OrderedDict(text=ts), st.lists(st.text(max_size=3), max_size=2)),
+)
+question = st.builds(lambda q, a: {"id": q, "question": "?", "answers": a},
+                     st.one_of(st.text(max_size=3), st.integers(0, 9)), answers)
+paragraph = st.builds(lambda qs: {"context": "c", "qas": qs}, st.lists(question, max_size=3))
+article = st.builds(lambda ps: {"title": "t", "paragraphs": ps},
+                    st.lists(paragraph, max_size=3) | st.tuples(paragraph))
+data = st.lists(article, max_size=4)
+
+
+@settings(max_examples=300, deadline=None)
+@given(data)
+def test_walk_equals_python(d):
+    ids, ans, ids2, ans2 = [], [], [], []
+    ok = _kernels.squad_flatten(d, ids, ans)
+    io._flatten_python(d, ids2, ans2)
+    assert (ids, ans) == (ids2, ans2)
+    assert all(type(x) is list for x in ans)
+    every_str = all(type(q) is str for q in ids2) and all(type(t) is str for a in ans2 for t in a)
+    assert ok == every_str
+
+
+@pytest.mark.parametrize("bad", [
+    [{"paragraphs": [{"qas": [{"id": "q", "answers": 3}]}]}],
+    [{"paragraphs": [{"qas": [{"id": "q", "answers": {"text": "x"}}]}]}],
+    [{"paragraphs": [{"qas": [{"id": "q", "answers": [{"txt": "x"}]}]}]}],
+    [{"paragraphs": [{"qas": [{"answers": []}]}]}],
+    [{"paragraphs": [{"qs": []}]}],
+    [{"para": []}],
+    [3],
+    [{"paragraphs": [{"qas": ["x"]}]}],
+])
+def test_walk_structural_errors_raise(bad):
+    with pytest.raises((KeyError, TypeError, AttributeError)):
+        _kernels.squad_flatten(bad, [], [])
+    with pytest.raises((KeyError, TypeError, AttributeError)):
+        io._flatten_python(bad, [], [])
