@@ -51,3 +51,22 @@ def test_walk_structural_errors_raise(bad):
         _kernels.squad_flatten(bad, [], [])
     with pytest.raises((KeyError, TypeError, AttributeError)):
         io._flatten_python(bad, [], [])
+
+
+def test_v1_unknown_prediction_with_repeated_ids_warns():
+    # as many predictions as questions, but an id repeats: one prediction is for no question
+    from qafast.io.squad import SquadWarning
+    from qafast.squad import squad
+
+    data = [{"paragraphs": [{"qas": [{"id": "q", "answers": [{"text": "x b"}]},
+                                     {"id": "q", "answers": [{"text": "b"}]}]}]}]
+    with pytest.warns(SquadWarning, match="zz"):
+        r = squad(data, {"q": "b", "zz": "x"}, version="1.1")
+    assert r == {"exact_match": 50.0, "f1": 83.33333333333333}
+
+
+def test_lookup_and_distinct_count():
+    texts, absent = _kernels.squad_lookup(["a", "b", "a", "c"], {"a": "x", "c": "", "d": "y"})
+    assert texts == ["x", None, "x", ""] and absent == 1
+    assert _kernels.squad_count_distinct(["a", "b", "a", "é", "é", ""]) == 4
+    assert _kernels.squad_count_distinct([]) == 0

@@ -567,10 +567,14 @@ def answer_count_refs(list references, int64_t[::1] ref_off):
     return -1
 
 
+cdef struct _AkStrSlot:
+    PyObject* obj        # a borrowed reference to the string, or NULL
+    Py_hash_t hash
+    int64_t sid
+
+
 cdef struct _AkStrTable:
-    PyObject** objs      # per slot: a borrowed reference to the string, or NULL
-    Py_hash_t* hashes    # per slot
-    int32_t* ids         # per slot
+    _AkStrSlot* slots    # one cache line holds a probe's object, hash and id
     int64_t mask
     int64_t n
 
@@ -588,26 +592,17 @@ cdef inline bint _ak_same_str(PyObject* a, PyObject* b) noexcept:
 
 cdef int _ak_str_grow(_AkStrTable* t) except -1:
     cdef int64_t cap = (t.mask + 1) * 2, i, j
-    cdef PyObject** objs = <PyObject**>calloc(cap, sizeof(PyObject*))
-    cdef Py_hash_t* hashes = <Py_hash_t*>malloc(cap * sizeof(Py_hash_t))
-    cdef int32_t* ids = <int32_t*>malloc(cap * sizeof(int32_t))
-    if objs == NULL or hashes == NULL or ids == NULL:
-        free(objs)
-        free(hashes)
-        free(ids)
+    cdef _AkStrSlot* slots = <_AkStrSlot*>calloc(cap, sizeof(_AkStrSlot))
+    if slots == NULL:
         raise MemoryError()
     for i in range(t.mask + 1):
-        if t.objs[i] != NULL:
-            j = <int64_t>(<uint64_t>t.hashes[i] & <uint64_t>(cap - 1))
-            while objs[j] != NULL:
+        if t.slots[i].obj != NULL:
+            j = <int64_t>(<uint64_t>t.slots[i].hash & <uint64_t>(cap - 1))
+            while slots[j].obj != NULL:
                 j = (j + 1) & (cap - 1)
-            objs[j] = t.objs[i]
-            hashes[j] = t.hashes[i]
-            ids[j] = t.ids[i]
-    free(t.objs)
-    free(t.hashes)
-    free(t.ids)
-    t.objs, t.hashes, t.ids = objs, hashes, ids
+            slots[j] = t.slots[i]
+    free(t.slots)
+    t.slots = slots
     t.mask = cap - 1
     return 0
 
@@ -615,22 +610,22 @@ cdef int _ak_str_grow(_AkStrTable* t) except -1:
 cdef int32_t _ak_str_index(_AkStrTable* t, list strings, object s) except -1:
     cdef Py_hash_t h = hash(s)
     cdef int64_t j = <int64_t>(<uint64_t>h & <uint64_t>t.mask)
-    cdef PyObject* o
+    cdef _AkStrSlot* slot
     cdef int32_t sid
     while True:
-        o = t.objs[j]
-        if o == NULL:
+        slot = &t.slots[j]
+        if slot.obj == NULL:
             break
-        if t.hashes[j] == h and _ak_same_str(o, <PyObject*>s):
-            return t.ids[j]
+        if slot.hash == h and _ak_same_str(slot.obj, <PyObject*>s):
+            return <int32_t>slot.sid
         j = (j + 1) & t.mask
     if t.n >= 2147483646:
         raise OverflowError("more than 2**31 - 2 distinct answer strings")
     sid = <int32_t>t.n
     strings.append(s)  # keeps s alive while the table refers to it
-    t.objs[j] = <PyObject*>s
-    t.hashes[j] = h
-    t.ids[j] = sid
+    slot.obj = <PyObject*>s
+    slot.hash = h
+    slot.sid = sid
     t.n += 1
     if t.n * 2 > t.mask + 1:
         _ak_str_grow(t)
@@ -647,15 +642,15 @@ def answer_intern(list predictions, list references, list strings,
     cdef object p, r, g
     cdef _AkStrTable t
     cdef int64_t cap = 1 << 10
-    while cap < 2 * (n + ref_sid.shape[0]) and cap < (1 << 22):
+    # room for every string at load 1/2 if about half of them are distinct (the table grows
+    # past that): a smaller table has fewer cache misses per probe
+    while cap < n + ref_sid.shape[0] and cap < (1 << 22):
         cap *= 2
-    t.objs = <PyObject**>calloc(cap, sizeof(PyObject*))
-    t.hashes = <Py_hash_t*>malloc(cap * sizeof(Py_hash_t))
-    t.ids = <int32_t*>malloc(cap * sizeof(int32_t))
+    t.slots = <_AkStrSlot*>calloc(cap, sizeof(_AkStrSlot))
     t.mask = cap - 1
     t.n = 0
     try:
-        if t.objs == NULL or t.hashes == NULL or t.ids == NULL:
+        if t.slots == NULL:
             raise MemoryError()
         for i in range(n):
             p = predictions[i]
@@ -674,9 +669,7 @@ def answer_intern(list predictions, list references, list strings,
                     pos += 1
         return None
     finally:
-        free(t.objs)
-        free(t.hashes)
-        free(t.ids)
+        free(t.slots)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -940,3 +933,40 @@ def squad_flatten(object data, list ids, list answers):
                     raise TypeError
                 answers.append(texts)
     return all_str
+
+
+def squad_lookup(list ids, dict preds):
+    """``([preds.get(q) for q in ids], number of None among them)``, in one C loop."""
+    cdef Py_ssize_t i, n = len(ids), absent = 0
+    cdef list texts = [None] * n
+    cdef PyObject* v
+    for i in range(n):
+        v = PyDict_GetItemWithError(preds, ids[i])
+        if v == NULL:
+            absent += 1
+        else:
+            texts[i] = <object>v
+    return texts, absent
+
+
+def squad_count_distinct(list strings):
+    """The number of distinct values of a list of str (through the answer-string table)."""
+    cdef Py_ssize_t i, n = len(strings)
+    cdef _AkStrTable t
+    cdef int64_t cap = 1 << 10
+    cdef list seen = []
+    cdef object s
+    while cap < 2 * n and cap < (1 << 24):
+        cap *= 2
+    t.slots = <_AkStrSlot*>calloc(cap, sizeof(_AkStrSlot))
+    t.mask = cap - 1
+    t.n = 0
+    try:
+        if t.slots == NULL:
+            raise MemoryError()
+        for i in range(n):
+            s = strings[i]
+            _ak_str_index(&t, seen, <str?>s)
+        return t.n
+    finally:
+        free(t.slots)

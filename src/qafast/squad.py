@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from . import _kernels
 from .io.squad import (
     SquadFormatError,
     SquadDataset,
@@ -162,10 +163,19 @@ def _evaluate_inputs(dataset, predictions, version, na_probs, na_prob_thresh, mi
                         na_probs, curves)
 
 
-def _predictions_of(ids: list, preds: dict, missing: str):
-    """Each question's prediction (None when missing) and the ids of the missing ones."""
+def _lookup(ids: list, preds: dict):
+    """``([preds.get(q) for q in ids], how many are None)``."""
+    if type(preds) is dict and type(ids) is list:
+        return _kernels.squad_lookup(ids, preds)
     texts = list(map(preds.get, ids))
-    if None not in texts:
+    return texts, texts.count(None)
+
+
+def _predictions_of(ids: list, preds: dict, missing: str, looked=None):
+    """Each question's prediction (None when missing) and the ids of the missing ones
+    (``looked``: what ``_lookup(ids, preds)`` gave, if done already)."""
+    texts, n_absent = _lookup(ids, preds) if looked is None else looked
+    if not n_absent:
         return texts, []
     absent = [q for q, t in zip(ids, texts) if t is None]
     if missing == "error":
@@ -216,14 +226,18 @@ def _answer_scores(preds: list, golds: list, empty_rule: str):
 
 def _evaluate_v1(ds: SquadDataset, preds: dict, missing: str, source: str) -> _Evaluation:
     ids, golds = ds.ids, ds.answers
-    warn_unknown(preds, set(ids), "predictions", source)
-    texts, absent = _predictions_of(ids, preds, missing)
+    looked = _lookup(ids, preds)
+    # every prediction is for a question when as many matched as there are, ids being unique
+    if not (len(preds) == len(ids) - looked[1] and type(ids) is list
+            and _kernels.squad_count_distinct(ids) == len(ids)):
+        warn_unknown(preds, set(ids), "predictions", source)
+    texts, absent = _predictions_of(ids, preds, missing, looked)
     if absent:
         keep = [i for i, t in enumerate(texts) if t is not None]
         ids = [ids[i] for i in keep]
         golds = [golds[i] for i in keep]
         texts = [texts[i] for i in keep]
-    if [] in golds:
+    if not all(golds):                  # an empty list (each gold list is a list)
         q = ids[golds.index([])]
         raise ValueError(f"{ds.source}, question {q!r}: no gold answer; SQuAD v1.1 needs at "
                          "least one (unanswerable questions are version='2.0')")
