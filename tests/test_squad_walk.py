@@ -70,3 +70,15 @@ def test_lookup_and_distinct_count():
     assert texts == ["x", None, "x", ""] and absent == 1
     assert _kernels.squad_count_distinct(["a", "b", "a", "é", "é", ""]) == 4
     assert _kernels.squad_count_distinct([]) == 0
+
+
+def test_nonempty_and_values_str():
+    import numpy as np
+
+    items = [[], ["a"], "", "x", None, 0, 3, ()]
+    out = np.empty(len(items), dtype=bool)
+    _kernels.squad_nonempty(items, out.view(np.uint8))
+    assert out.tolist() == [bool(x) for x in items]
+    assert _kernels.squad_dict_values_str({"a": "x", "b": ""})
+    assert not _kernels.squad_dict_values_str({"a": "x", "b": None})
+    assert _kernels.squad_dict_values_str({})

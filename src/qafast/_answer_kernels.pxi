@@ -970,3 +970,28 @@ def squad_count_distinct(list strings):
         return t.n
     finally:
         free(t.slots)
+
+
+def squad_nonempty(list items, uint8_t[::1] o):
+    """``o[i] = bool(items[i])`` (a list or str by its length); ``o`` has len(items) bytes."""
+    cdef Py_ssize_t i, n = len(items)
+    cdef object x
+    if o.shape[0] != n:
+        raise ValueError("the output must have one byte per item")
+    for i in range(n):
+        x = items[i]
+        if type(x) is list:
+            o[i] = len(<list>x) > 0
+        elif type(x) is str:
+            o[i] = PyUnicode_GET_LENGTH(x) > 0
+        else:
+            o[i] = bool(x)
+
+
+def squad_dict_values_str(dict d):
+    """True when every value of ``d`` is exactly a str."""
+    cdef object v
+    for v in d.values():
+        if type(v) is not str:
+            return False
+    return True

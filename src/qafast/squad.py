@@ -97,8 +97,11 @@ def squad(dataset, predictions, *, version: str = "2.0", na_probs=None,
     >>> squad(data, {"q1": "Tower"}, version="1.1")
     {'exact_match': 0.0, 'f1': 33.33333333333333}
     """
-    return _evaluate(dataset, predictions, version=version, na_probs=na_probs,
-                     na_prob_thresh=na_prob_thresh, missing=missing).result
+    with _gc_paused():
+        # the evaluation (and the lists it made) is freed before the collector is back, so
+        # that its first collection does not walk a million young objects on their way out
+        return _evaluate(dataset, predictions, version=version, na_probs=na_probs,
+                         na_prob_thresh=na_prob_thresh, missing=missing).result
 
 
 @dataclass
@@ -183,6 +186,16 @@ def _predictions_of(ids: list, preds: dict, missing: str, looked=None):
         raise ValueError(f"{len(absent)} question(s) have no prediction "
                          f"(missing='error'): {shown}")
     return texts, absent
+
+
+def _nonempty(items: list) -> np.ndarray:
+    """``bool(x)`` of each item, as a bool array."""
+    out = np.empty(len(items), dtype=bool)
+    if type(items) is list:
+        _kernels.squad_nonempty(items, out.view(np.uint8))
+    else:
+        out[:] = np.fromiter(map(bool, items), dtype=bool, count=len(items))
+    return out
 
 
 def _seq_sum(values: np.ndarray) -> float:
@@ -274,10 +287,10 @@ def _evaluate_v2(ds, preds, probs, thresh, missing, source, na_source, curves) -
     n = len(ids)
     if len(preds) != n - len(absent):   # ids are unique: some prediction matched no question
         warn_unknown(preds, set(ids), "predictions", source)
-    has_ans = np.fromiter(map(bool, golds), dtype=bool, count=n)
+    has_ans = _nonempty(golds)
     if not absent:
         em_raw, f1_raw = _answer_scores(texts, golds, "v2")
-        text = np.fromiter(map(bool, texts), dtype=bool, count=n)
+        text = _nonempty(texts)
         scored, live = np.arange(n), np.ones(n, dtype=bool)
     else:
         live = np.fromiter((t is not None for t in texts), dtype=bool, count=n)
