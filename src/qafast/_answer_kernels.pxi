@@ -16,6 +16,31 @@ from libc.string cimport memcpy, memcmp
 
 from cpython.ref cimport PyObject
 
+cdef extern from *:
+    """
+    #if defined(__GNUC__) || defined(__clang__)
+    #define AK_PREFETCH(p) __builtin_prefetch((const void*)(p))
+    #else
+    #define AK_PREFETCH(p) ((void)0)
+    #endif
+    """
+    void AK_PREFETCH(const void* p) noexcept nogil
+
+
+cdef extern from "Python.h":
+    PyObject* _ak_list_item "PyList_GET_ITEM"(object lst, Py_ssize_t i)
+
+
+cdef inline void _ak_prefetch_str(list lst, Py_ssize_t i) noexcept:
+    # The loops below visit millions of scattered str objects in list order: ask for the
+    # header (hash, length) and the first characters of one a few steps ahead.
+    cdef char* o
+    if i < len(lst):
+        o = <char*>_ak_list_item(lst, i)
+        AK_PREFETCH(o)
+        AK_PREFETCH(o + 64)
+
+
 cdef extern from "Python.h":
     bint PyUnicode_IS_ASCII(object o)
     bint Py_UNICODE_ISSPACE(Py_UCS4 ch)
@@ -477,6 +502,7 @@ def answer_tokens(list strings, object slow, bint squad, int64_t[::1] tok_off):
     try:
         tok_off[0] = 0
         for i in range(n):
+            _ak_prefetch_str(strings, i + 8)
             s = strings[i]
             if squad and PyUnicode_IS_ASCII(s):
                 utf8 = PyUnicode_AsUTF8AndSize(s, &length)
@@ -526,6 +552,7 @@ def answer_squad_chars(list strings, int64_t[::1] off):
     try:
         off[0] = 0
         for i in range(n):
+            _ak_prefetch_str(strings, i + 8)
             m = _ak_squad_prepare(<str?>strings[i], &work)
             nt = _ak_squad_spans(&work, m)
             _ak_reserve(&out, m)        # the tokens and the spaces between them fit in m
@@ -638,7 +665,7 @@ def answer_intern(list predictions, list references, list strings,
     fills) and write the predictions' and references' indices. ``references`` holds str, lists
     or tuples only (see ``answer_count_refs``). Returns None, or ``(question, what)`` for the
     first value that is not a str (``what`` is "prediction" or "reference")."""
-    cdef Py_ssize_t i, n = len(predictions), pos = 0
+    cdef Py_ssize_t i, k, n = len(predictions), pos = 0
     cdef object p, r, g
     cdef _AkStrTable t
     cdef int64_t cap = 1 << 10
@@ -653,6 +680,12 @@ def answer_intern(list predictions, list references, list strings,
         if t.slots == NULL:
             raise MemoryError()
         for i in range(n):
+            _ak_prefetch_str(predictions, i + 8)
+            _ak_prefetch_str(references, i + 8)
+            r = references[i + 4] if i + 4 < n else None
+            if type(r) is list:
+                for k in range(min(len(<list>r), 4)):
+                    _ak_prefetch_str(<list>r, k)
             p = predictions[i]
             if not isinstance(p, str):
                 return i, "prediction"
@@ -941,6 +974,7 @@ def squad_lookup(list ids, dict preds):
     cdef list texts = [None] * n
     cdef PyObject* v
     for i in range(n):
+        _ak_prefetch_str(ids, i + 8)
         v = PyDict_GetItemWithError(preds, ids[i])
         if v == NULL:
             absent += 1
