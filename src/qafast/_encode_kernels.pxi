@@ -51,10 +51,19 @@ def encode_nested_dict(dict data, bint integer_values, int64_t[::1] query_offset
     buf.data = NULL
     buf.size = 0
     buf.capacity = 0
+    cdef object first_kind = None, kind
     query_offsets[0] = 0
     byte_offsets[0] = 0
     try:
         for qid, docs in data.items():
+            # query ids must be all str or all int (not bool): checked here, in the one pass
+            kind = type(qid)
+            if kind is not first_kind:
+                if first_kind is None and (kind is str or kind is int):
+                    first_kind = kind
+                else:
+                    query_ids.append(qid)
+                    return None, (qid, None, None, "qid")
             if type(docs) is not dict:
                 if not isinstance(docs, dict):
                     return None, (qid, None, docs, "dict")

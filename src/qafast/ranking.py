@@ -151,8 +151,9 @@ def _from_nested(cls, data, integer_values: bool, source: str):
     blob, bad = _kernels.encode_nested_dict(data, integer_values, offsets, values, hashes,
                                             tiekeys, byte_offsets, query_ids)
     if bad is not None:
+        if bad[3] == "qid":
+            _check_query_ids(query_ids, source)
         _raise_bad_entry(source, integer_values, *bad)
-    _check_query_ids(query_ids, source)
     obj = cls.__new__(cls)
     obj._set(query_ids, offsets, values.astype(np.int32) if integer_values else values, hashes,
              None, byte_offsets, np.frombuffer(blob, dtype=np.uint8) if blob else _EMPTY_U8,
@@ -493,22 +494,26 @@ def _pairs(qrels: Qrels, run: Run, queries: str, keep_empty: bool = False):
     if (run.query_ids and qrels.query_ids and type(run.query_ids[0]) is int
             and type(qrels.query_ids[0]) is int):
         return _pairs_int(qrels, run, queries, present)
-    qindex = qrels.query_index()
-    rindex = run.query_index()
-    if not present.all():
-        rindex = {q: i for q, i in rindex.items() if present[i]}
-    common = [q for q in rindex if q in qindex]
-    if not common:
+    get = qrels.query_index().get
+    keep = present.tolist()
+    # one pass over the run's queries, one dict lookup each (the ids' objects are scattered
+    # in memory, so every touch of one costs a cache miss)
+    qpos = [get(q, -1) if keep[i] else -1 for i, q in enumerate(run.query_ids)]
+    rpos = [i for i, j in enumerate(qpos) if j >= 0]
+    if not rpos:
         _no_common(qrels, run)
-    ids = common if queries == "run" else list(qrels.query_ids)
-    ids.sort()
-    if queries == "run":
-        pair_run = np.array([rindex[q] for q in ids], dtype=np.int64)
-    else:
-        get = rindex.get
-        pair_run = np.array([get(q, -1) for q in ids], dtype=np.int64)
-    pair_qrels = np.array([qindex[q] for q in ids], dtype=np.int64)
-    return ids, pair_run, pair_qrels
+    ids = [run.query_ids[i] for i in rpos]
+    pair_run = rpos
+    pair_qrels = [qpos[i] for i in rpos]
+    if queries == "qrels":
+        in_run = set(pair_qrels)
+        missing = [j for j in range(len(qrels.query_ids)) if j not in in_run]
+        ids += [qrels.query_ids[j] for j in missing]
+        pair_run += [-1] * len(missing)
+        pair_qrels += missing
+    order = sorted(range(len(ids)), key=ids.__getitem__)
+    return ([ids[k] for k in order], np.array(pair_run, dtype=np.int64)[order],
+            np.array(pair_qrels, dtype=np.int64)[order])
 
 
 def _pairs_int(qrels, run, queries, present):
