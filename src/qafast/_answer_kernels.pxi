@@ -809,6 +809,10 @@ def answer_scores(const int32_t[::1] pred, const int64_t[::1] row_q,
     cdef Py_ssize_t n = pred.shape[0], r, q, g
     cdef int64_t p, gs, np_, ng, same, kept, maxlen = 0, s
     cdef bint want_em = em_out.shape[0] > 0, want_f1 = f1_mode != 0 and f1_out.shape[0] > 0
+    # base pointers: an empty answer's slice may start one past the end of its buffer, which
+    # is a valid pointer but not a valid memoryview index under the debug build's checks
+    cdef const int32_t* key_base = &keys[0] if keys.shape[0] else NULL
+    cdef const int32_t* tok_base = &toks[0] if toks.shape[0] else NULL
     cdef bint mapped = row_q.shape[0] > 0
     cdef double em, f, best_em, best_f, prec, rec, sum_em = 0.0, sum_f = 0.0
     cdef int64_t* row = NULL
@@ -852,8 +856,8 @@ def answer_scores(const int32_t[::1] pred, const int64_t[::1] row_q,
                     if drop_empty and key_off[gs + 1] == key_off[gs]:
                         continue
                     if want_em:
-                        em = 1.0 if _ak_equal(&keys[key_off[p]], key_off[p + 1] - key_off[p],
-                                              &keys[key_off[gs]],
+                        em = 1.0 if _ak_equal(key_base + key_off[p], key_off[p + 1] - key_off[p],
+                                              key_base + key_off[gs],
                                               key_off[gs + 1] - key_off[gs]) else 0.0
                         if kept == 0 or em > best_em:
                             best_em = em
@@ -872,11 +876,11 @@ def answer_scores(const int32_t[::1] pred, const int64_t[::1] row_q,
                                 for k in range(tok_off[gs], tok_off[gs + 1]):
                                     used[toks[k]] = 0
                             elif f1_mode == 1:
-                                same = _ak_bag_same(&toks[tok_off[p]], np_,
-                                                    &toks[tok_off[gs]], ng)
+                                same = _ak_bag_same(tok_base + tok_off[p], np_,
+                                                    tok_base + tok_off[gs], ng)
                             else:
-                                same = _ak_lcs(&toks[tok_off[gs]], ng,
-                                               &toks[tok_off[p]], np_, row)
+                                same = _ak_lcs(tok_base + tok_off[gs], ng,
+                                               tok_base + tok_off[p], np_, row)
                             if same == 0:
                                 f = 0.0
                             else:
