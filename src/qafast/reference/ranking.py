@@ -599,10 +599,15 @@ def _11pt_avg(rq: RankedQuery, param: Any, version: str) -> float:
     return total / len(points)
 
 
+def _relevant_in_top(rq: RankedQuery, k: int) -> int:
+    """How many of the top k ranked docs have grade >= the relevance level."""
+    return sum(1 for g in rq.grades[:k] if g >= rq.relevance_level)
+
+
 def _precision(rq: RankedQuery, param: Any, version: str) -> float:
     """P@k = (relevant in top k) / k, also when fewer than k docs are ranked (m_P.c)."""
     k = _check_cutoff("P", param)
-    hits = sum(1 for g in rq.grades[:k] if g >= rq.relevance_level)
+    hits = _relevant_in_top(rq, k)
     return hits / k
 
 
@@ -612,7 +617,7 @@ def _recall(rq: RankedQuery, param: Any, version: str) -> float:
     num_rel = _counts(rq).num_rel
     if num_rel == 0:
         return 0.0
-    hits = sum(1 for g in rq.grades[:k] if g >= rq.relevance_level)
+    hits = _relevant_in_top(rq, k)
     return hits / num_rel
 
 
@@ -896,14 +901,14 @@ def _relative_p(rq: RankedQuery, param: Any, version: str) -> float:
     num_rel = _counts(rq).num_rel
     if num_rel == 0:
         return 0.0
-    hits = sum(1 for g in rq.grades[:k] if g >= rq.relevance_level)
+    hits = _relevant_in_top(rq, k)
     return hits / min(k, num_rel)
 
 
 def _success(rq: RankedQuery, param: Any, version: str) -> float:
     """1 if a relevant doc is in the top k, else 0 (m_success.c)."""
     k = _check_cutoff("success", param)
-    return 1.0 if any(g >= rq.relevance_level for g in rq.grades[:k]) else 0.0
+    return 1.0 if _relevant_in_top(rq, k) else 0.0
 
 
 def _set_p(rq: RankedQuery, param: Any, version: str) -> float:
