@@ -79,6 +79,35 @@ def test_kernel_matches_reference(case, threshold):
     assert got == want
 
 
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(1, 17), min_size=1, max_size=40), st.data())
+def test_short_questions_match_reference(sizes, data):
+    # many questions of up to 16 candidates: the kernel's fixed-width path, and its general
+    # path for those within 16 candidates of the end; labels as one-byte arrays
+    total = sum(sizes)
+    y = np.array(data.draw(st.lists(st.integers(0, 1), min_size=total, max_size=total)),
+                 dtype=np.uint8)
+    s = np.array(data.draw(st.lists(st.sampled_from(SCORES), min_size=total, max_size=total)))
+    off = np.concatenate(([0], np.cumsum(sizes)))
+    got = evaluate_dbqa(y, s, offsets=off, accuracy_at=[1, 2], per_question=True)
+    nested_y = [y[a:b].tolist() for a, b in zip(off[:-1], off[1:])]
+    nested_s = [s[a:b].tolist() for a, b in zip(off[:-1], off[1:])]
+    want = ref.evaluate_dbqa(nested_y, nested_s, accuracy_at=[1, 2])
+    rows = got.pop("per_question")
+    assert got == want
+    assert rows.shape == (len(sizes), 4)
+    assert sum(rows[:, 0].tolist()) == pytest.approx(want["mrr"] * len(sizes))
+    assert evaluate_dbqa(y.astype(bool), s, offsets=off, accuracy_at=[1, 2]) == want
+
+
+def test_one_byte_labels_are_checked():
+    y = np.array([0, 1, 0, 255, 1], dtype=np.uint8)
+    with pytest.raises(ValueError, match="question 1: label 255 is not 0 or 1"):
+        evaluate_dbqa(y, np.zeros(5), offsets=[0, 2, 5])
+    with pytest.raises(ValueError, match="question 1: label -1 is not 0 or 1"):
+        evaluate_dbqa(y.view(np.int8), np.zeros(5), offsets=[0, 2, 5])
+
+
 @pytest.mark.parametrize("labels, scores, kw, exc, words", [
     ([[1, 2]], [[0.1, 0.2]], {}, ValueError, "question 0: label 2 is not 0 or 1"),
     ([[1], ["1"]], [[0.1], [0.2]], {}, ValueError, "question 1: label '1' is not 0 or 1"),

@@ -19,9 +19,20 @@
 from cpython.list cimport PyList_GET_ITEM, PyList_GET_SIZE
 from cpython.object cimport PyObject_RichCompareBool, Py_EQ
 from cpython.unicode cimport PyUnicode_Check
-from libc.stdint cimport int8_t, int32_t, int64_t, uint64_t
+from libc.stdint cimport int8_t, int32_t, int64_t, uint8_t, uint32_t, uint64_t
+from libc.math cimport NAN
 from libc.stdlib cimport calloc, malloc, free
 from libc.string cimport memcpy, memset
+
+cdef extern from *:
+    # with the TREC reader's C helpers: a compiler builtin, or MSVC's bit scan
+    int _trec_ctz64(uint64_t x) nogil
+
+cdef extern from "_simd.h" nogil:
+    int qafast_first_match_rows(const int32_t* pred, int64_t pred_stride, const int32_t* gold,
+                                int64_t gold_stride, int64_t n, int k, int32_t* out)
+    uint32_t qafast_dbqa_rank_mask16(const double* s, const int8_t* y, int n)
+    int qafast_popcount16(uint32_t x)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -156,12 +167,15 @@ def fq_first_match_dense(const int32_t[:, ::1] pred_ids, const int32_t[:, ::1] g
     cdef Py_ssize_t i, j, g, top = m if k < 0 or k > m else k
     cdef int32_t p, found, g0
     with nogil:
-        if s == 1:
+        if s == 1 and n > 0 and 0 < top <= 31 and qafast_first_match_rows(
+                &pred_ids[0, 0], pred_ids.strides[0] // sizeof(int32_t), &gold_ids[0, 0],
+                gold_ids.strides[0] // sizeof(int32_t), n, <int>top, &out_rank[0]):
+            pass
+        elif s == 1:
             for i in range(n):
                 g0 = gold_ids[i, 0]
                 found = 0
                 if g0 >= 0:
-                    # the last-to-first scan leaves the first match, without a branch to break
                     for j in range(top - 1, -1, -1):
                         found = <int32_t>(j + 1) if pred_ids[i, j] == g0 else found
                 out_rank[i] = found
@@ -186,18 +200,28 @@ def fq_factoid_measures(const int32_t[::1] rank, double[:, ::1] per_question, do
     cdef Py_ssize_t n = rank.shape[0], i
     cdef double s0 = 0.0, s1 = 0.0, s2 = 0.0, rr
     cdef bint keep = per_question.shape[0] == n
+    cdef double reciprocal[64]
+    cdef int32_t r
+    # 1/r from a table for the usual small ranks: a division and a branch on a hit cost more
+    # than the whole rest of the loop (the values are the same divisions, done once)
+    reciprocal[0] = 0.0
+    for r in range(1, 64):
+        reciprocal[r] = 1.0 / r
+    cdef int64_t c0 = 0, c1 = 0
     with nogil:
         for i in range(n):
-            rr = 1.0 / rank[i] if rank[i] > 0 else 0.0
-            s0 += rank[i] == 1
-            s1 += rank[i] > 0
+            r = rank[i]
+            rr = reciprocal[r] if <uint32_t>r < 64 else (1.0 / r if r > 0 else 0.0)
+            c0 += r == 1
+            c1 += r > 0
             s2 += rr
             if keep:
                 per_question[i, 0] = rank[i] == 1
                 per_question[i, 1] = rank[i] > 0
                 per_question[i, 2] = rr
-        sums[0] = s0
-        sums[1] = s1
+        # counts of 0/1 are exact in a double, so integer counting changes no bit
+        sums[0] = <double>c0
+        sums[1] = <double>c1
         sums[2] = s2
 
 
@@ -381,24 +405,54 @@ cdef inline int64_t _fq_rank_of(const double* s, int64_t n, int64_t p) noexcept 
     return ahead + 1
 
 
+cdef inline int64_t _fq_first_bad_candidate(const double* s, const int8_t* y,
+                                            int64_t n) noexcept nogil:
+    cdef int64_t i
+    for i in range(n):
+        if s[i] != s[i] or <uint8_t>y[i] > 1:
+            return i
+    return -1
+
+
 def fq_dbqa(const int64_t[::1] offsets, const double[::1] scores, const int8_t[::1] labels,
-            bint top1, double threshold, double[:, ::1] out):
-    """Per question (rows of ``out``): reciprocal rank, average precision, rank of the first
-    correct sentence (0: none), F1 of the selected sentences against the correct ones.
+            bint top1, double threshold, const int64_t[::1] accuracy_at,
+            double[:, ::1] per_question, double[::1] sums, int64_t[::1] accuracy_counts):
+    """DBQA measures of every question, checking its candidates on the way.
+
+    Per question: reciprocal rank, average precision, rank of the first correct sentence
+    (0: none), F1 of the selected sentences against the correct ones; written to the rows of
+    ``per_question`` when it has one per question, and added in question order to
+    ``sums[0]``, ``sums[1]``, ``sums[3]`` (``sums[2]`` is 0). ``accuracy_counts[a]`` counts
+    the questions whose first correct rank is in 1..``accuracy_at[a]``.
 
     Candidates are ranked by score descending, equal scores in input order. AP is the sum of
-    P(k) at each correct rank k over min(m, n) (m correct, n candidates), 0 when that is 0.
-    Selected: the top-ranked sentence (``top1``) or every sentence scoring >= threshold.
+    P(k) at each correct rank k over m (m correct), 0 when m is 0. Selected: the top-ranked
+    sentence (``top1``) or every sentence scoring >= threshold.
 
     Only the correct sentences' ranks matter, so with few of them (m <= 16) each one's rank
     is a count of the candidates ahead of it and nothing is sorted (the ranking kernels'
-    rank lookup); otherwise the question is sorted."""
-    cdef Py_ssize_t nq = out.shape[0], q
+    rank lookup); otherwise the question is sorted.
+
+    Returns -1, or, having computed nothing, the index of the first candidate whose score is
+    NaN or whose label is not 0 or 1."""
+    cdef Py_ssize_t nq = offsets.shape[0] - 1, q
+    cdef int64_t total = scores.shape[0]
     cdef int64_t lo, n, i, j, x, maxn = 0, m, hits, first, sel, sel_hit
-    cdef double ap, p, r
+    cdef int64_t n_at = accuracy_at.shape[0]
+    cdef double ap, p, r, rr, apq, f1, sum_rr = 0.0, sum_ap = 0.0, sum_f1 = 0.0
+    cdef bint keep = per_question.shape[0] == nq
     cdef const double* s
+    cdef const int8_t* y
     cdef int64_t* idx
     cdef int64_t* tmp
+    cdef double reciprocal[17]
+    cdef double quotient[17][17]
+    cdef uint32_t invalid, ranks
+    reciprocal[0] = 0.0
+    for i in range(1, 17):
+        reciprocal[i] = 1.0 / <double>i
+        for j in range(1, 17):
+            quotient[i][j] = <double>i / <double>j
     for q in range(nq):
         maxn = max(maxn, offsets[q + 1] - offsets[q])
     idx = <int64_t*>malloc((maxn + 1) * sizeof(int64_t))
@@ -407,63 +461,97 @@ def fq_dbqa(const int64_t[::1] offsets, const double[::1] scores, const int8_t[:
         free(idx)
         free(tmp)
         raise MemoryError()
+    for i in range(n_at):
+        accuracy_counts[i] = 0
+    with nogil:
+        # one vectorised pass finds whether anything is wrong; only then is it located
+        invalid = 0
+        for i in range(total):
+            invalid |= (scores[i] != scores[i]) | (<uint8_t>labels[i] > 1)
+    if invalid:
+        free(idx)
+        free(tmp)
+        return _fq_first_bad_candidate(&scores[0], &labels[0], total)
     with nogil:
         for q in range(nq):
             lo = offsets[q]
             n = offsets[q + 1] - lo
             s = &scores[lo]
-            m = 0
+            y = &labels[lo]
             sel = 0
             sel_hit = 0
-            for i in range(n):
-                idx[m] = i  # branch-free: kept only when the label is 1
-                m += labels[lo + i] != 0
-            if not top1:
-                for i in range(n):
-                    sel += s[i] >= threshold
-                for i in range(m):
-                    sel_hit += s[idx[i]] >= threshold
             ap = 0.0
-            first = 0
-            if m == 0:
-                pass
-            elif m <= 16:
-                # the ranks of the correct sentences, ascending
-                for i in range(m):
-                    x = _fq_rank_of(s, n, idx[i])
-                    j = i
-                    while j > 0 and tmp[j - 1] > x:
-                        tmp[j] = tmp[j - 1]
-                        j -= 1
-                    tmp[j] = x
-                first = tmp[0]
+            if top1 and n <= 16 and lo + 16 <= total:
+                # ranks as bits, in order; i / r and 1 / r from tables: the divisions
+                # were the loop's critical path
+                ranks = qafast_dbqa_rank_mask16(s, y, <int>n)
+                m = qafast_popcount16(ranks)
+                first = (_trec_ctz64(ranks | 0x10000) + 1) & -(<int64_t>(ranks != 0))
+                i = 0
+                while ranks:
+                    i += 1
+                    ap += quotient[i][_trec_ctz64(ranks) + 1]
+                    ranks &= ranks - 1
+                sel_hit = first == 1
+                rr = reciprocal[first]
+                p = <double>sel_hit
+                r = reciprocal[m * sel_hit]
+            else:
+                m = 0
+                for i in range(n):
+                    idx[m] = i  # branch-free: kept only when the label is 1
+                    m += y[i] != 0
+                if not top1:
+                    for i in range(n):
+                        sel += s[i] >= threshold
+                    for i in range(m):
+                        sel_hit += s[idx[i]] >= threshold
+                if m <= 16:
+                    for i in range(m):
+                        x = _fq_rank_of(s, n, idx[i])
+                        j = i
+                        while j > 0 and tmp[j - 1] > x:
+                            tmp[j] = tmp[j - 1]
+                            j -= 1
+                        tmp[j] = x
+                else:
+                    for i in range(n):
+                        idx[i] = i
+                    _fq_stable_desc(s, idx, tmp, n)
+                    hits = 0
+                    for i in range(n):
+                        if y[idx[i]]:
+                            tmp[hits] = i + 1
+                            hits += 1
+                first = tmp[0] if m else 0
                 for i in range(m):
                     ap += <double>(i + 1) / <double>tmp[i]
-            else:
-                for i in range(n):
-                    idx[i] = i
-                _fq_stable_desc(s, idx, tmp, n)
-                hits = 0
-                for i in range(n):
-                    if labels[lo + idx[i]]:
-                        hits += 1
-                        ap += <double>hits / <double>(i + 1)
-                        if first == 0:
-                            first = i + 1
-            if top1:
-                sel = 1
-                sel_hit = first == 1
-            out[q, 0] = 1.0 / first if first else 0.0
-            out[q, 1] = ap / min(m, n) if min(m, n) > 0 else 0.0
-            out[q, 2] = first
-            if sel_hit:
-                p = <double>sel_hit / <double>sel
-                r = <double>sel_hit / <double>m
-                out[q, 3] = 2.0 * p * r / (p + r)
-            else:
-                out[q, 3] = 0.0
+                if top1:
+                    sel = 1
+                    sel_hit = first == 1
+                rr = reciprocal[first] if first <= 16 else 1.0 / <double>first
+                p = <double>sel_hit / <double>(sel if sel else 1)
+                r = <double>sel_hit / <double>(m if m else 1)
+            apq = ap / <double>(m if m else 1)
+            # with no hit p = r = 0 and f1 = 0 / 1: no branch on the (unpredictable) hit
+            f1 = 2.0 * p * r / (p + r if sel_hit else 1.0)
+            sum_rr += rr
+            sum_ap += apq
+            sum_f1 += f1
+            for i in range(n_at):
+                accuracy_counts[i] += (first > 0) & (first <= accuracy_at[i])
+            if keep:
+                per_question[q, 0] = rr
+                per_question[q, 1] = apq
+                per_question[q, 2] = first
+                per_question[q, 3] = f1
     free(idx)
     free(tmp)
+    sums[0] = sum_rr
+    sums[1] = sum_ap
+    sums[2] = 0.0
+    sums[3] = sum_f1
+    return -1
 
 
 # ---------------------------------------------------------------------------------------------

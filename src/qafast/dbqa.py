@@ -103,19 +103,22 @@ def evaluate_dbqa(labels, scores, *, offsets=None, questions=None, accuracy_at=1
                          if sizes[q] == 0 else "offsets must not decrease")
     yy = _labels01(y, off, names)
     ss = np.ascontiguousarray(s, dtype=np.float64)
-    nan = np.isnan(ss)
-    if nan.any():
-        q = int(np.searchsorted(off, np.flatnonzero(nan)[0], side="right") - 1)
-        raise ValueError(f"question {_name(names, q)}: a score is NaN")
-    rows = np.empty((nq, 4), dtype=np.float64)
-    _kernels.fq_dbqa(off, ss, yy, f1_threshold is None,
-                     0.0 if f1_threshold is None else float(f1_threshold), rows)
+    at = np.array(ats, dtype=np.int64)
+    rows = np.empty((nq if per_question else 0, 4), dtype=np.float64)
     sums = np.empty(4, dtype=np.float64)
-    _kernels.column_sums(rows, sums)
+    counts = np.empty(len(ats), dtype=np.int64)
+    bad = _kernels.fq_dbqa(off, ss, yy, f1_threshold is None,
+                           0.0 if f1_threshold is None else float(f1_threshold), at, rows,
+                           sums, counts)
+    if bad >= 0:
+        q = int(np.searchsorted(off, bad, side="right") - 1)
+        if np.isnan(ss[bad]):
+            raise ValueError(f"question {_name(names, q)}: a score is NaN")
+        raise ValueError(f"question {_name(names, q)}: label {y[bad:bad + 1].tolist()[0]!r} "
+                         "is not 0 or 1")
     out = {"mrr": float(sums[0]) / nq, "map": float(sums[1]) / nq}
-    first = rows[:, 2]
-    for a in ats:
-        out[f"accuracy@{int(a)}"] = int(np.count_nonzero((first > 0) & (first <= a))) / nq
+    for a, c in zip(ats, counts.tolist()):
+        out[f"accuracy@{int(a)}"] = c / nq
     out["f1"] = float(sums[3]) / nq
     if per_question:
         out["per_question"] = rows
@@ -173,6 +176,9 @@ def _numbers(seq):
 
 def _labels01(y, off, names):
     y = np.asarray(y)
+    if y.dtype in (np.int8, np.uint8, np.bool_):
+        # one byte each: the kernel checks for 0 or 1 as it reads them
+        return np.ascontiguousarray(y).view(np.int8)
     if y.dtype == object:
         bad = np.array([not isinstance(v, (bool, int, np.integer, np.bool_)) or v not in (0, 1)
                         for v in y.tolist()], dtype=bool)
