@@ -180,6 +180,43 @@ def test_workers_give_bitwise_identical_results():
             qafast.evaluate(qrels, run, "all_trec")
 
 
+@pytest.mark.parametrize("chunk", [1, 7, 64])
+@pytest.mark.parametrize("seed", range(3))
+def test_run_dict_in_chunks_gives_bitwise_identical_results(monkeypatch, seed, chunk):
+    # evaluate() encodes a run dict a chunk of queries at a time; tiny chunks make queries
+    # larger than a chunk (the buffers grow), chunks with no qrels query, and many chunks
+    qrels, run = random_case(seed, n_queries=150)
+    run["q-only-in-run"] = {"d1": 0.5}
+    run["q-empty"] = {}
+    run = dict(sorted(run.items(), key=lambda kv: hash(kv[0])))  # not the qrels' order
+    whole = qafast.Run.from_dict(run)
+    want_q = qafast.evaluate(qrels, whole, "all_trec", per_query=True)
+    want = qafast.evaluate(qrels, whole, "all_trec")
+    monkeypatch.setattr(qafast.ranking, "_CHUNK_ENTRIES", chunk)
+    assert qafast.evaluate(qrels, run, "all_trec", per_query=True) == want_q
+    assert qafast.evaluate(qrels, run, "all_trec") == want
+    assert qafast.evaluate(qrels, run, "all_trec", workers=2) == want
+    int_qrels = {int(q[1:]): v for q, v in qrels.items()}
+    int_run = {int(q[1:]): v for q, v in run.items() if q[1:].isdigit()}
+    assert qafast.evaluate(int_qrels, int_run, ["map", "P_5"]) == \
+        qafast.evaluate(int_qrels, qafast.Run.from_dict(int_run), ["map", "P_5"])
+
+
+def test_run_dict_in_chunks_falls_back_to_name_bad_entries(monkeypatch):
+    monkeypatch.setattr(qafast.ranking, "_CHUNK_ENTRIES", 2)
+    qrels = {f"q{i}": {"d1": 1} for i in range(10)}
+    run = {f"q{i}": {"d1": 0.5, "d2": 0.25} for i in range(10)}
+    run["q7"] = {"d1": 1, "d2": np.float64(0.5)}  # int and numpy scores: converted
+    assert qafast.evaluate(qrels, run, ["map"]) == {"map": 1.0}
+    run["q8"] = {"d1": float("nan")}
+    with pytest.raises(ValueError, match="q8.*d1.*NaN"):
+        qafast.evaluate(qrels, run, ["map"])
+    with pytest.raises(ValueError, match="no query in common"):
+        qafast.evaluate({"x": {"d1": 1}}, {f"q{i}": {"d1": 0.5} for i in range(9)}, ["map"])
+    with pytest.raises(TypeError, match="mix str and int"):
+        qafast.evaluate(qrels, {"q1": {"d1": 0.5}, 2: {"d1": 0.5}}, ["map"])
+
+
 def test_queries_qrels_averages_over_every_qrels_query():
     qrels = {"q1": {"a": 1}, "q2": {"b": 1}, "q3": {"c": 1}}
     run = {"q1": {"a": 1.0}, "q4": {"z": 1.0}}

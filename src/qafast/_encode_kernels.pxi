@@ -138,3 +138,167 @@ def encode_str_column(object column, int64_t[::1] hashes, int64_t[::1] tiekeys,
         return (buf.data[:buf.size] if buf.size else b""), None
     finally:
         free(buf.data)
+
+
+cdef extern from "Python.h":
+    # borrowed-reference forms: the run loop reads 10M keys and values without writing to
+    # them (an INCREF/DECREF pair dirties every object's cache line, doubling the traffic)
+    int _enc_dict_next "PyDict_Next" (object d, Py_ssize_t *pos, PyObject **key,
+                                      PyObject **value)
+    bint _enc_is_dict "PyDict_CheckExact" (PyObject *o)
+    Py_ssize_t _enc_dict_size "PyDict_GET_SIZE" (PyObject *o)
+    bint _enc_is_str "PyUnicode_CheckExact" (PyObject *o)
+    bint _enc_is_float "PyFloat_Check" (PyObject *o)
+    bint _enc_is_ascii "PyUnicode_IS_COMPACT_ASCII" (PyObject *o)
+    Py_ssize_t _enc_str_len "PyUnicode_GET_LENGTH" (PyObject *o)
+    void *_enc_str_data "PyUnicode_DATA" (PyObject *o)
+    const char *_enc_utf8 "PyUnicode_AsUTF8AndSize" (PyObject *o, Py_ssize_t *size) except? NULL
+    double _enc_float "PyFloat_AS_DOUBLE" (PyObject *o)
+
+
+def encode_run_dict(dict data, int64_t[::1] query_offsets, double[::1] values,
+                    int64_t[::1] hashes, int64_t[::1] tiekeys, int64_t[::1] byte_offsets,
+                    list query_ids):
+    """encode_nested_dict for the usual run: str query ids (or int ones), dict values, str
+    document ids and float scores (or a float subclass, such as numpy's float64).
+
+    Returns the UTF-8 bytes as a uint8 array that owns them (no copy of the blob is made), or
+    None at the first entry of any other kind, or a NaN score: the caller then runs
+    encode_nested_dict, which converts what it can and names what it cannot.
+    """
+    cdef Py_ssize_t qpos = 0, dpos, n, pos = 0, q = 0, total = values.shape[0]
+    cdef PyObject *qk
+    cdef PyObject *qv
+    cdef PyObject *k
+    cdef PyObject *v
+    cdef const char *utf8
+    cdef unsigned char *blob
+    cdef unsigned char *grown
+    cdef size_t cap = <size_t>1 << 22, new_cap, size = 0
+    cdef double x
+    cdef object first_kind = None, kind, result
+    blob = <unsigned char *>_trec_mem_resize(NULL, 0, cap)
+    if blob == NULL:
+        raise MemoryError()
+    query_offsets[0] = 0
+    byte_offsets[0] = 0
+    try:
+        while _enc_dict_next(data, &qpos, &qk, &qv):
+            kind = type(<object>qk)
+            if kind is not first_kind:
+                if first_kind is None and (kind is str or kind is int):
+                    first_kind = kind
+                else:
+                    return None
+            if not _enc_is_dict(qv):
+                return None
+            query_ids.append(<object>qk)
+            dpos = 0
+            while _enc_dict_next(<object>qv, &dpos, &k, &v):
+                if not _enc_is_str(k) or not _enc_is_float(v) or pos >= total:
+                    return None
+                x = _enc_float(v)
+                if x != x:
+                    return None
+                if _enc_is_ascii(k):
+                    utf8 = <const char *>_enc_str_data(k)
+                    n = _enc_str_len(k)
+                else:
+                    utf8 = _enc_utf8(k, &n)
+                if size + <size_t>n > cap:
+                    new_cap = cap
+                    while size + <size_t>n > new_cap:
+                        new_cap *= 2
+                    grown = <unsigned char *>_trec_mem_resize(blob, cap, new_cap)
+                    if grown == NULL:
+                        raise MemoryError()
+                    blob = grown
+                    cap = new_cap
+                # hashed from the string itself: reading back the bytes just copied waits
+                # for the copy's stores (70% of the loop's time)
+                hashes[pos] = <int64_t>_trec_hash(<const unsigned char *>utf8, n)
+                tiekeys[pos] = _trec_tie_key(<const unsigned char *>utf8, n,
+                                             <const unsigned char *>utf8 + n + 1)
+                memcpy(blob + size, utf8, n)
+                values[pos] = x
+                size += n
+                pos += 1
+                byte_offsets[pos] = <int64_t>size
+            q += 1
+            query_offsets[q] = pos
+        if pos != total:
+            return None
+        result = _trec_wrap(blob, cap, size, 1, b"B", _trec_np.uint8)
+        blob = NULL
+        return result
+    finally:
+        if blob != NULL:
+            _trec_mem_free(blob, cap)
+
+
+def encode_run_dict_chunk(dict data, Py_ssize_t start, object first_kind,
+                          int64_t[::1] query_offsets, double[::1] values, int64_t[::1] hashes,
+                          int64_t[::1] tiekeys, int64_t[::1] byte_offsets, uint8_t[::1] blob,
+                          list query_ids):
+    """encode_run_dict for the queries of ``data`` from dict position ``start`` on, into
+    buffers that are reused chunk after chunk (so they stay in cache and are never faulted
+    in again): as many whole queries as fit in the buffers. ``first_kind`` is the type of the
+    query ids so far (None at the start), which every query id must share.
+
+    Returns ``(status, next_start, n_queries)``: status 0 when the dict is done, 1 when more
+    queries follow, 2 when the next query does not fit in empty buffers (the caller grows
+    them), and -1 at the first entry encode_run_dict would not take (the caller falls back
+    to the general path)."""
+    cdef Py_ssize_t qpos = start, before, dpos, n, pos = 0, q = 0
+    cdef Py_ssize_t max_queries = query_offsets.shape[0] - 1, cap = blob.shape[0], size = 0
+    cdef Py_ssize_t max_entries = values.shape[0]
+    cdef PyObject *qk
+    cdef PyObject *qv
+    cdef PyObject *k
+    cdef PyObject *v
+    cdef const char *utf8
+    cdef unsigned char *bytes_out = &blob[0]
+    cdef double x
+    cdef object kind
+    query_offsets[0] = 0
+    byte_offsets[0] = 0
+    while True:
+        before = qpos
+        if not _enc_dict_next(data, &qpos, &qk, &qv):
+            return 0, qpos, q
+        if not _enc_is_dict(qv):
+            return -1, before, q
+        if q == max_queries or pos + _enc_dict_size(qv) > max_entries:
+            return (1 if q else 2), before, q
+        kind = type(<object>qk)
+        if kind is not first_kind:
+            if first_kind is None and (kind is str or kind is int):
+                first_kind = kind
+            else:
+                return -1, before, q
+        dpos = 0
+        while _enc_dict_next(<object>qv, &dpos, &k, &v):
+            if not _enc_is_str(k) or not _enc_is_float(v):
+                return -1, before, q
+            x = _enc_float(v)
+            if x != x:
+                return -1, before, q
+            if _enc_is_ascii(k):
+                utf8 = <const char *>_enc_str_data(k)
+                n = _enc_str_len(k)
+            else:
+                utf8 = _enc_utf8(k, &n)
+            if size + n > cap:
+                # this query's bytes do not fit: it starts the next chunk (or grows the blob)
+                return (1 if q else 2), before, q
+            hashes[pos] = <int64_t>_trec_hash(<const unsigned char *>utf8, n)
+            tiekeys[pos] = _trec_tie_key(<const unsigned char *>utf8, n,
+                                         <const unsigned char *>utf8 + n + 1)
+            memcpy(bytes_out + size, utf8, n)
+            values[pos] = x
+            size += n
+            pos += 1
+            byte_offsets[pos] = <int64_t>size
+        query_ids.append(<object>qk)
+        q += 1
+        query_offsets[q] = pos

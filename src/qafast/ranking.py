@@ -148,16 +148,22 @@ def _from_nested(cls, data, integer_values: bool, source: str):
     tiekeys = _EMPTY_I64 if integer_values else np.empty(total, dtype=np.int64)
     byte_offsets = np.empty(total + 1, dtype=np.int64)
     query_ids: list = []
-    blob, bad = _kernels.encode_nested_dict(data, integer_values, offsets, values, hashes,
-                                            tiekeys, byte_offsets, query_ids)
-    if bad is not None:
-        if bad[3] == "qid":
-            _check_query_ids(query_ids, source)
-        _raise_bad_entry(source, integer_values, *bad)
+    blob = None
+    if not integer_values:
+        blob = _kernels.encode_run_dict(data, offsets, values, hashes, tiekeys, byte_offsets,
+                                        query_ids)
+    if blob is None:
+        query_ids = []
+        blob, bad = _kernels.encode_nested_dict(data, integer_values, offsets, values, hashes,
+                                                tiekeys, byte_offsets, query_ids)
+        if bad is not None:
+            if bad[3] == "qid":
+                _check_query_ids(query_ids, source)
+            _raise_bad_entry(source, integer_values, *bad)
+        blob = np.frombuffer(blob, dtype=np.uint8) if blob else _EMPTY_U8
     obj = cls.__new__(cls)
     obj._set(query_ids, offsets, values.astype(np.int32) if integer_values else values, hashes,
-             None, byte_offsets, np.frombuffer(blob, dtype=np.uint8) if blob else _EMPTY_U8,
-             source)
+             None, byte_offsets, blob, source)
     if not integer_values:
         obj.tiekeys = tiekeys
     if integer_values:
@@ -480,11 +486,14 @@ def _as_run(run, workers: int = 1) -> Run:
     return _coerce(Run, Qrels, run, workers, "run")
 
 
-def _pairs(qrels: Qrels, run: Run, queries: str, keep_empty: bool = False):
+def _pairs(qrels: Qrels, run: Run, queries: str, keep_empty: bool = False,
+           qrels_start: int = 0, allow_none: bool = False):
     """(query ids, run index, qrels index) of the evaluated queries, in query id order.
 
     A run query without documents counts as absent from the run, as it would be in a TREC
-    file, unless ``keep_empty`` (pytrec_eval evaluates it on an empty ranking).
+    file, unless ``keep_empty`` (pytrec_eval evaluates it on an empty ranking). The run's
+    queries are first tried against the qrels' from position ``qrels_start`` on, in order.
+    With ``allow_none``, no query in common gives empty results rather than an error.
     """
     if queries not in ("run", "qrels"):
         raise ValueError(f"queries must be 'run' (run and qrels in common) or 'qrels' (every "
@@ -493,14 +502,18 @@ def _pairs(qrels: Qrels, run: Run, queries: str, keep_empty: bool = False):
     present = sizes > 0 if not keep_empty else np.ones(len(run.query_ids), dtype=bool)
     if (run.query_ids and qrels.query_ids and type(run.query_ids[0]) is int
             and type(qrels.query_ids[0]) is int):
-        return _pairs_int(qrels, run, queries, present)
-    get = qrels.query_index().get
+        return _pairs_int(qrels, run, queries, present, allow_none)
     keep = present.tolist()
-    # one pass over the run's queries, one dict lookup each (the ids' objects are scattered
-    # in memory, so every touch of one costs a cache miss)
-    qpos = [get(q, -1) if keep[i] else -1 for i, q in enumerate(run.query_ids)]
+    n_run = len(run.query_ids)
+    if run.query_ids == qrels.query_ids[qrels_start:qrels_start + n_run]:
+        # the same queries in the same order, as when the run was made from the qrels'
+        # topics: no dictionary (each lookup is a cache miss on a scattered id object)
+        qpos = [qrels_start + i if k else -1 for i, k in enumerate(keep)]
+    else:
+        get = qrels.query_index().get
+        qpos = [get(q, -1) if keep[i] else -1 for i, q in enumerate(run.query_ids)]
     rpos = [i for i, j in enumerate(qpos) if j >= 0]
-    if not rpos:
+    if not rpos and not allow_none:
         _no_common(qrels, run)
     ids = [run.query_ids[i] for i in rpos]
     pair_run = rpos
@@ -516,7 +529,7 @@ def _pairs(qrels: Qrels, run: Run, queries: str, keep_empty: bool = False):
             np.array(pair_qrels, dtype=np.int64)[order])
 
 
-def _pairs_int(qrels, run, queries, present):
+def _pairs_int(qrels, run, queries, present, allow_none=False):
     """_pairs for integer query ids, in numpy."""
     rq = run.query_array()
     qq = qrels.query_array()
@@ -532,6 +545,8 @@ def _pairs_int(qrels, run, queries, present):
     else:
         common, ri, qi = np.intersect1d(rsel, qq, assume_unique=True, return_indices=True)
     if not len(common):
+        if allow_none and queries == "run":
+            return [], _EMPTY_I64, _EMPTY_I64
         _no_common(qrels, run)
     if queries == "run":
         return common.tolist(), rkeep[ri].astype(np.int64), qi.astype(np.int64)
@@ -580,12 +595,14 @@ class _Evaluation:
 
     def __init__(self, qrels: Qrels, run: Run, *, relevance_level: int, judged_only: bool,
                  max_docs, queries: str, workers: int, float32_scores: bool = False,
-                 v9: bool = False, keep_empty: bool = False):
+                 v9: bool = False, keep_empty: bool = False, qrels_start: int = 0,
+                 allow_none: bool = False):
         self.qrels, self.run = qrels, run
         self.relevance_level = relevance_level
         self.v9 = v9
         self.workers = _workers(workers)
-        self.ids, pair_run, pair_qrels = _pairs(qrels, run, queries, keep_empty)
+        self.ids, pair_run, pair_qrels = _pairs(qrels, run, queries, keep_empty, qrels_start,
+                                                allow_none)
         # The kernels take the queries in the order the run stores them, so each reads its
         # data front to back; rows are put back in query id order (``self.row``) after.
         if len(pair_run) > 1 and bool((pair_run[1:] < pair_run[:-1]).any()):
@@ -716,6 +733,58 @@ class _Evaluation:
         return "".join(chars)
 
 
+# entries per chunk of a run dict evaluated as it is encoded (about 10 MB of buffers)
+_CHUNK_ENTRIES = 1 << 18
+
+
+def _evaluate_run_dict(qrels: Qrels, run: dict, columns: list[Column], **options):
+    """(query ids in id order, per-query values) for a run given as a dict, which is encoded
+    a chunk of queries at a time into buffers reused from chunk to chunk; each chunk is
+    ranked and measured while it is in cache, and the run is never built whole (building it
+    wrote and page-faulted five arrays of 8 bytes an entry). Returns None if the run holds
+    something only the general path takes: it builds the Run, and converts or names it.
+    """
+    entries = _CHUNK_ENTRIES
+    ids: list = []
+    blocks: list = []
+    start, kind, seen = 0, None, 0
+    while True:
+        offsets = np.empty(entries + 1, dtype=np.int64)
+        values = np.empty(entries, dtype=np.float64)
+        hashes = np.empty(entries, dtype=np.int64)
+        tiekeys = np.empty(entries, dtype=np.int64)
+        byte_offsets = np.empty(entries + 1, dtype=np.int64)
+        blob = np.empty(entries * 16, dtype=np.uint8)
+        while True:
+            qids: list = []
+            status, start_next, nq = _kernels.encode_run_dict_chunk(
+                run, start, kind, offsets, values, hashes, tiekeys, byte_offsets, blob, qids)
+            if status < 0:
+                return None
+            if status == 2:
+                break  # one query is larger than the buffers: grow them
+            if nq:
+                kind = type(qids[0])
+                ne = int(offsets[nq])
+                chunk = Run.__new__(Run)
+                chunk._set(qids, offsets[:nq + 1], values[:ne], hashes[:ne], None,
+                           byte_offsets[:ne + 1], blob[:int(byte_offsets[ne])], "run dict")
+                chunk.tiekeys = tiekeys[:ne]
+                ev = _Evaluation(qrels, chunk, queries="run", qrels_start=seen,
+                                 allow_none=True, **options)
+                if ev.ids:
+                    ids.extend(ev.ids)
+                    blocks.append(ev.values(columns))
+                seen += nq
+            if status == 0:
+                if not ids:
+                    _no_common(qrels, Run.from_dict(run))
+                order = sorted(range(len(ids)), key=ids.__getitem__)
+                return [ids[k] for k in order], np.concatenate(blocks)[order]
+            start = start_next
+        entries *= 2
+
+
 def _summary(col: Column, total: float, count: int) -> float:
     """What trec_eval prints for "all", from the sum of the per-query values."""
     if count == 0:
@@ -801,13 +870,18 @@ def evaluate(qrels, run, measures: str | Iterable[str], *, relevance_level: int 
         raise ValueError(f"measures {measures!r}: none of them is a per-query number "
                          "(runid, num_q and relstring are printed by the qafast trec command)")
     qrels = _as_qrels(qrels, workers)
-    run = _as_run(run, workers)
-    ev = _Evaluation(qrels, run, relevance_level=int(relevance_level),
-                     judged_only=bool(judged_only), max_docs=max_docs, queries=queries,
-                     workers=workers)
-    values = ev.values(columns)
+    options = dict(relevance_level=int(relevance_level), judged_only=bool(judged_only),
+                   max_docs=max_docs, workers=workers)
+    streamed = None
+    if type(run) is dict and queries == "run" and qrels.string_ids:
+        streamed = _evaluate_run_dict(qrels, run, columns, **options)
+    if streamed is not None:
+        ids, values = streamed
+    else:
+        ev = _Evaluation(qrels, _as_run(run, workers), queries=queries, **options)
+        ids, values = ev.ids, ev.values(columns)
     if per_query:
         names = [c.name for c in columns]
         rows = values.tolist()
-        return {q: dict(zip(names, row)) for q, row in zip(ev.ids, rows)}
+        return {q: dict(zip(names, row)) for q, row in zip(ids, rows)}
     return dict(zip([c.name for c in columns], _summaries(columns, values)))
