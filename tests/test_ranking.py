@@ -217,6 +217,56 @@ def test_run_dict_in_chunks_falls_back_to_name_bad_entries(monkeypatch):
         qafast.evaluate(qrels, {"q1": {"d1": 0.5}, 2: {"d1": 0.5}}, ["map"])
 
 
+def _write_run(path, run, order=None, comment_every=0):
+    lines = []
+    for q in (order or list(run)):
+        ranked = sorted(run[q].items(), key=lambda kv: -kv[1])
+        for r, (d, sc) in enumerate(ranked):
+            if comment_every and len(lines) % comment_every == 0:
+                lines.append("# a comment line\n")
+            lines.append(f"{q} Q0 {d} {r + 1} {sc} tag\n")
+    path.write_text("".join(lines), encoding="utf-8")
+
+
+@pytest.mark.parametrize("chunk", [1, 5, 64, 1 << 18])
+@pytest.mark.parametrize("seed", range(2))
+def test_run_file_in_chunks_gives_bitwise_identical_results(monkeypatch, tmp_path, seed,
+                                                              chunk):
+    qrels, run = random_case(seed, n_queries=150)
+    run["q-only-in-run"] = {"d1": 0.5}
+    p = tmp_path / "run.txt"
+    _write_run(p, run, order=sorted(run, key=hash), comment_every=17)
+    whole = qafast.Run.from_file(p)
+    want_q = qafast.evaluate(qrels, whole, "all_trec", per_query=True)
+    want = qafast.evaluate(qrels, whole, "all_trec")
+    monkeypatch.setattr(qafast.ranking, "_FILE_CHUNK_ROWS", chunk)
+    assert qafast.evaluate(qrels, str(p), "all_trec", per_query=True) == want_q
+    assert qafast.evaluate(qrels, p, "all_trec") == want
+    assert qafast.evaluate(qrels, p.read_bytes(), "all_trec") == want
+    # a query whose lines are not together: read whole, same numbers
+    text = p.read_text(encoding="utf-8").splitlines(keepends=True)
+    data = [t for t in text if not t.startswith("#")]
+    p.write_text("".join(data[1:] + data[:1]), encoding="utf-8")
+    assert qafast.evaluate(qrels, p, "all_trec") == want
+
+
+def test_run_file_in_chunks_names_bad_lines(monkeypatch, tmp_path):
+    monkeypatch.setattr(qafast.ranking, "_FILE_CHUNK_ROWS", 2)
+    qrels = {f"q{i}": {"d1": 1} for i in range(5)}
+    p = tmp_path / "run.txt"
+    body = "".join(f"q{i} Q0 d{j} {j} {1 - j / 10} t\n" for i in range(5) for j in range(3))
+    p.write_text(body + "q9 Q0 d1 1 0.5 t\nq9 Q0 d1 2 0.4 t\n")
+    with pytest.raises(ValueError, match=r"run.txt, line 17: query 'q9' retrieves document "
+                                         r"'d1' twice"):
+        qafast.evaluate(qrels, p, ["map"])
+    p.write_text(body + "q9 Q0 d1 1 zero t\n")
+    with pytest.raises(ValueError, match="line 16"):
+        qafast.evaluate(qrels, p, ["map"])
+    p.write_text(body)
+    with pytest.raises(ValueError, match="no query in common"):
+        qafast.evaluate({"x": {"d1": 1}}, p, ["map"])
+
+
 def test_queries_qrels_averages_over_every_qrels_query():
     qrels = {"q1": {"a": 1}, "q2": {"b": 1}, "q3": {"c": 1}}
     run = {"q1": {"a": 1.0}, "q4": {"z": 1.0}}

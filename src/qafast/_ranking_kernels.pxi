@@ -1110,8 +1110,10 @@ def first_duplicate_hashed(const int64_t[::1] offsets, const int64_t[::1] hashes
     for g in range(ng):
         if offsets[g + 1] - offsets[g] > max_n:
             max_n = offsets[g + 1] - offsets[g]
+    # at most 1/8 full (up to 64k slots), so that a probe rarely meets another entry: the
+    # probing loop's exit was a mispredicted branch for a third of the entries
     cap = 16
-    while cap < 2 * max_n:
+    while cap < 8 * max_n and cap < 65536 or cap < 2 * max_n:
         cap *= 2
     mask = cap - 1
     cdef int64_t* table = <int64_t*>malloc(cap * sizeof(int64_t))   # entry index per slot

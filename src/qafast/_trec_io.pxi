@@ -24,9 +24,9 @@
 #
 # Every module-level name starts with `_trec` (the file is textually included).
 
-from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc, realloc
-from libc.string cimport memchr, memcmp, memcpy
+from libc.string cimport memchr, memcmp, memcpy, memmove
 from cpython.buffer cimport PyBUF_FORMAT
 from cpython.exc cimport PyErr_Clear, PyErr_ExceptionMatches, PyErr_Occurred
 from cpython.ref cimport PyObject
@@ -1326,7 +1326,7 @@ cdef class _trec_Parser:
 
     cdef _trec_ScanState sc
     cdef _trec_InternState it
-    cdef list query_ids
+    cdef readonly list query_ids      # every query id so far, in order of first appearance
     cdef list doc_ids
     cdef readonly object run_id
     cdef readonly str error_message     # set when intern() returns False
@@ -1503,6 +1503,76 @@ cdef class _trec_Parser:
                                                it.err_len)
             return False
         return True
+
+    @property
+    def rows(self):
+        """Rows scanned and not yet handed over."""
+        return self.it.rows
+
+    def complete_rows(self, bint everything, int64_t first_query):
+        """For evaluating a run file as it is read: the rows of the queries that are
+        complete (all but the last query's rows; every row with ``everything``), as numpy
+        views of the parser's own arrays (qidx, scores, hashes, tiekeys, lines, byte
+        offsets, blob). The views are valid until the next scan() or drop_rows(); the caller
+        then drops the rows with drop_rows(), so the arrays stay small and in cache. For a
+        run parser without document interning, between batches.
+
+        The rows must hold each query's lines together, queries in order of first
+        appearance from query ``first_query`` on; otherwise returns None (the caller reads
+        the file whole).
+        """
+        cdef _trec_ScanState *sc = &self.sc
+        cdef _trec_InternState *it = &self.it
+        cdef uint64_t n = it.rows, cut, i
+        cdef int32_t last
+        if not sc.is_run or it.intern_docs or sc.rows != n:
+            raise RuntimeError("complete_rows() needs a run parser without document "
+                               "interning, between batches")
+        if n == 0:
+            return 0, None
+        if it.qidx[0] != first_query:
+            return None
+        for i in range(1, n):
+            if it.qidx[i] != it.qidx[i - 1] and it.qidx[i] != it.qidx[i - 1] + 1:
+                return None
+        cut = n
+        if not everything:
+            last = it.qidx[n - 1]
+            while cut > 0 and it.qidx[cut - 1] == last:
+                cut -= 1
+        if cut == 0:
+            return 0, None
+        return cut, (
+            _trec_np.asarray(<int32_t[:cut]> it.qidx),
+            _trec_np.asarray(<double[:cut]> sc.scores),
+            _trec_np.asarray(<int64_t[:cut]> sc.hashes),
+            _trec_np.asarray(<int64_t[:cut]> it.tiekeys),
+            _trec_np.asarray(<int64_t[:cut]> sc.lines),
+            _trec_np.asarray(<int64_t[:cut + 1]> it.offsets),
+            _trec_np.asarray(<uint8_t[:max(it.offsets[cut], 1)]> it.blob))
+
+    def drop_rows(self, uint64_t cut):
+        """Forget the first ``cut`` rows (those complete_rows() showed), moving the rest to
+        the front."""
+        cdef _trec_ScanState *sc = &self.sc
+        cdef _trec_InternState *it = &self.it
+        cdef uint64_t n = it.rows, i, rest, nbytes
+        if cut > n or sc.rows != n:
+            raise RuntimeError("drop_rows() past the rows, or during a batch")
+        rest = n - cut
+        nbytes = <uint64_t>it.offsets[cut]
+        if rest:
+            memmove(it.qidx, it.qidx + cut, rest * sizeof(int32_t))
+            memmove(sc.scores, sc.scores + cut, rest * sizeof(double))
+            memmove(sc.hashes, sc.hashes + cut, rest * sizeof(int64_t))
+            memmove(it.tiekeys, it.tiekeys + cut, rest * sizeof(int64_t))
+            memmove(sc.lines, sc.lines + cut, rest * sizeof(int64_t))
+            memmove(it.blob, it.blob + nbytes, it.blob_len - nbytes)
+        for i in range(rest + 1):
+            it.offsets[i] = it.offsets[cut + i] - <int64_t>nbytes
+        it.blob_len -= nbytes
+        it.rows = rest
+        sc.rows = rest
 
     def error_line(self):
         """The line of the row intern() failed on. Only while no scan() is running."""

@@ -328,11 +328,15 @@ def _read(cls, source, integer_values: bool, workers: int = 1):
         obj.tiekeys = tiekeys
         obj.run_id = cols.run_id
         i = _kernels.first_duplicate_hashed(obj.offsets, *obj.kernel_args())
+    _raise_duplicate(obj, i, integer_values)
+    return obj
+
+
+def _raise_duplicate(obj, i: int, integer_values: bool) -> None:
     if i >= 0:
         q = obj.query_ids[int(np.searchsorted(obj.offsets, i, side="right")) - 1]
         verb = "judges" if integer_values else "retrieves"
         raise ValueError(f"{obj.where(i)}: query {q!r} {verb} document {obj.doc_id(i)!r} twice")
-    return obj
 
 
 class Qrels(_Ranked):
@@ -785,6 +789,72 @@ def _evaluate_run_dict(qrels: Qrels, run: dict, columns: list[Column], **options
         entries *= 2
 
 
+# rows per chunk of a run file evaluated as it is read
+_FILE_CHUNK_ROWS = 1 << 18
+
+
+def _evaluate_run_file(qrels: Qrels, source, columns: list[Column], **options):
+    """_evaluate_run_dict for a TREC run file (a path, or bytes): it is parsed a block at a
+    time, and each batch of complete queries is ranked and measured in the parser's own
+    arrays, then dropped from them; the run is never built whole. Returns None if the file
+    does not keep each query's lines together (it is then read whole)."""
+    import contextlib
+
+    from .io.trec import _CHUNK_BYTES, _intern, _open_blocks
+
+    parser = _kernels._trec_Parser(True, False)
+    ids: list = []
+    blocks_out: list = []
+    first = 0
+
+    def evaluate_rows(everything: bool, path: str) -> bool:
+        nonlocal first
+        got = parser.complete_rows(everything, first)
+        if got is None:
+            return False
+        n, arrays = got
+        if n == 0:
+            return True
+        qidx, scores, hashes, tiekeys, lines, offsets, blob = arrays
+        starts = np.flatnonzero(qidx[1:] != qidx[:-1]) + 1
+        nq = len(starts) + 1
+        q_off = np.empty(nq + 1, dtype=np.int64)
+        q_off[0], q_off[-1] = 0, n
+        q_off[1:-1] = starts
+        chunk = Run.__new__(Run)
+        chunk._set(parser.query_ids[first:first + nq], q_off, scores, hashes, None, offsets,
+                   blob, path, lines)
+        chunk.tiekeys = tiekeys
+        chunk.run_id = parser.run_id
+        _raise_duplicate(chunk, _kernels.first_duplicate_hashed(chunk.offsets,
+                                                                 *chunk.kernel_args()), False)
+        ev = _Evaluation(qrels, chunk, queries="run", qrels_start=first, allow_none=True,
+                         **options)
+        if ev.ids:
+            ids.extend(ev.ids)
+            blocks_out.append(ev.values(columns))
+        del chunk, ev, arrays, qidx, scores, hashes, tiekeys, lines, offsets, blob
+        parser.drop_rows(n)
+        first += nq
+        return True
+
+    with contextlib.ExitStack() as stack:
+        path, blocks = _open_blocks(source, _CHUNK_BYTES, stack)
+        batch = None
+        for block in blocks:
+            batch = parser.scan(block, batch)
+            _intern(parser, batch, path, lambda: None)
+            batch.release()
+            if parser.rows >= _FILE_CHUNK_ROWS and not evaluate_rows(False, path):
+                return None
+        if not evaluate_rows(True, path):
+            return None
+    if not ids:
+        return None  # the general path names the problem
+    order = sorted(range(len(ids)), key=ids.__getitem__)
+    return [ids[k] for k in order], np.concatenate(blocks_out)[order]
+
+
 def _summary(col: Column, total: float, count: int) -> float:
     """What trec_eval prints for "all", from the sum of the per-query values."""
     if count == 0:
@@ -873,8 +943,13 @@ def evaluate(qrels, run, measures: str | Iterable[str], *, relevance_level: int 
     options = dict(relevance_level=int(relevance_level), judged_only=bool(judged_only),
                    max_docs=max_docs, workers=workers)
     streamed = None
-    if type(run) is dict and queries == "run" and qrels.string_ids:
-        streamed = _evaluate_run_dict(qrels, run, columns, **options)
+    if queries == "run" and qrels.string_ids:
+        if type(run) is dict:
+            streamed = _evaluate_run_dict(qrels, run, columns, **options)
+        elif (isinstance(run, (str, os.PathLike, bytes)) and os.fspath(run) != "-"
+              and _workers(workers) == 1):
+            # a second pass is possible: a path or bytes, not a stream
+            streamed = _evaluate_run_file(qrels, run, columns, **options)
     if streamed is not None:
         ids, values = streamed
     else:
