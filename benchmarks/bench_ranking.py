@@ -97,9 +97,8 @@ def qafast_dict(qafast, qrels, run, **kw):
 
 
 def qafast_file(qafast, qrels_path, run_path):
-    q = qafast.Qrels.from_file(str(qrels_path))
-    r = qafast.Run.from_file(str(run_path))
-    return qafast_means(qafast.evaluate(q, r, MEASURES_QAFAST))
+    # the paths themselves: evaluate() reads the qrels, then evaluates the run as it reads it
+    return qafast_means(qafast.evaluate(str(qrels_path), str(run_path), MEASURES_QAFAST))
 
 
 def ranx_dict(ranx, qrels, run):
