@@ -16,13 +16,23 @@
 # Sums that the references take with numpy (``np.sum``, ``np.mean``) use numpy's pairwise
 # summation (``_fq_pairwise_sum``) so that results agree to the last bit.
 
+from cpython.ref cimport PyObject
 from cpython.list cimport PyList_GET_ITEM, PyList_GET_SIZE
 from cpython.object cimport PyObject_RichCompareBool, Py_EQ
 from cpython.unicode cimport PyUnicode_Check
 from libc.stdint cimport int8_t, int32_t, int64_t, uint8_t, uint32_t, uint64_t
 from libc.math cimport NAN
 from libc.stdlib cimport calloc, malloc, free
-from libc.string cimport memcpy, memset
+from libc.string cimport memcmp, memcpy, memset
+
+cdef extern from "Python.h":
+    bint _fq_is_exact_str "PyUnicode_CheckExact" (PyObject* o)
+    Py_ssize_t _fq_str_len "PyUnicode_GET_LENGTH" (PyObject* o)
+    int _fq_str_kind "PyUnicode_KIND" (PyObject* o)
+    void* _fq_str_data "PyUnicode_DATA" (PyObject* o)
+
+cdef extern from "_simd.h":
+    void _fq_prefetch "qafast_prefetch" (const void* p)
 
 cdef extern from *:
     # with the TREC reader's C helpers: a compiler builtin, or MSVC's bit scan
@@ -77,57 +87,113 @@ def fq_pairwise_sum(const double[::1] a):
 # ---------------------------------------------------------------------------------------------
 # Factoid and list questions
 
+cdef inline bint _fq_same_str(PyObject* a, PyObject* b) noexcept:
+    # str == str for exact strs, without a call: the same object, or the same length, kind
+    # and code units (canonical strings with equal contents agree on all three)
+    cdef Py_ssize_t n
+    cdef const unsigned char* x
+    cdef const unsigned char* y
+    cdef uint64_t u, v, u2, v2
+    if a == b:
+        return True
+    n = _fq_str_len(a)
+    if n != _fq_str_len(b) or _fq_str_kind(a) != _fq_str_kind(b):
+        return False
+    n *= _fq_str_kind(a)
+    x = <const unsigned char*>_fq_str_data(a)
+    y = <const unsigned char*>_fq_str_data(b)
+    if 8 <= n <= 16:
+        # two overlapping 8-byte loads, both inside the strings: short ids need no call
+        memcpy(&u, x, 8)
+        memcpy(&v, y, 8)
+        memcpy(&u2, x + n - 8, 8)
+        memcpy(&v2, y + n - 8, 8)
+        return ((u ^ v) | (u2 ^ v2)) == 0
+    return memcmp(x, y, n) == 0
+
+
 def fq_first_match_objects(list predicted, list gold, Py_ssize_t k, bint lower,
                            int32_t[::1] out_rank):
     """out_rank[i] = 1-based rank of the first of ``predicted[i][:k]`` (k < 0: all) equal to
     one of ``gold[i]``, or 0. Both are lists of lists of str; with ``lower`` both sides are
     compared after ``str.lower()``. A gold that is a str is its one synonym. Returns -1, or
     (i, what) for the first question whose data is not a list of str (``what``: "predicted"
-    or "target")."""
-    cdef Py_ssize_t n = PyList_GET_SIZE(predicted), i, j, g, np_, ng
+    or "target") or whose gold list is empty ("empty")."""
+    cdef Py_ssize_t n = PyList_GET_SIZE(predicted), i, j, g, np_, ng, total
     cdef object preds, golds, p, t
+    cdef PyObject* pp
+    cdef PyObject* one
+    cdef PyObject** gitems
     cdef list glow
     cdef int32_t found
     for i in range(n):
+        # the questions' lists a few steps ahead, then their answers' objects: the answers
+        # are scattered strings, and the loop otherwise waits on each one
+        if i + 8 < n:
+            _fq_prefetch(<PyObject*>PyList_GET_ITEM(predicted, i + 8))
+        if i + 4 < n:
+            _fq_prefetch(<PyObject*>PyList_GET_ITEM(gold, i + 4))
+            pp = <PyObject*>PyList_GET_ITEM(predicted, i + 4)
+            if type(<object>pp) is list:
+                for j in range(min(PyList_GET_SIZE(<list>pp), 6)):
+                    _fq_prefetch(<PyObject*>PyList_GET_ITEM(<list>pp, j))
         preds = <object>PyList_GET_ITEM(predicted, i)
         golds = <object>PyList_GET_ITEM(gold, i)
         if type(preds) is not list:
             return (i, "predicted")
-        if PyUnicode_Check(golds):
-            golds = [golds]
-        elif type(golds) is not list:
-            return (i, "target")
-        ng = PyList_GET_SIZE(golds)
-        np_ = PyList_GET_SIZE(preds)
+        total = PyList_GET_SIZE(preds)
+        np_ = total
         if k >= 0 and np_ > k:
             np_ = k
         found = 0
-        if lower:
-            glow = []
-            for g in range(ng):
-                t = <object>PyList_GET_ITEM(golds, g)
-                if not PyUnicode_Check(t):
-                    return (i, "target")
-                glow.append(t.lower())
-            golds = glow
-        else:
-            for g in range(ng):
-                if not PyUnicode_Check(<object>PyList_GET_ITEM(golds, g)):
-                    return (i, "target")
-        for j in range(np_):
-            p = <object>PyList_GET_ITEM(preds, j)
-            if not PyUnicode_Check(p):
-                return (i, "predicted")
-            if lower:
-                p = p.lower()
-            for g in range(ng):
-                if PyObject_RichCompareBool(p, <object>PyList_GET_ITEM(golds, g), Py_EQ):
+        if not lower and _fq_is_exact_str(<PyObject*>golds):
+            # the usual case, one gold string: compared in C, no list made
+            one = <PyObject*>golds
+            for j in range(np_):
+                pp = <PyObject*>PyList_GET_ITEM(preds, j)
+                if not _fq_is_exact_str(pp):
+                    if not PyUnicode_Check(<object>pp):
+                        return (i, "predicted")
+                    if PyObject_RichCompareBool(<object>pp, <object>one, Py_EQ):
+                        found = <int32_t>(j + 1)
+                        break
+                elif _fq_same_str(pp, one):
                     found = <int32_t>(j + 1)
                     break
-            if found:
-                break
+        else:
+            if PyUnicode_Check(golds):
+                golds = [golds]
+            elif type(golds) is not list:
+                return (i, "target")
+            ng = PyList_GET_SIZE(golds)
+            if ng == 0:
+                return (i, "empty")
+            if lower:
+                glow = []
+                for g in range(ng):
+                    t = <object>PyList_GET_ITEM(golds, g)
+                    if not PyUnicode_Check(t):
+                        return (i, "target")
+                    glow.append(t.lower())
+                golds = glow
+            else:
+                for g in range(ng):
+                    if not PyUnicode_Check(<object>PyList_GET_ITEM(golds, g)):
+                        return (i, "target")
+            for j in range(np_):
+                p = <object>PyList_GET_ITEM(preds, j)
+                if not PyUnicode_Check(p):
+                    return (i, "predicted")
+                if lower:
+                    p = p.lower()
+                for g in range(ng):
+                    if PyObject_RichCompareBool(p, <object>PyList_GET_ITEM(golds, g), Py_EQ):
+                        found = <int32_t>(j + 1)
+                        break
+                if found:
+                    break
         # the answers not compared are still checked to be strings
-        for j in range(found if found else np_, PyList_GET_SIZE(preds)):
+        for j in range(found if found else np_, total):
             if not PyUnicode_Check(<object>PyList_GET_ITEM(preds, j)):
                 return (i, "predicted")
         out_rank[i] = found

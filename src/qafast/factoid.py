@@ -152,6 +152,9 @@ def _ranks_from_strings(predicted, target, k, lower):
         if bad == -1:
             break
         i, what = bad
+        if what == "empty":
+            raise ValueError(f"question {i}: target is an empty list; each question needs "
+                             "at least one gold answer")
         item = pred[i] if what == "predicted" else gold[i]
         if not converted and _is_str_sequence(item):
             # tuples, arrays of str and the like: make every question a list once
@@ -162,11 +165,6 @@ def _ranks_from_strings(predicted, target, k, lower):
             converted = True
             continue
         _raise_bad_question(i, what, item)
-    empty = next((i for i, g in enumerate(gold) if not isinstance(g, str) and len(g) == 0),
-                 None)
-    if empty is not None:
-        raise ValueError(f"question {empty}: target is an empty list; each question needs "
-                         "at least one gold answer")
     return rank
 
 
