@@ -29,6 +29,18 @@ cdef extern from *:
 
 cdef extern from "Python.h":
     PyObject* _ak_list_item "PyList_GET_ITEM"(object lst, Py_ssize_t i)
+    bint _ak_is_list "PyList_CheckExact"(PyObject* o)
+    Py_ssize_t _ak_list_len "PyList_GET_SIZE"(PyObject* o)
+    bint _ak_is_exact_str "PyUnicode_CheckExact"(PyObject* o)
+    Py_hash_t PyObject_Hash(object o)
+    void PyErr_Clear()
+
+cdef extern from *:
+    """
+    /* the hash a str caches once computed, or -1 (CPython's own field) */
+    #define _ak_cached_hash(o) (((PyASCIIObject *)(o))->hash)
+    """
+    Py_hash_t _ak_cached_hash(PyObject* o)
 
 
 cdef inline void _ak_prefetch_str(list lst, Py_ssize_t i) noexcept:
@@ -296,6 +308,60 @@ cdef int _ak_squad_ascii(const char* s, Py_ssize_t n, char* w, _AkTable* t,
     return 0
 
 
+cdef inline void _ak_emit_chars(_AkIds* out, Py_ssize_t first, const char* w,
+                                Py_ssize_t a, Py_ssize_t b) noexcept:
+    # one token's characters, after a space unless it is the string's first token
+    cdef Py_ssize_t j
+    if out.size > first:
+        out.data[out.size] = 32
+        out.size += 1
+    for j in range(a, b):
+        out.data[out.size] = <uint8_t>w[j]
+        out.size += 1
+
+
+cdef int _ak_squad_ascii_chars(const char* s, Py_ssize_t n, char* w, _AkIds* out) except -1:
+    """The code points of normalize_squad(s) for an ASCII s: the tokens _ak_squad_ascii
+    finds, joined by single spaces, appended to out; w has room for n bytes."""
+    cdef Py_ssize_t i, j, m = 0, start = -1, first = out.size
+    cdef uint8_t c, k
+    for i in range(n):
+        c = <uint8_t>s[i]
+        if _AK_CLASS[c] == 1:
+            continue
+        if c >= b'A' and c <= b'Z':
+            c += 32
+        w[m] = <char>c
+        m += 1
+    _ak_reserve(out, m)  # the tokens and the spaces between them fit in m
+    i = 0
+    while i < m:
+        k = _AK_CLASS[<uint8_t>w[i]]
+        if k == 2:
+            if start >= 0:
+                _ak_emit_chars(out, first, w, start, i)
+                start = -1
+            i += 1
+        elif k == 4:
+            j = i + 1
+            while j < m and _AK_CLASS[<uint8_t>w[j]] == 4:
+                j += 1
+            if _ak_is_article(w + i, j - i):
+                if start >= 0:
+                    _ak_emit_chars(out, first, w, start, i)
+                    start = -1
+            elif start < 0:
+                start = i
+            i = j
+        else:
+            if start < 0:
+                start = i
+            i += 1
+    if start >= 0:
+        _ak_emit_chars(out, first, w, start, m)
+    return 0
+
+
 # ---------------------------------------------------------------------------------------------
 # SQuAD's normalize_answer for any str: code points, then token spans
 # ---------------------------------------------------------------------------------------------
@@ -538,9 +604,13 @@ def answer_tokens(list strings, object slow, bint squad, int64_t[::1] tok_off):
 def answer_squad_chars(list strings, int64_t[::1] off):
     """The code points of SQuAD's ``normalize_answer(s)`` for every str s: string i's are at
     ``off[i]:off[i + 1]`` of the returned ``bytes`` (native int32)."""
-    cdef Py_ssize_t i, k, j, n = len(strings), m, nt, a, b
+    cdef Py_ssize_t i, k, j, n = len(strings), m, nt, a, b, length, wcap = 0
     cdef _AkIds out
     cdef _AkWork work
+    cdef const char* utf8
+    cdef char* w = NULL
+    cdef void* grown
+    cdef object s
     out.data = NULL
     out.size = 0
     out.cap = 0
@@ -553,7 +623,20 @@ def answer_squad_chars(list strings, int64_t[::1] off):
         off[0] = 0
         for i in range(n):
             _ak_prefetch_str(strings, i + 8)
-            m = _ak_squad_prepare(<str?>strings[i], &work)
+            s = strings[i]
+            if PyUnicode_IS_ASCII(s):
+                # ASCII: one pass over the bytes, as the token path does
+                utf8 = PyUnicode_AsUTF8AndSize(s, &length)
+                if length > wcap:
+                    grown = realloc(w, length + 64)
+                    if grown == NULL:
+                        raise MemoryError()
+                    w = <char*>grown
+                    wcap = length + 64
+                _ak_squad_ascii_chars(utf8, length, w, &out)
+                off[i + 1] = out.size
+                continue
+            m = _ak_squad_prepare(<str?>s, &work)
             nt = _ak_squad_spans(&work, m)
             _ak_reserve(&out, m)        # the tokens and the spaces between them fit in m
             for k in range(nt):
@@ -568,6 +651,7 @@ def answer_squad_chars(list strings, int64_t[::1] off):
             off[i + 1] = out.size
         return PyBytes_FromStringAndSize(<char*>out.data, out.size * sizeof(int32_t))
     finally:
+        free(w)
         free(out.data)
         _ak_work_free(&work)
 
@@ -634,6 +718,48 @@ cdef int _ak_str_grow(_AkStrTable* t) except -1:
     return 0
 
 
+cdef inline void _ak_prefetch_items(list lst, Py_ssize_t i) noexcept:
+    cdef PyObject* r = _ak_list_item(lst, i)
+    cdef Py_ssize_t k
+    if _ak_is_list(r):
+        for k in range(min(_ak_list_len(r), 4)):
+            AK_PREFETCH(_ak_list_item(<object>r, k))
+
+
+cdef inline void _ak_prefetch_one(_AkStrTable* t, PyObject* s, bint held) noexcept:
+    # held: prefetch the string the slot holds (the one compared with on a hit), else the
+    # slot itself, computing the hash (which the string caches) if need be
+    cdef Py_hash_t h
+    cdef _AkStrSlot* slot
+    if not _ak_is_exact_str(s):
+        return
+    h = _ak_cached_hash(s)
+    if h == -1:
+        if held:
+            return
+        h = PyObject_Hash(<object>s)
+        if h == -1:
+            PyErr_Clear()
+            return
+    slot = &t.slots[<uint64_t>h & <uint64_t>t.mask]
+    if not held:
+        AK_PREFETCH(slot)
+    elif slot.obj != NULL and slot.obj != s:
+        AK_PREFETCH(slot.obj)
+
+
+cdef inline void _ak_prefetch_slots(_AkStrTable* t, list predictions, list references,
+                                    Py_ssize_t i, bint held) noexcept:
+    cdef PyObject* r = _ak_list_item(references, i)
+    cdef Py_ssize_t k
+    _ak_prefetch_one(t, _ak_list_item(predictions, i), held)
+    if _ak_is_list(r):
+        for k in range(min(_ak_list_len(r), 4)):
+            _ak_prefetch_one(t, _ak_list_item(<object>r, k), held)
+    else:
+        _ak_prefetch_one(t, r, held)
+
+
 cdef int32_t _ak_str_index(_AkStrTable* t, list strings, object s) except -1:
     cdef Py_hash_t h = hash(s)
     cdef int64_t j = <int64_t>(<uint64_t>h & <uint64_t>t.mask)
@@ -680,12 +806,19 @@ def answer_intern(list predictions, list references, list strings,
         if t.slots == NULL:
             raise MemoryError()
         for i in range(n):
-            _ak_prefetch_str(predictions, i + 8)
-            _ak_prefetch_str(references, i + 8)
-            r = references[i + 4] if i + 4 < n else None
-            if type(r) is list:
-                for k in range(min(len(<list>r), 4)):
-                    _ak_prefetch_str(<list>r, k)
+            # A pipeline of prefetches, as the strings and the table are both far bigger
+            # than the cache: the objects of question i + 8 (its reference list's items),
+            # the table slots of question i + 4 (their hashes are computed now, and cached
+            # in the strings), the interned strings those slots hold for question i + 2.
+            _ak_prefetch_str(predictions, i + 12)
+            _ak_prefetch_str(references, i + 12)
+            if i + 8 < n:
+                _ak_prefetch_str(predictions, i + 8)
+                _ak_prefetch_items(references, i + 8)
+            if i + 4 < n:
+                _ak_prefetch_slots(&t, predictions, references, i + 4, False)
+            if i + 2 < n:
+                _ak_prefetch_slots(&t, predictions, references, i + 2, True)
             p = predictions[i]
             if not isinstance(p, str):
                 return i, "prediction"
@@ -818,7 +951,7 @@ def answer_scores(const int32_t[::1] pred, const int64_t[::1] row_q,
     cdef int64_t* row = NULL
     cdef int32_t* cnt = NULL
     cdef int32_t* used = NULL
-    cdef int32_t t, vmax = -1
+    cdef int32_t t, take, vmax = -1
     cdef int64_t k
     if f1_mode == 3 and want_f1:
         for k in range(toks.shape[0]):
@@ -842,6 +975,19 @@ def answer_scores(const int32_t[::1] pred, const int64_t[::1] row_q,
     try:
         with nogil:
             for r in range(n):
+                # the strings' units are scattered by string id: fetch the offsets of the
+                # question 8 ahead, then the units of the one 4 ahead (the loop otherwise
+                # waits on the memory of each prediction and reference it reads)
+                if r + 8 < n:
+                    q = row_q[r + 8] if mapped else r + 8
+                    AK_PREFETCH(&tok_off[pred[r + 8]])
+                    for g in range(ref_off[q], ref_off[q + 1]):
+                        AK_PREFETCH(&tok_off[ref[g]])
+                if r + 4 < n and tok_base != NULL:
+                    q = row_q[r + 4] if mapped else r + 4
+                    AK_PREFETCH(tok_base + tok_off[pred[r + 4]])
+                    for g in range(ref_off[q], ref_off[q + 1]):
+                        AK_PREFETCH(tok_base + tok_off[ref[g]])
                 q = row_q[r] if mapped else r
                 p = pred[r]
                 np_ = tok_off[p + 1] - tok_off[p]
@@ -869,10 +1015,12 @@ def answer_scores(const int32_t[::1] pred, const int64_t[::1] row_q,
                             if f1_mode == 3:
                                 same = 0
                                 for k in range(tok_off[gs], tok_off[gs + 1]):
+                                    # no branch on whether the character is shared: it
+                                    # was mispredicted about half the time
                                     t = toks[k]
-                                    if used[t] < cnt[t]:
-                                        used[t] += 1
-                                        same += 1
+                                    take = used[t] < cnt[t]
+                                    used[t] += take
+                                    same += take
                                 for k in range(tok_off[gs], tok_off[gs + 1]):
                                     used[toks[k]] = 0
                             elif f1_mode == 1:
@@ -973,18 +1121,34 @@ def squad_flatten(object data, list ids, list answers):
 
 
 def squad_lookup(list ids, dict preds):
-    """``([preds.get(q) for q in ids], number of None among them)``, in one C loop."""
-    cdef Py_ssize_t i, n = len(ids), absent = 0
+    """``([preds.get(q) for q in ids], number of None among them, aligned)`` in one C loop.
+
+    Predictions are usually written in the dataset's question order: while the dict's keys
+    follow ``ids``, each one is taken in turn, with no hashing and no probe of a table far
+    larger than the cache. ``aligned`` is True when that held for every question and the
+    dict has no other key (then no prediction is for an unknown question)."""
+    cdef Py_ssize_t i, n = len(ids), absent = 0, pos = 0
     cdef list texts = [None] * n
     cdef PyObject* v
+    cdef PyObject* k
+    cdef PyObject* q
+    cdef bint aligned = True
     for i in range(n):
+        q = _ak_list_item(ids, i)
+        if aligned:
+            if (_enc_dict_next(preds, &pos, &k, &v)
+                    and (k == q or _ak_is_exact_str(k) and _ak_is_exact_str(q)
+                         and _ak_same_str(k, q))):
+                texts[i] = <object>v
+                continue
+            aligned = False
         _ak_prefetch_str(ids, i + 8)
-        v = PyDict_GetItemWithError(preds, ids[i])
+        v = PyDict_GetItemWithError(preds, <object>q)
         if v == NULL:
             absent += 1
         else:
             texts[i] = <object>v
-    return texts, absent
+    return texts, absent, aligned and len(preds) == n
 
 
 def squad_count_distinct(list strings):

@@ -167,17 +167,18 @@ def _evaluate_inputs(dataset, predictions, version, na_probs, na_prob_thresh, mi
 
 
 def _lookup(ids: list, preds: dict):
-    """``([preds.get(q) for q in ids], how many are None)``."""
+    """``([preds.get(q) for q in ids], how many are None, aligned)``: ``aligned`` is True
+    when the predictions' keys are exactly ``ids``, in order (no unknown question then)."""
     if type(preds) is dict and type(ids) is list:
         return _kernels.squad_lookup(ids, preds)
     texts = list(map(preds.get, ids))
-    return texts, texts.count(None)
+    return texts, texts.count(None), False
 
 
 def _predictions_of(ids: list, preds: dict, missing: str, looked=None):
     """Each question's prediction (None when missing) and the ids of the missing ones
     (``looked``: what ``_lookup(ids, preds)`` gave, if done already)."""
-    texts, n_absent = _lookup(ids, preds) if looked is None else looked
+    texts, n_absent, _ = _lookup(ids, preds) if looked is None else looked
     if not n_absent:
         return texts, []
     absent = [q for q, t in zip(ids, texts) if t is None]
@@ -240,8 +241,9 @@ def _answer_scores(preds: list, golds: list, empty_rule: str):
 def _evaluate_v1(ds: SquadDataset, preds: dict, missing: str, source: str) -> _Evaluation:
     ids, golds = ds.ids, ds.answers
     looked = _lookup(ids, preds)
-    # every prediction is for a question when as many matched as there are, ids being unique
-    if not (len(preds) == len(ids) - looked[1] and type(ids) is list
+    # every prediction is for a question when the keys are the ids in order, or when as many
+    # matched as there are, ids being unique
+    if not (looked[2] or len(preds) == len(ids) - looked[1] and type(ids) is list
             and _kernels.squad_count_distinct(ids) == len(ids)):
         warn_unknown(preds, set(ids), "predictions", source)
     texts, absent = _predictions_of(ids, preds, missing, looked)
