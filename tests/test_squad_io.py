@@ -83,6 +83,23 @@ def test_broken_dataset(tmp_path, broken, match):
         read_squad_dataset(broken)
 
 
+@pytest.mark.parametrize("preds", [
+    {"q1": "Paris", "q2": 3},            # in the dataset's order: checked as looked up
+    {"q2": 3, "q1": "Paris"},            # out of order
+    {"q1": "Paris", "q2": "x", "zz": 3},  # for an unknown question, never looked up
+])
+def test_squad_names_a_prediction_that_is_not_a_string(preds):
+    from qafast import squad
+
+    data = [{"paragraphs": [{"qas": [{"id": "q1", "answers": [{"text": "Paris"}]},
+                                     {"id": "q2", "answers": [{"text": "x"}]}]}]}]
+    qid = "zz" if "zz" in preds else "q2"
+    for version in ("1.1", "2.0"):
+        with pytest.raises(TypeError, match=f"question '{qid}': the prediction must be a "
+                                            "string, got int"):
+            squad(data, preds, version=version)
+
+
 def test_prediction_must_be_a_string(tmp_path):
     path = write(tmp_path, "p.json", {"q1": "Paris", "q2": ["x"]})
     with pytest.raises(SquadFormatError, match=r"p\.json, question 'q2': the prediction must "

@@ -66,16 +66,17 @@ def test_v1_unknown_prediction_with_repeated_ids_warns():
 
 
 def test_lookup_and_distinct_count():
-    texts, absent, aligned = _kernels.squad_lookup(["a", "b", "a", "c"],
-                                                   {"a": "x", "c": "", "d": "y"})
-    assert texts == ["x", None, "x", ""] and absent == 1 and not aligned
+    texts, absent, aligned, all_str = _kernels.squad_lookup(["a", "b", "a", "c"],
+                                                            {"a": "x", "c": "", "d": "y"})
+    assert texts == ["x", None, "x", ""] and absent == 1 and not aligned and all_str
     # keys in the ids' order (equal strings, not the same objects): taken in turn
     ids = ["a", "b" * 3, "é"]
     preds = {"a": "1", "".join(["b"] * 3): "2", "é": "3"}
-    assert _kernels.squad_lookup(ids, preds) == (["1", "2", "3"], 0, True)
-    assert _kernels.squad_lookup(ids + ["z"], preds) == (["1", "2", "3", None], 1, False)
-    assert _kernels.squad_lookup(ids[:2], preds) == (["1", "2"], 0, False)  # "é" unknown
-    assert _kernels.squad_lookup(ids[::-1], preds) == (["3", "2", "1"], 0, False)
+    assert _kernels.squad_lookup(ids, preds) == (["1", "2", "3"], 0, True, True)
+    assert _kernels.squad_lookup(ids + ["z"], preds) == (["1", "2", "3", None], 1, False, True)
+    assert _kernels.squad_lookup(ids[:2], preds) == (["1", "2"], 0, False, True)  # "é" unknown
+    assert _kernels.squad_lookup(ids[::-1], preds) == (["3", "2", "1"], 0, False, True)
+    assert _kernels.squad_lookup(ids, {**preds, "é": 3})[3] is False
     assert _kernels.squad_count_distinct(["a", "b", "a", "é", "é", ""]) == 4
     assert _kernels.squad_count_distinct([]) == 0
 

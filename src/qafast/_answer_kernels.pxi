@@ -110,15 +110,9 @@ cdef void _ak_table_free(_AkTable* t) noexcept:
 
 
 cdef inline uint64_t _ak_hash(const char* p, Py_ssize_t n) noexcept nogil:
-    # FNV-1a, then a final mix so that the low bits (the slot) depend on every byte.
-    cdef uint64_t h = 14695981039346656037ULL
-    cdef Py_ssize_t i
-    for i in range(n):
-        h = (h ^ <uint8_t>p[i]) * 1099511628211ULL
-    h ^= h >> 29
-    h *= 0xbf58476d1ce4e5b9ULL
-    h ^= h >> 32
-    return h
+    # the document-id hash, eight bytes a step (a byte-wise hash's chain of multiplies was
+    # a tenth of the tokenizer's time); token ids follow first appearance, not the hash
+    return _trec_hash(<const unsigned char*>p, n)
 
 
 cdef int _ak_table_grow(_AkTable* t) except -1:
@@ -1120,25 +1114,135 @@ def squad_flatten(object data, list ids, list answers):
     return all_str
 
 
+def squad_flatten_flat(object data, list ids, list texts):
+    """squad_flatten into one flat list: question i's answer texts are
+    ``texts[offsets[i]:offsets[i + 1]]``. Returns ``(all_str, offsets)``; no list is made
+    per question (making and freeing a million of them was a third of the walk)."""
+    cdef object article, paragraph, qa, a, t, qid
+    cdef Py_ssize_t k, m
+    cdef bint all_str = True
+    cdef uint64_t cap = 1 << 16, nq = 0
+    cdef int64_t* off = <int64_t*>_trec_mem_resize(NULL, 0, cap * sizeof(int64_t))
+    cdef void* grown
+    if off == NULL:
+        raise MemoryError()
+    off[0] = 0
+    try:
+        for article in data:
+            for paragraph in _ak_item(article, "paragraphs"):
+                for qa in _ak_item(paragraph, "qas"):
+                    qid = _ak_item(qa, "id")
+                    ids.append(qid)
+                    if type(qid) is not str:
+                        all_str = False
+                    a = _ak_item(qa, "answers")
+                    if type(a) is list:
+                        m = len(<list>a)
+                        for k in range(m):
+                            t = _ak_item((<list>a)[k], "text")
+                            if type(t) is not str:
+                                all_str = False
+                            texts.append(t)
+                    elif isinstance(a, _AkMapping):
+                        t = a["text"]
+                        if not isinstance(t, list):
+                            raise TypeError
+                        for t in list(t):
+                            if type(t) is not str:
+                                all_str = False
+                            texts.append(t)
+                    else:
+                        raise TypeError
+                    nq += 1
+                    if nq + 1 > cap:
+                        grown = _trec_mem_resize(off, cap * sizeof(int64_t),
+                                                 2 * cap * sizeof(int64_t))
+                        if grown == NULL:
+                            raise MemoryError()
+                        off = <int64_t*>grown
+                        cap *= 2
+                    off[nq] = len(texts)
+        result = _trec_wrap(off, cap, nq + 1, 8, b"q", _trec_np.int64)
+        off = NULL
+        return all_str, result
+    finally:
+        if off != NULL:
+            _trec_mem_free(off, cap * sizeof(int64_t))
+
+
+def answer_intern_flat(list predictions, list ref_texts, const int64_t[::1] ref_off,
+                       list strings, int32_t[::1] pred_sid, int32_t[::1] ref_sid):
+    """answer_intern with each question's references as a slice of one flat list:
+    ``ref_texts[ref_off[i]:ref_off[i + 1]]``. Predictions may be None (no prediction:
+    sid -1). Returns None, or ``(question, what)`` for the first value that is not a str."""
+    cdef Py_ssize_t i, k, n = len(predictions), lo, hi, j
+    cdef object p, g
+    cdef _AkStrTable t
+    cdef int64_t cap = 1 << 10
+    cdef Py_ssize_t nref = len(ref_texts)
+    while cap < n + nref and cap < (1 << 22):
+        cap *= 2
+    t.slots = <_AkStrSlot*>calloc(cap, sizeof(_AkStrSlot))
+    t.mask = cap - 1
+    t.n = 0
+    try:
+        if t.slots == NULL:
+            raise MemoryError()
+        for i in range(n):
+            # as answer_intern: objects 8 questions ahead, slots 4 ahead, held strings 2
+            if i + 8 < n:
+                _ak_prefetch_str(predictions, i + 8)
+                for j in range(ref_off[i + 8], min(ref_off[i + 9], ref_off[i + 8] + 4)):
+                    _ak_prefetch_str(ref_texts, j)
+            if i + 4 < n:
+                _ak_prefetch_one(&t, _ak_list_item(predictions, i + 4), False)
+                for j in range(ref_off[i + 4], min(ref_off[i + 5], ref_off[i + 4] + 4)):
+                    _ak_prefetch_one(&t, _ak_list_item(ref_texts, j), False)
+            if i + 2 < n:
+                _ak_prefetch_one(&t, _ak_list_item(predictions, i + 2), True)
+                for j in range(ref_off[i + 2], min(ref_off[i + 3], ref_off[i + 2] + 4)):
+                    _ak_prefetch_one(&t, _ak_list_item(ref_texts, j), True)
+            p = predictions[i]
+            if p is None:
+                pred_sid[i] = -1
+            elif type(p) is not str and not isinstance(p, str):
+                return i, "prediction"
+            else:
+                pred_sid[i] = _ak_str_index(&t, strings, p)
+            lo = ref_off[i]
+            hi = ref_off[i + 1]
+            for k in range(lo, hi):
+                g = ref_texts[k]
+                if type(g) is not str and not isinstance(g, str):
+                    return i, "reference"
+                ref_sid[k] = _ak_str_index(&t, strings, g)
+        return None
+    finally:
+        free(t.slots)
+
+
 def squad_lookup(list ids, dict preds):
-    """``([preds.get(q) for q in ids], number of None among them, aligned)`` in one C loop.
+    """``([preds.get(q) for q in ids], number of None among them, aligned, all_str)`` in
+    one C loop.
 
     Predictions are usually written in the dataset's question order: while the dict's keys
     follow ``ids``, each one is taken in turn, with no hashing and no probe of a table far
     larger than the cache. ``aligned`` is True when that held for every question and the
-    dict has no other key (then no prediction is for an unknown question)."""
+    dict has no other key (then no prediction is for an unknown question, and every value
+    was seen). ``all_str``: every value found is exactly a str."""
     cdef Py_ssize_t i, n = len(ids), absent = 0, pos = 0
     cdef list texts = [None] * n
     cdef PyObject* v
     cdef PyObject* k
     cdef PyObject* q
-    cdef bint aligned = True
+    cdef bint aligned = True, all_str = True
     for i in range(n):
         q = _ak_list_item(ids, i)
         if aligned:
             if (_enc_dict_next(preds, &pos, &k, &v)
                     and (k == q or _ak_is_exact_str(k) and _ak_is_exact_str(q)
                          and _ak_same_str(k, q))):
+                all_str &= _ak_is_exact_str(v)
                 texts[i] = <object>v
                 continue
             aligned = False
@@ -1147,8 +1251,9 @@ def squad_lookup(list ids, dict preds):
         if v == NULL:
             absent += 1
         else:
+            all_str &= _ak_is_exact_str(v)
             texts[i] = <object>v
-    return texts, absent, aligned and len(preds) == n
+    return texts, absent, aligned and len(preds) == n, all_str
 
 
 def squad_count_distinct(list strings):

@@ -27,6 +27,7 @@ from .io.squad import (
     SquadDataset,
     read_na_probs,
     read_squad_dataset,
+    _predictions_unchecked,
     read_squad_predictions,
     warn_unknown,
 )
@@ -156,29 +157,36 @@ def _gc_paused():
 def _evaluate_inputs(dataset, predictions, version, na_probs, na_prob_thresh, missing,
                      curves) -> _Evaluation:
     ds = read_squad_dataset(dataset)
-    preds = read_squad_predictions(predictions)
+    # the values are checked to be str as they are looked up (see _lookup)
+    preds, check_preds = _predictions_unchecked(predictions)
     probs = None if na_probs is None else read_na_probs(na_probs)
     source = "<predictions>" if not isinstance(predictions, (str, os.PathLike)) \
         else os.fspath(predictions)
     if version == "1.1":
-        return _evaluate_v1(ds, preds, missing, source)
+        return _evaluate_v1(ds, preds, missing, source, check_preds)
     return _evaluate_v2(ds, preds, probs, float(na_prob_thresh), missing, source,
-                        na_probs, curves)
+                        na_probs, curves, check_preds)
 
 
-def _lookup(ids: list, preds: dict):
+def _lookup(ids: list, preds: dict, check=None):
     """``([preds.get(q) for q in ids], how many are None, aligned)``: ``aligned`` is True
-    when the predictions' keys are exactly ``ids``, in order (no unknown question then)."""
+    when the predictions' keys are exactly ``ids``, in order (no unknown question then).
+    ``check()`` (which raises for a prediction that is not a str) is called unless every
+    prediction was seen here and is a str."""
     if type(preds) is dict and type(ids) is list:
-        return _kernels.squad_lookup(ids, preds)
-    texts = list(map(preds.get, ids))
-    return texts, texts.count(None), False
+        texts, absent, aligned, all_str = _kernels.squad_lookup(ids, preds)
+    else:
+        texts = list(map(preds.get, ids))
+        absent, aligned, all_str = texts.count(None), False, False
+    if check is not None and not (aligned and all_str):
+        check()
+    return texts, absent, aligned
 
 
-def _predictions_of(ids: list, preds: dict, missing: str, looked=None):
+def _predictions_of(ids: list, preds: dict, missing: str, looked=None, check=None):
     """Each question's prediction (None when missing) and the ids of the missing ones
     (``looked``: what ``_lookup(ids, preds)`` gave, if done already)."""
-    texts, n_absent, _ = _lookup(ids, preds) if looked is None else looked
+    texts, n_absent, _ = _lookup(ids, preds, check) if looked is None else looked
     if not n_absent:
         return texts, []
     absent = [q for q, t in zip(ids, texts) if t is None]
@@ -238,28 +246,86 @@ def _answer_scores(preds: list, golds: list, empty_rule: str):
     return np.asarray(em, dtype=np.float64), np.asarray(f1, dtype=np.float64)
 
 
-def _evaluate_v1(ds: SquadDataset, preds: dict, missing: str, source: str) -> _Evaluation:
-    ids, golds = ds.ids, ds.answers
-    looked = _lookup(ids, preds)
+class _Golds:
+    """Gold answers as one flat list: question i's are ``texts[off[i]:off[i + 1]]``."""
+
+    __slots__ = ("texts", "off")
+
+    def __init__(self, texts: list, off: np.ndarray):
+        self.texts, self.off = texts, off
+
+    @classmethod
+    def of(cls, golds) -> "_Golds":
+        if isinstance(golds, _Golds):
+            return golds
+        off = np.zeros(len(golds) + 1, dtype=np.int64)
+        np.cumsum(np.fromiter(map(len, golds), dtype=np.int64, count=len(golds)),
+                  out=off[1:])
+        return cls([t for g in golds for t in g], off)
+
+    def __len__(self) -> int:
+        return len(self.off) - 1
+
+    def counts(self) -> np.ndarray:
+        return np.diff(self.off)
+
+    def take(self, rows) -> "_Golds":
+        off = self.off.tolist()
+        texts = [t for i in rows for t in self.texts[off[i]:off[i + 1]]]
+        sizes = np.array([off[i + 1] - off[i] for i in rows], dtype=np.int64)
+        new_off = np.zeros(len(sizes) + 1, dtype=np.int64)
+        np.cumsum(sizes, out=new_off[1:])
+        return _Golds(texts, new_off)
+
+
+def _scores_flat(preds: list, golds: _Golds, empty_rule: str):
+    """_answer_scores on flat golds: per-question exact match and token F1 arrays."""
+    from . import answers
+
+    v2 = empty_rule == "v2"
+    strings: list = []
+    n = len(preds)
+    pred_sid = np.empty(n, dtype=np.int32)
+    ref_sid = np.empty(len(golds.texts), dtype=np.int32)
+    bad = _kernels.answer_intern_flat(preds, golds.texts, golds.off, strings, pred_sid,
+                                      ref_sid)
+    if bad is not None:  # the readers let only str through; a caller's own lists may not
+        return _answer_scores(preds, [golds.texts[a:b] for a, b in
+                                      zip(golds.off.tolist(), golds.off[1:].tolist())],
+                              empty_rule)
+    enc = answers._Encoded(strings, "squad", "token", bag=True)
+    em, f1 = np.empty(n), np.empty(n)
+    answers._kernels.answer_scores(pred_sid, np.zeros(0, dtype=np.int64), golds.off, ref_sid,
+                                   enc.tok_off, enc.toks, enc.key_off, enc.keys, 1, v2, v2,
+                                   em, f1, np.zeros(2))
+    return em, f1
+
+
+def _evaluate_v1(ds: SquadDataset, preds: dict, missing: str, source: str,
+                 check=None) -> _Evaluation:
+    ids = ds.ids
+    looked = _lookup(ids, preds, check)
     # every prediction is for a question when the keys are the ids in order, or when as many
     # matched as there are, ids being unique
     if not (looked[2] or len(preds) == len(ids) - looked[1] and type(ids) is list
             and _kernels.squad_count_distinct(ids) == len(ids)):
         warn_unknown(preds, set(ids), "predictions", source)
     texts, absent = _predictions_of(ids, preds, missing, looked)
+    golds = _Golds(*ds.flat())
     if absent:
         keep = [i for i, t in enumerate(texts) if t is not None]
         ids = [ids[i] for i in keep]
-        golds = [golds[i] for i in keep]
+        golds = golds.take(keep)
         texts = [texts[i] for i in keep]
-    if not all(golds):                  # an empty list (each gold list is a list)
-        q = ids[golds.index([])]
+    counts = golds.counts()
+    if len(counts) and not counts.all():
+        q = ids[int(np.argmin(counts))]
         raise ValueError(f"{ds.source}, question {q!r}: no gold answer; SQuAD v1.1 needs at "
                          "least one (unanswerable questions are version='2.0')")
     total = len(ids) if missing == "skip" else len(ds.ids)
     if total == 0:
         raise ValueError(f"{ds.source}: no question to score")
-    em, f1 = _answer_scores(texts, golds, "v1")
+    em, f1 = _scores_flat(texts, golds, "v1")
     result = {"exact_match": 100.0 * float(em.sum()) / total,
               "f1": 100.0 * _seq_sum(f1) / total}
     return _Evaluation(result, missing=absent, dataset=ds)
@@ -269,12 +335,12 @@ def _unique_questions(ds: SquadDataset, probs):
     """v2.0 keys questions by id: first place, last answers. Returns the ids and answers."""
     ids = ds.ids
     if probs is not None and len(probs) == len(ids) and list(probs) == ids:
-        return ids, ds.answers          # the keys of a dict: no repeat (the usual case)
-    if len(set(ids)) == len(ids):
-        return ids, ds.answers
+        return ids, _Golds(*ds.flat())  # the keys of a dict: no repeat (the usual case)
+    if _kernels.squad_count_distinct(ids) == len(ids):
+        return ids, _Golds(*ds.flat())
     last = dict(zip(ids, range(len(ids))))
     order = list(last)                  # dict order: first occurrence
-    return order, [ds.answers[last[q]] for q in order]
+    return order, _Golds(*ds.flat()).take([last[q] for q in order])
 
 
 def _mean_dict(exact: np.ndarray, f1: np.ndarray) -> dict:
@@ -283,22 +349,23 @@ def _mean_dict(exact: np.ndarray, f1: np.ndarray) -> dict:
             "total": total}
 
 
-def _evaluate_v2(ds, preds, probs, thresh, missing, source, na_source, curves) -> _Evaluation:
+def _evaluate_v2(ds, preds, probs, thresh, missing, source, na_source, curves,
+                 check=None) -> _Evaluation:
     ids, golds = _unique_questions(ds, probs)
-    texts, absent = _predictions_of(ids, preds, missing)
+    texts, absent = _predictions_of(ids, preds, missing, check=check)
     n = len(ids)
     if len(preds) != n - len(absent):   # ids are unique: some prediction matched no question
         warn_unknown(preds, set(ids), "predictions", source)
-    has_ans = _nonempty(golds)
+    has_ans = golds.counts() > 0
     if not absent:
-        em_raw, f1_raw = _answer_scores(texts, golds, "v2")
+        em_raw, f1_raw = _scores_flat(texts, golds, "v2")
         text = _nonempty(texts)
         scored, live = np.arange(n), np.ones(n, dtype=bool)
     else:
         live = np.fromiter((t is not None for t in texts), dtype=bool, count=n)
         pos = np.flatnonzero(live)
         present = [texts[i] for i in pos]
-        em_p, f1_p = _answer_scores(present, [golds[i] for i in pos], "v2")
+        em_p, f1_p = _scores_flat(present, golds.take(pos.tolist()), "v2")
         text_p = np.fromiter(map(bool, present), dtype=bool, count=len(pos))
         if missing == "zero":                 # every question scored, the missing ones 0
             scored = np.arange(n)

@@ -20,7 +20,6 @@ import operator
 import os
 import warnings
 from collections.abc import Mapping
-from dataclasses import dataclass
 from itertools import chain
 from typing import Any, Union
 
@@ -71,18 +70,56 @@ class SquadWarning(UserWarning):
     """Input that the official scripts silently accept, such as predictions for unknown ids."""
 
 
-@dataclass(frozen=True)
 class SquadDataset:
     """The questions of a SQuAD dataset in file order: ``ids[i]`` has gold ``answers[i]``.
 
     ``version`` is the file's ``"version"`` field (None when absent or for a bare list of
-    articles) and ``source`` names where it came from.
+    articles) and ``source`` names where it came from. The answers may be held flat, as
+    ``texts`` with question i's at ``texts[offsets[i]:offsets[i + 1]]`` (see :meth:`flat`);
+    ``answers`` is then made from them when first asked for.
     """
 
-    ids: list
-    answers: list
-    version: str | None
-    source: str
+    __slots__ = ("ids", "version", "source", "_answers", "_texts", "_offsets")
+
+    def __init__(self, ids: list, answers: list | None, version: str | None, source: str, *,
+                 texts: list | None = None, offsets=None):
+        if answers is None and (texts is None or offsets is None):
+            raise TypeError("SquadDataset needs answers, or texts and offsets")
+        self.ids = ids
+        self.version = version
+        self.source = source
+        self._answers = answers
+        self._texts = texts
+        self._offsets = offsets
+
+    @property
+    def answers(self) -> list:
+        """Each question's list of gold answer texts."""
+        if self._answers is None:
+            t, off = self._texts, self._offsets.tolist()
+            self._answers = [t[a:b] for a, b in zip(off, off[1:])]
+        return self._answers
+
+    def flat(self):
+        """``(texts, offsets)``: every answer text in one list, question i's at
+        ``texts[offsets[i]:offsets[i + 1]]`` (offsets: int64 array)."""
+        if self._texts is None:
+            import numpy as np
+
+            self._texts = list(chain.from_iterable(self._answers))
+            off = np.zeros(len(self._answers) + 1, dtype=np.int64)
+            np.cumsum(np.fromiter(map(len, self._answers), dtype=np.int64,
+                                  count=len(self._answers)), out=off[1:])
+            self._offsets = off
+        return self._texts, self._offsets
+
+    def __eq__(self, other) -> bool:
+        if not isinstance(other, SquadDataset):
+            return NotImplemented
+        return (self.ids == other.ids and self.answers == other.answers
+                and self.version == other.version and self.source == other.source)
+
+    __hash__ = None
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -160,6 +197,10 @@ def read_squad_dataset(source) -> SquadDataset:
                     path=name)
     ids: list = []
     answers: list = []
+    flat = _flatten_flat(data)
+    if flat is not None:
+        ids, texts, offsets = flat
+        return SquadDataset(ids, None, version, name, texts=texts, offsets=offsets)
     try:
         all_str = _flatten(data, ids, answers)
     except (KeyError, TypeError, AttributeError):
@@ -235,6 +276,22 @@ def _slim_dataset(obj, name: str):
     return SquadDataset(ids, answers, None if version is None else str(version), name)
 
 
+def _flatten_flat(data):
+    """``(ids, texts, offsets)`` of a well-formed dataset whose ids and texts are all str,
+    with no list made per question; None otherwise (then the caller's passes say why)."""
+    try:
+        from .._kernels import squad_flatten_flat
+    except ImportError:  # pragma: no cover - a tree without the compiled kernels
+        return None
+    ids: list = []
+    texts: list = []
+    try:
+        all_str, offsets = squad_flatten_flat(data, ids, texts)
+    except (KeyError, TypeError, AttributeError):
+        return None
+    return (ids, texts, offsets) if all_str else None
+
+
 def _flatten(data, ids, answers) -> bool:
     """The fast pass, either answer layout: a structural problem raises and the checked pass
     says what it is. True when every id and answer text is exactly a str."""
@@ -306,6 +363,15 @@ def read_squad_predictions(source) -> dict:
     >>> read_squad_predictions({"q1": "Paris", "q2": ""})
     {'q1': 'Paris', 'q2': ''}
     """
+    preds, check = _predictions_unchecked(source)
+    check()
+    return preds
+
+
+def _predictions_unchecked(source):
+    """``(predictions, check)``: read_squad_predictions without its pass over the values,
+    which ``check()`` makes (raising for the first one that is not a str). A caller that
+    sees every value itself may call it only if it found one that is not a str."""
     from_file = _is_path(source)
     if from_file:
         obj, name = _load_json(source, "predictions")
@@ -315,11 +381,14 @@ def read_squad_predictions(source) -> dict:
         raise _fail(from_file, "predictions must map question ids to answer texts, got "
                     f"{_type_name(obj)}", path=name)
     preds = obj if type(obj) is dict else dict(obj)
-    if not _values_str(preds):
-        qid, v = next((q, v) for q, v in preds.items() if type(v) is not str)
-        raise _fail(from_file, f"the prediction must be a string, got {_type_name(v)} {v!r:.40}",
-                    path=name, qid=qid)
-    return preds
+
+    def check() -> None:
+        if not _values_str(preds):
+            qid, v = next((q, v) for q, v in preds.items() if type(v) is not str)
+            raise _fail(from_file, f"the prediction must be a string, got {_type_name(v)} "
+                        f"{v!r:.40}", path=name, qid=qid)
+
+    return preds, check
 
 
 def _values_str(d: dict) -> bool:
