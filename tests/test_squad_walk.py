@@ -91,3 +91,12 @@ def test_nonempty_and_values_str():
     assert _kernels.squad_dict_values_str({"a": "x", "b": ""})
     assert not _kernels.squad_dict_values_str({"a": "x", "b": None})
     assert _kernels.squad_dict_values_str({})
+
+
+def test_keys_are():
+    ids = ["a", "b" * 3, "é"]
+    assert _kernels.squad_keys_are({"a": 1, "".join(["b"] * 3): 2, "é": 3}, ids)
+    assert not _kernels.squad_keys_are({"a": 1, "é": 3, "bbb": 2}, ids)
+    assert not _kernels.squad_keys_are({"a": 1, "bbb": 2}, ids)
+    assert not _kernels.squad_keys_are({"a": 1, "bbb": 2, "é": 3, "z": 0}, ids)
+    assert _kernels.squad_keys_are({}, [])

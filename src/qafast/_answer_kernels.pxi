@@ -199,7 +199,9 @@ cdef int _ak_reserve(_AkIds* b, int64_t more) except -1:
     cap = b.cap * 2 if b.cap else 1 << 16
     while cap < b.size + more:
         cap *= 2
-    grown = realloc(b.data, cap * sizeof(int32_t))
+    # the TREC reader's allocator (mremap on Linux): the result is handed to numpy as is,
+    # where a bytes copy of it cost as much as the page faults of a second buffer
+    grown = _trec_mem_resize(b.data, b.cap * sizeof(int32_t), cap * sizeof(int32_t))
     if grown == NULL:
         raise MemoryError()
     b.data = <int32_t*>grown
@@ -207,16 +209,25 @@ cdef int _ak_reserve(_AkIds* b, int64_t more) except -1:
     return 0
 
 
+cdef object _ak_ids_array(_AkIds* b):
+    """The ids as an int32 numpy array that takes over b's memory."""
+    cdef object a
+    if b.data == NULL:
+        return _trec_np.empty(0, dtype=_trec_np.int32)
+    a = _trec_wrap(b.data, <uint64_t>b.cap, <uint64_t>b.size, 4, b"i", _trec_np.int32)
+    b.data = NULL
+    b.cap = 0
+    return a
+
+
+cdef void _ak_ids_free(_AkIds* b) noexcept:
+    _trec_mem_free(b.data, b.cap * sizeof(int32_t))
+    b.data = NULL
+
+
 cdef int _ak_push(_AkIds* b, int32_t v) except -1:
-    cdef int64_t cap
-    cdef void* grown
     if b.size >= b.cap:
-        cap = b.cap * 2 if b.cap else 1 << 16
-        grown = realloc(b.data, cap * sizeof(int32_t))
-        if grown == NULL:
-            raise MemoryError()
-        b.data = <int32_t*>grown
-        b.cap = cap
+        _ak_reserve(b, 1)
     b.data[b.size] = v
     b.size += 1
     return 0
@@ -540,7 +551,7 @@ def answer_tokens(list strings, object slow, bint squad, int64_t[::1] tok_off):
     With ``squad``, the tokens of SQuAD's ``normalize_answer(s).split()`` are found here for
     every string (``slow`` is not called); otherwise ``slow(s)`` must return its tokens as a
     list of ``bytes``. String i's ids end up at ``tok_off[i]:tok_off[i + 1]`` of the returned
-    ``bytes`` (native int32). Returns ``(ids, vocabulary_size)``.
+    int32 array returned. Returns ``(ids, vocabulary_size)``.
     """
     cdef Py_ssize_t i, k, n = len(strings), length, wcap = 0, m, nt, nb
     cdef const char* utf8
@@ -586,18 +597,18 @@ def answer_tokens(list strings, object slow, bint squad, int64_t[::1] tok_off):
                     _ak_push(&out, _ak_intern(&table, PyBytes_AS_STRING(<bytes?>tok),
                                               PyBytes_GET_SIZE(tok)))
             tok_off[i + 1] = out.size
-        ids = PyBytes_FromStringAndSize(<char*>out.data, out.size * sizeof(int32_t))
+        ids = _ak_ids_array(&out)
         return ids, table.n
     finally:
         free(w)
-        free(out.data)
+        _ak_ids_free(&out)
         _ak_table_free(&table)
         _ak_work_free(&work)
 
 
 def answer_squad_chars(list strings, int64_t[::1] off):
     """The code points of SQuAD's ``normalize_answer(s)`` for every str s: string i's are at
-    ``off[i]:off[i + 1]`` of the returned ``bytes`` (native int32)."""
+    ``off[i]:off[i + 1]`` of the returned int32 array."""
     cdef Py_ssize_t i, k, j, n = len(strings), m, nt, a, b, length, wcap = 0
     cdef _AkIds out
     cdef _AkWork work
@@ -643,10 +654,10 @@ def answer_squad_chars(list strings, int64_t[::1] off):
                     out.data[out.size] = <int32_t>work.cp[j]
                     out.size += 1
             off[i + 1] = out.size
-        return PyBytes_FromStringAndSize(<char*>out.data, out.size * sizeof(int32_t))
+        return _ak_ids_array(&out)
     finally:
         free(w)
-        free(out.data)
+        _ak_ids_free(&out)
         _ak_work_free(&work)
 
 
@@ -1254,6 +1265,29 @@ def squad_lookup(list ids, dict preds):
             all_str &= _ak_is_exact_str(v)
             texts[i] = <object>v
     return texts, absent, aligned and len(preds) == n, all_str
+
+
+def squad_keys_are(dict d, list ids):
+    """Whether ``list(d) == ids``, without making the list: the keys are walked in order
+    beside ``ids`` (an equal string that is not the same object is compared in C)."""
+    cdef Py_ssize_t i, n = len(ids), pos = 0
+    cdef PyObject* k
+    cdef PyObject* v
+    cdef PyObject* q
+    if len(d) != n:
+        return False
+    for i in range(n):
+        q = _ak_list_item(ids, i)
+        if not _enc_dict_next(d, &pos, &k, &v):
+            return False
+        if k == q:
+            continue
+        if _ak_is_exact_str(k) and _ak_is_exact_str(q):
+            if not _ak_same_str(k, q):
+                return False
+        elif not (<object>k == <object>q):
+            return False
+    return True
 
 
 def squad_count_distinct(list strings):

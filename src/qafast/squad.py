@@ -331,10 +331,17 @@ def _evaluate_v1(ds: SquadDataset, preds: dict, missing: str, source: str,
     return _Evaluation(result, missing=absent, dataset=ds)
 
 
+def _keys_are(d: dict, ids: list) -> bool:
+    """``list(d) == ids``."""
+    if type(d) is dict and type(ids) is list:
+        return _kernels.squad_keys_are(d, ids)
+    return len(d) == len(ids) and list(d) == ids
+
+
 def _unique_questions(ds: SquadDataset, probs):
     """v2.0 keys questions by id: first place, last answers. Returns the ids and answers."""
     ids = ds.ids
-    if probs is not None and len(probs) == len(ids) and list(probs) == ids:
+    if probs is not None and _keys_are(probs, ids):
         return ids, _Golds(*ds.flat())  # the keys of a dict: no repeat (the usual case)
     if _kernels.squad_count_distinct(ids) == len(ids):
         return ids, _Golds(*ds.flat())
@@ -425,7 +432,7 @@ def _align_probs(probs: dict, s_ids: list, live: np.ndarray, ids: list, source):
     name = os.fspath(source) if from_file else "<na_probs>"
     n = len(s_ids)
     values = np.fromiter(probs.values(), dtype=np.float64, count=len(probs))
-    if n == len(probs) and list(probs) == s_ids:      # the usual case: same questions, same order
+    if _keys_are(probs, s_ids):                       # the usual case: same questions, same order
         at = np.arange(n)
     else:
         warn_unknown(probs, set(ids), "no-answer probabilities", name)
