@@ -47,6 +47,21 @@ def _check_chars(strings):
     assert got == [[ord(c) for c in R.normalize_squad(s)] for s in strings]
 
 
+# CJK ideographs with ASCII (the kernels' no-lowering path) and what must leave it: a
+# capital, another script, a character above U+9FFF or below U+4E00
+CJK_MIX = st.lists(st.sampled_from(["北京", "大学", "the", "an", " ", "a", "A", "The", "x1",
+                                    "é", "\u4dff", "\u4e00", "\u9fff", "\ua000", ".", "'s",
+                                    "\u3000", "\t", "ﬀ", "_", "-"]),
+                   max_size=8).map("".join)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(CJK_MIX, max_size=8))
+def test_squad_cjk_with_ascii_equal_reference(strings):
+    _check_tokens(strings)
+    _check_chars(strings)
+
+
 @settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(nasty, max_size=8))
 def test_squad_tokens_in_c_equal_reference(strings):

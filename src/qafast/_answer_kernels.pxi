@@ -10,7 +10,7 @@
 
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE, PyBytes_FromStringAndSize
 from cpython.unicode cimport PyUnicode_AsUTF8AndSize
-from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
+from libc.stdint cimport uint16_t, int32_t, int64_t, uint8_t, uint32_t, uint64_t
 from libc.stdlib cimport malloc, realloc, free, calloc, qsort
 from libc.string cimport memcpy, memcmp
 
@@ -453,6 +453,29 @@ cdef Py_ssize_t _ak_squad_prepare(str s, _AkWork* w) except -1:
             w.cls[m] = _AK_CLASS[c]
             m += 1
         return m
+    if PyUnicode_KIND(s) == 2:
+        # CJK ideographs (U+4E00..U+9FFF) with ASCII that has no capital: s.lower() is s,
+        # the ideographs are word characters, and no new string is made. Anything else
+        # (another script, a capital) is lowered below.
+        n = PyUnicode_GET_LENGTH(s)
+        _ak_work_reserve(w, n)
+        data = PyUnicode_DATA(s)
+        for i in range(n):
+            c = (<const uint16_t*>data)[i]
+            if 0x4E00 <= c <= 0x9FFF:
+                w.cp[m] = <Py_UCS4>c
+                w.cls[m] = 4
+                m += 1
+            elif c < 128 and not (65 <= c <= 90):
+                if _AK_CLASS[c] != 1:
+                    w.cp[m] = <Py_UCS4>c
+                    w.cls[m] = _AK_CLASS[c]
+                    m += 1
+            else:
+                break
+        else:
+            return m
+        m = 0
     low = s.lower()
     n = PyUnicode_GET_LENGTH(low)
     _ak_work_reserve(w, n)
