@@ -68,7 +68,7 @@ cdef extern from "Python.h":
 # ---------------------------------------------------------------------------------------------
 
 cdef struct _AkTable:
-    int32_t* slots       # capacity entries, -1 when empty
+    int64_t* slots       # capacity entries: the hash's top 32 bits, then the id; -1 empty
     uint64_t* hashes     # per id
     int64_t* offs        # per id + 1: the token's bytes are arena[offs[id]:offs[id + 1]]
     char* arena
@@ -81,7 +81,7 @@ cdef struct _AkTable:
 
 cdef int _ak_table_init(_AkTable* t) except -1:
     cdef int64_t cap = 1 << 12, i
-    t.slots = <int32_t*>malloc(cap * sizeof(int32_t))
+    t.slots = <int64_t*>malloc(cap * sizeof(int64_t))
     t.hashes = <uint64_t*>malloc(1024 * sizeof(uint64_t))
     t.offs = <int64_t*>malloc(1025 * sizeof(int64_t))
     t.arena = <char*>malloc(1 << 14)
@@ -117,7 +117,7 @@ cdef inline uint64_t _ak_hash(const char* p, Py_ssize_t n) noexcept nogil:
 
 cdef int _ak_table_grow(_AkTable* t) except -1:
     cdef int64_t cap = (t.mask + 1) * 2, i, j
-    cdef int32_t* slots = <int32_t*>malloc(cap * sizeof(int32_t))
+    cdef int64_t* slots = <int64_t*>malloc(cap * sizeof(int64_t))
     if slots == NULL:
         raise MemoryError()
     for i in range(cap):
@@ -126,26 +126,68 @@ cdef int _ak_table_grow(_AkTable* t) except -1:
         j = <int64_t>(t.hashes[i] & <uint64_t>(cap - 1))
         while slots[j] >= 0:
             j = (j + 1) & (cap - 1)
-        slots[j] = <int32_t>i
+        slots[j] = _ak_slot(t.hashes[i], i)
     free(t.slots)
     t.slots = slots
     t.mask = cap - 1
     return 0
 
 
+cdef inline int64_t _ak_slot(uint64_t h, int64_t tid) noexcept nogil:
+    # the hash's top 32 bits beside the id: a probe that meets another token is told apart
+    # by the slot alone, without reading the token's hash, offsets and bytes
+    return <int64_t>(((h >> 32) & <uint64_t>2147483647) << 32) | tid
+
+
+cdef inline bint _ak_same_bytes(const char* a, const char* b, Py_ssize_t n) noexcept nogil:
+    # both sides have at least 16 readable bytes past their start (the token buffers and the
+    # arena keep that slack), so a short token is compared with masked 8-byte loads
+    cdef uint64_t x, y, x2, y2
+    if not _trec_LITTLE_ENDIAN:
+        return memcmp(a, b, n) == 0
+    if n <= 8:
+        memcpy(&x, a, 8)
+        memcpy(&y, b, 8)
+        return ((x ^ y) & _trec_BYTEMASK[n]) == 0
+    if n <= 16:
+        memcpy(&x, a, 8)
+        memcpy(&y, b, 8)
+        memcpy(&x2, a + 8, 8)
+        memcpy(&y2, b + 8, 8)
+        return (x == y) and ((x2 ^ y2) & _trec_BYTEMASK[n - 8]) == 0
+    return memcmp(a, b, n) == 0
+
+
+cdef extern from *:
+    const uint64_t _trec_BYTEMASK[9]     # with the TREC reader's C helpers
+
+
+cdef int32_t _ak_intern_bytes(_AkTable* t, const char* p, Py_ssize_t n) except -1:
+    """_ak_intern for bytes with no readable slack after them."""
+    cdef char padded[32]
+    if n <= 16:
+        memcpy(padded, p, n)
+        return _ak_intern(t, padded, n)
+    return _ak_intern(t, p, n)
+
+
 cdef int32_t _ak_intern(_AkTable* t, const char* p, Py_ssize_t n) except -1:
+    """The id of the token p[:n], given one if new. p must have 16 readable bytes."""
     cdef uint64_t h = _ak_hash(p, n)
     cdef int64_t j = <int64_t>(h & <uint64_t>t.mask)
+    cdef int64_t want = _ak_slot(h, 0) >> 32, slot
     cdef int32_t tid
     cdef int64_t cap
     cdef void* grown
     while True:
-        tid = t.slots[j]
-        if tid < 0:
+        slot = t.slots[j]
+        if slot < 0:
             break
-        if (t.hashes[tid] == h and t.offs[tid + 1] - t.offs[tid] == n
-                and memcmp(t.arena + t.offs[tid], p, n) == 0):
-            return tid
+        if (slot >> 32) == want:
+            tid = <int32_t>(slot & <int64_t>2147483647)
+            if (t.offs[tid + 1] - t.offs[tid] == n
+                    and _ak_same_bytes(t.arena + t.offs[tid], p, n)):
+                return tid
         j = (j + 1) & t.mask
     if t.n >= 2147483647:
         raise OverflowError("more than 2**31 - 1 distinct tokens")
@@ -160,9 +202,9 @@ cdef int32_t _ak_intern(_AkTable* t, const char* p, Py_ssize_t n) except -1:
             raise MemoryError()
         t.offs = <int64_t*>grown
         t.ids_cap = cap
-    if t.arena_size + n > t.arena_cap:
+    if t.arena_size + n + 16 > t.arena_cap:  # 16: _ak_same_bytes reads past the last token
         cap = t.arena_cap * 2
-        while cap < t.arena_size + n:
+        while cap < t.arena_size + n + 16:
             cap *= 2
         grown = realloc(t.arena, cap)
         if grown == NULL:
@@ -174,7 +216,7 @@ cdef int32_t _ak_intern(_AkTable* t, const char* p, Py_ssize_t n) except -1:
     tid = <int32_t>t.n
     t.hashes[tid] = h
     t.offs[tid + 1] = t.arena_size
-    t.slots[j] = tid
+    t.slots[j] = _ak_slot(h, tid)
     t.n += 1
     if t.n * 2 > t.mask + 1:
         _ak_table_grow(t)
@@ -617,7 +659,7 @@ def answer_tokens(list strings, object slow, bint squad, int64_t[::1] tok_off):
             else:
                 toks = slow(s)
                 for tok in toks:
-                    _ak_push(&out, _ak_intern(&table, PyBytes_AS_STRING(<bytes?>tok),
+                    _ak_push(&out, _ak_intern_bytes(&table, PyBytes_AS_STRING(<bytes?>tok),
                                               PyBytes_GET_SIZE(tok)))
             tok_off[i + 1] = out.size
         ids = _ak_ids_array(&out)
