@@ -212,7 +212,9 @@ def _seq_sum(values: np.ndarray) -> float:
     ``sum`` adds pairwise, which can differ in the last bit)."""
     if len(values) == 0:
         return 0.0
-    return float(np.cumsum(values)[-1])
+    out = np.empty(1)
+    _kernels.column_sums(np.ascontiguousarray(values, dtype=np.float64).reshape(-1, 1), out)
+    return float(out[0])
 
 
 def _answer_scores(preds: list, golds: list, empty_rule: str):
@@ -339,15 +341,16 @@ def _keys_are(d: dict, ids: list) -> bool:
 
 
 def _unique_questions(ds: SquadDataset, probs):
-    """v2.0 keys questions by id: first place, last answers. Returns the ids and answers."""
+    """v2.0 keys questions by id: first place, last answers. Returns the ids, the answers
+    and whether the probabilities' keys are those ids in order."""
     ids = ds.ids
     if probs is not None and _keys_are(probs, ids):
-        return ids, _Golds(*ds.flat())  # the keys of a dict: no repeat (the usual case)
+        return ids, _Golds(*ds.flat()), True  # the keys of a dict: no repeat (usual case)
     if _kernels.squad_count_distinct(ids) == len(ids):
-        return ids, _Golds(*ds.flat())
+        return ids, _Golds(*ds.flat()), False
     last = dict(zip(ids, range(len(ids))))
     order = list(last)                  # dict order: first occurrence
-    return order, _Golds(*ds.flat()).take([last[q] for q in order])
+    return order, _Golds(*ds.flat()).take([last[q] for q in order]), False
 
 
 def _mean_dict(exact: np.ndarray, f1: np.ndarray) -> dict:
@@ -358,7 +361,7 @@ def _mean_dict(exact: np.ndarray, f1: np.ndarray) -> dict:
 
 def _evaluate_v2(ds, preds, probs, thresh, missing, source, na_source, curves,
                  check=None) -> _Evaluation:
-    ids, golds = _unique_questions(ds, probs)
+    ids, golds, probs_aligned = _unique_questions(ds, probs)
     texts, absent = _predictions_of(ids, preds, missing, check=check)
     n = len(ids)
     if len(preds) != n - len(absent):   # ids are unique: some prediction matched no question
@@ -391,7 +394,8 @@ def _evaluate_v2(ds, preds, probs, thresh, missing, source, na_source, curves,
     if probs is None:
         na = np.zeros(len(scored))
     else:
-        na, order = _align_probs(probs, s_ids, live, ids, na_source)
+        na, order = _align_probs(probs, s_ids, live, ids, na_source,
+                                 aligned=probs_aligned and s_ids is ids)
     pred_na = (na > thresh) & live
     no_ans_score = (~s_has).astype(np.float64)
     em_t = np.where(pred_na, no_ans_score, em_raw)
@@ -405,7 +409,11 @@ def _evaluate_v2(ds, preds, probs, thresh, missing, source, na_source, curves,
     if probs is None:
         return ev
     # the walk over na_probs: scored, predicted questions in na_probs order, stably sorted
-    walk = order[np.argsort(na[order], kind="stable")]
+    if len(order) == len(na) and (len(order) == 0 or (order[0] == 0 and order[-1] == len(na) - 1
+                                                      and bool((np.diff(order) == 1).all()))):
+        walk = np.argsort(na, kind="stable")   # every question, in order: no gather needed
+    else:
+        walk = order[np.argsort(na[order], kind="stable")]
     num_no_ans = int(np.count_nonzero(~s_has & live))
     for name, raw in (("exact", em_raw), ("f1", f1_raw)):
         best, at = _best_threshold(raw, s_has, text, walk, num_no_ans)
@@ -425,14 +433,15 @@ def _evaluate_v2(ds, preds, probs, thresh, missing, source, na_source, curves,
     return ev
 
 
-def _align_probs(probs: dict, s_ids: list, live: np.ndarray, ids: list, source):
+def _align_probs(probs: dict, s_ids: list, live: np.ndarray, ids: list, source,
+                 aligned: bool = False):
     """The probability of each scored question, and the positions (in scored order) of the
     predicted questions to walk, in the order of ``probs``."""
     from_file = isinstance(source, (str, os.PathLike))
     name = os.fspath(source) if from_file else "<na_probs>"
     n = len(s_ids)
     values = np.fromiter(probs.values(), dtype=np.float64, count=len(probs))
-    if _keys_are(probs, s_ids):                       # the usual case: same questions, same order
+    if aligned or _keys_are(probs, s_ids):            # the usual case: same questions, same order
         at = np.arange(n)
     else:
         warn_unknown(probs, set(ids), "no-answer probabilities", name)
