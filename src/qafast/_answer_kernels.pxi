@@ -671,59 +671,185 @@ def answer_tokens(list strings, object slow, bint squad, int64_t[::1] tok_off):
         _ak_work_free(&work)
 
 
+cdef struct _AkCharWork:
+    char* w              # an ASCII string's bytes after the first pass
+    Py_ssize_t wcap
+    _AkWork work         # any other string's code points and token spans
+
+
+cdef int _ak_squad_chars_into(object s, _AkCharWork* c, _AkIds* out) except -1:
+    """Append the code points of SQuAD's ``normalize_answer(s)`` to out."""
+    cdef Py_ssize_t k, j, m, nt, a, b, length
+    cdef const char* utf8
+    cdef void* grown
+    if PyUnicode_IS_ASCII(s):
+        # ASCII: one pass over the bytes, as the token path does
+        utf8 = PyUnicode_AsUTF8AndSize(s, &length)
+        if length > c.wcap:
+            grown = realloc(c.w, length + 64)
+            if grown == NULL:
+                raise MemoryError()
+            c.w = <char*>grown
+            c.wcap = length + 64
+        _ak_squad_ascii_chars(utf8, length, c.w, out)
+        return 0
+    m = _ak_squad_prepare(<str?>s, &c.work)
+    nt = _ak_squad_spans(&c.work, m)
+    _ak_reserve(out, m)        # the tokens and the spaces between them fit in m
+    for k in range(nt):
+        if k:
+            out.data[out.size] = 32
+            out.size += 1
+        a = c.work.spans[2 * k]
+        b = c.work.spans[2 * k + 1]
+        for j in range(a, b):
+            out.data[out.size] = <int32_t>c.work.cp[j]
+            out.size += 1
+    return 0
+
+
+cdef void _ak_char_work_init(_AkCharWork* c) noexcept:
+    c.w = NULL
+    c.wcap = 0
+    c.work.cp = NULL
+    c.work.cls = NULL
+    c.work.spans = NULL
+    c.work.utf8 = NULL
+    c.work.cap = 0
+
+
+cdef void _ak_char_work_free(_AkCharWork* c) noexcept:
+    free(c.w)
+    c.w = NULL
+    _ak_work_free(&c.work)
+
+
 def answer_squad_chars(list strings, int64_t[::1] off):
     """The code points of SQuAD's ``normalize_answer(s)`` for every str s: string i's are at
     ``off[i]:off[i + 1]`` of the returned int32 array."""
-    cdef Py_ssize_t i, k, j, n = len(strings), m, nt, a, b, length, wcap = 0
+    cdef Py_ssize_t i, n = len(strings)
     cdef _AkIds out
-    cdef _AkWork work
-    cdef const char* utf8
-    cdef char* w = NULL
-    cdef void* grown
-    cdef object s
+    cdef _AkCharWork c
     out.data = NULL
     out.size = 0
     out.cap = 0
-    work.cp = NULL
-    work.cls = NULL
-    work.spans = NULL
-    work.utf8 = NULL
-    work.cap = 0
+    _ak_char_work_init(&c)
     try:
         off[0] = 0
         for i in range(n):
             _ak_prefetch_str(strings, i + 8)
-            s = strings[i]
-            if PyUnicode_IS_ASCII(s):
-                # ASCII: one pass over the bytes, as the token path does
-                utf8 = PyUnicode_AsUTF8AndSize(s, &length)
-                if length > wcap:
-                    grown = realloc(w, length + 64)
-                    if grown == NULL:
-                        raise MemoryError()
-                    w = <char*>grown
-                    wcap = length + 64
-                _ak_squad_ascii_chars(utf8, length, w, &out)
-                off[i + 1] = out.size
-                continue
-            m = _ak_squad_prepare(<str?>s, &work)
-            nt = _ak_squad_spans(&work, m)
-            _ak_reserve(&out, m)        # the tokens and the spaces between them fit in m
-            for k in range(nt):
-                if k:
-                    out.data[out.size] = 32
-                    out.size += 1
-                a = work.spans[2 * k]
-                b = work.spans[2 * k + 1]
-                for j in range(a, b):
-                    out.data[out.size] = <int32_t>work.cp[j]
-                    out.size += 1
+            _ak_squad_chars_into(strings[i], &c, &out)
             off[i + 1] = out.size
         return _ak_ids_array(&out)
     finally:
-        free(w)
         _ak_ids_free(&out)
-        _ak_work_free(&work)
+        _ak_char_work_free(&c)
+
+
+def answer_char_f1_direct(list predictions, list references, bint v2, double[::1] out,
+                          double[::1] sums):
+    """Character F1 with SQuAD's normalizer, question by question, with no interning: each
+    answer is normalized as it is met and compared while its code points are in cache.
+
+    The same numbers as answer_scores in mode 3 on interned strings (``v2``: an empty side
+    scores ``float(pred == gold)``, references that normalize to nothing are skipped and a
+    question left with none is scored against ""). Writes each question's best F1 to ``out``
+    (when it has one per question) and their sequential sum to ``sums[1]``. Returns -1, or
+    ``(question, what)`` for the first value that is not a str, or ``(question, "none")``
+    for a question without references (the caller then takes its general path, which
+    names it)."""
+    cdef Py_ssize_t n = len(predictions), i, g, ng_refs
+    cdef object p, r, x
+    cdef _AkIds pu, gu
+    cdef _AkCharWork c
+    cdef int32_t* cnt = NULL
+    cdef int32_t* used = NULL
+    cdef int64_t np_, ng, k, same, kept
+    cdef int32_t t, take
+    cdef double best_f, f, prec, rec, total = 0.0
+    cdef bint keep_rows = out.shape[0] == n
+    pu.data = NULL
+    pu.size = 0
+    pu.cap = 0
+    gu.data = NULL
+    gu.size = 0
+    gu.cap = 0
+    _ak_char_work_init(&c)
+    # one count per code point: only the pages of the scripts met are ever touched
+    cnt = <int32_t*>calloc(0x110000, sizeof(int32_t))
+    used = <int32_t*>calloc(0x110000, sizeof(int32_t))
+    try:
+        if cnt == NULL or used == NULL:
+            raise MemoryError()
+        for i in range(n):
+            _ak_prefetch_str(predictions, i + 8)
+            _ak_prefetch_str(references, i + 8)
+            if i + 4 < n:
+                _ak_prefetch_items(references, i + 4)
+            p = predictions[i]
+            if not isinstance(p, str):
+                return i, "prediction"
+            r = references[i]
+            if isinstance(r, str):
+                r = (r,)
+            elif type(r) is not list and type(r) is not tuple:
+                return i, "reference"
+            ng_refs = len(r)
+            if ng_refs == 0:
+                return i, "none"
+            pu.size = 0
+            _ak_squad_chars_into(p, &c, &pu)
+            np_ = pu.size
+            for k in range(np_):
+                cnt[pu.data[k]] += 1
+            best_f = 0.0
+            kept = 0
+            for g in range(ng_refs):
+                x = r[g]
+                if not isinstance(x, str):
+                    for k in range(np_):
+                        cnt[pu.data[k]] = 0
+                    return i, "reference"
+                gu.size = 0
+                _ak_squad_chars_into(x, &c, &gu)
+                ng = gu.size
+                if v2 and ng == 0:
+                    continue
+                if v2 and np_ == 0:
+                    f = 1.0 if np_ == ng else 0.0
+                else:
+                    same = 0
+                    for k in range(ng):
+                        t = gu.data[k]
+                        take = used[t] < cnt[t]
+                        used[t] += take
+                        same += take
+                    for k in range(ng):
+                        used[gu.data[k]] = 0
+                    if same == 0:
+                        f = 0.0
+                    else:
+                        prec = 1.0 * same / np_
+                        rec = 1.0 * same / ng
+                        f = (2 * prec * rec) / (prec + rec)
+                if kept == 0 or f > best_f:
+                    best_f = f
+                kept += 1
+            for k in range(np_):
+                cnt[pu.data[k]] = 0
+            if kept == 0 and v2:
+                best_f = 1.0 if np_ == 0 else 0.0
+            if keep_rows:
+                out[i] = best_f
+            total += best_f
+        sums[1] = total
+        return -1
+    finally:
+        free(cnt)
+        free(used)
+        _ak_ids_free(&pu)
+        _ak_ids_free(&gu)
+        _ak_char_work_free(&c)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -296,6 +296,16 @@ def _score(predictions, references, normalizer, unit, empty_rule, em: bool, per_
     _check_options(normalizer, unit, empty_rule)
     if not isinstance(per_question, (bool, np.bool_)):
         raise TypeError(f"per_question must be a bool, not {type(per_question).__name__}")
+    if (not em and unit == "char" and normalizer == "squad" and type(predictions) is list
+            and type(references) is list and predictions
+            and len(predictions) == len(references)):
+        # bag-of-characters F1 is cheap per pair: normalizing every answer where it is met
+        # beats interning them, and reads each question's data once, in order
+        out = np.empty(len(predictions), dtype=np.float64)
+        sums = np.zeros(2, dtype=np.float64)
+        if _kernels.answer_char_f1_direct(predictions, references, empty_rule == "v2", out,
+                                          sums) == -1:
+            return out if per_question else float(sums[1]) / len(out)
     strings, pred_sid, ref_off, ref_sid = _prepare(predictions, references, empty_rule)
     n = len(pred_sid)
     if n == 0 and not per_question:
