@@ -27,6 +27,20 @@ cdef extern from *:
     void AK_PREFETCH(const void* p) noexcept nogil
 
 
+cdef extern from *:
+    """
+    /* A dict's key table (entries and all), which a lookup reads after the dict itself. */
+    static inline void _ak_prefetch_dict_keys(PyObject *o) {
+        if (PyDict_CheckExact(o)) {
+    #if defined(__GNUC__) || defined(__clang__)
+            __builtin_prefetch((const void *)((PyDictObject *)o)->ma_keys);
+            __builtin_prefetch((const char *)((PyDictObject *)o)->ma_keys + 64);
+    #endif
+        }
+    }
+    """
+    void _ak_prefetch_dict_keys(PyObject* o) noexcept
+
 cdef extern from "Python.h":
     PyObject* _ak_list_item "PyList_GET_ITEM"(object lst, Py_ssize_t i)
     bint _ak_is_list "PyList_CheckExact"(PyObject* o)
@@ -1320,8 +1334,8 @@ def squad_flatten_flat(object data, list ids, list texts):
     """squad_flatten into one flat list: question i's answer texts are
     ``texts[offsets[i]:offsets[i + 1]]``. Returns ``(all_str, offsets)``; no list is made
     per question (making and freeing a million of them was a third of the walk)."""
-    cdef object article, paragraph, qa, a, t, qid
-    cdef Py_ssize_t k, m
+    cdef object article, paragraph, qa, a, t, qid, qas
+    cdef Py_ssize_t k, m, j, nqa
     cdef bint all_str = True
     cdef uint64_t cap = 1 << 16, nq = 0
     cdef int64_t* off = <int64_t*>_trec_mem_resize(NULL, 0, cap * sizeof(int64_t))
@@ -1332,7 +1346,18 @@ def squad_flatten_flat(object data, list ids, list texts):
     try:
         for article in data:
             for paragraph in _ak_item(article, "paragraphs"):
-                for qa in _ak_item(paragraph, "qas"):
+                qas = _ak_item(paragraph, "qas")
+                if type(qas) is not list:
+                    raise TypeError  # the general walk takes other sequences
+                nqa = PyList_GET_SIZE(qas)
+                for j in range(nqa):
+                    # the next questions' dicts and their key tables, ahead of the lookups
+                    # that wait on them (the dataset's objects are scattered in memory)
+                    if j + 2 < nqa:
+                        AK_PREFETCH(_ak_list_item(qas, j + 2))
+                    if j + 1 < nqa:
+                        _ak_prefetch_dict_keys(_ak_list_item(qas, j + 1))
+                    qa = <object>_ak_list_item(qas, j)
                     qid = _ak_item(qa, "id")
                     ids.append(qid)
                     if type(qid) is not str:
@@ -1340,6 +1365,8 @@ def squad_flatten_flat(object data, list ids, list texts):
                     a = _ak_item(qa, "answers")
                     if type(a) is list:
                         m = len(<list>a)
+                        for k in range(min(m, 4)):
+                            _ak_prefetch_dict_keys(_ak_list_item(a, k))
                         for k in range(m):
                             t = _ak_item((<list>a)[k], "text")
                             if type(t) is not str:
