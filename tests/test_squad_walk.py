@@ -100,3 +100,29 @@ def test_keys_are():
     assert not _kernels.squad_keys_are({"a": 1, "bbb": 2}, ids)
     assert not _kernels.squad_keys_are({"a": 1, "bbb": 2, "é": 3, "z": 0}, ids)
     assert _kernels.squad_keys_are({}, [])
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_argsort_stable_f64_is_numpys_stable_argsort(seed):
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(0, 400))
+    x = rng.choice([0.0, -0.0, 0.5, 0.01, 1e-300, -1e-300, 1.0, -2.5, 3e300, -3e300], size=n)
+    x = np.where(rng.random(n) < 0.3, rng.normal(size=n), x)
+    out = np.empty(n, dtype=np.int64)
+    _kernels.argsort_stable_f64(x, out)
+    assert out.tolist() == np.argsort(x, kind="stable").tolist()
+
+
+def test_probs_values():
+    import numpy as np
+
+    out = np.empty(3)
+    assert _kernels.squad_probs_values({"a": 0.5, "b": 1, "c": 0.0}, ["a", "b", "c"], out) \
+        == (True, True)
+    assert out.tolist() == [0.5, 1.0, 0.0]
+    assert _kernels.squad_probs_values({"a": 0.5, "c": 1, "b": 0.0}, ["a", "b", "c"],
+                                       out) == (True, False)
+    for bad in (True, "0.5", float("nan"), float("inf"), 10 ** 400, np.float64(0.5)):
+        assert _kernels.squad_probs_values({"a": 0.5, "b": bad}, None, out)[0] is False

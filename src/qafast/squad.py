@@ -28,6 +28,7 @@ from .io.squad import (
     read_na_probs,
     read_squad_dataset,
     _predictions_unchecked,
+    _read_na_probs,
     read_squad_predictions,
     warn_unknown,
 )
@@ -159,13 +160,16 @@ def _evaluate_inputs(dataset, predictions, version, na_probs, na_prob_thresh, mi
     ds = read_squad_dataset(dataset)
     # the values are checked to be str as they are looked up (see _lookup)
     preds, check_preds = _predictions_unchecked(predictions)
-    probs = None if na_probs is None else read_na_probs(na_probs)
+    probs = probs_info = None
+    if na_probs is not None:
+        probs, probs_values, probs_aligned = _read_na_probs(na_probs, ds.ids)
+        probs_info = (probs_values, probs_aligned)
     source = "<predictions>" if not isinstance(predictions, (str, os.PathLike)) \
         else os.fspath(predictions)
     if version == "1.1":
         return _evaluate_v1(ds, preds, missing, source, check_preds)
     return _evaluate_v2(ds, preds, probs, float(na_prob_thresh), missing, source,
-                        na_probs, curves, check_preds)
+                        na_probs, curves, check_preds, probs_info)
 
 
 def _lookup(ids: list, preds: dict, check=None):
@@ -340,11 +344,11 @@ def _keys_are(d: dict, ids: list) -> bool:
     return len(d) == len(ids) and list(d) == ids
 
 
-def _unique_questions(ds: SquadDataset, probs):
+def _unique_questions(ds: SquadDataset, probs, aligned=None):
     """v2.0 keys questions by id: first place, last answers. Returns the ids, the answers
-    and whether the probabilities' keys are those ids in order."""
+    and whether the probabilities' keys are those ids in order (``aligned``, if known)."""
     ids = ds.ids
-    if probs is not None and _keys_are(probs, ids):
+    if probs is not None and (aligned if aligned is not None else _keys_are(probs, ids)):
         return ids, _Golds(*ds.flat()), True  # the keys of a dict: no repeat (usual case)
     if _kernels.squad_count_distinct(ids) == len(ids):
         return ids, _Golds(*ds.flat()), False
@@ -360,8 +364,9 @@ def _mean_dict(exact: np.ndarray, f1: np.ndarray) -> dict:
 
 
 def _evaluate_v2(ds, preds, probs, thresh, missing, source, na_source, curves,
-                 check=None) -> _Evaluation:
-    ids, golds, probs_aligned = _unique_questions(ds, probs)
+                 check=None, probs_info=None) -> _Evaluation:
+    values, aligned = probs_info if probs_info is not None else (None, None)
+    ids, golds, probs_aligned = _unique_questions(ds, probs, aligned)
     texts, absent = _predictions_of(ids, preds, missing, check=check)
     n = len(ids)
     if len(preds) != n - len(absent):   # ids are unique: some prediction matched no question
@@ -395,7 +400,7 @@ def _evaluate_v2(ds, preds, probs, thresh, missing, source, na_source, curves,
         na = np.zeros(len(scored))
     else:
         na, order = _align_probs(probs, s_ids, live, ids, na_source,
-                                 aligned=probs_aligned and s_ids is ids)
+                                 aligned=probs_aligned and s_ids is ids, values=values)
     pred_na = (na > thresh) & live
     no_ans_score = (~s_has).astype(np.float64)
     em_t = np.where(pred_na, no_ans_score, em_raw)
@@ -411,7 +416,8 @@ def _evaluate_v2(ds, preds, probs, thresh, missing, source, na_source, curves,
     # the walk over na_probs: scored, predicted questions in na_probs order, stably sorted
     if len(order) == len(na) and (len(order) == 0 or (order[0] == 0 and order[-1] == len(na) - 1
                                                       and bool((np.diff(order) == 1).all()))):
-        walk = np.argsort(na, kind="stable")   # every question, in order: no gather needed
+        walk = np.empty(len(na), dtype=np.int64)   # every question, in order: no gather
+        _kernels.argsort_stable_f64(np.ascontiguousarray(na, dtype=np.float64), walk)
     else:
         walk = order[np.argsort(na[order], kind="stable")]
     num_no_ans = int(np.count_nonzero(~s_has & live))
@@ -434,13 +440,14 @@ def _evaluate_v2(ds, preds, probs, thresh, missing, source, na_source, curves,
 
 
 def _align_probs(probs: dict, s_ids: list, live: np.ndarray, ids: list, source,
-                 aligned: bool = False):
+                 aligned: bool = False, values=None):
     """The probability of each scored question, and the positions (in scored order) of the
     predicted questions to walk, in the order of ``probs``."""
     from_file = isinstance(source, (str, os.PathLike))
     name = os.fspath(source) if from_file else "<na_probs>"
     n = len(s_ids)
-    values = np.fromiter(probs.values(), dtype=np.float64, count=len(probs))
+    if values is None:
+        values = np.fromiter(probs.values(), dtype=np.float64, count=len(probs))
     if aligned or _keys_are(probs, s_ids):            # the usual case: same questions, same order
         at = np.arange(n)
     else:

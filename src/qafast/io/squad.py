@@ -409,6 +409,12 @@ def read_na_probs(source) -> dict:
     >>> read_na_probs({"q1": 0.25, "q2": 1})
     {'q1': 0.25, 'q2': 1}
     """
+    return _read_na_probs(source)[0]
+
+
+def _read_na_probs(source, ids=None):
+    """``(probabilities, their values as a float64 array in dict order, aligned)``:
+    read_na_probs, with ``aligned`` True when the keys are ``ids`` (a list) in order."""
     from_file = _is_path(source)
     if from_file:
         obj, name = _load_json(source, "na_probs")
@@ -418,6 +424,22 @@ def read_na_probs(source) -> dict:
         raise _fail(from_file, "no-answer probabilities must map question ids to numbers, got "
                     f"{_type_name(obj)}", path=name)
     probs = obj if type(obj) is dict else dict(obj)
+    try:
+        from .._kernels import squad_probs_values
+    except ImportError:  # pragma: no cover - a tree without the compiled kernels
+        squad_probs_values = None
+    if squad_probs_values is not None:
+        values = np.empty(len(probs), dtype=np.float64)
+        ok, aligned = squad_probs_values(probs, ids, values)
+        if ok:
+            return probs, values, aligned
+    _check_na_values(probs, from_file, name)
+    values = np.fromiter(probs.values(), np.float64, len(probs))
+    aligned = (type(ids) is list and len(ids) == len(probs) and list(probs) == ids)
+    return probs, values, aligned
+
+
+def _check_na_values(probs: dict, from_file: bool, name: str) -> None:
     kinds = set(map(type, probs.values()))
     if kinds - {float, int}:
         for qid, v in probs.items():
@@ -432,7 +454,6 @@ def read_na_probs(source) -> dict:
             qid = list(probs)[int(np.argmax(bad))]
             raise _fail(from_file, "the no-answer probability must be a finite number, got "
                         f"{probs[qid]!r}", path=name, qid=qid, type_error=False)
-    return probs
 
 
 def warn_unknown(ids, known, what: str, source: str) -> None:
