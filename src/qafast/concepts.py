@@ -111,13 +111,19 @@ def _prediction_items(q, prediction):
             concepts.append(item[0])
             weights.append(item[1])
     for c in concepts:
-        if not isinstance(c, str):
+        if type(c) is not str and not isinstance(c, str):
             raise TypeError(f"question {q!r}: concept {c!r} is a {type(c).__name__}, not a str")
     for c, w in zip(concepts, weights):
-        if isinstance(w, bool) or not isinstance(w, Real):
-            raise TypeError(f"question {q!r}: the weight of {c!r} is {w!r}, not a number")
-        if math.isnan(w):
-            raise ValueError(f"question {q!r}: the weight of {c!r} is NaN")
+        # exact float and int first: the abstract Real check costs more than the rest
+        t = type(w)
+        if t is float:
+            if w != w:
+                raise ValueError(f"question {q!r}: the weight of {c!r} is NaN")
+        elif t is not int:
+            if isinstance(w, bool) or not isinstance(w, Real):
+                raise TypeError(f"question {q!r}: the weight of {c!r} is {w!r}, not a number")
+            if math.isnan(w):
+                raise ValueError(f"question {q!r}: the weight of {c!r} is NaN")
     return concepts, weights
 
 
@@ -158,7 +164,7 @@ def encode_concepts(predictions, references) -> tuple[ConceptLists, ConceptLists
                             f"{type(gold).__name__}")
         gold = list(gold)
         for c in gold:
-            if not isinstance(c, str):
+            if type(c) is not str and not isinstance(c, str):
                 raise TypeError(f"question {q!r}: gold concept {c!r} is a {type(c).__name__}, "
                                 "not a str")
         gold_items[q] = gold
