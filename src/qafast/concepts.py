@@ -28,6 +28,7 @@ import math
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from itertools import chain
 from numbers import Real
 
 import numpy as np
@@ -92,8 +93,24 @@ class ConceptLists:
         return list(zip(names, self.weights[lo:hi].tolist()))
 
 
+_PAIR_TYPES = frozenset((tuple, list))
+_NUMBER_TYPES = frozenset((float, int))
+
+
 def _prediction_items(q, prediction):
     """``(concepts, weights or None)`` of one question's prediction."""
+    if type(prediction) is list and prediction:
+        # the usual forms, checked with C-level passes over the items (a per-item Python
+        # check was most of the encoding's time); anything odd takes the general path below
+        first = type(prediction[0])
+        if first is str:
+            if set(map(type, prediction)) == {str}:
+                return prediction, None
+        elif first in _PAIR_TYPES and set(map(type, prediction)) <= _PAIR_TYPES \
+                and set(map(len, prediction)) == {2}:
+            concepts, weights = map(list, zip(*prediction))
+            if set(map(type, concepts)) == {str} and set(map(type, weights)) <= _NUMBER_TYPES:
+                return concepts, weights  # NaN weights are found when all are in one array
     if isinstance(prediction, Mapping):
         concepts, weights = list(prediction.keys()), list(prediction.values())
     elif isinstance(prediction, (str, bytes)) or not isinstance(prediction, Iterable):
@@ -159,6 +176,9 @@ def encode_concepts(predictions, references) -> tuple[ConceptLists, ConceptLists
                             "concepts; use one form")
     gold_items = {}
     for q, gold in references.items():
+        if type(gold) is list and set(map(type, gold)) <= {str}:
+            gold_items[q] = gold
+            continue
         if isinstance(gold, (str, bytes)) or not isinstance(gold, Iterable):
             raise TypeError(f"question {q!r}: gold concepts must be an iterable of str, got "
                             f"{type(gold).__name__}")
@@ -178,6 +198,13 @@ def encode_concepts(predictions, references) -> tuple[ConceptLists, ConceptLists
     pred = _pack(list(pred_items), [c for c, _ in pred_items.values()],
                  [w or [] for _, w in pred_items.values()] if is_weighted else None, index,
                  vocabulary, "predictions")
+    if pred.weights is not None:
+        nan = np.isnan(pred.weights)
+        if nan.any():
+            j = int(np.argmax(nan))
+            q = pred.question_ids[int(np.searchsorted(pred.offsets, j, side="right")) - 1]
+            raise ValueError(f"question {q!r}: the weight of {vocabulary[pred.ids[j]]!r} is "
+                             "NaN")
     gold = _pack(list(gold_items), list(gold_items.values()), None, index, vocabulary,
                  "references")
     return pred, gold
@@ -188,10 +215,11 @@ def _pack(qids, lists, weights, index, vocabulary, source) -> ConceptLists:
     offsets = np.zeros(len(lists) + 1, dtype=np.int64)
     np.cumsum(lengths, out=offsets[1:])
     total = int(offsets[-1])
-    ids = np.fromiter((index[c] for lst in lists for c in lst), dtype=np.int32, count=total)
+    ids = np.fromiter(map(index.__getitem__, chain.from_iterable(lists)), dtype=np.int32,
+                      count=total)
     w = None
     if weights is not None:
-        w = np.fromiter((x for lst in weights for x in lst), dtype=np.float64, count=total)
+        w = np.fromiter(chain.from_iterable(weights), dtype=np.float64, count=total)
     out = ConceptLists(qids, offsets, ids, w, vocabulary, source)
     out._distinct = True  # dict keys, or file ids checked by the reader
     return out

@@ -79,13 +79,18 @@ class LabelSequences:
         return [LABELS[c] for c in self.codes[lo:hi].tolist()]
 
 
-def _encode_one(labels: Any, name: str) -> list[str]:
+def _encode_one(labels: Any, t: Any, corpus: str) -> list[str]:
+    if type(labels) is list:
+        return labels
+    # the message is made only when there is one to give (for each of a million tweets it
+    # cost more than the rest of the encoding)
     if isinstance(labels, str):
-        raise TypeError(f"{name}: expected a sequence of labels, got the string {labels!r}")
+        raise TypeError(f"tweet {t!r} of the {corpus}: expected a sequence of labels, got the "
+                        f"string {labels!r}")
     try:
         return list(labels)
     except TypeError:
-        raise TypeError(f"{name}: expected a sequence of labels, got "
+        raise TypeError(f"tweet {t!r} of the {corpus}: expected a sequence of labels, got "
                         f"{type(labels).__name__}") from None
 
 
@@ -131,8 +136,8 @@ def encode_labels(results, annotations) -> tuple[LabelSequences, LabelSequences]
                              "annotations")
         ids = list(range(len(results)))
         res, ann = results, annotations
-    res = [_encode_one(x, f"tweet {t!r} of the results") for t, x in zip(ids, res)]
-    ann = [_encode_one(x, f"tweet {t!r} of the annotations") for t, x in zip(ids, ann)]
+    res = [_encode_one(x, t, "results") for t, x in zip(ids, res)]
+    ann = [_encode_one(x, t, "annotations") for t, x in zip(ids, ann)]
     lengths = np.fromiter(map(len, res), dtype=np.int64, count=len(res))
     ann_lengths = np.fromiter(map(len, ann), dtype=np.int64, count=len(ann))
     if not np.array_equal(lengths, ann_lengths):
