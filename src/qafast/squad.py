@@ -421,15 +421,21 @@ def _evaluate_v2(ds, preds, probs, thresh, missing, source, na_source, curves,
     else:
         walk = order[np.argsort(na[order], kind="stable")]
     num_no_ans = int(np.count_nonzero(~s_has & live))
+    # what every pass below reads, gathered in walk order once
+    has_w = s_has[walk]
+    no_ans_w = np.where(text[walk], -1.0, 0.0)
     for name, raw in (("exact", em_raw), ("f1", f1_raw)):
-        best, at = _best_threshold(raw, s_has, text, walk, num_no_ans)
+        best, at = _best_threshold(raw[walk], has_w, no_ans_w, walk, num_no_ans)
         result[f"best_{name}"] = 100.0 * best / len(scored)
         result[f"best_{name}_thresh"] = 0.0 if at < 0 else probs[s_ids[at]]
     num_pos = int(np.count_nonzero(s_has))
     if num_pos:
-        for name, raw in (("exact", em_raw), ("f1", f1_raw),
-                          ("oracle", s_has.astype(np.float64))):
-            ap, p, r = _precision_recall(raw, s_has, na, walk, num_pos)
+        na_w = na[walk]
+        point = np.ones(len(walk), dtype=bool)
+        point[:-1] = na_w[:-1] != na_w[1:]
+        for name, raw_w in (("exact", em_raw[walk]), ("f1", f1_raw[walk]),
+                            ("oracle", has_w.astype(np.float64))):
+            ap, p, r = _precision_recall(raw_w, has_w, point, num_pos)
             result[f"pr_{name}_ap"] = ap
             if curves:
                 ev.curves[name] = (p, r)
@@ -471,11 +477,13 @@ def _align_probs(probs: dict, s_ids: list, live: np.ndarray, ids: list, source,
     return na, at[live[at]]
 
 
-def _best_threshold(raw, has_ans, text, walk, num_no_ans):
-    """The script's ``find_best_thresh`` over the walk: (best score, position or -1)."""
+def _best_threshold(raw_w, has_w, no_ans_w, walk, num_no_ans):
+    """The script's ``find_best_thresh`` over the walk: (best score, position or -1).
+    ``raw_w``, ``has_w``: the raw scores and has-answer flags in walk order; ``no_ans_w``:
+    -1 where a question without an answer got a non-empty prediction, else 0."""
     if len(walk) == 0:
         return num_no_ans, -1
-    diff = np.where(has_ans[walk], raw[walk], np.where(text[walk], -1.0, 0.0))
+    diff = np.where(has_w, raw_w, no_ans_w)
     cur = np.cumsum(np.concatenate(([float(num_no_ans)], diff)))[1:]
     j = int(np.argmax(cur))
     if cur[j] > num_no_ans:
@@ -483,17 +491,16 @@ def _best_threshold(raw, has_ans, text, walk, num_no_ans):
     return num_no_ans, -1
 
 
-def _precision_recall(raw, has_ans, na, walk, num_pos):
-    """The script's ``make_precision_recall_eval``: (100 * AP, precisions, recalls)."""
-    m = len(walk)
+def _precision_recall(raw_w, has_w, point, num_pos):
+    """The script's ``make_precision_recall_eval``: (100 * AP, precisions, recalls), from
+    the raw scores and has-answer flags in walk order; ``point`` marks the last question
+    of each run of equal probabilities."""
+    m = len(raw_w)
     if m == 0:
         return 0.0, [1.0], [0.0]
-    tp = np.cumsum(np.where(has_ans[walk], raw[walk], 0.0))
+    tp = np.cumsum(np.where(has_w, raw_w, 0.0))
     p = tp / np.arange(1, m + 1, dtype=np.float64)
     r = tp / float(num_pos)
-    probs = na[walk]
-    point = np.ones(m, dtype=bool)
-    point[:-1] = probs[:-1] != probs[1:]
     p, r = p[point], r[point]
     r_prev = np.concatenate(([0.0], r[:-1]))
     ap = _seq_sum(p * (r - r_prev))
