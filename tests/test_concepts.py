@@ -299,3 +299,42 @@ def test_cli_text_and_json(tmp_path, capsys):
 def test_docstring_examples(module):
     flags = doctest.NORMALIZE_WHITESPACE | doctest.ELLIPSIS
     assert doctest.testmod(module, optionflags=flags).failed == 0
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.one_of(st.dictionaries(qid, st.tuples(weighted_pred, gold), min_size=1, max_size=8),
+                 st.dictionaries(qid, st.tuples(ranked_pred, gold), min_size=1, max_size=8)),
+       st.booleans())
+def test_fast_encoding_equals_the_general_path(data, as_dicts):
+    # the kernel's one-pass encoding against the per-entry Python path it stands in for
+    import qafast.concepts as C
+
+    pred = {q: (dict(p) if as_dicts and p and isinstance(p[0], tuple) else p)
+            for q, (p, _) in data.items()}
+    golds = {q: g for q, (_, g) in data.items()}
+    fast = C._encode_concepts_fast(pred, golds)
+    assert fast is not None
+    original = C._encode_concepts_fast
+    try:
+        C._encode_concepts_fast = lambda p, g: None
+        slow = C.encode_concepts(pred, golds)
+    finally:
+        C._encode_concepts_fast = original
+    for a, b in zip(fast, slow):
+        assert a.question_ids == b.question_ids and a.vocabulary == b.vocabulary
+        assert a.offsets.tolist() == b.offsets.tolist() and a.ids.tolist() == b.ids.tolist()
+        assert (a.weights is None) == (b.weights is None)
+        if a.weights is not None:
+            assert a.weights.tobytes() == b.weights.tobytes()
+
+
+def test_fast_encoding_leaves_other_forms_to_the_general_path():
+    import qafast.concepts as C
+
+    golds = {"q1": ["a"], "q2": ["b"]}
+    assert C._encode_concepts_fast({"q1": [["a", 1.0]], "q2": []}, golds) is None
+    assert C._encode_concepts_fast({"q1": [("a", np.float64(1.0))], "q2": []}, golds) is None
+    assert C._encode_concepts_fast({"q1": ["a"], "q2": {"b": 1.0}}, golds) is None
+    with pytest.raises(TypeError, match="mix ranked lists and weighted"):
+        C.encode_concepts({"q1": ["a"], "q2": {"b": 1.0}}, golds)
+    assert C.encode_concepts({"q1": [["a", 1.0]], "q2": []}, golds)[0].weights.tolist() == [1.0]

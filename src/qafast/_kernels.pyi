@@ -102,6 +102,9 @@ def fq_threshold_counts(s: F64, y: I8, thresholds: F64, order: I64, tp: I64, fp:
 def fq_interpolated_ap(y: I8, n_pos: int, mode: int, work: F64) -> Any: ...
 
 # concepts and tweet event mentions (_label_kernels.pxi)
+def lb_encode_concepts(predictions: dict[Any, Any], references: dict[Any, Any], pred_ids: I32,
+                       pred_weights: F64, pred_off: I64, gold_ids: I32, gold_off: I64,
+                       names: list[str]) -> int: ...
 def lb_concepts_at_k(pred_offsets: I64, pred_ids: I32, pred_weights: F64, gold_offsets: I64,
                      gold_ids: I32, ks: I64, extra: int, seen: I64, gold_mark: I64,
                      rank_buf: I64, hit: F64, rec: F64) -> int: ...

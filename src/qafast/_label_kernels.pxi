@@ -148,3 +148,130 @@ def lb_tweet_scores(const int64_t[::1] offsets, const int32_t[::1] res, const in
                 out[q] = 0.0
             else:
                 out[q] = _lb_f1(total, <double>n_ann_ems, <double>n_res_ems)
+
+
+cdef extern from "Python.h":
+    bint _lb_is_list "PyList_CheckExact"(PyObject* o)
+    bint _lb_is_dict "PyDict_CheckExact"(PyObject* o)
+    bint _lb_is_tuple "PyTuple_CheckExact"(PyObject* o)
+    bint _lb_is_str "PyUnicode_CheckExact"(PyObject* o)
+    bint _lb_is_float "PyFloat_CheckExact"(PyObject* o)
+    bint _lb_is_int "PyLong_CheckExact"(PyObject* o)
+    Py_ssize_t _lb_list_len "PyList_GET_SIZE"(PyObject* o)
+    PyObject* _lb_list_item "PyList_GET_ITEM"(PyObject* o, Py_ssize_t i)
+    Py_ssize_t _lb_tuple_len "PyTuple_GET_SIZE"(PyObject* o)
+    PyObject* _lb_tuple_item "PyTuple_GET_ITEM"(PyObject* o, Py_ssize_t i)
+    Py_ssize_t _lb_dict_len "PyDict_GET_SIZE"(PyObject* o)
+    double _lb_float "PyFloat_AS_DOUBLE"(PyObject* o)
+    double _lb_int_as_double "PyLong_AsDouble"(PyObject* o)
+
+
+cdef inline int _lb_concept_id(dict prov, list names, PyObject* c) except -2:
+    # a provisional id per distinct concept, in order of first appearance
+    cdef PyObject* v = PyDict_GetItemWithError(prov, <object>c)
+    cdef int n
+    if v != NULL:
+        return <int>(<object>v)
+    n = len(names)
+    prov[<object>c] = n
+    names.append(<object>c)
+    return n
+
+
+def lb_encode_concepts(dict predictions, dict references, int32_t[::1] pred_ids,
+                       double[::1] pred_weights, int64_t[::1] pred_off, int32_t[::1] gold_ids,
+                       int64_t[::1] gold_off, list names):
+    """encode_concepts for the usual forms, in one C pass per side: predictions that are all
+    lists of str (ranked), or all lists of (str, float or int) pairs or dicts {str: float or
+    int} (weighted); references that are lists of str. Concepts get provisional ids in order
+    of first appearance (``names``); the caller sorts the vocabulary and maps them. The
+    arrays are sized by the caller (from the lengths). Returns 0 (ranked), 1 (weighted), or
+    -1 at the first entry of any other kind (the caller's general path names it)."""
+    cdef dict prov = {}
+    cdef Py_ssize_t qpos = 0, i, m, pos = 0, dpos
+    cdef Py_ssize_t q = 0
+    cdef PyObject* qk
+    cdef PyObject* p
+    cdef PyObject* it
+    cdef PyObject* c
+    cdef PyObject* w
+    cdef int form = -1          # 0 ranked, 1 pairs, 2 dicts; -1 not known yet
+    cdef int kind
+    cdef double x
+    pred_off[0] = 0
+    while _enc_dict_next(predictions, &qpos, &qk, &p):
+        if _lb_is_list(p):
+            m = _lb_list_len(p)
+            for i in range(m):
+                it = _lb_list_item(p, i)
+                if _lb_is_str(it):
+                    kind = 0
+                    c = it
+                    w = NULL
+                elif _lb_is_tuple(it) and _lb_tuple_len(it) == 2:
+                    kind = 1
+                    c = _lb_tuple_item(it, 0)
+                    w = _lb_tuple_item(it, 1)
+                else:
+                    return -1
+                if form == -1:
+                    form = kind
+                elif (form == 0) != (kind == 0):
+                    return -1
+                if not _lb_is_str(c):
+                    return -1
+                pred_ids[pos] = _lb_concept_id(prov, names, c)
+                if w != NULL:
+                    if _lb_is_float(w):
+                        x = _lb_float(w)
+                    elif _lb_is_int(w):
+                        x = _lb_int_as_double(w)
+                        if x == -1.0 and PyErr_Occurred() != NULL:
+                            PyErr_Clear()
+                            return -1
+                    else:
+                        return -1
+                    pred_weights[pos] = x
+                pos += 1
+        elif _lb_is_dict(p):
+            if _lb_dict_len(p) and form == 0:
+                return -1
+            if _lb_dict_len(p) and form == -1:
+                form = 2
+            dpos = 0
+            while _enc_dict_next(<dict>p, &dpos, &c, &w):
+                if not _lb_is_str(c):
+                    return -1
+                if _lb_is_float(w):
+                    x = _lb_float(w)
+                elif _lb_is_int(w):
+                    x = _lb_int_as_double(w)
+                    if x == -1.0 and PyErr_Occurred() != NULL:
+                        PyErr_Clear()
+                        return -1
+                else:
+                    return -1
+                pred_ids[pos] = _lb_concept_id(prov, names, c)
+                pred_weights[pos] = x
+                pos += 1
+        else:
+            return -1
+        q += 1
+        pred_off[q] = pos
+    qpos = 0
+    pos = 0
+    q = 0
+    gold_off[0] = 0
+    while _enc_dict_next(references, &qpos, &qk, &p):
+        if not _lb_is_list(p):
+            return -1
+        m = _lb_list_len(p)
+        for i in range(m):
+            c = _lb_list_item(p, i)
+            if not _lb_is_str(c):
+                return -1
+            gold_ids[pos] = _lb_concept_id(prov, names, c)
+            pos += 1
+        q += 1
+        gold_off[q] = pos
+    return 0 if form <= 0 else 1

@@ -164,6 +164,10 @@ def encode_concepts(predictions, references) -> tuple[ConceptLists, ConceptLists
     if not isinstance(predictions, Mapping) or not isinstance(references, Mapping):
         raise TypeError("predictions and references must be dicts {question_id: concepts}, got "
                         f"{type(predictions).__name__} and {type(references).__name__}")
+    if type(predictions) is dict and type(references) is dict:
+        fast = _encode_concepts_fast(predictions, references)
+        if fast is not None:
+            return fast
     pred_items = {q: _prediction_items(q, p) for q, p in predictions.items()}
     is_weighted = None  # the form of the first non-empty prediction; empty ones fit both
     for q, (c, w) in pred_items.items():
@@ -198,16 +202,53 @@ def encode_concepts(predictions, references) -> tuple[ConceptLists, ConceptLists
     pred = _pack(list(pred_items), [c for c, _ in pred_items.values()],
                  [w or [] for _, w in pred_items.values()] if is_weighted else None, index,
                  vocabulary, "predictions")
+    _raise_nan_weight(pred)
+    gold = _pack(list(gold_items), list(gold_items.values()), None, index, vocabulary,
+                 "references")
+    return pred, gold
+
+
+def _encode_concepts_fast(predictions: dict, references: dict):
+    """encode_concepts for the usual forms, in the kernel's one pass per side (checking every
+    entry in Python cost more than the seed's whole loop); None for anything else, which
+    the general path then converts or names."""
+    try:
+        n_pred = sum(map(len, predictions.values()))
+        n_gold = sum(map(len, references.values()))
+    except TypeError:
+        return None
+    pred_ids = np.empty(n_pred, dtype=np.int32)
+    weights = np.empty(n_pred, dtype=np.float64)
+    pred_off = np.empty(len(predictions) + 1, dtype=np.int64)
+    gold_ids = np.empty(n_gold, dtype=np.int32)
+    gold_off = np.empty(len(references) + 1, dtype=np.int64)
+    names: list = []
+    form = _kernels.lb_encode_concepts(predictions, references, pred_ids, weights, pred_off,
+                                       gold_ids, gold_off, names)
+    if form < 0:
+        return None
+    # the vocabulary sorted, and the provisional ids (first appearance) mapped onto it
+    order = sorted(range(len(names)), key=names.__getitem__)
+    vocabulary = [names[i] for i in order]
+    remap = np.empty(len(names), dtype=np.int32)
+    remap[np.array(order, dtype=np.int64)] = np.arange(len(names), dtype=np.int32)
+    pred = ConceptLists(list(predictions), pred_off, remap[pred_ids],
+                        weights if form == 1 else None, vocabulary, "predictions")
+    gold = ConceptLists(list(references), gold_off, remap[gold_ids], None, vocabulary,
+                        "references")
+    pred._distinct = gold._distinct = True  # dict keys
+    _raise_nan_weight(pred)
+    return pred, gold
+
+
+def _raise_nan_weight(pred: ConceptLists) -> None:
     if pred.weights is not None:
         nan = np.isnan(pred.weights)
         if nan.any():
             j = int(np.argmax(nan))
             q = pred.question_ids[int(np.searchsorted(pred.offsets, j, side="right")) - 1]
-            raise ValueError(f"question {q!r}: the weight of {vocabulary[pred.ids[j]]!r} is "
-                             "NaN")
-    gold = _pack(list(gold_items), list(gold_items.values()), None, index, vocabulary,
-                 "references")
-    return pred, gold
+            raise ValueError(f"question {q!r}: the weight of "
+                             f"{pred.vocabulary[pred.ids[j]]!r} is NaN")
 
 
 def _pack(qids, lists, weights, index, vocabulary, source) -> ConceptLists:
