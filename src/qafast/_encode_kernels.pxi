@@ -156,6 +156,44 @@ cdef extern from "Python.h":
     double _enc_float "PyFloat_AS_DOUBLE" (PyObject *o)
 
 
+cdef inline int _enc_run_entry(PyObject *k, PyObject *v, const char **utf8, Py_ssize_t *n,
+                               double *x) except -1:
+    """1 for what the run encoders take, a str document id and a float score that is not
+    NaN, with the id's UTF-8 bytes and the score; 0 for anything else (the general encoder
+    converts or names it)."""
+    if not _enc_is_str(k) or not _enc_is_float(v):
+        return 0
+    x[0] = _enc_float(v)
+    if x[0] != x[0]:
+        return 0
+    if _enc_is_ascii(k):
+        utf8[0] = <const char *>_enc_str_data(k)
+        n[0] = _enc_str_len(k)
+    else:
+        utf8[0] = _enc_utf8(k, n)
+    return 1
+
+
+cdef inline void _enc_run_store(const char *utf8, Py_ssize_t n, double x, unsigned char *dst,
+                                int64_t *hash, int64_t *tiekey, double *value) noexcept:
+    # hashed from the string itself: reading back the bytes just copied waits for the
+    # copy's stores (70% of the loop's time)
+    hash[0] = <int64_t>_trec_hash(<const unsigned char *>utf8, n)
+    tiekey[0] = _trec_tie_key(<const unsigned char *>utf8, n,
+                              <const unsigned char *>utf8 + n + 1)
+    memcpy(dst, utf8, n)
+    value[0] = x
+
+
+cdef inline object _enc_query_kind(object qid, object first_kind):
+    """The type all query ids share so far, with qid's: None when qid's breaks the rule
+    (all str or all int, not bool)."""
+    cdef object kind = type(qid)
+    if kind is first_kind or first_kind is None and (kind is str or kind is int):
+        return kind
+    return None
+
+
 def encode_run_dict(dict data, int64_t[::1] query_offsets, double[::1] values,
                     int64_t[::1] hashes, int64_t[::1] tiekeys, int64_t[::1] byte_offsets,
                     list query_ids):
@@ -176,7 +214,7 @@ def encode_run_dict(dict data, int64_t[::1] query_offsets, double[::1] values,
     cdef unsigned char *grown
     cdef size_t cap = <size_t>1 << 22, new_cap, size = 0
     cdef double x
-    cdef object first_kind = None, kind, result
+    cdef object first_kind = None, result
     blob = <unsigned char *>_trec_mem_resize(NULL, 0, cap)
     if blob == NULL:
         raise MemoryError()
@@ -184,27 +222,14 @@ def encode_run_dict(dict data, int64_t[::1] query_offsets, double[::1] values,
     byte_offsets[0] = 0
     try:
         while _enc_dict_next(data, &qpos, &qk, &qv):
-            kind = type(<object>qk)
-            if kind is not first_kind:
-                if first_kind is None and (kind is str or kind is int):
-                    first_kind = kind
-                else:
-                    return None
-            if not _enc_is_dict(qv):
+            first_kind = _enc_query_kind(<object>qk, first_kind)
+            if first_kind is None or not _enc_is_dict(qv):
                 return None
             query_ids.append(<object>qk)
             dpos = 0
             while _enc_dict_next(<object>qv, &dpos, &k, &v):
-                if not _enc_is_str(k) or not _enc_is_float(v) or pos >= total:
+                if pos >= total or not _enc_run_entry(k, v, &utf8, &n, &x):
                     return None
-                x = _enc_float(v)
-                if x != x:
-                    return None
-                if _enc_is_ascii(k):
-                    utf8 = <const char *>_enc_str_data(k)
-                    n = _enc_str_len(k)
-                else:
-                    utf8 = _enc_utf8(k, &n)
                 if size + <size_t>n > cap:
                     new_cap = cap
                     while size + <size_t>n > new_cap:
@@ -214,13 +239,8 @@ def encode_run_dict(dict data, int64_t[::1] query_offsets, double[::1] values,
                         raise MemoryError()
                     blob = grown
                     cap = new_cap
-                # hashed from the string itself: reading back the bytes just copied waits
-                # for the copy's stores (70% of the loop's time)
-                hashes[pos] = <int64_t>_trec_hash(<const unsigned char *>utf8, n)
-                tiekeys[pos] = _trec_tie_key(<const unsigned char *>utf8, n,
-                                             <const unsigned char *>utf8 + n + 1)
-                memcpy(blob + size, utf8, n)
-                values[pos] = x
+                _enc_run_store(utf8, n, x, blob + size, &hashes[pos], &tiekeys[pos],
+                               &values[pos])
                 size += n
                 pos += 1
                 byte_offsets[pos] = <int64_t>size
@@ -259,7 +279,6 @@ def encode_run_dict_chunk(dict data, Py_ssize_t start, object first_kind,
     cdef const char *utf8
     cdef unsigned char *bytes_out = &blob[0]
     cdef double x
-    cdef object kind
     query_offsets[0] = 0
     byte_offsets[0] = 0
     while True:
@@ -270,32 +289,18 @@ def encode_run_dict_chunk(dict data, Py_ssize_t start, object first_kind,
             return -1, before, q
         if q == max_queries or pos + _enc_dict_size(qv) > max_entries:
             return (1 if q else 2), before, q
-        kind = type(<object>qk)
-        if kind is not first_kind:
-            if first_kind is None and (kind is str or kind is int):
-                first_kind = kind
-            else:
-                return -1, before, q
+        first_kind = _enc_query_kind(<object>qk, first_kind)
+        if first_kind is None:
+            return -1, before, q
         dpos = 0
         while _enc_dict_next(<object>qv, &dpos, &k, &v):
-            if not _enc_is_str(k) or not _enc_is_float(v):
+            if not _enc_run_entry(k, v, &utf8, &n, &x):
                 return -1, before, q
-            x = _enc_float(v)
-            if x != x:
-                return -1, before, q
-            if _enc_is_ascii(k):
-                utf8 = <const char *>_enc_str_data(k)
-                n = _enc_str_len(k)
-            else:
-                utf8 = _enc_utf8(k, &n)
             if size + n > cap:
                 # this query's bytes do not fit: it starts the next chunk (or grows the blob)
                 return (1 if q else 2), before, q
-            hashes[pos] = <int64_t>_trec_hash(<const unsigned char *>utf8, n)
-            tiekeys[pos] = _trec_tie_key(<const unsigned char *>utf8, n,
-                                         <const unsigned char *>utf8 + n + 1)
-            memcpy(bytes_out + size, utf8, n)
-            values[pos] = x
+            _enc_run_store(utf8, n, x, bytes_out + size, &hashes[pos], &tiekeys[pos],
+                           &values[pos])
             size += n
             pos += 1
             byte_offsets[pos] = <int64_t>size
