@@ -909,14 +909,34 @@ cdef struct _AkStrTable:
 
 
 cdef inline bint _ak_same_str(PyObject* a, PyObject* b) noexcept:
-    # Canonical (PEP 393) strings with equal contents have the same kind and bytes.
-    cdef Py_ssize_t n = PyUnicode_GET_LENGTH(<object>a)
-    cdef int kind = PyUnicode_KIND(<object>a)
+    # str == str without a call: the same object, or the same length, kind and code units
+    # (canonical PEP 393 strings with equal contents agree on all three); 8 to 16 bytes are
+    # compared with two overlapping loads inside both strings, as short ids are
+    cdef Py_ssize_t n
+    cdef const unsigned char* x
+    cdef const unsigned char* y
+    cdef uint64_t u, v, u2, v2
     if a == b:
         return True
-    if n != PyUnicode_GET_LENGTH(<object>b) or kind != PyUnicode_KIND(<object>b):
+    n = PyUnicode_GET_LENGTH(<object>a)
+    if n != PyUnicode_GET_LENGTH(<object>b) or PyUnicode_KIND(<object>a) != PyUnicode_KIND(
+            <object>b):
         return False
-    return memcmp(PyUnicode_DATA(<object>a), PyUnicode_DATA(<object>b), n * kind) == 0
+    n *= PyUnicode_KIND(<object>a)
+    x = <const unsigned char*>PyUnicode_DATA(<object>a)
+    y = <const unsigned char*>PyUnicode_DATA(<object>b)
+    if 8 <= n <= 16:
+        memcpy(&u, x, 8)
+        memcpy(&v, y, 8)
+        memcpy(&u2, x + n - 8, 8)
+        memcpy(&v2, y + n - 8, 8)
+        return ((u ^ v) | (u2 ^ v2)) == 0
+    return memcmp(x, y, n) == 0
+
+
+cdef inline bint _ak_same_key(PyObject* k, PyObject* q) noexcept:
+    # a dict key that is the id beside it: the same object, or two equal exact strs
+    return k == q or (_ak_is_exact_str(k) and _ak_is_exact_str(q) and _ak_same_str(k, q))
 
 
 cdef int _ak_str_grow(_AkStrTable* t) except -1:
@@ -1476,9 +1496,7 @@ def squad_lookup(list ids, dict preds):
     for i in range(n):
         q = _ak_list_item(ids, i)
         if aligned:
-            if (_enc_dict_next(preds, &pos, &k, &v)
-                    and (k == q or _ak_is_exact_str(k) and _ak_is_exact_str(q)
-                         and _ak_same_str(k, q))):
+            if _enc_dict_next(preds, &pos, &k, &v) and _ak_same_key(k, q):
                 all_str &= _ak_is_exact_str(v)
                 texts[i] = <object>v
                 continue
@@ -1495,7 +1513,8 @@ def squad_lookup(list ids, dict preds):
 
 def squad_keys_are(dict d, list ids):
     """Whether ``list(d) == ids``, without making the list: the keys are walked in order
-    beside ``ids`` (an equal string that is not the same object is compared in C)."""
+    beside ``ids`` (an equal string that is not the same object is compared in C; keys that
+    are not str count as different, and the caller takes its general path)."""
     cdef Py_ssize_t i, n = len(ids), pos = 0
     cdef PyObject* k
     cdef PyObject* v
@@ -1504,14 +1523,7 @@ def squad_keys_are(dict d, list ids):
         return False
     for i in range(n):
         q = _ak_list_item(ids, i)
-        if not _enc_dict_next(d, &pos, &k, &v):
-            return False
-        if k == q:
-            continue
-        if _ak_is_exact_str(k) and _ak_is_exact_str(q):
-            if not _ak_same_str(k, q):
-                return False
-        elif not (<object>k == <object>q):
+        if not _enc_dict_next(d, &pos, &k, &v) or not _ak_same_key(k, q):
             return False
     return True
 
@@ -1545,10 +1557,7 @@ def squad_probs_values(dict probs, object ids, double[::1] out):
             return False, False
         out[i] = x
         if aligned:
-            q = _ak_list_item(<list>ids, i)
-            if k != q and not (_ak_is_exact_str(k) and _ak_is_exact_str(q)
-                               and _ak_same_str(k, q)):
-                aligned = False
+            aligned = _ak_same_key(k, _ak_list_item(<list>ids, i))
         i += 1
     return True, aligned
 

@@ -25,11 +25,6 @@ from libc.math cimport NAN
 from libc.stdlib cimport calloc, malloc, free
 from libc.string cimport memcmp, memcpy, memset
 
-cdef extern from "Python.h":
-    bint _fq_is_exact_str "PyUnicode_CheckExact" (PyObject* o)
-    Py_ssize_t _fq_str_len "PyUnicode_GET_LENGTH" (PyObject* o)
-    int _fq_str_kind "PyUnicode_KIND" (PyObject* o)
-    void* _fq_str_data "PyUnicode_DATA" (PyObject* o)
 
 cdef extern from "_simd.h":
     void _fq_prefetch "qafast_prefetch" (const void* p)
@@ -87,31 +82,6 @@ def fq_pairwise_sum(const double[::1] a):
 # ---------------------------------------------------------------------------------------------
 # Factoid and list questions
 
-cdef inline bint _fq_same_str(PyObject* a, PyObject* b) noexcept:
-    # str == str for exact strs, without a call: the same object, or the same length, kind
-    # and code units (canonical strings with equal contents agree on all three)
-    cdef Py_ssize_t n
-    cdef const unsigned char* x
-    cdef const unsigned char* y
-    cdef uint64_t u, v, u2, v2
-    if a == b:
-        return True
-    n = _fq_str_len(a)
-    if n != _fq_str_len(b) or _fq_str_kind(a) != _fq_str_kind(b):
-        return False
-    n *= _fq_str_kind(a)
-    x = <const unsigned char*>_fq_str_data(a)
-    y = <const unsigned char*>_fq_str_data(b)
-    if 8 <= n <= 16:
-        # two overlapping 8-byte loads, both inside the strings: short ids need no call
-        memcpy(&u, x, 8)
-        memcpy(&v, y, 8)
-        memcpy(&u2, x + n - 8, 8)
-        memcpy(&v2, y + n - 8, 8)
-        return ((u ^ v) | (u2 ^ v2)) == 0
-    return memcmp(x, y, n) == 0
-
-
 def fq_first_match_objects(list predicted, list gold, Py_ssize_t k, bint lower,
                            int32_t[::1] out_rank):
     """out_rank[i] = 1-based rank of the first of ``predicted[i][:k]`` (k < 0: all) equal to
@@ -146,18 +116,18 @@ def fq_first_match_objects(list predicted, list gold, Py_ssize_t k, bint lower,
         if k >= 0 and np_ > k:
             np_ = k
         found = 0
-        if not lower and _fq_is_exact_str(<PyObject*>golds):
+        if not lower and _ak_is_exact_str(<PyObject*>golds):
             # the usual case, one gold string: compared in C, no list made
             one = <PyObject*>golds
             for j in range(np_):
                 pp = <PyObject*>PyList_GET_ITEM(preds, j)
-                if not _fq_is_exact_str(pp):
+                if not _ak_is_exact_str(pp):
                     if not PyUnicode_Check(<object>pp):
                         return (i, "predicted")
                     if PyObject_RichCompareBool(<object>pp, <object>one, Py_EQ):
                         found = <int32_t>(j + 1)
                         break
-                elif _fq_same_str(pp, one):
+                elif _ak_same_str(pp, one):
                     found = <int32_t>(j + 1)
                     break
         else:
