@@ -741,6 +741,43 @@ class _Evaluation:
 _CHUNK_ENTRIES = 1 << 18
 
 
+class _Chunked:
+    """Per-query values of a run measured a chunk of queries at a time, then put in query
+    id order: what one _Evaluation of the whole run gives."""
+
+    def __init__(self, qrels: Qrels, columns: list[Column], options: dict):
+        self.qrels, self.columns, self.options = qrels, columns, options
+        self.ids: list = []
+        self.blocks: list = []
+
+    @staticmethod
+    def run(query_ids, offsets, values, hashes, byte_offsets, blob, tiekeys, source,
+            lines=None) -> Run:
+        """A chunk's arrays (views of reused buffers, which nothing may keep) as a Run."""
+        chunk = Run.__new__(Run)
+        chunk._set(query_ids, offsets, values, hashes, None, byte_offsets, blob, source, lines)
+        chunk.tiekeys = tiekeys
+        chunk.run_id = None
+        return chunk
+
+    def add(self, chunk: Run, first: int) -> None:
+        """Measure a chunk whose queries follow the ``first`` queries before it."""
+        ev = _Evaluation(self.qrels, chunk, queries="run", qrels_start=first, allow_none=True,
+                         **self.options)
+        if ev.ids:
+            self.ids.extend(ev.ids)
+            self.blocks.append(ev.values(self.columns))
+
+    def result(self):
+        """(query ids in id order, values), or None if no query was in the qrels (the
+        general path then names the problem)."""
+        if not self.ids:
+            return None
+        ids = self.ids
+        order = sorted(range(len(ids)), key=ids.__getitem__)
+        return [ids[k] for k in order], np.concatenate(self.blocks)[order]
+
+
 def _evaluate_run_dict(qrels: Qrels, run: dict, columns: list[Column], **options):
     """(query ids in id order, per-query values) for a run given as a dict, which is encoded
     a chunk of queries at a time into buffers reused from chunk to chunk; each chunk is
@@ -748,9 +785,8 @@ def _evaluate_run_dict(qrels: Qrels, run: dict, columns: list[Column], **options
     wrote and page-faulted five arrays of 8 bytes an entry). Returns None if the run holds
     something only the general path takes: it builds the Run, and converts or names it.
     """
+    chunks = _Chunked(qrels, columns, options)
     entries = _CHUNK_ENTRIES
-    ids: list = []
-    blocks: list = []
     start, kind, seen = 0, None, 0
     while True:
         offsets = np.empty(entries + 1, dtype=np.int64)
@@ -770,21 +806,12 @@ def _evaluate_run_dict(qrels: Qrels, run: dict, columns: list[Column], **options
             if nq:
                 kind = type(qids[0])
                 ne = int(offsets[nq])
-                chunk = Run.__new__(Run)
-                chunk._set(qids, offsets[:nq + 1], values[:ne], hashes[:ne], None,
-                           byte_offsets[:ne + 1], blob[:int(byte_offsets[ne])], "run dict")
-                chunk.tiekeys = tiekeys[:ne]
-                ev = _Evaluation(qrels, chunk, queries="run", qrels_start=seen,
-                                 allow_none=True, **options)
-                if ev.ids:
-                    ids.extend(ev.ids)
-                    blocks.append(ev.values(columns))
+                chunks.add(_Chunked.run(qids, offsets[:nq + 1], values[:ne], hashes[:ne],
+                                        byte_offsets[:ne + 1], blob[:int(byte_offsets[ne])],
+                                        tiekeys[:ne], "run dict"), seen)
                 seen += nq
             if status == 0:
-                if not ids:
-                    _no_common(qrels, Run.from_dict(run))
-                order = sorted(range(len(ids)), key=ids.__getitem__)
-                return [ids[k] for k in order], np.concatenate(blocks)[order]
+                return chunks.result()
             start = start_next
         entries *= 2
 
@@ -803,8 +830,7 @@ def _evaluate_run_file(qrels: Qrels, source, columns: list[Column], **options):
     from .io.trec import _CHUNK_BYTES, _intern, _open_blocks
 
     parser = _kernels._trec_Parser(True, False)
-    ids: list = []
-    blocks_out: list = []
+    chunks = _Chunked(qrels, columns, options)
     first = 0
 
     def evaluate_rows(everything: bool, path: str) -> bool:
@@ -821,19 +847,13 @@ def _evaluate_run_file(qrels: Qrels, source, columns: list[Column], **options):
         q_off = np.empty(nq + 1, dtype=np.int64)
         q_off[0], q_off[-1] = 0, n
         q_off[1:-1] = starts
-        chunk = Run.__new__(Run)
-        chunk._set(parser.query_ids[first:first + nq], q_off, scores, hashes, None, offsets,
-                   blob, path, lines)
-        chunk.tiekeys = tiekeys
-        chunk.run_id = parser.run_id
+        chunk = _Chunked.run(parser.query_ids[first:first + nq], q_off, scores, hashes,
+                             offsets, blob, tiekeys, path, lines)
+        # checked before it is measured; each query's lines are all in this chunk
         _raise_duplicate(chunk, _kernels.first_duplicate_hashed(chunk.offsets,
                                                                  *chunk.kernel_args()), False)
-        ev = _Evaluation(qrels, chunk, queries="run", qrels_start=first, allow_none=True,
-                         **options)
-        if ev.ids:
-            ids.extend(ev.ids)
-            blocks_out.append(ev.values(columns))
-        del chunk, ev, arrays, qidx, scores, hashes, tiekeys, lines, offsets, blob
+        chunks.add(chunk, first)
+        del chunk, arrays, qidx, scores, hashes, tiekeys, lines, offsets, blob
         parser.drop_rows(n)
         first += nq
         return True
@@ -849,10 +869,7 @@ def _evaluate_run_file(qrels: Qrels, source, columns: list[Column], **options):
                 return None
         if not evaluate_rows(True, path):
             return None
-    if not ids:
-        return None  # the general path names the problem
-    order = sorted(range(len(ids)), key=ids.__getitem__)
-    return [ids[k] for k in order], np.concatenate(blocks_out)[order]
+    return chunks.result()
 
 
 def _summary(col: Column, total: float, count: int) -> float:
