@@ -260,15 +260,6 @@ class _Golds:
     def __init__(self, texts: list, off: np.ndarray):
         self.texts, self.off = texts, off
 
-    @classmethod
-    def of(cls, golds) -> "_Golds":
-        if isinstance(golds, _Golds):
-            return golds
-        off = np.zeros(len(golds) + 1, dtype=np.int64)
-        np.cumsum(np.fromiter(map(len, golds), dtype=np.int64, count=len(golds)),
-                  out=off[1:])
-        return cls([t for g in golds for t in g], off)
-
     def __len__(self) -> int:
         return len(self.off) - 1
 
