@@ -1,7 +1,7 @@
 """Answer-sentence selection (NLPCC-DBQA): MRR, MAP, Accuracy@N and averaged F1.
 
-As seed 001 defines them. Each question has labelled candidate sentences that a system
-scores. The definitions, in plain Python, are in :mod:`qafast.reference.dbqa`. Files in the
+As the NLPCC-DBQA evaluation defines them. Each question has labelled candidate sentences
+that a system scores. The definitions, in plain Python, are in :mod:`qafast.reference.dbqa`. Files in the
 NLPCC-DBQA tab-separated format are read by :func:`qafast.io.dbqa.read_dbqa`.
 """
 

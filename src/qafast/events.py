@@ -1,4 +1,4 @@
-"""Event mentions in tweets: mention scores, tweet scores and the tw-events score (seed 004).
+"""Event mentions in tweets: mention scores, tweet scores and the tw-events score.
 
 Each token of a tweet is labelled ``o`` (outside) or with an event-mention label (``en``,
 ``ep``, ``en1``, ``ep1``, ``en2``, ``ep2``). :func:`event_mention_score` is the F1 of one label's
@@ -210,7 +210,7 @@ def _kernel_scores(res: LabelSequences, ann: LabelSequences, mention: bool = Fal
 
 
 def event_mention_score(res: Sequence[str], ann: Sequence[str], label: str) -> float:
-    """F1 of the tokens labelled ``label``: the mention score of seed 004.
+    """F1 of the tokens labelled ``label``: the tweet event-mention score.
 
     Parameters
     ----------
@@ -230,8 +230,8 @@ def event_mention_score(res: Sequence[str], ann: Sequence[str], label: str) -> f
 
     Examples
     --------
-    The seed's examples, against the annotation of "Cant wait for the ravens game tomorrow
-    .... go ray rice !!!!!!!":
+    The definition's worked examples, against the annotation of "Cant wait for the ravens game
+    tomorrow .... go ray rice !!!!!!!":
 
     >>> from qafast.events import event_mention_score
     >>> ann = ["ep", "ep", "o", "en", "en", "en", "o", "o", "ep1", "en1", "en1", "o"]
@@ -252,7 +252,7 @@ def event_mention_score(res: Sequence[str], ann: Sequence[str], label: str) -> f
 
 
 def tweet_score(res: Sequence[str], ann: Sequence[str]) -> float:
-    """The tweet score of seed 004: an F1 over labels, mentions counting their F1.
+    """The tweet score: an F1 over labels, mentions counting their F1.
 
     True positives are the sum of :func:`event_mention_score` over the event-mention labels
     the system used (in the order of :data:`EM_LABELS`); recall divides it by the number of
@@ -277,7 +277,7 @@ def tweet_score(res: Sequence[str], ann: Sequence[str]) -> float:
 
     Examples
     --------
-    The seed's examples:
+    The definition's worked examples:
 
     >>> from qafast.events import tweet_score
     >>> ann = ["ep", "ep", "o", "en", "en", "en", "o", "o", "ep1", "en1", "en1", "o"]
@@ -366,7 +366,7 @@ def tw_events_score(results, annotations, *, per_tweet: bool = False):
 
 def _events_parser(sub) -> None:
     p = sub.add_parser(
-        "events", help="score event mentions in tweets (tw-events score, seed 004)",
+        "events", help="score event mentions in tweets (tw-events score)",
         description="Score a CoNLL-style file of tweets: one token per line as 'token "
                     "gold_label predicted_label', a blank line between tweets. Prints the "
                     "number of tweets and the tw-events score (the mean tweet score).")

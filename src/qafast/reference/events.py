@@ -1,4 +1,4 @@
-"""The specification: event-mention scores of tweets (seed 004).
+"""The specification: event-mention scores of tweets (the tw-events score).
 
 Each token of a tweet carries a label: ``o`` (outside) or one of the event-mention labels
 ``en``, ``ep``, ``en1``, ``ep1``, ``en2``, ``ep2``. Given a system's labels ``res`` and the
@@ -13,14 +13,14 @@ annotated labels ``ann`` of one tweet:
   inaccurate mention adds its mention score, a fraction, rather than 0 or 1;
 * the **tw-events score** of a corpus is the mean tweet score.
 
-Where this differs from the seed's code, on purpose:
+Where this differs from the definition's published code, on purpose:
 
-* the seed adds the mention scores in the iteration order of a Python ``set`` of strings,
+* that code adds the mention scores in the iteration order of a Python ``set`` of strings,
   which changes with ``PYTHONHASHSEED`` and so can change the last bit of a score; here they
   are added in the order en, ep, en1, ep1, en2, ep2;
-* the seed checks its input with ``assert`` (gone under ``python -O``); here unknown labels and
+* it checks its input with ``assert`` (gone under ``python -O``); here unknown labels and
   sequences of different lengths raise ``ValueError``;
-* scores are floats (the seed returns the integer 0 for a zero score).
+* scores are floats (it returns the integer 0 for a zero score).
 
 Plain Python, written to be read; the kernels are tested against it.
 """
@@ -81,7 +81,7 @@ def tweet_score(res, ann):
     ann_ems = set(ann) - {"o"}
     res_ems = set(res) - {"o"}
     tp = 0.0
-    for label in EM_LABELS:  # a fixed order (the seed: set order)
+    for label in EM_LABELS:  # a fixed order (the published code: set order)
         if label in res_ems:
             tp += event_mention_score(res, ann, label)
     if len(ann_ems) == 0 or len(res_ems) == 0 or tp == 0:
