@@ -6,6 +6,8 @@ bit-identical floats), scoring answers with the compiled kernels of :mod:`qafast
 best-threshold search, precision-recall curves) over numpy arrays in the scripts' order of
 operations. The plain-Python specification is :mod:`qafast.reference.squad`; its docstring
 lists every rule and quirk reproduced here. ``qafast squad DATA PRED`` is the command-line form.
+Hugging Face ``evaluate``'s ``squad`` and ``squad_v2`` inputs are accepted too, and give what
+those metrics return.
 """
 
 from __future__ import annotations
@@ -15,7 +17,9 @@ import gc
 import json
 import math
 import numbers
+import operator
 import os
+import re
 import sys
 from dataclasses import dataclass, field
 
@@ -23,13 +27,15 @@ import numpy as np
 
 from . import _kernels
 from .io.squad import (
-    SquadFormatError,
     SquadDataset,
-    read_na_probs,
-    read_squad_dataset,
+    SquadFormatError,
     _predictions_unchecked,
     _read_na_probs,
-    read_squad_predictions,
+    float64_stands_in,
+    is_hf_predictions,
+    read_hf_predictions,
+    read_squad_dataset,
+    warn_squad,
     warn_unknown,
 )
 
@@ -39,28 +45,45 @@ _VERSIONS = ("1.1", "2.0")
 _MISSING = ("zero", "skip", "error")
 
 
-def squad(dataset, predictions, *, version: str = "2.0", na_probs=None,
+def squad(dataset, predictions, *, version: str | None = None, na_probs=None,
           na_prob_thresh: float = 1.0, missing: str | None = None) -> dict:
     """Score answers as the official SQuAD evaluation script of ``version`` does.
 
     Parameters
     ----------
     dataset : str, os.PathLike, dict, list or SquadDataset
-        SQuAD JSON: a file path, the loaded object (with ``"data"``) or its list of articles.
-        Answers are a list of ``{"text": ...}`` or, as in Hugging Face ``datasets``,
-        ``{"text": [...], "answer_start": [...]}``.
-    predictions : str, os.PathLike or mapping
-        ``{question id: answer text}`` or a JSON file of it; ``""`` predicts "no answer".
-    version : {"2.0", "1.1"}, default="2.0"
-        Which script to reproduce.
+        SQuAD JSON: a file path, the loaded object (with ``"data"``), its list of articles, or
+        a list of questions ``{"id": ..., "answers": ...}`` (the ``references`` of Hugging
+        Face ``evaluate``'s ``squad`` and ``squad_v2`` metrics). Answers are a list of
+        ``{"text": ...}`` or, as in Hugging Face ``datasets``, ``{"text": [...],
+        "answer_start": [...]}``.
+    predictions : str, os.PathLike, mapping or list
+        ``{question id: answer text}`` or a JSON file of it; ``""`` predicts "no answer". Or
+        Hugging Face ``evaluate``'s list ``[{"id": ..., "prediction_text": ...,
+        "no_answer_probability": ...}, ...]``: the result is then what its ``squad`` metric
+        (no probabilities) or ``squad_v2`` metric (every item has one) returns, see Notes.
+    version : {"1.1", "2.0"} or None, default=None
+        Which script to reproduce. None takes it from the input: Hugging Face predictions
+        say "2.0" when they carry ``no_answer_probability`` and "1.1" when they do not;
+        otherwise the dataset's ``"version"`` field decides, "1.x" (SQuAD v1.1 files say
+        "1.1", MLQA's "1.0") giving "1.1" and "2.x" or "v2.x" (SQuAD v2.0 files say "v2.0")
+        giving "2.0". A dataset without the field (a list of articles or questions) is
+        scored as "2.0", the script that reads such files; one whose field is something
+        else is scored as "2.0" with a :class:`~qafast.io.squad.SquadWarning`. A version
+        given here that contradicts the input's is used, with a ``SquadWarning``.
     na_probs : str, os.PathLike, mapping or None, default=None
         v2.0 only: ``{question id: probability of no answer}`` (the script's
         ``--na-prob-file``). Adds ``best_exact``, ``best_exact_thresh``, ``best_f1``,
         ``best_f1_thresh`` and, when some question has an answer, ``pr_exact_ap``,
-        ``pr_f1_ap``, ``pr_oracle_ap``. Every scored question needs one.
+        ``pr_f1_ap``, ``pr_oracle_ap``. Every scored question needs one. Any number is
+        compared as the script compares it, in Python: integers exactly at any size, ``True``
+        as 1, infinities in order, and NaN, which is never greater than a threshold and sits
+        in the sorted order wherever Python's sort leaves it.
     na_prob_thresh : float, default=1.0
         v2.0 only: a question whose probability is strictly greater is predicted unanswerable.
-        Without ``na_probs`` every probability is 0.0, as in the script.
+        Without ``na_probs`` every probability is 0.0, as in the script. NaN is accepted, as
+        the script's ``-t nan``: nothing is greater than it. (Hugging Face's
+        ``no_answer_threshold``.)
     missing : {"zero", "skip", "error"} or None, default=None
         A question without a prediction: ``"zero"`` scores it 0 and keeps it in every count
         (v1.1's rule), ``"skip"`` leaves it out (v2.0's rule for its overall score; the script
@@ -84,6 +107,13 @@ def squad(dataset, predictions, *, version: str = "2.0", na_probs=None,
     precision-recall curves do group ties. A prediction for an id the dataset lacks is
     ignored with a :class:`~qafast.io.squad.SquadWarning`.
 
+    Given Hugging Face's predictions, the result has the keys its metric returns: ``squad``
+    gives ``exact_match`` and ``f1``; ``squad_v2`` gives the v2.0 keys, always with the four
+    ``best_*`` ones and never the ``pr_*`` ones. Its probabilities are rounded to float32 and
+    widened back, as that metric's input features store them, so a ``best_*_thresh`` of 0.3
+    comes back as 0.30000001192092896, as there. Ids and texts must be strings (the metric
+    would convert other values with ``str``).
+
     Examples
     --------
     >>> data = [{"paragraphs": [{"qas": [
@@ -96,14 +126,62 @@ def squad(dataset, predictions, *, version: str = "2.0", na_probs=None,
 
     Under v1.1 a question without a prediction scores 0 ("Tower" has F1 2/3 on q1):
 
-    >>> squad(data, {"q1": "Tower"}, version="1.1")
+    >>> squad({"version": "1.1", "data": data}, {"q1": "Tower"})
     {'exact_match': 0.0, 'f1': 33.33333333333333}
+
+    Hugging Face ``evaluate``'s form:
+
+    >>> references = [{"id": "q1", "answers": {"text": ["1976"], "answer_start": [97]}}]
+    >>> squad(references, [{"id": "q1", "prediction_text": "1976"}])
+    {'exact_match': 100.0, 'f1': 100.0}
     """
     with _gc_paused():
         # the evaluation (and the lists it made) is freed before the collector is back, so
         # that its first collection does not walk a million young objects on their way out
         return _evaluate(dataset, predictions, version=version, na_probs=na_probs,
                          na_prob_thresh=na_prob_thresh, missing=missing).result
+
+
+_VERSION_FIELD = re.compile(r"[vV]?\s*([12])(?:\.[0-9]+)*")
+
+
+def version_rules(field) -> str | None:
+    """The script a dataset's ``"version"`` field names: "1.1" for 1.x ("1.1" in SQuAD v1.1
+    files, "1.0" in MLQA's), "2.0" for 2.x ("v2.0" in SQuAD v2.0 files), None for a missing
+    field or any other value.
+
+    >>> version_rules("v2.0"), version_rules("1.0"), version_rules(1.1), version_rules("3")
+    ('2.0', '1.1', '1.1', None)
+    """
+    if field is None or isinstance(field, bool):
+        return None
+    m = _VERSION_FIELD.fullmatch(str(field).strip())
+    return None if m is None else "1.1" if m.group(1) == "1" else "2.0"
+
+
+def _resolve_version(version, ds: SquadDataset, hf_version=None):
+    """``(the rules to use, a warning to give or None)``; see :func:`squad`'s ``version``.
+    ``hf_version`` is what Hugging Face predictions imply, when given them."""
+    if hf_version is not None:
+        said, what = hf_version, ("the predictions are in the form of Hugging Face's "
+                                  + ("squad_v2 metric (with no_answer_probability)"
+                                     if hf_version == "2.0" else
+                                     "squad metric (without no_answer_probability)"))
+    else:
+        said = version_rules(ds.version)
+        what = f"the dataset's version field says {ds.version!r}"
+    if version is not None:
+        if said is not None and said != version:
+            return version, (f"{ds.source}: {what}, but version={version!r} was asked for; "
+                             f"scoring with the v{version} script's rules")
+        return version, None
+    if said is not None:
+        return said, None
+    if ds.version is None:
+        return "2.0", None
+    return "2.0", (f"{ds.source}: the dataset's version field says {ds.version!r}, neither "
+                   "SQuAD 1.x nor 2.x; scoring with the v2.0 script's rules (pass version= "
+                   "to choose)")
 
 
 @dataclass
@@ -113,32 +191,28 @@ class _Evaluation:
     histograms: dict = field(default_factory=dict)  # "hasAns"/"noAns" -> probabilities
     missing: list = field(default_factory=list)     # question ids without a prediction
     dataset: SquadDataset | None = None
+    version: str = "2.0"                            # the rules used
+    missing_rule: str = "skip"                      # the rule for missing predictions used
 
 
-def _check_options(version, na_probs, na_prob_thresh, missing) -> str:
-    if not isinstance(version, str) or version not in _VERSIONS:
-        raise ValueError(f"version must be '1.1' or '2.0', got {version!r}")
-    if missing is None:
-        missing = "zero" if version == "1.1" else "skip"
-    if not isinstance(missing, str) or missing not in _MISSING:
+def _check_options(version, na_prob_thresh, missing) -> None:
+    if version is not None and (not isinstance(version, str) or version not in _VERSIONS):
+        raise ValueError(f"version must be '1.1', '2.0' or None, got {version!r}")
+    if missing is not None and (not isinstance(missing, str) or missing not in _MISSING):
         raise ValueError(f"missing must be 'zero', 'skip', 'error' or None, got {missing!r}")
-    if isinstance(na_prob_thresh, bool) or not isinstance(na_prob_thresh, numbers.Real):
+    if not isinstance(na_prob_thresh, numbers.Real):
         raise TypeError("na_prob_thresh must be a real number, got "
                         f"{type(na_prob_thresh).__name__}")
-    if math.isnan(na_prob_thresh):
-        raise ValueError("na_prob_thresh must not be NaN")
-    if version == "1.1" and (na_probs is not None or na_prob_thresh != 1.0):
-        raise ValueError("na_probs and na_prob_thresh are SQuAD v2.0 options; "
-                         "use version='2.0'")
-    return missing
 
 
-def _evaluate(dataset, predictions, *, version="2.0", na_probs=None, na_prob_thresh=1.0,
-              missing=None, curves=False) -> _Evaluation:
-    missing = _check_options(version, na_probs, na_prob_thresh, missing)
+def _evaluate(dataset, predictions, *, version=None, na_probs=None, na_prob_thresh=1.0,
+              missing=None, curves=False, version_warning=True) -> _Evaluation:
+    """What :func:`squad` computes, with the curves for plots if asked. ``version_warning``
+    False leaves a version that contradicts the input's unsaid (the caller said it)."""
+    _check_options(version, na_prob_thresh, missing)
     with _gc_paused():
         return _evaluate_inputs(dataset, predictions, version, na_probs, na_prob_thresh,
-                                missing, curves)
+                                missing, curves, version_warning)
 
 
 @contextlib.contextmanager
@@ -156,20 +230,54 @@ def _gc_paused():
 
 
 def _evaluate_inputs(dataset, predictions, version, na_probs, na_prob_thresh, missing,
-                     curves) -> _Evaluation:
+                     curves, version_warning=True) -> _Evaluation:
     ds = read_squad_dataset(dataset)
-    # the values are checked to be str as they are looked up (see _lookup)
-    preds, check_preds = _predictions_unchecked(predictions)
-    probs = probs_info = None
-    if na_probs is not None:
-        probs, probs_values, probs_aligned = _read_na_probs(na_probs, ds.ids)
-        probs_info = (probs_values, probs_aligned)
+    hf = is_hf_predictions(predictions)
+    hf_version = None
+    if hf:
+        if na_probs is not None:
+            raise ValueError("Hugging Face predictions carry their no_answer_probability; "
+                             "na_probs must be None with them")
+        preds, hf_probs = read_hf_predictions(predictions)
+        check_preds = None
+        if predictions:
+            hf_version = "2.0" if hf_probs is not None else "1.1"
+    else:
+        # the values are checked to be str as they are looked up (see _lookup)
+        preds, check_preds = _predictions_unchecked(predictions)
+    asked = version
+    version, note = _resolve_version(asked, ds, hf_version)
+    if note is not None and version_warning:
+        warn_squad(note)
+    if version == "1.1" and (na_probs is not None or na_prob_thresh != 1.0):
+        said = (f" ({ds.source}'s version field says {ds.version!r})"
+                if asked is None and hf_version is None else "")
+        raise ValueError("na_probs and na_prob_thresh are SQuAD v2.0 options, and the "
+                         f"v1.1 script's rules apply{said}; pass version='2.0'")
+    if missing is None:
+        missing = "zero" if version == "1.1" else "skip"
     source = "<predictions>" if not isinstance(predictions, (str, os.PathLike)) \
         else os.fspath(predictions)
     if version == "1.1":
-        return _evaluate_v1(ds, preds, missing, source, check_preds)
-    return _evaluate_v2(ds, preds, probs, float(na_prob_thresh), missing, source,
-                        na_probs, curves, check_preds, probs_info)
+        ev = _evaluate_v1(ds, preds, missing, source, check_preds)
+    else:
+        probs = probs_info = None
+        na_source = na_probs
+        if hf:
+            probs, na_source = hf_probs, None
+            if probs is None:            # squad_v2 always searches for the best threshold
+                probs = dict.fromkeys(preds, 0.0)
+        if na_probs is not None or probs is not None:
+            probs, probs_values, probs_aligned = _read_na_probs(
+                probs if hf else na_probs, ds.ids)
+            probs_info = (probs_values, probs_aligned)
+        ev = _evaluate_v2(ds, preds, probs, na_prob_thresh, missing, source, na_source,
+                          curves and not hf, check_preds, probs_info)
+        if hf:
+            for k in ("pr_exact_ap", "pr_f1_ap", "pr_oracle_ap"):
+                ev.result.pop(k, None)
+    ev.version, ev.missing_rule = version, missing
+    return ev
 
 
 def _lookup(ids: list, preds: dict, check=None):
@@ -386,13 +494,24 @@ def _evaluate_v2(ds, preds, probs, thresh, missing, source, na_source, curves,
     s_ids = ids if len(scored) == n else [ids[i] for i in scored]
     s_has = has_ans[scored]
 
-    # probabilities in the order of the scored questions (0.0 without na_probs)
+    # probabilities in the order of the scored questions (0.0 without na_probs). float64
+    # stands in for the caller's numbers unless that would change a comparison (a NaN, an
+    # integer beyond 2**53): then the numbers themselves are compared, as the script does.
+    m = len(scored)
+    thresh_f64 = float64_stands_in((thresh,)) or (type(thresh) is float and thresh != thresh)
+    objs = None
     if probs is None:
-        na = np.zeros(len(scored))
+        na = np.zeros(m)
+        pred_na = np.full(m, bool(0.0 > thresh)) & live
     else:
-        na, order = _align_probs(probs, s_ids, live, ids, na_source,
-                                 aligned=probs_aligned and s_ids is ids, values=values)
-    pred_na = (na > thresh) & live
+        na, keypos = _align_probs(probs, s_ids, live, ids, na_source,
+                                  aligned=probs_aligned and s_ids is ids, values=values)
+        if na is None or not thresh_f64:
+            objs = _in_scored_order(probs, keypos, m)
+            limit = _comparable(thresh)
+            pred_na = np.fromiter((bool(v > limit) for v in objs), dtype=bool, count=m) & live
+        else:
+            pred_na = (na > float(thresh)) & live
     no_ans_score = (~s_has).astype(np.float64)
     em_t = np.where(pred_na, no_ans_score, em_raw)
     f1_t = np.where(pred_na, no_ans_score, f1_raw)
@@ -404,10 +523,21 @@ def _evaluate_v2(ds, preds, probs, thresh, missing, source, na_source, curves,
     ev = _Evaluation(result, missing=absent, dataset=ds)
     if probs is None:
         return ev
-    # the walk over na_probs: scored, predicted questions in na_probs order, stably sorted
-    if len(order) == len(na) and (len(order) == 0 or (order[0] == 0 and order[-1] == len(na) - 1
-                                                      and bool((np.diff(order) == 1).all()))):
-        walk = np.empty(len(na), dtype=np.int64)   # every question, in order: no gather
+    # the walk over na_probs: scored, predicted questions in na_probs order, sorted by
+    # probability as Python's stable sort orders them
+    known = keypos[keypos >= 0]
+    order = known[live[known]]
+    if na is None:
+        # the script's sorted() over every probability (NaN lands where the sort leaves it,
+        # which depends on its neighbours), then the questions not walked are dropped
+        listed = list(map(_comparable, probs.values()))
+        ranked = keypos[np.array(sorted(range(len(listed)), key=listed.__getitem__),
+                                 dtype=np.int64)]
+        ranked = ranked[ranked >= 0]
+        walk = ranked[live[ranked]]
+    elif len(order) == m and (m == 0 or (order[0] == 0 and order[-1] == m - 1
+                                         and bool((np.diff(order) == 1).all()))):
+        walk = np.empty(m, dtype=np.int64)   # every question, in order: no gather
         _kernels.argsort_stable_f64(np.ascontiguousarray(na, dtype=np.float64), walk)
     else:
         walk = order[np.argsort(na[order], kind="stable")]
@@ -421,9 +551,14 @@ def _evaluate_v2(ds, preds, probs, thresh, missing, source, na_source, curves,
         result[f"best_{name}_thresh"] = 0.0 if at < 0 else probs[s_ids[at]]
     num_pos = int(np.count_nonzero(s_has))
     if num_pos:
-        na_w = na[walk]
         point = np.ones(len(walk), dtype=bool)
-        point[:-1] = na_w[:-1] != na_w[1:]
+        if na is None:     # where the next probability differs, as Python's != says
+            walked = [objs[i] for i in walk.tolist()]
+            point[:-1] = np.fromiter(map(operator.ne, walked[:-1], walked[1:]), dtype=bool,
+                                     count=len(walked) - 1) if len(walked) else []
+        else:
+            na_w = na[walk]
+            point[:-1] = na_w[:-1] != na_w[1:]
         for name, raw_w in (("exact", em_raw[walk]), ("f1", f1_raw[walk]),
                             ("oracle", has_w.astype(np.float64))):
             ap, p, r = _precision_recall(raw_w, has_w, point, num_pos)
@@ -431,30 +566,59 @@ def _evaluate_v2(ds, preds, probs, thresh, missing, source, na_source, curves,
             if curves:
                 ev.curves[name] = (p, r)
     if curves:
-        ev.histograms["hasAns"] = na[s_has & live]
-        ev.histograms["noAns"] = na[~s_has & live]
+        shown = na if na is not None else np.fromiter(map(_plotted, objs), dtype=np.float64,
+                                                      count=m)
+        ev.histograms["hasAns"] = shown[s_has & live]
+        ev.histograms["noAns"] = shown[~s_has & live]
     return ev
+
+
+def _plotted(x) -> float:
+    """A probability as the histogram's float (an int beyond float64: infinite)."""
+    try:
+        return float(x)
+    except OverflowError:
+        return math.inf if x > 0 else -math.inf
+
+
+def _in_scored_order(probs: dict, keypos: np.ndarray, m: int) -> list:
+    """The caller's probabilities by scored position, as :func:`_comparable` makes them (0.0
+    where a question has none: a missing prediction, never compared)."""
+    objs: list = [0.0] * m
+    for p, v in zip(keypos.tolist(), probs.values()):
+        if p >= 0:
+            objs[p] = _comparable(v)
+    return objs
+
+
+def _comparable(v):
+    """A numpy scalar as the Python number it equals (numpy cannot compare one with an int
+    beyond float64's range); anything else as it is. A long double stays one."""
+    if isinstance(v, (np.floating, np.integer, np.bool_)) and not isinstance(
+            v, np.longdouble):
+        return v.item()
+    return v
 
 
 def _align_probs(probs: dict, s_ids: list, live: np.ndarray, ids: list, source,
                  aligned: bool = False, values=None):
-    """The probability of each scored question, and the positions (in scored order) of the
-    predicted questions to walk, in the order of ``probs``."""
+    """``(na, keypos)``: the probability of each scored question as float64 (None when
+    ``values`` is None: float64 does not stand in for them), and for each entry of ``probs``
+    in its order, the scored position of its question (-1 for an id not scored).
+    ``source`` None: the caller has warned about unknown ids already."""
     from_file = isinstance(source, (str, os.PathLike))
     name = os.fspath(source) if from_file else "<na_probs>"
     n = len(s_ids)
-    if values is None:
-        values = np.fromiter(probs.values(), dtype=np.float64, count=len(probs))
     if aligned or _keys_are(probs, s_ids):            # the usual case: same questions, same order
-        at = np.arange(n)
+        keypos = np.arange(n)
+        at = keypos
     else:
-        warn_unknown(probs, set(ids), "no-answer probabilities", name)
+        if source is not None:
+            warn_unknown(probs, set(ids), "no-answer probabilities", name)
         where = {q: i for i, q in enumerate(s_ids)}
-        at = np.fromiter((where.get(q, -1) for q in probs), dtype=np.int64, count=len(probs))
-        known = at >= 0
-        at, values = at[known], values[known]
-    na = np.zeros(n)
-    na[at] = values
+        keypos = np.fromiter((where.get(q, -1) for q in probs), dtype=np.int64,
+                             count=len(probs))
+        at = keypos[keypos >= 0]
     have = np.zeros(n, dtype=bool)
     have[at] = True
     lacking = live & ~have
@@ -465,7 +629,11 @@ def _align_probs(probs: dict, s_ids: list, live: np.ndarray, ids: list, source,
         if from_file:
             raise SquadFormatError(message, path=name, qid=q)
         raise ValueError(f"{name}, question {q!r}: {message}")
-    return na, at[live[at]]
+    if values is None:
+        return None, keypos
+    na = np.zeros(n)
+    na[at] = values if len(at) == len(values) else values[keypos >= 0]
+    return na, keypos
 
 
 def _best_threshold(raw_w, has_w, no_ans_w, walk, num_no_ans):
@@ -511,14 +679,15 @@ def register_cli(subparsers) -> dict:
                     "indented by 2). Notes (missing predictions, unknown ids) go to stderr.")
     p.add_argument("data_file", metavar="DATA", help="dataset JSON (SQuAD format)")
     p.add_argument("pred_file", metavar="PRED", help="predictions JSON: {question id: answer}")
-    p.add_argument("--version", choices=_VERSIONS, default="2.0",
-                   help="which official script to reproduce (default 2.0)")
+    p.add_argument("--version", choices=_VERSIONS, default=None,
+                   help="which official script to reproduce (default: the one the dataset's "
+                        "version field names, 1.x or 2.x; 2.0 without the field)")
     p.add_argument("--na-prob-file", "-n", metavar="NA_PROB",
                    help="v2.0: JSON {question id: probability of no answer}; adds the best "
                         "thresholds")
     p.add_argument("--na-prob-thresh", "-t", type=float, default=1.0, metavar="THRESH",
                    help="v2.0: predict no answer where the probability exceeds this "
-                        "(default 1.0)")
+                        "(default 1.0; nan, as the script takes it, never fires)")
     p.add_argument("--out-file", "-o", metavar="OUT",
                    help="write the JSON to this file instead of stdout")
     p.add_argument("--out-image-dir", "-p", metavar="IMAGE_DIR",
@@ -536,30 +705,35 @@ def _run_cli(args) -> int:
 
     from .io.squad import SquadWarning
 
-    if args.version == "1.1" and (args.na_prob_file or args.na_prob_thresh != 1.0
-                                  or args.out_image_dir):
-        print("qafast squad: -n, -t and -p are SQuAD v2.0 options (--version 2.0)",
-              file=sys.stderr)
-        return 2
-    plot = bool(args.out_image_dir and args.na_prob_file)
-    if plot:
-        try:
-            import matplotlib
-        except ImportError:
-            print("qafast squad: -p writes PNG plots with matplotlib, which is not installed; "
-                  "pip install 'qafast[plot]'", file=sys.stderr)
-            return 2
-        matplotlib.use("Agg")
+    v2_options = bool(args.na_prob_file or args.na_prob_thresh != 1.0 or args.out_image_dir)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", SquadWarning)
         dataset = read_squad_dataset(args.data_file)
-        if args.version == "1.1" and dataset.version is not None and dataset.version != "1.1":
+        version, note = _resolve_version(args.version, dataset)
+        if version == "1.1" and v2_options:
+            said = (f" (the dataset's version field says {dataset.version!r})"
+                    if args.version is None else "")
+            print(f"qafast squad: -n, -t and -p are SQuAD v2.0 options, and the v1.1 "
+                  f"script's rules apply{said}; add --version 2.0", file=sys.stderr)
+            return 2
+        if version == "1.1" and dataset.version is not None and dataset.version != "1.1":
             # what evaluate-v1.1.py says (it scores the file anyway)
             print(f"Evaluation expects v-1.1, but got dataset with v-{dataset.version}",
                   file=sys.stderr)
-        ev = _evaluate(dataset, args.pred_file, version=args.version,
+        elif note is not None:
+            print(f"qafast squad: {note}", file=sys.stderr)
+        plot = bool(args.out_image_dir and args.na_prob_file)
+        if plot:
+            try:
+                import matplotlib
+            except ImportError:
+                print("qafast squad: -p writes PNG plots with matplotlib, which is not "
+                      "installed; pip install 'qafast[plot]'", file=sys.stderr)
+                return 2
+            matplotlib.use("Agg")
+        ev = _evaluate(dataset, args.pred_file, version=version,
                        na_probs=args.na_prob_file, na_prob_thresh=args.na_prob_thresh,
-                       missing=args.missing, curves=plot)
+                       missing=args.missing, curves=plot, version_warning=False)
     for w in caught:
         if issubclass(w.category, SquadWarning):
             print(f"qafast squad: {w.message}", file=sys.stderr)
@@ -567,8 +741,7 @@ def _run_cli(args) -> int:
             warnings.showwarning(w.message, w.category, w.filename, w.lineno)
     if ev.missing:
         shown = ", ".join(ev.missing[:5]) + (", ..." if len(ev.missing) > 5 else "")
-        rule = ("scored 0" if (args.missing or ("zero" if args.version == "1.1" else "skip"))
-                == "zero" else "left out")
+        rule = "scored 0" if ev.missing_rule == "zero" else "left out"
         print(f"qafast squad: {len(ev.missing)} question(s) have no prediction and are {rule}: "
               f"{shown}", file=sys.stderr)
     result = ev.result
@@ -580,7 +753,7 @@ def _run_cli(args) -> int:
     if args.out_file:
         with open(args.out_file, "w", encoding="utf-8") as f:
             json.dump(result, f)
-    elif args.version == "1.1":
+    elif ev.version == "1.1":
         print(json.dumps(result))
     else:
         print(json.dumps(result, indent=2))

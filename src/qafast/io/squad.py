@@ -6,7 +6,13 @@ probabilities, each a JSON file (or the object already loaded).
   ``{"text": ...}`` (SQuAD files) or ``{"text": [...], "answer_start": [...]}`` (Hugging Face
   ``datasets``). Everything else in the file (titles, contexts, offsets) is ignored.
 * Predictions: ``{question id: answer text}``.
-* No-answer probabilities: ``{question id: number}``, every number finite.
+* No-answer probabilities: ``{question id: number}``: any number JSON gives (an integer of
+  any size, a float, NaN, ``Infinity``, ``-Infinity``, ``true``/``false``), kept as it is, since
+  the v2.0 script compares them as Python does.
+* The Hugging Face ``evaluate`` input form (its ``squad`` and ``squad_v2`` metrics): references
+  ``[{"id": ..., "answers": {"text": [...], "answer_start": [...]}}, ...]``, accepted as a
+  dataset, and predictions ``[{"id": ..., "prediction_text": ..., "no_answer_probability":
+  ...}, ...]`` (:func:`read_hf_predictions`).
 
 Errors name the file (or ``<dataset>``, ``<predictions>``, ``<na_probs>`` for objects passed in)
 and the question id. A malformed file raises :class:`SquadFormatError`, a ``ValueError``; an
@@ -16,6 +22,7 @@ object of the wrong type passed in from Python raises ``TypeError``.
 from __future__ import annotations
 
 import json
+import math
 import operator
 import os
 import warnings
@@ -29,6 +36,8 @@ __all__ = [
     "SquadDataset",
     "SquadFormatError",
     "SquadWarning",
+    "is_hf_predictions",
+    "read_hf_predictions",
     "read_na_probs",
     "read_squad_dataset",
     "read_squad_predictions",
@@ -161,9 +170,17 @@ def _type_name(x) -> str:
     return type(x).__name__
 
 
+def _is_question_list(obj) -> bool:
+    """A list of ``{"id", "answers"}`` questions (the references of Hugging Face's metrics)
+    rather than a list of articles."""
+    return (isinstance(obj, list) and len(obj) > 0 and isinstance(obj[0], Mapping)
+            and "answers" in obj[0] and "paragraphs" not in obj[0])
+
+
 def read_squad_dataset(source) -> SquadDataset:
-    """The questions of a SQuAD dataset: a JSON file path, the loaded dict, or its list of
-    articles (a :class:`SquadDataset` is returned as is).
+    """The questions of a SQuAD dataset: a JSON file path, the loaded dict, its list of
+    articles, or a list of questions ``{"id": ..., "answers": ...}`` (the references of Hugging
+    Face's ``squad`` and ``squad_v2`` metrics). A :class:`SquadDataset` is returned as is.
 
     >>> ds = read_squad_dataset({"version": "1.1", "data": [{"paragraphs": [{"qas": [
     ...     {"id": "q1", "answers": [{"text": "Paris"}, {"text": "Paris, France"}]},
@@ -182,6 +199,9 @@ def read_squad_dataset(source) -> SquadDataset:
         obj, name = _load_json(source, "dataset")  # not the usual shape: read it all, and check
     else:
         obj, name = source, "<dataset>"
+    if _is_question_list(obj):
+        # Hugging Face references: the questions of one paragraph, as its metrics wrap them
+        obj = [{"paragraphs": [{"qas": obj}]}]
     version = None
     if isinstance(obj, Mapping):
         if "data" not in obj:
@@ -378,7 +398,9 @@ def _predictions_unchecked(source):
     else:
         obj, name = source, "<predictions>"
     if not isinstance(obj, Mapping):
-        raise _fail(from_file, "predictions must map question ids to answer texts, got "
+        hint = (" (or, from Python, be Hugging Face's list of {'id': ..., 'prediction_text': "
+                "...} dicts)" if isinstance(obj, list) else "")
+        raise _fail(from_file, f"predictions must map question ids to answer texts{hint}, got "
                     f"{_type_name(obj)}", path=name)
     preds = obj if type(obj) is dict else dict(obj)
 
@@ -403,8 +425,10 @@ def _values_str(d: dict) -> bool:
 def read_na_probs(source) -> dict:
     """``{question id: probability of no answer}`` from a JSON file path or a mapping.
 
-    Values must be finite numbers (``bool`` is not one); they are returned unchanged, so an
-    integer stays an integer, as the script would print it back.
+    Values must be numbers: what JSON gives (int, float, bool, and the NaN, Infinity and
+    -Infinity Python's json reads), or numpy scalars. They are returned unchanged, since the
+    v2.0 script compares them as Python does (an integer beyond 2**53 exactly, NaN never
+    greater or smaller than anything, ``True`` as 1) and prints them back as they are.
 
     >>> read_na_probs({"q1": 0.25, "q2": 1})
     {'q1': 0.25, 'q2': 1}
@@ -412,9 +436,16 @@ def read_na_probs(source) -> dict:
     return _read_na_probs(source)[0]
 
 
+#: Integers up to this magnitude are exact as float64; beyond, two of them (or one and a
+#: float) can compare differently once converted.
+_EXACT_INT = 2 ** 53
+
+
 def _read_na_probs(source, ids=None):
-    """``(probabilities, their values as a float64 array in dict order, aligned)``:
-    read_na_probs, with ``aligned`` True when the keys are ``ids`` (a list) in order."""
+    """``(probabilities, values, aligned)``: read_na_probs, with ``aligned`` True when the
+    keys are ``ids`` (a list) in order. ``values`` is a float64 array of the values in dict
+    order when float64 orders and compares them exactly as Python does, else None (a NaN, an
+    integer beyond 2**53, a long double): the caller then compares the values themselves."""
     from_file = _is_path(source)
     if from_file:
         obj, name = _load_json(source, "na_probs")
@@ -432,28 +463,121 @@ def _read_na_probs(source, ids=None):
         values = np.empty(len(probs), dtype=np.float64)
         ok, aligned = squad_probs_values(probs, ids, values)
         if ok:
+            # finite floats and ints: exact as float64 unless an int is beyond 2**53
+            if (len(values) and float(np.abs(values).max()) >= _EXACT_INT
+                    and not float64_stands_in(probs.values())):
+                values = None
             return probs, values, aligned
     _check_na_values(probs, from_file, name)
-    values = np.fromiter(probs.values(), np.float64, len(probs))
     aligned = (type(ids) is list and len(ids) == len(probs) and list(probs) == ids)
-    return probs, values, aligned
+    if not float64_stands_in(probs.values()):
+        return probs, None, aligned
+    return probs, np.fromiter(probs.values(), np.float64, len(probs)), aligned
+
+
+_NUMBER_TYPES = (int, float, np.floating, np.integer, np.bool_)
 
 
 def _check_na_values(probs: dict, from_file: bool, name: str) -> None:
-    kinds = set(map(type, probs.values()))
-    if kinds - {float, int}:
+    if set(map(type, probs.values())) - {float, int, bool}:
         for qid, v in probs.items():
-            if isinstance(v, (bool, np.bool_)) or not isinstance(
-                    v, (float, int, np.floating, np.integer)):
+            if not isinstance(v, _NUMBER_TYPES):
                 raise _fail(from_file, "the no-answer probability must be a number, got "
                             f"{_type_name(v)} {v!r:.40}", path=name, qid=qid)
-    if kinds != {int}:
-        values = np.fromiter(probs.values(), np.float64, len(probs))
-        bad = ~np.isfinite(values)
-        if bad.any():
-            qid = list(probs)[int(np.argmax(bad))]
-            raise _fail(from_file, "the no-answer probability must be a finite number, got "
-                        f"{probs[qid]!r}", path=name, qid=qid, type_error=False)
+
+
+def float64_stands_in(values) -> bool:
+    """True when float64 copies of these numbers order and compare (with each other, and with
+    any float) exactly as the numbers do in Python: no NaN (Python's sort puts NaN where its
+    position and the sort algorithm leave it), no integer beyond 2**53 in magnitude, no float
+    wider than float64."""
+    for v in values:
+        t = type(v)
+        if t is float:
+            if v != v:
+                return False
+        elif t is int:
+            if not -_EXACT_INT <= v <= _EXACT_INT:
+                return False
+        elif t is bool or t is np.bool_:
+            continue
+        elif isinstance(v, np.integer):
+            if not -_EXACT_INT <= int(v) <= _EXACT_INT:
+                return False
+        elif isinstance(v, (np.float64, np.float32, np.float16)):
+            if v != v:
+                return False
+        else:            # long double, or a subclass of int/float that may compare its own way
+            return False
+    return True
+
+
+def is_hf_predictions(obj) -> bool:
+    """Predictions in Hugging Face ``evaluate``'s form: a list of ``{"id": ...,
+    "prediction_text": ...}`` (an empty list counts too)."""
+    if not isinstance(obj, (list, tuple)):
+        return False
+    return not obj or isinstance(obj[0], Mapping) and "prediction_text" in obj[0]
+
+
+def read_hf_predictions(items, *, float32: bool = True):
+    """``(predictions, probabilities)`` from Hugging Face ``evaluate``'s predictions:
+    ``[{"id": ..., "prediction_text": ..., "no_answer_probability": ...}, ...]``.
+
+    ``probabilities`` is None when no item has ``no_answer_probability`` (the ``squad``
+    metric's form); otherwise every item needs one (``squad_v2``). A repeated id keeps its first
+    place and its last values, as the metrics' dict comprehensions do. With ``float32`` the
+    probabilities are rounded to float32 and widened back to float, as ``squad_v2``'s input
+    features store them (0.3 becomes 0.30000001192092896).
+
+    >>> read_hf_predictions([{"id": "q1", "prediction_text": "Paris",
+    ...                       "no_answer_probability": 0.5}])
+    ({'q1': 'Paris'}, {'q1': 0.5})
+    """
+    name = "<predictions>"
+    preds: dict = {}
+    probs: dict = {}
+    with_prob = None
+    for i, item in enumerate(items):
+        where = f"{name}, item {i}"
+        if not isinstance(item, Mapping):
+            raise TypeError(f"{where}: a prediction is a dict with 'id' and 'prediction_text', "
+                            f"got {_type_name(item)}")
+        for key in ("id", "prediction_text"):
+            if key not in item:
+                raise ValueError(f"{where}: the prediction has no {key!r}")
+        qid, text = item["id"], item["prediction_text"]
+        if type(qid) is not str:
+            raise TypeError(f"{where}: the question id must be a string, got "
+                            f"{_type_name(qid)} {qid!r:.40}")
+        if type(text) is not str:
+            raise TypeError(f"{where}, question {qid!r}: the prediction_text must be a string, "
+                            f"got {_type_name(text)} {text!r:.40}")
+        has = "no_answer_probability" in item
+        if with_prob is None:
+            with_prob = has
+        elif has != with_prob:
+            raise ValueError(f"{where}, question {qid!r}: "
+                             + ("no 'no_answer_probability', which the earlier items have"
+                                if with_prob else "a 'no_answer_probability', which the "
+                                "earlier items lack"))
+        preds[qid] = text
+        if has:
+            p = item["no_answer_probability"]
+            if not isinstance(p, _NUMBER_TYPES):
+                raise TypeError(f"{where}, question {qid!r}: the no_answer_probability must be "
+                                f"a number, got {_type_name(p)} {p!r:.40}")
+            probs[qid] = _as_float32(p) if float32 else p
+    return preds, (probs if with_prob else None)
+
+
+def _as_float32(x) -> float:
+    """``float(x)`` rounded to float32 and widened back (out of float32 range: infinite)."""
+    with np.errstate(over="ignore"):
+        try:
+            return float(np.float32(float(x)))
+        except OverflowError:        # an int beyond float64: float() refuses it
+            return math.inf if x > 0 else -math.inf
 
 
 def warn_unknown(ids, known, what: str, source: str) -> None:
@@ -480,3 +604,8 @@ def _outside_stacklevel() -> int:
         frame = frame.f_back
         level += 1
     return level
+
+
+def warn_squad(message: str) -> None:
+    """Warn (:class:`SquadWarning`), pointing at the caller outside qafast."""
+    warnings.warn(message, SquadWarning, stacklevel=_outside_stacklevel())

@@ -39,6 +39,32 @@ v2.0 (``evaluate-v2.0.py``)
   grouped, so the result depends on the order of ``na_probs``, exactly as in the script.
 * Precision-recall curve and AP (:func:`precision_recall`): see there.
 
+Which script
+------------
+Without an explicit ``version``: Hugging Face predictions (below) choose by their form, "2.0"
+when they carry ``no_answer_probability`` (the ``squad_v2`` metric) and "1.1" when they do not
+(``squad``); otherwise the dataset's ``"version"`` field, "1.x" (SQuAD v1.1's "1.1", MLQA's
+"1.0") for v1.1 and "2.x" or "v2.x" (SQuAD v2.0's "v2.0") for v2.0; otherwise v2.0, the script
+that reads a file without that field (the v1.1 script crashes on it).
+
+No-answer probabilities
+-----------------------
+The v2.0 script compares whatever ``json.load`` produced with Python's operators: an int of
+any size exactly, ``True`` as 1, ``Infinity`` above every finite number, and NaN, for which
+``>``, ``<`` and ``==`` are all False. Its ``sorted`` then leaves a NaN where the merge steps
+happen to put it, which depends on the positions of the values around it, so the order is
+that of Python's ``sorted`` over the probabilities in ``na_probs`` order (all of them, before
+the ids not scored are dropped), and nothing simpler. ``-t nan`` never fires.
+
+Hugging Face ``evaluate``
+-------------------------
+Its ``squad`` and ``squad_v2`` metrics take ``references=[{"id", "answers": {"text": [...],
+"answer_start": [...]}}]`` (a one-paragraph dataset) and ``predictions=[{"id",
+"prediction_text"}]``, plus ``"no_answer_probability"`` for ``squad_v2``, and run the scripts
+above: ``squad`` returns v1.1's two keys; ``squad_v2`` returns v2.0's keys and always the four
+``best_*`` ones (it always searches), never the ``pr_*`` ones. Its input features store each
+probability as float32, so it is rounded to float32 and widened back before anything else.
+
 Missing predictions
 -------------------
 ``missing="zero"`` (v1.1's rule, its default) scores a question without a prediction 0 and keeps
@@ -56,6 +82,8 @@ that are not scored (the v2.0 script's PR analysis would crash on them).
 
 from __future__ import annotations
 
+import math
+import struct
 from collections.abc import Mapping
 
 from .answers import exact_match_score, f1_score, max_over_references, v2_references
@@ -66,6 +94,7 @@ __all__ = [
     "dataset_questions",
     "precision_recall",
     "squad",
+    "version_of",
 ]
 
 VERSIONS = ("1.1", "2.0")
@@ -183,8 +212,10 @@ def precision_recall(scores: dict, na_probs: dict, has_ans: dict, num_positive: 
     ``AP = Σ p * (r - r_previous)`` over the kept points, without interpolation.
     Returns ``(100.0 * AP, precisions, recalls)``.
     """
-    ranked = sorted((q for q in na_probs if q in scores and q not in skip),
-                    key=lambda q: na_probs[q])
+    # every id sorted, then the ones not scored dropped: with NaN the order of the rest
+    # depends on what was beside them in the sort
+    ranked = [q for q in sorted(na_probs, key=lambda q: na_probs[q])
+              if q in scores and q not in skip]
     tp = 0.0
     precisions, recalls = [1.0], [0.0]
     ap = 0.0
@@ -259,17 +290,64 @@ def _squad_v2(questions, predictions, na_probs, thresh, missing, curves=None) ->
     return out
 
 
-def squad(dataset, predictions: Mapping, *, version: str = "2.0", na_probs: Mapping | None = None,
-          na_prob_thresh: float = 1.0, missing: str | None = None) -> dict:
-    """The official SQuAD script's result dict for ``version`` ("1.1" or "2.0").
+def version_of(field) -> str | None:
+    """The script a dataset's ``"version"`` field names: "1.1", "2.0", or None (missing or
+    another value)."""
+    if field is None or isinstance(field, bool):
+        return None
+    text = str(field).strip()
+    if text[:1] in ("v", "V"):
+        text = text[1:].lstrip()
+    head, *rest = text.split(".")
+    if head not in ("1", "2") or not all(p.isascii() and p.isdigit() for p in rest):
+        return None
+    return "1.1" if head == "1" else "2.0"
 
-    ``dataset`` is SQuAD JSON (a dict with ``"data"``, or the list of articles), ``predictions``
-    maps question id to answer text, ``na_probs`` question id to the probability of no answer
-    (v2.0 only). ``missing`` is ``"zero"``, ``"skip"`` or ``"error"``; ``None`` takes the
-    version's rule (see the module docstring).
+
+def float32(x) -> float:
+    """``float(x)`` rounded to the nearest float32 and widened back; infinite beyond its
+    range (Arrow's float32 column in Hugging Face ``datasets``)."""
+    try:
+        return struct.unpack("f", struct.pack("f", float(x)))[0]
+    except OverflowError:
+        return math.inf if x > 0 else -math.inf
+
+
+def hf_inputs(predictions: list):
+    """``(predictions dict, probabilities dict or None)`` from Hugging Face's predictions,
+    as its metrics build them (a repeated id: first place, last values)."""
+    preds = {p["id"]: p["prediction_text"] for p in predictions}
+    if predictions and all("no_answer_probability" in p for p in predictions):
+        return preds, {p["id"]: float32(p["no_answer_probability"]) for p in predictions}
+    return preds, None
+
+
+def squad(dataset, predictions, *, version: str | None = None,
+          na_probs: Mapping | None = None, na_prob_thresh: float = 1.0,
+          missing: str | None = None) -> dict:
+    """The official SQuAD script's result dict for ``version`` ("1.1", "2.0", or None: see
+    the module docstring).
+
+    ``dataset`` is SQuAD JSON (a dict with ``"data"``, the list of articles, or a list of
+    ``{"id", "answers"}`` questions), ``predictions`` maps question id to answer text (or is
+    Hugging Face's list of predictions), ``na_probs`` question id to the probability of no
+    answer (v2.0 only). ``missing`` is ``"zero"``, ``"skip"`` or ``"error"``; ``None`` takes
+    the version's rule (see the module docstring).
     """
-    if version not in VERSIONS:
-        raise ValueError(f"version must be '1.1' or '2.0', got {version!r}")
+    if version is not None and version not in VERSIONS:
+        raise ValueError(f"version must be '1.1', '2.0' or None, got {version!r}")
+    if isinstance(dataset, list) and dataset and "answers" in dataset[0] \
+            and "paragraphs" not in dataset[0]:
+        dataset = [{"paragraphs": [{"qas": dataset}]}]
+    hf = isinstance(predictions, list)
+    field = dataset.get("version") if isinstance(dataset, Mapping) else None
+    if hf:
+        predictions, hf_probs = hf_inputs(predictions)
+        said = None if not predictions else "2.0" if hf_probs is not None else "1.1"
+    else:
+        said = version_of(field)
+    if version is None:
+        version = said or "2.0"
     if missing is None:
         missing = "zero" if version == "1.1" else "skip"
     if missing not in MISSING:
@@ -279,4 +357,9 @@ def squad(dataset, predictions: Mapping, *, version: str = "2.0", na_probs: Mapp
         if na_probs is not None or na_prob_thresh != 1.0:
             raise ValueError("na_probs and na_prob_thresh are SQuAD v2.0 options")
         return _squad_v1(questions, predictions, missing)
-    return _squad_v2(questions, predictions, na_probs, na_prob_thresh, missing)
+    if not hf:
+        return _squad_v2(questions, predictions, na_probs, na_prob_thresh, missing)
+    if hf_probs is None:
+        hf_probs = {q: 0.0 for q in predictions}
+    out = _squad_v2(questions, predictions, hf_probs, na_prob_thresh, missing)
+    return {k: v for k, v in out.items() if not k.startswith("pr_")}
