@@ -1,7 +1,7 @@
 """Readers of the file formats qafast evaluates, one module per format."""
 
 from ._errors import LineFormatError
-from .bioasq import BioasqFormatError, read_bioasq
+from .bioasq import BioasqFormatError, BioasqWarning, read_bioasq
 from .conll import ConllFormatError, read_conll
 from .dbqa import DbqaData, DbqaFormatError, read_dbqa
 from .drfact import DrFactFormatError, read_drfact
@@ -17,6 +17,7 @@ from .trec import TrecColumns, TrecFormatError, read_trec_qrels, read_trec_run
 
 __all__ = [
     "BioasqFormatError",
+    "BioasqWarning",
     "ConllFormatError",
     "DbqaData",
     "DbqaFormatError",
