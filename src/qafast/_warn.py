@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import warnings
@@ -24,3 +25,20 @@ def shown(ids, limit: int = 5) -> str:
     """The first ``limit`` ids, repr'd and comma separated, with "..." when there are more."""
     ids = list(ids)
     return ", ".join(map(repr, ids[:limit])) + (", ..." if len(ids) > limit else "")
+
+
+@contextlib.contextmanager
+def on_stderr(command: str, category: type[Warning]):
+    """The command line's form: each ``category`` warning raised inside is printed once as
+    ``qafast COMMAND: message`` on stderr (others are shown as usual)."""
+    caught: list = []
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", category)
+            yield
+    finally:
+        for w in caught:
+            if issubclass(w.category, category):
+                print(f"qafast {command}: {w.message}", file=sys.stderr)
+            else:
+                warnings.showwarning(w.message, w.category, w.filename, w.lineno)

@@ -4,7 +4,7 @@ from ._errors import LineFormatError
 from .bioasq import BioasqFormatError, BioasqWarning, read_bioasq
 from .conll import ConllFormatError, read_conll
 from .dbqa import DbqaData, DbqaFormatError, read_dbqa
-from .drfact import DrFactFormatError, read_drfact
+from .drfact import DrFactFormatError, DrFactWarning, read_drfact
 from .squad import (
     SquadDataset,
     SquadFormatError,
@@ -22,6 +22,7 @@ __all__ = [
     "DbqaData",
     "DbqaFormatError",
     "DrFactFormatError",
+    "DrFactWarning",
     "LineFormatError",
     "SquadDataset",
     "SquadFormatError",
