@@ -440,6 +440,23 @@ def test_bioasq_cli(tmp_path, capsys):
     assert "not JSON" in capsys.readouterr().err
 
 
+def test_bioasq_cli_prints_warnings_on_stderr(tmp_path, capsys):
+    g, s = tmp_path / "gold.json", tmp_path / "sub.json"
+    g.write_text(json.dumps({"questions": [_f("f", [["a"]]), _y("y", "maybe")]}))
+    s.write_text(json.dumps({"questions": [_s("f", [[], ["a"]]), _s("f", "a"), _s("y", "")]}))
+    assert main(["bioasq", str(g), str(s), "-o", "line"]) == 0
+    out, err = capsys.readouterr()
+    assert out.split() == ["1.0", "1.0", "1.0", "1.0", "0.0", "0.0", "0.0", "0.5", "0.0", "1.0"]
+    assert err.splitlines() == [
+        f"qafast bioasq: {s}: 1 question id ('f') appears more than once; the first entry "
+        "of each is scored, as the official BioASQ tool does",
+        f"qafast bioasq: {g}: 1 question ('y'): the golden yes/no answer reads as neither "
+        "yes nor no; only an answer that also reads as neither (such as '') is right, and "
+        "the question counts in the 'no' class of the F1s, as in the official BioASQ tool",
+        f"qafast bioasq: {s}: 1 question ('f'): an empty answer ([]) among the answers is "
+        "dropped, and the answers after it move up a rank, as in the official BioASQ tool"]
+
+
 def test_bioasq_cli_stdin(tmp_path):
     g = tmp_path / "gold.json"
     g.write_text(json.dumps(GOLD))

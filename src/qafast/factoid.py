@@ -518,10 +518,13 @@ def register_cli(subparsers) -> dict:
 
 
 def _run_bioasq(args) -> int:
-    sub = sys.stdin if args.submission == "-" else args.submission
-    res = evaluate_bioasq(args.golden, sub, k=args.k, normalizer=args.normalizer,
-                          per_question=args.q)
+    from ._warn import on_stderr
     from .cli import write_json
+
+    sub = sys.stdin if args.submission == "-" else args.submission
+    with on_stderr("bioasq", BioasqWarning):
+        res = evaluate_bioasq(args.golden, sub, k=args.k, normalizer=args.normalizer,
+                              per_question=args.q)
 
     if args.o == "json":
         write_json(res)
