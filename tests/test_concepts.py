@@ -5,6 +5,7 @@ reader and the CLI."""
 import doctest
 import json
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -22,7 +23,7 @@ from qafast.concepts import (
     hit_at_k,
     recall_at_k,
 )
-from qafast.io.drfact import DrFactFormatError, read_drfact
+from qafast.io.drfact import DrFactFormatError, DrFactWarning, read_drfact
 from qafast.reference import concepts as ref
 
 # Seed 003: a weighted set of concepts per question, several gold concepts per question.
@@ -115,20 +116,30 @@ weighted_pred = st.lists(st.sampled_from(CONCEPTS), unique=True, max_size=10).fl
         lambda ws: list(zip(cs, ws))))
 ranked_pred = st.lists(st.sampled_from(CONCEPTS), unique=True, max_size=10)
 gold = st.lists(st.sampled_from(CONCEPTS), min_size=1, max_size=6)
+# predictions that may name a concept more than once (it counts at its last place)
+repeating_weighted_pred = st.lists(st.tuples(st.sampled_from(CONCEPTS[:5]),
+                                             st.sampled_from(WEIGHTS[:5])), max_size=10)
+repeating_ranked_pred = st.lists(st.sampled_from(CONCEPTS[:5]), max_size=10)
 qid = st.one_of(st.integers(0, 50), st.text(max_size=3))
 KS = [None, 1, 2, 3, 5, 10, 11]
 
 
 @settings(max_examples=250, deadline=None)
 @given(st.one_of(st.dictionaries(qid, st.tuples(weighted_pred, gold), min_size=1, max_size=8),
-                 st.dictionaries(qid, st.tuples(ranked_pred, gold), min_size=1, max_size=8)),
+                 st.dictionaries(qid, st.tuples(ranked_pred, gold), min_size=1, max_size=8),
+                 st.dictionaries(qid, st.tuples(repeating_weighted_pred, gold), min_size=1,
+                                 max_size=6),
+                 st.dictionaries(qid, st.tuples(repeating_ranked_pred, gold), min_size=1,
+                                 max_size=6)),
        st.booleans())
 def test_kernel_matches_reference(data, drfact):
     pred = {q: p for q, (p, _) in data.items()}
     golds = {q: g for q, (_, g) in data.items()}
     measures = [m if k is None else f"{m}@{k}" for k in KS for m in ("hit", "rec")]
-    got = evaluate_concepts(pred, golds, measures, drfact=drfact)
-    per = evaluate_concepts(pred, golds, measures, per_question=True, drfact=drfact)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DrFactWarning)
+        got = evaluate_concepts(pred, golds, measures, drfact=drfact)
+        per = evaluate_concepts(pred, golds, measures, per_question=True, drfact=drfact)
     for k in KS:
         name = "" if k is None else f"@{k}"
         assert got["hit" + name] == ref.mean_hit_at_k(pred, golds, k, drfact=drfact)
@@ -139,15 +150,18 @@ def test_kernel_matches_reference(data, drfact):
 
 
 @settings(max_examples=100, deadline=None)
-@given(st.lists(st.tuples(weighted_pred, gold), min_size=1, max_size=8))
+@given(st.lists(st.tuples(st.one_of(weighted_pred, repeating_weighted_pred), gold), min_size=1,
+                max_size=8))
 def test_drfact_mode_matches_the_script_logic(rows):
     lines = [{"qid": f"q{i}", "pairs": p} for i, (p, _) in enumerate(rows)]
     truth = {f"q{i}": g for i, (_, g) in enumerate(rows)}
     ts = list(range(1, 12))
     want_hit, want_rec = script_twin(lines, truth, ts)
     pred = {ln["qid"]: ln["pairs"] for ln in lines}
-    got = evaluate_concepts(pred, truth, [f"{m}@{t}" for t in ts for m in ("hit", "rec")],
-                            drfact=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DrFactWarning)
+        got = evaluate_concepts(pred, truth, [f"{m}@{t}" for t in ts for m in ("hit", "rec")],
+                                drfact=True)
     for t in ts:
         assert got[f"hit@{t}"] == want_hit[t]
         assert got[f"rec@{t}"] == want_rec[t]
@@ -170,7 +184,8 @@ def test_errors_name_the_question():
     with pytest.raises(ValueError, match=r"question 'q3' of the predictions has no gold"):
         hit_at_k(PRED, {"q1": ["sun"], "q2": ["ice"]}, k=1)
     with pytest.raises(ValueError, match=r"question 'q2': concept 'ice' is predicted twice"):
-        hit_at_k({"q1": ["a"], "q2": ["ice", "b", "ice"]}, {"q1": ["a"], "q2": ["b"]}, k=1)
+        hit_at_k({"q1": ["a"], "q2": ["ice", "b", "ice"]}, {"q1": ["a"], "q2": ["b"]}, k=1,
+                 strict=True)
     with pytest.raises(ValueError, match=r"question 'q1': the weight of 'b' is NaN"):
         hit_at_k({"q1": [("a", 1.0), ("b", math.nan)]}, {"q1": ["a"]}, k=1)
     with pytest.raises(TypeError, match=r"question 'q1': the weight of 'a' is '1'"):
@@ -185,7 +200,7 @@ def test_errors_name_the_question():
     with pytest.raises(TypeError, match="a prediction is a list"):
         hit_at_k({"q1": "a b"}, {"q1": ["a"]}, k=1)
     with pytest.raises(ValueError, match="no questions"):
-        hit_at_k({}, {"q1": ["a"]}, k=1)
+        hit_at_k({}, {"q1": ["a"]}, k=1, strict=True)
     with pytest.raises(ValueError, match="k must be at least 1"):
         hit_at_k(PRED, GOLD, k=0)
     with pytest.raises(TypeError, match="k must be an int"):
@@ -228,6 +243,113 @@ def test_encoded_input_is_checked():
         hit_at_k(pred, gold_dup, k=1)
 
 
+# ---- what the DrFact script accepts: scored as it scores it, with a warning ---------------
+
+def test_concept_predicted_twice_counts_at_its_last_place():
+    # the script's concept2rank keeps a concept's last position; every entry takes a place
+    pred, truth = {"q": ["b", "a", "x", "a"]}, {"q": ["a"]}
+    with pytest.warns(DrFactWarning, match=r"predictions: 1 question names a concept more "
+                                           r"than once \(the first: question 'q', concept "
+                                           r"'a'\); each counts at its last place"):
+        got = evaluate_concepts(pred, truth, ["hit@3", "hit@4", "rec@3"], drfact=False)
+    assert got == {"hit@3": 0.0, "hit@4": 1.0, "rec@3": 0.0}
+    lines = [{"qid": "q", "pairs": [(c, 0.0) for c in pred["q"]]}]
+    want_hit, want_rec = script_twin(lines, truth, [2, 3])
+    with pytest.warns(DrFactWarning):
+        assert evaluate_concepts(pred, truth, ["hit@2", "hit@3", "rec@2", "rec@3"],
+                                 drfact=True) == {
+            "hit@2": want_hit[2], "hit@3": want_hit[3], "rec@2": want_rec[2],
+            "rec@3": want_rec[3]} == {"hit@2": 0.0, "hit@3": 1.0, "rec@2": 0.0, "rec@3": 1.0}
+    # weighted: the places of the ranking by weight; equal entries keep their list order
+    with pytest.warns(DrFactWarning):
+        assert evaluate_concepts({"q": [("a", 0.9), ("b", 0.5), ("a", 0.1)]}, truth,
+                                 ["hit@2", "hit@3"]) == {"hit@2": 0.0, "hit@3": 1.0}
+    with pytest.warns(DrFactWarning):
+        assert evaluate_concepts({"q": [("a", 0.5), ("a", 0.5)]}, truth,
+                                 ["hit@1", "hit@2"]) == {"hit@1": 0.0, "hit@2": 1.0}
+    # one warning for all questions, naming the first
+    many = {"q1": ["a"], "q2": ["c", "c"], "q3": ["b", "d", "b", "d"], "q4": ["a", "a"]}
+    gold = dict.fromkeys(many, ["b"])
+    with pytest.warns(DrFactWarning, match=r"3 questions name a concept .* question 'q2', "
+                                           r"concept 'c'") as record:
+        assert recall_at_k(many, gold, k=2, per_question=True) == {
+            "q1": 0.0, "q2": 0.0, "q3": 0.0, "q4": 0.0}
+    assert len(record) == 1 and record[0].filename == __file__
+    with pytest.raises(ValueError, match=r"question 'q2': concept 'c' is predicted twice"):
+        recall_at_k(many, gold, k=2, strict=True)
+
+
+def test_repeated_question_line_keeps_the_last(tmp_path):
+    # the script reads each file into a dict: the last line wins, at the first line's place
+    pred_lines = [("q1", [["x", 0.9], ["a", 0.1]]), ("q2", [["b", 0.5]]),
+                  ("q1", [["a", 0.9]]), ("q3", [["c", 0.5], ["b", 0.4]])]
+    p, t = write_drfact(tmp_path, pred_lines, {"q1": ["a"], "q2": ["z"], "q3": ["b"]})
+    with open(t, "a", encoding="utf-8") as f:   # q2's gold again, now found
+        f.write(json.dumps({"_id": "q2", "all_answer_concepts": [{"name": "b"}]}) + "\n")
+    with pytest.warns(DrFactWarning) as record:
+        pred, gold = read_drfact(p, t)
+    assert [str(w.message).split(": ", 1)[1] for w in record] == [
+        "1 question is on more than one line (the first: 'q1', lines 1, 3); the last line "
+        "of each counts, at the place of its first, as the DrFact evaluation script reads "
+        "the file",
+        "1 question is on more than one line (the first: 'q2', lines 2, 4); the last line "
+        "of each counts, at the place of its first, as the DrFact evaluation script reads "
+        "the file"]
+    assert pred.question_ids == ["q1", "q2", "q3"]
+    assert pred.concepts(0) == [("a", 0.9)]
+    script = {}
+    for q, pairs in pred_lines:
+        script[q] = {"qid": q, "pairs": pairs}
+    want_hit, want_rec = script_twin(list(script.values()), {"q1": ["a"], "q2": ["b"],
+                                                             "q3": ["b"]}, [1])
+    got = evaluate_concepts(pred, gold, ["hit@1", "rec@1"], drfact=True)
+    assert got == {"hit@1": want_hit[1], "rec@1": want_rec[1]} == {"hit@1": 1.0, "rec@1": 1.0}
+    assert evaluate_concepts(pred, gold, ["hit@1"], drfact=True, per_question=True) == {
+        "q1": {"hit@1": 1.0}, "q2": {"hit@1": 1.0}, "q3": {"hit@1": 1.0}}
+    with pytest.raises(DrFactFormatError, match=r"pred.jsonl, line 3: question 'q1' again "
+                                                r"\(first on line 1\)"):
+        read_drfact(p, t, strict=True)
+
+
+def test_empty_prediction_file_gives_zeros(tmp_path, capsys):
+    p, t = write_drfact(tmp_path, [], {"q1": ["a"]})
+    pred, gold = read_drfact(p, t)
+    assert len(pred) == 0
+    with pytest.warns(DrFactWarning, match=r"pred.jsonl: no questions; every measure is 0"):
+        assert evaluate_concepts(pred, gold, ["hit@1", "rec@10", "rec"]) == {
+            "hit@1": 0.0, "rec@10": 0.0, "rec": 0.0}
+    with pytest.warns(DrFactWarning):
+        assert evaluate_concepts(pred, gold, ["hit@1"], per_question=True) == {}
+    with pytest.warns(DrFactWarning, match="predictions: no questions"):
+        assert hit_at_k({}, {"q1": ["a"]}, k=1) == 0.0
+    with pytest.raises(ValueError, match="no questions in the predictions"):
+        evaluate_concepts(pred, gold, ["hit@1"], strict=True)
+    # the command line: zeros, and the warning on stderr
+    assert cli.main(["opencsr", str(p), str(t), "-k", "1"]) == 0
+    out, err = capsys.readouterr()
+    assert out == "questions \tall\t0\nhit@1     \tall\t0.0000\nrec@1     \tall\t0.0000\n"
+    assert err == (f"qafast opencsr: {p}: no questions; every measure is 0, as the DrFact "
+                   "evaluation script prints for an empty prediction file\n")
+    assert cli.main(["opencsr", str(p), str(t), "--strict"]) == 2
+    assert "no questions in the predictions" in capsys.readouterr().err
+
+
+def test_cli_strict_and_warnings(tmp_path, capsys):
+    pred_lines = [("q1", [["a", 0.9], ["a", 0.1]]), ("q1", [["b", 0.5], ["a", 0.4],
+                                                            ["b", 0.1]])]
+    p, t = write_drfact(tmp_path, pred_lines, {"q1": ["a"]})
+    assert cli.main(["opencsr", str(p), str(t), "-k", "1", "-q", "--drfact"]) == 0
+    out, err = capsys.readouterr()
+    assert "hit@1     \tq1\t1.0000\n" in out and "rec@1     \tall\t1.0000\n" in out
+    assert err.count("qafast opencsr: ") == 2
+    assert "'q1', lines 1, 2" in err and "concept 'b'" in err
+    assert cli.main(["opencsr", str(p), str(t), "--strict"]) == 2
+    assert "line 2: question 'q1' again" in capsys.readouterr().err
+    p.write_text(json.dumps({"qid": "q1", "predictions_K": {"100": [["a", 1], ["a", 0]]}}))
+    assert cli.main(["opencsr", str(p), str(t), "--strict"]) == 2
+    assert "concept 'a' is predicted twice" in capsys.readouterr().err
+
+
 # ---- reader and CLI ----------------------------------------------------------------------
 
 def write_drfact(tmp_path, pred_lines, truth):
@@ -259,7 +381,12 @@ def test_read_drfact_and_script_numbers(tmp_path):
 def test_read_drfact_errors(tmp_path):
     p, t = write_drfact(tmp_path, [("q1", [["a", 1.0]]), ("q1", [["b", 1.0]])], {"q1": ["a"]})
     with pytest.raises(DrFactFormatError, match=r"pred.jsonl, line 2: question 'q1' again"):
+        read_drfact(p, t, strict=True)
+    p.write_text('{"qid": "q1", "predictions_K": {"100": []}}\n')
+    t.write_text('{"_id": ["q1"], "all_answer_concepts": []}\n')
+    with pytest.raises(DrFactFormatError, match=r"truth.jsonl, line 1: _id \['q1'\] is not"):
         read_drfact(p, t)
+    t.write_text('{"_id": "q1", "all_answer_concepts": [{"name": "a"}]}\n')
     p.write_text('{"qid": "q1", "predictions_K": {"100": [["a", "x"]]}}\n')
     with pytest.raises(DrFactFormatError, match=r"line 1: question 'q1': expected "
                                                 r"\[concept, score\]"):

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from qafast.cli import main
 from qafast.curves import (
+    UndefinedMetricWarning,
     average_precision,
     precision_recall_curve,
     threshold_average_precision,
@@ -167,7 +168,8 @@ def test_large_input_crosses_the_radix_digits():
     ([0, 1], [0.1, float("nan")], {}, ValueError, r"y_score\[1\] is NaN"),
     ([0, 1], [0.1], {}, ValueError, "2 samples but y_score has 1"),
     ([], [], {}, ValueError, "no samples"),
-    ([0, 0], [0.1, 0.2], {}, ValueError, "no positive"),
+    ([0, 0], [0.1, 0.2], {"method": "voc"}, ValueError, "'voc' average precision is undefined"),
+    ([0, 0], [0.1, 0.2], {"method": "coco"}, ValueError, "no positive sample"),
     ([0, 1], ["a", "b"], {}, TypeError, "y_score must be numbers"),
     ([[0, 1]], [[0.1, 0.2]], {}, ValueError, "1-D"),
     ([0, 1], [0.1, 0.2], {"method": "roc"}, ValueError, "'method' parameter"),
@@ -177,6 +179,89 @@ def test_large_input_crosses_the_radix_digits():
 def test_bad_input(y, s, kw, exc, words):
     with pytest.raises(exc, match=words):
         average_precision(y, s, **kw)
+
+
+NO_POSITIVE = "No positive class found in y_true, recall is set to one for all thresholds."
+
+
+@pytest.mark.parametrize("y, s", [([0, 0, 0], [0.1, 0.5, 0.3]), ([0], [0.2]),
+                                  ([0, 0], [0.5, 0.5]), ([0, 0, 0], [-0.0, 0.0, 1.0])])
+def test_no_positive_step_ap_is_sklearns_zero(y, s):
+    # scikit-learn 1.9.1: a UserWarning, recall set to one everywhere, so AP 0.0
+    with pytest.warns(UndefinedMetricWarning, match=NO_POSITIVE):
+        ap = average_precision(y, s)
+    assert ap == 0.0 and repr(ap) == "0.0" and type(ap) is float
+    with pytest.warns(UndefinedMetricWarning, match=NO_POSITIVE):
+        p, r, t = precision_recall_curve(y, s)
+    assert r.tolist() == [1.0] * (len(r) - 1) + [0.0]
+    assert p.tolist() == [0.0] * (len(p) - 1) + [1.0]
+    assert (p.tolist(), r.tolist(), t.tolist()) == ref.precision_recall_curve(y, s)
+    assert ref.step_ap(y, s) == 0.0
+    # labels named by pos_label, none of them positive
+    with pytest.warns(UndefinedMetricWarning):
+        assert average_precision(["n"] * len(y), s, pos_label="p") == 0.0
+    # the warning is a UserWarning that points at the caller
+    with pytest.warns(UserWarning) as record:
+        average_precision(y, s)
+    assert record[0].filename == __file__
+
+
+def test_no_positive_other_methods():
+    y, s = [0, 0, 0], [0.1, 0.5, 0.3]
+    # VOC and COCO have no value without ground truths (their tools give NaN, 0 or skip)
+    for method in ("voc", "voc11", "coco"):
+        with pytest.raises(ValueError, match="n_positives"):
+            average_precision(y, s, method=method)
+        # with ground truths that were all missed, AP is 0
+        assert average_precision(y, s, method=method, n_positives=2) == 0.0
+    # the seed's sweep: recall 0 as recall_score gives it, so AP 0.0
+    with pytest.warns(UndefinedMetricWarning, match="Recall is ill-defined") as record:
+        assert threshold_average_precision(y, s, thresholds=[0.2, 0.4]) == 0.0
+    assert len(record) == 1
+    assert ref.threshold_ap(y, s, [0.2, 0.4]) == 0.0
+    with pytest.warns(UndefinedMetricWarning):
+        p, r = threshold_precision_recall(y, s, thresholds=[0.2, 0.9])
+    assert p.tolist() == [0.0, 0.0] and r.tolist() == [0.0, 0.0]
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.integers(1, 40).flatmap(lambda n: st.lists(st.sampled_from(SCORES[:-1]), min_size=n,
+                                                     max_size=n)))
+def test_no_positive_equals_sklearn(s):
+    metrics = pytest.importorskip("sklearn.metrics")
+    y = [0] * len(s)
+    with warnings.catch_warnings(record=True) as theirs:
+        warnings.simplefilter("always")
+        want = metrics.average_precision_score(y, s)
+        sp, sr, st_ = metrics.precision_recall_curve(y, s)
+    with pytest.warns(UndefinedMetricWarning) as ours:
+        got = average_precision(y, s)
+        p, r, t = precision_recall_curve(y, s)
+    assert repr(got) == repr(want)
+    assert p.tolist() == sp.tolist() and r.tolist() == sr.tolist() and np.array_equal(t, st_)
+    # the same message, and a UserWarning like theirs
+    assert {str(w.message) for w in theirs} == {str(w.message) for w in ours} == {NO_POSITIVE}
+    assert all(issubclass(w.category, UserWarning) for w in theirs)
+    ts = sorted(set(s))[:3]
+    with warnings.catch_warnings(record=True) as theirs:
+        warnings.simplefilter("always")
+        recalls = [metrics.recall_score(y, (np.asarray(s) >= x).astype(int)) for x in ts]
+    with pytest.warns(UndefinedMetricWarning) as ours:
+        assert threshold_precision_recall(y, s, thresholds=ts)[1].tolist() == recalls
+    assert str(ours[0].message) in {str(w.message) for w in theirs}
+
+
+def test_cli_with_no_positive_label(tmp_path, capsys):
+    f = tmp_path / "scores.txt"
+    f.write_text("0 0.5\n0 0.25\n")
+    assert main(["ap", str(f), "--thresholds", "0.3", "-o", "json"]) == 0
+    out, err = capsys.readouterr()
+    assert json.loads(out) == {"step": 0.0, "threshold": 0.0}
+    assert err.splitlines() == [
+        f"qafast ap: {NO_POSITIVE}",
+        "qafast ap: Recall is ill-defined and being set to 0.0 due to no true samples. Use "
+        "`zero_division` parameter to control this behavior.",
+        "qafast ap: no positive label, so voc, voc11 and coco AP are undefined and left out"]
 
 
 def test_cli(tmp_path, capsys):

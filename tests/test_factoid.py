@@ -5,6 +5,7 @@ import io
 import json
 import subprocess
 import sys
+import warnings
 
 import numpy as np
 import pytest
@@ -14,7 +15,7 @@ from hypothesis import strategies as st
 from qafast import factoid
 from qafast.cli import main
 from qafast.factoid import evaluate_bioasq, evaluate_factoid
-from qafast.io.bioasq import BioasqFormatError, read_bioasq
+from qafast.io.bioasq import BioasqFormatError, BioasqWarning, read_bioasq
 from qafast.reference import factoid as ref
 
 SEED_PREDICTED = [["cane", "z", "z", "z", "z"], ["z", "z", "z", "z", "z"],
@@ -250,12 +251,175 @@ def test_bioasq_reader_errors(doc, words):
 
 
 def test_bioasq_bad_gold_answer_names_the_question():
-    gold = {"questions": [{"id": "q7", "type": "list", "exact_answer": [["a"], []]}]}
-    with pytest.raises(BioasqFormatError, match="question 'q7'"):
-        evaluate_bioasq(gold, {"questions": [{"id": "q7", "exact_answer": [["a"]]}]})
-    gold = {"questions": [{"id": "q8", "type": "yesno", "exact_answer": "maybe"}]}
-    with pytest.raises(BioasqFormatError, match="question 'q8'"):
-        evaluate_bioasq(gold, {"questions": [{"id": "q8", "exact_answer": "yes"}]})
+    # where the official tool stops (a null pointer or a parse error), qafast raises
+    for qtype, value in [("list", None), ("factoid", 3), ("list", [["a"], [1]]),
+                         ("yesno", ["yes"]), ("yesno", None)]:
+        gold = {"questions": [{"id": "q7", "type": qtype, "exact_answer": value}]}
+        with pytest.raises(BioasqFormatError, match="question 'q7'"):
+            evaluate_bioasq(gold, {"questions": [{"id": "q7", "exact_answer": [["a"]]}]})
+
+
+# Odd input the official tool reads in its own way. Each expected line below is what the
+# tool (Evaluation-Measures at commit 8c8e689, built from source, "-phaseB -e 5") printed
+# for the same two documents.
+
+def _f(qid, value):
+    return {"id": qid, "type": "factoid", "exact_answer": value}
+
+
+def _l(qid, value):
+    return {"id": qid, "type": "list", "exact_answer": value}
+
+
+def _y(qid, value):
+    return {"id": qid, "type": "yesno", "exact_answer": value}
+
+
+def _s(qid, value):
+    return {"id": qid, "exact_answer": value}
+
+
+def _line(gold_questions, sub_questions, warns=None):
+    gold, sub = {"questions": gold_questions}, {"questions": sub_questions}
+    if warns is None:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", BioasqWarning)
+            got = evaluate_bioasq(gold, sub)
+    else:
+        with pytest.warns(BioasqWarning, match=warns):
+            got = evaluate_bioasq(gold, sub)
+    assert list(got.values()) == list(ref.evaluate_bioasq(gold, sub).values())
+    return list(got.values())
+
+
+def test_bioasq_empty_inner_answer_is_dropped():
+    # the answers after [] move up a rank: "a" is first
+    assert _line([_f("f", [["a"]])], [_s("f", [[], ["a"]])], "'f'.*dropped") == \
+        [0.0, 1.0, 1.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]
+    # and a dropped [] is no false positive
+    assert _line([_l("l", [["a"], ["b"]])], [_s("l", [["a"], [], ["c"], []])],
+                 "'l'.*dropped") == [0.0, 0.0, 0.0, 0.0, 0.5, 0.5, 0.5, 0.0, 0.0, 0.0]
+
+
+def test_bioasq_bare_string_submission_scores_as_no_answer():
+    assert _line([_f("f", [["a"]]), _f("g", [["b"]])], [_s("f", "a"), _s("g", [["b"]])],
+                 r"submission|<dict>: 1 question \('f'\).*single string") == \
+        [0.0, 0.5, 0.5, 0.5, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]
+    assert _line([_l("l", [["a"]]), _l("m", [["b"]])], [_s("l", "a"), _s("m", [["b"]])],
+                 "'l'.*single string") == [0.0, 0.0, 0.0, 0.0, 0.5, 0.5, 0.5, 0.0, 0.0, 0.0]
+    # an empty string is plainly no answer: no warning
+    assert _line([_f("f", [["a"]])], [_s("f", "")]) == [0.0] * 10
+
+
+def test_bioasq_bare_string_gold_never_matches():
+    assert _line([_f("f", "a"), _f("g", [["b"]])], [_s("f", [["a"]]), _s("g", [["b"]])],
+                 "'f'.*golden factoid or list answer is a single string") == \
+        [0.0, 0.5, 0.5, 0.5, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]
+    assert _line([_l("l", "a"), _l("m", [["b"]])], [_s("l", [["a"]]), _s("m", [["b"]])],
+                 "'l'.*single string") == [0.0, 0.0, 0.0, 0.0, 0.5, 0.5, 0.5, 0.0, 0.0, 0.0]
+
+
+def test_bioasq_golden_yesno_other_than_yes_or_no():
+    neither = "'y'.*neither yes nor no"
+    # "maybe" reads as neither: an answer that reads as neither ("") is right, in class "no"
+    assert _line([_y("y", "maybe"), _y("z", "yes")], [_s("y", ""), _s("z", "yes")],
+                 neither) == [1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0, 1.0, 1.0]
+    assert _line([_y("y", "maybe"), _y("z", "yes")], [_s("y", "no"), _s("z", "yes")],
+                 neither) == [0.5, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1 / 3, 2 / 3, 0.0]
+    # "unknown" holds "no"
+    assert _line([_y("y", "maybe"), _y("z", "no")], [_s("y", "unknown"), _s("z", "yes")],
+                 neither) == [0.0] * 10
+    # golden strings that hold "yes" or "no" are read as such, quietly
+    assert _line([_y("y", "Yes."), _y("z", "NO")], [_s("y", "yes"), _s("z", "no")]) == \
+        [1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0, 1.0, 1.0]
+
+
+def test_bioasq_golden_empty_answer():
+    assert _line([_f("f", []), _f("g", [["b"]])], [_s("f", [["a"]]), _s("g", [["b"]])],
+                 r"'f'.*golden answer is empty") == \
+        [0.0, 0.5, 0.5, 0.5, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]
+    for answer in ([["a"]], []):
+        assert _line([_l("l", []), _l("m", [["b"]])], [_s("l", answer), _s("m", [["b"]])],
+                     "'l'.*empty") == [0.0, 0.0, 0.0, 0.0, 0.5, 0.5, 0.5, 0.0, 0.0, 0.0]
+
+
+def test_bioasq_empty_golden_synonym_group_is_dropped():
+    assert _line([_l("l", [["a"], []])], [_s("l", [["a"]])], "'l'.*empty synonym group") == \
+        [0.0, 0.0, 0.0, 0.0, 1.0, 1.0, 1.0, 0.0, 0.0, 0.0]
+    assert _line([_f("f", [[]])], [_s("f", [["a"]])], "'f'.*empty synonym group") == \
+        [0.0] * 10
+
+
+def test_bioasq_repeated_submission_id_first_counts():
+    assert _line([_f("f", [["a"]])], [_s("f", [["b"]]), _s("f", [["a"]])],
+                 r"1 question id \('f'\) appears more than once; the first") == [0.0] * 10
+    assert _line([_l("l", [["a"], ["b"]])], [_s("l", [["a"]]), _s("l", [["a"], ["b"]])],
+                 "first entry") == [0.0, 0.0, 0.0, 0.0, 1.0, 0.5, 2 / 3, 0.0, 0.0, 0.0]
+    # the golden file may not repeat an id
+    gold = {"questions": [_f("f", [["a"]]), _f("f", [["b"]])]}
+    with pytest.raises(BioasqFormatError, match="question 'f': appears twice"):
+        evaluate_bioasq(gold, {"questions": [_s("f", [["a"]])]})
+    with pytest.raises(ValueError, match="'repeated' parameter"):
+        read_bioasq(gold, repeated="last")
+
+
+def test_bioasq_warnings_name_file_and_count():
+    gold = {"questions": [_f(f"q{i}", "x") for i in range(7)]}
+    sub = {"questions": [_s(f"q{i}", [["x"]]) for i in range(7)]}
+    with pytest.warns(BioasqWarning) as record:
+        evaluate_bioasq(gold, sub)
+    assert len(record) == 1
+    assert str(record[0].message).startswith(
+        "<dict>: 7 questions ('q0', 'q1', 'q2', 'q3', 'q4', ...): the golden")
+    assert record[0].filename == __file__
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", BioasqWarning)
+        with pytest.raises(BioasqWarning):
+            evaluate_bioasq(gold, sub)
+
+
+def test_bioasq_yesno_answer_not_a_string():
+    assert _line([_y("y", "yes")], [_s("y", ["yes"])], "'y'.*not a string") == \
+        [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]
+    # a question without exact_answer is unanswered, quietly (the tool scores it 0 too)
+    assert _line([_y("y", "yes"), _f("f", [["a"]])], [{"id": "y"}, {"id": "f"}]) == [0.0] * 10
+
+
+_W = ["a", "A", "b", "B", "c", "", "yes", "No", "É", "é"]
+_YN = ["yes", "no", "Yes", "NO", "maybe", "", "not known", "unknown", "none"]
+
+
+@st.composite
+def bioasq_documents(draw):
+    """Golden and submitted documents with every odd form the tool reads."""
+    answer_list = st.lists(st.lists(st.sampled_from(_W), max_size=2), max_size=6)
+    gold_groups = st.one_of(st.sampled_from(_W), st.just([]),
+                            st.lists(st.lists(st.sampled_from(_W), max_size=3), min_size=1,
+                                     max_size=4),
+                            st.lists(st.sampled_from(_W), min_size=1, max_size=3))
+    submitted = st.one_of(answer_list, st.sampled_from(_W), st.none(),
+                          st.lists(st.one_of(st.sampled_from(_W), st.none()), max_size=4))
+    gq, sq = [], []
+    for i in range(draw(st.integers(1, 8))):
+        qtype = draw(st.sampled_from(["factoid", "list", "yesno", "summary"]))
+        gold = draw(st.sampled_from(_YN) if qtype == "yesno" else gold_groups)
+        gq.append({"id": f"q{i}", "type": qtype, "exact_answer": gold})
+        for _ in range(draw(st.integers(0, 2))):
+            value = draw(st.one_of(st.sampled_from(_YN), st.none()) if qtype == "yesno"
+                         else submitted)
+            sq.append({"id": f"q{i}"} if value is None else {"id": f"q{i}",
+                                                              "exact_answer": value})
+    return {"questions": gq}, {"questions": draw(st.permutations(sq))}
+
+
+@settings(max_examples=300, deadline=None)
+@given(bioasq_documents(), st.sampled_from([None, 1, 3]), st.sampled_from(["bioasq", "none"]))
+def test_bioasq_matches_reference_on_odd_documents(docs, k, normalizer):
+    gold, sub = docs
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", BioasqWarning)
+        got = evaluate_bioasq(gold, sub, k=k, normalizer=normalizer)
+    assert got == ref.evaluate_bioasq(gold, sub, k=k, normalizer=normalizer)
 
 
 def test_bioasq_cli(tmp_path, capsys):
@@ -274,6 +438,23 @@ def test_bioasq_cli(tmp_path, capsys):
     (tmp_path / "bad.json").write_text("{")
     assert main(["bioasq", str(g), str(tmp_path / "bad.json")]) == 2
     assert "not JSON" in capsys.readouterr().err
+
+
+def test_bioasq_cli_prints_warnings_on_stderr(tmp_path, capsys):
+    g, s = tmp_path / "gold.json", tmp_path / "sub.json"
+    g.write_text(json.dumps({"questions": [_f("f", [["a"]]), _y("y", "maybe")]}))
+    s.write_text(json.dumps({"questions": [_s("f", [[], ["a"]]), _s("f", "a"), _s("y", "")]}))
+    assert main(["bioasq", str(g), str(s), "-o", "line"]) == 0
+    out, err = capsys.readouterr()
+    assert out.split() == ["1.0", "1.0", "1.0", "1.0", "0.0", "0.0", "0.0", "0.5", "0.0", "1.0"]
+    assert err.splitlines() == [
+        f"qafast bioasq: {s}: 1 question id ('f') appears more than once; the first entry "
+        "of each is scored, as the official BioASQ tool does",
+        f"qafast bioasq: {g}: 1 question ('y'): the golden yes/no answer reads as neither "
+        "yes nor no; only an answer that also reads as neither (such as '') is right, and "
+        "the question counts in the 'no' class of the F1s, as in the official BioASQ tool",
+        f"qafast bioasq: {s}: 1 question ('f'): an empty answer ([]) among the answers is "
+        "dropped, and the answers after it move up a rank, as in the official BioASQ tool"]
 
 
 def test_bioasq_cli_stdin(tmp_path):

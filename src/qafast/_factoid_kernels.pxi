@@ -350,7 +350,8 @@ cdef inline bint _fq_take_group(int32_t x, int64_t g0, int64_t ng, const int64_t
 
 
 def fq_yesno(const int8_t[::1] gold, const int8_t[::1] pred, double[::1] out):
-    """BioASQ yes/no questions: gold 1 (yes) or 0 (no), pred 1, 0 or -1 (neither, empty).
+    """BioASQ yes/no questions: gold and pred 1 (yes), 0 (no) or 2 (a string with neither);
+    pred -1 is no answer, never right. Gold 1 is the "yes" class, any other the "no" class.
     out = accuracy sum, F1(yes), F1(no), from the tool's accuracy-based confusion counts."""
     cdef Py_ssize_t n = gold.shape[0], i
     cdef double acc = 0.0, tp_y = 0.0, e_y = 0.0, tp_n = 0.0, e_n = 0.0

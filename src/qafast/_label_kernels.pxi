@@ -27,68 +27,87 @@ cdef inline int64_t _lb_count_ahead(const double* w, const int32_t* ids, int64_t
     return r
 
 
+cdef inline int64_t _lb_count_same(const double* w, const int32_t* ids, int64_t lo, int64_t i,
+                                   double x, int32_t cx) noexcept nogil:
+    """How many of the entries lo..i-1 have weight x and id cx: a repeated concept's earlier
+    entries of equal weight, which take the places just before entry i."""
+    cdef int64_t j, r = 0
+    for j in range(lo, i):
+        r += <int64_t>((w[j] == x) & (ids[j] == cx))
+    return r
+
+
 def lb_concepts_at_k(const int64_t[::1] pred_offsets, const int32_t[::1] pred_ids,
                      const double[::1] pred_weights, const int64_t[::1] gold_offsets,
                      const int32_t[::1] gold_ids, const int64_t[::1] ks, int64_t extra,
                      int64_t[::1] seen, int64_t[::1] gold_mark, int64_t[::1] rank_buf,
                      double[:, ::1] hit, double[:, ::1] rec):
     """Hit@K and Rec@K per question; returns -1, or the index of the first question whose
-    predictions name a concept twice (its rows are then left unwritten).
+    predictions name a concept twice.
 
     Question q's predictions are ``pred_ids[pred_offsets[q]:pred_offsets[q + 1]]``. With
     ``pred_weights`` empty they are ranked in list order; otherwise by weight descending,
-    ties by id ascending. Its gold concepts are ``gold_ids[gold_offsets[q]:...]`` (repeats
-    count once; at least one). A cut-off ``ks[t]`` keeps the ranks below ``ks[t] + extra``
+    ties by id ascending, then by list order. Every entry takes a place, and a concept named
+    more than once counts at its last place (the published DrFact script keeps a concept's
+    last position). Its gold concepts are ``gold_ids[gold_offsets[q]:...]`` (repeats count
+    once; at least one). A cut-off ``ks[t]`` keeps the ranks below ``ks[t] + extra``
     (``extra`` is 1 for the published DrFact script's T + 1 items). ``seen`` and
     ``gold_mark`` are scratch, one slot per concept id, filled with -1 by the caller;
-    ``rank_buf`` is scratch with a slot per gold concept of the largest gold set.
+    ``rank_buf`` is scratch with a slot per gold entry of the largest gold list.
     """
     cdef Py_ssize_t n = pred_offsets.shape[0] - 1, nk = ks.shape[0]
     cdef Py_ssize_t q, t
-    cdef int64_t i, j, lo, hi, c, g, m, r, cut, found, min_rank
-    cdef bint weighted = pred_weights.shape[0] > 0
+    cdef int64_t i, j, lo, hi, c, g, m, r, s, cut, found, g0, g1
+    cdef bint weighted = pred_weights.shape[0] > 0, again
     cdef int64_t bad = -1
     with nogil:
         for q in range(n):
-            # mark the gold set; g counts distinct gold concepts
+            # mark the gold set: gold_mark[c] is the index of c's first gold entry, so it
+            # is >= g0 only for this question's gold; its rank goes to rank_buf[that - g0]
+            g0 = gold_offsets[q]
+            g1 = gold_offsets[q + 1]
             g = 0
-            for j in range(gold_offsets[q], gold_offsets[q + 1]):
+            for j in range(g0, g1):
                 c = gold_ids[j]
-                if gold_mark[c] != q:
-                    gold_mark[c] = q
+                if gold_mark[c] < g0:
+                    gold_mark[c] = j
+                    rank_buf[j - g0] = -1
                     g += 1
             lo = pred_offsets[q]
             hi = pred_offsets[q + 1]
-            # find the gold concepts among the predictions, and their ranks
-            m = 0
+            # the rank of each gold concept among the predictions: its last place
             for i in range(lo, hi):
                 c = pred_ids[i]
-                if seen[c] == q:
+                again = seen[c] == q
+                if again and bad < 0:
                     bad = q
-                    break
                 seen[c] = q
-                if gold_mark[c] != q:
+                if gold_mark[c] < g0:
                     continue
                 if not weighted:
                     r = i - lo
                 else:
                     r = _lb_count_ahead(&pred_weights[0], &pred_ids[0], lo, hi,
                                         pred_weights[i], pred_ids[i])
-                rank_buf[m] = r
-                m += 1
-            if bad >= 0:
-                break
-            min_rank = -1
-            for j in range(m):
-                if min_rank < 0 or rank_buf[j] < min_rank:
-                    min_rank = rank_buf[j]
+                    if again:
+                        r += _lb_count_same(&pred_weights[0], &pred_ids[0], lo, i,
+                                            pred_weights[i], pred_ids[i])
+                s = gold_mark[c] - g0
+                if r > rank_buf[s]:
+                    rank_buf[s] = r
+            # the ranks of the gold concepts found, packed to the front (m <= j - g0)
+            m = 0
+            for j in range(g0, g1):
+                if gold_mark[gold_ids[j]] == j and rank_buf[j - g0] >= 0:
+                    rank_buf[m] = rank_buf[j - g0]
+                    m += 1
             for t in range(nk):
                 cut = ks[t] + extra
                 found = 0
                 for j in range(m):
                     if rank_buf[j] < cut:
                         found += 1
-                hit[q, t] = 1.0 if (m > 0 and min_rank < cut) else 0.0
+                hit[q, t] = 1.0 if found > 0 else 0.0
                 rec[q, t] = <double>found / <double>g
     return bad
 

@@ -17,6 +17,12 @@ About that script (OpenCSR repository, ``evaluation/eval_metrics.py``, ``hit_at_
 and never sorts by the scores beside the concepts; it divides recall by the number of distinct
 gold concepts and averages over the questions of the prediction file.
 
+Input the DrFact script accepts without complaint is scored as it scores it, with a
+:class:`~qafast.io.drfact.DrFactWarning`: a concept predicted twice for one question counts at
+its last place; no question at all gives 0 for every measure; a question on two lines of a
+file counts with its last line (:func:`qafast.io.drfact.read_drfact`). ``strict=True`` makes
+each of these a ``ValueError`` instead.
+
 Data is encoded once (:func:`encode_concepts`, or the reader :func:`qafast.io.drfact.read_drfact`)
 into :class:`ConceptLists`: CSR ``int64`` offsets and flat ``int32`` concept ids, ids given in
 sorted concept order so that the kernel breaks ties on ids.
@@ -323,7 +329,8 @@ def _check_distinct(ids: list, name: str) -> None:
         raise ValueError(f"question {q!r} appears twice in the {name}")
 
 
-def _values(predictions, references, ks: list[int | None], drfact: bool, per_question: bool):
+def _values(predictions, references, ks: list[int | None], drfact: bool, per_question: bool,
+            strict: bool):
     """Per-question hit and recall arrays, shape (n, len(ks)), and the question ids."""
     if isinstance(predictions, ConceptLists) or isinstance(references, ConceptLists):
         pred, gold = predictions, references
@@ -336,7 +343,14 @@ def _values(predictions, references, ks: list[int | None], drfact: bool, per_que
         pred, gold = encode_concepts(predictions, references)
     n = len(pred.question_ids)
     if n == 0:
-        raise ValueError("no questions in the predictions")
+        if strict:
+            raise ValueError("no questions in the predictions")
+        from ._warn import warn
+        from .io.drfact import DrFactWarning
+
+        warn(f"{pred.source}: no questions; every measure is 0, as the DrFact evaluation "
+             "script prints for an empty prediction file", DrFactWarning)
+        return np.zeros((0, len(ks))), np.zeros((0, len(ks))), pred.question_ids
     if per_question and not pred._distinct:
         _check_distinct(pred.question_ids, "predictions")
     # gold rows in prediction order
@@ -376,12 +390,31 @@ def _values(predictions, references, ks: list[int | None], drfact: bool, per_que
     bad = _kernels.lb_concepts_at_k(pred.offsets, pred.ids, weights, g_off, g_ids, k_arr,
                                     1 if drfact else 0, seen_a, mark, buf, hit, rec)
     if bad >= 0:
-        q = pred.question_ids[bad]
-        lo, hi = int(pred.offsets[bad]), int(pred.offsets[bad + 1])
-        ids = pred.ids[lo:hi].tolist()
-        c = next(c for i, c in enumerate(ids) if c in ids[:i])
-        raise ValueError(f"question {q!r}: concept {pred.vocabulary[c]!r} is predicted twice")
+        _repeated_concepts(pred, bad, strict)
     return hit, rec, pred.question_ids
+
+
+def _repeated_concepts(pred: ConceptLists, first: int, strict: bool) -> None:
+    """Raise (strict) or warn about the questions that name a concept twice, from question
+    ``first`` on (the kernel's report)."""
+    lo, hi = int(pred.offsets[first]), int(pred.offsets[first + 1])
+    ids = pred.ids[lo:hi].tolist()
+    c = next(c for i, c in enumerate(ids) if c in ids[:i])
+    q = pred.question_ids[first]
+    if strict:
+        raise ValueError(f"question {q!r}: concept {pred.vocabulary[c]!r} is predicted twice")
+    # every question with a repeat: (question, concept) keys sorted, equal neighbours
+    rows = np.repeat(np.arange(len(pred), dtype=np.int64), np.diff(pred.offsets))
+    keys = np.sort(rows[lo:] * len(pred.vocabulary) + pred.ids[lo:])
+    n_questions = len(np.unique(keys[1:][keys[1:] == keys[:-1]] // len(pred.vocabulary)))
+    from ._warn import warn
+    from .io.drfact import DrFactWarning
+
+    warn(f"{pred.source}: {n_questions} question{'s name' if n_questions > 1 else ' names'} a "
+         f"concept more than once (the first: question {q!r}, concept "
+         f"{pred.vocabulary[c]!r}); each counts at its last place, as the DrFact evaluation "
+         "script ranks it", DrFactWarning)
+
 
 
 def _means(values: np.ndarray) -> np.ndarray:
@@ -392,7 +425,7 @@ def _means(values: np.ndarray) -> np.ndarray:
 
 
 def evaluate_concepts(predictions, references, measures, *, per_question: bool = False,
-                      drfact: bool = False):
+                      drfact: bool = False, strict: bool = False):
     """Hit@K and Rec@K at several cut-offs, in one kernel call.
 
     Parameters
@@ -412,6 +445,10 @@ def evaluate_concepts(predictions, references, measures, *, per_question: bool =
     drfact : bool, default False
         Reproduce the published DrFact script: list order (weights ignored) and K + 1 concepts
         at cut-off K.
+    strict : bool, default False
+        Raise ``ValueError`` where the DrFact script goes on: for a concept predicted twice
+        for one question (which otherwise counts at its last place) and for predictions
+        with no question (which otherwise give 0 for every measure).
 
     Returns
     -------
@@ -421,11 +458,16 @@ def evaluate_concepts(predictions, references, measures, *, per_question: bool =
     Raises
     ------
     ValueError
-        A question without gold concepts, a concept predicted twice, a NaN weight, a question
-        of the predictions missing from the references, an unknown measure (messages name the
-        question).
+        A question without gold concepts, a NaN weight, a question of the predictions missing
+        from the references, an unknown measure (messages name the question); with
+        ``strict=True``, also a concept predicted twice or no question.
     TypeError
         Input of the wrong type.
+
+    Warns
+    -----
+    qafast.io.drfact.DrFactWarning
+        Without ``strict``, for a concept predicted twice and for no question.
 
     Examples
     --------
@@ -444,30 +486,32 @@ def evaluate_concepts(predictions, references, measures, *, per_question: bool =
     """
     parsed = _parse_measures(measures)
     hit, rec, qids = _values(predictions, references, [k for _, _, k in parsed], drfact,
-                             per_question)
+                             per_question, strict)
     names = [name for name, _, _ in parsed]
     if per_question:
         rows = np.where([kind == "hit" for _, kind, _ in parsed], hit, rec).tolist()
         return {q: dict(zip(names, row)) for q, row in zip(qids, rows)}
+    if len(qids) == 0:
+        return dict.fromkeys(names, 0.0)
     return dict(zip(names, np.where([kind == "hit" for _, kind, _ in parsed],
                                     _means(hit), _means(rec)).tolist()))
 
 
-def _single(kind, predictions, references, k, per_question, drfact):
+def _single(kind, predictions, references, k, per_question, drfact, strict):
     if k is not None and (isinstance(k, bool) or not isinstance(k, int)):
         raise TypeError(f"k must be an int or None, got {type(k).__name__}")
     if k is not None and k < 1:
         raise ValueError(f"k must be at least 1 (or None for no cut-off); got {k}")
     name = kind if k is None else f"{kind}@{k}"
     out = evaluate_concepts(predictions, references, [name], per_question=per_question,
-                            drfact=drfact)
+                            drfact=drfact, strict=strict)
     if per_question:
         return {q: row[name] for q, row in out.items()}
     return out[name]
 
 
 def hit_at_k(predictions, references, *, k: int | None = None, per_question: bool = False,
-             drfact: bool = False):
+             drfact: bool = False, strict: bool = False):
     """Hit@K: the fraction of questions with a gold concept among their top ``k`` concepts.
 
     Parameters are those of :func:`evaluate_concepts`; ``k=None`` means no cut-off. With
@@ -483,11 +527,11 @@ def hit_at_k(predictions, references, *, k: int | None = None, per_question: boo
     >>> hit_at_k(predictions, references, k=2, per_question=True)
     {'q1': 0.0, 'q2': 1.0}
     """
-    return _single("hit", predictions, references, k, per_question, drfact)
+    return _single("hit", predictions, references, k, per_question, drfact, strict)
 
 
 def recall_at_k(predictions, references, *, k: int | None = None, per_question: bool = False,
-                drfact: bool = False):
+                drfact: bool = False, strict: bool = False):
     """Rec@K: the mean fraction of each question's distinct gold concepts in its top ``k``.
 
     Parameters are those of :func:`evaluate_concepts`; ``k=None`` means no cut-off.
@@ -500,7 +544,7 @@ def recall_at_k(predictions, references, *, k: int | None = None, per_question: 
     >>> recall_at_k(predictions, references, k=2)
     0.5
     """
-    return _single("rec", predictions, references, k, per_question, drfact)
+    return _single("rec", predictions, references, k, per_question, drfact, strict)
 
 
 # ------------------------------------------------------------------------------------------
@@ -520,23 +564,36 @@ def _opencsr_parser(sub) -> None:
                    help="key of predictions_K to read (default: the only one)")
     p.add_argument("--drfact", action="store_true",
                    help="the published DrFact script's rule: file order, K + 1 concepts at K")
+    p.add_argument("--strict", action="store_true",
+                   help="stop on a question on two lines, a concept predicted twice or an "
+                        "empty prediction file (the DrFact script goes on: last line, last "
+                        "place, zeros; so does qafast, with a warning)")
     p.add_argument("-q", action="store_true", help="print each question's values too")
     p.add_argument("-o", choices=("text", "json"), default="text", help="output format")
 
 
 def _run_opencsr(args) -> int:
     import sys
+    import warnings
 
-    from .io.drfact import read_drfact
+    from ._warn import on_stderr
+    from .io.drfact import DrFactWarning, read_drfact
 
     ks = args.k or [10, 50, 100]
     if any(k < 1 for k in ks):
         raise ValueError("-k takes a positive number")
     measures = [f"{kind}@{k}" for kind in ("hit", "rec") for k in ks]
-    pred, gold = read_drfact(args.predictions, args.truth, pool=args.pool)
-    summary = evaluate_concepts(pred, gold, measures, drfact=args.drfact)
-    per = evaluate_concepts(pred, gold, measures, per_question=True,
-                            drfact=args.drfact) if args.q else None
+    with on_stderr("opencsr", DrFactWarning):
+        pred, gold = read_drfact(args.predictions, args.truth, pool=args.pool,
+                                 strict=args.strict)
+        summary = evaluate_concepts(pred, gold, measures, drfact=args.drfact,
+                                    strict=args.strict)
+    per = None
+    if args.q:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DrFactWarning)  # said above
+            per = evaluate_concepts(pred, gold, measures, per_question=True,
+                                    drfact=args.drfact, strict=args.strict)
     if args.o == "json":
         doc: dict = {"questions": len(pred), "all": summary}
         if per is not None:

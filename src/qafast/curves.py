@@ -4,6 +4,13 @@ step-wise AP, PASCAL VOC all-point and 11-point, and COCO 101-point.
 Each kernel sorts once, stably, by score descending, and sweeps; the threshold sweep needs
 no sort (each sample is counted under the largest threshold it reaches). The definitions, in plain
 Python, are :mod:`qafast.reference.curves`.
+
+With no positive sample, recall is undefined. :func:`precision_recall_curve` and
+``average_precision(method="step")`` then do what scikit-learn 1.9 does (recall 1 at every
+threshold, so AP 0.0) and the threshold sweep what ``sklearn.metrics.recall_score`` does
+(recall 0), each with an :class:`UndefinedMetricWarning`. VOC and COCO AP raise
+``ValueError`` unless ``n_positives`` is given: their tools disagree there (VOC's all-point
+AP is NaN, its 11-point AP 0, and COCO leaves the class out of its mean).
 """
 
 from __future__ import annotations
@@ -14,10 +21,28 @@ import numpy as np
 
 from . import _kernels
 
-__all__ = ["average_precision", "precision_recall_curve", "threshold_average_precision",
-           "threshold_precision_recall"]
+__all__ = ["UndefinedMetricWarning", "average_precision", "precision_recall_curve",
+           "threshold_average_precision", "threshold_precision_recall"]
 
 _METHODS = {"step": -1, "voc": 0, "voc11": 1, "coco": 2}
+
+
+class UndefinedMetricWarning(UserWarning):
+    """A value that is undefined for the input (recall with no positive sample), set as
+    scikit-learn sets it; the message is scikit-learn's, so filters on it apply to both."""
+
+
+# scikit-learn 1.9's messages (precision_recall_curve; recall_score)
+_NO_POSITIVE = ("No positive class found in y_true, recall is set to one for all "
+                "thresholds.")
+_NO_TRUE_SAMPLES = ("Recall is ill-defined and being set to 0.0 due to no true samples. Use "
+                    "`zero_division` parameter to control this behavior.")
+
+
+def _warn(message):
+    from ._warn import warn
+
+    warn(message, UndefinedMetricWarning)
 
 
 def _prepare(y_true, y_score, pos_label):
@@ -89,6 +114,12 @@ def precision_recall_curve(y_true, y_score, *, pos_label=None):
     thresholds : ndarray of shape (n_thresholds,)
         The distinct scores, ascending.
 
+    Warns
+    -----
+    UndefinedMetricWarning
+        When no sample is positive; recall is then 1 at every threshold, as scikit-learn
+        sets it.
+
     Examples
     --------
     >>> from qafast.curves import precision_recall_curve
@@ -98,10 +129,12 @@ def precision_recall_curve(y_true, y_score, *, pos_label=None):
     """
     y, s = _prepare(y_true, y_score, pos_label)
     tps, fps, th = _curve_counts(y, s)
-    if tps[-1] == 0:
-        raise ValueError("y_true has no positive sample: recall is undefined")
     precision = tps / (tps + fps)
-    recall = tps / tps[-1]
+    if tps[-1] == 0:
+        _warn(_NO_POSITIVE)
+        recall = np.ones(len(tps))
+    else:
+        recall = tps / tps[-1]
     return (np.hstack((precision[::-1], 1.0)), np.hstack((recall[::-1], 0.0)), th[::-1].copy())
 
 
@@ -135,8 +168,14 @@ def average_precision(y_true, y_score, *, method: str = "step", pos_label=None,
     Raises
     ------
     ValueError
-        If there is no positive, a label is outside {0, 1}, a score is NaN, or the
-        lengths differ.
+        If a label is outside {0, 1}, a score is NaN, or the lengths differ; for ``"voc"``,
+        ``"voc11"`` and ``"coco"``, if there is no positive sample and ``n_positives`` is not
+        given (AP is undefined there, and those tools disagree on a value).
+
+    Warns
+    -----
+    UndefinedMetricWarning
+        For ``"step"`` with no positive sample, which gives 0.0, as scikit-learn does.
 
     Examples
     --------
@@ -156,9 +195,15 @@ def average_precision(y_true, y_score, *, method: str = "step", pos_label=None,
             raise ValueError("n_positives applies to 'voc', 'voc11' and 'coco' only")
         tps, fps, _ = _curve_counts(y, s)
         if tps[-1] == 0:
-            raise ValueError("y_true has no positive sample: average precision is undefined")
+            # precision is 0 at every threshold, so scikit-learn's sum is 0 (clipped to +0.0)
+            _warn(_NO_POSITIVE)
+            return 0.0
         return float(_kernels.fq_step_ap(tps, fps, np.empty(len(tps))))
     found = int(y.sum())
+    if found == 0 and n_positives is None:
+        raise ValueError(f"y_true has no positive sample: {method!r} average precision is "
+                         "undefined without ground-truth positives; give n_positives (the "
+                         "ground truths missed), or use method='step' (0.0, as scikit-learn)")
     npos = found if n_positives is None else n_positives
     if isinstance(npos, bool) or not isinstance(npos, (int, np.integer)) or npos < max(found, 1):
         raise ValueError(f"n_positives must be an int >= the {found} positive samples (and "
@@ -173,7 +218,8 @@ def threshold_precision_recall(y_true, y_score, *, thresholds, pos_label=None):
 
     A sample is predicted positive when its score is at least the threshold. Precision is
     0 when nothing is predicted, as ``sklearn.metrics.precision_score`` gives. Recall is 0
-    when there is no positive.
+    when there is no positive, as ``sklearn.metrics.recall_score`` gives, with an
+    :class:`UndefinedMetricWarning` (once, where the seed's calls warn at each threshold).
 
     Returns
     -------
@@ -191,6 +237,8 @@ def threshold_precision_recall(y_true, y_score, *, thresholds, pos_label=None):
     pred = tp + fp
     precision = np.divide(tp, pred, out=np.zeros(len(t)), where=pred != 0)
     pos = int(np.count_nonzero(y))
+    if not pos:
+        _warn(_NO_TRUE_SAMPLES)
     recall = tp / pos if pos else np.zeros(len(t))
     return precision, recall
 
@@ -200,7 +248,8 @@ def threshold_average_precision(y_true, y_score, *, thresholds, pos_label=None) 
 
     With precisions and recalls from :func:`threshold_precision_recall`, and a point
     (precision 1, recall 0) appended, ``AP = sum((recall[i] - recall[i+1]) * precision[i])``.
-    The result is the seed's number exactly.
+    The result is the seed's number exactly. With no positive sample it is 0.0, with an
+    :class:`UndefinedMetricWarning`, as the seed's scikit-learn calls give.
 
     Examples
     --------
@@ -255,10 +304,18 @@ def _run_ap(args) -> int:
     finally:
         if f is not sys.stdin:
             f.close()
-    res = {m: average_precision(labels, scores, method=m) for m in _METHODS}
-    if args.thresholds:
-        ts = [float(x) for x in args.thresholds.split(",")]
-        res["threshold"] = threshold_average_precision(labels, scores, thresholds=ts)
+    from ._warn import on_stderr
     from .cli import write_json, write_values
+
+    # with no positive label, VOC and COCO AP are undefined: left out, with a note
+    methods = _METHODS if any(labels) else ["step"]
+    with on_stderr("ap", UndefinedMetricWarning):
+        res = {m: average_precision(labels, scores, method=m) for m in methods}
+        if args.thresholds:
+            ts = [float(x) for x in args.thresholds.split(",")]
+            res["threshold"] = threshold_average_precision(labels, scores, thresholds=ts)
+    if len(methods) < len(_METHODS):
+        print("qafast ap: no positive label, so voc, voc11 and coco AP are undefined and left "
+              "out", file=sys.stderr)
 
     return write_json(res) if args.o == "json" else write_values(res, width=10)

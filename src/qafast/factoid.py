@@ -16,7 +16,8 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from . import _kernels
-from .io.bioasq import read_bioasq
+from .io.bioasq import BioasqFormatError, BioasqWarning, read_bioasq
+from .reference.factoid import parse_yesno
 
 __all__ = ["BIOASQ_MEASURES", "evaluate_bioasq", "evaluate_factoid"]
 
@@ -233,13 +234,22 @@ def evaluate_bioasq(golden, submission, *, k: int | None = None, normalizer: str
                     per_question: bool = False) -> dict:
     """Score a BioASQ Task B Phase B submission as the official evaluation tool does.
 
-    Golden ``exact_answer`` values are synonym groups: a factoid's is a list of synonyms
-    (or of synonym lists, any of which counts), and a list question's is a list of synonym
-    lists, one per answer. For a submission, only the first string of each answer counts,
-    as the tool reads it since BioASQ5. Strings are lowercased before matching. Each measure
-    is a mean over the questions of its type that the submission answers; unanswered gold
-    questions are skipped, and a type with no question scores 0. See
-    :mod:`qafast.reference.factoid` for each rule.
+    Golden ``exact_answer`` values are synonym groups: a factoid's is a list of synonym
+    lists, any of which counts, and a list question's is a list of synonym lists, one per
+    answer. For a submission, only the first string of each answer counts, as the tool reads
+    it since BioASQ5. Strings are lowercased before matching. Each measure is a mean over the
+    questions of its type that the submission answers; unanswered gold questions are
+    skipped, and a type with no question scores 0. See :mod:`qafast.reference.factoid` for
+    each rule.
+
+    Odd input is read as the tool reads it, with a :class:`~qafast.io.bioasq.BioasqWarning`
+    naming the questions: an empty inner list ``[]`` among submitted answers is dropped (the
+    answers after it move up a rank); a single string where a factoid or list answer belongs
+    is no answer; a golden string or ``[]`` there matches nothing; an empty golden synonym
+    group is dropped; a golden yes/no answer that reads as neither yes nor no is right only
+    for an answer that also reads as neither, and counts in the "no" class of the F1s; a
+    question id the submission repeats is scored with its first entry. Each such question
+    still counts in its type's means.
 
     Parameters
     ----------
@@ -261,7 +271,13 @@ def evaluate_bioasq(golden, submission, *, k: int | None = None, normalizer: str
     Raises
     ------
     qafast.io.bioasq.BioasqFormatError
-        If a document is malformed, or if a golden answer is missing or of the wrong shape.
+        If a document is malformed, if the golden file repeats a question id, or if a
+        golden answer is missing or of a type the tool cannot read (where the tool stops).
+
+    Warns
+    -----
+    qafast.io.bioasq.BioasqWarning
+        For the odd input above, once per kind and document.
 
     Examples
     --------
@@ -279,11 +295,12 @@ def evaluate_bioasq(golden, submission, *, k: int | None = None, normalizer: str
     """
     kk = _check_k(k)
     _check_normalizer(normalizer)
-    gsrc = _source_name(golden)
+    gsrc, ssrc = _source_name(golden), _source_name(submission)
     gold = read_bioasq(golden)
-    sub = read_bioasq(submission)
+    sub = read_bioasq(submission, repeated="first")
     lower = normalizer == "bioasq"
     norm = (lambda s: s.lower()) if lower else (lambda s: s)
+    notes: dict[str, list] = {}
 
     fact_ids, list_ids, yn_ids = [], [], []
     f_pred_off, f_pred, f_gold_off, f_gold = [0], [], [0], []
@@ -295,7 +312,7 @@ def evaluate_bioasq(golden, submission, *, k: int | None = None, normalizer: str
         qtype = g["type"]
         answer = sub[qid]["exact_answer"]
         if qtype == "factoid":
-            groups = _gold_groups(g["exact_answer"], qid, gsrc, factoid=True)
+            groups = _gold_groups(g["exact_answer"], qid, gsrc, True, notes)
             local = {}
             for grp in groups:
                 for s in grp:
@@ -303,31 +320,35 @@ def evaluate_bioasq(golden, submission, *, k: int | None = None, normalizer: str
             f_gold.extend(range(len(local)))
             f_gold_off.append(len(f_gold))
             f_pred.extend(local.get(norm(a), -1) if a is not None else -1
-                          for a in _submitted(answer, qid))
+                          for a in _submitted(answer, qid, notes))
             f_pred_off.append(len(f_pred))
             fact_ids.append(qid)
         elif qtype == "list":
-            groups = _gold_groups(g["exact_answer"], qid, gsrc, factoid=False)
+            groups = _gold_groups(g["exact_answer"], qid, gsrc, False, notes)
             local = {}
             for grp in groups:
                 l_group_ids.extend(local.setdefault(norm(s), len(local)) for s in grp)
                 l_group_off.append(len(l_group_ids))
             l_qgroup_off.append(len(l_group_off) - 1)
             l_items.extend(local.get(norm(a), -1) if a is not None else -1
-                           for a in _submitted(answer, qid))
+                           for a in _submitted(answer, qid, notes))
             l_item_off.append(len(l_items))
             list_ids.append(qid)
         elif qtype == "yesno":
-            from .reference.factoid import parse_yesno
             gl = parse_yesno(g["exact_answer"])
             if gl is None:
-                from .io.bioasq import BioasqFormatError
-                raise BioasqFormatError(f"golden yes/no answer is {g['exact_answer']!r}, "
-                                        "expected 'yes' or 'no'", path=gsrc, question=qid)
-            yn_gold.append(gl == "yes")
+                raise BioasqFormatError(f"golden yes/no answer is {g['exact_answer']!r:.60}, "
+                                        "expected a string such as 'yes' or 'no'", path=gsrc,
+                                        question=qid)
+            if gl == "none":
+                notes.setdefault("golden_yesno", []).append(qid)
+            yn_gold.append(_YESNO_CODES[gl])
             pl = parse_yesno(answer)
-            yn_pred.append(-1 if pl is None else int(pl == "yes"))
+            if pl is None and answer is not None:
+                notes.setdefault("yesno_not_string", []).append(qid)
+            yn_pred.append(-1 if pl is None else _YESNO_CODES[pl])
             yn_ids.append(qid)
+    _warn_notes(notes, gsrc, ssrc)
 
     out = dict.fromkeys(BIOASQ_MEASURES, 0.0)
     rows: dict = {}
@@ -373,51 +394,105 @@ def evaluate_bioasq(golden, submission, *, k: int | None = None, normalizer: str
     return out
 
 
+# fq_yesno's codes: 1 is the "yes" class, anything else the "no" class; -1 (no answer) is
+# never right
+_YESNO_CODES = {"yes": 1, "no": 0, "none": 2}
+
+
 def _source_name(src) -> str:
     if isinstance(src, Mapping):
         return "<dict>"
     return str(getattr(src, "name", src))
 
 
-def _gold_groups(value, qid, path, factoid):
-    from .io.bioasq import BioasqFormatError
-
+def _gold_groups(value, qid, path, factoid, notes):
+    """A golden factoid or list answer's synonym groups, read as the tool reads them."""
     if isinstance(value, str):
-        return [[value]]
-    if not isinstance(value, list) or not value:
-        raise BioasqFormatError(f"golden exact_answer is {value!r:.60}; expected a non-empty "
-                                "list of synonym lists", path=path, question=qid)
+        notes.setdefault("golden_string", []).append(qid)
+        return []
+    if not isinstance(value, list):
+        raise BioasqFormatError(f"golden exact_answer is {value!r:.60}; expected a list of "
+                                "synonym lists", path=path, question=qid)
+    if not value:
+        notes.setdefault("golden_empty", []).append(qid)
+        return []
     if all(isinstance(s, str) for s in value):
-        # a flat list: a factoid's synonyms, or a list question's answers one by one
+        # a flat list, where the tool stops: a factoid's synonyms, or a list question's
+        # answers one by one
         return [value] if factoid else [[s] for s in value]
     groups = []
     for grp in value:
         if isinstance(grp, str):
             grp = [grp]
-        if not isinstance(grp, list) or not grp or not all(isinstance(s, str) for s in grp):
+        if not isinstance(grp, list) or not all(isinstance(s, str) for s in grp):
             raise BioasqFormatError(f"golden exact_answer holds {grp!r:.60}; expected a "
-                                    "non-empty list of strings", path=path, question=qid)
+                                    "list of strings", path=path, question=qid)
+        if not grp:
+            notes.setdefault("golden_empty_group", []).append(qid)
+            continue
         groups.append(grp)
     return groups
 
 
-def _submitted(value, qid):
-    """A submission's answers: the first string of each (None: an empty answer)."""
+def _submitted(value, qid, notes):
+    """A submission's answers: the first string of each (None: a slot that matches
+    nothing), read as the tool reads them."""
     if value is None or value == "":
         return []
     if isinstance(value, str):
-        return [value]
+        notes.setdefault("string", []).append(qid)
+        return []
     if not isinstance(value, list):
         raise ValueError(f"submission, question {qid!r}: exact_answer is "
                          f"{type(value).__name__}, expected a list of answers")
     out = []
     for a in value:
         if isinstance(a, list):
-            a = a[0] if a else None
+            if not a:
+                notes.setdefault("empty_inner", []).append(qid)
+                continue
+            a = a[0]
         if a is not None and not isinstance(a, str):
             raise ValueError(f"submission, question {qid!r}: answer {a!r:.60} is not a string")
         out.append(a)
     return out
+
+
+_NOTES = {
+    "golden_string": (
+        "golden", "the golden factoid or list answer is a single string, not a list of "
+        "synonym lists; the tool reads it as a yes/no answer, so nothing matches it"),
+    "golden_empty": (
+        "golden", "the golden answer is empty ([]); nothing matches it and the question "
+        "scores 0"),
+    "golden_empty_group": (
+        "golden", "the golden answer holds an empty synonym group ([]), which is dropped"),
+    "golden_yesno": (
+        "golden", "the golden yes/no answer reads as neither yes nor no; only an answer that "
+        "also reads as neither (such as '') is right, and the question counts in the 'no' "
+        "class of the F1s"),
+    "string": (
+        "submission", "the factoid or list answer is a single string, not a list of "
+        "answers; the tool reads it as a yes/no answer, so the question scores as "
+        "unanswered"),
+    "empty_inner": (
+        "submission", "an empty answer ([]) among the answers is dropped, and the answers "
+        "after it move up a rank"),
+    "yesno_not_string": (
+        "submission", "the yes/no answer is not a string; the question scores as "
+        "unanswered"),
+}
+
+
+def _warn_notes(notes, gsrc, ssrc):
+    from ._warn import shown, warn
+
+    for kind, (side, what) in _NOTES.items():
+        qids = list(dict.fromkeys(notes.get(kind, ())))
+        if qids:
+            n = len(qids)
+            warn(f"{gsrc if side == 'golden' else ssrc}: {n} question{'s' if n > 1 else ''} "
+                 f"({shown(qids)}): {what}, as in the official BioASQ tool", BioasqWarning)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -443,10 +518,13 @@ def register_cli(subparsers) -> dict:
 
 
 def _run_bioasq(args) -> int:
-    sub = sys.stdin if args.submission == "-" else args.submission
-    res = evaluate_bioasq(args.golden, sub, k=args.k, normalizer=args.normalizer,
-                          per_question=args.q)
+    from ._warn import on_stderr
     from .cli import write_json
+
+    sub = sys.stdin if args.submission == "-" else args.submission
+    with on_stderr("bioasq", BioasqWarning):
+        res = evaluate_bioasq(args.golden, sub, k=args.k, normalizer=args.normalizer,
+                              per_question=args.q)
 
     if args.o == "json":
         write_json(res)

@@ -1,10 +1,10 @@
 """Readers of the file formats qafast evaluates, one module per format."""
 
 from ._errors import LineFormatError
-from .bioasq import BioasqFormatError, read_bioasq
+from .bioasq import BioasqFormatError, BioasqWarning, read_bioasq
 from .conll import ConllFormatError, read_conll
 from .dbqa import DbqaData, DbqaFormatError, read_dbqa
-from .drfact import DrFactFormatError, read_drfact
+from .drfact import DrFactFormatError, DrFactWarning, read_drfact
 from .squad import (
     SquadDataset,
     SquadFormatError,
@@ -17,10 +17,12 @@ from .trec import TrecColumns, TrecFormatError, read_trec_qrels, read_trec_run
 
 __all__ = [
     "BioasqFormatError",
+    "BioasqWarning",
     "ConllFormatError",
     "DbqaData",
     "DbqaFormatError",
     "DrFactFormatError",
+    "DrFactWarning",
     "LineFormatError",
     "SquadDataset",
     "SquadFormatError",

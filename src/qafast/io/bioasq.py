@@ -5,6 +5,10 @@ Both are ``{"questions": [{"id": ..., "type": ..., "exact_answer": ...}, ...]}``
 answers. The reader checks the structure and returns the questions by id; how an
 ``exact_answer`` is read (synonym groups in gold, the first synonym of each submitted answer)
 is up to :func:`qafast.factoid.evaluate_bioasq`.
+
+Input that the official tool accepts but that may not mean what its writer meant (a question
+id twice in a submission, an empty synonym group, ...) is scored as the tool scores it, with a
+:class:`BioasqWarning`; ``warnings.simplefilter("error", BioasqWarning)`` makes it an error.
 """
 
 from __future__ import annotations
@@ -14,7 +18,7 @@ import os
 from collections.abc import Mapping
 from typing import IO, Any, Union
 
-__all__ = ["BioasqFormatError", "read_bioasq"]
+__all__ = ["BioasqFormatError", "BioasqWarning", "read_bioasq"]
 
 Source = Union[str, "os.PathLike[str]", IO[str], IO[bytes], Mapping]
 
@@ -31,13 +35,21 @@ class BioasqFormatError(ValueError):
         self.message = message
 
 
-def read_bioasq(source: Source) -> dict[str, dict]:
+class BioasqWarning(UserWarning):
+    """Input the official BioASQ tool reads in its own way, scored as the tool scores it."""
+
+
+def read_bioasq(source: Source, *, repeated: str = "error") -> dict[str, dict]:
     """Read a BioASQ golden file or submission.
 
     Parameters
     ----------
     source : path, file object or dict
         The JSON document, or the already parsed ``{"questions": [...]}``.
+    repeated : {"error", "first"}, default="error"
+        What a question id that appears twice does: ``"error"`` raises; ``"first"`` keeps
+        the first entry, as the official tool scores a submission, with a
+        :class:`BioasqWarning`.
 
     Returns
     -------
@@ -47,13 +59,17 @@ def read_bioasq(source: Source) -> dict[str, dict]:
     Raises
     ------
     BioasqFormatError
-        Not JSON, no ``questions`` list, a question without a string ``id``, a repeated id.
+        Not JSON, no ``questions`` list, a question without a string ``id``, a repeated id
+        (with ``repeated="error"``).
 
     Examples
     --------
     >>> read_bioasq({"questions": [{"id": "q1", "type": "yesno", "exact_answer": "yes"}]})
     {'q1': {'type': 'yesno', 'exact_answer': 'yes'}}
     """
+    if repeated not in ("error", "first"):
+        raise ValueError(f"The 'repeated' parameter must be 'error' or 'first'. Got "
+                         f"{repeated!r} instead.")
     if isinstance(source, Mapping):
         doc, path = source, "<dict>"
     elif hasattr(source, "read"):
@@ -66,6 +82,7 @@ def read_bioasq(source: Source) -> dict[str, dict]:
     if not isinstance(doc, Mapping) or not isinstance(doc.get("questions"), list):
         raise BioasqFormatError('expected {"questions": [...]}', path=path)
     out: dict[str, dict] = {}
+    again: dict[str, int] = {}
     for i, q in enumerate(doc["questions"]):
         if not isinstance(q, Mapping):
             raise BioasqFormatError(f"is a {type(q).__name__}, not an object", path=path,
@@ -73,13 +90,23 @@ def read_bioasq(source: Source) -> dict[str, dict]:
         qid = q.get("id")
         if not isinstance(qid, str):
             raise BioasqFormatError(f"has no string 'id' (got {qid!r})", path=path, question=i)
-        if qid in out:
-            raise BioasqFormatError("appears twice", path=path, question=qid)
         qtype = q.get("type")
         if qtype is not None and not isinstance(qtype, str):
             raise BioasqFormatError(f"'type' is {qtype!r}, not a string", path=path,
                                     question=qid)
+        if qid in out:
+            if repeated == "error":
+                raise BioasqFormatError("appears twice", path=path, question=qid)
+            again[qid] = again.get(qid, 1) + 1
+            continue
         out[qid] = {"type": qtype, "exact_answer": q.get("exact_answer")}
+    if again:
+        from .._warn import shown, warn
+
+        warn(f"{path}: {len(again)} question id{'s' if len(again) > 1 else ''} "
+             f"({shown(again)}) appear{'' if len(again) > 1 else 's'} more than once; the "
+             "first entry of each is scored, as the official BioASQ tool does",
+             BioasqWarning)
     return out
 
 

@@ -7,7 +7,10 @@
 * A **truth file** (``linked_dev.jsonl`` and the like) has one JSON object per line with
   ``"_id"`` and ``"all_answer_concepts"``: ``[{"name": concept, ...}, ...]``.
 
-Blank lines are skipped. Other keys are ignored.
+Blank lines are skipped. Other keys are ignored. A question on several lines of a file counts
+once, at its first line's place, with its last line's content: the published script reads each
+file into a dict keyed by question id. That comes with a :class:`DrFactWarning`, and
+``strict=True`` makes it an error.
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ from typing import Union
 
 from ._errors import LineFormatError
 
-__all__ = ["DrFactFormatError", "read_drfact"]
+__all__ = ["DrFactFormatError", "DrFactWarning", "read_drfact"]
 
 Path = Union[str, "os.PathLike[str]"]
 
@@ -27,6 +30,10 @@ Path = Union[str, "os.PathLike[str]"]
 class DrFactFormatError(LineFormatError):
     """A malformed line of a DrFact file."""
 
+
+class DrFactWarning(UserWarning):
+    """Input the published DrFact evaluation script accepts, scored as it scores it (a
+    question on two lines, a concept predicted twice, no question at all)."""
 
 
 def _objects(path: Path):
@@ -51,16 +58,14 @@ def _field(obj, key, name, lineno):
     return obj[key]
 
 
-def _read_predictions(path: Path, pool):
-    qids, concepts, weights, seen = [], [], [], {}
+def _read_predictions(path: Path, pool, strict):
+    qids, concepts, weights, seen, again = [], [], [], {}, {}
     for name, lineno, obj in _objects(path):
         q = _field(obj, "qid", name, lineno)
         if not isinstance(q, (str, int)) or isinstance(q, bool):
             raise DrFactFormatError(f"qid {q!r} is not a string", path=name, line=lineno)
         if q in seen:
-            raise DrFactFormatError(f"question {q!r} again (first on line {seen[q]})",
-                                    path=name, line=lineno)
-        seen[q] = lineno
+            _again(q, seen, again, name, lineno, strict)
         pk = _field(obj, "predictions_K", name, lineno)
         if not isinstance(pk, dict) or not pk:
             raise DrFactFormatError("'predictions_K' must be a non-empty object "
@@ -86,31 +91,63 @@ def _read_predictions(path: Path, pool):
                                         f"{json.dumps(item)[:80]}", path=name, line=lineno)
             cs.append(item[0])
             ws.append(float(item[1]))
+        if q in seen:
+            row = seen[q][1]
+            concepts[row], weights[row] = cs, ws
+            continue
+        seen[q] = (lineno, len(qids))
         qids.append(q)
         concepts.append(cs)
         weights.append(ws)
+    _warn_again(again, path)
     return qids, concepts, weights
 
 
-def _read_truth(path: Path):
-    qids, golds, seen = [], [], {}
+def _again(q, seen, again, name, lineno, strict):
+    """A question on a second line: an error if ``strict``, else noted for the warning."""
+    if strict:
+        raise DrFactFormatError(f"question {q!r} again (first on line {seen[q][0]})",
+                                path=name, line=lineno)
+    again.setdefault(q, [seen[q][0]]).append(lineno)
+
+
+def _warn_again(again, path):
+    if again:
+        from .._warn import warn
+
+        q, lines = next(iter(again.items()))
+        n = len(again)
+        warn(f"{os.fspath(path)}: {n} question{'s are' if n > 1 else ' is'} on more than one "
+             f"line (the first: {q!r}, lines {', '.join(map(str, lines))}); the last line of "
+             "each counts, at the place of its first, as the DrFact evaluation script reads "
+             "the file", DrFactWarning)
+
+
+def _read_truth(path: Path, strict):
+    qids, golds, seen, again = [], [], {}, {}
     for name, lineno, obj in _objects(path):
         q = _field(obj, "_id", name, lineno)
+        if not isinstance(q, (str, int)) or isinstance(q, bool):
+            raise DrFactFormatError(f"_id {q!r} is not a string", path=name, line=lineno)
         if q in seen:
-            raise DrFactFormatError(f"question {q!r} again (first on line {seen[q]})",
-                                    path=name, line=lineno)
-        seen[q] = lineno
+            _again(q, seen, again, name, lineno, strict)
         answers = _field(obj, "all_answer_concepts", name, lineno)
         if not isinstance(answers, list) or not all(
                 isinstance(a, dict) and isinstance(a.get("name"), str) for a in answers):
             raise DrFactFormatError(f"question {q!r}: 'all_answer_concepts' must be a list of "
                                     "objects with a string 'name'", path=name, line=lineno)
+        if q in seen:
+            golds[seen[q][1]] = [a["name"] for a in answers]
+            continue
+        seen[q] = (lineno, len(qids))
         qids.append(q)
         golds.append([a["name"] for a in answers])
+    _warn_again(again, path)
     return qids, golds
 
 
-def read_drfact(predictions: Path, truth: Path, *, pool: str | int | None = None):
+def read_drfact(predictions: Path, truth: Path, *, pool: str | int | None = None,
+                strict: bool = False):
     """Read a DrFact prediction file and a truth file, encoded together.
 
     Parameters
@@ -121,6 +158,10 @@ def read_drfact(predictions: Path, truth: Path, *, pool: str | int | None = None
         Truth JSONL: ``{"_id": ..., "all_answer_concepts": [{"name": ...}, ...]}``.
     pool : str or int, optional
         The key of ``predictions_K`` to read; by default the only one.
+    strict : bool, default False
+        Raise on a question that is on two lines of a file, instead of keeping its last
+        line (at its first line's place) with a :class:`DrFactWarning`, as the published
+        script does.
 
     Returns
     -------
@@ -131,7 +172,13 @@ def read_drfact(predictions: Path, truth: Path, *, pool: str | int | None = None
     Raises
     ------
     DrFactFormatError
-        A line that is not JSON or lacks a key, a question twice (with the line numbers).
+        A line that is not JSON or lacks a key; with ``strict=True``, a question twice (with
+        the line numbers).
+
+    Warns
+    -----
+    DrFactWarning
+        Without ``strict``, for a question on several lines.
 
     Examples
     --------
@@ -155,8 +202,8 @@ def read_drfact(predictions: Path, truth: Path, *, pool: str | int | None = None
     """
     from ..concepts import _pack
 
-    p_qids, p_concepts, p_weights = _read_predictions(predictions, pool)
-    t_qids, t_golds = _read_truth(truth)
+    p_qids, p_concepts, p_weights = _read_predictions(predictions, pool, strict)
+    t_qids, t_golds = _read_truth(truth, strict)
     vocab: set = set()
     for cs in p_concepts:
         vocab.update(cs)

@@ -11,9 +11,13 @@ Rules this module pins down (the seed leaves them open):
 * Ties in weight are broken by the concept string, ascending (code point order), so the result
   never depends on the order a set was written in. A plain list of concepts (no weights) is
   taken as already ranked.
+* Every entry of a prediction takes a place in the ranking, and a concept given more than once
+  counts at its last place, as the DrFact script's ``concept2rank`` dict keeps it (entries
+  equal in concept and weight keep their list order).
 * Gold concepts count once each, however often they are listed; a question needs at least one.
 * ``k=None`` means no cut-off.
-* Means are sums in question order divided by the number of questions.
+* Means are sums in question order divided by the number of questions; with no question
+  every mean is 0, as the DrFact script prints for an empty prediction file.
 
 ``drfact=True`` reproduces the published evaluation script instead (OpenCSR repository,
 ``evaluation/eval_metrics.py``, functions ``hit_at_K`` and ``recall_at_K``): it ranks by the
@@ -50,17 +54,18 @@ def rank_concepts(prediction, *, drfact=False):
     for c, w in pairs:
         if math.isnan(w):
             raise ValueError(f"concept {c!r} has a NaN weight")
-    return [c for c, w in sorted(pairs, key=lambda p: (-p[1], p[0]))]
+    return [c for c, w in sorted(pairs, key=lambda p: (-p[1], p[0]))]  # stable
 
 
 def _ranks_of_gold(prediction, gold, drfact):
-    ranked = rank_concepts(prediction, drfact=drfact)
-    if len(set(ranked)) != len(ranked):
-        raise ValueError("a concept is predicted twice")
     gold = set(gold)
     if not gold:
         raise ValueError("no gold concepts")
-    return [r for r, c in enumerate(ranked) if c in gold], len(gold)
+    last_place = {}
+    for r, c in enumerate(rank_concepts(prediction, drfact=drfact)):
+        if c in gold:
+            last_place[c] = r
+    return list(last_place.values()), len(gold)
 
 
 def _cut(k, drfact):
@@ -95,7 +100,7 @@ def recall_at_k(prediction, gold, k=None, *, drfact=False):
 
 def _mean(fn, predictions, references, k, drfact):
     if not predictions:
-        raise ValueError("no questions")
+        return 0.0
     total = 0.0
     for q, prediction in predictions.items():
         if q not in references:

@@ -9,7 +9,8 @@ Each definition treats equal scores as its reference tool does:
   (0 when there are no positives). A point (precision 1, recall 0) is appended, and
   ``AP = sum((recall[i] - recall[i + 1]) * precision[i])``.
 * ``step_ap``: ``sklearn.metrics.average_precision_score``. There is one point per
-  distinct score, so ties form one step, and ``AP = sum((R_n - R_{n-1}) * P_n)``.
+  distinct score, so ties form one step, and ``AP = sum((R_n - R_{n-1}) * P_n)``. With no
+  positive, recall is 1 at every threshold (scikit-learn's rule), so the AP is 0.
 * ``voc_ap``: PASCAL VOC (2010 and later) all-point interpolation, and ``voc11_ap`` the
   VOC2007 11-point form. ``coco_ap`` is COCO's 101-point form. These have one point per
   sample, in score order with equal scores in input order (COCO's stable mergesort;
@@ -63,7 +64,8 @@ def _ranked(y, s):
 
 def precision_recall_curve(y, s):
     """scikit-learn's ``precision_recall_curve``: precision and recall per distinct score
-    from the lowest up, then (1, 0); thresholds ascending."""
+    from the lowest up, then (1, 0); thresholds ascending. Recall is 1 everywhere when no
+    sample is positive."""
     yr, sr = _ranked(y, s)
     tps, fps, ths = [], [], []
     tp = fp = 0
@@ -75,15 +77,16 @@ def precision_recall_curve(y, s):
             fps.append(fp)
             ths.append(score)
     precision = [tp / (tp + fp) for tp, fp in zip(tps, fps)][::-1] + [1.0]
-    recall = [tp / tps[-1] for tp in tps][::-1] + [0.0]
+    recall = [tp / tps[-1] if tps[-1] else 1.0 for tp in tps][::-1] + [0.0]
     return precision, recall, ths[::-1]
 
 
 def step_ap(y, s) -> float:
-    """``sklearn.metrics.average_precision_score``: -sum(diff(recall) * precision[:-1])."""
+    """``sklearn.metrics.average_precision_score``: -sum(diff(recall) * precision[:-1]),
+    clipped at 0 (so -0.0 becomes 0.0)."""
     precision, recall, _ = precision_recall_curve(y, s)
     terms = [(recall[i + 1] - recall[i]) * precision[i] for i in range(len(precision) - 1)]
-    return -numpy_sum(terms)
+    return max(0.0, -numpy_sum(terms))
 
 
 def threshold_ap(y, s, thresholds) -> float:
