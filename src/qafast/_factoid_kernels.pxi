@@ -1,6 +1,5 @@
-# Kernels of the seeds' own families, included by _kernels.pyx: factoid QA (seed 000,
-# BioASQ), answer-sentence selection (seed 001, NLPCC-DBQA) and average precision from
-# precision-recall curves (seed 001).
+# Kernels included by _kernels.pyx: factoid QA (BioASQ), answer-sentence selection
+# (NLPCC-DBQA) and average precision from precision-recall curves.
 #
 # Factoid and list questions run in two steps, like the ranking kernels: a lookup step gives
 # each submitted answer, rank by rank, the gold answer it matches (or -1 for none), and a

@@ -1,8 +1,8 @@
-# Label kernels, included by _kernels.pyx: the seeds' own families.
+# Label kernels, included by _kernels.pyx: concept sets and token labels.
 #
-# ``lb_concepts_at_k`` (seed 003, OpenCSR / DrFact): Hit@K and Rec@K of ranked concept lists
+# ``lb_concepts_at_k`` (OpenCSR / DrFact): Hit@K and Rec@K of ranked concept lists
 # against sets of gold concepts, one row per question, one column per K.
-# ``lb_tweet_scores`` (seed 004, event mentions in tweets): the tweet score (an F1 over the
+# ``lb_tweet_scores`` (event mentions in tweets): the tweet score (an F1 over the
 # event-mention labels) of each tweet, and optionally each label's mention score.
 #
 # Ragged data is CSR: int64 offsets (n + 1) and flat int32 ids or label codes. Inputs are
@@ -113,7 +113,7 @@ def lb_concepts_at_k(const int64_t[::1] pred_offsets, const int32_t[::1] pred_id
 
 
 cdef inline double _lb_f1(double tp, double n_gold, double n_pred) noexcept nogil:
-    """The seed's (2 * rec * prec) / (rec + prec), rec = tp / n_gold, prec = tp / n_pred."""
+    """The definition's (2 * rec * prec) / (rec + prec), rec = tp / n_gold, prec = tp / n_pred."""
     cdef double rec = tp / n_gold, prec = tp / n_pred
     return (2 * rec * prec) / (rec + prec)
 

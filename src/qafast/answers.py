@@ -490,7 +490,7 @@ def reader_metrics(predictions: Sequence[Sequence[str | None]],
     -------
     dict
         ``reader_top1_accuracy``, ``reader_topk_accuracy``, ``reader_top1_em``,
-        ``reader_topk_em``, ``reader_top1_f1``, ``reader_topk_f1`` (the seed's
+        ``reader_topk_em``, ``reader_top1_f1``, ``reader_topk_f1`` (PIAF's
         ``reader_top1_fk``), each also with ``_has_answer``; ``reader_top1_no_answer_accuracy``
         and ``reader_topk_no_answer_accuracy``; and the counts ``number_of_questions``,
         ``number_of_has_answer``, ``number_of_no_answer``.

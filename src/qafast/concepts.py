@@ -3,7 +3,7 @@
 A system answers each question with a weighted set of concepts; the question has several gold
 concepts. **Hit@K** is the fraction of questions with a gold concept among the top K predicted
 concepts, **Rec@K** the mean fraction of a question's gold concepts found in its top K
-(seed 003; definitions in :mod:`qafast.reference.concepts`).
+(definitions in :mod:`qafast.reference.concepts`).
 
 Ranking: weighted concepts are sorted by weight descending, ties by concept ascending (code
 point order), so the order a set is written in never matters; a plain list of concepts is taken
@@ -216,8 +216,8 @@ def encode_concepts(predictions, references) -> tuple[ConceptLists, ConceptLists
 
 def _encode_concepts_fast(predictions: dict, references: dict):
     """encode_concepts for the usual forms, in the kernel's one pass per side (checking every
-    entry in Python cost more than the seed's whole loop); None for anything else, which
-    the general path then converts or names."""
+    entry in Python cost more than a plain Python loop over the whole data); None for anything
+    else, which the general path then converts or names."""
     try:
         n_pred = sum(map(len, predictions.values()))
         n_gold = sum(map(len, references.values()))
@@ -552,7 +552,7 @@ def recall_at_k(predictions, references, *, k: int | None = None, per_question: 
 
 def _opencsr_parser(sub) -> None:
     p = sub.add_parser(
-        "opencsr", help="Hit@K and Rec@K of OpenCSR / DrFact concept predictions (seed 003)",
+        "opencsr", help="Hit@K and Rec@K of OpenCSR / DrFact concept predictions",
         description="Evaluate a DrFact prediction file (JSON lines with 'qid' and "
                     "'predictions_K': {pool: [[concept, score], ...]}) against a truth file "
                     "(JSON lines with '_id' and 'all_answer_concepts': [{'name': ...}]).")

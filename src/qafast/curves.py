@@ -1,4 +1,4 @@
-"""Average precision from precision-recall curves: seed 001's threshold sweep, scikit-learn's
+"""Average precision from precision-recall curves: a sweep over given thresholds, scikit-learn's
 step-wise AP, PASCAL VOC all-point and 11-point, and COCO 101-point.
 
 Each kernel sorts once, stably, by score descending, and sweeps; the threshold sweep needs
@@ -214,12 +214,13 @@ def average_precision(y_true, y_score, *, method: str = "step", pos_label=None,
 
 
 def threshold_precision_recall(y_true, y_score, *, thresholds, pos_label=None):
-    """Precision and recall at each given threshold, seed 001's ``precision_recall_curve``.
+    """Precision and recall at each given threshold (a sample at or above it is predicted positive).
 
     A sample is predicted positive when its score is at least the threshold. Precision is
     0 when nothing is predicted, as ``sklearn.metrics.precision_score`` gives. Recall is 0
     when there is no positive, as ``sklearn.metrics.recall_score`` gives, with an
-    :class:`UndefinedMetricWarning` (once, where the seed's calls warn at each threshold).
+    :class:`UndefinedMetricWarning` (once, where scikit-learn's metric functions, called per
+    threshold, warn at each one).
 
     Returns
     -------
@@ -244,16 +245,17 @@ def threshold_precision_recall(y_true, y_score, *, thresholds, pos_label=None):
 
 
 def threshold_average_precision(y_true, y_score, *, thresholds, pos_label=None) -> float:
-    """Seed 001's average precision over a threshold sweep.
+    """Average precision over a sweep of given score thresholds.
 
     With precisions and recalls from :func:`threshold_precision_recall`, and a point
     (precision 1, recall 0) appended, ``AP = sum((recall[i] - recall[i+1]) * precision[i])``.
-    The result is the seed's number exactly. With no positive sample it is 0.0, with an
-    :class:`UndefinedMetricWarning`, as the seed's scikit-learn calls give.
+    The result is the threshold-sweep definition's number exactly. With no positive sample it
+    is 0.0, with an :class:`UndefinedMetricWarning`, as scikit-learn's precision and recall
+    functions give.
 
     Examples
     --------
-    Seed 001's example:
+    A worked example:
 
     >>> import numpy as np
     >>> from qafast.curves import threshold_average_precision
@@ -280,7 +282,7 @@ def register_cli(subparsers) -> dict:
                     "separated; labels 0/1).")
     p.add_argument("file", help="'label score' per line; '-' for stdin")
     p.add_argument("--thresholds", metavar="T,T,...",
-                   help="also seed 001's threshold-sweep AP at these thresholds")
+                   help="also the threshold-sweep AP at these thresholds")
     p.add_argument("-o", choices=("text", "json"), default="text", help="output format")
     return {"ap": _run_ap}
 

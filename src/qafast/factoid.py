@@ -1,6 +1,6 @@
-"""Factoid, list and yes/no question answering, as seed 000 and BioASQ define them.
+"""Factoid, list and yes/no question answering, as BioASQ defines them.
 
-:func:`evaluate_factoid` is seed 000's ``evaluate_factoid`` (BioASQ's strict accuracy, lenient
+:func:`evaluate_factoid` scores ranked answer lists with BioASQ's strict accuracy, lenient
 accuracy and mean reciprocal rank) over ranked answer lists, with synonyms, a normalizer and a
 cut-off. :func:`evaluate_bioasq` scores a BioASQ Task B Phase B submission against a golden
 file as the official tool (``BioASQ/Evaluation-Measures``, version 5 and later) does: factoid,
@@ -54,7 +54,7 @@ def evaluate_factoid(predicted, target, *, k: int | None = 5, normalizer: str = 
     counts a question when its first answer matches. Lenient accuracy counts it when one
     of its first ``k`` answers matches. The reciprocal rank is ``1 / r`` for the first
     match at rank ``r <= k``, and 0 otherwise. Each measure is a sum in question order
-    divided by the number of questions, as seed 000 computes it.
+    divided by the number of questions.
 
     Parameters
     ----------
@@ -95,7 +95,7 @@ def evaluate_factoid(predicted, target, *, k: int | None = 5, normalizer: str = 
 
     Examples
     --------
-    Seed 000's worked example:
+    A worked example (ranked answers to six questions, in Italian):
 
     >>> from qafast.factoid import evaluate_factoid
     >>> predicted = [["cane", "z", "z", "z", "z"], ["z", "z", "z", "z", "z"],

@@ -473,7 +473,7 @@ def reader_metrics(predictions: Sequence[Sequence], references: Sequence, *, k=N
     Denominators: the plain metrics divide by the number of questions (pass only the questions
     whose retrieval was correct to get PIAF's "correct retrievals" denominator); ``*_has_answer``
     by the number of has-answer questions; ``*_no_answer_accuracy`` by the number of no-answer
-    questions. A metric whose denominator is 0 is ``None``. The seed's name ``reader_top1_fk`` is
+    questions. A metric whose denominator is 0 is ``None``. PIAF's name ``reader_top1_fk`` is
     ``reader_topk_f1`` here.
     """
     _check_rule(empty_rule)

@@ -1,6 +1,6 @@
 """The specification: Hit@K and Rec@K of open-ended commonsense answers (OpenCSR / DrFact).
 
-Seed 003 defines them: a system answers question q with a weighted set of concepts
+The OpenCSR paper defines them: a system answers question q with a weighted set of concepts
 ``A = {(a1, w1), ...}``; the gold answers are a set of concepts ``A*``. **Hit@K** is the fraction
 of questions with at least one gold concept among the top K concepts of A (sorted by weight,
 descending); **Rec@K** is the mean, over questions, of the fraction of the gold concepts found

@@ -3,7 +3,7 @@
 ``y`` holds 0/1 labels and ``s`` holds scores. Samples are ranked by score, highest first.
 Each definition treats equal scores as its reference tool does:
 
-* ``threshold_ap``: seed 001's threshold sweep. For each given threshold t, a sample is
+* ``threshold_ap``: a sweep over given score thresholds. For each given threshold t, a sample is
   predicted positive when its score is at least t. Precision there is TP / predicted (0 when
   nothing is predicted, as ``sklearn.metrics.precision_score``) and recall is TP / positives
   (0 when there are no positives). A point (precision 1, recall 0) is appended, and
@@ -90,7 +90,7 @@ def step_ap(y, s) -> float:
 
 
 def threshold_ap(y, s, thresholds) -> float:
-    """Seed 001's AP over a threshold sweep."""
+    """AP over a sweep of given score thresholds."""
     positives = sum(y)
     precisions, recalls = [], []
     for t in thresholds:

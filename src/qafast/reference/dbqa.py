@@ -1,9 +1,9 @@
 """The specification: answer-sentence selection (NLPCC-DBQA) measures in plain Python.
 
 As the NLPCC-DBQA evaluation defines them. Question i has candidate sentences, each
-labelled 1 (a correct answer sentence) or 0, and the system scores each one. Candidates are ranked by score,
-highest first; equal scores keep their input order (a stable sort, as Python's ``sorted``
-with ``reverse=True`` gives). No official NLPCC-DBQA scorer was found, so the tie rule is
+labelled 1 (a correct answer sentence) or 0, and the system scores each one. Candidates are
+ranked by score, highest first; equal scores keep their input order (a stable sort, as
+Python's ``sorted`` with ``reverse=True`` gives). No official NLPCC-DBQA scorer was found, so the tie rule is
 qafast's and is stated here.
 
 * Reciprocal rank: ``1 / rank`` of the first correct sentence, 0 when there is none.

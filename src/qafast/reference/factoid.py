@@ -1,6 +1,6 @@
 """The specification: factoid, list and yes/no question measures in plain Python.
 
-Factoid QA as seed 000 defines it (BioASQ's strict accuracy, lenient accuracy and mean
+Factoid QA over ranked answer lists (BioASQ's strict accuracy, lenient accuracy and mean
 reciprocal rank), and BioASQ's Phase B exact-answer measures as the official Java tool
 computes them (``BioASQ/Evaluation-Measures``, ``QuestionAnswerEvaluator.java``, challenge
 version 5 and later). The compiled kernels are tested against these functions.
@@ -71,7 +71,7 @@ def first_match(answers: Sequence[str | None], synonyms: Sequence[str], k: int |
 
 
 def evaluate_factoid(predicted, target, *, k: int | None = 5, normalizer: str = "none"):
-    """Seed 000's ``evaluate_factoid``: strict and lenient accuracy and MRR.
+    """Factoid QA: strict and lenient accuracy and MRR of ranked answer lists.
 
     ``target[i]`` is the gold answer of question i, a string or a list of its synonyms.
     The sums run in question order and are divided by the number of questions, as the seed.
