@@ -14,6 +14,15 @@ from setuptools import Extension, setup
 
 debug = os.environ.get("QAFAST_CYTHON_DEBUG", "") not in ("", "0")
 
+# Cython regenerates the C only when a source is newer than it, and the directives are not a
+# source: without this stamp, a release build after a debug one kept the bounds-checked C.
+_stamp = Path("build") / "qafast-cython-mode"
+_mode = "debug" if debug else "release"
+_mode_changed = not _stamp.exists() or _stamp.read_text() != _mode
+if _mode_changed:
+    _stamp.parent.mkdir(exist_ok=True)
+    _stamp.write_text(_mode)
+
 directives = {
     "language_level": 3,
     "boundscheck": debug,
@@ -48,7 +57,7 @@ setup(
     ext_modules=cythonize(
         extensions,
         compiler_directives=directives,
-        force=debug,
+        force=debug or _mode_changed,
         annotate=False,
     )
 )
