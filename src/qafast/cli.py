@@ -37,7 +37,8 @@ def _trec_parser(sub) -> None:
     p.add_argument("-J", action="store_true", help="drop documents that are not judged")
     p.add_argument("-m", action="append", metavar="MEASURE",
                    help="measure[.params] or nickname (official, all_trec, set); repeatable; "
-                        "default official")
+                        "default official. Any other name qafast.evaluate takes (ndcg@10, "
+                        "mrr@10, ...) prints after trec_eval's measures, in the order given")
     p.add_argument("-o", choices=("text", "json"), default="text", help="output format")
 
 
