@@ -241,3 +241,32 @@ def test_a_negative_relevance_level_is_refused(tmp_path, capsys):
     assert code == 1 and out == "" and "-l" in err
     with pytest.raises(ValueError, match="relevance_level"):
         qafast.evaluate({"q1": {"a": 1}}, {"q1": {"a": 1.0}}, "map", relevance_level=-1)
+
+
+API_NAMES = ["P@10", "recall@100", "map@100", "ndcg@10", "mrr@10", "hit@10", "r-precision",
+             "ndcg_exp@10", "MRR", "bpref", "P_5", "ndcg_cut_10", "iprec_at_recall_0.10",
+             "utility_2,-1,0,0", "recip_rank_cut.10", "success_1"]
+
+
+@pytest.mark.parametrize("name", API_NAMES)
+def test_every_name_evaluate_takes_is_a_command_line_measure(name):
+    from qafast._measures import parse_measure, trec_columns
+
+    api = parse_measure(name)
+    cli = trec_columns([name])
+    assert [(c.family, c.k, c.x, c.keys, c.values) for c in cli] == [
+        (c.family, c.k, c.x, c.keys, c.values) for c in api]
+
+
+def test_every_at_alias_is_a_command_line_measure():
+    from qafast._measures import _AT_ALIASES, UnknownMeasureError, parse_measure, trec_columns
+
+    for alias in _AT_ALIASES:
+        for name in (alias, f"{alias}@10"):
+            try:
+                api = parse_measure(name)
+            except UnknownMeasureError:
+                continue
+            # after trec_eval's map (unless it is map), the API's columns
+            assert [c.name for c in trec_columns(["map", name])][-len(api):] == [
+                c.name for c in api], name
