@@ -300,27 +300,43 @@ def parse_measures(measures, *, version: str = "10.0") -> list[Column]:
 def trec_columns(requests: list[str] | None, *, version: str = "10.0") -> list[Column]:
     """Columns for trec_eval's ``-m`` options, with trec_eval's own rules.
 
-    Each request marks a family (or a nickname's families); ``family.params`` also sets that
-    family's parameters, the last setting winning. Columns come out in trec_eval's measure
-    order, so ``-m all_trec -m relstring.20`` yields one ``relstring_20`` column.
+    Each request marks a family (or a nickname's families). ``family.params`` also gives that
+    family parameters; as in trec_eval, the first parameters given for a family are the ones
+    used (``-m P.5 -m P.10`` yields ``P_5`` alone), and a nickname's are ignored. Columns come
+    out in trec_eval's measure order, so ``-m all_trec -m relstring.20`` yields one
+    ``relstring_20`` column.
+
+    A request that is not trec_eval's syntax (the name before its first ``.`` is neither a
+    trec_eval measure nor a nickname), such as ``ndcg@10``, ``mrr@10`` or ``P_5``, is read as
+    :func:`evaluate` reads it (:func:`parse_measure`); with ``version="10.0"`` those columns
+    follow trec_eval's, in request order, a column whose name is already there left out.
     """
     marked: dict[str, str | None] = {}
+    others: list[Column] = []
     nick = NICKNAMES_V9 if version == "9.0.8" else NICKNAMES
+    trec_families = TREC_ORDER[:TREC_ORDER.index("unj") + 1]
     for req in requests or ["official"]:
         fam, dot, params = req.partition(".")
-        if dot and not params:
-            raise UnknownMeasureError(f"measure {req!r}: empty parameter list")
-        if fam in nick and not dot:
-            for f in nick[fam]:
+        if fam in nick or fam in trec_families:
+            if dot and not params:
+                raise UnknownMeasureError(f"measure {req!r}: empty parameter list")
+            for f in nick.get(fam, (fam,)):
                 marked.setdefault(f, None)
-        elif fam in FAMILIES and fam in TREC_ORDER[:TREC_ORDER.index("unj") + 1]:
-            marked[fam] = params if dot else marked.get(fam)
+            if dot and fam not in nick and marked[fam] is None:
+                marked[fam] = params
+        elif version == "10.0":
+            others.extend(parse_measure(req))
         else:
             raise UnknownMeasureError(f"illegal measure {req!r}: trec_eval measures are "
-                                      f"{', '.join(TREC_ORDER[:TREC_ORDER.index('unj') + 1])} "
+                                      f"{', '.join(trec_families)} "
                                       f"and the nicknames {', '.join(nick)}")
     cols: list[Column] = []
     for fam in TREC_ORDER:
         if fam in marked:
             cols.extend(_columns_for(fam, marked[fam], fam))
+    names = {c.name for c in cols}
+    for c in others:
+        if c.name not in names:
+            names.add(c.name)
+            cols.append(c)
     return cols

@@ -668,6 +668,14 @@ cdef double _ndcg_family(const Query* q, const Gain* gains, int64_t ng, int code
     return sum_ / changes
 
 
+cdef inline double _log2_x86(double x) noexcept nogil:
+    """log2 as trec_eval's glibc (2.29 and later) computes it: below 0, the x86-64 NaN of an
+    invalid operation, sign bit set. An extension module not linked with libm can bind the
+    older log2 wrapper, whose NaN for x < 0 has the sign bit clear (trec_eval prints "-nan",
+    that one would print "nan")."""
+    return -NAN if x < 0.0 else log2(x)
+
+
 cdef double _g_measure(const Query* q, const Gain* gains, int64_t ng) noexcept nogil:
     """G (m_G.c)."""
     cdef double results_g = 0.0, sum_results = 0.0, sum_ideal = 0.0, sum_cost = 0.0
@@ -683,14 +691,14 @@ cdef double _g_measure(const Query* q, const Gain* gains, int64_t ng) noexcept n
             sum_ideal += w.gain
         sum_cost += w.gain if w.gain >= min_cost else min_cost
         if rg != 0:
-            results_g += rg / log2(<double>(2 + sum_cost - sum_results))
+            results_g += rg / _log2_x86(<double>(2 + sum_cost - sum_results))
         i += 1
     while i < q.n:
         rg = _gain_of(gains, ng, q.g[i])
         sum_results += rg
         sum_cost += min_cost
         if rg != 0:
-            results_g += rg / log2(<double>(2 + sum_cost - sum_results))
+            results_g += rg / _log2_x86(<double>(2 + sum_cost - sum_results))
         i += 1
     while w.gain > 0.0:
         _ideal_step(&w)
@@ -739,8 +747,9 @@ cdef double _interpolated(const Query* q, const double* points, int64_t n_points
     cur = n_points - 1
     while cur >= 0 and cuts[cur] > q.num_rel_ret:
         cur -= 1
-    # an empty ranking gives 0 / 0 here, NaN, as in trec_eval
-    precis = <double>q.num_rel_ret / <double>q.n if q.n > 0 else NAN
+    # an empty ranking gives 0 / 0 here: the NaN x86-64 makes of it, whose sign bit is set
+    # (trec_eval prints it "-nan")
+    precis = <double>q.num_rel_ret / <double>q.n if q.n > 0 else -NAN
     int_precis = precis
     rel_so_far = q.num_rel_ret
     i = q.n

@@ -909,6 +909,10 @@ cdef int _trec_scan_lines(_trec_ScanState *sc, _trec_BatchData *b, const unsigne
                 q = tok[need - 1] + tlen[need - 1]
                 eol = <const unsigned char *>memchr(q, 10, <size_t>(end - q))
             nxt = end if eol == NULL else eol + 1
+            if need == 6 and tok[0][0] == 35:     # blanks, then '#': a run comment
+                sc.line_no = line
+                p = nxt
+                continue
         else:
             eol = <const unsigned char *>memchr(p, 10, <size_t>(end - p))
             if eol == NULL:
@@ -932,7 +936,9 @@ cdef int _trec_scan_lines(_trec_ScanState *sc, _trec_BatchData *b, const unsigne
                     q += 1
                 tlen[nf] = q - tok[nf]
                 nf += 1
-            if nf == 0:                           # a blank line
+            # a blank line; in a run, also blanks then '#': trec_eval's run reader skips
+            # leading blanks before it looks for a comment (its qrels reader does not)
+            if nf == 0 or (need == 6 and tok[0][0] == 35):
                 sc.line_no = line
                 p = nxt
                 continue

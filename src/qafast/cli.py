@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
+import warnings
 from importlib import resources
 
 from ._measures import TEXT_MEASURES, UnknownMeasureError, trec_columns
@@ -35,7 +37,8 @@ def _trec_parser(sub) -> None:
     p.add_argument("-J", action="store_true", help="drop documents that are not judged")
     p.add_argument("-m", action="append", metavar="MEASURE",
                    help="measure[.params] or nickname (official, all_trec, set); repeatable; "
-                        "default official")
+                        "default official. Any other name qafast.evaluate takes (ndcg@10, "
+                        "mrr@10, ...) prints after trec_eval's measures, in the order given")
     p.add_argument("-o", choices=("text", "json"), default="text", help="output format")
 
 
@@ -49,6 +52,10 @@ def _run_trec(args) -> int:
     if args.M is not None and args.M < 1:
         print("qafast trec: -M takes a positive number", file=sys.stderr)
         return 1
+    if args.l < 0:
+        # trec_eval then counts documents outside the qrels as relevant (map above 1)
+        print("qafast trec: -l takes 0 or more", file=sys.stderr)
+        return 1
     qrels = Qrels.from_file(args.qrels)
     run = Run.from_file(sys.stdin.buffer if args.run == "-" else args.run)
     if not args.c:
@@ -60,12 +67,17 @@ def _run_trec(args) -> int:
                   f" no results in the run and {'is' if len(skipped) == 1 else 'are'} skipped, as "
                   f"trec_eval 9.0.8 did (trec_eval 10.0 stops; -c scores them 0): {shown}",
                   file=sys.stderr)
-    ev = _Evaluation(qrels, run, relevance_level=args.l, judged_only=args.J, max_docs=args.M,
-                     queries="qrels" if args.c else "run", workers=1)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        ev = _Evaluation(qrels, run, relevance_level=args.l, judged_only=args.J,
+                         max_docs=args.M, queries="qrels" if args.c else "run", workers=1)
+    for w in caught:  # -c on a run sharing no query with the qrels
+        print(f"qafast trec: {w.message}", file=sys.stderr)
     numeric = [c for c in columns if c.family not in TEXT_MEASURES]
     values = ev.values(numeric)
     col_of = {c.name: j for j, c in enumerate(numeric)}
-    summary = dict(zip([c.name for c in numeric], _summaries(numeric, values)))
+    summary = dict(zip([c.name for c in numeric], _summaries(
+        numeric, values, every_qrels_query=qrels if args.c else None)))
     run_id = run.run_id if run.run_id is not None else ""
     if args.o == "json":
         doc: dict = {}
@@ -121,6 +133,10 @@ def _summary_value(c, run_id, summary, n):
 def _line(name: str, qid, family: str, v: float) -> str:
     if family in _COUNTS:
         return f"{name:<22}\t{qid}\t{int(round(v))}\n"
+    if v != v:
+        # glibc's printf shows a NaN's sign, Python's format does not. trec_eval's NaNs are
+        # the x86-64 0 / 0, sign bit set: "-nan"; the kernels make theirs the same
+        return f"{name:<22}\t{qid}\t{'-nan' if math.copysign(1.0, v) < 0 else 'nan':>6}\n"
     return f"{name:<22}\t{qid}\t{v:6.4f}\n"
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 import os
+import warnings
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Iterable, Mapping
 
@@ -518,7 +519,7 @@ def _pairs(qrels: Qrels, run: Run, queries: str, keep_empty: bool = False,
         qpos = [get(q, -1) if keep[i] else -1 for i, q in enumerate(run.query_ids)]
     rpos = [i for i, j in enumerate(qpos) if j >= 0]
     if not rpos and not allow_none:
-        _no_common(qrels, run)
+        _no_common(qrels, run, queries)
     ids = [run.query_ids[i] for i in rpos]
     pair_run = rpos
     pair_qrels = [qpos[i] for i in rpos]
@@ -551,7 +552,7 @@ def _pairs_int(qrels, run, queries, present, allow_none=False):
     if not len(common):
         if allow_none and queries == "run":
             return [], _EMPTY_I64, _EMPTY_I64
-        _no_common(qrels, run)
+        _no_common(qrels, run, queries)
     if queries == "run":
         return common.tolist(), rkeep[ri].astype(np.int64), qi.astype(np.int64)
     order = np.argsort(qq, kind="stable")
@@ -560,11 +561,33 @@ def _pairs_int(qrels, run, queries, present, allow_none=False):
     return qq[order].tolist(), pair_run[order], order.astype(np.int64)
 
 
-def _no_common(qrels, run):
-    raise ValueError(
-        f"the run ({run.source}) and the qrels ({qrels.source}) have no query in common: "
-        f"run queries look like {run.query_ids[:3]!r}, qrels queries like "
-        f"{qrels.query_ids[:3]!r}")
+def _no_common(qrels, run, queries: str = "run"):
+    """No query of the run is in the qrels: an error, unless every qrels query is evaluated
+    (``queries="qrels"``, trec_eval ``-c``), when each is scored on an empty ranking, as
+    trec_eval does, with a warning."""
+    what = (f"the run ({run.source}) and the qrels ({qrels.source}) have no query in common "
+            f"(run queries look like {run.query_ids[:3]!r}, qrels queries like "
+            f"{qrels.query_ids[:3]!r})")
+    if queries == "qrels" and len(qrels.query_ids):
+        warnings.warn(f"{what}: every qrels query is scored as if nothing was retrieved, as "
+                      "trec_eval -c does", NoCommonQueryWarning, stacklevel=_caller_level())
+        return
+    raise ValueError(what)
+
+
+def _caller_level() -> int:
+    """The ``stacklevel`` that points a warning at the first caller outside qafast."""
+    import sys
+
+    package = os.path.dirname(os.path.abspath(__file__))
+    frame, level = sys._getframe(1), 1
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(package):
+        frame, level = frame.f_back, level + 1
+    return level
+
+
+class NoCommonQueryWarning(UserWarning):
+    """``evaluate(queries="qrels")`` on a run that shares no query with the qrels."""
 
 
 def _workers(workers: int) -> int:
@@ -618,7 +641,8 @@ class _Evaluation:
         n_pairs = len(self.ids)
         run_len = np.diff(run.offsets)
         qrels_len = np.diff(qrels.offsets)
-        rl = np.where(self.pair_run >= 0, run_len[np.maximum(self.pair_run, 0)], 0)
+        rl = (np.where(self.pair_run >= 0, run_len[np.maximum(self.pair_run, 0)], 0)
+              if len(run_len) else np.zeros(n_pairs, dtype=np.int64))  # a run of no query
         room = np.minimum(rl, qrels_len[self.pair_qrels])
         self.offsets = np.zeros(n_pairs + 1, dtype=np.int64)
         np.cumsum(room, out=self.offsets[1:])
@@ -883,15 +907,28 @@ def _summary(col: Column, total: float, count: int) -> float:
     return float(total / count)
 
 
-def _summaries(columns: list[Column], values: np.ndarray) -> list[float]:
+def _summaries(columns: list[Column], values: np.ndarray, *,
+               every_qrels_query: Qrels | None = None) -> list[float]:
+    """What trec_eval prints for "all", per column. ``every_qrels_query``: the qrels, when
+    all of their queries are evaluated (trec_eval ``-c``)."""
     totals = np.empty(len(columns), dtype=np.float64)
     _kernels.column_sums(values, totals)
-    return [_summary(c, t, values.shape[0]) for c, t in zip(columns, totals.tolist())]
+    out = [_summary(c, t, values.shape[0]) for c, t in zip(columns, totals.tolist())]
+    if every_qrels_query is not None:
+        # trec_eval -c sums num_rel afresh from the qrels lines (m_num_rel.c): every line with
+        # a grade above 0, whatever -l is
+        num_rel = float(np.count_nonzero(every_qrels_query.values > 0))
+        out = [num_rel if c.family == "num_rel" else v for c, v in zip(columns, out)]
+    return out
 
 
 def _check_options(relevance_level, judged_only, max_docs):
     if not isinstance(relevance_level, (int, np.integer)) or isinstance(relevance_level, bool):
         raise TypeError(f"relevance_level must be an int, not {type(relevance_level).__name__}")
+    if relevance_level < 0:
+        # below 0, trec_eval's "relevant" takes in the codes it gives documents outside the
+        # qrels (-1) and negatively graded ones (-2): map above 1, infinite means
+        raise ValueError(f"relevance_level must be 0 or more, not {relevance_level}")
     if not isinstance(judged_only, (bool, np.bool_)):
         raise TypeError(f"judged_only must be a bool, not {type(judged_only).__name__}")
     if max_docs is not None and (not isinstance(max_docs, (int, np.integer)) or max_docs < 1):
@@ -921,7 +958,10 @@ def evaluate(qrels, run, measures: str | Iterable[str], *, relevance_level: int 
         Keep only the top ``max_docs`` documents of each query (trec_eval ``-M``).
     queries : {"run", "qrels"}, default "run"
         ``"run"`` averages over the queries the run and qrels share; ``"qrels"`` over every
-        qrels query, a query missing from the run scoring 0 (trec_eval ``-c``).
+        qrels query (trec_eval ``-c``), a query missing from the run scored as trec_eval
+        scores it, on an empty ranking (0 but for the ``num_rel`` count). A run sharing no
+        query with the qrels is then a warning, not an error; and the ``num_rel`` summary is
+        trec_eval's: the qrels lines with a grade above 0, whatever ``relevance_level``.
     per_query : bool, default False
         Return ``{query_id: {measure: value}}`` instead of the summary, queries in id order.
         Per query, ``gm_map`` and ``gm_bpref`` hold ``log(max(value, 1e-5))``, as trec_eval
@@ -934,12 +974,16 @@ def evaluate(qrels, run, measures: str | Iterable[str], *, relevance_level: int 
     -------
     dict
         ``{measure: value}``: the value trec_eval prints for ``all`` (the mean; the sum for
-        the ``num_*`` counts; the geometric mean for ``gm_*``).
+        the ``num_*`` counts; the geometric mean for ``gm_*``). Where trec_eval computes
+        0 / 0 and prints ``-nan`` (``iprec_at_recall`` and ``11pt_avg`` of a query left with
+        no document by ``judged_only``, ``Rndcg`` when no gain is positive), the value is
+        ``nan``, and so is the mean of a column holding one.
 
     Raises
     ------
     ValueError
-        Unknown measure, NaN score, duplicate document, no query in common, bad option.
+        Unknown measure, NaN score, duplicate document, no query in common (with
+        ``queries="run"``), bad option.
     TypeError
         Input of the wrong type.
 
@@ -976,4 +1020,5 @@ def evaluate(qrels, run, measures: str | Iterable[str], *, relevance_level: int 
         names = [c.name for c in columns]
         rows = values.tolist()
         return {q: dict(zip(names, row)) for q, row in zip(ids, rows)}
-    return dict(zip([c.name for c in columns], _summaries(columns, values)))
+    return dict(zip([c.name for c in columns], _summaries(
+        columns, values, every_qrels_query=qrels if queries == "qrels" else None)))

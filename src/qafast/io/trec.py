@@ -3,8 +3,9 @@
 A run line is ``qid iter docno rank score run_id`` and a qrels line is ``qid iter docno rel``,
 fields separated by spaces or tabs (any of the ASCII whitespace characters of C ``isspace``).
 Fields after the sixth (run) or the fourth (qrels) are ignored, as are ``iter`` and ``rank``.
-Blank lines are skipped, and so are lines whose first character is ``#``; a ``#`` anywhere else
-is data (MS MARCO document ids contain one). Lines end in ``\\n`` or ``\\r\\n``.
+Blank lines are skipped, and so are lines whose first character is ``#`` (in a run, whose first
+non-blank character is, as trec_eval reads runs); a ``#`` anywhere else is data (MS MARCO
+document ids contain one). Lines end in ``\\n`` or ``\\r\\n``.
 
 The text is read in blocks of about ``_CHUNK_BYTES`` (1 MiB, so that a block is still in
 cache for the second stage; more only for a single longer line), each ending at a line end,

@@ -1109,11 +1109,14 @@ def measure(family: str, ranked: RankedQuery, param: Any = None, *,
     return _MEASURES[family](ranked, param, version)
 
 
-def summarize(family: str, values: Sequence[float], *, num_queries: int | None = None) -> float:
+def summarize(family: str, values: Sequence[float], *, num_queries: int | None = None,
+              qrels: Mapping[str, Mapping[str, int]] | None = None) -> float:
     """What trec_eval prints on the ``all`` line for per-query ``values`` (meas_avg.c).
 
     * ``num_ret``, ``num_rel``, ``num_rel_ret``, ``num_nonrel_judged_ret``: the sum;
-      ``num_q``: the number of queries (``num_queries`` if given).
+      ``num_q``: the number of queries (``num_queries`` if given). But with -c, pass the
+      ``qrels``: trec_eval's ``num_rel`` is then counted afresh from them, every judgment with a
+      grade above 0 in every query, whatever -l is (m_num_rel.c ``te_calc_avg_num_rel``).
     * ``gm_map``, ``gm_bpref``: exp(sum / Q) of the per-query logs that ``measure`` returns
       (each already floored at MIN_GEO_MEAN); when ``num_queries`` Q exceeds ``len(values)``,
       each missing query adds log(MIN_GEO_MEAN), as 9.0.8's -c does.
@@ -1129,6 +1132,8 @@ def summarize(family: str, values: Sequence[float], *, num_queries: int | None =
     count = len(values) if num_queries is None else int(num_queries)
     if family == "num_q":
         return float(count)
+    if family == "num_rel" and qrels is not None:
+        return float(sum(1 for grades in qrels.values() for g in grades.values() if g > 0))
     total = 0.0
     for value in values:
         total += value
@@ -1219,7 +1224,9 @@ def evaluate(
     the previous query's ranking, or crashes if there is none, usnistgov/trec_eval#46); that is not
     reproduced. A query given as an empty dict (in either input) counts as absent, since a TREC
     file cannot express it. Use ``summarize`` over the returned values for the ``all`` line
-    (with -c pass ``num_queries=len(qrels queries)``).
+    (with -c pass ``qrels``, and ``num_queries=len(qrels queries)`` for 9.0.8). A run sharing
+    no query with the qrels is no error here: with -c trec_eval 10.0 evaluates every qrels
+    query on the bogus ranking.
     """
     _check_version(version)
     if queries not in ("run", "qrels"):
