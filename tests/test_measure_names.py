@@ -361,3 +361,17 @@ def test_parse_measures_takes_one_object_or_name():
     assert [c.name for c in parse_measures("hits@3")] == ["hits@3"]
     assert math.isclose(qafast.evaluate({"q": {"a": 1}}, {"q": {"a": 1.0}}, "rbp.5")["rbp.5"],
                         0.5)
+
+
+def test_mixed_levels_give_the_same_numbers_on_every_path(tmp_path):
+    # columns with their own level run in their own kernel pass; threads, the streamed dict
+    # and file paths, and a built Run agree to the bit
+    qrels, run = tie_free_case(4)
+    names = ["P(rel=2)@5", "P@5", "ndcg@10-l3", "ndcg@10", "IPrec@0.3", "iprec_at_recall.0.3",
+             "hits@10-l2", "map", "ERR@10", "Judged@5"]
+    one = qafast.evaluate(qrels, run, names, per_query=True)
+    assert repr(qafast.evaluate(qrels, run, names, per_query=True, workers=3)) == repr(one)
+    assert repr(qafast.evaluate(qrels, qafast.Run(run), names, per_query=True)) == repr(one)
+    path = tmp_path / "run.txt"
+    path.write_text("".join(f"{q} Q0 {d} 0 {s!r} r\n" for q in run for d, s in run[q].items()))
+    assert repr(qafast.evaluate(qrels, str(path), names, per_query=True)) == repr(one)

@@ -668,8 +668,6 @@ class _Evaluation:
 
     def values(self, columns: list[Column]) -> np.ndarray:
         """Per-query values, shape (queries, columns)."""
-        if any(c.family == "err" for c in columns):
-            _check_err_grades(self.qrels)
         # a column may set its own relevance level (ranx's -lN, ir_measures' rel=) or recall
         # cut points (ir_measures' IPrec is pytrec_eval's): one kernel pass per setting
         groups: dict = {}
@@ -941,9 +939,11 @@ def evaluate(qrels, run, measures: str | Iterable[str], *, relevance_level: int 
     run : Run, dict, DataFrame or path
         Retrieved documents, ``{query_id: {doc_id: score}}`` or a TREC run file.
     measures : str or iterable of str
-        trec_eval names (``"map"``, ``"P_10"``, ``"ndcg_cut.10,20"``, ``"all_trec"``) or
-        ``@k`` names (``"P@10"``, ``"recall@100"``, ``"map@100"``, ``"ndcg@10"``,
-        ``"mrr@10"``, ``"hit@10"``, ``"ndcg_exp@10"`` for gain 2**grade - 1).
+        trec_eval names (``"map"``, ``"P_10"``, ``"ndcg_cut.10,20"``, ``"all_trec"``), ranx
+        names (``"ndcg@10"``, ``"hits@10"``, ``"map@100-l2"``, ``"rbp.95"``), ir_measures
+        names or objects (``"nDCG@10"``, ``"P(rel=2)@5"``, ``"Judged@10"``), or qafast's
+        (``"hit@10"``, ``"ndcg_exp@10"`` for gain 2**grade - 1); each with its tool's
+        definition.
     relevance_level : int, default 1
         Lowest grade that counts as relevant (trec_eval ``-l``); nDCG uses raw grades.
     judged_only : bool, default False
@@ -988,6 +988,8 @@ def evaluate(qrels, run, measures: str | Iterable[str], *, relevance_level: int 
         raise ValueError(f"measures {measures!r}: none of them is a per-query number "
                          "(runid, num_q and relstring are printed by the qafast trec command)")
     qrels = _as_qrels(qrels, workers)
+    if any(c.family == "err" for c in columns):
+        _check_err_grades(qrels)
     options = dict(relevance_level=int(relevance_level), judged_only=bool(judged_only),
                    max_docs=max_docs, workers=workers)
     streamed = None
