@@ -1216,6 +1216,9 @@ def measure(family: str, ranked: RankedQuery, param: Any = None, *,
     * a tuple for utility (a, b, c, d[, N]) and 11pt_avg (recall points); a float for set_F, rbp
       and rbp_resid; an int for relstring; an int k for the extensions recip_rank_cut and
       ndcg_cut_exp;
+    * for the other tools' definitions (ranx, ir_measures): an int k or None (the whole
+      ranking) for hits, f1, judged and err; ``(k or None, exp_gain, normalised)`` for
+      graded_dcg; the float p for rbp_graded; None for query_count;
     * ``None``: trec_eval's default (``DEFAULT_PARAMS``; no parameter for the other families).
 
     Each family's formula and edge cases are in the docstring of its function in this module
