@@ -380,7 +380,7 @@ def _ir_columns(name: str, params: dict, key) -> list[Column]:
         raise UnknownMeasureError(
             f"measure {key!r}: ir_measures' {base} is not one qafast computes; it computes "
             f"{', '.join(_IR_MEASURES)}")
-    at, types, required = _IR_MEASURES[base]
+    _, types, required = _IR_MEASURES[base]
     params = {**preset, **params}
     for p, v in params.items():
         want = types.get(p)
