@@ -21,6 +21,10 @@ CODES = {
     "recip_rank_cut": 34, "ndcg_cut_exp": 35,
     # computed from other columns: gm_map from map, gm_bpref from bpref
     "gm_map": 4, "gm_bpref": 6,
+    # ranx's and ir_measures' definitions that no trec_eval measure gives; reached only
+    # through those tools' names (parse_measure), never as trec_eval names
+    "hits": 36, "f1": 37, "graded_dcg": 38, "rbp_graded": 39, "judged": 40, "err": 41,
+    "query_count": 42,
 }
 
 #: trec_eval 10.0's measure order (measures.c): the CLI prints measures in this order.
@@ -80,7 +84,8 @@ FAMILIES: dict[str, tuple[str, object]] = {
     "rbp": ("pairs", ()), "rbp_resid": ("pairs", ()), "unj": ("cut", (5, 10, 20)),
     "recip_rank_cut": ("cut", (10,)), "ndcg_cut_exp": ("cut", (10,)),
 }
-SUMMED = frozenset({"num_q", "num_ret", "num_rel", "num_rel_ret", "num_nonrel_judged_ret"})
+SUMMED = frozenset({"num_q", "num_ret", "num_rel", "num_rel_ret", "num_nonrel_judged_ret",
+                    "query_count"})
 GEOMETRIC = frozenset({"gm_map", "gm_bpref"})
 INTEGER_VALUED = SUMMED
 #: Measures that read each query's whole ranked grade list; the others read only the ranks
@@ -104,6 +109,16 @@ class Column:
     keys: tuple[int, ...] = ()
     values: tuple[float, ...] = ()
     order: tuple[int, float] = field(default=(0, 0.0), compare=False)
+    #: relevance level of this column alone (ranx's ``-lN``, ir_measures' ``rel=``); None:
+    #: the evaluation's
+    rel: int | None = None
+    #: trec_eval 9.0.8's recall cut points for iprec_at_recall (ir_measures' IPrec, which
+    #: pytrec_eval computes)
+    v9: bool = False
+    #: whose definition the name asked for: "trec_eval", "ranx" or "ir_measures". For the
+    #: last two a qrels query missing from the run scores 0 in every column, as those tools
+    #: give it, where trec_eval -c ranks a placeholder document for it.
+    tool: str = "trec_eval"
 
     @property
     def code(self) -> int:
@@ -201,26 +216,280 @@ def _columns_for(family: str, params: str | None, measure: str, *, explicit_name
     return [Column(explicit_name or family, family, order=(rank, 0))]
 
 
-# @k aliases of ranx / ir_measures (lower case) -> (family with k, family without k)
+# Names of the other tools. Each maps to a trec_eval column where the tool's definition is
+# trec_eval's (on tie-free runs), and to one of qafast's own families where it is not.
+# Names are matched exactly, case included, as each tool matches them.
+
+#: qafast's own @k names (trec_eval definitions): name -> (family with k, family without k)
 _AT_ALIASES = {
-    "p": ("P", None), "precision": ("P", None),
-    "recall": ("recall", None), "r": ("recall", None),
-    "map": ("map_cut", "map"), "ap": ("map_cut", "map"),
-    "ndcg": ("ndcg_cut", "ndcg"),
-    "ndcg_exp": ("ndcg_cut_exp", "ndcg_cut_exp"), "ndcg_burges": ("ndcg_cut_exp", "ndcg_cut_exp"),
-    "mrr": ("recip_rank_cut", "recip_rank"), "rr": ("recip_rank_cut", "recip_rank"),
-    "recip_rank": ("recip_rank_cut", "recip_rank"),
-    "hit": ("success", "success"), "hits": ("success", "success"),
-    "hit_rate": ("success", "success"), "success": ("success", "success"),
-    "r-precision": (None, "Rprec"), "r_precision": (None, "Rprec"), "rprec": (None, "Rprec"),
-    "bpref": (None, "bpref"), "infap": (None, "infAP"),
-    "f1": (None, "set_F"), "set_f": (None, "set_F"),
+    "hit": ("success", "success"),
+    "ndcg_exp": ("ndcg_cut_exp", "ndcg_cut_exp"),
+    "recip_rank": ("recip_rank_cut", None),
+    "r_precision": (None, "Rprec"),
 }
-_FAMILY_BY_LOWER = {f.lower(): f for f in FAMILIES}
+#: families whose one cut-off is all there is: "family@k" is family_k (a trec_eval name)
+_CUT_FAMILIES = tuple(f for f, (kind, _) in FAMILIES.items() if kind == "cut")
+
+#: ranx 0.3.21's metric names (ranx.metrics.metric_switch), in its order
+_RANX_NAMES = ("hits", "hit_rate", "precision", "recall", "f1", "r-precision", "mrr", "map",
+               "dcg", "dcg_burges", "ndcg", "ndcg_burges", "bpref", "rbp")
+_RANX = re.compile(r"(hits|hit_rate|precision|recall|f1|r-precision|mrr|map|dcg_burges|dcg|"
+                   r"ndcg_burges|ndcg|bpref)(?:@(\d+))?(?:-l([+-]?\d+))?")
+_RANX_RBP = re.compile(r"rbp[.@](\d+)(?:-l([+-]?\d+))?")
+#: the flags of the graded_dcg family (its float parameter)
+_DCG_EXP, _DCG_NORMALISED = 1, 2
+#: ranx names whose gains are grades: like trec_eval's nDCG, they ignore the evaluation's
+#: relevance level (ranx's default level, 1, applies unless the name has -lN)
+_RANX_GRADED = frozenset({"dcg", "dcg_burges", "ndcg", "ndcg_burges", "rbp"})
+
+#: ir_measures 0.4.3's measures qafast computes: name -> (the parameter @ sets,
+#: {parameter: type}, required parameters)
+_IR_MEASURES = {
+    "AP": ("cutoff", {"cutoff": int, "rel": int, "judged_only": bool}, ()),
+    "P": ("cutoff", {"cutoff": int, "rel": int, "judged_only": bool}, ("cutoff",)),
+    "R": ("cutoff", {"cutoff": int, "rel": int, "judged_only": bool}, ("cutoff",)),
+    "RR": ("cutoff", {"cutoff": int, "rel": int, "judged_only": bool}, ()),
+    "nDCG": ("cutoff", {"cutoff": int, "dcg": str, "gains": dict, "judged_only": bool}, ()),
+    "Rprec": ("cutoff", {"rel": int, "judged_only": bool}, ()),
+    "Bpref": ("cutoff", {"rel": int}, ()),
+    "infAP": ("cutoff", {"rel": int}, ()),
+    "IPrec": ("recall", {"recall": float, "rel": int, "judged_only": bool}, ("recall",)),
+    "Judged": ("cutoff", {"cutoff": int}, ()),
+    "NumQ": ("cutoff", {}, ()),
+    "NumRel": ("cutoff", {"rel": int}, ()),
+    "NumRet": ("cutoff", {"rel": int}, ()),
+    "SetP": ("cutoff", {"rel": int, "relative": bool, "judged_only": bool}, ()),
+    "SetR": ("cutoff", {"rel": int}, ()),
+    "SetF": ("cutoff", {"rel": int, "beta": float, "judged_only": bool}, ()),
+    "SetAP": ("cutoff", {"rel": int, "judged_only": bool}, ()),
+    "Success": ("cutoff", {"cutoff": int, "rel": int, "judged_only": bool}, ("cutoff",)),
+    "ERR": ("cutoff", {"cutoff": int}, ()),
+}
+#: ir_measures' other names for them: name -> (measure, preset parameters)
+_IR_ALIASES = {
+    "MAP": ("AP", {}), "Precision": ("P", {}), "Recall": ("R", {}), "MRR": ("RR", {}),
+    "NDCG": ("nDCG", {}), "RPrec": ("Rprec", {}), "BPref": ("Bpref", {}),
+    "NumRelRet": ("NumRet", {"rel": 1}), "SetRelP": ("SetP", {"relative": True}),
+}
+#: ir_measures measures qafast does not compute (diversity, user models, cwl_eval's RBP, ...)
+_IR_OTHERS = frozenset({
+    "Accuracy", "BPM", "Compat", "ERR_IA", "nERR_IA", "alpha_DCG", "α_DCG", "alpha_nDCG",
+    "α_nDCG", "NRBP", "nNRBP", "AP_IA", "MAP_IA", "P_IA", "StRecall", "INST", "INSQ",
+    "NERR8", "NERR9", "NERR10", "NERR11", "SDCG", "RBP",
+})
+_IR_SYNTAX = re.compile(r"([^\W\d]\w*)\s*(\(.*\))?\s*(@.*)?", re.DOTALL)
+
+#: sort rank of the other tools' own families (after trec_eval's; the CLI never sees them)
+_OTHER_RANK = len(TREC_ORDER)
 
 
-def parse_measure(text: str, *, version: str = "10.0") -> list[Column]:
+def _column(name, family: str, *, k: int = 0, x: float = 0.0, rel: int | None = None,
+            v9: bool = False, tool: str = "trec_eval") -> Column:
+    rank = TREC_ORDER.index(family) if family in TREC_ORDER else _OTHER_RANK
+    return Column(name, family, k=k, x=x, order=(rank, k or x), rel=rel, v9=v9, tool=tool)
+
+
+def _is_ir_measure(obj) -> bool:
+    """An ir_measures measure object, recognised without importing ir_measures."""
+    return (type(obj).__module__.split(".")[0] == "ir_measures"
+            and hasattr(obj, "NAME") and isinstance(getattr(obj, "params", None), dict))
+
+
+def _ranx_columns(text: str, s: str) -> list[Column] | None:
+    """ranx's ``name[@k][-lN]`` and ``rbp.p[-lN]`` with ranx's definitions, or None."""
+    m = _RANX_RBP.fullmatch(s)
+    if m:
+        rel = int(m.group(2)) if m.group(2) is not None else 1
+        return [_column(text, "rbp_graded", x=float("0." + m.group(1)), rel=rel, tool="ranx")]
+    m = _RANX.fullmatch(s)
+    if not m:
+        return None
+    base, at, level = m.groups()
+    k = int(at) if at is not None and int(at) > 0 else None  # ranx: k = 0 is the whole list
+    whole = _NO_CUTOFF if k is None else k
+    rel = int(level) if level is not None else (1 if base in _RANX_GRADED else None)
+    if base == "hits":
+        spec = ("hits", whole, 0.0)
+    elif base == "hit_rate":
+        spec = ("success", whole, 0.0)
+    elif base == "precision":
+        spec = ("set_P", 0, 0.0) if k is None else ("P", k, 0.0)
+    elif base == "recall":
+        spec = ("set_recall", 0, 0.0) if k is None else ("recall", k, 0.0)
+    elif base == "f1":
+        spec = ("f1", whole, 0.0)
+    elif base == "r-precision":
+        spec = ("Rprec", 0, 0.0)  # ranx ignores k
+    elif base == "mrr":
+        spec = ("recip_rank", 0, 0.0) if k is None else ("recip_rank_cut", k, 0.0)
+    elif base == "map":
+        spec = ("map", 0, 0.0) if k is None else ("map_cut", k, 0.0)
+    elif base == "bpref":
+        spec = ("bpref", 0, 0.0)  # ranx ignores k
+    elif base in ("dcg", "dcg_burges"):
+        spec = ("graded_dcg", whole, float(_DCG_EXP if base == "dcg_burges" else 0))
+    elif level is not None:
+        # ranx's -lN drops the gains below N, which trec_eval's nDCG never does
+        spec = ("graded_dcg", whole,
+                float(_DCG_NORMALISED | (_DCG_EXP if base == "ndcg_burges" else 0)))
+    elif base == "ndcg":
+        spec = ("ndcg", 0, 0.0) if k is None else ("ndcg_cut", k, 0.0)
+    else:
+        spec = ("ndcg_cut_exp", whole, 0.0)
+    family, k, x = spec
+    return [_column(text, family, k=k, x=x, rel=rel, tool="ranx")]
+
+
+def _ir_parse(s: str):
+    """(measure name, parameters) of an ir_measures string such as ``P(rel=2)@5``, or None
+    when it is not one."""
+    m = _IR_SYNTAX.fullmatch(s)
+    if not m or (m.group(1) not in _IR_MEASURES and m.group(1) not in _IR_ALIASES
+                 and m.group(1) not in _IR_OTHERS):
+        return None
+    import ast
+
+    try:
+        node = ast.parse(s, mode="eval").body
+        params: dict = {}
+        at = None
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.MatMult):
+            at = ast.literal_eval(node.right)
+            node = node.left
+        if isinstance(node, ast.Call):
+            if node.args or any(kw.arg is None for kw in node.keywords):
+                raise ValueError("parameters must be named")
+            params = {kw.arg: ast.literal_eval(kw.value) for kw in node.keywords}
+            node = node.func
+        if not isinstance(node, ast.Name):
+            raise ValueError("not a measure")
+    except (SyntaxError, ValueError):
+        # not ir_measures' Name(param=value, ...)@cutoff
+        raise UnknownMeasureError(_unknown(s)) from None
+    name = node.id
+    if at is not None:
+        base = _IR_ALIASES.get(name, (name, {}))[0]
+        params[_IR_MEASURES[base][0] if base in _IR_MEASURES else "cutoff"] = at
+    return name, params
+
+
+def _ir_columns(name: str, params: dict, key) -> list[Column]:
+    """The column of ir_measures' measure ``name`` with ``params``, output under ``key``."""
+    base, preset = _IR_ALIASES.get(name, (name, {}))
+    if base in _IR_OTHERS:
+        raise UnknownMeasureError(
+            f"measure {key!r}: ir_measures' {base} is not one qafast computes; it computes "
+            f"{', '.join(_IR_MEASURES)}")
+    _, types, required = _IR_MEASURES[base]
+    params = {**preset, **params}
+    for p, v in params.items():
+        want = types.get(p)
+        if want is None:
+            raise UnknownMeasureError(
+                f"measure {key!r}: {base} takes no parameter {p!r} (it takes "
+                f"{', '.join(types) or 'none'})")
+        ok = (isinstance(v, (int, float)) and not isinstance(v, bool) if want is float
+              else isinstance(v, want) and (want is bool or not isinstance(v, bool)))
+        if not ok:
+            article = "an" if want is int else "a"
+            raise UnknownMeasureError(
+                f"measure {key!r}: {p}={v!r} is not {article} {want.__name__}")
+    for p in required:
+        if p not in params:
+            raise UnknownMeasureError(
+                f"measure {key!r}: {base} needs {'a cutoff' if p == 'cutoff' else p}, "
+                f"e.g. {base}@{'10' if p == 'cutoff' else '0.5'}")
+    if params.get("judged_only"):
+        raise UnknownMeasureError(
+            f"measure {key!r}: judged_only applies to the whole evaluation in qafast; pass "
+            "judged_only=True to evaluate")
+    if "gains" in params:
+        raise UnknownMeasureError(
+            f"measure {key!r}: custom gains are not supported here; trec_eval's "
+            "ndcg.<grade>=<gain> sets them for nDCG without a cutoff")
+    cutoff = params.get("cutoff")
+    if cutoff is not None and cutoff <= 0:
+        raise UnknownMeasureError(f"measure {key!r}: the cutoff must be positive")
+    rel = params.get("rel")
+    whole = _NO_CUTOFF if cutoff is None else cutoff
+
+    def col(family, k=0, x=0.0, v9=False):
+        return [_column(key, family, k=k, x=x, rel=rel, v9=v9, tool="ir_measures")]
+
+    if base == "AP":
+        return col("map") if cutoff is None else col("map_cut", cutoff)
+    if base == "P":
+        return col("P", cutoff)
+    if base == "R":
+        return col("recall", cutoff)
+    if base == "RR":
+        return col("recip_rank") if cutoff is None else col("recip_rank_cut", cutoff)
+    if base == "nDCG":
+        dcg = params.get("dcg", "log2")
+        if dcg == "exp-log2":
+            return col("ndcg_cut_exp", whole)
+        if dcg != "log2":
+            raise UnknownMeasureError(f"measure {key!r}: dcg must be 'log2' or 'exp-log2'")
+        return col("ndcg") if cutoff is None else col("ndcg_cut", cutoff)
+    if base == "Rprec":
+        return col("Rprec")
+    if base == "Bpref":
+        return col("bpref")
+    if base == "infAP":
+        return col("infAP")
+    if base == "IPrec":
+        # pytrec_eval computes it: trec_eval 9.0.8's recall cut points
+        return col("iprec_at_recall", x=float(params["recall"]), v9=True)
+    if base == "Judged":
+        return col("judged", whole)
+    if base == "NumQ":
+        return col("query_count")
+    if base == "NumRel":
+        return col("num_rel")
+    if base == "NumRet":
+        return col("num_ret") if rel is None else col("num_rel_ret")
+    if base == "SetP":
+        return col("set_relative_P" if params.get("relative") else "set_P")
+    if base == "SetR":
+        return col("set_recall")
+    if base == "SetF":
+        # ir_measures hands beta to trec_eval's set_F, whose parameter multiplies P
+        return col("set_F", x=float(params.get("beta", 1.0)))
+    if base == "SetAP":
+        return col("set_map")
+    if base == "Success":
+        return col("success", cutoff)
+    return col("err", whole)  # ERR
+
+
+def _own_columns(text: str, s: str) -> list[Column] | None:
+    """qafast's own @k names and ``family@k`` for trec_eval's cut-off families, or None."""
+    name, at, k_text = s.partition("@")
+    if at and not re.fullmatch(r"\d+", k_text):
+        return None
+    if name in _AT_ALIASES:
+        family = _AT_ALIASES[name][0 if at else 1]
+        if family is None:
+            raise UnknownMeasureError(
+                f"measure {text!r} needs a cutoff, e.g. {name}@10" if not at
+                else f"measure {text!r}: {name} takes no cutoff")
+    elif at and name in _CUT_FAMILIES:
+        family = name
+    else:
+        return None
+    if not at:
+        k = _NO_CUTOFF if FAMILIES[family][0] == "cut" else 0
+        return [_column(text, family, k=k)]
+    k = int(k_text)
+    if k <= 0:
+        raise UnknownMeasureError(f"measure {text!r}: the cutoff must be positive")
+    return [_column(text, family, k=k)]
+
+
+def parse_measure(text, *, version: str = "10.0") -> list[Column]:
     """Columns for one measure request (see :func:`parse_measures`)."""
+    if _is_ir_measure(text):
+        return _ir_columns(text.NAME, dict(text.params), text)
     if not isinstance(text, str):
         raise TypeError(f"a measure name must be a str, not {type(text).__name__}: {text!r}")
     s = text.strip()
@@ -230,29 +499,16 @@ def parse_measure(text: str, *, version: str = "10.0") -> list[Column]:
         for fam in nick[s]:
             cols.extend(_columns_for(fam, None, s))
         return cols
-    # ranx / ir_measures style: name@k
-    m = re.fullmatch(r"([A-Za-z_\-0-9]+?)@(\d+)", s)
-    if m:
-        alias, k = m.group(1).lower(), int(m.group(2))
-        fam = _AT_ALIASES.get(alias, (None, None))[0]
-        if fam is None and alias in _FAMILY_BY_LOWER and FAMILIES[_FAMILY_BY_LOWER[alias]][0] == "cut":
-            fam = _FAMILY_BY_LOWER[alias]
-        if fam is None:
-            raise UnknownMeasureError(_unknown(text))
-        if k <= 0:
-            raise UnknownMeasureError(f"measure {text!r}: the cutoff must be positive")
-        return [Column(text, fam, k=k, order=(TREC_ORDER.index(fam), k))]
-    low = s.lower()
-    if low in _AT_ALIASES and s not in FAMILIES:
-        fam = _AT_ALIASES[low][1]
-        if fam is None:
-            raise UnknownMeasureError(f"measure {text!r} needs a cutoff, e.g. {text}@10")
-        if fam in ("success", "ndcg_cut_exp"):
-            return [Column(text, fam, k=_NO_CUTOFF, order=(TREC_ORDER.index(fam), _NO_CUTOFF))]
-        return [Column(text, fam, order=(TREC_ORDER.index(fam), 0))]
-    # trec_eval -m style: family or family.params
-    if s in FAMILIES:
+    if s in FAMILIES:  # trec_eval's names come first: "map", "recall", "ndcg" are theirs
         return _columns_for(s, None, text)
+    parsed = _ir_parse(s)
+    if parsed is not None:
+        return _ir_columns(*parsed, text)
+    for other in (_ranx_columns, _own_columns):
+        cols = other(text, s)
+        if cols is not None:
+            return cols
+    # trec_eval -m style: family.params
     fam, dot, params = s.partition(".")
     if dot and fam in FAMILIES:
         return _columns_for(fam, params, text)
@@ -266,19 +522,57 @@ def parse_measure(text: str, *, version: str = "10.0") -> list[Column]:
     raise UnknownMeasureError(_unknown(text))
 
 
-def _unknown(text: str) -> str:
-    return (f"unknown measure {text!r}: use a trec_eval name (P_10, ndcg_cut.10, map), "
-            f"an @k name (P@10, ndcg@10, mrr@10, map@100, recall@100, hit@10), or a nickname "
-            f"(all_trec, official, set); qafast.ranking.MEASURE_FAMILIES lists the families")
+def _known_names() -> dict[str, bool]:
+    """Every measure name a user may type, without parameters: name -> takes a cutoff."""
+    names: dict[str, bool] = {}
+    for fam, (kind, _) in FAMILIES.items():
+        names[fam] = kind == "cut"
+    for nick in NICKNAMES:
+        names[nick] = False
+    for name in _RANX_NAMES:
+        names[name] = name not in ("r-precision", "bpref", "rbp")
+    for name, (family, _) in _AT_ALIASES.items():
+        names[name] = family is not None
+    for name in (*_IR_MEASURES, *_IR_ALIASES):
+        base = _IR_ALIASES.get(name, (name, {}))[0]
+        names[name] = "cutoff" in _IR_MEASURES[base][1] or base == "IPrec"
+    return names
+
+
+def _unknown(text) -> str:
+    import difflib
+
+    s = str(text).strip()
+    base, at, k = s.partition("@")
+    base = base.partition("(")[0].strip()
+    names = _known_names()
+    by_lower: dict[str, list[str]] = {}
+    for name in names:
+        by_lower.setdefault(name.lower(), []).append(name)
+    close = difflib.get_close_matches(base.lower(), list(by_lower), n=4, cutoff=0.6)
+    suggestions = []
+    for low in close:
+        for name in by_lower[low]:
+            suggestions.append(f"{name}@{k if k.isdigit() else 10}" if at and names[name]
+                               else name)
+    hint = f" (did you mean {', '.join(suggestions)}?)" if suggestions else ""
+    return (f"unknown measure {text!r}{hint}. Measures are named as trec_eval (P_10, "
+            f"ndcg_cut.10, map), ranx (ndcg@10, hits@10, mrr@10, map@100, rbp.95) or "
+            f"ir_measures (nDCG@10, P(rel=2)@5, RR@10, Judged@10) names them, or by a "
+            f"nickname (all_trec, official, set)")
 
 
 def parse_measures(measures, *, version: str = "10.0") -> list[Column]:
     """Columns for a measure request: one name or an iterable of names.
 
-    Duplicated output names keep their first occurrence. A family named twice in trec_eval
-    form (``P.5`` then ``P.10``) yields both sets of columns.
+    A name is trec_eval's (``map``, ``P_5``, ``ndcg_cut.10,20``, ``all_trec``), ranx's
+    (``ndcg@10``, ``hits@10``, ``map@100-l2``, ``rbp.95``), ir_measures' (``nDCG@10``,
+    ``P(rel=2)@5``, ``RR@10``, or an ir_measures measure object) or qafast's own
+    (``hit@10``, ``ndcg_exp@10``); each means what its tool computes. Duplicated output
+    names keep their first occurrence. A family named twice in trec_eval form (``P.5`` then
+    ``P.10``) yields both sets of columns.
     """
-    if isinstance(measures, str):
+    if isinstance(measures, str) or _is_ir_measure(measures):
         measures = [measures]
     try:
         items = list(measures)
@@ -287,7 +581,7 @@ def parse_measures(measures, *, version: str = "10.0") -> list[Column]:
                         f"{type(measures).__name__}") from None
     if not items:
         raise ValueError("no measure requested")
-    seen: dict[str, Column] = {}
+    seen: dict = {}
     for item in items:
         for col in parse_measure(item, version=version):
             if version == "9.0.8" and col.family in V10_ONLY:

@@ -15,6 +15,7 @@ from libc.math cimport log2, lround, NAN
 from libc.stdlib cimport malloc, free, calloc
 from libc.string cimport memcmp, memset
 from libc.stdint cimport int32_t, int64_t, uint8_t
+from cpython.dict cimport PyDict_GetItem, PyDict_SetItem
 
 cdef extern from "_simd.h" nogil:
     int64_t qafast_last_equal(const int64_t* a, int64_t n, int64_t h)
@@ -69,6 +70,22 @@ cdef enum:
     M_UNJ = 33
     M_RECIP_RANK_CUT = 34
     M_NDCG_CUT_EXP = 35
+    # the definitions of ranx and ir_measures that no trec_eval measure gives
+    M_HITS = 36
+    M_F1 = 37
+    M_DCG_CUT = 38
+    M_RBP_GRADED = 39
+    M_JUDGED = 40
+    M_ERR = 41
+    M_QUERY_COUNT = 42
+
+# "no cut-off" (k = None): the measures that read k as the whole ranking get this
+cdef int64_t NO_CUTOFF = 4611686018427387904   # 2**62, _measures._NO_CUTOFF
+# flags of M_DCG_CUT, in its float parameter
+cdef int DCG_EXP_GAIN = 1
+cdef int DCG_NORMALISED = 2
+# ERR's grade scale: gdeval.pl's $MAX_JUDGMENT (the Python layer refuses higher grades)
+cdef double ERR_MAX_GRADE = 4.0
 
 # trec_eval's INFAP_EPSILON (trec_eval.h)
 cdef double INFAP_EPSILON = 0.00001
@@ -921,7 +938,110 @@ cdef double _one_measure(const Query* q, int code, int64_t k, double x,
             if q.sg[i] >= 0:
                 c -= 1
         return <double>c / <double>k
+    elif code == M_HITS:
+        return <double>_rel_in_top(q, k)
+    elif code == M_F1:
+        return _f1_at(q, k)
+    elif code == M_DCG_CUT:
+        return _graded_dcg(q, k, <int>x)
+    elif code == M_RBP_GRADED:
+        return _rbp_graded(q, x)
+    elif code == M_JUDGED:
+        # retrieved documents in the qrels (any grade) among the top k, over min(k, n)
+        if k >= NO_CUTOFF or k > q.n:
+            k = q.n
+        if k == 0:
+            return 0.0
+        c = 0
+        for i in range(q.ns):
+            if q.sr[i] > k:
+                break
+            c += 1
+        return <double>c / <double>k
+    elif code == M_ERR:
+        return _expected_reciprocal_rank(q, k)
+    elif code == M_QUERY_COUNT:
+        return 1.0
     return 0.0
+
+
+cdef double _f1_at(const Query* q, int64_t k) noexcept nogil:
+    """ranx's f1@k: 2 P R / (P + R) with P = hits@k / k (k = num_ret without a cut-off,
+    as ranx's k = 0) and R = hits@k / num_rel; 0 when there is nothing relevant or nothing
+    retrieved. Operations in ranx's order."""
+    cdef double hits, prec, rec
+    if q.num_rel == 0:
+        return 0.0
+    if k >= NO_CUTOFF:
+        k = q.n
+    if k == 0:
+        return 0.0
+    hits = <double>_rel_in_top(q, k)
+    prec = hits / <double>k
+    rec = hits / <double>q.num_rel
+    if prec + rec == 0.0:
+        return 0.0
+    return 2.0 * ((prec * rec) / (prec + rec))
+
+
+cdef inline double _graded_gain(int64_t grade, bint exp_gain) noexcept nogil:
+    return 2.0 ** <double>grade - 1.0 if exp_gain else <double>grade
+
+
+cdef double _graded_dcg(const Query* q, int64_t k, int flags) noexcept nogil:
+    """ranx's dcg@k / dcg_burges@k (and, normalised, its ndcg@k / ndcg_burges@k): the gain of
+    a document is its grade (or 2**grade - 1) when the grade is at least the relevance level
+    (and 1), else 0; discount log2(rank + 1) over the top k; the ideal list is the qrels'
+    gains, best first, cut at k. Normalised: 0 when the ideal is 0."""
+    cdef bint exp_gain = (flags & DCG_EXP_GAIN) != 0
+    cdef int64_t t = q.L if q.L > 1 else 1
+    cdef double dcg = 0.0, idcg = 0.0
+    cdef int64_t i, lvl, cnt
+    for i in range(q.ns):
+        if q.sr[i] > k:
+            break
+        if q.sg[i] >= t:
+            dcg += _graded_gain(q.sg[i], exp_gain) / log2(<double>(q.sr[i] + 1))
+    if not (flags & DCG_NORMALISED):
+        return dcg
+    i = 0
+    lvl = q.num_levels - 1
+    while lvl >= t and i < k:
+        cnt = q.levels[lvl]
+        while cnt > 0 and i < k:
+            idcg += _graded_gain(lvl, exp_gain) / log2(<double>(i + 2))
+            i += 1
+            cnt -= 1
+        lvl -= 1
+    return dcg / idcg if idcg > 0.0 else 0.0
+
+
+cdef double _rbp_graded(const Query* q, double p) noexcept nogil:
+    """ranx's rbp.p: (1 - p) * sum of grade * p**(rank - 1) over the ranked documents whose
+    grade is at least the relevance level (and 1); raw grades, not rescaled as trec_eval's rbp."""
+    cdef int64_t t = q.L if q.L > 1 else 1
+    cdef double s = 0.0
+    cdef int64_t i
+    for i in range(q.ns):
+        if q.sg[i] >= t:
+            s += <double>q.sg[i] * p ** <double>(q.sr[i] - 1)
+    return (1.0 - p) * s
+
+
+cdef double _expected_reciprocal_rank(const Query* q, int64_t k) noexcept nogil:
+    """Expected reciprocal rank at k as gdeval.pl (TREC Web track) computes it: a document of
+    grade g > 0 stops the user with probability r = (2**g - 1) / 2**4; ERR sums
+    r * (probability of reaching the rank) / rank over the top k."""
+    cdef double score = 0.0, decay = 1.0, r
+    cdef int64_t i
+    for i in range(q.ns):
+        if q.sr[i] > k:
+            break
+        if q.sg[i] > 0:
+            r = (2.0 ** <double>q.sg[i] - 1.0) / (2.0 ** ERR_MAX_GRADE)
+            score += r * decay / <double>q.sr[i]
+            decay *= 1.0 - r
+    return score
 
 
 cdef double _bpref_infap(const Query* q, int code) noexcept nogil:
@@ -1156,3 +1276,44 @@ def first_duplicate_hashed(const int64_t[::1] offsets, const int64_t[::1] hashes
     free(table)
     free(stamp)
     return found
+
+
+def nested_dict(object out, list query_ids, const int32_t[::1] query_index, list doc_ids,
+                const int32_t[::1] doc_index, const double[::1] scores,
+                const int32_t[::1] grades):
+    """Add line i of a read TREC file as ``out[query][doc] = value`` for every line, in order:
+    the score (a float) when ``scores`` has a value per line, else the grade (an int). The
+    ids are the reader's interned ``str``, so equal ids share one object.
+
+    Returns the first line whose document its query already holds (that line's value is
+    then in ``out``), or -1.
+    """
+    cdef Py_ssize_t n = query_index.shape[0], i, size
+    cdef int32_t current = -1, qi
+    cdef bint is_run = scores.shape[0] == n
+    cdef dict inner = None
+    cdef object value
+    cdef PyObject* found
+    if not is_run and grades.shape[0] != n:
+        raise ValueError("nested_dict: one value per line is needed")
+    if not isinstance(out, dict):
+        raise TypeError("nested_dict: out must be a dict")
+    for i in range(n):
+        qi = query_index[i]
+        if qi != current:
+            current = qi
+            query = query_ids[qi]
+            # the C lookup: a defaultdict's factory must not run here
+            found = PyDict_GetItem(out, query)
+            if found == NULL:
+                inner = {}
+                PyDict_SetItem(out, query, inner)
+            else:
+                inner = <dict>found
+        value = scores[i] if is_run else grades[i]
+        size = len(inner)
+        inner[doc_ids[doc_index[i]]] = value
+        if len(inner) == size:
+            return i
+    return -1
+

@@ -8,11 +8,12 @@ round as ``(long)(p * R + 0.9)``. :func:`qafast.evaluate` follows trec_eval 10.0
 
 from __future__ import annotations
 
+import re
+import warnings
+from collections import defaultdict
 from typing import Iterable, Mapping
 
-import re
-
-from ._measures import NICKNAMES_V9, UnknownMeasureError, trec_columns
+from ._measures import FAMILIES, NICKNAMES_V9, TREC_ORDER, Column, UnknownMeasureError, _columns_for
 from .ranking import Qrels, _as_run, _Evaluation
 
 __all__ = ["RelevanceEvaluator", "compute_aggregated_measure", "parse_qrel", "parse_run",
@@ -31,14 +32,17 @@ supported_nicknames = frozenset({"official", "set", "all_trec"})
 # pytrec_eval reports these per query with placeholder values
 _PLACEHOLDERS = {"runid": 0.0, "num_q": 1.0, "relstring": 0.0}
 
-
+# pytrec_eval's reading of "family.params" / "family_params": digits and dots only, matched
+# at the start of the name (so "utility.2,-1,0,0" reads as "utility.2")
 _PARAMS = r"[\._]([0-9]+(\.[0-9]+)?(,[0-9]+(\.[0-9]+)?)*)"
 
 
-def _combine_measures(measures) -> list[str]:
+def _combine_measures(measures) -> dict[str, list[str]]:
     """pytrec_eval's reading of a measure set: nicknames expand to families; ``fam.p``,
     ``fam_p`` and ``fam.p,q`` collect parameters per family, and a family given parameters
-    anywhere keeps only those (``{"official", "P.5"}`` yields ``P_5`` alone)."""
+    anywhere keeps only those (``{"official", "P.5"}`` yields ``P_5`` alone). Returns each
+    family's distinct parameter strings in string order, as pytrec_eval passes them on
+    (``{"set_F.10", "set_F.2"}`` is ``set_F.10,2``)."""
     expanded: set[str] = set()
     for m in measures:
         if not isinstance(m, str):
@@ -56,7 +60,55 @@ def _combine_measures(measures) -> list[str]:
                 break
         else:
             raise ValueError(f"unsupported measure {m}")
-    return [f"{fam}.{','.join(sorted(p))}" if p else fam for fam, p in params.items()]
+    return {fam: sorted(p) for fam, p in params.items()}
+
+
+def _columns_v9(requests: dict[str, list[str]]) -> tuple[list[Column], dict[str, float]]:
+    """trec_eval 9.0.8's columns for pytrec_eval's combined requests, in its measure order,
+    named as pytrec_eval names them (``set_F``, ``utility``, ``11pt_avg`` and ``relstring``
+    without their parameters), and the columns pytrec_eval fills with a constant."""
+    columns: list[Column] = []
+    fixed: dict[str, float] = {}
+    for fam in TREC_ORDER:
+        if fam not in requests:
+            continue
+        params = requests[fam]
+        kind = FAMILIES[fam][0]
+        rank = TREC_ORDER.index(fam)
+        joined = ",".join(params)
+        if fam in _PLACEHOLDERS:
+            fixed[fam] = _PLACEHOLDERS[fam]
+            columns.append(Column(fam, fam, order=(rank, 0)))
+        elif not params or kind == "none":
+            columns.extend(_columns_for(fam, None, fam))  # a parameter of map etc. is ignored
+        elif kind == "cut":
+            # trec_eval 9.0.8 aborts (and pytrec_eval with it) on a repeated or non-positive
+            # cutoff: refused here with a message instead
+            columns.extend(_columns_for(fam, joined, f"{fam}.{joined}"))
+        elif kind == "fcut":
+            cols = _columns_for(fam, joined, f"{fam}.{joined}")
+            if len({c.x for c in cols}) != len(cols):
+                raise UnknownMeasureError(
+                    f"measure {fam}.{joined}: a cutoff is repeated (pytrec_eval aborts)")
+            columns.extend(cols)
+        elif kind == "pairs":
+            raise UnknownMeasureError(
+                f"measure {fam}.{joined}: {fam} takes level=gain pairs, which pytrec_eval's "
+                "measure names cannot carry (pytrec_eval aborts)")
+        elif fam == "utility" and len(params) != 4:
+            warnings.warn(
+                f"utility.{joined}: trec_eval 9.0.8 needs 4 coefficients (pytrec_eval reads "
+                "digits only, so a negative coefficient ends the list, and merges repeated "
+                "ones); like pytrec_eval, every utility value is 0.0", RuntimeWarning,
+                stacklevel=3)
+            fixed[fam] = 0.0
+            columns.append(Column(fam, fam, order=(rank, 0)))
+        else:
+            values = tuple(float(p) for p in params)
+            # set_F takes its first parameter, in pytrec_eval's string order
+            columns.append(Column(fam, fam, x=values[0] if fam == "set_F" else 0.0,
+                                  values=values, order=(rank, 0)))
+    return columns, fixed
 
 
 class RelevanceEvaluator:
@@ -91,14 +143,11 @@ class RelevanceEvaluator:
         if relevance_level < 1:
             raise ValueError(f"relevance_level must be at least 1, not {relevance_level}")
         try:
-            columns = trec_columns(_combine_measures(measures), version="9.0.8")
+            columns, self._fixed = _columns_v9(_combine_measures(measures))
         except UnknownMeasureError as e:
             raise ValueError(str(e)) from None
-        # trec_eval 9.0.8 names relstring without its parameter
-        columns = [c if c.family != "relstring" else type(c)("relstring", "relstring", x=c.x,
-                   values=c.values, order=c.order) for c in columns]
         self._columns = sorted(columns, key=lambda c: c.order)
-        self._numeric = [c for c in self._columns if c.family not in _PLACEHOLDERS]
+        self._numeric = [c for c in self._columns if c.name not in self._fixed]
         if not isinstance(query_relevance, Mapping):
             raise TypeError("query_relevance must be a dict {query_id: {doc_id: grade}}")
         self._qrels = Qrels.from_dict({q: d for q, d in query_relevance.items() if d})
@@ -122,45 +171,127 @@ class RelevanceEvaluator:
                          workers=1, float32_scores=True, v9=True, keep_empty=True)
         values = ev.values(self._numeric).tolist() if self._numeric else [[]] * len(ev.ids)
         names = [c.name for c in self._numeric]
-        order = self._columns
+        fixed = self._fixed
         out = {}
         for q, row in zip(ev.ids, values):
             d = dict(zip(names, row))
-            if len(order) != len(names):
-                d = {c.name: d[c.name] if c.name in d else _PLACEHOLDERS[c.family]
+            if fixed:
+                d = {c.name: fixed[c.name] if c.name in fixed else d[c.name]
                      for c in self._columns}
             out[q] = d
         # pytrec_eval returns queries in the run's order
         return {q: out[q] for q in run.query_ids if q in out}
 
 
-def compute_aggregated_measure(measure: str, values: Iterable[float]) -> float:
-    """Summarise per-query values as trec_eval does: a sum for ``num_*`` counts, the geometric
-    mean for ``gm_*`` (whose per-query values are logs), the mean otherwise."""
-    import math
+def compute_aggregated_measure(measure: str, values) -> float:
+    """Summarise per-query values as pytrec_eval does, with the same numpy operations so that
+    the result is the same to the last bit: a sum for ``num_*`` counts, the geometric mean for
+    ``gm_*`` (whose per-query values are logs), the mean otherwise."""
+    import numpy as np
 
-    vals = list(values)
     if measure.startswith("num_"):
-        return float(sum(vals))
-    if not vals:
-        return 0.0
+        return float(np.sum(values))
     if measure.startswith("gm_"):
-        return math.exp(sum(vals) / len(vals))
-    return sum(vals) / len(vals)
+        return float(np.exp(np.sum(values) / len(values)))
+    return float(np.mean(values))
 
 
 def parse_qrel(f_qrel) -> dict:
-    """``{query_id: {doc_id: grade}}`` from an open TREC qrels file (or any iterable of lines)."""
-    return _parse(f_qrel, Qrels)
+    """``{query_id: {doc_id: grade}}`` from an open TREC qrels file (or any iterable of lines),
+    as ``pytrec_eval.parse_qrel`` returns it (a ``defaultdict(dict)`` of int grades), read by
+    qafast's TREC reader.
+
+    Raises
+    ------
+    ValueError
+        A malformed line or a document judged twice for one query, naming the line.
+    """
+    return _parse(f_qrel, is_run=False)
 
 
 def parse_run(f_run) -> dict:
-    """``{query_id: {doc_id: score}}`` from an open TREC run file (or any iterable of lines)."""
-    from .ranking import Run
+    """``{query_id: {doc_id: score}}`` from an open TREC run file (or any iterable of lines),
+    as ``pytrec_eval.parse_run`` returns it (a ``defaultdict(dict)`` of float scores), read by
+    qafast's TREC reader.
 
-    return _parse(f_run, Run)
+    Raises
+    ------
+    ValueError
+        A malformed line, a NaN score, or a document retrieved twice for one query, naming
+        the line.
+    """
+    return _parse(f_run, is_run=True)
 
 
-def _parse(lines, cls) -> dict:
-    data = "".join(line if isinstance(line, str) else line.decode() for line in lines)
-    return cls.from_file(data.encode()).to_dict()
+# text handed to the reader per call: its tables stay in cache, and no array outgrows a block
+_BLOCK_CHARS = 1 << 20
+
+
+def _blocks(lines, size: int):
+    """The text of an open file (binary or text, read from where it stands) or of any
+    iterable of lines, as UTF-8 blocks of whole lines."""
+    read = getattr(lines, "read", None)
+    carry = b""
+    if read is not None:
+        while True:
+            data = read(size)
+            if isinstance(data, str):
+                data = data.encode("utf-8")
+            if not data:
+                break
+            data = carry + data if carry else bytes(data)
+            cut = data.rfind(b"\n") + 1
+            if cut:
+                yield data[:cut]
+            carry = data[cut:]
+        if carry:
+            yield carry
+        return
+    block: list = []
+    total = 0
+    for line in lines:
+        if isinstance(line, (bytes, bytearray)):
+            line = bytes(line).decode("utf-8")
+        if not line.endswith("\n"):
+            line += "\n"  # pytrec_eval takes each item as one line
+        block.append(line)
+        total += len(line)
+        if total >= size:
+            yield "".join(block).encode("utf-8")
+            block, total = [], 0
+    if block:
+        yield "".join(block).encode("utf-8")
+
+
+def _parse(lines, *, is_run: bool) -> dict:
+    import numpy as np
+
+    from . import _kernels
+    from .io.trec import TrecFormatError, read_trec_qrels, read_trec_run
+
+    if isinstance(lines, (str, bytes)):
+        raise TypeError("pass an open TREC file or an iterable of its lines; to read a file "
+                        "by path use qafast.Run.from_file or qafast.Qrels.from_file")
+    name = getattr(lines, "name", None)
+    name = name if isinstance(name, str) else "<lines>"
+    reader = read_trec_run if is_run else read_trec_qrels
+    out: defaultdict = defaultdict(dict)
+    no_scores = np.zeros(0, dtype=np.float64)
+    no_grades = np.zeros(0, dtype=np.int32)
+    lines_before = 0
+    for block in _blocks(lines, _BLOCK_CHARS):
+        try:
+            cols = reader(block)
+        except TrecFormatError as e:
+            raise TrecFormatError(e.message, path=name, line=lines_before + e.line) from None
+        dup = _kernels.nested_dict(out, cols.query_ids, cols.query_index, cols.doc_ids,
+                                   cols.doc_index, cols.values if is_run else no_scores,
+                                   no_grades if is_run else cols.values)
+        if dup >= 0:
+            q = cols.query_ids[int(cols.query_index[dup])]
+            d = cols.doc_ids[int(cols.doc_index[dup])]
+            verb = "retrieves" if is_run else "judges"
+            raise ValueError(f"{name}, line {lines_before + int(cols.line_numbers[dup])}: "
+                             f"query {q!r} {verb} document {d!r} twice")
+        lines_before += block.count(b"\n") + (not block.endswith(b"\n"))
+    return out

@@ -692,6 +692,21 @@ class _Evaluation:
 
     def values(self, columns: list[Column]) -> np.ndarray:
         """Per-query values, shape (queries, columns)."""
+        # a column may set its own relevance level (ranx's -lN, ir_measures' rel=) or recall
+        # cut points (ir_measures' IPrec is pytrec_eval's): one kernel pass per setting
+        groups: dict = {}
+        for j, c in enumerate(columns):
+            setting = (self.relevance_level if c.rel is None else c.rel, self.v9 or c.v9)
+            groups.setdefault(setting, []).append(j)
+        if len(groups) == 1:
+            (level, v9), = groups
+            return self._values(columns, level, v9)
+        out = np.empty((len(self.ids), len(columns)), dtype=np.float64)
+        for (level, v9), js in groups.items():
+            out[:, js] = self._values([columns[j] for j in js], level, v9)
+        return out
+
+    def _values(self, columns: list[Column], relevance_level: int, v9: bool) -> np.ndarray:
         n_pairs, m = len(self.ids), len(columns)
         codes = np.array([c.code for c in columns], dtype=np.int32)
         kparams = np.array([min(c.k, 2**62) for c in columns], dtype=np.int64)
@@ -720,8 +735,8 @@ class _Evaluation:
                 self._rank(lo, hi)
             _kernels.ranking_measures(
                 self.offsets, self.rank, self.grade, self.count, self.num_ret,
-                self.pair_qrels, self.qrels.offsets, self.qrels.values, self.relevance_level,
-                max(max_grade, 0), self.v9, codes, kparams, fparams, loffs, lk, lv,
+                self.pair_qrels, self.qrels.offsets, self.qrels.values, relevance_level,
+                max(max_grade, 0), v9, codes, kparams, fparams, loffs, lk, lv,
                 need_dense, out, lo, hi)
 
         self._parallel(work, n_pairs)
@@ -736,9 +751,12 @@ class _Evaluation:
         if missing.any():
             # trec_eval 10.0 -c ranks one non-judged document for a query missing from the
             # run, then zeroes the values printed exactly as num_ret, utility, rbp_resid
-            # and unj_* (trec_eval.c); utility_a,b,c,d or rbp_resid_p=x keep theirs
+            # and unj_* (trec_eval.c); utility_a,b,c,d or rbp_resid_p=x keep theirs. ranx and
+            # ir_measures score such a query 0 in every measure.
             for j, c in enumerate(columns):
-                if c.name in ("num_ret", "utility", "rbp_resid") or c.name.startswith("unj"):
+                if c.tool != "trec_eval" or (isinstance(c.name, str) and (
+                        c.name in ("num_ret", "utility", "rbp_resid")
+                        or c.name.startswith("unj"))):
                     out[missing, j] = 0.0
         return out
 
@@ -759,6 +777,17 @@ class _Evaluation:
                 g = int(self.grade[i])
                 chars[r] = ">" if g > 9 else (str(g) if g >= 0 else ".")
         return "".join(chars)
+
+
+def _check_err_grades(qrels: Qrels) -> None:
+    """ERR, as gdeval.pl defines it, takes grades up to 4 (its stopping probabilities are
+    (2**grade - 1) / 16)."""
+    if len(qrels.values) and int(qrels.values.max()) > 4:
+        i = int(np.argmax(qrels.values))
+        q = qrels.query_ids[int(np.searchsorted(qrels.offsets, i, side="right")) - 1]
+        raise ValueError(f"{qrels.where(i)}: query {q!r}, document {qrels.doc_id(i)!r}: grade "
+                         f"{int(qrels.values[i])} is above 4, the highest grade ERR takes "
+                         "(gdeval.pl's scale)")
 
 
 # entries per chunk of a run dict evaluated as it is encoded (about 10 MB of buffers)
@@ -947,9 +976,11 @@ def evaluate(qrels, run, measures: str | Iterable[str], *, relevance_level: int 
     run : Run, dict, DataFrame or path
         Retrieved documents, ``{query_id: {doc_id: score}}`` or a TREC run file.
     measures : str or iterable of str
-        trec_eval names (``"map"``, ``"P_10"``, ``"ndcg_cut.10,20"``, ``"all_trec"``) or
-        ``@k`` names (``"P@10"``, ``"recall@100"``, ``"map@100"``, ``"ndcg@10"``,
-        ``"mrr@10"``, ``"hit@10"``, ``"ndcg_exp@10"`` for gain 2**grade - 1).
+        trec_eval names (``"map"``, ``"P_10"``, ``"ndcg_cut.10,20"``, ``"all_trec"``), ranx
+        names (``"ndcg@10"``, ``"hits@10"``, ``"map@100-l2"``, ``"rbp.95"``), ir_measures
+        names or objects (``"nDCG@10"``, ``"P(rel=2)@5"``, ``"Judged@10"``), or qafast's
+        (``"hit@10"``, ``"ndcg_exp@10"`` for gain 2**grade - 1); each with its tool's
+        definition.
     relevance_level : int, default 1
         Lowest grade that counts as relevant (trec_eval ``-l``); nDCG uses raw grades.
     judged_only : bool, default False
@@ -1001,6 +1032,8 @@ def evaluate(qrels, run, measures: str | Iterable[str], *, relevance_level: int 
         raise ValueError(f"measures {measures!r}: none of them is a per-query number "
                          "(runid, num_q and relstring are printed by the qafast trec command)")
     qrels = _as_qrels(qrels, workers)
+    if any(c.family == "err" for c in columns):
+        _check_err_grades(qrels)
     options = dict(relevance_level=int(relevance_level), judged_only=bool(judged_only),
                    max_docs=max_docs, workers=workers)
     streamed = None

@@ -136,7 +136,8 @@ _MULTI_DEFAULT = frozenset(
     ("P", "recall", "map_cut", "ndcg_cut", "relative_P", "success", "unj", "iprec_at_recall",
      "Rprec_mult")
 )
-_SUM_FAMILIES = frozenset(("num_ret", "num_rel", "num_rel_ret", "num_nonrel_judged_ret", "num_q"))
+_SUM_FAMILIES = frozenset(("num_ret", "num_rel", "num_rel_ret", "num_nonrel_judged_ret", "num_q",
+                           "query_count"))
 _GM_FAMILIES = frozenset(("gm_map", "gm_bpref"))
 _NOT_IN_908 = frozenset(("dcg", "ideal_dcg", "rbp", "rbp_resid", "unj"))
 
@@ -1020,6 +1021,114 @@ def _unj(rq: RankedQuery, param: Any, version: str) -> float:
     return sum(1 for g in rq.grades[:k] if g == NONPOOL or g == UNJUDGED) / k
 
 
+# --------------------------------------------------------------------------------------------
+# Other tools' definitions that no trec_eval measure gives (ranx 0.3.21, ir_measures 0.4.3)
+# --------------------------------------------------------------------------------------------
+
+def _depth(rq: RankedQuery, param: Any, family: str) -> int:
+    """A cut-off k, or the whole ranking for None (ranx's k = 0)."""
+    return len(rq.grades) if param is None else _check_cutoff(family, param)
+
+
+def _hits(rq: RankedQuery, param: Any, version: str) -> float:
+    """ranx's hits@k: the number of relevant docs in the top k (the whole ranking for None).
+    Not the hit rate (that is success / ranx's hit_rate)."""
+    return float(_relevant_in_top(rq, _depth(rq, param, "hits")))
+
+
+def _f1(rq: RankedQuery, param: Any, version: str) -> float:
+    """ranx's f1@k: 2 * ((P * R) / (P + R)) with P = hits@k / k and R = hits@k / R_total;
+    without a cut-off k is the number of ranked docs. 0 when R_total = 0, when k = 0, or when
+    no relevant doc is in the top k. Operations in ranx's order."""
+    num_rel = _counts(rq).num_rel
+    if num_rel == 0:
+        return 0.0
+    k = _depth(rq, param, "f1")
+    if k == 0:
+        return 0.0
+    hits = _relevant_in_top(rq, k)
+    precision = hits / k
+    recall = hits / num_rel
+    if precision + recall == 0:
+        return 0.0
+    return 2 * ((precision * recall) / (precision + recall))
+
+
+def _graded_dcg(rq: RankedQuery, param: Any, version: str) -> float:
+    """ranx's dcg@k, dcg_burges@k and (normalised) ndcg@k, ndcg_burges@k, as one family.
+
+    ``param`` is ``(k, exp_gain, normalised)``, k None for the whole ranking. A doc's gain is
+    its grade (``exp_gain``: 2**grade - 1) when the grade is at least the relevance level
+    (and at least 1), else 0; DCG = sum of gain / log2(rank + 1) over the top k. Normalised:
+    divided by the DCG of the qrels' gains sorted best first and cut at k; 0 when that is 0.
+    Unlike trec_eval's ndcg_cut, the relevance level drops gains (ranx's ``-lN``)."""
+    k, exp_gain, normalised = param
+    threshold = max(rq.relevance_level, 1)
+
+    def gain(g: int) -> float:
+        return float(2**g - 1) if exp_gain else float(g)
+
+    depth = len(rq.grades) if k is None else _check_cutoff("graded_dcg", k)
+    dcg = 0.0
+    for i, g in enumerate(rq.grades[:depth]):
+        if g >= threshold:
+            dcg += gain(g) / math.log2(i + 2)
+    if not normalised:
+        return dcg
+    ideal = sorted((g for g in rq.qrels_grades if g >= threshold), reverse=True)
+    if k is not None:
+        ideal = ideal[:k]
+    ideal_dcg = 0.0
+    for i, g in enumerate(ideal):
+        ideal_dcg += gain(g) / math.log2(i + 2)
+    return dcg / ideal_dcg if ideal_dcg > 0.0 else 0.0
+
+
+def _rbp_graded(rq: RankedQuery, param: Any, version: str) -> float:
+    """ranx's rbp.p: (1 - p) * sum of grade * p**(rank - 1) over the ranked docs whose grade is
+    at least the relevance level (and 1). Raw grades: trec_eval's rbp rescales them."""
+    p = float(param)
+    threshold = max(rq.relevance_level, 1)
+    total = 0.0
+    for i, g in enumerate(rq.grades):
+        if g >= threshold:
+            total += g * p**i
+    return (1.0 - p) * total
+
+
+def _judged(rq: RankedQuery, param: Any, version: str) -> float:
+    """ir_measures' Judged@k: the share of the top k ranked docs that the qrels hold (any
+    grade, negative ones included), over min(k, ranked docs), not over k as trec_eval's unj
+    (whose complement it otherwise is); without a cut-off, over the whole ranking; 0 when
+    nothing is ranked."""
+    k = _depth(rq, param, "judged")
+    top = rq.grades[:k]
+    if not top:
+        return 0.0
+    return sum(1 for g in top if g != NONPOOL) / len(top)
+
+
+def _err(rq: RankedQuery, param: Any, version: str) -> float:
+    """Expected reciprocal rank at k (Chapelle et al.) as gdeval.pl of the TREC Web track
+    computes it (ir_measures' ERR@k): a doc of grade g > 0 satisfies the user with probability
+    r = (2**g - 1) / 2**4 (gdeval's highest grade is 4); ERR = sum over the top k of
+    r * (probability that no doc above satisfied) / rank. No cut-off: the whole ranking."""
+    k = _depth(rq, param, "err")
+    score = 0.0
+    decay = 1.0
+    for i, g in enumerate(rq.grades[:k]):
+        if g > 0:
+            r = (2.0**g - 1.0) / 2.0**4
+            score += r * decay / (i + 1)
+            decay *= 1.0 - r
+    return score
+
+
+def _query_count(rq: RankedQuery, param: Any, version: str) -> float:
+    """ir_measures' NumQ: 1 per evaluated query (summed)."""
+    return 1.0
+
+
 _MEASURES: dict[str, Callable[[RankedQuery, Any, str], Any]] = {
     "num_q": _num_q,
     "num_ret": _num_ret,
@@ -1062,6 +1171,14 @@ _MEASURES: dict[str, Callable[[RankedQuery, Any, str], Any]] = {
     # qafast extensions (not trec_eval measures)
     "recip_rank_cut": _recip_rank_cut,
     "ndcg_cut_exp": _ndcg_cut_exp,
+    # ranx's and ir_measures' definitions where trec_eval has none
+    "hits": _hits,
+    "f1": _f1,
+    "graded_dcg": _graded_dcg,
+    "rbp_graded": _rbp_graded,
+    "judged": _judged,
+    "err": _err,
+    "query_count": _query_count,
 }
 
 FAMILIES = tuple(_MEASURES)
@@ -1099,6 +1216,9 @@ def measure(family: str, ranked: RankedQuery, param: Any = None, *,
     * a tuple for utility (a, b, c, d[, N]) and 11pt_avg (recall points); a float for set_F, rbp
       and rbp_resid; an int for relstring; an int k for the extensions recip_rank_cut and
       ndcg_cut_exp;
+    * for the other tools' definitions (ranx, ir_measures): an int k or None (the whole
+      ranking) for hits, f1, judged and err; ``(k or None, exp_gain, normalised)`` for
+      graded_dcg; the float p for rbp_graded; None for query_count;
     * ``None``: trec_eval's default (``DEFAULT_PARAMS``; no parameter for the other families).
 
     Each family's formula and edge cases are in the docstring of its function in this module
