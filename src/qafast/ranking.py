@@ -945,9 +945,11 @@ def _summaries(columns: list[Column], values: np.ndarray, *,
     out = [_summary(c, t, values.shape[0]) for c, t in zip(columns, totals.tolist())]
     if every_qrels_query is not None:
         # trec_eval -c sums num_rel afresh from the qrels lines (m_num_rel.c): every line with
-        # a grade above 0, whatever -l is
+        # a grade above 0, whatever -l is. ranx's and ir_measures' names keep their own
+        # definition (ir_measures' NumRel counts grades >= rel)
         num_rel = float(np.count_nonzero(every_qrels_query.values > 0))
-        out = [num_rel if c.family == "num_rel" else v for c, v in zip(columns, out)]
+        out = [num_rel if c.family == "num_rel" and c.tool == "trec_eval" else v
+               for c, v in zip(columns, out)]
     return out
 
 
