@@ -729,7 +729,8 @@ def compare(qrels, runs: Mapping[str, Any], measures: str | Iterable[str], *,
         shifted to mean 0 whose |t| reaches the observed |t| (Sakai, 2006).
     correction : {"holm", "none", "bonferroni", "holm-sidak", "bh"}, default "holm"
         Multiple-testing correction across the comparisons of each measure. Tukey's HSD
-        is adjusted for all pairs already and takes ``"none"`` (or None).
+        is adjusted for all pairs already: it takes ``"none"`` (or None), and the default
+        ``"holm"`` is not applied to it.
     alpha : float, default 0.05
         A comparison is significant when its adjusted p-value is at most ``alpha``; the
         confidence intervals are at level 1 - alpha.

@@ -7,6 +7,7 @@ The kernels and :mod:`qafast.compare` are tested against these definitions.
 from __future__ import annotations
 
 import itertools
+import math
 
 _MASK = (1 << 64) - 1
 
@@ -84,8 +85,8 @@ def adjust(p_values: list[float], method: str) -> list[float]:
     """Adjusted p-values of one family of tests, in the input order.
 
     ``bonferroni``: min(1, m p). ``holm``: the i-th smallest (1-based) times m - i + 1,
-    then a running maximum. ``holm-sidak``: 1 - (1 - p)**(m - i + 1), then a running
-    maximum. ``bh`` (Benjamini-Hochberg): the i-th smallest times m / i, then a running
+    then a running maximum. ``holm-sidak``: 1 - (1 - p)**(m - i + 1) (as expm1 and log1p, which keep
+    the digits of a small p), then a running maximum. ``bh`` (Benjamini-Hochberg): the i-th smallest times m / i, then a running
     minimum from the largest down. ``none``: unchanged.
     """
     m = len(p_values)
@@ -100,7 +101,7 @@ def adjust(p_values: list[float], method: str) -> list[float]:
         for rank, i in enumerate(order):
             k = m - rank
             p = p_values[i]
-            a = min(1.0, p * k) if method == "holm" else 1.0 - (1.0 - p) ** k
+            a = min(1.0, p * k) if method == "holm" else -math.expm1(k * math.log1p(-p))
             running = max(running, a)
             out[i] = running
         return out
