@@ -34,7 +34,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import import_qafast, load_average, machine_info, optional_import  # noqa: E402
+from _common import import_qafast, load_average, machine_info, optional_import
 
 # recall@100 would be the same for every run: each ranks the same 100 candidates
 MEASURES_QAFAST = ["map@100", "ndcg@10", "P@10", "mrr@10"]
@@ -117,7 +117,7 @@ def main(argv=None) -> int:
     if qafast is None or not hasattr(qafast, "compare"):
         print(f"qafast.compare not available: {why}", file=sys.stderr)
         return 1
-    from qafast.compare import _kernels  # noqa: PLC0415
+    from qafast.compare import _kernels
 
     print("\n".join(machine_info()))
     print(f"load average at start: {load_average()}")

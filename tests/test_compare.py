@@ -211,8 +211,7 @@ def test_runs_given_as_files_frames_and_runs_agree(tmp_path):
     path = tmp_path / "r1.run"
     with open(path, "w") as f:
         for q, docs in runs["r1"].items():
-            for rank, (d, s) in enumerate(sorted(docs.items(), key=lambda x: -x[1]), 1):
-                f.write(f"{q} Q0 {d} {rank} {s!r} r1\n")
+            f.writelines(f"{q} Q0 {d} {rank} {s!r} r1\n" for rank, (d, s) in enumerate(sorted(docs.items(), key=lambda x: -x[1]), 1))
     rows = [(q, d, s) for q, docs in runs["r2"].items() for d, s in docs.items()]
     frame = pd.DataFrame(rows, columns=["query_id", "doc_id", "score"])
     mixed = {"r0": qafast.Run(runs["r0"]), "r1": str(path), "r2": frame}
@@ -323,6 +322,17 @@ def test_plots(tmp_path):
     c.plot_differences("map", path=tmp_path / "diff.svg")
     assert (tmp_path / "pr.png").stat().st_size > 0
     assert (tmp_path / "diff.svg").read_text().lstrip().startswith("<?xml")
+
+
+def test_cli_plots(tmp_path, capsys):
+    pytest.importorskip("matplotlib")
+    from qafast.cli import main
+
+    _, _, qpath, paths = write_case(tmp_path)
+    assert main(["compare", qpath, *paths, "-m", "map", "--baseline", "r0",
+                 "--plot", str(tmp_path / "pr.svg"), "--plot-diff", str(tmp_path / "d.png")]) == 0
+    capsys.readouterr()
+    assert (tmp_path / "pr.svg").stat().st_size > 0 and (tmp_path / "d.png").stat().st_size > 0
 
 
 # -- command line -------------------------------------------------------------------------

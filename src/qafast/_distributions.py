@@ -168,9 +168,9 @@ def signed_rank_exact_two_sided(r_plus: float, n: int) -> float:
     the positive differences) for ``n`` non-zero, untied differences (n <= 62):
     2 min(P(T <= r), P(T >= r)), at most 1. The counts are exact integers and every
     probability is a multiple of 2**-n, so this is exact in double precision."""
-    counts, cum = _signed_rank_counts(n)
-    r = int(math.floor(r_plus))
-    rc = int(math.ceil(r_plus))
+    cum = _signed_rank_counts(n)[1]
+    r = math.floor(r_plus)
+    rc = math.ceil(r_plus)
     total = 1 << n
     at_most = int(cum[rc]) if rc < len(cum) else total
     at_least = total - (int(cum[r - 1]) if r >= 1 else 0)

@@ -26,7 +26,8 @@ from __future__ import annotations
 import math
 import os
 import string
-from typing import Any, Iterable, Mapping
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 import numpy as np
 
@@ -37,9 +38,9 @@ from .ranking import (
     _as_qrels,
     _as_run,
     _check_options,
-    _Evaluation,
     _evaluate_run_dict,
     _evaluate_run_file,
+    _Evaluation,
     _pool,
     _summaries,
     _workers,
@@ -150,7 +151,7 @@ def _adjust_columns(p: np.ndarray, method: str) -> np.ndarray:
 
 def _average_ranks(values: np.ndarray):
     """Ranks 1..n of ``values`` with ties averaged, and the size of each tie group."""
-    uniq, inverse, counts = np.unique(values, return_inverse=True, return_counts=True)
+    _, inverse, counts = np.unique(values, return_inverse=True, return_counts=True)
     first = np.cumsum(counts) - counts + 1
     return (first + (counts - 1) / 2.0)[inverse], counts
 
@@ -228,6 +229,8 @@ def _bootstrap(diffs: np.ndarray, t_observed: np.ndarray, n_resamples: int, seed
                workers: int):
     """(p-values, resample means (resamples x columns)) of Sakai's paired bootstrap test."""
     n, m = diffs.shape
+    if n >= 2**32:
+        raise ValueError(f"the bootstrap draws query indices below 2**32; got {n} queries")
     shifted = np.ascontiguousarray(diffs - diffs.mean(axis=0))
     thresholds = np.abs(t_observed) * (1.0 - TIE_TOLERANCE)
     chunks = _split(n_resamples, workers)
@@ -339,7 +342,7 @@ class Comparison:
     def from_per_query(cls, per_query, *, baseline: str | None = None, test: str = "student",
                        correction: str | None = "holm", alpha: float = 0.05,
                        n_resamples: int = 10_000, seed: int = 0, ci: str = "t",
-                       workers: int = 1) -> "Comparison":
+                       workers: int = 1) -> Comparison:
         """Compare runs from their per-query values, for any metric.
 
         Parameters
@@ -1025,8 +1028,7 @@ def _cli_names(paths: list[str]) -> dict:
             path = spec
             name = os.path.basename(spec)
             for ext in (".gz",):
-                if name.endswith(ext):
-                    name = name[: -len(ext)]
+                name = name.removesuffix(ext)
             name = os.path.splitext(name)[0] or name
         named.append((name, path))
     names = [n for n, _ in named]
