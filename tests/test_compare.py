@@ -7,7 +7,7 @@ import random
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import qafast
@@ -95,6 +95,7 @@ def test_student_and_wilcoxon_equal_scipy(n, seed, levels):
 @settings(max_examples=60, deadline=None)
 @given(st.lists(st.floats(0, 1), min_size=1, max_size=12),
        st.sampled_from(["bonferroni", "holm", "holm-sidak", "bh", "none"]))
+@example([1.0, 0.2], "holm-sidak")
 def test_corrections_equal_the_reference_and_scipy(ps, method):
     got = adjust_p_values(ps, method)
     assert got.tolist() == pytest.approx(ref.adjust(ps, method), rel=1e-12, abs=1e-300)

@@ -142,7 +142,8 @@ def _adjust_columns(p: np.ndarray, method: str) -> np.ndarray:
         if method == "holm":
             ps = np.minimum(ps * k, 1.0)
         else:
-            ps = -np.expm1(k * np.log1p(-ps))
+            with np.errstate(divide="ignore"):  # p = 1: log1p(-1) = -inf, adjusted to 1
+                ps = -np.expm1(k * np.log1p(-ps))
         ps = np.maximum.accumulate(ps, axis=0)
     out = np.empty_like(ps)
     np.put_along_axis(out, order, ps, axis=0)

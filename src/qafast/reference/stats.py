@@ -101,7 +101,10 @@ def adjust(p_values: list[float], method: str) -> list[float]:
         for rank, i in enumerate(order):
             k = m - rank
             p = p_values[i]
-            a = min(1.0, p * k) if method == "holm" else -math.expm1(k * math.log1p(-p))
+            if method == "holm":
+                a = min(1.0, p * k)
+            else:
+                a = 1.0 if p >= 1.0 else -math.expm1(k * math.log1p(-p))
             running = max(running, a)
             out[i] = running
         return out
