@@ -13,7 +13,9 @@ specification (``qafast.reference.<family>``), its readers (``qafast.io``) and i
 - open-ended commonsense answers (OpenCSR): :func:`evaluate_concepts`, :func:`hit_at_k`,
   :func:`recall_at_k`;
 - event mentions in tweets: :func:`event_mention_score`, :func:`tweet_score`,
-  :func:`tw_events_score`.
+  :func:`tw_events_score`;
+- comparing systems (significance tests, report tables, plots): :func:`compare`,
+  :class:`Comparison`, :func:`to_frame`, :func:`plot_precision_recall`.
 """
 
 from .answers import exact_match, exact_match_and_f1, f1, reader_metrics, retriever_metrics
@@ -25,6 +27,7 @@ from .compat import (
     supported_measures,
     supported_nicknames,
 )
+from .compare import Comparison, compare, plot_precision_recall, to_frame
 from .concepts import evaluate_concepts, hit_at_k, recall_at_k
 from .curves import (
     average_precision,
@@ -41,11 +44,13 @@ from .squad import squad
 __version__ = "0.1.0.dev0"
 
 __all__ = [
+    "Comparison",
     "Qrels",
     "RelevanceEvaluator",
     "Run",
     "__version__",
     "average_precision",
+    "compare",
     "compute_aggregated_measure",
     "evaluate",
     "evaluate_bioasq",
@@ -60,6 +65,7 @@ __all__ = [
     "hit_at_k",
     "parse_qrel",
     "parse_run",
+    "plot_precision_recall",
     "precision_recall_curve",
     "reader_metrics",
     "recall_at_k",
@@ -69,6 +75,7 @@ __all__ = [
     "supported_nicknames",
     "threshold_average_precision",
     "threshold_precision_recall",
+    "to_frame",
     "tw_events_score",
     "tweet_score",
 ]

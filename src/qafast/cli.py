@@ -175,7 +175,8 @@ def write_values(values: dict, *, width: int) -> int:
 
 
 #: Modules of the other metric families, each with a ``register_cli(subparsers)`` function.
-FAMILY_MODULES = ("answers", "squad", "factoid", "dbqa", "curves", "concepts", "events")
+FAMILY_MODULES = ("answers", "squad", "factoid", "dbqa", "curves", "concepts", "events",
+                  "compare")
 
 
 def _family_modules():

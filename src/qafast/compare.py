@@ -1,0 +1,1078 @@
+"""Comparing systems: many runs on the same queries, paired significance tests, tables, plots.
+
+:func:`compare` encodes the qrels once, evaluates every run on the same queries with
+:func:`qafast.evaluate`'s kernels, and tests the per-query differences; the
+:class:`Comparison` it returns holds the per-query values, the means, the p-values and the
+decisions, and writes them as a tidy DataFrame, Markdown, LaTeX (booktabs) or text.
+
+Tests (two-sided, on the paired per-query differences):
+
+- ``"student"``: paired Student's t-test (``scipy.stats.ttest_rel``);
+- ``"wilcoxon"``: Wilcoxon signed-rank test with scipy's defaults (zeros dropped, no
+  continuity correction; exact for at most 50 differences without zeros or ties, an exact
+  sign-flip enumeration for at most 13 with them, the normal approximation otherwise);
+- ``"fisher"``: Fisher's paired randomization test (sign flipping): every sign vector when
+  2**n is at most ``n_resamples``, otherwise ``n_resamples`` seeded random ones;
+- ``"bootstrap"``: Sakai's paired bootstrap test (resampling the differences shifted to mean
+  0, and comparing t statistics);
+- ``"tukey"``: Tukey's HSD over all runs (``scipy.stats.tukey_hsd``, as ranx computes it).
+
+The t and normal tails and the signed-rank distribution are computed here; only Tukey's HSD
+needs scipy (``pip install "qafast[stats]"``).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import string
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import numpy as np
+
+from . import _distributions as dist
+from . import _kernels
+from ._measures import TEXT_MEASURES, parse_measures
+from .ranking import (
+    _as_qrels,
+    _as_run,
+    _check_options,
+    _evaluate_run_dict,
+    _evaluate_run_file,
+    _Evaluation,
+    _pool,
+    _summaries,
+    _workers,
+)
+
+__all__ = ["Comparison", "compare", "plot_precision_recall", "to_frame"]
+
+TESTS = {
+    "student": "paired Student's t-test",
+    "wilcoxon": "Wilcoxon signed-rank test",
+    "fisher": "Fisher's paired randomization test",
+    "bootstrap": "paired bootstrap test",
+    "tukey": "Tukey's HSD test",
+}
+_TEST_ALIASES = {"t": "student", "ttest": "student", "t-test": "student",
+                 "randomization": "fisher", "permutation": "fisher"}
+CORRECTIONS = {
+    "none": "no correction",
+    "bonferroni": "Bonferroni correction",
+    "holm": "Holm correction",
+    "holm-sidak": "Holm-Sidak correction",
+    "bh": "Benjamini-Hochberg correction",
+}
+_CORRECTION_ALIASES = {None: "none", "fdr_bh": "bh", "benjamini-hochberg": "bh",
+                       "holm_sidak": "holm-sidak", "sidak-holm": "holm-sidak"}
+#: Two sums (or t statistics) closer than this fraction of their scale count as equal.
+TIE_TOLERANCE = 1e-10
+_SUPERSCRIPTS = dict(zip(string.ascii_lowercase, "ᵃᵇᶜᵈᵉᶠᵍʰⁱʲᵏˡᵐⁿᵒᵖ𐞥ʳˢᵗᵘᵛʷˣʸᶻ"))
+
+
+def _test_name(test) -> str:
+    if not isinstance(test, str):
+        raise TypeError(f"test must be a str, not {type(test).__name__}")
+    name = _TEST_ALIASES.get(test.lower(), test.lower())
+    if name not in TESTS:
+        raise ValueError(f"unknown test {test!r}; expected one of {', '.join(TESTS)}")
+    return name
+
+
+def _correction_name(correction) -> str:
+    if correction is not None and not isinstance(correction, str):
+        raise TypeError(f"correction must be a str, not {type(correction).__name__}")
+    key = correction.lower() if isinstance(correction, str) else correction
+    name = _CORRECTION_ALIASES.get(key, key)
+    if name not in CORRECTIONS:
+        raise ValueError(f"unknown correction {correction!r}; expected one of "
+                         f"{', '.join(CORRECTIONS)}")
+    return name
+
+
+def adjust_p_values(p_values, correction: str = "holm") -> np.ndarray:
+    """Adjust the p-values of one family of tests for multiple testing.
+
+    Parameters
+    ----------
+    p_values : array_like
+        p-values, 1-D (one family) or 2-D (one family per column).
+    correction : {"none", "bonferroni", "holm", "holm-sidak", "bh"}
+        ``"bh"`` is Benjamini-Hochberg, equal to ``scipy.stats.false_discovery_control``.
+
+    Returns
+    -------
+    numpy.ndarray
+        Adjusted p-values, same shape; a test is significant at level alpha when its
+        adjusted p-value is at most alpha (for Holm this is the step-down procedure).
+
+    Examples
+    --------
+    >>> from qafast.compare import adjust_p_values
+    >>> adjust_p_values([0.01, 0.04, 0.03], "holm").tolist()
+    [0.03, 0.06, 0.06]
+    >>> adjust_p_values([0.5, 0.6, 0.1, 0.001], "bh").tolist()
+    [0.6, 0.6, 0.2, 0.004]
+    """
+    method = _correction_name(correction)
+    p = np.array(p_values, dtype=np.float64)
+    if p.ndim == 1:
+        return _adjust_columns(p[:, None], method)[:, 0]
+    if p.ndim != 2:
+        raise ValueError(f"p_values must be 1-D or 2-D, not {p.ndim}-D")
+    return _adjust_columns(p, method)
+
+
+def _adjust_columns(p: np.ndarray, method: str) -> np.ndarray:
+    m = p.shape[0]
+    if method == "none" or m <= 1:
+        return p.copy()
+    if method == "bonferroni":
+        return np.minimum(p * m, 1.0)
+    order = np.argsort(p, axis=0, kind="stable")
+    ps = np.take_along_axis(p, order, axis=0)
+    if method == "bh":
+        i = np.arange(1, m + 1, dtype=np.float64)[:, None]
+        ps = ps * (m / i)
+        ps = np.minimum.accumulate(ps[::-1], axis=0)[::-1]
+        ps = np.minimum(ps, 1.0)
+    else:
+        k = np.arange(m, 0, -1, dtype=np.float64)[:, None]
+        if method == "holm":
+            ps = np.minimum(ps * k, 1.0)
+        else:
+            with np.errstate(divide="ignore"):  # p = 1: log1p(-1) = -inf, adjusted to 1
+                ps = -np.expm1(k * np.log1p(-ps))
+        ps = np.maximum.accumulate(ps, axis=0)
+    out = np.empty_like(ps)
+    np.put_along_axis(out, order, ps, axis=0)
+    return out
+
+
+def _average_ranks(values: np.ndarray):
+    """Ranks 1..n of ``values`` with ties averaged, and the size of each tie group."""
+    _, inverse, counts = np.unique(values, return_inverse=True, return_counts=True)
+    first = np.cumsum(counts) - counts + 1
+    return (first + (counts - 1) / 2.0)[inverse], counts
+
+
+def _wilcoxon(d: np.ndarray) -> tuple[float, float]:
+    """(statistic, two-sided p) as ``scipy.stats.wilcoxon(d)`` with its defaults."""
+    n = len(d)
+    nonzero = d[d != 0]
+    count = len(nonzero)
+    if count == 0:
+        return 0.0, 1.0  # every difference is zero: nothing to test (scipy gives NaN)
+    ranks, ties = _average_ranks(np.abs(nonzero))
+    r_plus = float(ranks[nonzero > 0].sum())
+    r_minus = float(ranks[nonzero < 0].sum())
+    statistic = min(r_plus, r_minus)
+    has_ties = bool((ties > 1).any())
+    if n <= 50 and not has_ties and count == n:
+        return statistic, dist.signed_rank_exact_two_sided(r_plus, n)
+    if n <= 50 and n <= 13:
+        # every sign vector of the non-zero differences; scipy's tolerance for equal sums
+        bits = (np.arange(1 << count, dtype=np.int64)[:, None] >> np.arange(count)) & 1
+        null = bits @ ranks
+        gamma = abs(np.finfo(np.float64).eps * 100 * r_plus)
+        less = np.count_nonzero(null <= r_plus + gamma) / len(null)
+        greater = np.count_nonzero(null >= r_plus - gamma) / len(null)
+        return statistic, float(min(1.0, 2.0 * min(less, greater)))
+    c = float(count)
+    mean = c * (c + 1.0) * 0.25
+    var = c * (c + 1.0) * (2.0 * c + 1.0)
+    tie_term = float(np.sum(ties.astype(np.float64) ** 3 - ties))
+    se = math.sqrt((var - tie_term / 2) / 24)
+    return statistic, dist.normal_two_sided((r_plus - mean) / se)
+
+
+def _student(cols: np.ndarray):
+    """Per row of ``cols`` (tests x queries): mean, sd (ddof 1), t and two-sided p."""
+    n = cols.shape[1]
+    mean = np.mean(cols, axis=1)
+    sd = np.std(cols, axis=1, ddof=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t = mean / (sd / math.sqrt(n))
+    p = np.array([1.0 if math.isnan(x) else dist.t_two_sided(x, n - 1) for x in t.tolist()])
+    t = np.where(np.isnan(t), 0.0, t)
+    return mean, sd, t, p
+
+
+def _split(total: int, workers: int):
+    parts = max(1, min(workers, total))
+    step = -(-total // parts)
+    return [(lo, min(total, lo + step)) for lo in range(0, total, step)]
+
+
+def _randomization(diffs: np.ndarray, n_resamples: int, seed: int, workers: int):
+    """(p-values, resamples used, exact) of the randomization test of each column."""
+    n, m = diffs.shape
+    exact = n <= 62 and (1 << n) <= n_resamples
+    total = (1 << n) if exact else n_resamples
+    totals = np.zeros(m, dtype=np.float64)
+    _kernels.column_sums(diffs, totals)
+    scale = np.abs(diffs).sum(axis=0)
+    thresholds = np.abs(totals) - TIE_TOLERANCE * scale
+    chunks = _split(total, workers)
+    counts = [np.zeros(m, dtype=np.int64) for _ in chunks]
+
+    def work(i):
+        lo, hi = chunks[i]
+        _kernels.paired_randomization(diffs, totals, thresholds, seed, lo, hi, exact,
+                                      counts[i], np.empty(m, dtype=np.float64))
+
+    _run_parallel(work, len(chunks))
+    return np.sum(counts, axis=0) / total, total, exact
+
+
+def _bootstrap(diffs: np.ndarray, t_observed: np.ndarray, n_resamples: int, seed: int,
+               workers: int):
+    """(p-values, resample means (resamples x columns)) of Sakai's paired bootstrap test."""
+    n, m = diffs.shape
+    if n >= 2**32:
+        raise ValueError(f"the bootstrap draws query indices below 2**32; got {n} queries")
+    shifted = np.ascontiguousarray(diffs - diffs.mean(axis=0))
+    thresholds = np.abs(t_observed) * (1.0 - TIE_TOLERANCE)
+    chunks = _split(n_resamples, workers)
+    counts = [np.zeros(m, dtype=np.int64) for _ in chunks]
+    means = np.empty((n_resamples, m), dtype=np.float64)
+
+    def work(i):
+        lo, hi = chunks[i]
+        _kernels.paired_bootstrap(shifted, thresholds, seed, lo, hi, counts[i], means[lo:hi],
+                                  np.empty((2, m), dtype=np.float64))
+
+    _run_parallel(work, len(chunks))
+    return np.sum(counts, axis=0) / n_resamples, means
+
+
+def _run_parallel(work, n):
+    if n <= 1:
+        for i in range(n):
+            work(i)
+        return
+    pool = _pool(n)
+    for f in [pool.submit(work, i) for i in range(n)]:
+        f.result()
+
+
+def _tukey(values: np.ndarray, pairs):
+    """p-values of Tukey's HSD over all runs, per pair and measure."""
+    try:
+        from scipy.stats import tukey_hsd
+    except ImportError:
+        raise ImportError('Tukey\'s HSD test needs scipy: pip install "qafast[stats]"') from None
+    n_runs, _, n_measures = values.shape
+    out = np.empty((len(pairs), n_measures), dtype=np.float64)
+    for j in range(n_measures):
+        pv = tukey_hsd(*[values[r, :, j] for r in range(n_runs)]).pvalue
+        for c, (a, b) in enumerate(pairs):
+            out[c, j] = pv[a, b]
+    return out
+
+
+def _letters(n: int) -> list[str]:
+    letters = list(string.ascii_lowercase)
+    if n <= 26:
+        return letters[:n]
+    return [letters[i] if i < 26 else f"{letters[i // 26 - 1]}{letters[i % 26]}"
+            for i in range(n)]
+
+
+_LATEX_SPECIAL = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#",
+                  "_": r"\_", "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}",
+                  "^": r"\textasciicircum{}"}
+
+
+def _latex_escape(text: str) -> str:
+    return "".join(_LATEX_SPECIAL.get(ch, ch) for ch in str(text))
+
+
+class Comparison:
+    """Runs compared on the same queries: per-query values, means, tests and decisions.
+
+    Made by :func:`compare` (or :meth:`from_per_query`). Arrays are indexed by run (in the
+    order of ``runs``), query (``query_ids``, in id order) and measure (``measures``);
+    the per-test arrays by comparison (``pairs``) and measure.
+
+    Attributes
+    ----------
+    runs : list of str
+        Run names.
+    measures : list of str
+        Measure names, as :func:`qafast.evaluate` returns them.
+    query_ids : list
+        The queries every run was evaluated on, in id order.
+    values : numpy.ndarray
+        Per-query values, shape (runs, queries, measures).
+    means : numpy.ndarray
+        Means per run and measure (runs, measures), equal to :func:`qafast.evaluate`'s.
+    pairs : list of (str, str)
+        The comparisons ``(run, versus)``: each run against the baseline, or every pair of
+        runs (a later run against an earlier one). Differences are ``run - versus``.
+    diff, statistic, p_value, p_adjusted, effect_size, ci_low, ci_high : numpy.ndarray
+        Per comparison and measure: mean difference, test statistic (t for the t and
+        bootstrap tests, the signed-rank statistic min(R+, R-) for Wilcoxon, the mean
+        difference for the randomization test and Tukey's HSD), raw and adjusted p-value,
+        Cohen's d_z (mean difference / its standard deviation) and the confidence interval
+        of the mean difference at level 1 - alpha.
+    significant : numpy.ndarray of bool
+        ``p_adjusted <= alpha``.
+    wins, ties, losses : numpy.ndarray of int
+        Queries where ``run`` is above, equal to and below ``versus``.
+    """
+
+    def __init__(self, runs, measures, query_ids, values, means, *, baseline, test,
+                 correction, alpha, n_resamples, exact, seed, ci, pairs, diff, statistic,
+                 p_value, p_adjusted, effect_size, ci_low, ci_high, wins, ties, losses):
+        self.runs, self.measures, self.query_ids = runs, measures, query_ids
+        self.values, self.means = values, means
+        self.baseline, self.test, self.correction, self.alpha = baseline, test, correction, alpha
+        self.n_resamples, self.exact, self.seed, self.ci = n_resamples, exact, seed, ci
+        self.pairs = pairs
+        self.diff, self.statistic = diff, statistic
+        self.p_value, self.p_adjusted = p_value, p_adjusted
+        self.significant = p_adjusted <= alpha
+        self.effect_size, self.ci_low, self.ci_high = effect_size, ci_low, ci_high
+        self.wins, self.ties, self.losses = wins, ties, losses
+
+    # -- construction -------------------------------------------------------------------
+
+    @classmethod
+    def from_per_query(cls, per_query, *, baseline: str | None = None, test: str = "student",
+                       correction: str | None = "holm", alpha: float = 0.05,
+                       n_resamples: int = 10_000, seed: int = 0, ci: str = "t",
+                       workers: int = 1) -> Comparison:
+        """Compare runs from their per-query values, for any metric.
+
+        Parameters
+        ----------
+        per_query : mapping
+            ``{run: {query_id: {measure: value}}}``, each run as
+            ``qafast.evaluate(..., per_query=True)`` returns it (or per-question scores of
+            any other metric). Every run must have the same queries and measures.
+        baseline, test, correction, alpha, n_resamples, seed, ci, workers
+            As for :func:`compare`.
+
+        Examples
+        --------
+        >>> from qafast.compare import Comparison
+        >>> f1 = {"a": {"q1": {"f1": 0.5}, "q2": {"f1": 0.2}, "q3": {"f1": 0.4}},
+        ...       "b": {"q1": {"f1": 0.6}, "q2": {"f1": 0.5}, "q3": {"f1": 0.9}}}
+        >>> c = Comparison.from_per_query(f1, baseline="a", test="fisher")
+        >>> c.means.tolist(), c.p_value.tolist(), c.exact
+        ([[0.3666666666666667], [0.6666666666666666]], [[0.25]], True)
+        """
+        if not isinstance(per_query, Mapping):
+            raise TypeError("per_query must be a mapping {run: {query_id: {measure: value}}}, "
+                            f"not {type(per_query).__name__}")
+        names = _run_names(per_query)
+        first = per_query[names[0]]
+        if not isinstance(first, Mapping) or not first:
+            raise ValueError(f"run {names[0]!r}: expected a non-empty mapping "
+                             "{query_id: {measure: value}}")
+        query_ids = sorted(first)
+        measures = list(next(iter(first.values())))
+        values = np.empty((len(names), len(query_ids), len(measures)), dtype=np.float64)
+        for r, name in enumerate(names):
+            data = per_query[name]
+            if not isinstance(data, Mapping):
+                raise TypeError(f"run {name!r}: expected a mapping {{query_id: {{measure: "
+                                f"value}}}}, not {type(data).__name__}")
+            _check_same_queries(names[0], query_ids, name, sorted(data))
+            for i, q in enumerate(query_ids):
+                row = data[q]
+                try:
+                    values[r, i] = [row[m] for m in measures]
+                except KeyError as e:
+                    raise ValueError(f"run {name!r}, query {q!r}: no value for measure "
+                                     f"{e.args[0]!r}") from None
+                except (TypeError, ValueError):
+                    raise TypeError(f"run {name!r}, query {q!r}: values must be numbers") from None
+        means = np.empty((len(names), len(measures)), dtype=np.float64)
+        for r in range(len(names)):
+            _kernels.column_sums(np.ascontiguousarray(values[r]), means[r])
+        means /= len(query_ids)
+        return _analyse(names, measures, query_ids, values, means, baseline=baseline,
+                        test=test, correction=correction, alpha=alpha,
+                        n_resamples=n_resamples, seed=seed, ci=ci, workers=workers)
+
+    # -- reports ------------------------------------------------------------------------
+
+    def _pair_rows(self):
+        """(run index, versus index, comparison index, sign) of every row of the reports."""
+        index = {name: i for i, name in enumerate(self.runs)}
+        rows = []
+        for c, (a, b) in enumerate(self.pairs):
+            rows.append((index[a], index[b], c, 1.0))
+            if self.baseline is None:
+                rows.append((index[b], index[a], c, -1.0))
+        return rows
+
+    def to_records(self) -> list[dict]:
+        """The rows of :meth:`to_dataframe` as a list of dicts."""
+        records = []
+        by_run: dict[int, list] = {}
+        for ri, vi, c, sign in self._pair_rows():
+            by_run.setdefault(ri, []).append((vi, c, sign))
+        for r, name in enumerate(self.runs):
+            entries = by_run.get(r) or [(None, None, 1.0)]
+            for vi, c, sign in entries:
+                for j, m in enumerate(self.measures):
+                    rec: dict[str, Any] = {"run": name, "measure": m,
+                                           "mean": float(self.means[r, j])}
+                    if c is None:
+                        rec.update(versus=None, versus_mean=math.nan, diff=math.nan,
+                                   statistic=math.nan, p_value=math.nan, p_adjusted=math.nan,
+                                   significant=False, effect_size=math.nan, ci_low=math.nan,
+                                   ci_high=math.nan, wins=0, ties=0, losses=0)
+                    else:
+                        lo, hi = float(self.ci_low[c, j]), float(self.ci_high[c, j])
+                        rec.update(
+                            versus=self.runs[vi], versus_mean=float(self.means[vi, j]),
+                            diff=sign * float(self.diff[c, j]),
+                            statistic=sign * float(self.statistic[c, j]),
+                            p_value=float(self.p_value[c, j]),
+                            p_adjusted=float(self.p_adjusted[c, j]),
+                            significant=bool(self.significant[c, j]),
+                            effect_size=sign * float(self.effect_size[c, j]),
+                            ci_low=lo if sign > 0 else -hi, ci_high=hi if sign > 0 else -lo,
+                            wins=int((self.wins if sign > 0 else self.losses)[c, j]),
+                            ties=int(self.ties[c, j]),
+                            losses=int((self.losses if sign > 0 else self.wins)[c, j]))
+                    records.append(rec)
+        return records
+
+    def to_dataframe(self):
+        """A tidy pandas DataFrame: one row per run, measure and run compared against.
+
+        Columns: ``run, measure, mean, versus, versus_mean, diff, statistic, p_value,
+        p_adjusted, significant, effect_size, ci_low, ci_high, wins, ties, losses``. With a
+        baseline, each run has one row per measure against the baseline (the baseline's
+        own rows have no test); without one, one row per other run.
+        """
+        import pandas as pd
+
+        return pd.DataFrame.from_records(self.to_records())
+
+    def per_query_frame(self):
+        """The per-query values as a long pandas DataFrame: ``run, query_id, measure,
+        value``."""
+        import pandas as pd
+
+        r, q, m = self.values.shape
+        return pd.DataFrame({
+            "run": np.repeat(np.array(self.runs, dtype=object), q * m),
+            "query_id": np.tile(np.repeat(np.array(self.query_ids, dtype=object), m), r),
+            "measure": np.tile(np.array(self.measures, dtype=object), r * q),
+            "value": self.values.reshape(-1),
+        })
+
+    def to_dict(self) -> dict:
+        """Settings, means and test rows as plain Python data (the CLI's JSON)."""
+        return {"test": self.test, "correction": self.correction, "alpha": self.alpha,
+                "baseline": self.baseline, "queries": len(self.query_ids),
+                "n_resamples": self.n_resamples if self.test in ("fisher", "bootstrap") else None,
+                "exact": self.exact, "seed": self.seed, "runs": list(self.runs),
+                "measures": list(self.measures),
+                "means": {name: dict(zip(self.measures, self.means[r].tolist()))
+                          for r, name in enumerate(self.runs)},
+                "comparisons": [rec for rec in self.to_records() if rec["versus"] is not None]}
+
+    def better_than(self) -> np.ndarray:
+        """``out[i, j, m]``: run i is significantly better than run j on measure m (a
+        significant test between them and a higher mean)."""
+        n, m = len(self.runs), len(self.measures)
+        out = np.zeros((n, n, m), dtype=bool)
+        index = {name: i for i, name in enumerate(self.runs)}
+        for c, (a, b) in enumerate(self.pairs):
+            i, j = index[a], index[b]
+            sig = self.significant[c]
+            out[i, j] = sig & (self.means[i] > self.means[j])
+            out[j, i] = sig & (self.means[j] > self.means[i])
+        return out
+
+    def _description(self) -> str:
+        what = TESTS[self.test]
+        if self.test == "fisher":
+            what += (f", all {self.n_resamples:,} sign vectors" if self.exact
+                     else f", {self.n_resamples:,} resamples")
+        elif self.test == "bootstrap":
+            what += f", {self.n_resamples:,} resamples"
+        correction = CORRECTIONS[self.correction]
+        if self.test == "tukey":
+            correction = "adjusted for all pairs of runs"
+        elif self.correction != "none":
+            correction += " per measure"
+        against = f"against {self.baseline}" if self.baseline is not None else "all pairs"
+        return f"{what}, {correction}, {against}, alpha = {self.alpha:g}"
+
+    def _cells(self, digits: int, superscript):
+        better = self.better_than()
+        letters = _letters(len(self.runs))
+        sep = "," if len(self.runs) > 26 else ""
+        rounded = np.round(self.means, digits)
+        best = rounded == rounded.max(axis=0)
+        cells = []
+        for i in range(len(self.runs)):
+            row = []
+            for j in range(len(self.measures)):
+                marks = sep.join(letters[k] for k in range(len(self.runs)) if better[i, k, j])
+                row.append((f"{self.means[i, j]:.{digits}f}", marks, bool(best[i, j])))
+            cells.append(row)
+        return letters, cells
+
+    def to_markdown(self, *, digits: int = 4) -> str:
+        """A Markdown table: a row per run, a column per measure, the best mean of each
+        column in bold, and after each mean the letters of the runs it is significantly
+        better than (``<sup>``); a line below names the test.
+
+        Examples
+        --------
+        >>> from qafast.compare import Comparison
+        >>> pq = {"bm25": {"q1": {"P_1": 0.0}, "q2": {"P_1": 1.0}},
+        ...       "dense": {"q1": {"P_1": 1.0}, "q2": {"P_1": 1.0}}}
+        >>> print(Comparison.from_per_query(pq, test="fisher").to_markdown(digits=2))
+        | # | run | P_1 |
+        | --- | --- | ---: |
+        | a | bm25 | 0.50 |
+        | b | dense | **1.00** |
+        <BLANKLINE>
+        Superscripts: significantly better than the run with that letter (Fisher's paired randomization test, all 4 sign vectors, Holm correction per measure, all pairs, alpha = 0.05); 2 queries.
+        """
+        letters, cells = self._cells(digits, None)
+        lines = ["| # | run | " + " | ".join(self.measures) + " |",
+                 "| --- | --- | " + " | ".join("---:" for _ in self.measures) + " |"]
+        for i, name in enumerate(self.runs):
+            parts = []
+            for value, marks, best in cells[i]:
+                text = f"**{value}**" if best else value
+                parts.append(text + (f"<sup>{marks}</sup>" if marks else ""))
+            lines.append(f"| {letters[i]} | {name} | " + " | ".join(parts) + " |")
+        lines.append("")
+        lines.append(f"Superscripts: significantly better than the run with that letter "
+                     f"({self._description()}); {len(self.query_ids)} queries.")
+        return "\n".join(lines)
+
+    def to_latex(self, *, digits: int = 4, caption: str | None = None,
+                 label: str = "tab:results") -> str:
+        """A LaTeX table (``booktabs``): the best mean of each measure in bold, and
+        superscript letters after a mean naming the runs it is significantly better than,
+        padded with ``\\hphantom`` so the numbers stay aligned. The caption names the test
+        and the correction unless ``caption`` is given.
+        """
+        letters, cells = self._cells(digits, None)
+        if caption is None:
+            caption = (f"Mean effectiveness over {len(self.query_ids)} queries. The best "
+                       "value of each measure is in bold. A superscript letter marks a "
+                       "significant improvement over the run with that letter ("
+                       + _latex_escape(self._description()).replace("alpha = ", "$\\alpha = $")
+                       + ").")
+        width = max((len(marks) for row in cells for _, marks, _ in row), default=0)
+        lines = [r"\begin{table}[t]", r"\centering", f"\\caption{{{caption}}}",
+                 f"\\label{{{label}}}",
+                 r"\begin{tabular}{cl" + "r" * len(self.measures) + "}", r"\toprule",
+                 r"\# & Run & " + " & ".join(_latex_escape(m) for m in self.measures)
+                 + r" \\", r"\midrule"]
+        for i, name in enumerate(self.runs):
+            parts = []
+            for value, marks, best in cells[i]:
+                text = f"\\textbf{{{value}}}" if best else value
+                if marks:
+                    text += f"$^{{{marks}}}$"
+                pad = width - len(marks)
+                if pad > 0:
+                    text += f"\\hphantom{{$^{{{'a' * pad}}}$}}"
+                parts.append(text)
+            lines.append(f"{letters[i]} & {_latex_escape(name)} & " + " & ".join(parts)
+                         + r" \\")
+        lines += [r"\bottomrule", r"\end{tabular}", r"\end{table}"]
+        return "\n".join(lines) + "\n"
+
+    def __str__(self) -> str:
+        letters, cells = self._cells(4, None)
+        header = ["#", "run"] + list(self.measures)
+        rows = []
+        for i, name in enumerate(self.runs):
+            row = [letters[i], name]
+            for value, marks, best in cells[i]:
+                sup = "".join(_SUPERSCRIPTS.get(ch, ch) for ch in marks)
+                row.append(value + sup + (" *" if best else ""))
+            rows.append(row)
+        widths = [max(len(str(r[k])) for r in [header] + rows) for k in range(len(header))]
+        out = ["  ".join(str(c).ljust(w) if k < 2 else str(c).rjust(w)
+                         for k, (c, w) in enumerate(zip(r, widths))).rstrip()
+               for r in [header] + rows]
+        out.append(f"{len(self.query_ids)} queries; * best mean; superscripts: significantly "
+                   f"better than the run with that letter ({self._description()})")
+        return "\n".join(out)
+
+    def __repr__(self) -> str:
+        return (f"Comparison({len(self.runs)} runs x {len(self.query_ids)} queries x "
+                f"{len(self.measures)} measures, {self._description()})")
+
+    # -- plots --------------------------------------------------------------------------
+
+    def plot_differences(self, measure: str | None = None, *, path=None, ax=None):
+        """Per-query differences of each run against the baseline (or, without one, of
+        each later run against the first), sorted, one panel per run.
+
+        Needs matplotlib (``pip install "qafast[plot]"``). Saves to ``path`` (PNG, SVG,
+        ... by its extension) if given; returns the matplotlib Figure.
+        """
+        plt = _pyplot()
+        m = self.measures.index(measure) if measure is not None else 0
+        base = self.runs.index(self.baseline) if self.baseline is not None else 0
+        others = [i for i in range(len(self.runs)) if i != base]
+        if ax is None:
+            fig, axes = plt.subplots(len(others), 1, figsize=(7, 2.2 * len(others)),
+                                     squeeze=False, sharex=True)
+            axes = axes[:, 0]
+        else:
+            axes = np.atleast_1d(ax)
+            fig = axes[0].figure
+        for a, i in zip(axes, others):
+            d = np.sort(self.values[i, :, m] - self.values[base, :, m])[::-1]
+            a.bar(np.arange(len(d)), d, width=1.0,
+                  color=np.where(d >= 0, "tab:blue", "tab:red"))
+            a.axhline(0.0, color="black", linewidth=0.5)
+            a.set_ylabel(f"{self.runs[i]}\n- {self.runs[base]}")
+        axes[0].set_title(f"{self.measures[m]}: per-query difference")
+        axes[-1].set_xlabel("queries, sorted by difference")
+        fig.tight_layout()
+        if path is not None:
+            fig.savefig(path)
+        return fig
+
+
+def _pyplot():
+    try:
+        import matplotlib
+
+        if os.environ.get("MPLBACKEND") is None and not os.environ.get("DISPLAY"):
+            matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        raise ImportError('plots need matplotlib: pip install "qafast[plot]"') from None
+    return plt
+
+
+def _run_names(runs) -> list[str]:
+    names = list(runs)
+    for name in names:
+        if not isinstance(name, str):
+            raise TypeError(f"run names must be str, not {type(name).__name__} ({name!r})")
+    if len(names) < 2:
+        raise ValueError(f"compare needs at least two runs, got {len(names)}"
+                         + (f" ({names[0]!r})" if names else ""))
+    return names
+
+
+def _check_same_queries(first: str, first_ids: list, name: str, ids: list) -> None:
+    if ids == first_ids:
+        return
+    a, b = set(first_ids), set(ids)
+    missing = sorted(a - b, key=str)
+    extra = sorted(b - a, key=str)
+    parts = []
+    if missing:
+        parts.append(f"run {name!r} has no value for {len(missing)} "
+                     f"quer{'y' if len(missing) == 1 else 'ies'} of run {first!r}: "
+                     + ", ".join(map(repr, missing[:5])) + (", ..." if len(missing) > 5 else ""))
+    if extra:
+        parts.append(f"run {name!r} has {len(extra)} "
+                     f"quer{'y' if len(extra) == 1 else 'ies'} that run {first!r} lacks: "
+                     + ", ".join(map(repr, extra[:5])) + (", ..." if len(extra) > 5 else ""))
+    raise ValueError("a paired test needs every run on the same queries; " + "; ".join(parts)
+                     + " (queries='qrels' scores a query missing from a run as 0)")
+
+
+def _per_query(qrels, run, columns, queries: str, options: dict):
+    """(query ids in id order, values) of one run, as qafast.evaluate computes them."""
+    streamed = None
+    if queries == "run" and qrels.string_ids:
+        if type(run) is dict:
+            streamed = _evaluate_run_dict(qrels, run, columns, **options)
+        elif (isinstance(run, (str, os.PathLike, bytes)) and os.fspath(run) != "-"
+              and _workers(options["workers"]) == 1):
+            streamed = _evaluate_run_file(qrels, run, columns, **options)
+    if streamed is not None:
+        return streamed
+    ev = _Evaluation(qrels, _as_run(run, options["workers"]), queries=queries, **options)
+    return ev.ids, ev.values(columns)
+
+
+def compare(qrels, runs: Mapping[str, Any], measures: str | Iterable[str], *,
+            baseline: str | None = None, test: str = "student",
+            correction: str | None = "holm", alpha: float = 0.05, n_resamples: int = 10_000,
+            seed: int = 0, queries: str = "run", ci: str = "t", relevance_level: int = 1,
+            judged_only: bool = False, max_docs: int | None = None,
+            workers: int = 1) -> Comparison:
+    """Evaluate several runs on the same queries and test their differences.
+
+    Parameters
+    ----------
+    qrels : Qrels, dict, DataFrame or path
+        Relevance judgments, encoded once for every run.
+    runs : mapping
+        ``{name: run}``, each run anything :func:`qafast.evaluate` accepts (dict of dicts,
+        TREC file path, DataFrame, :class:`qafast.Run`); at least two.
+    measures : str or iterable of str
+        Measures as :func:`qafast.evaluate` names them; each must be averaged over queries
+        (not the ``num_*`` counts or the geometric ``gm_*`` means).
+    baseline : str, optional
+        Test each run against this one; by default every pair of runs is tested.
+    test : {"student", "wilcoxon", "fisher", "bootstrap", "tukey"}, default "student"
+        See :mod:`qafast.compare`. ``"fisher"``'s p-value is the fraction of sign vectors
+        whose |sum of signed differences| reaches the observed one (sums within 1e-10 of
+        sum(|d|) count as equal); it enumerates all 2**n sign vectors (the observed one
+        included) when 2**n <= ``n_resamples``, and otherwise draws ``n_resamples`` seeded
+        random ones and divides by ``n_resamples``, as ranx and Smucker et al. (2007) do.
+        ``"bootstrap"``'s is the fraction of ``n_resamples`` resamples of the differences
+        shifted to mean 0 whose |t| reaches the observed |t| (Sakai, 2006).
+    correction : {"holm", "none", "bonferroni", "holm-sidak", "bh"}, default "holm"
+        Multiple-testing correction across the comparisons of each measure. Tukey's HSD
+        is adjusted for all pairs already: it takes ``"none"`` (or None), and the default
+        ``"holm"`` is not applied to it.
+    alpha : float, default 0.05
+        A comparison is significant when its adjusted p-value is at most ``alpha``; the
+        confidence intervals are at level 1 - alpha.
+    n_resamples : int, default 10,000
+        Resamples of the randomization and bootstrap tests and bootstrap intervals.
+    seed : int, default 0
+        Seed of those resamples (qafast's own xoshiro256** generator: the same seed gives
+        the same p-values on every platform and for every ``workers``).
+    queries : {"run", "qrels"}, default "run"
+        ``"run"``: each run is evaluated on the queries it shares with the qrels, and
+        all runs must cover the same ones (the error names the run and queries);
+        ``"qrels"``: every qrels query, a query missing from a run scoring 0.
+    ci : {"t", "bootstrap"}, default "t"
+        Confidence intervals of the mean difference: Student's t, or the percentile
+        bootstrap (from the bootstrap test's resamples when ``test="bootstrap"``).
+    relevance_level, judged_only, max_docs
+        As for :func:`qafast.evaluate`.
+    workers : int, default 1
+        Threads (-1: all cores); results do not depend on it.
+
+    Returns
+    -------
+    Comparison
+
+    Raises
+    ------
+    ValueError
+        Fewer than two runs or queries, runs on different queries (``queries="run"``), an
+        unknown test, correction or measure, a baseline that is not a run, a bad option.
+
+    Examples
+    --------
+    >>> import qafast
+    >>> qrels = {"q1": {"d1": 1}, "q2": {"d2": 1}, "q3": {"d3": 1}, "q4": {"d4": 1}}
+    >>> runs = {
+    ...     "bm25": {q: {"d1": 0.9, "d2": 0.8, "d3": 0.7, "d4": 0.6} for q in qrels},
+    ...     "dense": {"q1": {"d1": 1.0}, "q2": {"d2": 1.0}, "q3": {"d3": 1.0},
+    ...               "q4": {"d1": 1.0, "d4": 0.5}},
+    ... }
+    >>> c = qafast.compare(qrels, runs, ["recip_rank", "P_1"], baseline="bm25",
+    ...                    test="fisher")
+    >>> c.means.tolist()
+    [[0.5208333333333333, 0.25], [0.875, 0.75]]
+    >>> c.p_value.tolist()
+    [[0.25, 0.5]]
+    >>> print(c)
+    #  run     recip_rank       P_1
+    a  bm25        0.5208    0.2500
+    b  dense     0.8750 *  0.7500 *
+    4 queries; * best mean; superscripts: significantly better than the run with that letter (Fisher's paired randomization test, all 16 sign vectors, Holm correction per measure, against bm25, alpha = 0.05)
+    """
+    if not isinstance(runs, Mapping):
+        raise TypeError("runs must be a mapping {name: run}, not " + type(runs).__name__)
+    names = _run_names(runs)
+    _check_options(relevance_level, judged_only, max_docs)
+    _check_settings(names, baseline, test, correction, alpha, n_resamples, seed, ci)
+    if queries not in ("run", "qrels"):
+        raise ValueError(f"queries must be 'run' or 'qrels', not {queries!r}")
+    columns = [c for c in parse_measures(measures) if c.family not in TEXT_MEASURES]
+    if not columns:
+        raise ValueError(f"measures {measures!r}: none of them is a per-query number")
+    for c in columns:
+        if c.aggregate != "mean":
+            kind = "summed" if c.aggregate == "sum" else "a geometric mean"
+            raise ValueError(f"measure {c.name!r} is {kind} over queries; compare tests "
+                             "differences of means (use map or bpref for gm_map, gm_bpref)")
+    qrels = _as_qrels(qrels, workers)
+    options = dict(relevance_level=int(relevance_level), judged_only=bool(judged_only),
+                   max_docs=max_docs, workers=workers)
+    query_ids = None
+    blocks = []
+    means = np.empty((len(names), len(columns)), dtype=np.float64)
+    for r, name in enumerate(names):
+        try:
+            ids, values = _per_query(qrels, runs[name], columns, queries, options)
+        except (ValueError, TypeError) as e:
+            raise type(e)(f"run {name!r}: {e}") from None
+        if query_ids is None:
+            query_ids = ids
+        else:
+            _check_same_queries(names[0], query_ids, name, ids)
+        blocks.append(values)
+        means[r] = _summaries(columns, values)
+    values = np.stack(blocks)
+    return _analyse(names, [c.name for c in columns], query_ids, values, means,
+                    baseline=baseline, test=test, correction=correction, alpha=alpha,
+                    n_resamples=n_resamples, seed=seed, ci=ci, workers=workers)
+
+
+def _check_settings(names, baseline, test, correction, alpha, n_resamples, seed, ci):
+    if baseline is not None and baseline not in names:
+        raise ValueError(f"baseline {baseline!r} is not one of the runs: "
+                         + ", ".join(map(repr, names)))
+    test = _test_name(test)
+    correction = _correction_name(correction)
+    if test == "tukey" and correction not in ("none", "holm"):
+        raise ValueError(f"Tukey's HSD p-values are adjusted for all pairs of runs already; "
+                         f"correction must be 'none', not {correction!r}")
+    if not isinstance(alpha, (int, float)) or isinstance(alpha, bool) or not 0 < alpha < 1:
+        raise ValueError(f"alpha must be a number between 0 and 1, not {alpha!r}")
+    if (not isinstance(n_resamples, (int, np.integer)) or isinstance(n_resamples, bool)
+            or n_resamples < 1):
+        raise ValueError(f"n_resamples must be a positive int, not {n_resamples!r}")
+    if (not isinstance(seed, (int, np.integer)) or isinstance(seed, bool)
+            or not 0 <= seed < 2**64):
+        raise ValueError(f"seed must be an int from 0 to 2**64 - 1, not {seed!r}")
+    if ci not in ("t", "bootstrap"):
+        raise ValueError(f"ci must be 't' or 'bootstrap', not {ci!r}")
+
+
+def _analyse(names, measures, query_ids, values, means, *, baseline, test, correction,
+             alpha, n_resamples, seed, ci, workers) -> Comparison:
+    _check_settings(names, baseline, test, correction, alpha, n_resamples, seed, ci)
+    test = _test_name(test)
+    correction = "none" if test == "tukey" else _correction_name(correction)
+    workers = _workers(workers)
+    n_runs, n, n_measures = values.shape
+    if n < 2:
+        raise ValueError(f"a paired test needs at least two queries; the runs share {n}"
+                         + (f" ({query_ids[0]!r})" if n else ""))
+    bad = np.argwhere(~np.isfinite(values))
+    if len(bad):
+        r, q, m = bad[0]
+        raise ValueError(f"run {names[r]!r}, query {query_ids[q]!r}, measure "
+                         f"{measures[m]!r}: value is {values[r, q, m]}, not a finite number")
+    if baseline is not None:
+        b = names.index(baseline)
+        pair_index = [(i, b) for i in range(n_runs) if i != b]
+    else:
+        pair_index = [(j, i) for i in range(n_runs) for j in range(i + 1, n_runs)]
+    n_pairs = len(pair_index)
+    diffs = np.stack([values[a] - values[b] for a, b in pair_index])   # pairs x queries x m
+    cols = np.ascontiguousarray(diffs.transpose(0, 2, 1).reshape(n_pairs * n_measures, n))
+    mean, sd, t, p_t = _student(cols)
+    shape = (n_pairs, n_measures)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        effect = np.where(sd > 0, mean / sd, np.where(mean == 0, 0.0, np.sign(mean) * np.inf))
+    exact = False
+    used = n_resamples
+    boot_means = None
+    matrix = None
+    if test in ("fisher", "bootstrap") or ci == "bootstrap":
+        matrix = np.ascontiguousarray(cols.T)                        # queries x tests
+    if test == "student":
+        p, statistic = p_t, t
+    elif test == "wilcoxon":
+        stats = [_wilcoxon(col) for col in cols]
+        statistic = np.array([s for s, _ in stats])
+        p = np.array([x for _, x in stats])
+    elif test == "fisher":
+        p, used, exact = _randomization(matrix, n_resamples, seed, workers)
+        statistic = mean
+    elif test == "bootstrap":
+        p, boot_means = _bootstrap(matrix, t, n_resamples, seed, workers)
+        statistic = t
+    else:
+        p = _tukey(values, pair_index).reshape(-1)
+        statistic = mean
+    if ci == "bootstrap":
+        if boot_means is None:
+            _, boot_means = _bootstrap(matrix, t, n_resamples, seed, workers)
+        q = np.quantile(boot_means, [alpha / 2, 1 - alpha / 2], axis=0)
+        ci_low, ci_high = mean + q[0], mean + q[1]
+    else:
+        half = dist.t_isf(alpha / 2, n - 1) * sd / math.sqrt(n)
+        ci_low, ci_high = mean - half, mean + half
+    p = np.asarray(p, dtype=np.float64).reshape(shape)
+    p_adj = _adjust_columns(p, correction)
+    return Comparison(
+        list(names), list(measures), list(query_ids), values, means, baseline=baseline,
+        test=test, correction=correction, alpha=float(alpha), n_resamples=int(used),
+        exact=exact, seed=int(seed), ci=ci,
+        pairs=[(names[a], names[b]) for a, b in pair_index],
+        diff=mean.reshape(shape), statistic=np.asarray(statistic, dtype=np.float64).reshape(shape),
+        p_value=p, p_adjusted=p_adj, effect_size=effect.reshape(shape),
+        ci_low=np.asarray(ci_low).reshape(shape), ci_high=np.asarray(ci_high).reshape(shape),
+        wins=(diffs > 0).sum(axis=1), ties=(diffs == 0).sum(axis=1),
+        losses=(diffs < 0).sum(axis=1))
+
+
+def to_frame(per_query: Mapping, *, run: str | None = None):
+    """Per-query values as a pandas DataFrame: a ``query_id`` column, then one column per
+    measure (and a first ``run`` column if ``run`` is given).
+
+    Parameters
+    ----------
+    per_query : mapping
+        ``{query_id: {measure: value}}``, as ``qafast.evaluate(..., per_query=True)``
+        returns it.
+    run : str, optional
+        A run name to put in a ``run`` column (to concatenate several runs' frames).
+
+    Examples
+    --------
+    >>> import qafast
+    >>> pq = qafast.evaluate({"q1": {"d1": 1}, "q2": {"d2": 1}},
+    ...                      {"q1": {"d1": 0.5}, "q2": {"d1": 0.9, "d2": 0.2}},
+    ...                      ["P_1", "recip_rank"], per_query=True)
+    >>> qafast.to_frame(pq)
+      query_id  P_1  recip_rank
+    0       q1  1.0         1.0
+    1       q2  0.0         0.5
+    """
+    import pandas as pd
+
+    if not isinstance(per_query, Mapping):
+        raise TypeError("per_query must be a mapping {query_id: {measure: value}}, not "
+                        + type(per_query).__name__)
+    frame = pd.DataFrame.from_dict(dict(per_query), orient="index")
+    frame.index.name = "query_id"
+    frame = frame.reset_index()
+    if run is not None:
+        frame.insert(0, "run", run)
+    return frame
+
+
+def plot_precision_recall(qrels, runs: Mapping[str, Any], *, path=None, ax=None,
+                          queries: str = "run", relevance_level: int = 1):
+    """Interpolated precision-recall curves of several runs on one figure: the mean of
+    trec_eval's ``iprec_at_recall`` at recall 0, 0.1, ..., 1 of each run.
+
+    Needs matplotlib (``pip install "qafast[plot]"``). Saves to ``path`` (PNG, SVG, ... by
+    its extension) if given; returns the matplotlib Figure.
+    """
+    from .ranking import evaluate
+
+    plt = _pyplot()
+    if not isinstance(runs, Mapping):
+        raise TypeError("runs must be a mapping {name: run}, not " + type(runs).__name__)
+    qrels = _as_qrels(qrels)
+    if ax is None:
+        fig, ax = plt.subplots(figsize=(5, 4))
+    else:
+        fig = ax.figure
+    levels = [i / 10 for i in range(11)]
+    for name, run in runs.items():
+        got = evaluate(qrels, run, "iprec_at_recall", queries=queries,
+                       relevance_level=relevance_level)
+        ax.plot(levels, list(got.values()), marker="o", markersize=3, label=str(name))
+    ax.set_xlabel("recall")
+    ax.set_ylabel("interpolated precision")
+    ax.set_xlim(0, 1)
+    ax.set_ylim(0, 1.02)
+    ax.grid(True, linewidth=0.3)
+    ax.legend()
+    fig.tight_layout()
+    if path is not None:
+        fig.savefig(path)
+    return fig
+
+
+# -- command line -------------------------------------------------------------------------
+
+def register_cli(subparsers) -> dict:
+    p = subparsers.add_parser(
+        "compare", help="compare runs on the same queries with significance tests",
+        description="Evaluate several TREC runs against one qrels file and test their "
+                    "differences. RUN is a path or NAME=PATH; a run's name is otherwise its "
+                    "file name without extension.")
+    p.add_argument("qrels", help="qrels file")
+    p.add_argument("runs", nargs="+", metavar="RUN", help="run files (at least two)")
+    p.add_argument("-m", action="append", metavar="MEASURE",
+                   help="measure (repeatable; default map, ndcg_cut_10, P_10, recall_100)")
+    p.add_argument("--baseline", metavar="NAME", help="test each run against this one "
+                   "(default: every pair)")
+    p.add_argument("--test", default="student", choices=sorted(TESTS),
+                   help="significance test (default student)")
+    p.add_argument("--correction", default=None, choices=sorted(CORRECTIONS),
+                   help="multiple-testing correction per measure (default holm; none for tukey)")
+    p.add_argument("--alpha", type=float, default=0.05, help="significance level (0.05)")
+    p.add_argument("--resamples", type=int, default=10_000, metavar="N",
+                   help="resamples of the fisher and bootstrap tests (10000)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the resamples (0)")
+    p.add_argument("-c", action="store_true",
+                   help="use every qrels query; a query missing from a run scores 0")
+    p.add_argument("-o", choices=("text", "markdown", "latex", "csv", "json"), default="text",
+                   help="output format")
+    p.add_argument("--plot", metavar="FILE",
+                   help="save the runs' interpolated precision-recall curves (PNG, SVG, ...)")
+    p.add_argument("--plot-diff", metavar="FILE",
+                   help="save the per-query differences of the first measure")
+    p.add_argument("--workers", type=int, default=1, help="threads (-1: all cores)")
+    return {"compare": _run_compare}
+
+
+def _cli_names(paths: list[str]) -> dict:
+    named = []
+    for spec in paths:
+        if "=" in spec and not os.path.exists(spec):
+            name, path = spec.split("=", 1)
+        else:
+            path = spec
+            name = os.path.basename(spec)
+            for ext in (".gz",):
+                name = name.removesuffix(ext)
+            name = os.path.splitext(name)[0] or name
+        named.append((name, path))
+    names = [n for n, _ in named]
+    if len(set(names)) < len(names):
+        named = [(path if names.count(n) > 1 else n, path) for n, path in named]
+    out: dict = {}
+    for name, path in named:
+        if name in out:
+            raise ValueError(f"run {path!r} is given twice")
+        out[name] = path
+    return out
+
+
+def _run_compare(args) -> int:
+    import csv
+    import sys
+
+    from .cli import write_json
+    from .ranking import Qrels
+
+    runs = _cli_names(args.runs)
+    correction = args.correction or ("none" if args.test == "tukey" else "holm")
+    qrels = Qrels.from_file(args.qrels)
+    result = compare(qrels, runs, args.m or ["map", "ndcg_cut_10", "P_10", "recall_100"],
+                     baseline=args.baseline, test=args.test, correction=correction,
+                     alpha=args.alpha, n_resamples=args.resamples, seed=args.seed,
+                     queries="qrels" if args.c else "run", workers=args.workers)
+    if args.o == "json":
+        write_json(result.to_dict())
+    elif args.o == "csv":
+        records = result.to_records()
+        writer = csv.DictWriter(sys.stdout, fieldnames=list(records[0]), lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(records)
+    elif args.o == "markdown":
+        sys.stdout.write(result.to_markdown() + "\n")
+    elif args.o == "latex":
+        sys.stdout.write(result.to_latex())
+    else:
+        sys.stdout.write(str(result) + "\n")
+    if args.plot:
+        plot_precision_recall(qrels, runs, path=args.plot,
+                              queries="qrels" if args.c else "run")
+    if args.plot_diff:
+        result.plot_differences(path=args.plot_diff)
+    return 0

@@ -1,0 +1,118 @@
+"""Specification of the paired significance tests of :func:`qafast.compare`, in plain Python.
+
+Slow on purpose: every sign vector enumerated, every p-value adjusted in the textbook order.
+The kernels and :mod:`qafast.compare` are tested against these definitions.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+_MASK = (1 << 64) - 1
+
+#: Two sums of signed differences closer than this fraction of sum(|d|) are taken as equal
+#: (summing the same numbers in another order moves the sum by far less).
+TIE_TOLERANCE = 1e-10
+
+
+def randomization_exact(diffs: list[float]) -> float:
+    """Fisher's paired randomization test by enumerating all 2**n sign vectors: the fraction
+    of them whose |sum of signed differences| is at least the observed |sum| (the observed
+    one included), sums within ``TIE_TOLERANCE * sum(|d|)`` counting as equal."""
+    observed = abs(sum(diffs))
+    tolerance = TIE_TOLERANCE * sum(abs(d) for d in diffs)
+    hits = 0
+    total = 0
+    for signs in itertools.product((1.0, -1.0), repeat=len(diffs)):
+        s = abs(sum(x * d for x, d in zip(signs, diffs)))
+        hits += s >= observed - tolerance
+        total += 1
+    return hits / total
+
+
+def _mix64(z: int) -> int:
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _MASK
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _MASK
+    return z ^ (z >> 31)
+
+
+def _rotl(x: int, k: int) -> int:
+    return ((x << k) | (x >> (64 - k))) & _MASK
+
+
+def xoshiro_stream(seed: int, stream: int):
+    """The generator of resample ``stream``: xoshiro256** (Blackman and Vigna) whose state
+    is four splitmix64 outputs from a start mixing ``seed`` and ``stream``."""
+    sm = _mix64((seed + 0x9E3779B97F4A7C15) & _MASK) ^ _mix64(
+        (stream * 0xD1B54A32D192ED03 + 0x8BB84B93962EACC9) & _MASK)
+    s = []
+    for _ in range(4):
+        sm = (sm + 0x9E3779B97F4A7C15) & _MASK
+        s.append(_mix64(sm))
+    while True:
+        result = (_rotl((s[1] * 5) & _MASK, 7) * 9) & _MASK
+        t = (s[1] << 17) & _MASK
+        s[2] ^= s[0]
+        s[3] ^= s[1]
+        s[1] ^= s[2]
+        s[0] ^= s[3]
+        s[2] ^= t
+        s[3] = _rotl(s[3], 45)
+        yield result
+
+
+def randomization_monte_carlo(diffs: list[float], n_resamples: int, seed: int) -> float:
+    """The Monte Carlo randomization test as qafast draws it: resample r keeps the sign of
+    query q when bit q % 64 of the (q // 64)-th word of stream r is set, and flips it
+    otherwise; p = (resamples reaching the observed |sum|) / n_resamples."""
+    observed = abs(sum(diffs))
+    tolerance = TIE_TOLERANCE * sum(abs(d) for d in diffs)
+    hits = 0
+    for r in range(n_resamples):
+        words = xoshiro_stream(seed, r)
+        word = 0
+        s = 0.0
+        for q, d in enumerate(diffs):
+            if q % 64 == 0:
+                word = next(words)
+            s += d if (word >> (q % 64)) & 1 else -d
+        hits += abs(s) >= observed - tolerance
+    return hits / n_resamples
+
+
+def adjust(p_values: list[float], method: str) -> list[float]:
+    """Adjusted p-values of one family of tests, in the input order.
+
+    ``bonferroni``: min(1, m p). ``holm``: the i-th smallest (1-based) times m - i + 1,
+    then a running maximum. ``holm-sidak``: 1 - (1 - p)**(m - i + 1) (as expm1 and log1p, which keep
+    the digits of a small p), then a running maximum. ``bh`` (Benjamini-Hochberg): the i-th smallest times m / i, then a running
+    minimum from the largest down. ``none``: unchanged.
+    """
+    m = len(p_values)
+    order = sorted(range(m), key=lambda i: p_values[i])
+    out = [0.0] * m
+    if method == "none":
+        return list(p_values)
+    if method == "bonferroni":
+        return [min(1.0, p * m) for p in p_values]
+    if method in ("holm", "holm-sidak"):
+        running = 0.0
+        for rank, i in enumerate(order):
+            k = m - rank
+            p = p_values[i]
+            if method == "holm":
+                a = min(1.0, p * k)
+            else:
+                a = 1.0 if p >= 1.0 else -math.expm1(k * math.log1p(-p))
+            running = max(running, a)
+            out[i] = running
+        return out
+    if method == "bh":
+        running = 1.0
+        for rank in range(m - 1, -1, -1):
+            i = order[rank]
+            running = min(running, p_values[i] * m / (rank + 1))
+            out[i] = running
+        return out
+    raise ValueError(f"unknown correction {method!r}")

@@ -1,0 +1,411 @@
+"""qafast.compare: p-values against scipy and the reference enumeration, invariances, the
+agreement with ranx, reports, the command line and bad input."""
+
+import json
+import math
+import random
+
+import numpy as np
+import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+
+import qafast
+from qafast import _distributions as dist
+from qafast import _kernels
+from qafast.compare import Comparison, adjust_p_values
+from qafast.reference import stats as ref
+
+scipy_stats = pytest.importorskip("scipy.stats", reason="scipy is the reference for p-values")
+
+
+def make_case(n_queries=40, n_runs=3, seed=0, ties=False, weight=0.3):
+    """(qrels, {name: run}) with string ids and, unless ``ties``, distinct scores."""
+    rng = random.Random(seed)
+    qrels, runs = {}, {f"r{k}": {} for k in range(n_runs)}
+    for q in range(n_queries):
+        qid = f"q{q:03d}"
+        docs = [f"d{rng.randrange(10**6)}" for _ in range(12)]
+        docs = list(dict.fromkeys(docs))
+        qrels[qid] = {d: rng.choice([0, 1, 1, 2]) for d in docs[:5]}
+        for k in range(n_runs):
+            scores = {}
+            for d in docs:
+                g = qrels[qid].get(d, 0)
+                s = g * weight * (1 + k) + rng.random()
+                scores[d] = round(s, 1) if ties else s
+            runs[f"r{k}"][qid] = scores
+    return qrels, runs
+
+
+# -- distributions ------------------------------------------------------------------------
+
+@pytest.mark.parametrize("df", [1, 2, 3, 5, 10, 29, 49, 50, 99, 100, 500, 1000, 4999, 9999])
+def test_t_tail_equals_scipy(df):
+    ts = np.concatenate([np.linspace(0.01, 6, 40), [8.0, 12.0, 20.0, 40.0]])
+    for t in ts:
+        expected = 2 * scipy_stats.t.sf(t, df)
+        if expected < 1e-300:
+            continue
+        assert dist.t_two_sided(float(t), df) == pytest.approx(expected, rel=1e-12, abs=0)
+
+
+@pytest.mark.parametrize("df", [1, 3, 10, 100, 9999])
+@pytest.mark.parametrize("p", [0.3, 0.05, 0.025, 0.005, 1e-6])
+def test_t_quantile_equals_scipy(df, p):
+    assert dist.t_isf(p, df) == pytest.approx(scipy_stats.t.isf(p, df), rel=1e-12)
+
+
+def test_xoshiro_stream_is_the_published_definition():
+    out = np.empty(8, dtype=np.uint64)
+    for seed, stream in [(0, 0), (1, 0), (0, 5), (2**64 - 1, 12345)]:
+        _kernels.xoshiro_words(seed, stream, out)
+        gen = ref.xoshiro_stream(seed, stream)
+        assert out.tolist() == [next(gen) for _ in range(8)]
+
+
+# -- the tests against scipy --------------------------------------------------------------
+
+def per_query(a, b):
+    return {"a": {f"q{i:03d}": {"m": float(x)} for i, x in enumerate(a)},
+            "b": {f"q{i:03d}": {"m": float(x)} for i, x in enumerate(b)}}
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(2, 80), st.integers(0, 2**31), st.sampled_from([1, 4, 1000]))
+def test_student_and_wilcoxon_equal_scipy(n, seed, levels):
+    # levels=4 gives many ties and zeros (Wilcoxon's permutation and asymptotic branches);
+    # 1000 gives none (the exact branch up to 50 differences)
+    rng = np.random.default_rng(seed)
+    a = rng.integers(0, levels + 1, n) / levels
+    b = rng.integers(0, levels + 1, n) / levels
+    for test in ("student", "wilcoxon"):
+        c = Comparison.from_per_query(per_query(a, b), baseline="a", test=test)
+        got = c.p_value[0, 0]
+        if test == "student":
+            expected = scipy_stats.ttest_rel(b, a).pvalue
+        else:
+            expected = scipy_stats.wilcoxon(b, a).pvalue if np.any(a != b) else math.nan
+        if math.isnan(expected):
+            assert got == 1.0  # no difference at all: nothing to test
+        else:
+            assert got == pytest.approx(expected, rel=1e-12, abs=1e-300)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.floats(0, 1), min_size=1, max_size=12),
+       st.sampled_from(["bonferroni", "holm", "holm-sidak", "bh", "none"]))
+@example([1.0, 0.2], "holm-sidak")
+def test_corrections_equal_the_reference_and_scipy(ps, method):
+    got = adjust_p_values(ps, method)
+    assert got.tolist() == pytest.approx(ref.adjust(ps, method), rel=1e-12, abs=1e-300)
+    if method == "bh":
+        assert got.tolist() == pytest.approx(
+            np.atleast_1d(scipy_stats.false_discovery_control(ps)).tolist(), rel=1e-12)
+
+
+# -- randomization test -------------------------------------------------------------------
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.integers(-4, 4), min_size=2, max_size=10))
+def test_exact_randomization_equals_brute_force(steps):
+    diffs = [s / 4 for s in steps]
+    a = [0.5] * len(diffs)
+    b = [0.5 + d for d in diffs]
+    c = Comparison.from_per_query(per_query(a, b), baseline="a", test="fisher")
+    assert c.exact
+    assert c.p_value[0, 0] == ref.randomization_exact([y - x for x, y in zip(a, b)])
+
+
+def test_monte_carlo_randomization_is_the_reference_stream_and_reproducible():
+    rng = np.random.default_rng(3)
+    a, b = rng.random(70), rng.random(70) + 0.05
+    pq = per_query(a, b)
+    c1 = Comparison.from_per_query(pq, baseline="a", test="fisher", n_resamples=300, seed=9)
+    c2 = Comparison.from_per_query(pq, baseline="a", test="fisher", n_resamples=300, seed=9,
+                                   workers=2)
+    assert not c1.exact and c1.n_resamples == 300
+    assert c1.p_value[0, 0] == c2.p_value[0, 0]
+    assert c1.p_value[0, 0] == ref.randomization_monte_carlo(list(b - a), 300, 9)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_monte_carlo_randomization_is_near_the_exact_one(seed):
+    rng = np.random.default_rng(seed)
+    n = 13
+    a = rng.integers(0, 5, n) / 4
+    b = np.clip(a + rng.integers(-1, 3, n) / 4, 0, 1)
+    pq = per_query(a, b)
+    exact = Comparison.from_per_query(pq, baseline="a", test="fisher", n_resamples=2**13)
+    mc = Comparison.from_per_query(pq, baseline="a", test="fisher", n_resamples=2**13 - 1,
+                                   seed=seed)
+    assert exact.exact and not mc.exact
+    p = exact.p_value[0, 0]
+    se = math.sqrt(max(p * (1 - p), 1e-9) / mc.n_resamples)
+    assert abs(mc.p_value[0, 0] - p) <= 3 * se
+
+
+def test_bootstrap_is_reproducible_and_near_the_t_test():
+    rng = np.random.default_rng(5)
+    a = rng.random(400)
+    b = a + rng.normal(0.02, 0.2, 400)
+    pq = per_query(a, b)
+    c1 = Comparison.from_per_query(pq, baseline="a", test="bootstrap", n_resamples=4000,
+                                   ci="bootstrap")
+    c2 = Comparison.from_per_query(pq, baseline="a", test="bootstrap", n_resamples=4000,
+                                   ci="bootstrap", workers=2)
+    t = Comparison.from_per_query(pq, baseline="a", test="student")
+    assert c1.p_value.tolist() == c2.p_value.tolist()
+    assert c1.ci_low.tolist() == c2.ci_low.tolist()
+    assert abs(c1.p_value[0, 0] - t.p_value[0, 0]) < 0.03
+    assert c1.ci_low[0, 0] == pytest.approx(t.ci_low[0, 0], abs=0.01)
+    d = b - a
+    half = scipy_stats.t.isf(0.025, len(d) - 1) * d.std(ddof=1) / math.sqrt(len(d))
+    assert t.ci_low[0, 0] == pytest.approx(d.mean() - half, rel=1e-12)
+    assert t.effect_size[0, 0] == pytest.approx(d.mean() / d.std(ddof=1), rel=1e-12)
+
+
+# -- compare(): per-query values, means, invariances --------------------------------------
+
+def test_means_and_per_query_values_are_evaluates():
+    qrels, runs = make_case(ties=True)
+    measures = ["map", "ndcg@10", "P@5", "recip_rank"]
+    c = qafast.compare(qrels, runs, measures, baseline="r0")
+    for r, name in enumerate(c.runs):
+        means = qafast.evaluate(qrels, runs[name], measures)
+        assert c.means[r].tolist() == list(means.values())  # bit for bit
+        pq = qafast.evaluate(qrels, runs[name], measures, per_query=True)
+        assert c.query_ids == list(pq)
+        assert c.values[r].tolist() == [list(v.values()) for v in pq.values()]
+
+
+def test_order_of_runs_queries_rows_and_workers_does_not_matter():
+    qrels, runs = make_case(ties=True, seed=2)
+    measures = ["map", "P@5"]
+    c = qafast.compare(qrels, runs, measures, test="fisher", n_resamples=500)
+    rng = random.Random(1)
+    names = list(runs)
+    rng.shuffle(names)
+    shuffled = {}
+    for name in names:
+        qids = list(runs[name])
+        rng.shuffle(qids)
+        shuffled[name] = {}
+        for q in qids:
+            docs = list(runs[name][q].items())
+            rng.shuffle(docs)
+            shuffled[name][q] = dict(docs)
+    qrels_items = list(qrels.items())
+    rng.shuffle(qrels_items)
+    c2 = qafast.compare(dict(qrels_items), shuffled, measures, test="fisher",
+                        n_resamples=500, workers=2)
+    for name in runs:
+        assert (c.values[c.runs.index(name)] == c2.values[c2.runs.index(name)]).all()
+        assert (c.means[c.runs.index(name)] == c2.means[c2.runs.index(name)]).all()
+    c3 = qafast.compare(qrels, runs, measures, test="fisher", n_resamples=500, workers=2)
+    assert c3.p_value.tolist() == c.p_value.tolist()
+
+
+def test_runs_given_as_files_frames_and_runs_agree(tmp_path):
+    pd = pytest.importorskip("pandas")
+    qrels, runs = make_case(n_queries=15)
+    path = tmp_path / "r1.run"
+    with open(path, "w") as f:
+        for q, docs in runs["r1"].items():
+            f.writelines(f"{q} Q0 {d} {rank} {s!r} r1\n" for rank, (d, s) in enumerate(sorted(docs.items(), key=lambda x: -x[1]), 1))
+    rows = [(q, d, s) for q, docs in runs["r2"].items() for d, s in docs.items()]
+    frame = pd.DataFrame(rows, columns=["query_id", "doc_id", "score"])
+    mixed = {"r0": qafast.Run(runs["r0"]), "r1": str(path), "r2": frame}
+    a = qafast.compare(qafast.Qrels(qrels), mixed, ["map", "P@5"])
+    b = qafast.compare(qrels, runs, ["map", "P@5"])
+    assert a.values.tolist() == b.values.tolist()
+
+
+def test_queries_qrels_scores_missing_queries_as_zero():
+    qrels, runs = make_case(n_queries=10)
+    del runs["r1"]["q003"]
+    with pytest.raises(ValueError, match=r"run 'r1' has no value for 1 query of run 'r0': 'q003'"):
+        qafast.compare(qrels, runs, ["map"])
+    c = qafast.compare(qrels, runs, ["map"], queries="qrels")
+    assert len(c.query_ids) == 10
+    assert c.values[1, c.query_ids.index("q003"), 0] == 0.0
+    assert c.means[1, 0] == qafast.evaluate(qrels, runs["r1"], ["map"], queries="qrels")["map"]
+
+
+# -- agreement with ranx ------------------------------------------------------------------
+
+def test_same_means_and_decisions_as_ranx():
+    ranx = pytest.importorskip("ranx", reason="ranx (test extra) is the peer for compare")
+    qrels, runs = make_case(n_queries=60, n_runs=4, seed=4, weight=0.1)
+    ranx_measures = ["map", "ndcg@10", "precision@5"]
+    ours = ["map", "ndcg@10", "P@5"]
+    rq = ranx.Qrels(qrels)
+    rr = [ranx.Run(r, name=n) for n, r in runs.items()]
+    for test in ("student", "fisher", "tukey"):
+        report = ranx.compare(rq, rr, ranx_measures, stat_test=test, max_p=0.05,
+                              n_permutations=2000, random_seed=42)
+        c = qafast.compare(qrels, runs, ours, test=test, correction="none", alpha=0.05,
+                           n_resamples=2000)
+        for r, name in enumerate(c.runs):
+            for j, m in enumerate(ranx_measures):
+                assert c.means[r, j] == pytest.approx(report.results[name][m], rel=1e-12)
+        for k, (a, b) in enumerate(c.pairs):
+            for j, m in enumerate(ranx_measures):
+                theirs = report.comparisons[a, b][m]
+                if test == "fisher":
+                    # different random streams: decide only where both are clear of alpha.
+                    # ranx compares the permuted mean difference with the observed one
+                    # without a tolerance, so with a few equal non-zero differences the
+                    # observed sign vector itself can fall short of the observed value by
+                    # a rounding error and ranx reports p = 0 (qafast counts sums within
+                    # 1e-10 of sum(|d|) as equal); such pairs are left out.
+                    d = c.values[c.runs.index(a), :, j] - c.values[c.runs.index(b), :, j]
+                    if abs(theirs["p_value"] - 0.05) < 0.02 or np.count_nonzero(d) < 20:
+                        continue
+                else:
+                    assert c.p_value[k, j] == pytest.approx(theirs["p_value"], rel=1e-9)
+                assert bool(c.significant[k, j]) == bool(theirs["significant"]), (test, a, b, m)
+
+
+# -- reports ------------------------------------------------------------------------------
+
+def small_comparison(**kw):
+    qrels, runs = make_case(n_queries=30, n_runs=3, seed=7)
+    runs = {"bm25_base": runs["r0"], "mid": runs["r1"], "dense": runs["r2"]}
+    return qafast.compare(qrels, runs, ["map", "P@5"], **kw)
+
+
+def test_dataframe_is_tidy():
+    pytest.importorskip("pandas")
+    c = small_comparison(baseline="bm25_base")
+    df = c.to_dataframe()
+    assert list(df.columns[:5]) == ["run", "measure", "mean", "versus", "versus_mean"]
+    assert len(df) == 3 * 2
+    row = df[(df.run == "dense") & (df.measure == "map")].iloc[0]
+    assert row.versus == "bm25_base" and row.p_adjusted >= row.p_value
+    assert row["mean"] == c.means[2, 0]
+    assert df[df.run == "bm25_base"].p_value.isna().all()
+    long = c.per_query_frame()
+    assert len(long) == 3 * 30 * 2
+    all_pairs = small_comparison().to_dataframe()
+    assert len(all_pairs) == 3 * 2 * 2  # every run against each other run
+
+
+def test_latex_markdown_and_text():
+    c = small_comparison(baseline="bm25_base", test="student", correction="bonferroni")
+    better = c.better_than()
+    tex = c.to_latex()
+    for piece in [r"\toprule", r"\midrule", r"\bottomrule", r"\textbf{",
+                  "paired Student's t-test", "Bonferroni correction", r"bm25\_base"]:
+        assert piece in tex
+    assert better[2, 0].any() and "$^{a}$" in tex  # dense beats the baseline (run a)
+    md = c.to_markdown()
+    assert md.splitlines()[0] == "| # | run | map | P@5 |" and "<sup>a</sup>" in md
+    text = str(c)
+    assert "ᵃ" in text and "Bonferroni" in text
+    assert "Comparison(3 runs x 30 queries x 2 measures" in repr(c)
+
+
+def test_to_frame():
+    pytest.importorskip("pandas")
+    qrels, runs = make_case(n_queries=5)
+    pq = qafast.evaluate(qrels, runs["r0"], ["map", "P@5"], per_query=True)
+    frame = qafast.to_frame(pq, run="r0")
+    assert list(frame.columns) == ["run", "query_id", "map", "P@5"]
+    assert frame["map"].tolist() == [v["map"] for v in pq.values()]
+
+
+def test_plots(tmp_path):
+    pytest.importorskip("matplotlib")
+    qrels, runs = make_case(n_queries=10)
+    qafast.plot_precision_recall(qrels, runs, path=tmp_path / "pr.png")
+    c = qafast.compare(qrels, runs, ["map"], baseline="r0")
+    c.plot_differences("map", path=tmp_path / "diff.svg")
+    assert (tmp_path / "pr.png").stat().st_size > 0
+    assert (tmp_path / "diff.svg").read_text().lstrip().startswith("<?xml")
+
+
+def test_cli_plots(tmp_path, capsys):
+    pytest.importorskip("matplotlib")
+    from qafast.cli import main
+
+    _, _, qpath, paths = write_case(tmp_path)
+    assert main(["compare", qpath, *paths, "-m", "map", "--baseline", "r0",
+                 "--plot", str(tmp_path / "pr.svg"), "--plot-diff", str(tmp_path / "d.png")]) == 0
+    capsys.readouterr()
+    assert (tmp_path / "pr.svg").stat().st_size > 0 and (tmp_path / "d.png").stat().st_size > 0
+
+
+# -- command line -------------------------------------------------------------------------
+
+def write_case(tmp_path):
+    qrels, runs = make_case(n_queries=20, n_runs=2, seed=11)
+    qpath = tmp_path / "qrels.txt"
+    qpath.write_text("".join(f"{q} 0 {d} {g}\n" for q, docs in qrels.items()
+                             for d, g in docs.items()))
+    paths = []
+    for name, run in runs.items():
+        p = tmp_path / f"{name}.run"
+        p.write_text("".join(f"{q} Q0 {d} 1 {s!r} {name}\n" for q, docs in run.items()
+                             for d, s in docs.items()))
+        paths.append(str(p))
+    return qrels, runs, str(qpath), paths
+
+
+def test_cli_formats(tmp_path, capsys):
+    from qafast.cli import main
+
+    qrels, runs, qpath, paths = write_case(tmp_path)
+    expected = qafast.compare(qrels, runs, ["map", "P_5"], baseline="r0")
+    assert main(["compare", qpath, *paths, "-m", "map", "-m", "P_5", "--baseline", "r0",
+                 "-o", "json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["means"]["r1"]["map"] == expected.means[1, 0]
+    assert doc["comparisons"][0]["p_value"] == expected.p_value[0, 0]
+    assert main(["compare", qpath, *paths, "-m", "map", "-o", "csv"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("run,measure,mean,versus")
+    assert main(["compare", qpath, *paths, "-m", "map", "-o", "latex", "--test", "wilcoxon",
+                 "--correction", "bh"]) == 0
+    assert "Wilcoxon signed-rank test, Benjamini-Hochberg correction" in capsys.readouterr().out
+    assert main(["compare", qpath, f"first={paths[0]}", f"second={paths[1]}", "-m", "map"]) == 0
+    out = capsys.readouterr().out
+    assert "first" in out and "second" in out
+
+
+def test_cli_errors(tmp_path, capsys):
+    from qafast.cli import main
+
+    _, _, qpath, paths = write_case(tmp_path)
+    assert main(["compare", qpath, paths[0], "-m", "map"]) == 2
+    assert "at least two runs" in capsys.readouterr().err
+    assert main(["compare", qpath, *paths, "--baseline", "nope"]) == 2
+    assert "baseline 'nope' is not one of the runs" in capsys.readouterr().err
+
+
+# -- bad input ----------------------------------------------------------------------------
+
+def test_bad_input():
+    qrels, runs = make_case(n_queries=6)
+    with pytest.raises(ValueError, match="at least two runs, got 1"):
+        qafast.compare(qrels, {"r0": runs["r0"]}, ["map"])
+    with pytest.raises(ValueError, match="unknown test 'sign'"):
+        qafast.compare(qrels, runs, ["map"], test="sign")
+    with pytest.raises(ValueError, match="unknown correction 'hochberg'"):
+        qafast.compare(qrels, runs, ["map"], correction="hochberg")
+    with pytest.raises(ValueError, match="baseline 'r9' is not one of the runs"):
+        qafast.compare(qrels, runs, ["map"], baseline="r9")
+    with pytest.raises(ValueError, match="'gm_map' is a geometric mean"):
+        qafast.compare(qrels, runs, ["gm_map"])
+    with pytest.raises(TypeError, match="runs must be a mapping"):
+        qafast.compare(qrels, [runs["r0"], runs["r1"]], ["map"])
+    with pytest.raises(ValueError, match="n_resamples must be a positive int"):
+        qafast.compare(qrels, runs, ["map"], test="fisher", n_resamples=0)
+    one = {"q000": qrels["q000"]}
+    with pytest.raises(ValueError, match="at least two queries; the runs share 1 .'q000'."):
+        qafast.compare(one, runs, ["map"])
+    pq = per_query([0.1, 0.2, 0.3], [0.2, float("nan"), 0.1])
+    with pytest.raises(ValueError, match="run 'b', query 'q001', measure 'm': value is nan"):
+        Comparison.from_per_query(pq, baseline="a")
+    with pytest.raises(ValueError, match="Tukey's HSD p-values are adjusted"):
+        qafast.compare(qrels, runs, ["map"], test="tukey", correction="bh")
