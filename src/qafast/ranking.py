@@ -18,7 +18,7 @@ from typing import Any, Iterable, Mapping
 
 import numpy as np
 
-from . import _kernels
+from . import _exactsum, _kernels
 from ._measures import DENSE, TEXT_MEASURES, Column, parse_measures
 
 __all__ = ["MEASURE_FAMILIES", "Qrels", "Run", "evaluate"]
@@ -883,10 +883,17 @@ def _summary(col: Column, total: float, count: int) -> float:
     return float(total / count)
 
 
-def _summaries(columns: list[Column], values: np.ndarray) -> list[float]:
-    totals = np.empty(len(columns), dtype=np.float64)
-    _kernels.column_sums(values, totals)
-    return [_summary(c, t, values.shape[0]) for c, t in zip(columns, totals.tolist())]
+def _summaries(columns: list[Column], values: np.ndarray, exact: bool = False) -> list[float]:
+    """Summaries from sums in row order, as trec_eval adds (the CLI), or from exactly
+    rounded sums (``evaluate``: the same bits however the queries were split, as
+    ``qafast.RankingMetrics`` accumulates them)."""
+    if exact:
+        totals = _exactsum.column_sums(values)
+    else:
+        out = np.empty(len(columns), dtype=np.float64)
+        _kernels.column_sums(values, out)
+        totals = out.tolist()
+    return [_summary(c, t, values.shape[0]) for c, t in zip(columns, totals)]
 
 
 def _check_options(relevance_level, judged_only, max_docs):
@@ -976,4 +983,4 @@ def evaluate(qrels, run, measures: str | Iterable[str], *, relevance_level: int 
         names = [c.name for c in columns]
         rows = values.tolist()
         return {q: dict(zip(names, row)) for q, row in zip(ids, rows)}
-    return dict(zip([c.name for c in columns], _summaries(columns, values)))
+    return dict(zip([c.name for c in columns], _summaries(columns, values, exact=True)))
