@@ -13,7 +13,10 @@ specification (``qafast.reference.<family>``), its readers (``qafast.io``) and i
 - open-ended commonsense answers (OpenCSR): :func:`evaluate_concepts`, :func:`hit_at_k`,
   :func:`recall_at_k`;
 - event mentions in tweets: :func:`event_mention_score`, :func:`tweet_score`,
-  :func:`tw_events_score`.
+  :func:`tw_events_score`;
+- in the training loop: :class:`RankingMetrics`, :class:`AnswerMetrics` (``update`` /
+  ``compute`` / ``merge``), and ``qafast.integrations`` for torch.distributed, Hugging Face
+  and torchmetrics.
 """
 
 from .answers import exact_match, exact_match_and_f1, f1, reader_metrics, retriever_metrics
@@ -37,11 +40,14 @@ from .events import event_mention_score, tw_events_score, tweet_score
 from .factoid import evaluate_bioasq, evaluate_factoid
 from .ranking import Qrels, Run, evaluate
 from .squad import squad
+from .stream import AnswerMetrics, RankingMetrics
 
 __version__ = "0.1.0.dev0"
 
 __all__ = [
+    "AnswerMetrics",
     "Qrels",
+    "RankingMetrics",
     "RelevanceEvaluator",
     "Run",
     "__version__",
