@@ -125,6 +125,7 @@ cdef struct _StreamSpec:
     int64_t max_docs
     int64_t max_grade
     bint all_judged
+    bint need_dense
     const int32_t* codes
     const int64_t* int_params
     const double* float_params
@@ -247,10 +248,11 @@ cdef void _stream_query(_StreamWork* w, const _StreamSpec* sp, int64_t n, int64_
         if w.jgrade[j] >= sp.L:
             nrr += 1
         cnt += 1
-    for i in range(num_ret):
-        w.row[i] = NONPOOL
-    for j in range(cnt):
-        w.row[w.sr[j] - 1] = w.sg[j]
+    if sp.need_dense:
+        for i in range(num_ret):
+            w.row[i] = NONPOOL
+        for j in range(cnt):
+            w.row[w.sr[j] - 1] = w.sg[j]
     q.L = sp.L
     q.v9_rounding = False
     q.levels = w.levels
@@ -268,14 +270,15 @@ cdef void _stream_query(_StreamWork* w, const _StreamSpec* sp, int64_t n, int64_
             sp.list_offsets[k + 1] - sp.list_offsets[k], w.gains, w.gains2, w.fscratch)
 
 
-cdef _StreamSpec _stream_spec(int64_t relevance_level, int64_t max_docs, bint all_judged,
+cdef _StreamSpec _stream_spec(int64_t relevance_level, int64_t max_docs, int64_t flags,
                               const int32_t[::1] codes, const int64_t[::1] int_params,
                               const double[::1] float_params, const int64_t[::1] list_offsets,
                               const int64_t[::1] list_keys, const double[::1] list_values):
     cdef _StreamSpec sp
     sp.L = relevance_level
     sp.max_docs = max_docs
-    sp.all_judged = all_judged
+    sp.all_judged = (flags & 1) != 0
+    sp.need_dense = (flags & 2) != 0
     sp.codes = &codes[0]
     sp.int_params = &int_params[0]
     sp.float_params = &float_params[0]
@@ -294,15 +297,38 @@ cdef int64_t _max_list(const int64_t[::1] list_offsets) noexcept:
     return best
 
 
+cdef int _stream_grow_grades(_StreamWork* w, _StreamSpec* sp, int64_t max_grade,
+                             int64_t max_list) noexcept nogil:
+    """Make the per-grade tables hold grades up to ``max_grade``."""
+    cdef int64_t* levels
+    cdef Gain* gains
+    cdef Gain* gains2
+    if max_grade <= sp.max_grade:
+        return 0
+    levels = <int64_t*>calloc(max_grade + 2, sizeof(int64_t))
+    gains = <Gain*>malloc((max_grade + 2 + max_list) * sizeof(Gain))
+    gains2 = <Gain*>malloc((max_grade + 2 + max_list) * sizeof(Gain))
+    if not (levels and gains and gains2):
+        free(levels); free(gains); free(gains2)
+        return -1
+    free(w.levels); free(w.gains); free(w.gains2)
+    w.levels = levels
+    w.gains = gains
+    w.gains2 = gains2
+    sp.max_grade = max_grade
+    return 0
+
+
 def stream_ranking_dense(
     const double[:, ::1] scores,
-    const int32_t[:, ::1] grades,
+    const float[:, ::1] scores32,
+    const int64_t[:, ::1] grades,
     const uint8_t[:, ::1] mask,
     const int64_t[::1] num_relevant,
     int64_t relevance_level,
     int64_t max_docs,
     int empty_mode,
-    bint all_judged,
+    int64_t flags,
     const int32_t[::1] codes,
     const int64_t[::1] int_params,
     const double[::1] float_params,
@@ -314,24 +340,30 @@ def stream_ranking_dense(
     double[::1] special,
     int64_t[::1] info,
 ):
-    """Measure a batch of whole queries: row i of ``scores`` / ``grades`` is a query, column
-    j a candidate whose tie key is ``C - 1 - j`` (earlier columns win ties). ``mask`` (or,
-    when it is empty, a score of -inf) marks padding; a row without candidates is padding.
-    ``num_relevant`` (optional) is each query's number of relevant documents, candidates or
-    not. ``empty_mode``: 0 skips a query without relevant document, 1 measures it, 2 makes
-    it an error.
+    """Measure a batch of whole queries: row i of the scores (``scores``, or ``scores32``
+    when ``scores`` is empty) and ``grades`` is a query, column j a candidate whose tie key
+    is ``C - 1 - j`` (earlier columns win ties). ``mask`` (or, when it is empty, a score of
+    -inf) marks padding; a row without candidates is padding. ``num_relevant`` (optional) is
+    each query's number of relevant documents, candidates or not. ``empty_mode``: 0 skips a
+    query without relevant document, 1 measures it, 2 makes it an error.
 
-    Validates every row first and returns an error code (``info[1:3]`` = row, column) with
-    nothing written; else writes the measured queries' values to ``out[:info[0]]`` and, if
-    ``acc`` has rows, adds them into it. Returns 0.
+    On bad input returns an error code, with ``info[1:4]`` = row, column, detail, and
+    nothing added to ``acc``. Else writes the measured queries' values to ``out[:info[0]]``,
+    adds them into ``acc`` if it has rows, and returns 0.
     """
-    cdef Py_ssize_t nq = scores.shape[0], nc = scores.shape[1], i, j, m = codes.shape[0]
+    cdef bint f32 = scores.shape[0] == 0 and scores.shape[1] == 0
+    cdef Py_ssize_t nq = scores32.shape[0] if f32 else scores.shape[0]
+    cdef Py_ssize_t nc = scores32.shape[1] if f32 else scores.shape[1]
+    cdef Py_ssize_t i, j, m = codes.shape[0]
     cdef bint has_mask = mask.shape[0] > 0, has_nr = num_relevant.shape[0] > 0
     cdef bint accumulate = acc.shape[0] > 0
-    cdef int64_t n, rel, max_grade = relevance_level, done = 0, extras, err = SE_OK
-    cdef int64_t err_row = -1, err_col = -1
-    cdef int32_t g
+    cdef int64_t n, rel, done = 0, extras, err = SE_OK, gmax, max_list, g, err_col = -1, detail = 0
+    cdef int bad, valid
     cdef double s
+    cdef const double* srow = NULL
+    cdef const float* frow = NULL
+    cdef const int64_t* grow
+    cdef const uint8_t* mrow
     if grades.shape[0] != nq or grades.shape[1] != nc:
         raise ValueError("grades shape differs from scores shape")
     if has_mask and (mask.shape[0] != nq or mask.shape[1] != nc):
@@ -342,98 +374,93 @@ def stream_ranking_dense(
         raise ValueError("output arrays too small")
     if accumulate and (acc.shape[0] != m or acc.shape[1] != EXACT_LIMBS or special.shape[0] != m):
         raise ValueError("accumulator shape does not match the measures")
-    # validation pass: nothing is written unless every row is valid
-    with nogil:
-        for i in range(nq):
-            n = 0
-            rel = 0
-            for j in range(nc):
-                s = scores[i, j]
-                if has_mask:
-                    if not mask[i, j]:
-                        continue
-                elif s == -INFINITY:
-                    continue
-                if isnan(s):
-                    err = SE_NAN
-                    break
-                g = grades[i, j]
-                if g < 0:
-                    err = SE_NEG_GRADE
-                    break
-                if g > 1000000:
-                    err = SE_BIG_GRADE
-                    break
-                if g > max_grade:
-                    max_grade = g
-                if g >= relevance_level:
-                    rel += 1
-                n += 1
-            if err != SE_OK:
-                err_row = i
-                err_col = j
-                break
-            if has_nr:
-                if num_relevant[i] < rel:
-                    err = SE_NUM_RELEVANT
-                    err_row = i
-                    break
-                rel = num_relevant[i]
-            if n > 0 and rel == 0 and empty_mode == 2:
-                err = SE_EMPTY
-                err_row = i
-                break
-    if err != SE_OK:
-        info[0] = 0
-        info[1] = err_row
-        info[2] = err_col
-        info[3] = rel if err == SE_NUM_RELEVANT else 0
-        return err
-    cdef _StreamSpec sp = _stream_spec(relevance_level, max_docs, all_judged, codes, int_params,
+    cdef _StreamSpec sp = _stream_spec(relevance_level, max_docs, flags, codes, int_params,
                                        float_params, list_offsets, list_keys, list_values)
-    sp.max_grade = max_grade
+    max_list = _max_list(list_offsets)
+    sp.max_grade = relevance_level
     cdef _StreamWork w
-    if _stream_alloc(&w, nc, max_grade, _max_list(list_offsets)) != 0:
+    if _stream_alloc(&w, nc, sp.max_grade, max_list) != 0:
         _stream_free(&w)
         raise MemoryError()
     try:
         with nogil:
             for i in range(nq):
+                # compact the row's candidates, checking them on the way (branch-free)
                 n = 0
                 rel = 0
+                bad = 0
+                gmax = 0
+                grow = &grades[i, 0] if nc else NULL
+                mrow = &mask[i, 0] if has_mask and nc else NULL
+                if f32:
+                    frow = &scores32[i, 0] if nc else NULL
+                else:
+                    srow = &scores[i, 0] if nc else NULL
                 for j in range(nc):
-                    s = scores[i, j]
-                    if has_mask:
-                        if not mask[i, j]:
-                            continue
-                    elif s == -INFINITY:
-                        continue
+                    s = <double>frow[j] if f32 else srow[j]
+                    g = grow[j]
+                    valid = (mrow[j] != 0) if has_mask else (s != -INFINITY)
                     w.cs[n] = s
                     w.ck[n] = nc - 1 - j
-                    w.cg[n] = grades[i, j]
-                    if grades[i, j] >= relevance_level:
-                        rel += 1
-                    n += 1
+                    w.cg[n] = <int32_t>g
+                    n += valid
+                    bad |= valid & (isnan(s) | (g < 0) | (g > 1000000))
+                    rel += valid & (g >= relevance_level)
+                    if valid and g > gmax:
+                        gmax = g
+                if bad:
+                    for j in range(nc):
+                        s = <double>frow[j] if f32 else srow[j]
+                        g = grow[j]
+                        if has_mask and not mrow[j] or not has_mask and s == -INFINITY:
+                            continue
+                        if isnan(s):
+                            err = SE_NAN
+                        elif g < 0:
+                            err = SE_NEG_GRADE
+                        elif g > 1000000:
+                            err = SE_BIG_GRADE
+                        if err != SE_OK:
+                            err_col = j
+                            detail = g
+                            break
+                    break
                 if n == 0:
                     continue
-                extras = num_relevant[i] - rel if has_nr else 0
-                if rel + extras == 0 and empty_mode == 0:
-                    continue
+                extras = 0
+                if has_nr:
+                    if num_relevant[i] < rel:
+                        err = SE_NUM_RELEVANT
+                        detail = rel
+                        break
+                    extras = num_relevant[i] - rel
+                if rel + extras == 0:
+                    if empty_mode == 0:
+                        continue
+                    if empty_mode == 2:
+                        err = SE_EMPTY
+                        break
+                if gmax > sp.max_grade and _stream_grow_grades(&w, &sp, gmax, max_list) != 0:
+                    err = -1
+                    break
                 _stream_query(&w, &sp, n, extras, &out[done, 0])
-                if accumulate:
-                    for j in range(m):
-                        _exact_add(&acc[j, 0], &special[j], out[done, j])
                 done += 1
-                if accumulate and (done & (EXACT_FLUSH - 1)) == 0:
-                    for j in range(m):
-                        _exact_normalize(&acc[j, 0])
-            if accumulate:
+            if err == SE_OK and accumulate:
                 for j in range(m):
+                    for i in range(done):
+                        _exact_add(&acc[j, 0], &special[j], out[i, j])
+                        if (i & (EXACT_FLUSH - 1)) == EXACT_FLUSH - 1:
+                            _exact_normalize(&acc[j, 0])
                     _exact_normalize(&acc[j, 0])
     finally:
         _stream_free(&w)
-    info[0] = done
-    return SE_OK
+    if err == -1:
+        raise MemoryError()
+    info[0] = done if err == SE_OK else 0
+    info[1] = i if err != SE_OK else -1
+    info[2] = err_col
+    info[3] = detail
+    return err
 
 
 def stream_ranking_csr(
@@ -444,7 +471,7 @@ def stream_ranking_csr(
     int64_t relevance_level,
     int64_t max_docs,
     int empty_mode,
-    bint all_judged,
+    int64_t flags,
     const int32_t[::1] codes,
     const int64_t[::1] int_params,
     const double[::1] float_params,
@@ -470,7 +497,7 @@ def stream_ranking_csr(
     for i in range(grades.shape[0]):
         if grades[i] > max_grade:
             max_grade = grades[i]
-    cdef _StreamSpec sp = _stream_spec(relevance_level, max_docs, all_judged, codes, int_params,
+    cdef _StreamSpec sp = _stream_spec(relevance_level, max_docs, flags, codes, int_params,
                                        float_params, list_offsets, list_keys, list_values)
     sp.max_grade = max_grade
     cdef _StreamWork w

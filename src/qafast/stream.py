@@ -25,7 +25,7 @@ import numpy as np
 
 from . import _exactsum, _kernels
 from ._convert import as_array
-from ._measures import TEXT_MEASURES, parse_measures
+from ._measures import DENSE, TEXT_MEASURES, parse_measures
 from .ranking import _summary
 
 __all__ = ["AnswerMetrics", "RankingMetrics"]
@@ -40,6 +40,8 @@ _JUDGED_ZERO_MATTERS = frozenset({"num_nonrel_judged_ret", "bpref", "gm_bpref", 
                                   "rbp_resid", "unj"})
 _EMPTY_I64 = np.zeros(0, dtype=np.int64)
 _EMPTY_U8_2D = np.zeros((0, 0), dtype=np.uint8)
+_NO_SCORES = np.zeros((0, 0), dtype=np.float64)
+_NO_SCORES32 = np.zeros((0, 0), dtype=np.float32)
 _NO_ACC = np.zeros((0, _exactsum.LIMBS), dtype=np.int64)
 _NO_SPECIAL = np.zeros(0, dtype=np.float64)
 
@@ -61,16 +63,14 @@ def _float_scores(s: np.ndarray, name: str) -> np.ndarray:
 
 
 def _int_grades(r: np.ndarray, valid, name: str, where) -> np.ndarray:
-    """Grades as int32. Float grades must be whole numbers where ``valid`` (a bool array or
-    None for everywhere); ``where(index)`` names an entry for messages."""
+    """Grades as C-contiguous int64 (range checks are the caller's). Float grades must be
+    whole numbers where ``valid`` (a bool array, or None for everywhere); ``where(index)``
+    names an entry for messages."""
     kind = r.dtype.kind
-    if kind == "b":
-        return np.ascontiguousarray(r, dtype=np.int32)
-    if kind in "iu":
-        if r.dtype.itemsize > 4 or r.dtype == np.uint32:
-            if r.size and (r.max() > 2**31 - 1 or r.min() < -2**31):
-                r = np.clip(r, -2**31, 2**31 - 1)  # out-of-range values still fail the checks
-        return np.ascontiguousarray(r, dtype=np.int32)
+    if kind == "b" or kind in "iu" and r.dtype != np.uint64:
+        return np.ascontiguousarray(r, dtype=np.int64)
+    if kind == "u":
+        return np.ascontiguousarray(np.minimum(r, 2**62), dtype=np.int64)
     if kind == "f":
         r = np.asarray(r, dtype=np.float64)
         bad = np.floor(r) != r  # NaN and infinities too
@@ -79,8 +79,9 @@ def _int_grades(r: np.ndarray, valid, name: str, where) -> np.ndarray:
         if bad.any():
             i = np.unravel_index(int(np.flatnonzero(bad.ravel())[0]), r.shape)
             raise ValueError(f"{name}: {where(i)}: grade {float(r[i])!r} is not an integer")
-        r = np.where(bad | ~np.isfinite(r), 0.0, r) if valid is not None else r
-        return np.ascontiguousarray(np.clip(r, -2**31, 2**31 - 1), dtype=np.int32)
+        if valid is not None:
+            r = np.where(np.isfinite(r), r, 0.0)  # padding may hold anything
+        return np.ascontiguousarray(np.clip(r, -2**62, 2**62), dtype=np.int64)
     raise TypeError(f"{name} must hold integer grades (or bools), not {r.dtype}")
 
 
@@ -195,7 +196,8 @@ class RankingMetrics:
         self._lkeys = np.array(lkeys, dtype=np.int64)
         self._lvals = np.array(lvals, dtype=np.float64)
         self._gm = [j for j, c in enumerate(columns) if c.aggregate == "gm"]
-        self._all_judged = any(c.family in _JUDGED_ZERO_MATTERS or c.keys for c in columns)
+        all_judged = any(c.family in _JUDGED_ZERO_MATTERS or c.keys for c in columns)
+        self._flags = int(all_judged) | 2 * int(any(c.family in DENSE for c in columns))
         self._config = (tuple(self._names), self._level, self._empty, self._max_docs)
         self.reset()
 
@@ -274,7 +276,10 @@ class RankingMetrics:
             raise ValueError(f"relevance has shape {r.shape}, scores {s.shape}; they must "
                              "match")
         nq, nc = s.shape
-        s = _float_scores(s, "scores")
+        if s.dtype == np.float32 and s.flags.c_contiguous:
+            s32, s = s, _NO_SCORES  # widened in the kernel
+        else:
+            s32, s = _NO_SCORES32, _float_scores(s, "scores")
         if mask is not None:
             mk = as_array(mask, "mask")
             if mk.shape != s.shape:
@@ -300,7 +305,7 @@ class RankingMetrics:
 
         valid = None
         if r.dtype.kind == "f":
-            valid = mk.view(bool) if mask is not None else s != -np.inf
+            valid = mk.view(bool) if mask is not None else (s if s.size else s32) != -np.inf
         g = _int_grades(r, valid, "relevance", where)
         if num_relevant is not None:
             nr = as_array(num_relevant, "num_relevant")
@@ -318,12 +323,12 @@ class RankingMetrics:
         info = np.zeros(4, dtype=np.int64)
         direct = not self._gm
         err = _kernels.stream_ranking_dense(
-            s, g, mk, nr, self._level, self._max_docs or 0, _EMPTY_MODES[self._empty],
-            self._all_judged, self._codes, self._kparams, self._fparams, self._loffs,
+            s, s32, g, mk, nr, self._level, self._max_docs or 0, _EMPTY_MODES[self._empty],
+            self._flags, self._codes, self._kparams, self._fparams, self._loffs,
             self._lkeys, self._lvals, out, self._limbs if direct else _NO_ACC,
             self._special if direct else _NO_SPECIAL, info)
         if err:
-            self._raise(err, info, s, g, where)
+            self._raise(err, info, where)
         done = int(info[0])
         if not direct and done:
             values = out[:done]
@@ -333,18 +338,18 @@ class RankingMetrics:
         self._mode = "batch"
         self._count += done
 
-    def _raise(self, err, info, s, g, where):
-        i, j = int(info[1]), int(info[2])
+    def _raise(self, err, info, where):
+        i, j, detail = int(info[1]), int(info[2]), int(info[3])
         if err == 1:
             raise ValueError(f"scores: {where((i, j))}: score is NaN")
         if err == 2:
-            raise ValueError(f"relevance: {where((i, j))}: grade {int(g[i, j])} is negative; "
+            raise ValueError(f"relevance: {where((i, j))}: grade {detail} is negative; "
                              "grades are 0 (not relevant) or more; mark padding with mask")
         if err == 3:
-            raise ValueError(f"relevance: {where((i, j))}: grade {int(g[i, j])} is above "
+            raise ValueError(f"relevance: {where((i, j))}: grade {detail} is above "
                              f"{_MAX_GRADE}, the largest grade qafast supports")
         if err == 4:
-            raise ValueError(f"num_relevant: {where((i,))}: {int(info[3])} candidates are "
+            raise ValueError(f"num_relevant: {where((i,))}: {detail} candidates are "
                              "relevant, more than num_relevant says")
         if err == 5:
             raise ValueError(f"{where((i,))} has no relevant document (empty_queries="
@@ -442,7 +447,7 @@ class RankingMetrics:
         measured = np.empty(nq, dtype=np.int64)
         done = _kernels.stream_ranking_csr(
             offsets, np.ascontiguousarray(s), np.ascontiguousarray(d), np.ascontiguousarray(g),
-            self._level, self._max_docs or 0, _EMPTY_MODES[self._empty], self._all_judged,
+            self._level, self._max_docs or 0, _EMPTY_MODES[self._empty], self._flags,
             self._codes, self._kparams, self._fparams, self._loffs, self._lkeys, self._lvals,
             out, measured)
         values = out[:done]
