@@ -373,6 +373,7 @@ def test_padding_may_hold_anything():
     m.update(np.array([[0.3, np.nan]]), np.array([[1.0, np.nan]]),
              mask=np.array([[True, False]]))
     m.update([[0.3, -np.inf]], [[1, -100]])  # -100: Hugging Face's label padding
+    m.update(np.array([[0.3, 0.9]], dtype=np.float32), [[1, 7]], mask=[[True, False]])
     assert m.compute() == {"mrr@10": 1.0}
 
 

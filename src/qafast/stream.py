@@ -282,8 +282,8 @@ class RankingMetrics:
             s32, s = _NO_SCORES32, _float_scores(s, "scores")
         if mask is not None:
             mk = as_array(mask, "mask")
-            if mk.shape != s.shape:
-                raise ValueError(f"mask has shape {mk.shape}, scores {s.shape}; they must "
+            if mk.shape != (nq, nc):
+                raise ValueError(f"mask has shape {mk.shape}, scores {(nq, nc)}; they must "
                                  "match")
             if mk.dtype != np.bool_:
                 if mk.dtype.kind not in "iu":
