@@ -18,7 +18,7 @@ def run_threads(work, n=8):
     def target(k):
         try:
             results[k] = work(k)
-        except BaseException as e:  # pragma: no cover - reported below
+        except Exception as e:  # noqa: BLE001 - reported below
             errors.append(e)
 
     threads = [threading.Thread(target=target, args=(k,)) for k in range(n)]

@@ -43,7 +43,8 @@ def _from_dlpack(x, name: str) -> np.ndarray:
     if hasattr(x, "__dlpack_device__"):
         try:
             device = x.__dlpack_device__()
-        except Exception:  # a producer that cannot say: let from_dlpack decide
+        except (AttributeError, TypeError, ValueError, RuntimeError, BufferError):
+            # a producer that cannot say: let from_dlpack decide
             device = None
     if device is not None and int(device[0]) not in _HOST_DEVICES:
         try:

@@ -19,7 +19,8 @@ each thread its own and merge them.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -312,9 +313,9 @@ class RankingMetrics:
             if nr.shape != (nq,):
                 raise ValueError(f"num_relevant must have one entry per query ({nq}), not "
                                  f"shape {nr.shape}")
-            if nr.dtype.kind not in "iu":
-                if nr.dtype.kind != "f" or not (np.floor(nr) == nr).all():
-                    raise TypeError(f"num_relevant must hold integers, not {nr.dtype}")
+            if nr.dtype.kind not in "iu" and (nr.dtype.kind != "f"
+                                              or not (np.floor(nr) == nr).all()):
+                raise TypeError(f"num_relevant must hold integers, not {nr.dtype}")
             nr = np.ascontiguousarray(nr, dtype=np.int64)
         else:
             nr = _EMPTY_I64
@@ -493,7 +494,7 @@ class RankingMetrics:
                 and self._doc_ids != other._doc_ids):
             raise ValueError("cannot merge rows with document ids and rows without")
 
-    def merge(self, *others: "RankingMetrics") -> "RankingMetrics":
+    def merge(self, *others: RankingMetrics) -> RankingMetrics:
         """Add the state of ``others`` into this one (they are unchanged); returns self."""
         for o in others:
             self._check_compatible(o)
@@ -684,7 +685,7 @@ class AnswerMetrics:
         em, f1 = _exactsum.rounded(self._limbs, self._special)
         return {"exact_match": em / self._count, "f1": f1 / self._count}
 
-    def merge(self, *others: "AnswerMetrics") -> "AnswerMetrics":
+    def merge(self, *others: AnswerMetrics) -> AnswerMetrics:
         """Add the state of ``others`` into this one (they are unchanged); returns self."""
         for o in others:
             if not isinstance(o, AnswerMetrics):

@@ -21,7 +21,7 @@ import numpy as np
 from .. import _exactsum
 from ..stream import RankingMetrics
 
-__all__ = ["RankingMetric"]
+__all__ = ["RankingMetric"]  # noqa: F822 - built on first access (module __getattr__)
 
 _CLASS: Any = None
 _ROWS = ("row_query_ids", "row_doc_ids", "row_scores", "row_grades")
@@ -55,8 +55,8 @@ def _build():
         def __init__(self, measures, *, relevance_level: int = 1, empty_queries: str = "skip",
                      max_docs: int | None = None, **kwargs):
             super().__init__(**kwargs)
-            self._options = dict(measures=measures, relevance_level=relevance_level,
-                                 empty_queries=empty_queries, max_docs=max_docs)
+            self._options = {"measures": measures, "relevance_level": relevance_level,
+                             "empty_queries": empty_queries, "max_docs": max_docs}
             m = len(self._fresh().measures)
             self.add_state("sums", default=torch.zeros(m, _exactsum.LIMBS, dtype=torch.int64),
                            dist_reduce_fx="sum")
