@@ -318,6 +318,30 @@ class _Accelerator:
         raise BufferError("cannot export a CUDA tensor to the CPU")
 
 
+class _CopyingAccelerator:
+    """A tensor on a GPU whose producer copies it to the host when DLPack asks for the CPU."""
+
+    def __init__(self, host):
+        self.host = host
+        self.copies = 0
+
+    def __dlpack_device__(self):
+        return (2, 0)
+
+    def __dlpack__(self, *, dl_device=None, copy=None, **kw):
+        if dl_device is None or int(dl_device[0]) != 1:
+            raise BufferError("a CUDA tensor")
+        self.copies += 1
+        return self.host.copy().__dlpack__(**kw)
+
+
+def test_accelerator_tensor_is_copied_to_the_host_once_when_its_producer_can():
+    scores = _CopyingAccelerator(np.array([[0.2, 0.9]]))
+    m = qafast.RankingMetrics(["mrr@10"])
+    m.update(scores, [[1, 0]])
+    assert scores.copies == 1 and m.compute() == {"mrr@10": 0.5}
+
+
 def test_accelerator_tensor_error_says_how_to_move_it():
     m = qafast.RankingMetrics(["mrr@10"])
     with pytest.raises(ValueError, match=r"scores: .*cuda:0.*tensor\.detach\(\)\.cpu\(\)"):
