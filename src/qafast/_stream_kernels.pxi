@@ -82,11 +82,14 @@ def exact_accumulate(const double[:, ::1] values, int64_t[:, ::1] acc, double[::
     if acc.shape[0] != m or acc.shape[1] != EXACT_LIMBS or special.shape[0] != m:
         raise ValueError("accumulator shape does not match the values")
     with nogil:
-        for j in range(m):
-            for i in range(n):
+        # row by row: the values are read in memory order, the m accumulators stay in cache
+        for i in range(n):
+            for j in range(m):
                 _exact_add(&acc[j, 0], &special[j], values[i, j])
-                if (i & (EXACT_FLUSH - 1)) == EXACT_FLUSH - 1:
+            if (i & (EXACT_FLUSH - 1)) == EXACT_FLUSH - 1:
+                for j in range(m):
                     _exact_normalize(&acc[j, 0])
+        for j in range(m):
             _exact_normalize(&acc[j, 0])
 
 
@@ -446,11 +449,13 @@ def stream_ranking_dense(
                 _stream_query(&w, &sp, n, extras, &out[done, 0])
                 done += 1
             if err == SE_OK and accumulate:
-                for j in range(m):
-                    for i in range(done):
+                for i in range(done):
+                    for j in range(m):
                         _exact_add(&acc[j, 0], &special[j], out[i, j])
-                        if (i & (EXACT_FLUSH - 1)) == EXACT_FLUSH - 1:
+                    if (i & (EXACT_FLUSH - 1)) == EXACT_FLUSH - 1:
+                        for j in range(m):
                             _exact_normalize(&acc[j, 0])
+                for j in range(m):
                     _exact_normalize(&acc[j, 0])
     finally:
         _stream_free(&w)
