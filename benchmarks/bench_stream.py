@@ -23,7 +23,10 @@ Rows (one run, one process, one table):
    written here from its definitions, run once over the buffered predictions). EM must be
    equal and F1 equal to 1e-12 (the script adds left to right; qafast rounds the exact sum).
 4. Threads: four Python threads each running the same call, against one call alone; on
-   two cores, a call that releases the GIL takes about twice as long in four threads.
+   two idle cores, a call that releases the GIL takes about twice as long in four threads.
+   The last column is the process's CPU time over the wall time of the four threads: how
+   many cores were busy at once (about 1 for a call that holds the GIL, up to the number
+   of cores for one that does not, less when other processes share the machine).
 
 Each time is the best of a few repetitions (``--repeat``): the machine may be shared, and
 the minimum is the least disturbed run; the per-call rows also give this thread's CPU time,
@@ -281,9 +284,14 @@ def row_threads(torch, rows, args):
             for t in threads:
                 t.join()
 
-        t4 = best(four, args.repeat)
+        t4, cores = best(four, args.repeat), 0.0
+        for _ in range(args.repeat):  # cores busy at once: CPU time of the process / wall
+            w, c = time.perf_counter(), time.process_time()
+            four()
+            cores = max(cores, (time.process_time() - c) / (time.perf_counter() - w))
         rows.append((f"4 threads x {label}", fmt_time(t4), f"one call {fmt_time(one)}",
-                     f"{t4 / one:.1f}x one call", f"{os.cpu_count()} cores"))
+                     f"{t4 / one:.1f}x one call",
+                     f"{cores:.1f} of {os.cpu_count()} cores busy"))
 
 
 def main(argv=None):

@@ -422,6 +422,15 @@ def test_one_input_shape_per_metric():
         r.update([0.1], [1], [3], [4])
 
 
+def test_merge_into_itself_doubles():
+    m = qafast.RankingMetrics(["num_rel", "mrr@10"])
+    m.update([[0.3, 0.9]], [[1, 0]])
+    assert m.merge(m).compute() == {"num_rel": 2.0, "mrr@10": 0.5}
+    r = qafast.RankingMetrics(["num_ret"])
+    r.update([0.3, 0.9], [1, 0], [1, 1])
+    assert r.merge(r).compute() == {"num_ret": 4.0}  # no doc ids: four distinct rows
+
+
 def test_merge_of_different_measures_or_options_is_an_error():
     m = qafast.RankingMetrics(["mrr@10"])
     for other in (qafast.RankingMetrics(["mrr@20"]),

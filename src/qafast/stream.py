@@ -498,20 +498,23 @@ class RankingMetrics:
         """Add the state of ``others`` into this one (they are unchanged); returns self."""
         for o in others:
             self._check_compatible(o)
-        for o in others:
-            if o._mode is None:
+        # snapshots first: a metric may be merged into itself, or twice
+        snapshots = [(o._mode, o._limbs.copy(), o._special.copy(), o._count, list(o._rows),
+                      o._seq, o._doc_ids) for o in others]
+        for mode, limbs, special, count, rows, seq, doc_ids in snapshots:
+            if mode is None:
                 continue
-            if o._mode == "batch":
-                _exactsum.merge(self._limbs, self._special, o._limbs, o._special)
-                self._count += o._count
+            if mode == "batch":
+                _exactsum.merge(self._limbs, self._special, limbs, special)
+                self._count += count
             else:
-                for q, d, s, g in o._rows:
-                    if not o._doc_ids:
+                for q, d, s, g in rows:
+                    if not doc_ids:
                         d = d - self._seq  # after this accumulator's rows
                     self._rows.append((q, d, s, g))
-                self._seq += o._seq
-                self._doc_ids = o._doc_ids
-            self._mode = o._mode
+                self._seq += seq
+                self._doc_ids = doc_ids
+            self._mode = mode
         return self
 
     def state_dict(self) -> dict[str, Any]:
