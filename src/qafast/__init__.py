@@ -16,6 +16,9 @@ specification (``qafast.reference.<family>``), its readers (``qafast.io``) and i
   :func:`tw_events_score`;
 - comparing systems (significance tests, report tables, plots): :func:`compare`,
   :class:`Comparison`, :func:`to_frame`, :func:`plot_precision_recall`.
+- in the training loop: :class:`RankingMetrics`, :class:`AnswerMetrics` (``update`` /
+  ``compute`` / ``merge``), and ``qafast.integrations`` for torch.distributed, Hugging Face
+  and torchmetrics.
 """
 
 from .answers import exact_match, exact_match_and_f1, f1, reader_metrics, retriever_metrics
@@ -40,12 +43,15 @@ from .events import event_mention_score, tw_events_score, tweet_score
 from .factoid import evaluate_bioasq, evaluate_factoid
 from .ranking import Qrels, Run, evaluate
 from .squad import squad
+from .stream import AnswerMetrics, RankingMetrics
 
 __version__ = "0.1.0.dev0"
 
 __all__ = [
+    "AnswerMetrics",
     "Comparison",
     "Qrels",
+    "RankingMetrics",
     "RelevanceEvaluator",
     "Run",
     "__version__",

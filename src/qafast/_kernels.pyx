@@ -8,6 +8,7 @@ keeps its kernels in its own part, included here, so that this stays one compile
 
 include "_trec_io.pxi"
 include "_ranking_kernels.pxi"
+include "_stream_kernels.pxi"
 include "_encode_kernels.pxi"
 include "_answer_kernels.pxi"
 include "_factoid_kernels.pxi"

@@ -777,7 +777,7 @@ def compare(qrels, runs: Mapping[str, Any], measures: str | Iterable[str], *,
     >>> c = qafast.compare(qrels, runs, ["recip_rank", "P_1"], baseline="bm25",
     ...                    test="fisher")
     >>> c.means.tolist()
-    [[0.5208333333333333, 0.25], [0.875, 0.75]]
+    [[0.5208333333333334, 0.25], [0.875, 0.75]]
     >>> c.p_value.tolist()
     [[0.25, 0.5]]
     >>> print(c)
@@ -817,7 +817,7 @@ def compare(qrels, runs: Mapping[str, Any], measures: str | Iterable[str], *,
         else:
             _check_same_queries(names[0], query_ids, name, ids)
         blocks.append(values)
-        means[r] = _summaries(columns, values)
+        means[r] = _summaries(columns, values, exact=True)
     values = np.stack(blocks)
     return _analyse(names, [c.name for c in columns], query_ids, values, means,
                     baseline=baseline, test=test, correction=correction, alpha=alpha,

@@ -19,7 +19,7 @@ from typing import Any, Iterable, Mapping
 
 import numpy as np
 
-from . import _kernels
+from . import _exactsum, _kernels
 from ._measures import DENSE, TEXT_MEASURES, Column, parse_measures
 
 __all__ = ["MEASURE_FAMILIES", "Qrels", "Run", "evaluate"]
@@ -936,13 +936,19 @@ def _summary(col: Column, total: float, count: int) -> float:
     return float(total / count)
 
 
-def _summaries(columns: list[Column], values: np.ndarray, *,
+def _summaries(columns: list[Column], values: np.ndarray, *, exact: bool = False,
                every_qrels_query: Qrels | None = None) -> list[float]:
-    """What trec_eval prints for "all", per column. ``every_qrels_query``: the qrels, when
-    all of their queries are evaluated (trec_eval ``-c``)."""
-    totals = np.empty(len(columns), dtype=np.float64)
-    _kernels.column_sums(values, totals)
-    out = [_summary(c, t, values.shape[0]) for c, t in zip(columns, totals.tolist())]
+    """What trec_eval prints for "all", per column: from sums in row order, as trec_eval adds
+    (the CLI), or from exactly rounded sums (``evaluate``: the same bits however the queries
+    were split, as ``qafast.RankingMetrics`` accumulates them). ``every_qrels_query``: the
+    qrels, when all of their queries are evaluated (trec_eval ``-c``)."""
+    if exact:
+        totals = _exactsum.column_sums(values)
+    else:
+        sums = np.empty(len(columns), dtype=np.float64)
+        _kernels.column_sums(values, sums)
+        totals = sums.tolist()
+    out = [_summary(c, t, values.shape[0]) for c, t in zip(columns, totals)]
     if every_qrels_query is not None:
         # trec_eval -c sums num_rel afresh from the qrels lines (m_num_rel.c): every line with
         # a grade above 0, whatever -l is. ranx's and ir_measures' names keep their own
@@ -1056,4 +1062,5 @@ def evaluate(qrels, run, measures: str | Iterable[str], *, relevance_level: int 
         rows = values.tolist()
         return {q: dict(zip(names, row)) for q, row in zip(ids, rows)}
     return dict(zip([c.name for c in columns], _summaries(
-        columns, values, every_qrels_query=qrels if queries == "qrels" else None)))
+        columns, values, exact=True,
+        every_qrels_query=qrels if queries == "qrels" else None)))

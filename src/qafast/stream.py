@@ -1,0 +1,749 @@
+"""Metrics for the training loop: ``update()`` per batch, ``compute()`` at the end.
+
+:class:`RankingMetrics` accumulates any measure :func:`qafast.evaluate` accepts, and
+:class:`AnswerMetrics` SQuAD-style exact match and F1. Both merge (``merge``), save and load
+their state (``state_dict`` / ``load_state_dict``: plain numpy arrays, ints and strings,
+picklable), and are synchronised across torch.distributed ranks by
+:func:`qafast.integrations.torch.sync`.
+
+Every mean is an exactly rounded sum divided by a count (the accumulator of
+``qafast._exactsum``), so the result never depends on how the data was split into batches,
+accumulators, workers or ranks, nor on the order of merges: ``compute()`` has the bits of one
+:func:`qafast.evaluate` (or :func:`qafast.f1`) call on all the data.
+
+Inputs are numpy arrays, lists, or any object with ``__dlpack__`` or the buffer protocol
+(torch and JAX CPU tensors, read-only and strided ones too), read without a copy where the
+dtype allows; see :func:`qafast._convert.as_array`. A metric object is not thread-safe: give
+each thread its own and merge them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+import numpy as np
+
+from . import _exactsum, _kernels
+from ._convert import as_array
+from ._measures import DENSE, TEXT_MEASURES, parse_measures
+from .ranking import _summary
+
+__all__ = ["AnswerMetrics", "RankingMetrics"]
+
+_EMPTY_MODES = {"skip": 0, "zero": 1, "error": 2}
+_MAX_GRADE = 1_000_000
+_MIN_GEO_MEAN = 0.00001
+_STATE_VERSION = 1
+#: measure families whose values change when a candidate judged 0 is treated as not judged:
+#: with none of them, the kernels rank only the candidates with a positive grade (faster)
+_JUDGED_ZERO_MATTERS = frozenset({"num_nonrel_judged_ret", "bpref", "gm_bpref", "infAP",
+                                  "rbp_resid", "unj"})
+_EMPTY_I64 = np.zeros(0, dtype=np.int64)
+_EMPTY_U8_2D = np.zeros((0, 0), dtype=np.uint8)
+_NO_SCORES = np.zeros((0, 0), dtype=np.float64)
+_NO_SCORES32 = np.zeros((0, 0), dtype=np.float32)
+_NO_ACC = np.zeros((0, _exactsum.LIMBS), dtype=np.int64)
+_NO_SPECIAL = np.zeros(0, dtype=np.float64)
+
+
+def _check_int(value, name: str, low: int) -> int:
+    if not isinstance(value, (int, np.integer)) or isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be an int, not {type(value).__name__}")
+    if value < low:
+        raise ValueError(f"{name} must be at least {low}, not {value}")
+    return int(value)
+
+
+def _float_scores(s: np.ndarray, name: str) -> np.ndarray:
+    if s.dtype.kind not in "fiu":
+        raise TypeError(f"{name} must hold numbers, not {s.dtype}")
+    if s.dtype != np.float64 or not s.flags.c_contiguous:
+        s = np.ascontiguousarray(s, dtype=np.float64)
+    return s
+
+
+def _int_grades(r: np.ndarray, valid, name: str, where) -> np.ndarray:
+    """Grades as C-contiguous int64 (range checks are the caller's). Float grades must be
+    whole numbers where ``valid`` (a bool array, or None for everywhere); ``where(index)``
+    names an entry for messages."""
+    kind = r.dtype.kind
+    if kind == "b" or kind in "iu" and r.dtype != np.uint64:
+        return np.ascontiguousarray(r, dtype=np.int64)
+    if kind == "u":
+        return np.ascontiguousarray(np.minimum(r, 2**62), dtype=np.int64)
+    if kind == "f":
+        r = np.asarray(r, dtype=np.float64)
+        bad = np.floor(r) != r  # NaN and infinities too
+        if valid is not None:
+            bad &= valid
+        if bad.any():
+            i = np.unravel_index(int(np.flatnonzero(bad.ravel())[0]), r.shape)
+            raise ValueError(f"{name}: {where(i)}: grade {float(r[i])!r} is not an integer")
+        if valid is not None:
+            r = np.where(np.isfinite(r), r, 0.0)  # padding may hold anything
+        return np.ascontiguousarray(np.clip(r, -2**62, 2**62), dtype=np.int64)
+    raise TypeError(f"{name} must hold integer grades (or bools), not {r.dtype}")
+
+
+def _ids_array(ids, name: str, n: int) -> np.ndarray:
+    a = as_array(ids, name)
+    if a.ndim != 1 or len(a) != n:
+        raise ValueError(f"{name} must be 1-d with {n} entries (one per row), not shape "
+                         f"{a.shape}")
+    if a.dtype.kind not in "iu":
+        if a.dtype.kind == "f" and (np.floor(a) == a).all():
+            return a.astype(np.int64)
+        raise TypeError(f"{name} must be integers (as torchmetrics' indexes), not {a.dtype}")
+    if a.dtype == np.uint64 and n and a.max() > 2**63 - 1:
+        raise ValueError(f"{name}: id {int(a.max())} does not fit in int64")
+    return np.array(a, dtype=np.int64)  # a copy: the caller may reuse its buffer
+
+
+class RankingMetrics:
+    """Ranking measures accumulated over batches, with trec_eval 10.0's definitions.
+
+    Two input shapes, one per metric object (the first ``update`` decides):
+
+    - **Batches of whole queries**: ``update(scores, relevance, mask=..., num_relevant=...)``
+      with 2-d ``(queries, candidates)`` arrays. Each query is measured at once and only the
+      sums are kept: the state has a constant size and merges by addition.
+    - **Rows in any split** (torchmetrics' ``indexes`` form): ``update(scores, relevance,
+      query_ids, doc_ids)`` with 1-d arrays. A query's rows may arrive in several updates, on
+      several workers; rows are kept (28 bytes each: query id, document id, score and grade)
+      until ``compute()`` ranks them, and a repeated ``(query, document)`` row, as a padded
+      ``DistributedSampler`` adds, counts once.
+
+    Every candidate is judged: its grade is its relevance. ``compute()`` equals
+    :func:`qafast.evaluate` bit for bit on the same data: a qrels holding every candidate
+    (with ``num_relevant``, also the relevant documents that were not candidates, at grade
+    ``relevance_level``) and a run holding every candidate with its score.
+
+    Ties. With document ids, equal scores go to the larger id first, as trec_eval breaks
+    them. Without (batches, or rows without ``doc_ids``), the earlier candidate wins: the
+    lower column of a batch, the row that arrived first in the rows form (rows of an
+    accumulator merged in come after this one's).
+
+    Parameters
+    ----------
+    measures : str or iterable of str
+        Any measure :func:`qafast.evaluate` accepts (``"ndcg@10"``, ``"mrr@10"``,
+        ``"recall@100"``, ``"map"``, ``"P_5"``, ``"official"``, ...).
+    relevance_level : int, default 1
+        Lowest grade that counts as relevant (trec_eval ``-l``); at least 1.
+    empty_queries : {"skip", "zero", "error"}, default "skip"
+        A query without a relevant document (no candidate graded ``relevance_level`` or
+        above and ``num_relevant`` 0) is left out of the means (``"skip"``, as trec_eval
+        leaves out a query absent from the qrels), measured like any other, which gives 0
+        for precision, recall, MAP, nDCG and MRR (``"zero"``, as torchmetrics'
+        ``empty_target_action="neg"``), or raises a ``ValueError`` (``"error"``).
+    max_docs : int, optional
+        Rank only the top ``max_docs`` candidates of each query (trec_eval ``-M``).
+
+    Notes
+    -----
+    Padding. In a batch, a candidate is padding where ``mask`` is False, or, when no mask is
+    given, where its score is ``-inf``; a row of padding only is not a query. NaN scores,
+    negative or fractional grades, and grades above 1,000,000 raise ``ValueError`` (in
+    padding they are ignored). A call that raises leaves the state as it was.
+
+    Examples
+    --------
+    >>> import numpy as np, qafast
+    >>> m = qafast.RankingMetrics(["mrr@10", "ndcg@10", "P@2"])
+    >>> m.update(np.array([[0.9, 0.5, 0.1], [0.2, 0.8, 0.4]]), np.array([[0, 1, 0], [1, 0, 2]]))
+    >>> m.update(np.array([[0.3, 0.3, -np.inf]]), np.array([[0, 1, 0]]))  # -inf: padding
+    >>> m.compute()
+    {'mrr@10': 0.5, 'ndcg@10': 0.6438437745457151, 'P@2': 0.5}
+
+    The rows form, as torchmetrics takes it:
+
+    >>> r = qafast.RankingMetrics(["mrr@10"])
+    >>> r.update([0.9, 0.5, 0.2], [0, 1, 1], [7, 7, 8], [1, 2, 3])
+    >>> r.update([0.5, 0.1], [1, 0], [7, 8], [2, 4])       # (7, 2) again: counted once
+    >>> r.compute()
+    {'mrr@10': 0.75}
+    """
+
+    def __init__(self, measures: str | Iterable[str], *, relevance_level: int = 1,
+                 empty_queries: str = "skip", max_docs: int | None = None):
+        columns = [c for c in parse_measures(measures) if c.family not in TEXT_MEASURES]
+        if not columns:
+            raise ValueError(f"measures {measures!r}: none of them is a per-query number")
+        self._level = _check_int(relevance_level, "relevance_level", 1)
+        if empty_queries not in _EMPTY_MODES:
+            raise ValueError(f"empty_queries must be 'skip', 'zero' or 'error', not "
+                             f"{empty_queries!r}")
+        self._empty = empty_queries
+        self._max_docs = None if max_docs is None else _check_int(max_docs, "max_docs", 1)
+        self._columns = columns
+        self._names = [c.name for c in columns]
+        m = len(columns)
+        self._codes = np.array([c.code for c in columns], dtype=np.int32)
+        self._kparams = np.array([min(c.k, 2**62) for c in columns], dtype=np.int64)
+        self._fparams = np.array([c.x for c in columns], dtype=np.float64)
+        loffs = np.zeros(m + 1, dtype=np.int64)
+        lkeys: list[int] = []
+        lvals: list[float] = []
+        for i, c in enumerate(columns):
+            if c.family in ("utility", "11pt_avg"):
+                lkeys.extend([0] * len(c.values))
+                lvals.extend(c.values)
+            elif c.keys:
+                lkeys.extend(c.keys)
+                lvals.extend(c.values)
+            loffs[i + 1] = len(lkeys)
+        self._loffs = loffs
+        self._lkeys = np.array(lkeys, dtype=np.int64)
+        self._lvals = np.array(lvals, dtype=np.float64)
+        self._gm = [j for j, c in enumerate(columns) if c.aggregate == "gm"]
+        all_judged = any(c.family in _JUDGED_ZERO_MATTERS or c.keys for c in columns)
+        self._flags = int(all_judged) | 2 * int(any(c.family in DENSE for c in columns))
+        self._config = (tuple(self._names), self._level, self._empty, self._max_docs)
+        self.reset()
+
+    # ------------------------------------------------------------------ state
+    def reset(self) -> None:
+        """Forget every update."""
+        self._mode: str | None = None  # "batch", "rows", or None before the first update
+        self._limbs, self._special = _exactsum.new(len(self._columns))
+        self._count = 0
+        self._rows: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
+        self._doc_ids: bool | None = None
+        self._seq = 0  # rows received without document ids (their tie keys)
+
+    @property
+    def measures(self) -> list[str]:
+        """The names of the values ``compute()`` returns, in order."""
+        return list(self._names)
+
+    def __repr__(self) -> str:
+        what = {None: "empty", "batch": f"{self._count} queries",
+                "rows": f"{sum(len(r[0]) for r in self._rows)} rows"}[self._mode]
+        return f"RankingMetrics({self._names!r}, {what})"
+
+    def _set_mode(self, mode: str) -> None:
+        if self._mode is not None and self._mode != mode:
+            have = ("batches of whole queries (2-d scores)" if self._mode == "batch"
+                    else "rows with query ids (1-d scores)")
+            raise ValueError(f"this RankingMetrics already holds {have}; use one input shape "
+                             "per metric object")
+
+    # ------------------------------------------------------------------ update
+    def update(self, scores, relevance, query_ids=None, doc_ids=None, *, mask=None,
+               num_relevant=None) -> None:
+        """Add a batch.
+
+        Parameters
+        ----------
+        scores : array-like, 2-d ``(queries, candidates)`` or 1-d ``(rows,)``
+            Higher ranks first. 2-d: a batch of whole queries; 1-d: rows of any queries.
+        relevance : array-like, the shape of ``scores``
+            Integer grades (bool, int, or float holding whole numbers); 0 is not relevant.
+        query_ids : array-like of int, optional
+            1-d rows: each row's query (required). 2-d batches: one id per query, used only
+            to name a query in error messages.
+        doc_ids : array-like of int, optional
+            1-d rows: each row's document; ties then go to the larger id, and a repeated
+            ``(query, document)`` row counts once.
+        mask : array-like of bool, optional
+            False marks padding (2-d), or rows to ignore (1-d).
+        num_relevant : array-like of int, optional
+            2-d batches: each query's number of relevant documents, candidates or not
+            (recall, MAP and nDCG count the ones missing from the candidates, at grade
+            ``relevance_level``).
+        """
+        s = as_array(scores, "scores")
+        if s.ndim == 2:
+            if doc_ids is not None:
+                raise ValueError("doc_ids are for 1-d rows; in a 2-d batch the column is "
+                                 "the candidate")
+            self._update_batch(s, relevance, query_ids, mask, num_relevant)
+        elif s.ndim == 1:
+            if num_relevant is not None:
+                raise ValueError("num_relevant is for 2-d batches of whole queries")
+            if query_ids is None:
+                raise ValueError("1-d scores are rows of any queries: pass query_ids (or "
+                                 "give 2-d (queries, candidates) scores)")
+            self._update_rows(s, relevance, query_ids, doc_ids, mask)
+        else:
+            raise ValueError(f"scores must be 2-d (queries, candidates) or 1-d rows, not "
+                             f"{s.ndim}-d")
+
+    def _update_batch(self, s, relevance, query_ids, mask, num_relevant) -> None:
+        self._set_mode("batch")
+        r = as_array(relevance, "relevance")
+        if r.shape != s.shape:
+            raise ValueError(f"relevance has shape {r.shape}, scores {s.shape}; they must "
+                             "match")
+        nq, nc = s.shape
+        if s.dtype == np.float32 and s.flags.c_contiguous:
+            s32, s = s, _NO_SCORES  # widened in the kernel
+        else:
+            s32, s = _NO_SCORES32, _float_scores(s, "scores")
+        if mask is not None:
+            mk = as_array(mask, "mask")
+            if mk.shape != (nq, nc):
+                raise ValueError(f"mask has shape {mk.shape}, scores {(nq, nc)}; they must "
+                                 "match")
+            if mk.dtype != np.bool_:
+                if mk.dtype.kind not in "iu":
+                    raise TypeError(f"mask must be bool, not {mk.dtype}")
+                mk = mk != 0
+            mk = np.ascontiguousarray(mk).view(np.uint8)
+        else:
+            mk = _EMPTY_U8_2D
+        if query_ids is not None and len(query_ids) != nq:
+            raise ValueError(f"query_ids has {len(query_ids)} entries for {nq} queries")
+
+        def where(ij):
+            if query_ids is not None:
+                qid = query_ids[ij[0]]
+                q = f"query {qid.item() if hasattr(qid, 'item') else qid!r}"
+            else:
+                q = f"query (row) {ij[0]}"
+            return f"{q}, candidate {ij[1]}" if len(ij) > 1 else q
+
+        valid = None
+        if r.dtype.kind == "f":
+            valid = mk.view(bool) if mask is not None else (s if s.size else s32) != -np.inf
+        g = _int_grades(r, valid, "relevance", where)
+        if num_relevant is not None:
+            nr = as_array(num_relevant, "num_relevant")
+            if nr.shape != (nq,):
+                raise ValueError(f"num_relevant must have one entry per query ({nq}), not "
+                                 f"shape {nr.shape}")
+            if nr.dtype.kind not in "iu" and (nr.dtype.kind != "f"
+                                              or not (np.floor(nr) == nr).all()):
+                raise TypeError(f"num_relevant must hold integers, not {nr.dtype}")
+            nr = np.ascontiguousarray(nr, dtype=np.int64)
+        else:
+            nr = _EMPTY_I64
+        m = len(self._columns)
+        out = np.empty((nq, m), dtype=np.float64)
+        info = np.zeros(4, dtype=np.int64)
+        direct = not self._gm
+        err = _kernels.stream_ranking_dense(
+            s, s32, g, mk, nr, self._level, self._max_docs or 0, _EMPTY_MODES[self._empty],
+            self._flags, self._codes, self._kparams, self._fparams, self._loffs,
+            self._lkeys, self._lvals, out, self._limbs if direct else _NO_ACC,
+            self._special if direct else _NO_SPECIAL, info)
+        if err:
+            self._raise(err, info, where)
+        done = int(info[0])
+        if not direct and done:
+            values = out[:done]
+            for j in self._gm:
+                values[:, j] = np.log(np.maximum(values[:, j], _MIN_GEO_MEAN))
+            _kernels.exact_accumulate(values, self._limbs, self._special)
+        self._mode = "batch"
+        self._count += done
+
+    def _raise(self, err, info, where):
+        i, j, detail = int(info[1]), int(info[2]), int(info[3])
+        if err == 1:
+            raise ValueError(f"scores: {where((i, j))}: score is NaN")
+        if err == 2:
+            raise ValueError(f"relevance: {where((i, j))}: grade {detail} is negative; "
+                             "grades are 0 (not relevant) or more; mark padding with mask")
+        if err == 3:
+            raise ValueError(f"relevance: {where((i, j))}: grade {detail} is above "
+                             f"{_MAX_GRADE}, the largest grade qafast supports")
+        if err == 4:
+            raise ValueError(f"num_relevant: {where((i,))}: {detail} candidates are "
+                             "relevant, more than num_relevant says")
+        if err == 5:
+            raise ValueError(f"{where((i,))} has no relevant document (empty_queries="
+                             "'error'); use empty_queries='skip' or 'zero' to allow it")
+        raise RuntimeError(f"stream kernel error {err}")
+
+    def _update_rows(self, s, relevance, query_ids, doc_ids, mask) -> None:
+        self._set_mode("rows")
+        n = len(s)
+        r = as_array(relevance, "relevance")
+        if r.shape != s.shape:
+            raise ValueError(f"relevance has shape {r.shape}, scores {s.shape}; they must "
+                             "match")
+        q = _ids_array(query_ids, "query_ids", n)
+        has_docs = doc_ids is not None
+        if self._doc_ids is not None and self._doc_ids != has_docs:
+            raise ValueError("give doc_ids in every update or in none: ties and repeated rows "
+                             "are settled by document id when there are ids")
+        d = _ids_array(doc_ids, "doc_ids", n) if has_docs else None
+        s = np.array(_float_scores(s, "scores"), dtype=np.float64)  # a copy, kept
+        keep = None
+        if mask is not None:
+            mk = as_array(mask, "mask")
+            if mk.shape != s.shape:
+                raise ValueError(f"mask has shape {mk.shape}, scores {s.shape}; they must "
+                                 "match")
+            keep = np.asarray(mk, dtype=bool)
+
+        def where(i):
+            i = i[0]
+            doc = f", document {int(d[i])}" if d is not None else ""
+            return f"query {int(q[i])}{doc} (row {i})"
+
+        g = _int_grades(r, keep, "relevance", where)
+        bad = np.isnan(s)
+        if keep is not None:
+            bad &= keep
+        if bad.any():
+            raise ValueError(f"scores: {where((int(np.flatnonzero(bad)[0]),))}: score is NaN")
+        bad = (g < 0) | (g > _MAX_GRADE)
+        if keep is not None:
+            bad &= keep
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            raise ValueError(f"relevance: {where((i,))}: grade {int(g[i])} is outside 0.."
+                             f"{_MAX_GRADE}")
+        if keep is not None:
+            s, g, q = s[keep], g[keep], q[keep]
+            d = d[keep] if d is not None else None
+        if d is None:
+            # tie keys: earlier rows are larger, so they rank first on equal scores
+            d = -np.arange(self._seq, self._seq + len(s), dtype=np.int64)
+            self._seq += len(s)
+        self._rows.append((q, d, s, np.array(g, dtype=np.int32)))
+        self._doc_ids = has_docs
+        self._mode = "rows"
+
+    # ------------------------------------------------------------------ compute
+    def _row_arrays(self):
+        if not self._rows:
+            return _EMPTY_I64, _EMPTY_I64, np.zeros(0), np.zeros(0, dtype=np.int32)
+        if len(self._rows) > 1:
+            self._rows = [tuple(np.concatenate(parts) for parts in zip(*self._rows))]
+        return self._rows[0]
+
+    def _rows_values(self) -> np.ndarray:
+        """Per-query values of the buffered rows (measured queries only)."""
+        q, d, s, g = self._row_arrays()
+        order = np.lexsort((d, q))
+        q, d, s, g = q[order], d[order], s[order], g[order]
+        if len(q) > 1:
+            same = (q[1:] == q[:-1]) & (d[1:] == d[:-1])
+            if same.any():
+                clash = same & ((s[1:] != s[:-1]) | (g[1:] != g[:-1]))
+                if clash.any():
+                    i = int(np.flatnonzero(clash)[0])
+                    raise ValueError(
+                        f"query {int(q[i])}, document {int(d[i])} arrived twice with different "
+                        f"scores or grades ({s[i]!r}, {int(g[i])} and {s[i + 1]!r}, "
+                        f"{int(g[i + 1])}); only exact repeats are dropped")
+                keep = np.ones(len(q), dtype=bool)
+                keep[1:] = ~same
+                q, d, s, g = q[keep], d[keep], s[keep], g[keep]
+        starts = np.flatnonzero(q[1:] != q[:-1]) + 1 if len(q) else _EMPTY_I64
+        offsets = np.concatenate(([0], starts, [len(q)])).astype(np.int64) if len(q) \
+            else np.zeros(1, dtype=np.int64)
+        if self._empty == "error" and len(q):
+            rel = np.add.reduceat((g >= self._level).astype(np.int64), offsets[:-1])
+            if not rel.all():
+                qid = int(q[offsets[int(np.argmin(rel))]])
+                raise ValueError(f"query {qid} has no relevant document (empty_queries="
+                                 "'error'); use empty_queries='skip' or 'zero' to allow it")
+        nq = len(offsets) - 1
+        out = np.empty((nq, len(self._columns)), dtype=np.float64)
+        measured = np.empty(nq, dtype=np.int64)
+        done = _kernels.stream_ranking_csr(
+            offsets, np.ascontiguousarray(s), np.ascontiguousarray(d), np.ascontiguousarray(g),
+            self._level, self._max_docs or 0, _EMPTY_MODES[self._empty], self._flags,
+            self._codes, self._kparams, self._fparams, self._loffs, self._lkeys, self._lvals,
+            out, measured)
+        values = out[:done]
+        for j in self._gm:
+            values[:, j] = np.log(np.maximum(values[:, j], _MIN_GEO_MEAN))
+        return values
+
+    def compute(self) -> dict[str, float]:
+        """``{measure: value}`` over every query so far: what :func:`qafast.evaluate` gives
+        (the mean; the sum for ``num_*`` counts; the geometric mean for ``gm_*``).
+
+        Raises
+        ------
+        ValueError
+            No query measured yet, or (rows) a document repeated with different scores.
+        """
+        if self._mode == "rows":
+            values = self._rows_values()
+            count = len(values)
+            limbs, special = _exactsum.new(len(self._columns))
+            if count:
+                _kernels.exact_accumulate(values, limbs, special)
+        else:
+            count, limbs, special = self._count, self._limbs, self._special
+        if count == 0:
+            raise ValueError("no query measured yet: update() has not seen a query with "
+                             "candidates" + (" and a relevant document (empty_queries='skip')"
+                                             if self._empty == "skip" else ""))
+        totals = _exactsum.rounded(limbs, special)
+        return {c.name: _summary(c, t, count) for c, t in zip(self._columns, totals)}
+
+    # ------------------------------------------------------------------ merge, state
+    def _check_compatible(self, other) -> None:
+        if not isinstance(other, RankingMetrics):
+            raise TypeError(f"cannot merge a {type(other).__name__} into a RankingMetrics")
+        if other._config != self._config:
+            raise ValueError(f"cannot merge RankingMetrics with different measures or options: "
+                             f"{_describe(self._config)} and {_describe(other._config)}")
+        if self._mode and other._mode and self._mode != other._mode:
+            raise ValueError("cannot merge a RankingMetrics of whole-query batches with one of "
+                             "rows")
+        if (self._doc_ids is not None and other._doc_ids is not None
+                and self._doc_ids != other._doc_ids):
+            raise ValueError("cannot merge rows with document ids and rows without")
+
+    def merge(self, *others: RankingMetrics) -> RankingMetrics:
+        """Add the state of ``others`` into this one (they are unchanged); returns self."""
+        for o in others:
+            self._check_compatible(o)
+        # snapshots first: a metric may be merged into itself, or twice
+        snapshots = [(o._mode, o._limbs.copy(), o._special.copy(), o._count, list(o._rows),
+                      o._seq, o._doc_ids) for o in others]
+        for mode, limbs, special, count, rows, seq, doc_ids in snapshots:
+            if mode is None:
+                continue
+            if mode == "batch":
+                _exactsum.merge(self._limbs, self._special, limbs, special)
+                self._count += count
+            else:
+                for q, d, s, g in rows:
+                    if not doc_ids:
+                        d = d - self._seq  # after this accumulator's rows
+                    self._rows.append((q, d, s, g))
+                self._seq += seq
+                self._doc_ids = doc_ids
+            self._mode = mode
+        return self
+
+    def state_dict(self) -> dict[str, Any]:
+        """The state as plain numpy arrays, ints and strings (picklable)."""
+        q, d, s, g = self._row_arrays()
+        return {
+            "format": "qafast.RankingMetrics", "version": _STATE_VERSION,
+            "measures": list(self._names), "relevance_level": self._level,
+            "empty_queries": self._empty, "max_docs": self._max_docs or 0,
+            "mode": self._mode or "", "count": self._count,
+            "sums": self._limbs.copy(), "nonfinite_sums": self._special.copy(),
+            "row_query_ids": q.copy(), "row_doc_ids": d.copy(), "row_scores": s.copy(),
+            "row_grades": g.copy(),
+            "row_has_doc_ids": -1 if self._doc_ids is None else int(self._doc_ids),
+            "rows_without_ids": self._seq,
+        }
+
+    def load_state_dict(self, state: dict) -> None:
+        """Replace the state by one from :meth:`state_dict` of a metric with the same
+        measures and options.
+
+        Raises
+        ------
+        TypeError, ValueError
+            A state of another kind, for other measures or options, or inconsistent.
+        """
+        if not isinstance(state, dict) or state.get("format") != "qafast.RankingMetrics":
+            raise TypeError("not a qafast.RankingMetrics state (from RankingMetrics."
+                            "state_dict())")
+        if state.get("version") != _STATE_VERSION:
+            raise ValueError(f"RankingMetrics state version {state.get('version')!r}; this "
+                             f"qafast reads version {_STATE_VERSION}")
+        try:
+            config = (tuple(state["measures"]), state["relevance_level"],
+                      state["empty_queries"], state["max_docs"] or None)
+            mode = state["mode"] or None
+            count = state["count"]
+            arrays = [np.asarray(state[k]) for k in ("sums", "nonfinite_sums", "row_query_ids",
+                                                     "row_doc_ids", "row_scores", "row_grades")]
+            has_ids, seq = state["row_has_doc_ids"], state["rows_without_ids"]
+        except KeyError as e:
+            raise ValueError(f"corrupted RankingMetrics state: no {e.args[0]!r}") from None
+        if config != self._config:
+            raise ValueError(f"the state is for {_describe(config)}; this metric computes "
+                             f"{_describe(self._config)}")
+        limbs, special, q, d, s, g = arrays
+        m = len(self._columns)
+        n = len(q)
+        problems = []
+        if mode not in (None, "batch", "rows"):
+            problems.append(f"mode {mode!r}")
+        if not isinstance(count, (int, np.integer)) or count < 0:
+            problems.append(f"count {count!r}")
+        if limbs.dtype != np.int64 or limbs.shape != (m, _exactsum.LIMBS):
+            problems.append(f"sums of dtype {limbs.dtype} and shape {limbs.shape}")
+        elif not _exactsum.is_normal(limbs):
+            problems.append("sums out of range")
+        if special.dtype != np.float64 or special.shape != (m,):
+            problems.append(f"nonfinite_sums of dtype {special.dtype} and shape "
+                            f"{special.shape}")
+        elif np.isfinite(special).any() and (special[np.isfinite(special)] != 0).any():
+            problems.append("finite nonfinite_sums")
+        for name, a, dt in (("row_query_ids", q, np.int64), ("row_doc_ids", d, np.int64),
+                            ("row_scores", s, np.float64), ("row_grades", g, np.int32)):
+            if a.dtype != dt or a.ndim != 1 or len(a) != n:
+                problems.append(f"{name} of dtype {a.dtype} and shape {a.shape}")
+        if not problems:
+            if np.isnan(s).any():
+                problems.append("NaN row scores")
+            if n and (g.min() < 0 or g.max() > _MAX_GRADE):
+                problems.append("row grades out of range")
+            if mode != "rows" and n:
+                problems.append("rows in a state that is not of rows")
+            if mode == "rows" and (count or limbs.any()):
+                problems.append("sums in a state of rows")
+            if mode is None and (count or limbs.any()):
+                problems.append("sums in an empty state")
+            if mode == "batch" and not count and limbs.any():
+                problems.append("sums without a count")
+            if has_ids not in (-1, 0, 1) or not isinstance(seq, (int, np.integer)) or seq < 0:
+                problems.append("row id flags")
+        if problems:
+            raise ValueError("corrupted RankingMetrics state: " + "; ".join(problems))
+        self._mode = mode
+        self._count = int(count)
+        self._limbs = limbs.astype(np.int64, copy=True)
+        self._special = special.astype(np.float64, copy=True)
+        self._rows = [(q.copy(), d.copy(), s.copy(), g.copy())] if n else []
+        self._doc_ids = None if has_ids == -1 else bool(has_ids)
+        self._seq = int(seq)
+
+    def __getstate__(self):
+        return {"config": self._config, "state": self.state_dict()}
+
+    def __setstate__(self, data):
+        names, level, empty, max_docs = data["config"]
+        self.__init__(list(names), relevance_level=level, empty_queries=empty,
+                      max_docs=max_docs)
+        self.load_state_dict(data["state"])
+
+
+def _describe(config) -> str:
+    names, level, empty, max_docs = config
+    return (f"measures {list(names)} (relevance_level={level}, empty_queries={empty!r}, "
+            f"max_docs={max_docs})")
+
+
+class AnswerMetrics:
+    """SQuAD-style exact match and F1 accumulated over batches.
+
+    ``update(predictions, golds)`` scores a batch (one predicted string per question; per
+    question a gold string or a list of alternatives, the best one counting) and keeps only
+    the sums; ``compute()`` gives ``{"exact_match": ..., "f1": ...}`` in [0, 1]: the means
+    :func:`qafast.exact_match` and :func:`qafast.f1` give over all the questions, the sum
+    rounded once (exactly rounded, whatever the batches and merges).
+
+    Parameters
+    ----------
+    normalizer : str or callable, default "squad"
+        As for :func:`qafast.f1` (``"squad"``, ``"mlqa:<lang>"``, ``"cmrc"``, ``"drcd"``,
+        ``"bioasq"``, ``"none"``, or a function).
+    unit : {"token", "char", "cmrc"}, default "token"
+        F1's unit, as for :func:`qafast.f1`.
+    empty_rule : {"v2", "v1"}, default "v2"
+        SQuAD v2.0's or v1.1's treatment of empty answers, as for :func:`qafast.f1`.
+
+    Examples
+    --------
+    >>> import qafast
+    >>> m = qafast.AnswerMetrics()
+    >>> m.update(["Paris", "the tower"], [["paris", "Paris, France"], ["Eiffel Tower"]])
+    >>> m.update(["1889"], ["1889"])
+    >>> m.compute()
+    {'exact_match': 0.6666666666666666, 'f1': 0.8888888888888888}
+    """
+
+    def __init__(self, *, normalizer: str | Callable[[str], str] = "squad", unit: str = "token",
+                 empty_rule: str = "v2"):
+        from .answers import _check_options
+
+        _check_options(normalizer, unit, empty_rule)
+        self._normalizer, self._unit, self._empty_rule = normalizer, unit, empty_rule
+        norm_name = normalizer if isinstance(normalizer, str) else (
+            f"{getattr(normalizer, '__module__', '?')}.{getattr(normalizer, '__qualname__', '?')}")
+        self._config = (norm_name, unit, empty_rule)
+        self.reset()
+
+    def reset(self) -> None:
+        """Forget every update."""
+        self._limbs, self._special = _exactsum.new(2)
+        self._count = 0
+
+    def __repr__(self) -> str:
+        return f"AnswerMetrics(normalizer={self._config[0]!r}, {self._count} questions)"
+
+    def update(self, predictions: Sequence[str], golds: Sequence[str | Sequence[str]]) -> None:
+        """Score a batch of questions and add the scores (the state is unchanged if it
+        raises)."""
+        from .answers import exact_match_and_f1
+
+        em, f1 = exact_match_and_f1(predictions, golds, normalizer=self._normalizer,
+                                    unit=self._unit, empty_rule=self._empty_rule)
+        if len(em):
+            _kernels.exact_accumulate(np.stack([em, f1], axis=1), self._limbs, self._special)
+            self._count += len(em)
+
+    def compute(self) -> dict[str, float]:
+        """``{"exact_match": ..., "f1": ...}``, means over every question so far."""
+        if self._count == 0:
+            raise ValueError("no question scored yet")
+        em, f1 = _exactsum.rounded(self._limbs, self._special)
+        return {"exact_match": em / self._count, "f1": f1 / self._count}
+
+    def merge(self, *others: AnswerMetrics) -> AnswerMetrics:
+        """Add the state of ``others`` into this one (they are unchanged); returns self."""
+        for o in others:
+            if not isinstance(o, AnswerMetrics):
+                raise TypeError(f"cannot merge a {type(o).__name__} into an AnswerMetrics")
+            if o._config != self._config:
+                raise ValueError(f"cannot merge AnswerMetrics with different options: "
+                                 f"{self._config} and {o._config} (normalizer, unit, "
+                                 "empty_rule)")
+        for o in others:
+            _exactsum.merge(self._limbs, self._special, o._limbs, o._special)
+            self._count += o._count
+        return self
+
+    def state_dict(self) -> dict[str, Any]:
+        """The state as plain numpy arrays, ints and strings (picklable)."""
+        return {"format": "qafast.AnswerMetrics", "version": _STATE_VERSION,
+                "normalizer": self._config[0], "unit": self._unit,
+                "empty_rule": self._empty_rule, "count": self._count,
+                "sums": self._limbs.copy(), "nonfinite_sums": self._special.copy()}
+
+    def load_state_dict(self, state: dict) -> None:
+        """Replace the state by one from :meth:`state_dict` with the same options."""
+        if not isinstance(state, dict) or state.get("format") != "qafast.AnswerMetrics":
+            raise TypeError("not a qafast.AnswerMetrics state (from AnswerMetrics.state_dict())")
+        if state.get("version") != _STATE_VERSION:
+            raise ValueError(f"AnswerMetrics state version {state.get('version')!r}; this "
+                             f"qafast reads version {_STATE_VERSION}")
+        try:
+            config = (state["normalizer"], state["unit"], state["empty_rule"])
+            count, limbs, special = state["count"], state["sums"], state["nonfinite_sums"]
+        except KeyError as e:
+            raise ValueError(f"corrupted AnswerMetrics state: no {e.args[0]!r}") from None
+        if config != self._config:
+            raise ValueError(f"the state is for {config} (normalizer, unit, empty_rule); this "
+                             f"metric uses {self._config}")
+        limbs, special = np.asarray(limbs), np.asarray(special)
+        if (not isinstance(count, (int, np.integer)) or count < 0
+                or limbs.dtype != np.int64 or limbs.shape != (2, _exactsum.LIMBS)
+                or not _exactsum.is_normal(limbs) or special.dtype != np.float64
+                or special.shape != (2,) or (count == 0 and limbs.any())
+                or limbs[:, -1].min() < 0):
+            raise ValueError("corrupted AnswerMetrics state: counts or sums out of shape or "
+                             "range")
+        self._count = int(count)
+        self._limbs = limbs.astype(np.int64, copy=True)
+        self._special = special.astype(np.float64, copy=True)
+
+    def __getstate__(self):
+        if not isinstance(self._normalizer, str):
+            raise TypeError("an AnswerMetrics with a normalizer function cannot be pickled; "
+                            "use state_dict()")
+        return {"options": (self._normalizer, self._unit, self._empty_rule),
+                "state": self.state_dict()}
+
+    def __setstate__(self, data):
+        normalizer, unit, empty_rule = data["options"]
+        self.__init__(normalizer=normalizer, unit=unit, empty_rule=empty_rule)
+        self.load_state_dict(data["state"])
