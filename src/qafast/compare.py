@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 import string
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -567,7 +568,8 @@ class Comparison:
             caption = (f"Mean effectiveness over {len(self.query_ids)} queries. The best "
                        "value of each measure is in bold. A superscript letter marks a "
                        "significant improvement over the run with that letter ("
-                       + _latex_escape(self._description()).replace("alpha = ", "$\\alpha = $")
+                       + re.sub(r"alpha = (\S+)$", r"$\\alpha = \1$",
+                                _latex_escape(self._description()))
                        + ").")
         width = max((len(marks) for row in cells for _, marks, _ in row), default=0)
         lines = [r"\begin{table}[t]", r"\centering", f"\\caption{{{caption}}}",
