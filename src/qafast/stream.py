@@ -155,7 +155,9 @@ class RankingMetrics:
         Any measure :func:`qafast.evaluate` accepts (``"ndcg@10"``, ``"mrr@10"``,
         ``"recall@100"``, ``"map"``, ``"P_5"``, ``"official"``, ...).
     relevance_level : int, default 1
-        Lowest grade that counts as relevant (trec_eval ``-l``); at least 1.
+        Lowest grade that counts as relevant (trec_eval ``-l``); at least 1. A measure
+        that sets its own (ranx's ``ndcg@10-l2``, ir_measures' ``P(rel=2)@5``) uses its own,
+        but which queries are empty is always decided at ``relevance_level``.
     empty_queries : {"skip", "zero", "error"}, default "skip"
         A query without a relevant document (no candidate graded ``relevance_level`` or
         above and ``num_relevant`` 0) is left out of the means (``"skip"``, as trec_eval
