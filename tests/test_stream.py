@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 import qafast
 from qafast import _exactsum
+from test_measure_names import IR_GDEVAL, IR_NAMES, RANX_NAMES
 
 FAST = ["mrr@10", "ndcg@10", "map", "recall@5", "P@3", "hit@2", "recip_rank", "ndcg_exp@5",
         "map@3", "Rprec", "num_rel", "num_rel_ret", "num_ret"]
@@ -193,6 +194,97 @@ def test_rows_without_doc_ids_break_ties_by_arrival(data):
         m.update(s, g, q)
     # the batch form breaks ties by column, which is arrival order here
     same(compute_or_none(m), compute_or_none(feed(qafast.RankingMetrics(FAST), data)))
+
+
+# every measure name family the parser knows: ranx's and ir_measures' names (columns with
+# their own relevance level, ir_measures' IPrec with trec_eval 9.0.8's recall cut points,
+# Judged, ERR, NumQ, ...) next to every trec_eval measure
+EVERY_NAME = RANX_NAMES + IR_NAMES + IR_GDEVAL + ALL
+# at a level of 0 or below, a candidate graded 0 is relevant too
+LEVEL_ZERO = ["precision@5-l0", "map-l0", "ndcg@10-l0", "mrr-l0", "hits@5-l-1",
+              "P(rel=0)@5", "Success(rel=0)@3", "R(rel=0)@4"]
+
+
+def rows_equal_evaluate(rows, parts, rnd, empty, measures, level=1):
+    """Feed ``rows`` (query, document, score, grade) in random chunks to ``parts``
+    accumulators, merge them, and compare with evaluate on the same rows."""
+    accs = [qafast.RankingMetrics(measures, empty_queries=empty, relevance_level=level)
+            for _ in range(parts)]
+    i = 0
+    while i < len(rows):
+        k = rnd.randrange(1, 8)
+        q, d, s, g = (np.array(c) for c in zip(*rows[i:i + k]))
+        accs[rnd.randrange(parts)].update(s, g, q, d)
+        i += k
+    rnd.shuffle(accs)
+    got = compute_or_none(accs[0].merge(*accs[1:]))
+    q, d, s, g = (np.array(c) for c in zip(*rows))
+    has_rel = {qq for qq, gg in zip(q.tolist(), g.tolist()) if gg >= level}
+    keep = np.array([empty == "zero" or qq in has_rel for qq in q.tolist()])
+    want = None
+    if keep.any():
+        want = qafast.evaluate(qafast.Qrels.from_arrays(q[keep], d[keep], g[keep]),
+                               qafast.Run.from_arrays(q, d, s), measures,
+                               relevance_level=level)
+    same(got, want)
+
+
+@settings(max_examples=40, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(batches(), st.sampled_from(["skip", "zero"]), st.sampled_from([1, 2]),
+       st.randoms(use_true_random=False))
+def test_every_measure_name_equals_evaluate_on_ties(data, empty, level, rnd):
+    m = feed(qafast.RankingMetrics(EVERY_NAME, empty_queries=empty, relevance_level=level),
+             data)
+    qrels, run = as_dicts(data, empty, level)
+    same(compute_or_none(m), evaluate_or_none(qrels, run, EVERY_NAME, relevance_level=level))
+    rows = rows_of(data)
+    assume(rows)
+    rnd.shuffle(rows)
+    rows_equal_evaluate(rows, rnd.randrange(1, 4), rnd, empty, EVERY_NAME, level)
+
+
+@pytest.mark.parametrize("empty", ["skip", "zero"])
+@pytest.mark.parametrize("level", [1, 2])
+def test_every_measure_name_equals_evaluate_without_ties(empty, level):
+    rng = np.random.default_rng(level)
+    data = []
+    for nq, nc in [(20, 12), (1, 30), (15, 5)]:
+        scores = rng.random((nq, nc))
+        rel = rng.integers(0, 4, (nq, nc))
+        rel[::4] = 0  # queries without a relevant document
+        rel[1::4] = np.minimum(rel[1::4], 1)  # nothing graded 2 or more
+        data.append((scores, rel, None, None))
+    num_rel = (data[0][1] >= level).sum(axis=1) + rng.integers(0, 3, 20)
+    data[0] = data[0][:3] + (num_rel,)
+    m = feed(qafast.RankingMetrics(EVERY_NAME, empty_queries=empty, relevance_level=level),
+             data)
+    qrels, run = as_dicts(data, empty, level)
+    want = qafast.evaluate(qrels, run, EVERY_NAME, relevance_level=level)
+    same(m.compute(), want)
+    assert want["Judged@10"] == 1.0 and want["R(rel=3)@10"] != want["recall_10"]
+    zero = feed(qafast.RankingMetrics(LEVEL_ZERO, empty_queries=empty,
+                                      relevance_level=level), data)
+    same(zero.compute(), qafast.evaluate(qrels, run, LEVEL_ZERO, relevance_level=level))
+    rows = rows_of(data[1:])
+    random.Random(level).shuffle(rows)
+    rows_equal_evaluate(rows, 3, random.Random(0), empty, EVERY_NAME + LEVEL_ZERO, level)
+
+
+def test_empty_queries_are_decided_at_the_metric_level_for_every_column():
+    # grade 1 is relevant at relevance_level=1: no error, even for the columns at level 2
+    for shape in ("batch", "rows"):
+        m = qafast.RankingMetrics(["P(rel=2)@2", "P@2"], empty_queries="error")
+        if shape == "batch":
+            m.update([[0.9, 0.1], [0.5, 0.4]], [[1, 0], [0, 2]])
+        else:
+            m.update([0.9, 0.1, 0.5, 0.4], [1, 0, 0, 2], [0, 0, 1, 1], [1, 0, 1, 0])
+        assert m.compute() == {"P(rel=2)@2": 0.25, "P@2": 0.5}
+        m = qafast.RankingMetrics(["P(rel=2)@2", "P@2"], empty_queries="error",
+                                  relevance_level=2)
+        with pytest.raises(ValueError, match="has no relevant"):
+            m.update([[0.9, 0.1], [0.5, 0.4]], [[1, 0], [0, 2]])
+            m.compute()
 
 
 def test_ties_go_to_the_earlier_candidate():

@@ -41,13 +41,13 @@ def exact_accumulate(values: F64, acc: I64, special: F64) -> None: ...
 def exact_normalize(acc: I64) -> None: ...
 def stream_ranking_dense(
     scores: F64, scores32: NDArray[np.float32], grades: I64, mask: U8, num_relevant: I64,
-    relevance_level: int, max_docs: int, empty_mode: int, flags: int, codes: I32,
-    int_params: I64, float_params: F64, list_offsets: I64, list_keys: I64, list_values: F64,
-    out: F64, acc: I64, special: F64, info: I64,
+    relevance_level: int, measure_level: int, max_docs: int, empty_mode: int, flags: int,
+    codes: I32, int_params: I64, float_params: F64, list_offsets: I64, list_keys: I64,
+    list_values: F64, out: F64, acc: I64, special: F64, info: I64,
 ) -> int: ...
 def stream_ranking_csr(
-    offsets: I64, scores: F64, keys: I64, grades: I32, relevance_level: int, max_docs: int,
-    empty_mode: int, flags: int, codes: I32, int_params: I64, float_params: F64,
+    offsets: I64, scores: F64, keys: I64, grades: I32, relevance_level: int,
+    measure_level: int, max_docs: int, empty_mode: int, flags: int, codes: I32, int_params: I64, float_params: F64,
     list_offsets: I64, list_keys: I64, list_values: F64, out: F64, measured: I64,
 ) -> int: ...
 

@@ -124,7 +124,9 @@ cdef struct _StreamWork:
 
 
 cdef struct _StreamSpec:
-    int64_t L
+    int64_t L               # the measures' relevance level
+    int64_t extra_grade     # grade of the relevant documents that were not candidates
+    bint v9
     int64_t max_docs
     int64_t max_grade
     bint all_judged
@@ -172,8 +174,8 @@ cdef void _stream_free(_StreamWork* w) noexcept:
 cdef void _stream_query(_StreamWork* w, const _StreamSpec* sp, int64_t n, int64_t extras,
                         double* out) noexcept nogil:
     """Measure one query: its n candidates are w.cs/ck/cg; ``extras`` relevant documents
-    (grade L) were not retrieved. Mirrors ranking_measures' per-query set-up, with the
-    candidates as the qrels and the run at once."""
+    (grade ``sp.extra_grade``) were not retrieved. Mirrors ranking_measures' per-query
+    set-up, with the candidates as the qrels and the run at once."""
     cdef int64_t i, j, k, nj = 0, rank, tkey, num_ret, cnt, nrr, lvl
     cdef int32_t g, tg
     cdef Query q
@@ -191,9 +193,9 @@ cdef void _stream_query(_StreamWork* w, const _StreamSpec* sp, int64_t n, int64_
             w.jgrade[nj] = g
             nj += 1
     if extras > 0:
-        w.levels[sp.L] += extras
-        if sp.L + 1 > q.num_levels:
-            q.num_levels = sp.L + 1
+        w.levels[sp.extra_grade] += extras
+        if sp.extra_grade + 1 > q.num_levels:
+            q.num_levels = sp.extra_grade + 1
     q.num_rel = 0
     q.num_nonrel = 0
     for lvl in range(q.num_levels):
@@ -257,7 +259,7 @@ cdef void _stream_query(_StreamWork* w, const _StreamSpec* sp, int64_t n, int64_
         for j in range(cnt):
             w.row[w.sr[j] - 1] = w.sg[j]
     q.L = sp.L
-    q.v9_rounding = False
+    q.v9_rounding = sp.v9
     q.levels = w.levels
     q.g = w.row
     q.n = num_ret
@@ -273,15 +275,18 @@ cdef void _stream_query(_StreamWork* w, const _StreamSpec* sp, int64_t n, int64_
             sp.list_offsets[k + 1] - sp.list_offsets[k], w.gains, w.gains2, w.fscratch)
 
 
-cdef _StreamSpec _stream_spec(int64_t relevance_level, int64_t max_docs, int64_t flags,
+cdef _StreamSpec _stream_spec(int64_t relevance_level, int64_t measure_level,
+                              int64_t max_docs, int64_t flags,
                               const int32_t[::1] codes, const int64_t[::1] int_params,
                               const double[::1] float_params, const int64_t[::1] list_offsets,
                               const int64_t[::1] list_keys, const double[::1] list_values):
     cdef _StreamSpec sp
-    sp.L = relevance_level
+    sp.L = measure_level
+    sp.extra_grade = relevance_level
     sp.max_docs = max_docs
     sp.all_judged = (flags & 1) != 0
     sp.need_dense = (flags & 2) != 0
+    sp.v9 = (flags & 4) != 0
     sp.codes = &codes[0]
     sp.int_params = &int_params[0]
     sp.float_params = &float_params[0]
@@ -329,6 +334,7 @@ def stream_ranking_dense(
     const uint8_t[:, ::1] mask,
     const int64_t[::1] num_relevant,
     int64_t relevance_level,
+    int64_t measure_level,
     int64_t max_docs,
     int empty_mode,
     int64_t flags,
@@ -347,8 +353,13 @@ def stream_ranking_dense(
     when ``scores`` is empty) and ``grades`` is a query, column j a candidate whose tie key
     is ``C - 1 - j`` (earlier columns win ties). ``mask`` (or, when it is empty, a score of
     -inf) marks padding; a row without candidates is padding. ``num_relevant`` (optional) is
-    each query's number of relevant documents, candidates or not. ``empty_mode``: 0 skips a
-    query without relevant document, 1 measures it, 2 makes it an error.
+    each query's number of relevant documents, candidates or not; the ones that are not
+    candidates count at grade ``relevance_level``. ``empty_mode``: 0 skips a query without a
+    document graded ``relevance_level`` or above, 1 measures it, 2 makes it an error. The
+    measures see ``measure_level`` as their relevance level (a column may set its own, as
+    ranx's ``-lN``), so that every call on the same batch measures the same queries.
+    ``flags``: 1 ranks the candidates graded 0 too, 2 the measures need the dense ranking,
+    4 trec_eval 9.0.8's recall cut points.
 
     On bad input returns an error code, with ``info[1:4]`` = row, column, detail, and
     nothing added to ``acc``. Else writes the measured queries' values to ``out[:info[0]]``,
@@ -377,10 +388,11 @@ def stream_ranking_dense(
         raise ValueError("output arrays too small")
     if accumulate and (acc.shape[0] != m or acc.shape[1] != EXACT_LIMBS or special.shape[0] != m):
         raise ValueError("accumulator shape does not match the measures")
-    cdef _StreamSpec sp = _stream_spec(relevance_level, max_docs, flags, codes, int_params,
-                                       float_params, list_offsets, list_keys, list_values)
+    cdef _StreamSpec sp = _stream_spec(relevance_level, measure_level, max_docs, flags, codes,
+                                       int_params, float_params, list_offsets, list_keys,
+                                       list_values)
     max_list = _max_list(list_offsets)
-    sp.max_grade = relevance_level
+    sp.max_grade = relevance_level if relevance_level > measure_level else measure_level
     cdef _StreamWork w
     if _stream_alloc(&w, nc, sp.max_grade, max_list) != 0:
         _stream_free(&w)
@@ -474,6 +486,7 @@ def stream_ranking_csr(
     const int64_t[::1] keys,
     const int32_t[::1] grades,
     int64_t relevance_level,
+    int64_t measure_level,
     int64_t max_docs,
     int empty_mode,
     int64_t flags,
@@ -490,10 +503,12 @@ def stream_ranking_csr(
     ``offsets[p]:offsets[p + 1]`` with their scores, tie keys (unique within the query;
     larger first on equal scores) and grades, already validated (finite or infinite scores,
     grades in [0, 10**6]). ``empty_mode`` as for ``stream_ranking_dense`` (2 is checked by
-    the caller). Writes the measured queries' values to ``out[:k]`` and their indices to
-    ``measured[:k]``; returns k."""
+    the caller). ``relevance_level`` decides which queries are empty, ``measure_level`` and
+    ``flags`` are the measures' (as for ``stream_ranking_dense``). Writes the measured
+    queries' values to ``out[:k]`` and their indices to ``measured[:k]``; returns k."""
     cdef Py_ssize_t nq = offsets.shape[0] - 1, p, i, m = codes.shape[0]
-    cdef int64_t lo, hi, n, cap = 0, max_grade = relevance_level, rel, done = 0
+    cdef int64_t lo, hi, n, cap = 0, rel, done = 0
+    cdef int64_t max_grade = relevance_level if relevance_level > measure_level else measure_level
     if out.shape[0] < nq or out.shape[1] != m or measured.shape[0] < nq:
         raise ValueError("output arrays too small")
     for p in range(nq):
@@ -502,8 +517,9 @@ def stream_ranking_csr(
     for i in range(grades.shape[0]):
         if grades[i] > max_grade:
             max_grade = grades[i]
-    cdef _StreamSpec sp = _stream_spec(relevance_level, max_docs, flags, codes, int_params,
-                                       float_params, list_offsets, list_keys, list_values)
+    cdef _StreamSpec sp = _stream_spec(relevance_level, measure_level, max_docs, flags, codes,
+                                       int_params, float_params, list_offsets, list_keys,
+                                       list_values)
     sp.max_grade = max_grade
     cdef _StreamWork w
     if _stream_alloc(&w, cap, max_grade, _max_list(list_offsets)) != 0:

@@ -38,7 +38,7 @@ _STATE_VERSION = 1
 #: measure families whose values change when a candidate judged 0 is treated as not judged:
 #: with none of them, the kernels rank only the candidates with a positive grade (faster)
 _JUDGED_ZERO_MATTERS = frozenset({"num_nonrel_judged_ret", "bpref", "gm_bpref", "infAP",
-                                  "rbp_resid", "unj"})
+                                  "rbp_resid", "unj", "judged"})
 _EMPTY_I64 = np.zeros(0, dtype=np.int64)
 _EMPTY_U8_2D = np.zeros((0, 0), dtype=np.uint8)
 _NO_SCORES = np.zeros((0, 0), dtype=np.float64)
@@ -86,6 +86,31 @@ def _int_grades(r: np.ndarray, valid, name: str, where) -> np.ndarray:
     raise TypeError(f"{name} must hold integer grades (or bools), not {r.dtype}")
 
 
+def _kernel_args(columns, level: int, v9: bool) -> tuple:
+    """The stream kernels' flags and per-measure arrays for columns measured at ``level``."""
+    m = len(columns)
+    codes = np.array([c.code for c in columns], dtype=np.int32)
+    kparams = np.array([min(c.k, 2**62) for c in columns], dtype=np.int64)
+    fparams = np.array([c.x for c in columns], dtype=np.float64)
+    loffs = np.zeros(m + 1, dtype=np.int64)
+    lkeys: list[int] = []
+    lvals: list[float] = []
+    for i, c in enumerate(columns):
+        if c.family in ("utility", "11pt_avg"):
+            lkeys.extend([0] * len(c.values))
+            lvals.extend(c.values)
+        elif c.keys:
+            lkeys.extend(c.keys)
+            lvals.extend(c.values)
+        loffs[i + 1] = len(lkeys)
+    # at a level of 0 or below a candidate graded 0 is relevant: every candidate is ranked
+    all_judged = level <= 0 or any(c.family in _JUDGED_ZERO_MATTERS or c.keys for c in columns)
+    flags = (int(all_judged) | 2 * int(any(c.family in DENSE for c in columns))
+             | 4 * int(v9))
+    return (flags, codes, kparams, fparams, loffs, np.array(lkeys, dtype=np.int64),
+            np.array(lvals, dtype=np.float64))
+
+
 def _ids_array(ids, name: str, n: int) -> np.ndarray:
     a = as_array(ids, name)
     if a.ndim != 1 or len(a) != n:
@@ -130,7 +155,9 @@ class RankingMetrics:
         Any measure :func:`qafast.evaluate` accepts (``"ndcg@10"``, ``"mrr@10"``,
         ``"recall@100"``, ``"map"``, ``"P_5"``, ``"official"``, ...).
     relevance_level : int, default 1
-        Lowest grade that counts as relevant (trec_eval ``-l``); at least 1.
+        Lowest grade that counts as relevant (trec_eval ``-l``); at least 1. A measure
+        that sets its own (ranx's ``ndcg@10-l2``, ir_measures' ``P(rel=2)@5``) uses its own,
+        but which queries are empty is always decided at ``relevance_level``.
     empty_queries : {"skip", "zero", "error"}, default "skip"
         A query without a relevant document (no candidate graded ``relevance_level`` or
         above and ``num_relevant`` 0) is left out of the means (``"skip"``, as trec_eval
@@ -178,27 +205,15 @@ class RankingMetrics:
         self._max_docs = None if max_docs is None else _check_int(max_docs, "max_docs", 1)
         self._columns = columns
         self._names = [c.name for c in columns]
-        m = len(columns)
-        self._codes = np.array([c.code for c in columns], dtype=np.int32)
-        self._kparams = np.array([min(c.k, 2**62) for c in columns], dtype=np.int64)
-        self._fparams = np.array([c.x for c in columns], dtype=np.float64)
-        loffs = np.zeros(m + 1, dtype=np.int64)
-        lkeys: list[int] = []
-        lvals: list[float] = []
-        for i, c in enumerate(columns):
-            if c.family in ("utility", "11pt_avg"):
-                lkeys.extend([0] * len(c.values))
-                lvals.extend(c.values)
-            elif c.keys:
-                lkeys.extend(c.keys)
-                lvals.extend(c.values)
-            loffs[i + 1] = len(lkeys)
-        self._loffs = loffs
-        self._lkeys = np.array(lkeys, dtype=np.int64)
-        self._lvals = np.array(lvals, dtype=np.float64)
         self._gm = [j for j, c in enumerate(columns) if c.aggregate == "gm"]
-        all_judged = any(c.family in _JUDGED_ZERO_MATTERS or c.keys for c in columns)
-        self._flags = int(all_judged) | 2 * int(any(c.family in DENSE for c in columns))
+        # a column may set its own relevance level (ranx's -lN, ir_measures' rel=) or recall
+        # cut points (ir_measures' IPrec): one kernel pass per setting, as evaluate makes
+        settings: dict[tuple[int, bool], list[int]] = {}
+        for j, c in enumerate(columns):
+            settings.setdefault((self._level if c.rel is None else c.rel, c.v9), []).append(j)
+        self._groups = [(np.array(js, dtype=np.int64), level,
+                         *_kernel_args([columns[j] for j in js], level, v9))
+                        for (level, v9), js in settings.items()]
         self._config = (tuple(self._names), self._level, self._empty, self._max_docs)
         self.reset()
 
@@ -322,15 +337,23 @@ class RankingMetrics:
         m = len(self._columns)
         out = np.empty((nq, m), dtype=np.float64)
         info = np.zeros(4, dtype=np.int64)
-        direct = not self._gm
-        err = _kernels.stream_ranking_dense(
-            s, s32, g, mk, nr, self._level, self._max_docs or 0, _EMPTY_MODES[self._empty],
-            self._flags, self._codes, self._kparams, self._fparams, self._loffs,
-            self._lkeys, self._lvals, out, self._limbs if direct else _NO_ACC,
-            self._special if direct else _NO_SPECIAL, info)
-        if err:
-            self._raise(err, info, where)
-        done = int(info[0])
+        # one group without gm_ columns: the kernel adds its values into the sums itself
+        direct = not self._gm and len(self._groups) == 1
+        done = 0
+        for js, level, *args in self._groups:
+            # every group skips (or refuses) the same queries: those without a candidate
+            # graded self._level or above, whatever level the group's measures use
+            group_out = out if len(self._groups) == 1 else np.empty((nq, len(js)))
+            err = _kernels.stream_ranking_dense(
+                s, s32, g, mk, nr, self._level, level, self._max_docs or 0,
+                _EMPTY_MODES[self._empty], *args, group_out,
+                self._limbs if direct else _NO_ACC, self._special if direct else _NO_SPECIAL,
+                info)
+            if err:
+                self._raise(err, info, where)
+            done = int(info[0])
+            if group_out is not out:
+                out[:done, js] = group_out[:done]
         if not direct and done:
             values = out[:done]
             for j in self._gm:
@@ -446,11 +469,16 @@ class RankingMetrics:
         nq = len(offsets) - 1
         out = np.empty((nq, len(self._columns)), dtype=np.float64)
         measured = np.empty(nq, dtype=np.int64)
-        done = _kernels.stream_ranking_csr(
-            offsets, np.ascontiguousarray(s), np.ascontiguousarray(d), np.ascontiguousarray(g),
-            self._level, self._max_docs or 0, _EMPTY_MODES[self._empty], self._flags,
-            self._codes, self._kparams, self._fparams, self._loffs, self._lkeys, self._lvals,
-            out, measured)
+        s, d, g = np.ascontiguousarray(s), np.ascontiguousarray(d), np.ascontiguousarray(g)
+        done = 0
+        for js, level, *args in self._groups:
+            group_out = out if len(self._groups) == 1 else np.empty((nq, len(js)))
+            # the queries measured depend on self._level only: the same in every group
+            done = _kernels.stream_ranking_csr(
+                offsets, s, d, g, self._level, level, self._max_docs or 0,
+                _EMPTY_MODES[self._empty], *args, group_out, measured)
+            if group_out is not out:
+                out[:done, js] = group_out[:done]
         values = out[:done]
         for j in self._gm:
             values[:, j] = np.log(np.maximum(values[:, j], _MIN_GEO_MEAN))
