@@ -50,6 +50,8 @@ def naive(data: bytes, is_run: bool) -> dict:
         fields = line.split()  # bytes.split(): the ASCII whitespace of C isspace()
         if not fields:
             continue
+        if is_run and fields[0].startswith(b"#"):
+            continue  # trec_eval's run reader skips blanks, then takes '#' as a comment
         assert len(fields) >= need, (number, line)
         qid, docno = fields[0].decode("utf-8"), fields[2].decode("utf-8")
         value = float(fields[4]) if is_run else int(fields[3])
