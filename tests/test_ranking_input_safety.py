@@ -9,6 +9,8 @@ import threading
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import qafast
 from qafast import _kernels
@@ -286,3 +288,54 @@ def test_column_that_lies_about_its_length():
     except ValueError:
         return  # a clear error is fine too
     assert run.to_dict() == {"q1": {"d1": 1.0, "d2": 2.0}}
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.data())
+def test_uint64_ids_rank_as_their_zero_padded_decimal_strings(data):
+    # zero-padded decimals sort as strings exactly as the numbers do, so the string path
+    # (trec_eval's strcmp order) is the reference for integer ids over the whole uint64 range
+    ids = st.one_of(st.integers(0, 2**64 - 1), st.integers(2**63 - 3, 2**63 + 3),
+                    st.integers(0, 20))
+    n_q = data.draw(st.integers(1, 3))
+    qids, docs, scores, judged = [], [], [], {}
+    for q in range(n_q):
+        ds = data.draw(st.lists(ids, min_size=1, max_size=8, unique=True))
+        for d in ds:
+            qids.append(q)
+            docs.append(d)
+            scores.append(data.draw(st.sampled_from([0.0, 0.5, 1.0])))
+            if data.draw(st.booleans()):
+                judged[(q, d)] = data.draw(st.integers(0, 2))
+    if not judged:
+        judged[(qids[0], docs[0])] = 1
+    udocs = np.array(docs, dtype=np.uint64)
+    run = qafast.Run.from_arrays(np.array(qids), udocs, scores)
+    jq, jd = zip(*judged)
+    qrels = qafast.Qrels.from_arrays(np.array(jq), np.array(jd, dtype=np.uint64),
+                                     list(judged.values()))
+    as_str = [f"{d:020d}" for d in docs]
+    run_s = qafast.Run.from_arrays(np.array(qids), as_str, scores)
+    qrels_s = qafast.Qrels.from_arrays(np.array(jq), [f"{d:020d}" for d in jd],
+                                       list(judged.values()))
+    assert qafast.evaluate(qrels, run, MEASURES, per_query=True) == \
+        qafast.evaluate(qrels_s, run_s, MEASURES, per_query=True)
+    assert run.to_dict() == {q: {int(d): s for d, s in ds.items()}
+                             for q, ds in run_s.to_dict().items()}
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["q1", "q2", "q\x00", "q1\x00"]),
+                          st.text(alphabet="ab\x00", min_size=1, max_size=4),
+                          st.sampled_from([0.0, 1.0])), min_size=1, max_size=12,
+                unique_by=lambda r: r[:2]))
+def test_string_ids_from_lists_equal_the_dict_path(rows):
+    qids, docs, scores = map(list, zip(*rows))
+    as_dict: dict = {}
+    for q, d, s in rows:
+        as_dict.setdefault(q, {})[d] = s
+    run = qafast.Run.from_arrays(qids, docs, scores)
+    assert run.to_dict() == as_dict
+    qrels = {q: {d: 1 for d in list(ds)[::2]} for q, ds in as_dict.items()}
+    assert qafast.evaluate(qrels, run, MEASURES, per_query=True) == \
+        qafast.evaluate(qrels, as_dict, MEASURES, per_query=True)
