@@ -228,6 +228,23 @@ cdef inline object _enc_query_kind(object qid, object first_kind):
     return None
 
 
+cdef extern from "Python.h":
+    bint _enc_is_any_dict "PyDict_Check" (PyObject *o)
+
+
+def encode_dict_total(dict data):
+    """The number of entries of the dicts ``data`` maps to, each counted by the dict itself
+    (a subclass's ``__len__`` is not asked), or -1 if one of them is not a dict."""
+    cdef Py_ssize_t pos = 0, total = 0
+    cdef PyObject *k
+    cdef PyObject *v
+    while _enc_dict_next(data, &pos, &k, &v):
+        if not _enc_is_any_dict(v):
+            return -1
+        total += _enc_dict_size(v)
+    return total
+
+
 def encode_run_dict(dict data, int64_t[::1] query_offsets, double[::1] values,
                     int64_t[::1] hashes, int64_t[::1] tiekeys, int64_t[::1] byte_offsets,
                     list query_ids):
@@ -335,8 +352,10 @@ def encode_run_dict_chunk(dict data, Py_ssize_t start, object first_kind,
         if first_kind is None:
             return -1, before, q
         dpos = 0
+        # no Python code runs in this loop (exact str keys, float values read in C), so the
+        # dict's size checked above is what it yields: no per-entry bound check is needed
         while _enc_dict_next(<object>qv, &dpos, &k, &v):
-            if pos >= max_entries or not _enc_run_entry(k, v, &utf8, &n, &x):
+            if not _enc_run_entry(k, v, &utf8, &n, &x):
                 return -1, before, q
             if size + n > cap:
                 # this query's bytes do not fit: it starts the next chunk (or grows the blob)

@@ -144,17 +144,15 @@ def _from_nested(cls, data, integer_values: bool, source: str):
                         f"got {type(data).__name__}")
     if type(data) is not dict:
         data = dict(data)  # the encoders take plain dicts (a defaultdict is copied once)
-    # Sizes as the encoders will find them: the dicts' own (a subclass's __len__ or
-    # values() need not agree with what iterating it gives). The encoders check every write
-    # against these, so a dict that changes while it is read is an error, never a write
-    # past the arrays.
-    try:
-        total = sum(map(dict.__len__, dict.values(data)))
-    except TypeError:
-        bad = next(q for q, v in dict.items(data) if not isinstance(v, dict))
+    # Sizes as the encoders will find them: the dicts' own (a subclass's __len__ need not
+    # agree with what iterating it gives). The encoders check every write against these, so
+    # a dict that changes while it is read is an error, never a write past the arrays.
+    total = _kernels.encode_dict_total(data)
+    if total < 0:
+        bad = next(q for q, v in data.items() if not isinstance(v, dict))
         raise TypeError(f"{source}: query {bad!r} maps to a {type(data[bad]).__name__}, "
-                        "not a dict of {doc_id: value}") from None
-    offsets = np.empty(dict.__len__(data) + 1, dtype=np.int64)
+                        "not a dict of {doc_id: value}")
+    offsets = np.empty(len(data) + 1, dtype=np.int64)
     values = np.empty(total, dtype=np.float64)
     hashes = np.empty(total, dtype=np.int64)
     tiekeys = _EMPTY_I64 if integer_values else np.empty(total, dtype=np.int64)
