@@ -235,3 +235,42 @@ def test_kernels_refuse_buffers_of_the_wrong_size():
         K.answer_squad_chars(["a b"], np.empty(1, dtype=np.int64))
     with pytest.raises(TypeError):
         K.answer_tokens([3], None, True, np.empty(2, dtype=np.int64))
+
+
+class ClearsOnCompare(str):
+    """A dict key that collides with "text" and, when compared, empties a list."""
+
+    victims: list = []
+
+    def __hash__(self):
+        return hash("text")
+
+    def __eq__(self, other):
+        for v in ClearsOnCompare.victims:
+            del v[:]
+        return False
+
+
+@pytest.mark.parametrize("flat", [True, False])
+def test_squad_walk_when_a_key_comparison_empties_the_lists(flat):
+    from qafast import _kernels as K
+
+    def answer(t):
+        d = {ClearsOnCompare("k"): 0}  # first in the dict: probed before "text"
+        d["text"] = t
+        return d
+
+    answers = [answer("a"), answer("b"), answer("c")]
+    qas = [{"id": f"q{i}", "answers": answers if i == 0 else [{"text": "z"}]}
+           for i in range(6)]
+    data = [{"paragraphs": [{"qas": qas}]}]
+    ClearsOnCompare.victims = [qas, answers]
+    try:
+        ids, texts = [], []
+        if flat:
+            K.squad_flatten_flat(data, ids, texts)
+        else:
+            K.squad_flatten(data, ids, texts)
+    finally:
+        ClearsOnCompare.victims = []
+    assert ids == ["q0"]  # the walk stopped where the lists ended

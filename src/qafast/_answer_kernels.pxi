@@ -1381,7 +1381,7 @@ def squad_flatten(object data, list ids, list answers):
     True when every id and text is exactly a str."""
     cdef object article, paragraph, qa, a, t, qid
     cdef list texts
-    cdef Py_ssize_t k, m
+    cdef Py_ssize_t k
     cdef bint all_str = True
     for article in data:
         for paragraph in _ak_item(article, "paragraphs"):
@@ -1392,13 +1392,16 @@ def squad_flatten(object data, list ids, list answers):
                     all_str = False
                 a = _ak_item(qa, "answers")
                 if type(a) is list:
-                    m = len(<list>a)
-                    texts = [None] * m
-                    for k in range(m):
+                    # read up to the list's length at each step (a lookup may run a key's
+                    # __eq__, which could shorten it), as Python's own iteration does
+                    texts = []
+                    k = 0
+                    while k < PyList_GET_SIZE(a):
                         t = _ak_item((<list>a)[k], "text")
+                        k += 1
                         if type(t) is not str:
                             all_str = False
-                        texts[k] = t
+                        texts.append(t)
                 elif isinstance(a, _AkMapping):
                     t = a["text"]
                     if not isinstance(t, list):
