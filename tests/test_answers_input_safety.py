@@ -274,3 +274,16 @@ def test_squad_walk_when_a_key_comparison_empties_the_lists(flat):
     finally:
         ClearsOnCompare.victims = []
     assert ids == ["q0"]  # the walk stopped where the lists ended
+
+
+def test_squad_lookup_when_an_id_hash_empties_the_ids():
+    from qafast import _kernels as K
+
+    class Clears(str):
+        def __hash__(self):
+            del ids[:]
+            return 7
+
+    ids = ["x", Clears("q1")] + [f"q{i}" for i in range(2, 40)]
+    with pytest.raises(ValueError, match="changed"):
+        K.squad_lookup(ids, {"q0": "a", "q1": "b"})
