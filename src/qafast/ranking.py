@@ -440,7 +440,8 @@ class Qrels(_Ranked):
 
     @classmethod
     def from_arrays(cls, query_ids, doc_ids, grades) -> "Qrels":
-        """From three equal-length arrays, one row per judgment, in any order."""
+        """From three equal-length arrays, one row per judgment, in any order. Ids are str
+        (kept exactly, trailing NUL characters included) or integers (int64 or uint64)."""
         return _from_columns(cls, query_ids, doc_ids, grades, True, "qrels arrays")
 
     @classmethod
@@ -505,7 +506,9 @@ class Run(_Ranked):
 
     @classmethod
     def from_arrays(cls, query_ids, doc_ids, scores) -> "Run":
-        """From three equal-length arrays, one row per retrieved document, in any order."""
+        """From three equal-length arrays, one row per retrieved document, in any order. Ids
+        are str (kept exactly, trailing NUL characters included) or integers (int64 or
+        uint64)."""
         obj = _from_columns(cls, query_ids, doc_ids, scores, False, "run arrays")
         obj.run_id = None
         return obj
