@@ -16,6 +16,7 @@ from libc.stdlib cimport malloc, realloc, free, calloc, qsort
 from libc.string cimport memcpy, memcmp, memset
 
 from cpython.ref cimport PyObject
+cimport cython
 
 cdef extern from *:
     """
@@ -632,13 +633,16 @@ cdef inline Py_ssize_t _ak_utf8(const Py_UCS4* cp, Py_ssize_t n, char* out) noex
     return b
 
 
+@cython.boundscheck(True)
 def answer_tokens(list strings, object slow, bint squad, int64_t[::1] tok_off):
-    """Token ids of every string, in one vocabulary keyed by the tokens' UTF-8 bytes.
+    """Token ids of every string (each exactly a str), in one vocabulary keyed by the tokens'
+    UTF-8 bytes.
 
     With ``squad``, the tokens of SQuAD's ``normalize_answer(s).split()`` are found here for
     every string (``slow`` is not called); otherwise ``slow(s)`` must return its tokens as a
     list of ``bytes``. String i's ids end up at ``tok_off[i]:tok_off[i + 1]`` of the returned
-    int32 array returned. Returns ``(ids, vocabulary_size)``.
+    int32 array; ``tok_off`` has ``len(strings) + 1`` entries. Returns ``(ids,
+    vocabulary_size)``.
     """
     cdef Py_ssize_t i, k, n = len(strings), length, wcap = 0, m, nt, nb
     cdef const char* utf8
@@ -648,6 +652,8 @@ def answer_tokens(list strings, object slow, bint squad, int64_t[::1] tok_off):
     cdef _AkTable table
     cdef _AkIds out
     cdef _AkWork work
+    if tok_off.shape[0] != n + 1:
+        raise ValueError("tok_off must have one entry per string, and one more")
     out.data = NULL
     out.size = 0
     out.cap = 0
@@ -662,6 +668,8 @@ def answer_tokens(list strings, object slow, bint squad, int64_t[::1] tok_off):
         for i in range(n):
             _ak_prefetch_str(strings, i + 8)
             s = strings[i]
+            if type(s) is not str:
+                raise TypeError(f"answer string {i} is a {type(s).__name__}, not a str")
             if squad and PyUnicode_IS_ASCII(s):
                 utf8 = PyUnicode_AsUTF8AndSize(s, &length)
                 if length > wcap:
@@ -672,7 +680,7 @@ def answer_tokens(list strings, object slow, bint squad, int64_t[::1] tok_off):
                     wcap = length + 64
                 _ak_squad_ascii(utf8, length, w, &table, &out)
             elif squad:
-                m = _ak_squad_prepare(<str?>s, &work)
+                m = _ak_squad_prepare(<str>s, &work)
                 nt = _ak_squad_spans(&work, m)
                 for k in range(nt):
                     nb = _ak_utf8(work.cp + work.spans[2 * k],
@@ -680,6 +688,8 @@ def answer_tokens(list strings, object slow, bint squad, int64_t[::1] tok_off):
                     _ak_push(&out, _ak_intern(&table, work.utf8, nb))
             else:
                 toks = slow(s)
+                if type(toks) is not list:
+                    raise TypeError("the tokenizer must return a list of bytes")
                 for tok in toks:
                     _ak_push(&out, _ak_intern_bytes(&table, PyBytes_AS_STRING(<bytes?>tok),
                                               PyBytes_GET_SIZE(tok)))
@@ -700,7 +710,8 @@ cdef struct _AkCharWork:
 
 
 cdef int _ak_squad_chars_into(object s, _AkCharWork* c, _AkIds* out) except -1:
-    """Append the code points of SQuAD's ``normalize_answer(s)`` to out."""
+    """Append the code points of SQuAD's ``normalize_answer(s)`` to out; s is exactly a str
+    (so its methods are str's own, and no Python code of the caller's runs here)."""
     cdef Py_ssize_t k, j, m, nt, a, b, length
     cdef const char* utf8
     cdef void* grown
@@ -715,7 +726,7 @@ cdef int _ak_squad_chars_into(object s, _AkCharWork* c, _AkIds* out) except -1:
             c.wcap = length + 64
         _ak_squad_ascii_chars(utf8, length, c.w, out)
         return 0
-    m = _ak_squad_prepare(<str?>s, &c.work)
+    m = _ak_squad_prepare(<str>s, &c.work)
     nt = _ak_squad_spans(&c.work, m)
     _ak_reserve(out, m)        # the tokens and the spaces between them fit in m
     for k in range(nt):
@@ -746,12 +757,17 @@ cdef void _ak_char_work_free(_AkCharWork* c) noexcept:
     _ak_work_free(&c.work)
 
 
+@cython.boundscheck(True)
 def answer_squad_chars(list strings, int64_t[::1] off):
-    """The code points of SQuAD's ``normalize_answer(s)`` for every str s: string i's are at
-    ``off[i]:off[i + 1]`` of the returned int32 array."""
+    """The code points of SQuAD's ``normalize_answer(s)`` for every s of ``strings`` (each
+    exactly a str): string i's are at ``off[i]:off[i + 1]`` of the returned int32 array
+    (``off`` has ``len(strings) + 1`` entries)."""
     cdef Py_ssize_t i, n = len(strings)
     cdef _AkIds out
     cdef _AkCharWork c
+    cdef object s
+    if off.shape[0] != n + 1:
+        raise ValueError("off must have one entry per string, and one more")
     out.data = NULL
     out.size = 0
     out.cap = 0
@@ -760,7 +776,10 @@ def answer_squad_chars(list strings, int64_t[::1] off):
         off[0] = 0
         for i in range(n):
             _ak_prefetch_str(strings, i + 8)
-            _ak_squad_chars_into(strings[i], &c, &out)
+            s = strings[i]
+            if type(s) is not str:
+                raise TypeError(f"answer string {i} is a {type(s).__name__}, not a str")
+            _ak_squad_chars_into(s, &c, &out)
             off[i + 1] = out.size
         return _ak_ids_array(&out)
     finally:
@@ -768,6 +787,7 @@ def answer_squad_chars(list strings, int64_t[::1] off):
         _ak_char_work_free(&c)
 
 
+@cython.boundscheck(True)
 def answer_char_f1_direct(list predictions, list references, bint v2, double[::1] out,
                           double[::1] sums):
     """Character F1 with SQuAD's normalizer, question by question, with no interning: each
@@ -779,7 +799,9 @@ def answer_char_f1_direct(list predictions, list references, bint v2, double[::1
     (when it has one per question) and their sequential sum to ``sums[1]``. Returns -1, or
     ``(question, what)`` for the first value that is not a str, or ``(question, "none")``
     for a question without references (the caller then takes its general path, which
-    names it)."""
+    names it). Only values that are exactly str, and references that are exactly a str, a
+    list or a tuple, are taken: any other, a str subclass included, is returned as not a
+    str (the general path converts it), so no Python code of the caller's runs here."""
     cdef Py_ssize_t n = len(predictions), i, g, ng_refs
     cdef object p, r, x
     cdef _AkIds pu, gu
@@ -790,6 +812,8 @@ def answer_char_f1_direct(list predictions, list references, bint v2, double[::1
     cdef int32_t t, take
     cdef double best_f, f, prec, rec, total = 0.0
     cdef bint keep_rows = out.shape[0] == n
+    if len(references) != n:
+        raise ValueError("one reference entry per prediction is expected")
     pu.data = NULL
     pu.size = 0
     pu.cap = 0
@@ -809,10 +833,10 @@ def answer_char_f1_direct(list predictions, list references, bint v2, double[::1
             if i + 4 < n:
                 _ak_prefetch_items(references, i + 4)
             p = predictions[i]
-            if not isinstance(p, str):
+            if type(p) is not str:
                 return i, "prediction"
             r = references[i]
-            if isinstance(r, str):
+            if type(r) is str:
                 r = (r,)
             elif type(r) is not list and type(r) is not tuple:
                 return i, "reference"
@@ -828,7 +852,7 @@ def answer_char_f1_direct(list predictions, list references, bint v2, double[::1
             kept = 0
             for g in range(ng_refs):
                 x = r[g]
-                if not isinstance(x, str):
+                if type(x) is not str:
                     for k in range(np_):
                         cnt[pu.data[k]] = 0
                     return i, "reference"
@@ -878,12 +902,21 @@ def answer_char_f1_direct(list predictions, list references, bint v2, double[::1
 # Interning of the answer strings
 # ---------------------------------------------------------------------------------------------
 
+cdef int _ak_refs_changed() except -1:
+    raise ValueError("the references changed while they were read: more or fewer strings "
+                     "than counted")
+
+
+@cython.boundscheck(True)
 def answer_count_refs(list references, int64_t[::1] ref_off):
     """``ref_off[i + 1] - ref_off[i]`` = the number of references of question i (a str is one,
-    a list or tuple its length). Returns -1, or the index of the first question whose
-    references are neither."""
+    a list or tuple its length); ``ref_off`` has ``len(references) + 1`` entries. Returns -1,
+    or the index of the first question whose references are not exactly a str, a list or a
+    tuple (a subclass of one included: the caller converts it)."""
     cdef Py_ssize_t i, n = len(references)
     cdef object r
+    if ref_off.shape[0] != n + 1:
+        raise ValueError("ref_off must have one entry per question, and one more")
     ref_off[0] = 0
     for i in range(n):
         r = references[i]
@@ -957,8 +990,11 @@ cdef int _ak_str_grow(_AkStrTable* t) except -1:
 
 
 cdef inline void _ak_prefetch_items(list lst, Py_ssize_t i) noexcept:
-    cdef PyObject* r = _ak_list_item(lst, i)
+    cdef PyObject* r
     cdef Py_ssize_t k
+    if i >= _ak_list_len(<PyObject*>lst):
+        return
+    r = _ak_list_item(lst, i)
     if _ak_is_list(r):
         for k in range(min(_ak_list_len(r), 4)):
             AK_PREFETCH(_ak_list_item(<object>r, k))
@@ -988,8 +1024,11 @@ cdef inline void _ak_prefetch_one(_AkStrTable* t, PyObject* s, bint held) noexce
 
 cdef inline void _ak_prefetch_slots(_AkStrTable* t, list predictions, list references,
                                     Py_ssize_t i, bint held) noexcept:
-    cdef PyObject* r = _ak_list_item(references, i)
+    cdef PyObject* r
     cdef Py_ssize_t k
+    if i >= _ak_list_len(<PyObject*>predictions) or i >= _ak_list_len(<PyObject*>references):
+        return
+    r = _ak_list_item(references, i)
     _ak_prefetch_one(t, _ak_list_item(predictions, i), held)
     if _ak_is_list(r):
         for k in range(min(_ak_list_len(r), 4)):
@@ -1023,16 +1062,23 @@ cdef int32_t _ak_str_index(_AkStrTable* t, list strings, object s) except -1:
     return sid
 
 
+@cython.boundscheck(True)
 def answer_intern(list predictions, list references, list strings,
                   int32_t[::1] pred_sid, int32_t[::1] ref_sid):
     """Give every distinct answer string an index (its position in ``strings``, which this
     fills) and write the predictions' and references' indices. ``references`` holds str, lists
-    or tuples only (see ``answer_count_refs``). Returns None, or ``(question, what)`` for the
-    first value that is not a str (``what`` is "prediction" or "reference")."""
-    cdef Py_ssize_t i, k, n = len(predictions), pos = 0
+    or tuples only, and ``ref_sid`` has room for exactly their strings (see
+    ``answer_count_refs``). Returns None, or ``(question, what)`` for the first value that is
+    not exactly a str (``what`` is "prediction" or "reference"): a str subclass is returned
+    too, since its hash and comparisons could run Python code that changes the lists while
+    they are read; the caller converts it to a str."""
+    cdef Py_ssize_t i, k, n = len(predictions), pos = 0, nref = ref_sid.shape[0]
     cdef object p, r, g
     cdef _AkStrTable t
     cdef int64_t cap = 1 << 10
+    if pred_sid.shape[0] != n or len(references) != n:
+        raise ValueError("one prediction index and one reference entry per question are "
+                         "expected")
     # room for every string at load 1/2 if about half of them are distinct (the table grows
     # past that): a smaller table has fewer cache misses per probe
     while cap < n + ref_sid.shape[0] and cap < (1 << 22):
@@ -1058,19 +1104,27 @@ def answer_intern(list predictions, list references, list strings,
             if i + 2 < n:
                 _ak_prefetch_slots(&t, predictions, references, i + 2, True)
             p = predictions[i]
-            if not isinstance(p, str):
+            if type(p) is not str:
                 return i, "prediction"
             pred_sid[i] = _ak_str_index(&t, strings, p)
             r = references[i]
-            if isinstance(r, str):
+            if type(r) is str:
+                if pos >= nref:
+                    _ak_refs_changed()
                 ref_sid[pos] = _ak_str_index(&t, strings, r)
                 pos += 1
-            else:
+            elif type(r) is list or type(r) is tuple:
                 for g in r:
-                    if not isinstance(g, str):
+                    if type(g) is not str:
                         return i, "reference"
+                    if pos >= nref:
+                        _ak_refs_changed()
                     ref_sid[pos] = _ak_str_index(&t, strings, g)
                     pos += 1
+            else:
+                return i, "reference"
+        if pos != nref:
+            _ak_refs_changed()
         return None
     finally:
         free(t.slots)
@@ -1318,6 +1372,7 @@ cdef inline object _ak_item(object obj, str key):
     return obj[key]
 
 
+@cython.boundscheck(True)
 def squad_flatten(object data, list ids, list answers):
     """Append each question's ``qa["id"]`` to ``ids`` and the list of its answer texts to
     ``answers``, walking ``data[a]["paragraphs"][p]["qas"][q]`` in order. Answers are a list
@@ -1326,7 +1381,7 @@ def squad_flatten(object data, list ids, list answers):
     True when every id and text is exactly a str."""
     cdef object article, paragraph, qa, a, t, qid
     cdef list texts
-    cdef Py_ssize_t k, m
+    cdef Py_ssize_t k
     cdef bint all_str = True
     for article in data:
         for paragraph in _ak_item(article, "paragraphs"):
@@ -1337,13 +1392,16 @@ def squad_flatten(object data, list ids, list answers):
                     all_str = False
                 a = _ak_item(qa, "answers")
                 if type(a) is list:
-                    m = len(<list>a)
-                    texts = [None] * m
-                    for k in range(m):
+                    # read up to the list's length at each step (a lookup may run a key's
+                    # __eq__, which could shorten it), as Python's own iteration does
+                    texts = []
+                    k = 0
+                    while k < PyList_GET_SIZE(a):
                         t = _ak_item((<list>a)[k], "text")
+                        k += 1
                         if type(t) is not str:
                             all_str = False
-                        texts[k] = t
+                        texts.append(t)
                 elif isinstance(a, _AkMapping):
                     t = a["text"]
                     if not isinstance(t, list):
@@ -1358,10 +1416,15 @@ def squad_flatten(object data, list ids, list answers):
     return all_str
 
 
+@cython.boundscheck(True)
 def squad_flatten_flat(object data, list ids, list texts):
     """squad_flatten into one flat list: question i's answer texts are
     ``texts[offsets[i]:offsets[i + 1]]``. Returns ``(all_str, offsets)``; no list is made
-    per question (making and freeing a million of them was a third of the walk)."""
+    per question (making and freeing a million of them was a third of the walk).
+
+    A lookup in a dict may run Python code (a key's ``__eq__``) that changes the lists
+    being walked: each list is read up to its length at that moment, as Python's own
+    iteration does."""
     cdef object article, paragraph, qa, a, t, qid, qas
     cdef Py_ssize_t k, m, j, nqa
     cdef bint all_str = True
@@ -1377,8 +1440,9 @@ def squad_flatten_flat(object data, list ids, list texts):
                 qas = _ak_item(paragraph, "qas")
                 if type(qas) is not list:
                     raise TypeError  # the general walk takes other sequences
-                nqa = PyList_GET_SIZE(qas)
-                for j in range(nqa):
+                j = 0
+                while j < PyList_GET_SIZE(qas):
+                    nqa = PyList_GET_SIZE(qas)
                     # the next questions' dicts and their key tables, ahead of the lookups
                     # that wait on them (the dataset's objects are scattered in memory)
                     if j + 2 < nqa:
@@ -1386,6 +1450,7 @@ def squad_flatten_flat(object data, list ids, list texts):
                     if j + 1 < nqa:
                         _ak_prefetch_dict_keys(_ak_list_item(qas, j + 1))
                     qa = <object>_ak_list_item(qas, j)
+                    j += 1
                     qid = _ak_item(qa, "id")
                     ids.append(qid)
                     if type(qid) is not str:
@@ -1395,8 +1460,10 @@ def squad_flatten_flat(object data, list ids, list texts):
                         m = len(<list>a)
                         for k in range(min(m, 4)):
                             _ak_prefetch_dict_keys(_ak_list_item(a, k))
-                        for k in range(m):
+                        k = 0
+                        while k < PyList_GET_SIZE(a):
                             t = _ak_item((<list>a)[k], "text")
+                            k += 1
                             if type(t) is not str:
                                 all_str = False
                             texts.append(t)
@@ -1427,16 +1494,26 @@ def squad_flatten_flat(object data, list ids, list texts):
             _trec_mem_free(off, cap * sizeof(int64_t))
 
 
+cdef inline void _ak_prefetch_at(_AkStrTable* t, list lst, Py_ssize_t i, bint held) noexcept:
+    if i < _ak_list_len(<PyObject*>lst):
+        _ak_prefetch_one(t, _ak_list_item(lst, i), held)
+
+
+@cython.boundscheck(True)
 def answer_intern_flat(list predictions, list ref_texts, const int64_t[::1] ref_off,
                        list strings, int32_t[::1] pred_sid, int32_t[::1] ref_sid):
     """answer_intern with each question's references as a slice of one flat list:
     ``ref_texts[ref_off[i]:ref_off[i + 1]]``. Predictions may be None (no prediction:
-    sid -1). Returns None, or ``(question, what)`` for the first value that is not a str."""
+    sid -1). Returns None, or ``(question, what)`` for the first value that is not exactly
+    a str (a str subclass included: the caller's general path converts it)."""
     cdef Py_ssize_t i, k, n = len(predictions), lo, hi, j
     cdef object p, g
     cdef _AkStrTable t
     cdef int64_t cap = 1 << 10
     cdef Py_ssize_t nref = len(ref_texts)
+    if (pred_sid.shape[0] != n or ref_off.shape[0] != n + 1 or ref_sid.shape[0] != nref
+            or (n and (ref_off[0] != 0 or ref_off[n] != nref))):
+        raise ValueError("the offsets and indices do not match the predictions and texts")
     while cap < n + nref and cap < (1 << 22):
         cap *= 2
     t.slots = <_AkStrSlot*>calloc(cap, sizeof(_AkStrSlot))
@@ -1452,17 +1529,17 @@ def answer_intern_flat(list predictions, list ref_texts, const int64_t[::1] ref_
                 for j in range(ref_off[i + 8], min(ref_off[i + 9], ref_off[i + 8] + 4)):
                     _ak_prefetch_str(ref_texts, j)
             if i + 4 < n:
-                _ak_prefetch_one(&t, _ak_list_item(predictions, i + 4), False)
+                _ak_prefetch_at(&t, predictions, i + 4, False)
                 for j in range(ref_off[i + 4], min(ref_off[i + 5], ref_off[i + 4] + 4)):
-                    _ak_prefetch_one(&t, _ak_list_item(ref_texts, j), False)
+                    _ak_prefetch_at(&t, ref_texts, j, False)
             if i + 2 < n:
-                _ak_prefetch_one(&t, _ak_list_item(predictions, i + 2), True)
+                _ak_prefetch_at(&t, predictions, i + 2, True)
                 for j in range(ref_off[i + 2], min(ref_off[i + 3], ref_off[i + 2] + 4)):
-                    _ak_prefetch_one(&t, _ak_list_item(ref_texts, j), True)
+                    _ak_prefetch_at(&t, ref_texts, j, True)
             p = predictions[i]
             if p is None:
                 pred_sid[i] = -1
-            elif type(p) is not str and not isinstance(p, str):
+            elif type(p) is not str:
                 return i, "prediction"
             else:
                 pred_sid[i] = _ak_str_index(&t, strings, p)
@@ -1470,7 +1547,7 @@ def answer_intern_flat(list predictions, list ref_texts, const int64_t[::1] ref_
             hi = ref_off[i + 1]
             for k in range(lo, hi):
                 g = ref_texts[k]
-                if type(g) is not str and not isinstance(g, str):
+                if type(g) is not str:
                     return i, "reference"
                 ref_sid[k] = _ak_str_index(&t, strings, g)
         return None
@@ -1478,6 +1555,7 @@ def answer_intern_flat(list predictions, list ref_texts, const int64_t[::1] ref_
         free(t.slots)
 
 
+@cython.boundscheck(True)
 def squad_lookup(list ids, dict preds):
     """``([preds.get(q) for q in ids], number of None among them, aligned, all_str)`` in
     one C loop.
@@ -1486,14 +1564,21 @@ def squad_lookup(list ids, dict preds):
     follow ``ids``, each one is taken in turn, with no hashing and no probe of a table far
     larger than the cache. ``aligned`` is True when that held for every question and the
     dict has no other key (then no prediction is for an unknown question, and every value
-    was seen). ``all_str``: every value found is exactly a str."""
+    was seen). ``all_str``: every value found is exactly a str.
+
+    A lookup by hash may run Python code (an id's ``__hash__`` or ``__eq__``) that changes
+    ``ids``: each id is held while it is looked up, and ``ids`` is read up to its length at
+    that moment."""
     cdef Py_ssize_t i, n = len(ids), absent = 0, pos = 0
     cdef list texts = [None] * n
     cdef PyObject* v
     cdef PyObject* k
     cdef PyObject* q
+    cdef object held
     cdef bint aligned = True, all_str = True
     for i in range(n):
+        if i >= PyList_GET_SIZE(ids):
+            raise ValueError("the question ids changed while they were read")
         q = _ak_list_item(ids, i)
         if aligned:
             if _enc_dict_next(preds, &pos, &k, &v) and _ak_same_key(k, q):
@@ -1502,7 +1587,8 @@ def squad_lookup(list ids, dict preds):
                 continue
             aligned = False
         _ak_prefetch_str(ids, i + 8)
-        v = PyDict_GetItemWithError(preds, <object>q)
+        held = <object>q
+        v = PyDict_GetItemWithError(preds, held)
         if v == NULL:
             absent += 1
         else:
@@ -1528,6 +1614,7 @@ def squad_keys_are(dict d, list ids):
     return True
 
 
+@cython.boundscheck(True)
 def squad_probs_values(dict probs, object ids, double[::1] out):
     """The no-answer probabilities in dict order as floats, in one walk of the dict:
     ``out[i] = float(value i)`` for values that are exactly float or int (bool is not).
@@ -1553,17 +1640,20 @@ def squad_probs_values(dict probs, object ids, double[::1] out):
                 return False, False
         else:
             return False, False
-        if not isfinite(x):
+        if not isfinite(x) or i >= out.shape[0]:
             return False, False
         out[i] = x
         if aligned:
-            aligned = _ak_same_key(k, _ak_list_item(<list>ids, i))
+            aligned = (i < PyList_GET_SIZE(ids)
+                       and _ak_same_key(k, _ak_list_item(<list>ids, i)))
         i += 1
     return True, aligned
 
 
+@cython.boundscheck(True)
 def squad_count_distinct(list strings):
-    """The number of distinct values of a list of str (through the answer-string table)."""
+    """The number of distinct values of a list of str (through the answer-string table); a
+    str subclass counts as the plain str it holds."""
     cdef Py_ssize_t i, n = len(strings)
     cdef _AkStrTable t
     cdef int64_t cap = 1 << 10
@@ -1579,12 +1669,16 @@ def squad_count_distinct(list strings):
             raise MemoryError()
         for i in range(n):
             s = strings[i]
-            _ak_str_index(&t, seen, <str?>s)
+            if type(s) is not str:
+                # its own __hash__ or __eq__ could change the list: its text, as a str
+                s = str.__str__(<str?>s)
+            _ak_str_index(&t, seen, s)
         return t.n
     finally:
         free(t.slots)
 
 
+@cython.boundscheck(True)
 def squad_nonempty(list items, uint8_t[::1] o):
     """``o[i] = bool(items[i])`` (a list or str by its length); ``o`` has len(items) bytes."""
     cdef Py_ssize_t i, n = len(items)

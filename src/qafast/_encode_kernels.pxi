@@ -38,10 +38,15 @@ def encode_nested_dict(dict data, bint integer_values, int64_t[::1] query_offset
     document id and the id's UTF-8 bytes (returned as one ``bytes`` blob, entry i at
     ``byte_offsets[i]:byte_offsets[i + 1]``) and, when ``tiekeys`` is not empty, its tie key.
 
+    The arrays are sized from the dicts' own lengths (``dict.__len__``), and every write is
+    checked against them: a score's ``__float__`` (or a ``__class__``) may run Python code that
+    adds or removes documents of a query not read yet, which gives the reason "changed".
+
     Returns ``(blob, None)``, or ``(None, (qid, doc, value, reason))`` naming the first bad
     entry for the caller to raise.
     """
     cdef Py_ssize_t pos = 0, q = 0, n
+    cdef Py_ssize_t total = values.shape[0], n_queries = query_offsets.shape[0] - 1
     cdef object qid, docs, doc, value
     cdef const char* utf8
     cdef double x
@@ -52,10 +57,13 @@ def encode_nested_dict(dict data, bint integer_values, int64_t[::1] query_offset
     buf.size = 0
     buf.capacity = 0
     cdef object first_kind = None, kind
+    _enc_check_sizes(total, n_queries, query_offsets, hashes, tiekeys, byte_offsets)
     query_offsets[0] = 0
     byte_offsets[0] = 0
     try:
         for qid, docs in data.items():
+            if q >= n_queries:
+                return None, (qid, None, None, "changed")
             # query ids must be all str or all int (not bool): checked here, in the one pass
             kind = type(qid)
             if kind is not first_kind:
@@ -92,6 +100,8 @@ def encode_nested_dict(dict data, bint integer_values, int64_t[::1] query_offset
                         return None, (qid, doc, value, "float")
                 if x != x:
                     return None, (qid, doc, value, "nan")
+                if pos >= total:
+                    return None, (qid, doc, value, "changed")
                 utf8 = PyUnicode_AsUTF8AndSize(doc, &n)
                 _buffer_append(&buf, utf8, n)
                 hashes[pos] = <int64_t>_trec_hash(<const unsigned char*>utf8, n)
@@ -102,17 +112,31 @@ def encode_nested_dict(dict data, bint integer_values, int64_t[::1] query_offset
                 byte_offsets[pos] = buf.size
             q += 1
             query_offsets[q] = pos
+        if pos != total or q != n_queries:
+            return None, (qid if q else None, None, None, "changed")
         return (buf.data[:buf.size] if buf.size else b""), None
     finally:
         free(buf.data)
 
 
+cdef int _enc_check_sizes(Py_ssize_t total, Py_ssize_t n_queries, int64_t[::1] query_offsets,
+                          int64_t[::1] hashes, int64_t[::1] tiekeys,
+                          int64_t[::1] byte_offsets) except -1:
+    # the per-entry arrays agree with values' length, the offsets have one entry more
+    if (n_queries < 0 or hashes.shape[0] != total or byte_offsets.shape[0] != total + 1
+            or (tiekeys.shape[0] != 0 and tiekeys.shape[0] != total)):
+        raise ValueError("the output arrays do not have one entry per document")
+    return 0
+
+
 def encode_str_column(object column, int64_t[::1] hashes, int64_t[::1] tiekeys,
                       int64_t[::1] byte_offsets):
-    """Hash each string of ``column`` (any sequence of str) and concatenate its UTF-8 bytes,
-    as encode_nested_dict does for dict keys. Returns ``(blob, None)`` or ``(None, (i,
-    value))`` naming the first entry that is not a str."""
-    cdef Py_ssize_t i = 0, n
+    """Hash each string of ``column`` (any iterable of str, bytes or str subclasses, which
+    count as the text they hold) and concatenate its UTF-8 bytes, as encode_nested_dict does
+    for dict keys. ``hashes`` has one entry per string: an iterable that gives more or fewer
+    is refused. Returns ``(blob, None)`` or ``(None, (i, value))`` naming the first entry
+    that is not a str."""
+    cdef Py_ssize_t i = 0, n, total = hashes.shape[0]
     cdef const char* utf8
     cdef object item
     cdef bint with_tiekeys = tiekeys.shape[0] > 0
@@ -120,14 +144,22 @@ def encode_str_column(object column, int64_t[::1] hashes, int64_t[::1] tiekeys,
     buf.data = NULL
     buf.size = 0
     buf.capacity = 0
+    if byte_offsets.shape[0] != total + 1 or (tiekeys.shape[0] != 0
+                                              and tiekeys.shape[0] != total):
+        raise ValueError("the output arrays do not have one entry per string")
     byte_offsets[0] = 0
     try:
         for item in column:
             if type(item) is not str:
                 if isinstance(item, bytes):
                     item = (<bytes>item).decode("utf-8")
+                elif isinstance(item, str):
+                    item = str.__str__(item)   # numpy's str_ and other subclasses: the text
                 else:
                     return None, (i, item)
+            if i >= total:
+                raise ValueError(f"the column gave more than the {total} ids its length "
+                                 "promised")
             utf8 = PyUnicode_AsUTF8AndSize(item, &n)
             _buffer_append(&buf, utf8, n)
             hashes[i] = <int64_t>_trec_hash(<const unsigned char*>utf8, n)
@@ -135,6 +167,8 @@ def encode_str_column(object column, int64_t[::1] hashes, int64_t[::1] tiekeys,
                 tiekeys[i] = qafast_tie_key(<const uint8_t*>utf8, n)
             i += 1
             byte_offsets[i] = buf.size
+        if i != total:
+            raise ValueError(f"the column gave {i} ids where its length promised {total}")
         return (buf.data[:buf.size] if buf.size else b""), None
     finally:
         free(buf.data)
@@ -194,6 +228,23 @@ cdef inline object _enc_query_kind(object qid, object first_kind):
     return None
 
 
+cdef extern from "Python.h":
+    bint _enc_is_any_dict "PyDict_Check" (PyObject *o)
+
+
+def encode_dict_total(dict data):
+    """The number of entries of the dicts ``data`` maps to, each counted by the dict itself
+    (a subclass's ``__len__`` is not asked), or -1 if one of them is not a dict."""
+    cdef Py_ssize_t pos = 0, total = 0
+    cdef PyObject *k
+    cdef PyObject *v
+    while _enc_dict_next(data, &pos, &k, &v):
+        if not _enc_is_any_dict(v):
+            return -1
+        total += _enc_dict_size(v)
+    return total
+
+
 def encode_run_dict(dict data, int64_t[::1] query_offsets, double[::1] values,
                     int64_t[::1] hashes, int64_t[::1] tiekeys, int64_t[::1] byte_offsets,
                     list query_ids):
@@ -205,6 +256,7 @@ def encode_run_dict(dict data, int64_t[::1] query_offsets, double[::1] values,
     encode_nested_dict, which converts what it can and names what it cannot.
     """
     cdef Py_ssize_t qpos = 0, dpos, n, pos = 0, q = 0, total = values.shape[0]
+    cdef Py_ssize_t n_queries = query_offsets.shape[0] - 1
     cdef PyObject *qk
     cdef PyObject *qv
     cdef PyObject *k
@@ -215,6 +267,9 @@ def encode_run_dict(dict data, int64_t[::1] query_offsets, double[::1] values,
     cdef size_t cap = <size_t>1 << 22, new_cap, size = 0
     cdef double x
     cdef object first_kind = None, result
+    _enc_check_sizes(total, n_queries, query_offsets, hashes, tiekeys, byte_offsets)
+    if tiekeys.shape[0] != total:
+        raise ValueError("the tie keys must have one entry per document")
     blob = <unsigned char *>_trec_mem_resize(NULL, 0, cap)
     if blob == NULL:
         raise MemoryError()
@@ -223,7 +278,7 @@ def encode_run_dict(dict data, int64_t[::1] query_offsets, double[::1] values,
     try:
         while _enc_dict_next(data, &qpos, &qk, &qv):
             first_kind = _enc_query_kind(<object>qk, first_kind)
-            if first_kind is None or not _enc_is_dict(qv):
+            if first_kind is None or not _enc_is_dict(qv) or q >= n_queries:
                 return None
             query_ids.append(<object>qk)
             dpos = 0
@@ -246,7 +301,7 @@ def encode_run_dict(dict data, int64_t[::1] query_offsets, double[::1] values,
                 byte_offsets[pos] = <int64_t>size
             q += 1
             query_offsets[q] = pos
-        if pos != total:
+        if pos != total or q != n_queries:
             return None
         result = _trec_wrap(blob, cap, size, 1, b"B", _trec_np.uint8)
         blob = NULL
@@ -277,8 +332,12 @@ def encode_run_dict_chunk(dict data, Py_ssize_t start, object first_kind,
     cdef PyObject *k
     cdef PyObject *v
     cdef const char *utf8
-    cdef unsigned char *bytes_out = &blob[0]
+    cdef unsigned char *bytes_out
     cdef double x
+    _enc_check_sizes(max_entries, max_queries, query_offsets, hashes, tiekeys, byte_offsets)
+    if tiekeys.shape[0] != max_entries or cap == 0:
+        raise ValueError("the tie keys must have one entry per document, and the blob room")
+    bytes_out = &blob[0]
     query_offsets[0] = 0
     byte_offsets[0] = 0
     while True:
@@ -293,6 +352,8 @@ def encode_run_dict_chunk(dict data, Py_ssize_t start, object first_kind,
         if first_kind is None:
             return -1, before, q
         dpos = 0
+        # no Python code runs in this loop (exact str keys, float values read in C), so the
+        # dict's size checked above is what it yields: no per-entry bound check is needed
         while _enc_dict_next(<object>qv, &dpos, &k, &v):
             if not _enc_run_entry(k, v, &utf8, &n, &x):
                 return -1, before, q

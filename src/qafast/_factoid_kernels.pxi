@@ -81,13 +81,22 @@ def fq_pairwise_sum(const double[::1] a):
 # ---------------------------------------------------------------------------------------------
 # Factoid and list questions
 
+cdef inline object _fq_item(list lst, Py_ssize_t i):
+    # a str subclass's __eq__ or lower() may change the lists while they are read: every
+    # item read after such a call is checked against the list's length at that moment
+    if i >= PyList_GET_SIZE(lst):
+        raise ValueError("the answer lists changed while they were read")
+    return <object>PyList_GET_ITEM(lst, i)
+
+
 def fq_first_match_objects(list predicted, list gold, Py_ssize_t k, bint lower,
                            int32_t[::1] out_rank):
     """out_rank[i] = 1-based rank of the first of ``predicted[i][:k]`` (k < 0: all) equal to
     one of ``gold[i]``, or 0. Both are lists of lists of str; with ``lower`` both sides are
     compared after ``str.lower()``. A gold that is a str is its one synonym. Returns -1, or
     (i, what) for the first question whose data is not a list of str (``what``: "predicted"
-    or "target") or whose gold list is empty ("empty")."""
+    or "target") or whose gold list is empty ("empty"). Raises ValueError if a str
+    subclass's methods change the lists while they are read."""
     cdef Py_ssize_t n = PyList_GET_SIZE(predicted), i, j, g, np_, ng, total
     cdef object preds, golds, p, t
     cdef PyObject* pp
@@ -95,19 +104,21 @@ def fq_first_match_objects(list predicted, list gold, Py_ssize_t k, bint lower,
     cdef PyObject** gitems
     cdef list glow
     cdef int32_t found
+    if out_rank.shape[0] != n or PyList_GET_SIZE(gold) != n:
+        raise ValueError("one gold entry and one output rank per question are expected")
     for i in range(n):
         # the questions' lists a few steps ahead, then their answers' objects: the answers
         # are scattered strings, and the loop otherwise waits on each one
-        if i + 8 < n:
+        if i + 8 < PyList_GET_SIZE(predicted):
             _fq_prefetch(<PyObject*>PyList_GET_ITEM(predicted, i + 8))
-        if i + 4 < n:
+        if i + 4 < PyList_GET_SIZE(predicted) and i + 4 < PyList_GET_SIZE(gold):
             _fq_prefetch(<PyObject*>PyList_GET_ITEM(gold, i + 4))
             pp = <PyObject*>PyList_GET_ITEM(predicted, i + 4)
             if type(<object>pp) is list:
                 for j in range(min(PyList_GET_SIZE(<list>pp), 6)):
                     _fq_prefetch(<PyObject*>PyList_GET_ITEM(<list>pp, j))
-        preds = <object>PyList_GET_ITEM(predicted, i)
-        golds = <object>PyList_GET_ITEM(gold, i)
+        preds = _fq_item(predicted, i)
+        golds = _fq_item(gold, i)
         if type(preds) is not list:
             return (i, "predicted")
         total = PyList_GET_SIZE(preds)
@@ -119,11 +130,14 @@ def fq_first_match_objects(list predicted, list gold, Py_ssize_t k, bint lower,
             # the usual case, one gold string: compared in C, no list made
             one = <PyObject*>golds
             for j in range(np_):
+                if j >= PyList_GET_SIZE(preds):
+                    _fq_item(<list>preds, j)  # raises
                 pp = <PyObject*>PyList_GET_ITEM(preds, j)
                 if not _ak_is_exact_str(pp):
-                    if not PyUnicode_Check(<object>pp):
+                    p = <object>pp  # held: its __eq__ may take it out of the list
+                    if not PyUnicode_Check(p):
                         return (i, "predicted")
-                    if PyObject_RichCompareBool(<object>pp, <object>one, Py_EQ):
+                    if PyObject_RichCompareBool(p, <object>one, Py_EQ):
                         found = <int32_t>(j + 1)
                         break
                 elif _ak_same_str(pp, one):
@@ -140,30 +154,30 @@ def fq_first_match_objects(list predicted, list gold, Py_ssize_t k, bint lower,
             if lower:
                 glow = []
                 for g in range(ng):
-                    t = <object>PyList_GET_ITEM(golds, g)
+                    t = _fq_item(<list>golds, g)
                     if not PyUnicode_Check(t):
                         return (i, "target")
                     glow.append(t.lower())
                 golds = glow
             else:
                 for g in range(ng):
-                    if not PyUnicode_Check(<object>PyList_GET_ITEM(golds, g)):
+                    if not PyUnicode_Check(_fq_item(<list>golds, g)):
                         return (i, "target")
             for j in range(np_):
-                p = <object>PyList_GET_ITEM(preds, j)
+                p = _fq_item(<list>preds, j)
                 if not PyUnicode_Check(p):
                     return (i, "predicted")
                 if lower:
                     p = p.lower()
                 for g in range(ng):
-                    if PyObject_RichCompareBool(p, <object>PyList_GET_ITEM(golds, g), Py_EQ):
+                    if PyObject_RichCompareBool(p, _fq_item(<list>golds, g), Py_EQ):
                         found = <int32_t>(j + 1)
                         break
                 if found:
                     break
         # the answers not compared are still checked to be strings
         for j in range(found if found else np_, total):
-            if not PyUnicode_Check(<object>PyList_GET_ITEM(preds, j)):
+            if not PyUnicode_Check(_fq_item(<list>preds, j)):
                 return (i, "predicted")
         out_rank[i] = found
     return -1

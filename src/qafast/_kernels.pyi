@@ -52,6 +52,7 @@ def stream_ranking_csr(
 ) -> int: ...
 
 # encoding of Python containers (_encode_kernels.pxi)
+def encode_dict_total(data: dict[Any, Any]) -> int: ...
 def encode_nested_dict(
     data: dict[Any, dict[str, Any]], integer_values: bool, query_offsets: I64, values: F64,
     hashes: I64, tiekeys: I64, byte_offsets: I64, query_ids: list[Any],

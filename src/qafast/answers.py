@@ -175,10 +175,14 @@ class _Encoded:
         else:
             fn = get_normalizer(normalizer)
             normed = [fn(s) for s in strings]
-            for s, t in zip(strings, normed):
-                if type(t) is not str and not isinstance(t, str):
-                    raise TypeError(f"the normalizer returned {type(t).__name__} for {s!r}, "
-                                    "not a str")
+            for i, t in enumerate(normed):
+                if type(t) is not str:
+                    if not isinstance(t, str):
+                        raise TypeError(f"the normalizer returned {type(t).__name__} for "
+                                        f"{strings[i]!r}, not a str")
+                    # its text as a plain str: the offsets below are its length, and a
+                    # subclass's own __len__ need not agree with what "".join copies
+                    normed[i] = str.__str__(t)
             key_off = np.zeros(n + 1, dtype=np.int64)
             np.cumsum([len(t) for t in normed], out=key_off[1:])
             keys = np.frombuffer("".join(normed).encode("utf-32-le", "surrogatepass"),
@@ -230,19 +234,26 @@ def _prepare(predictions, references, empty_rule: str):
     if len(references) != n:
         raise ValueError(f"{n} predictions but {len(references)} references: "
                          "one reference (or list of references) per question is expected")
+    prepared = _intern(predictions, references, empty_rule)
+    if prepared is None:
+        # A value that is not exactly a str, list or tuple (numpy's str_, an array of
+        # strings, a generator, ...): the kernels take only those, whose lengths and hashes
+        # no Python code can change while they are read, so the questions are copied once
+        # into lists of plain str (or the first value that is no str is named).
+        predictions, references = _plain_questions(predictions, references)
+        prepared = _intern(predictions, references, empty_rule)
+        if prepared is None:  # pragma: no cover - plain lists of str are always taken
+            raise RuntimeError("answers could not be encoded")
+    return prepared
+
+
+def _intern(predictions: list, references: list, empty_rule: str):
+    """_prepare's encoding, or None if some value is not exactly a str (or its references
+    exactly a str, list or tuple)."""
+    n = len(predictions)
     ref_off = np.empty(n + 1, dtype=np.int64)
-    bad = _kernels.answer_count_refs(references, ref_off)
-    if bad >= 0:
-        references = list(references)
-        for i in range(bad, n):
-            r = references[i]
-            if isinstance(r, (str, list, tuple)):
-                continue
-            if isinstance(r, bytes) or not hasattr(r, "__iter__"):
-                raise TypeError(f"question {i}: the references must be a str or a list of str, "
-                                f"not {type(r).__name__}")
-            references[i] = list(r)
-        _kernels.answer_count_refs(references, ref_off)
+    if _kernels.answer_count_refs(references, ref_off) >= 0:
+        return None
     if empty_rule == "v1" and n:
         counts = np.diff(ref_off)
         if not counts.all():
@@ -252,19 +263,45 @@ def _prepare(predictions, references, empty_rule: str):
     strings: list = []
     pred_sid = np.empty(n, dtype=np.int32)
     ref_sid = np.empty(int(ref_off[-1]), dtype=np.int32)
-    bad = _kernels.answer_intern(predictions, references, strings, pred_sid, ref_sid)
-    if bad is not None:
-        i, what = bad
-        if what == "prediction":
-            p = predictions[i]
-            raise TypeError(f"question {i}: the prediction must be a str, not "
-                            f"{type(p).__name__} ({p!r})")
-        r = references[i]
-        r = [r] if isinstance(r, str) else r
-        g = next(x for x in r if not isinstance(x, str))
-        raise TypeError(f"question {i}: a reference must be a str, not {type(g).__name__} "
-                        f"({g!r})")
+    if _kernels.answer_intern(predictions, references, strings, pred_sid, ref_sid) is not None:
+        return None
     return strings, pred_sid, ref_off, ref_sid
+
+
+def _plain_str(s, i: int, what: str) -> str:
+    """``s`` as a plain str: a str subclass (such as numpy's ``str_``) gives its text."""
+    if type(s) is str:
+        return s
+    if isinstance(s, str):
+        return str.__str__(s)
+    if what == "prediction":
+        raise TypeError(f"question {i}: the prediction must be a str, not "
+                        f"{type(s).__name__} ({s!r})")
+    raise TypeError(f"question {i}: a reference must be a str, not {type(s).__name__} "
+                    f"({s!r})")
+
+
+def _plain_questions(predictions: list, references: list) -> tuple[list, list]:
+    """New lists of the questions' plain strings: each prediction a str, each question's
+    references a str or a list of str. Raises TypeError naming the first value that is not a
+    str (any references of the wrong kind first, then question by question)."""
+    refs = []
+    for i, r in enumerate(references):
+        if type(r) is str or type(r) is list or type(r) is tuple:
+            refs.append(r)
+        elif isinstance(r, str):
+            refs.append(str.__str__(r))
+        elif isinstance(r, bytes) or not hasattr(r, "__iter__"):
+            raise TypeError(f"question {i}: the references must be a str or a list of str, "
+                            f"not {type(r).__name__}")
+        else:
+            refs.append(list(r))
+    preds = []
+    for i, (p, r) in enumerate(zip(predictions, refs)):
+        preds.append(_plain_str(p, i, "prediction"))
+        if type(r) is not str:
+            refs[i] = [_plain_str(g, i, "reference") for g in r]
+    return preds, refs
 
 
 #: The kernel's F1 mode per unit: tokens as sorted id lists, characters counted by code point
@@ -543,10 +580,12 @@ def reader_metrics(predictions: Sequence[Sequence[str | None]],
         answers = list(answers)[:k]
         ref = references[i]
         ref = [ref] if isinstance(ref, str) else list(ref)
-        for g in ref:
-            if not isinstance(g, str):
-                raise TypeError(f"question {i}: a reference must be a str, not "
-                                f"{type(g).__name__}")
+        for j, g in enumerate(ref):
+            if type(g) is not str:
+                if not isinstance(g, str):
+                    raise TypeError(f"question {i}: a reference must be a str, not "
+                                    f"{type(g).__name__}")
+                ref[j] = str.__str__(g)  # the kernels take plain str only
         refs_flat.extend(ref)
         ref_off[i + 1] = len(refs_flat)
         no_answer[i] = not ref
@@ -556,9 +595,11 @@ def reader_metrics(predictions: Sequence[Sequence[str | None]],
                     none1[i] = 1.0
                 nonek[i] = 1.0
                 continue
-            if not isinstance(a, str):
-                raise TypeError(f"question {i}: answer {j} must be a str or None, not "
-                                f"{type(a).__name__}")
+            if type(a) is not str:
+                if not isinstance(a, str):
+                    raise TypeError(f"question {i}: answer {j} must be a str or None, not "
+                                    f"{type(a).__name__}")
+                a = str.__str__(a)
             if j == 0:
                 first[i] = len(rows)
             rows.append(a)
@@ -678,11 +719,14 @@ def retriever_metrics(retrieved: Sequence[Sequence[str]], relevant: Sequence[Seq
             raise TypeError(f"question {i}: retrieved and relevant must be lists of ids per "
                             "question, not a str")
         docs = list(docs)[:k]
-        gold = set(gold)
+        gold = list(gold)
         for d in (*docs, *gold):
             if not isinstance(d, str):
                 raise TypeError(f"question {i}: document ids must be str, not "
                                 f"{type(d).__name__} ({d!r})")
+        # plain str (numpy's str_ and other subclasses give their text), as evaluate takes
+        docs = [d if type(d) is str else str.__str__(d) for d in docs]
+        gold = {d if type(d) is str else str.__str__(d) for d in gold}
         scores = {d: float(-r) for r, d in enumerate(docs)}
         if not gold:
             continue

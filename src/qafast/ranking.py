@@ -36,6 +36,8 @@ MEASURE_FAMILIES = frozenset({
 _EMPTY_I64 = np.zeros(0, dtype=np.int64)
 _EMPTY_U8 = np.zeros(0, dtype=np.uint8)
 _MAX_GRADE = 1_000_000
+_ID_BIAS = 2**63          # integer ids of 2**63 and above are stored as id - _ID_BIAS
+_INT64_MAX = 2**63 - 1
 _MIN_GEO_MEAN = 0.00001  # trec_eval.h
 
 
@@ -43,12 +45,13 @@ class _Ranked:
     """Shared encoded form of a Qrels or a Run: per-query CSR arrays of entries.
 
     Entry i carries ``hashes[i]``: a 64-bit hash of its document id's UTF-8 bytes, or the
-    id itself for integer ids. String ids also keep their bytes: entry i's are
+    id itself for integer ids (``id_bias``: the id minus 2**63, for unsigned ids of 2**63 and
+    above; the order of the ids is kept). String ids also keep their bytes: entry i's are
     ``blob[key_off[k]:key_off[k + 1]]`` with ``k = keys[i]`` (``keys is None``: k = i).
     """
 
     __slots__ = ("query_ids", "offsets", "values", "hashes", "tiekeys", "keys", "key_off",
-                 "blob", "source", "_lines", "_qindex", "_qarray")
+                 "blob", "source", "_lines", "_qindex", "_qarray", "id_bias")
 
     def _set(self, query_ids, offsets, values, hashes, keys, key_off, blob, source,
              lines=None):
@@ -64,6 +67,7 @@ class _Ranked:
         self._lines = lines           # file line of each entry, or None
         self._qindex = None
         self._qarray = None
+        self.id_bias = False          # integer ids stored as id - 2**63 (see the class)
 
     def __len__(self) -> int:
         return len(self.query_ids)
@@ -77,9 +81,13 @@ class _Ranked:
         return self.key_off is not None
 
     def query_array(self) -> np.ndarray:
-        """Integer query ids as an int64 array (cached)."""
+        """Integer query ids as an int64 array, or as an object array of Python ints when
+        one is outside the int64 range, so that no id wraps around (cached)."""
         if self._qarray is None:
-            self._qarray = np.array(self.query_ids, dtype=np.int64)
+            try:
+                self._qarray = np.array(self.query_ids, dtype=np.int64)
+            except OverflowError:
+                self._qarray = np.array(self.query_ids, dtype=object)
         return self._qarray
 
     def query_index(self) -> dict:
@@ -90,7 +98,7 @@ class _Ranked:
     def doc_id(self, entry: int):
         """The caller's document id of an entry."""
         if self.key_off is None:
-            return int(self.hashes[entry])
+            return int(self.hashes[entry]) + (_ID_BIAS if self.id_bias else 0)
         key = int(self.keys[entry]) if self.keys is not None else int(entry)
         return bytes(self.blob[self.key_off[key]:self.key_off[key + 1]]).decode("utf-8")
 
@@ -135,14 +143,16 @@ def _from_nested(cls, data, integer_values: bool, source: str):
     if not isinstance(data, Mapping):
         raise TypeError(f"{source}: expected a dict of dicts {{query_id: {{doc_id: value}}}}, "
                         f"got {type(data).__name__}")
-    if not isinstance(data, dict):
-        data = dict(data)
-    try:
-        total = sum(map(len, data.values()))
-    except TypeError:
-        bad = next(q for q, v in data.items() if not hasattr(v, "__len__"))
+    if type(data) is not dict:
+        data = dict(data)  # the encoders take plain dicts (a defaultdict is copied once)
+    # Sizes as the encoders will find them: the dicts' own (a subclass's __len__ need not
+    # agree with what iterating it gives). The encoders check every write against these, so
+    # a dict that changes while it is read is an error, never a write past the arrays.
+    total = _kernels.encode_dict_total(data)
+    if total < 0:
+        bad = next(q for q, v in data.items() if not isinstance(v, dict))
         raise TypeError(f"{source}: query {bad!r} maps to a {type(data[bad]).__name__}, "
-                        "not a dict of {doc_id: value}") from None
+                        "not a dict of {doc_id: value}")
     offsets = np.empty(len(data) + 1, dtype=np.int64)
     values = np.empty(total, dtype=np.float64)
     hashes = np.empty(total, dtype=np.int64)
@@ -185,16 +195,61 @@ def _raise_bad_entry(source, integer_values, qid, doc, value, why):
     if why == "range":
         raise ValueError(f"{source}: query {qid!r}, document {doc!r}: grade {value!r} is "
                          "outside the 32-bit integer range")
+    if why == "changed":
+        raise ValueError(f"{source}: the dicts changed while they were read (at query "
+                         f"{qid!r}): a {what} whose conversion to a number, or a mapping, "
+                         "added or removed documents; pass dicts that stay as they are")
     raise TypeError(f"{source}: query {qid!r}, document {doc!r}: {what} {value!r} is a "
                     f"{type(value).__name__}, expected "
                     f"{'an int' if integer_values else 'a number'}")
 
 
+def _column(values) -> np.ndarray:
+    """A column as an array. Strings given as a Python list or tuple become an object array
+    of the very strings: numpy's fixed-width str and bytes dtypes drop trailing NUL
+    characters, so "d1\\x00" would have become "d1"."""
+    if (isinstance(values, (list, tuple)) and len(values)
+            and isinstance(values[0], (str, bytes))):
+        col = np.empty(len(values), dtype=object)
+        try:
+            col[:] = values
+        except (ValueError, TypeError):
+            return np.asarray(values)  # not a flat column: the checks below name it
+        return col
+    return np.asarray(values)
+
+
+def _plain_id(q):
+    """A query id as qafast keeps it: bytes decoded, a str subclass (numpy's str_) as the
+    str it holds; anything else as is (and checked by _check_query_ids)."""
+    if isinstance(q, bytes):
+        return q.decode()
+    if isinstance(q, str):
+        return str.__str__(q)
+    return q
+
+
+def _above_int64(col: np.ndarray) -> bool:
+    """Whether an integer column holds ids that int64 would wrap around (uint64 ids of
+    2**63 and above)."""
+    return (col.dtype.kind == "u" and col.dtype.itemsize == 8 and len(col) > 0
+            and int(col.max()) > _INT64_MAX)
+
+
+def _integer_ids(col: np.ndarray):
+    """An integer id column as int64 without wrapping around: ``(ids, biased)``, where
+    ``biased`` means the column has uint64 ids of 2**63 and above, and all its ids are
+    stored as id - 2**63 (which keeps their order)."""
+    if _above_int64(col):
+        return (col ^ np.uint64(_ID_BIAS)).view(np.int64), True
+    return col.astype(np.int64), False
+
+
 def _from_columns(cls, query_ids, doc_ids, values, integer_values: bool, source: str):
     """Build from parallel per-entry columns (any row order)."""
     what = "grade" if integer_values else "score"
-    qcol = np.asarray(query_ids)
-    dcol = np.asarray(doc_ids)
+    qcol = _column(query_ids)
+    dcol = _column(doc_ids)
     vcol = np.asarray(values)
     n = len(qcol)
     if not (len(dcol) == n == len(vcol)):
@@ -202,8 +257,9 @@ def _from_columns(cls, query_ids, doc_ids, values, integer_values: bool, source:
                          f"({len(qcol)}, {len(dcol)}, {len(vcol)})")
     if dcol.ndim != 1 or qcol.ndim != 1 or vcol.ndim != 1:
         raise ValueError(f"{source}: query ids, doc ids and {what}s must be 1-d")
+    id_bias = False
     if dcol.dtype.kind in "iu":
-        keys = dcol.astype(np.int64)
+        keys, id_bias = _integer_ids(dcol)
         vocab = None
     elif dcol.dtype.kind in "OUS":
         str_hashes = np.empty(n, dtype=np.int64)
@@ -213,7 +269,7 @@ def _from_columns(cls, query_ids, doc_ids, values, integer_values: bool, source:
         blob, bad = _kernels.encode_str_column(column, str_hashes, str_ties, str_off)
         if bad is not None:
             raise TypeError(f"{source}: document id {bad[1]!r} is a {type(bad[1]).__name__}; "
-                            "document ids must be str or int")
+                            "document ids must be str, or all int in an integer array")
         keys = np.arange(n, dtype=np.int64)
         vocab = (str_hashes, str_ties, str_off,
                  np.frombuffer(blob, dtype=np.uint8) if blob else _EMPTY_U8)
@@ -243,24 +299,27 @@ def _from_columns(cls, query_ids, doc_ids, values, integer_values: bool, source:
             doc = dcol[i].item() if hasattr(dcol[i], "item") else dcol[i]
             raise ValueError(f"{source}: query {qcol[i]!r}, document {doc!r}: score is NaN")
     if qcol.dtype.kind in "iu":
-        uniq, first, qidx = np.unique(qcol.astype(np.int64), return_index=True,
-                                      return_inverse=True)
+        # unsigned ids of 2**63 and above keep their uint64 form: the ids are Python ints
+        qkeys = qcol if _above_int64(qcol) else qcol.astype(np.int64)
+        uniq, first, qidx = np.unique(qkeys, return_index=True, return_inverse=True)
         order = np.argsort(first, kind="stable")
         rank = np.empty(len(uniq), dtype=np.int64)
         rank[order] = np.arange(len(uniq))
         qidx = rank[qidx]
         qlist = [int(x) for x in uniq[order]]
     else:
-        qraw = [q.decode() if isinstance(q, bytes) else q for q in qcol.tolist()]
+        qraw = [q if type(q) is str else _plain_id(q) for q in qcol.tolist()]
         qindex: dict = {}
         qidx = np.fromiter((qindex.setdefault(q, len(qindex)) for q in qraw), dtype=np.int64,
                            count=n)
         qlist = list(qindex)
         _check_query_ids(qlist, source)
-    return _grouped(cls, qlist, qidx, keys, vcol, vocab, source, None, integer_values)
+    return _grouped(cls, qlist, qidx, keys, vcol, vocab, source, None, integer_values,
+                    id_bias=id_bias)
 
 
-def _grouped(cls, qlist, qidx, keys, vcol, vocab, source, lines, integer_values):
+def _grouped(cls, qlist, qidx, keys, vcol, vocab, source, lines, integer_values, *,
+             id_bias=False):
     """Group rows by query (first-seen query order, row order kept within a query), attach
     the document tables (``vocab``: per-row string tables, or None for integer ids) and check
     for documents named twice in one query."""
@@ -285,6 +344,7 @@ def _grouped(cls, qlist, qidx, keys, vcol, vocab, source, lines, integer_values)
     obj = cls.__new__(cls)
     obj._set(qlist, offsets, np.ascontiguousarray(vcol), hashes, keys, key_off, blob, source,
              lines)
+    obj.id_bias = id_bias
     if vocab is not None and not integer_values:
         obj.tiekeys = np.ascontiguousarray(key_tie[keys])
     i = _kernels.first_duplicate_hashed(offsets, *obj.kernel_args())
@@ -302,6 +362,11 @@ def _read(cls, source, integer_values: bool, workers: int = 1):
 
     reader = read_trec_qrels if integer_values else read_trec_run
     cols = reader(source, workers=_workers(workers), intern_docs=False)
+    return _from_trec_columns(cls, cols, integer_values)
+
+
+def _from_trec_columns(cls, cols, integer_values: bool):
+    """A Qrels or Run from a TREC reader's columns (read with ``intern_docs=False``)."""
     qidx = np.asarray(cols.query_index, dtype=np.int64)
     values = np.asarray(cols.values, dtype=np.int32 if integer_values else np.float64)
     hashes = np.asarray(cols.doc_hashes, dtype=np.int64)
@@ -376,7 +441,8 @@ class Qrels(_Ranked):
 
     @classmethod
     def from_arrays(cls, query_ids, doc_ids, grades) -> "Qrels":
-        """From three equal-length arrays, one row per judgment, in any order."""
+        """From three equal-length arrays, one row per judgment, in any order. Ids are str
+        (kept exactly, trailing NUL characters included) or integers (int64 or uint64)."""
         return _from_columns(cls, query_ids, doc_ids, grades, True, "qrels arrays")
 
     @classmethod
@@ -441,7 +507,9 @@ class Run(_Ranked):
 
     @classmethod
     def from_arrays(cls, query_ids, doc_ids, scores) -> "Run":
-        """From three equal-length arrays, one row per retrieved document, in any order."""
+        """From three equal-length arrays, one row per retrieved document, in any order. Ids
+        are str (kept exactly, trailing NUL characters included) or integers (int64 or
+        uint64)."""
         obj = _from_columns(cls, query_ids, doc_ids, scores, False, "run arrays")
         obj.run_id = None
         return obj
@@ -476,7 +544,9 @@ def _coerce(cls, other, data, workers: int, role: str):
         return data
     if isinstance(data, other):
         raise TypeError(f"{role}: got a {other.__name__}; pass the qrels first, then the run")
-    if isinstance(data, (str, os.PathLike)):
+    if isinstance(data, (str, os.PathLike, bytes, bytearray, memoryview)) or hasattr(data,
+                                                                                   "read"):
+        # a path, the file's content, or a binary file object (read once)
         return cls.from_file(data, workers=workers)
     if hasattr(data, "columns") and hasattr(data, "to_numpy"):
         return cls.from_df(data)
@@ -561,6 +631,31 @@ def _pairs_int(qrels, run, queries, present, allow_none=False):
     return qq[order].tolist(), pair_run[order], order.astype(np.int64)
 
 
+def _comparable_int_ids(qrels: Qrels, run: Run):
+    """(qrels, run) with integer document ids stored the same way: when only one of them
+    holds ids of 2**63 and above (stored as id - 2**63), the other's ids are shifted too, in
+    a copy. Order is kept, so the qrels stay sorted."""
+    if qrels.id_bias == run.id_bias or qrels.key_off is not None or run.key_off is not None:
+        return qrels, run
+    plain = run if qrels.id_bias else qrels
+    if plain.num_entries and int(plain.hashes.min()) < 0:
+        i = int(np.argmin(plain.hashes))
+        raise ValueError(f"{plain.where(i)}: document id {plain.doc_id(i)} is negative while "
+                         f"the {'qrels' if plain is run else 'run'} has ids of 2**63 and "
+                         "above; integer document ids must fit in int64 or in uint64")
+    shifted = type(plain).__new__(type(plain))
+    hashes = plain.hashes ^ np.int64(-_ID_BIAS)
+    # integer ids are their own keys (no key table)
+    shifted._set(plain.query_ids, plain.offsets, plain.values, hashes,
+                 None if plain.keys is None else hashes, None, None, plain.source,
+                 plain._lines)
+    shifted.tiekeys = plain.tiekeys
+    shifted.id_bias = True
+    if isinstance(shifted, Run):
+        shifted.run_id = getattr(plain, "run_id", None)
+    return (qrels, shifted) if plain is run else (shifted, run)
+
+
 def _no_common(qrels, run, queries: str = "run"):
     """No query of the run is in the qrels: an error, unless every qrels query is evaluated
     (``queries="qrels"``, trec_eval ``-c``), when each is scored on an empty ranking, as
@@ -624,6 +719,7 @@ class _Evaluation:
                  max_docs, queries: str, workers: int, float32_scores: bool = False,
                  v9: bool = False, keep_empty: bool = False, qrels_start: int = 0,
                  allow_none: bool = False):
+        qrels, run = _comparable_int_ids(qrels, run)
         self.qrels, self.run = qrels, run
         self.relevance_level = relevance_level
         self.v9 = v9
@@ -876,11 +972,18 @@ _FILE_CHUNK_ROWS = 1 << 18
 def _evaluate_run_file(qrels: Qrels, source, columns: list[Column], **options):
     """_evaluate_run_dict for a TREC run file (a path, or bytes): it is parsed a block at a
     time, and each batch of complete queries is ranked and measured in the parser's own
-    arrays, then dropped from them; the run is never built whole. Returns None if the file
-    does not keep each query's lines together (it is then read whole)."""
-    import contextlib
+    arrays, then dropped from them; the run is never built whole.
 
-    from .io.trec import _CHUNK_BYTES, _intern, _open_blocks
+    If the file does not keep each query's lines together, it is read whole instead: a
+    regular file or bytes are read again (None is returned, and the caller reads it), while
+    a pipe or FIFO, which gives its lines only once, is not: the blocks read so far are kept
+    as they are read, and the whole run is built from them and the rest of the stream, and
+    returned as a Run.
+    """
+    import contextlib
+    import itertools
+
+    from .io.trec import _CHUNK_BYTES, _intern, _open_blocks, _parse_blocks, _rereadable
 
     parser = _kernels._trec_Parser(True, False)
     chunks = _Chunked(qrels, columns, options)
@@ -911,17 +1014,29 @@ def _evaluate_run_file(qrels: Qrels, source, columns: list[Column], **options):
         first += nq
         return True
 
+    kept = None if _rereadable(source) else []
+
+    def read_whole(path, rest):
+        """None to read the source again, or the Run of the blocks kept and the rest."""
+        if kept is None:
+            return None
+        cols = _parse_blocks(path, itertools.chain(kept, rest), is_run=True,
+                             intern_docs=False)
+        return _from_trec_columns(Run, cols, False)
+
     with contextlib.ExitStack() as stack:
         path, blocks = _open_blocks(source, _CHUNK_BYTES, stack)
         batch = None
         for block in blocks:
+            if kept is not None:
+                kept.append(block)  # a fresh buffer per block: holding it copies nothing
             batch = parser.scan(block, batch)
             _intern(parser, batch, path, lambda: None)
             batch.release()
             if parser.rows >= _FILE_CHUNK_ROWS and not evaluate_rows(False, path):
-                return None
+                return read_whole(path, blocks)
         if not evaluate_rows(True, path):
-            return None
+            return read_whole(path, blocks)
     return chunks.result()
 
 
@@ -981,8 +1096,9 @@ def evaluate(qrels, run, measures: str | Iterable[str], *, relevance_level: int 
     ----------
     qrels : Qrels, dict, DataFrame or path
         Relevance judgments, ``{query_id: {doc_id: grade}}`` or a TREC qrels file.
-    run : Run, dict, DataFrame or path
-        Retrieved documents, ``{query_id: {doc_id: score}}`` or a TREC run file.
+    run : Run, dict, DataFrame, path, bytes or binary file
+        Retrieved documents, ``{query_id: {doc_id: score}}`` or a TREC run file (a pipe,
+        FIFO or file object is read once).
     measures : str or iterable of str
         trec_eval names (``"map"``, ``"P_10"``, ``"ndcg_cut.10,20"``, ``"all_trec"``), ranx
         names (``"ndcg@10"``, ``"hits@10"``, ``"map@100-l2"``, ``"rbp.95"``), ir_measures
@@ -1050,8 +1166,9 @@ def evaluate(qrels, run, measures: str | Iterable[str], *, relevance_level: int 
             streamed = _evaluate_run_dict(qrels, run, columns, **options)
         elif (isinstance(run, (str, os.PathLike, bytes)) and os.fspath(run) != "-"
               and _workers(workers) == 1):
-            # a second pass is possible: a path or bytes, not a stream
             streamed = _evaluate_run_file(qrels, run, columns, **options)
+            if isinstance(streamed, Run):  # an ungrouped run from a pipe, read once
+                run, streamed = streamed, None
     if streamed is not None:
         ids, values = streamed
     else:

@@ -27,6 +27,7 @@ import gzip
 import io
 import os
 import queue
+import stat
 import sys
 import threading
 from collections.abc import Callable, Iterator
@@ -233,10 +234,18 @@ def _read(
         raise TypeError(f"intern_docs must be a bool, got {type(intern_docs).__name__}")
     intern_docs = bool(intern_docs)
     chunk = _CHUNK_BYTES if chunk_bytes is None else chunk_bytes
-    parser = _trec_Parser(is_run, intern_docs)
     with contextlib.ExitStack() as stack:
         path, blocks = _open_blocks(source, chunk, stack)
-        (_pipelined if threaded else _sequential)(parser, blocks, path)
+        return _parse_blocks(path, blocks, is_run=is_run, threaded=threaded,
+                             intern_docs=intern_docs)
+
+
+def _parse_blocks(path: str, blocks: Iterator, *, is_run: bool, threaded: bool = False,
+                  intern_docs: bool = True) -> TrecColumns:
+    """The columns of the lines in ``blocks`` (each ending at a line end, as _open_blocks
+    gives them)."""
+    parser = _trec_Parser(is_run, intern_docs)
+    (_pipelined if threaded else _sequential)(parser, blocks, path)
     (query_ids, query_index, doc_ids, doc_index, values, line_numbers, run_id,
      doc_hashes, doc_tiekeys, doc_offsets, doc_blob) = parser.finish()
     return TrecColumns(
@@ -268,6 +277,23 @@ def _threaded(workers: int) -> bool:
 
 # ----------------------------------------------------------------------------------------------
 # sources, as an iterator of blocks that each end at a line end
+
+
+def _rereadable(source: Source) -> bool:
+    """Whether opening ``source`` again gives the same bytes: bytes, or a path to a regular
+    file. A pipe, FIFO, socket, terminal or ``-`` (stdin) gives only what is left, and an
+    open file object is read from where it is."""
+    if isinstance(source, (bytes, bytearray, memoryview)):
+        return True
+    if isinstance(source, (str, os.PathLike)):
+        name = os.fspath(source)
+        if not isinstance(name, str) or name == "-":
+            return False
+        try:
+            return stat.S_ISREG(os.stat(name).st_mode)
+        except (OSError, ValueError):
+            return False
+    return False
 
 
 def _open_blocks(source: Source, chunk: int, stack: contextlib.ExitStack) -> tuple[str, Iterator]:
