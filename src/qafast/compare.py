@@ -35,17 +35,7 @@ import numpy as np
 from . import _distributions as dist
 from . import _kernels
 from ._measures import TEXT_MEASURES, parse_measures
-from .ranking import (
-    _as_qrels,
-    _as_run,
-    _check_options,
-    _evaluate_run_dict,
-    _evaluate_run_file,
-    _Evaluation,
-    _pool,
-    _summaries,
-    _workers,
-)
+from .ranking import _as_qrels, _check_options, _per_query_values, _pool, _summaries, _workers
 
 __all__ = ["Comparison", "compare", "plot_precision_recall", "to_frame"]
 
@@ -690,21 +680,6 @@ def _check_same_queries(first: str, first_ids: list, name: str, ids: list) -> No
                      + " (queries='qrels' scores a query missing from a run as 0)")
 
 
-def _per_query(qrels, run, columns, queries: str, options: dict):
-    """(query ids in id order, values) of one run, as qafast.evaluate computes them."""
-    streamed = None
-    if queries == "run" and qrels.string_ids:
-        if type(run) is dict:
-            streamed = _evaluate_run_dict(qrels, run, columns, **options)
-        elif (isinstance(run, (str, os.PathLike, bytes)) and os.fspath(run) != "-"
-              and _workers(options["workers"]) == 1):
-            streamed = _evaluate_run_file(qrels, run, columns, **options)
-    if streamed is not None:
-        return streamed
-    ev = _Evaluation(qrels, _as_run(run, options["workers"]), queries=queries, **options)
-    return ev.ids, ev.values(columns)
-
-
 def compare(qrels, runs: Mapping[str, Any], measures: str | Iterable[str], *,
             baseline: str | None = None, test: str = "student",
             correction: str | None = "holm", alpha: float = 0.05, n_resamples: int = 10_000,
@@ -811,7 +786,7 @@ def compare(qrels, runs: Mapping[str, Any], measures: str | Iterable[str], *,
     means = np.empty((len(names), len(columns)), dtype=np.float64)
     for r, name in enumerate(names):
         try:
-            ids, values = _per_query(qrels, runs[name], columns, queries, options)
+            ids, values = _per_query_values(qrels, runs[name], columns, queries, options)
         except (ValueError, TypeError) as e:
             raise type(e)(f"run {name!r}: {e}") from None
         if query_ids is None:

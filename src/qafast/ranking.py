@@ -1087,6 +1087,26 @@ def _check_options(relevance_level, judged_only, max_docs):
         raise ValueError(f"max_docs must be None or a positive int, not {max_docs!r}")
 
 
+def _per_query_values(qrels: Qrels, run, columns: list[Column], queries: str,
+                      options: dict) -> tuple[list, np.ndarray]:
+    """(query ids, values of shape (queries, columns)) of one run against encoded qrels:
+    streamed as it is read where the run allows it, otherwise through a whole ``Run``.
+    ``options``: relevance_level, judged_only, max_docs, workers."""
+    streamed = None
+    if queries == "run" and qrels.string_ids:
+        if type(run) is dict:
+            streamed = _evaluate_run_dict(qrels, run, columns, **options)
+        elif (isinstance(run, (str, os.PathLike, bytes)) and os.fspath(run) != "-"
+              and _workers(options["workers"]) == 1):
+            streamed = _evaluate_run_file(qrels, run, columns, **options)
+            if isinstance(streamed, Run):  # an ungrouped run from a pipe, read once
+                run, streamed = streamed, None
+    if streamed is not None:
+        return streamed
+    ev = _Evaluation(qrels, _as_run(run, options["workers"]), queries=queries, **options)
+    return ev.ids, ev.values(columns)
+
+
 def evaluate(qrels, run, measures: str | Iterable[str], *, relevance_level: int = 1,
              judged_only: bool = False, max_docs: int | None = None, queries: str = "run",
              per_query: bool = False, workers: int = 1):
@@ -1160,20 +1180,7 @@ def evaluate(qrels, run, measures: str | Iterable[str], *, relevance_level: int 
         _check_err_grades(qrels)
     options = dict(relevance_level=int(relevance_level), judged_only=bool(judged_only),
                    max_docs=max_docs, workers=workers)
-    streamed = None
-    if queries == "run" and qrels.string_ids:
-        if type(run) is dict:
-            streamed = _evaluate_run_dict(qrels, run, columns, **options)
-        elif (isinstance(run, (str, os.PathLike, bytes)) and os.fspath(run) != "-"
-              and _workers(workers) == 1):
-            streamed = _evaluate_run_file(qrels, run, columns, **options)
-            if isinstance(streamed, Run):  # an ungrouped run from a pipe, read once
-                run, streamed = streamed, None
-    if streamed is not None:
-        ids, values = streamed
-    else:
-        ev = _Evaluation(qrels, _as_run(run, workers), queries=queries, **options)
-        ids, values = ev.ids, ev.values(columns)
+    ids, values = _per_query_values(qrels, run, columns, queries, options)
     if per_query:
         names = [c.name for c in columns]
         rows = values.tolist()
