@@ -17,7 +17,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from . import _kernels
+from . import _exactsum, _kernels
 from .reference import answers as _ref
 
 __all__ = [
@@ -342,7 +342,7 @@ def _score(predictions, references, normalizer, unit, empty_rule, em: bool, per_
         sums = np.zeros(2, dtype=np.float64)
         if _kernels.answer_char_f1_direct(predictions, references, empty_rule == "v2", out,
                                           sums) == -1:
-            return out if per_question else float(sums[1]) / len(out)
+            return out if per_question else _mean(out)
     strings, pred_sid, ref_off, ref_sid = _prepare(predictions, references, empty_rule)
     n = len(pred_sid)
     if n == 0 and not per_question:
@@ -358,7 +358,13 @@ def _score(predictions, references, normalizer, unit, empty_rule, em: bool, per_
                            _EMPTY_F64 if em else out, sums)
     if per_question:
         return out
-    return float(sums[0 if em else 1]) / n
+    return _mean(out)
+
+
+def _mean(values: np.ndarray) -> float:
+    """The exactly rounded sum over the questions divided by their number: the same bits
+    however the questions are split (``qafast.AnswerMetrics`` accumulates them so)."""
+    return _exactsum.column_sums(values.reshape(-1, 1))[0] / len(values)
 
 
 # --------------------------------------------------------------------------------------------

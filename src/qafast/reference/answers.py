@@ -37,6 +37,7 @@ it depends on it through the v2 dropping of references.
 from __future__ import annotations
 
 import functools
+import math
 import re
 import string
 import sys
@@ -422,6 +423,15 @@ def _mean(values: list) -> float:
     return total / len(values)
 
 
+def _exact_mean(values: list) -> float:
+    """The exactly rounded sum (``math.fsum``) over the count: the same whatever the order or
+    split of the questions, as qafast's means are (the official scripts add in file order;
+    :mod:`qafast.reference.squad` keeps that order)."""
+    if not values:
+        raise ValueError("no questions to average")
+    return math.fsum(values) / len(values)
+
+
 def exact_match(predictions: Sequence[str], references: Sequence, *, normalizer="squad",
                 empty_rule: str = "v2", per_question: bool = False):
     """Exact match per question (max over its references) and their mean in [0, 1].
@@ -432,7 +442,7 @@ def exact_match(predictions: Sequence[str], references: Sequence, *, normalizer=
     vals = _per_question(
         lambda p, g: exact_match_score(p, g, normalizer=normalizer, empty_rule=empty_rule),
         predictions, references, normalizer, empty_rule)
-    return vals if per_question else _mean(vals)
+    return vals if per_question else _exact_mean(vals)
 
 
 def f1(predictions: Sequence[str], references: Sequence, *, normalizer="squad",
@@ -443,7 +453,7 @@ def f1(predictions: Sequence[str], references: Sequence, *, normalizer="squad",
     vals = _per_question(
         lambda p, g: f1_score(p, g, normalizer=normalizer, unit=unit, empty_rule=empty_rule),
         predictions, references, normalizer, empty_rule)
-    return vals if per_question else _mean(vals)
+    return vals if per_question else _exact_mean(vals)
 
 
 # --------------------------------------------------------------------------------------------
