@@ -10,6 +10,7 @@
 
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE, PyBytes_FromStringAndSize
 from cpython.unicode cimport PyUnicode_AsUTF8AndSize
+from cpython.list cimport PyList_AsTuple
 from libc.math cimport isfinite
 from libc.stdint cimport uint16_t, int32_t, int64_t, uint8_t, uint32_t, uint64_t
 from libc.stdlib cimport malloc, realloc, free, calloc, qsort
@@ -138,7 +139,7 @@ cdef inline uint64_t _ak_hash(const char* p, Py_ssize_t n) noexcept nogil:
     return _trec_hash(<const unsigned char*>p, n)
 
 
-cdef int _ak_table_grow(_AkTable* t) except -1:
+cdef int _ak_table_grow(_AkTable* t) except -1 nogil:
     cdef int64_t cap = (t.mask + 1) * 2, i, j
     cdef int64_t* slots = <int64_t*>malloc(cap * sizeof(int64_t))
     if slots == NULL:
@@ -185,7 +186,7 @@ cdef extern from *:
     const uint64_t _trec_BYTEMASK[9]     # with the TREC reader's C helpers
 
 
-cdef int32_t _ak_intern_bytes(_AkTable* t, const char* p, Py_ssize_t n) except -1:
+cdef int32_t _ak_intern_bytes(_AkTable* t, const char* p, Py_ssize_t n) except -1 nogil:
     """_ak_intern for bytes with no readable slack after them."""
     cdef char padded[32]
     if n <= 16:
@@ -194,7 +195,7 @@ cdef int32_t _ak_intern_bytes(_AkTable* t, const char* p, Py_ssize_t n) except -
     return _ak_intern(t, p, n)
 
 
-cdef int32_t _ak_intern(_AkTable* t, const char* p, Py_ssize_t n) except -1:
+cdef int32_t _ak_intern(_AkTable* t, const char* p, Py_ssize_t n) except -1 nogil:
     """The id of the token p[:n], given one if new. p must have 16 readable bytes."""
     cdef uint64_t h = _ak_hash(p, n)
     cdef int64_t j = <int64_t>(h & <uint64_t>t.mask)
@@ -256,7 +257,7 @@ cdef struct _AkIds:
     int64_t cap
 
 
-cdef int _ak_reserve(_AkIds* b, int64_t more) except -1:
+cdef int _ak_reserve(_AkIds* b, int64_t more) except -1 nogil:
     cdef int64_t cap
     cdef void* grown
     if b.size + more <= b.cap:
@@ -290,7 +291,7 @@ cdef void _ak_ids_free(_AkIds* b) noexcept:
     b.data = NULL
 
 
-cdef int _ak_push(_AkIds* b, int32_t v) except -1:
+cdef int _ak_push(_AkIds* b, int32_t v) except -1 nogil:
     if b.size >= b.cap:
         _ak_reserve(b, 1)
     b.data[b.size] = v
@@ -338,7 +339,7 @@ cdef inline bint _ak_is_article(const char* w, Py_ssize_t n) noexcept nogil:
 
 
 cdef int _ak_squad_ascii(const char* s, Py_ssize_t n, char* w, _AkTable* t,
-                         _AkIds* out) except -1:
+                         _AkIds* out) except -1 nogil:
     """Tokens of normalize_squad(s).split() for an ASCII s; w has room for n bytes."""
     cdef Py_ssize_t i, j, m = 0, start = -1
     cdef uint8_t c, k
@@ -379,7 +380,7 @@ cdef int _ak_squad_ascii(const char* s, Py_ssize_t n, char* w, _AkTable* t,
 
 
 cdef inline void _ak_emit_chars(_AkIds* out, Py_ssize_t first, const char* w,
-                                Py_ssize_t a, Py_ssize_t b) noexcept:
+                                Py_ssize_t a, Py_ssize_t b) noexcept nogil:
     # one token's characters, after a space unless it is the string's first token
     cdef Py_ssize_t j
     if out.size > first:
@@ -390,7 +391,7 @@ cdef inline void _ak_emit_chars(_AkIds* out, Py_ssize_t first, const char* w,
         out.size += 1
 
 
-cdef int _ak_squad_ascii_chars(const char* s, Py_ssize_t n, char* w, _AkIds* out) except -1:
+cdef int _ak_squad_ascii_chars(const char* s, Py_ssize_t n, char* w, _AkIds* out) except -1 nogil:
     """The code points of normalize_squad(s) for an ASCII s: the tokens _ak_squad_ascii
     finds, joined by single spaces, appended to out; w has room for n bytes."""
     cdef Py_ssize_t i, j, m = 0, start = -1, first = out.size
@@ -633,6 +634,56 @@ cdef inline Py_ssize_t _ak_utf8(const Py_UCS4* cp, Py_ssize_t n, char* out) noex
     return b
 
 
+cdef struct _AkSide:
+    # tokens found with the GIL (non-ASCII text, a Python tokenizer's), for the pass without it
+    char* bytes          # their UTF-8 bytes back to back, with 16 bytes of slack after the last
+    int64_t size
+    int64_t cap
+    int64_t* off         # token k is bytes[off[k]:off[k + 1]]
+    int64_t ntok
+    int64_t off_cap
+
+
+cdef int _ak_side_add(_AkSide* b, const char* p, Py_ssize_t n) except -1:
+    cdef int64_t cap
+    cdef void* grown
+    if b.size + n + 16 > b.cap:
+        cap = b.cap * 2 if b.cap else 1 << 12
+        while cap < b.size + n + 16:
+            cap *= 2
+        grown = realloc(b.bytes, cap)
+        if grown == NULL:
+            raise MemoryError()
+        b.bytes = <char*>grown
+        b.cap = cap
+    if b.ntok + 2 > b.off_cap:
+        cap = b.off_cap * 2 if b.off_cap else 1 << 10
+        grown = realloc(b.off, cap * sizeof(int64_t))
+        if grown == NULL:
+            raise MemoryError()
+        b.off = <int64_t*>grown
+        b.off_cap = cap
+    memcpy(b.bytes + b.size, p, n)
+    b.size += n
+    b.ntok += 1
+    b.off[b.ntok] = b.size
+    return 0
+
+
+cdef int _ak_grow_chars(char** w, Py_ssize_t* cap, Py_ssize_t n) except -1 nogil:
+    """Room for n bytes (and 64 of slack) in the buffer *w of *cap bytes."""
+    cdef void* grown
+    if n <= cap[0]:
+        return 0
+    grown = realloc(w[0], n + 64)
+    if grown == NULL:
+        with gil:
+            raise MemoryError()
+    w[0] = <char*>grown
+    cap[0] = n + 64
+    return 0
+
+
 @cython.boundscheck(True)
 def answer_tokens(list strings, object slow, bint squad, int64_t[::1] tok_off):
     """Token ids of every string (each exactly a str), in one vocabulary keyed by the tokens'
@@ -643,17 +694,31 @@ def answer_tokens(list strings, object slow, bint squad, int64_t[::1] tok_off):
     list of ``bytes``. String i's ids end up at ``tok_off[i]:tok_off[i + 1]`` of the returned
     int32 array; ``tok_off`` has ``len(strings) + 1`` entries. Returns ``(ids,
     vocabulary_size)``.
+
+    Two passes: the first, with the GIL, takes each ASCII string's bytes (SQuAD's normalizer)
+    and the tokens of every other string (which need str.lower or ``slow``); the second,
+    without it, normalizes the ASCII strings and gives every token its id, string by string
+    in order, so ids follow first appearance as in one pass.
     """
-    cdef Py_ssize_t i, k, n = len(strings), length, wcap = 0, m, nt, nb
-    cdef const char* utf8
+    cdef Py_ssize_t i, k, n, length, wcap = 0, m, nt, nb
+    cdef int64_t cursor = 0, count
+    cdef int64_t* offp
+    cdef const char** src_p = NULL
+    cdef int64_t* src_n = NULL
+    cdef const char* p
     cdef char* w = NULL
-    cdef void* grown
     cdef object s, tok, toks
+    cdef tuple held
     cdef _AkTable table
     cdef _AkIds out
     cdef _AkWork work
+    cdef _AkSide side
+    # the strings' references, held while their bytes are read without the GIL
+    held = PyList_AsTuple(strings)
+    n = len(held)
     if tok_off.shape[0] != n + 1:
         raise ValueError("tok_off must have one entry per string, and one more")
+    offp = &tok_off[0]
     out.data = NULL
     out.size = 0
     out.cap = 0
@@ -662,42 +727,77 @@ def answer_tokens(list strings, object slow, bint squad, int64_t[::1] tok_off):
     work.spans = NULL
     work.utf8 = NULL
     work.cap = 0
+    side.bytes = NULL
+    side.size = 0
+    side.cap = 0
+    side.off = NULL
+    side.ntok = 0
+    side.off_cap = 0
     _ak_table_init(&table)
     try:
-        tok_off[0] = 0
+        src_p = <const char**>malloc((n + 1) * sizeof(const char*))
+        src_n = <int64_t*>malloc((n + 1) * sizeof(int64_t))
+        if src_p == NULL or src_n == NULL:
+            raise MemoryError()
+        side.off = <int64_t*>malloc(1024 * sizeof(int64_t))
+        if side.off == NULL:
+            raise MemoryError()
+        side.off_cap = 1024
+        side.off[0] = 0
         for i in range(n):
             _ak_prefetch_str(strings, i + 8)
-            s = strings[i]
+            s = held[i]
             if type(s) is not str:
                 raise TypeError(f"answer string {i} is a {type(s).__name__}, not a str")
             if squad and PyUnicode_IS_ASCII(s):
-                utf8 = PyUnicode_AsUTF8AndSize(s, &length)
-                if length > wcap:
-                    grown = realloc(w, length + 64)
-                    if grown == NULL:
-                        raise MemoryError()
-                    w = <char*>grown
-                    wcap = length + 64
-                _ak_squad_ascii(utf8, length, w, &table, &out)
-            elif squad:
+                src_p[i] = PyUnicode_AsUTF8AndSize(s, &length)
+                src_n[i] = length
+                continue
+            count = 0
+            if squad:
                 m = _ak_squad_prepare(<str>s, &work)
                 nt = _ak_squad_spans(&work, m)
                 for k in range(nt):
                     nb = _ak_utf8(work.cp + work.spans[2 * k],
                                   work.spans[2 * k + 1] - work.spans[2 * k], work.utf8)
-                    _ak_push(&out, _ak_intern(&table, work.utf8, nb))
+                    _ak_side_add(&side, work.utf8, nb)
+                    count += 1
             else:
                 toks = slow(s)
                 if type(toks) is not list:
                     raise TypeError("the tokenizer must return a list of bytes")
                 for tok in toks:
-                    _ak_push(&out, _ak_intern_bytes(&table, PyBytes_AS_STRING(<bytes?>tok),
-                                              PyBytes_GET_SIZE(tok)))
-            tok_off[i + 1] = out.size
+                    _ak_side_add(&side, PyBytes_AS_STRING(<bytes?>tok), PyBytes_GET_SIZE(tok))
+                    count += 1
+            src_p[i] = NULL
+            src_n[i] = count
+        with nogil:
+            offp[0] = 0
+            for i in range(n):
+                if i + 8 < n and src_p[i + 8] != NULL:
+                    AK_PREFETCH(src_p[i + 8])
+                p = src_p[i]
+                if p != NULL:
+                    _ak_grow_chars(&w, &wcap, src_n[i])
+                    _ak_squad_ascii(p, src_n[i], w, &table, &out)
+                else:
+                    if cursor + src_n[i] > side.ntok:
+                        with gil:
+                            raise RuntimeError("token count mismatch")
+                    for k in range(src_n[i]):
+                        # 16 readable bytes past each token's start: the side buffer's slack
+                        _ak_push(&out, _ak_intern(&table, side.bytes + side.off[cursor],
+                                                  side.off[cursor + 1] - side.off[cursor]))
+                        cursor += 1
+                offp[i + 1] = out.size
         ids = _ak_ids_array(&out)
         return ids, table.n
     finally:
         free(w)
+        free(src_p)
+        free(src_n)
+        free(side.bytes)
+        free(side.off)
         _ak_ids_free(&out)
         _ak_table_free(&table)
         _ak_work_free(&work)
