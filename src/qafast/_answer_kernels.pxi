@@ -887,6 +887,56 @@ def answer_squad_chars(list strings, int64_t[::1] off):
         _ak_char_work_free(&c)
 
 
+cdef struct _AkText:
+    # one answer for the pass without the GIL: an ASCII string's bytes (p, n), or (p NULL)
+    # its normalized code points, found with the GIL, at side[a:a + n]
+    const char* p
+    int64_t a
+    int64_t n
+
+
+cdef int _ak_text_chars(const _AkText* t, const _AkIds* side, char** w, Py_ssize_t* wcap,
+                        _AkIds* out) except -1 nogil:
+    """Append the code points of SQuAD's normalize_answer of the text t to out."""
+    if t.p != NULL:
+        _ak_grow_chars(w, wcap, t.n)
+        _ak_squad_ascii_chars(t.p, t.n, w[0], out)
+        return 0
+    if t.a < 0 or t.n < 0 or t.a + t.n > side.size:
+        with gil:
+            raise RuntimeError("a normalized answer lies outside its buffer")
+    _ak_reserve(out, t.n)
+    memcpy(out.data + out.size, side.data + t.a, t.n * sizeof(int32_t))
+    out.size += t.n
+    return 0
+
+
+cdef int _ak_text_add(list keep, _AkText** texts, int64_t* cap, int64_t k, object s,
+                      _AkCharWork* c, _AkIds* side) except -1:
+    """texts[k] = the text of s (exactly a str), whose reference keep then holds."""
+    cdef Py_ssize_t length
+    cdef void* grown
+    cdef _AkText* t
+    if k >= cap[0]:
+        grown = realloc(texts[0], 2 * (k + 1) * sizeof(_AkText))
+        if grown == NULL:
+            raise MemoryError()
+        texts[0] = <_AkText*>grown
+        cap[0] = 2 * (k + 1)
+    keep.append(s)
+    t = &texts[0][k]
+    if PyUnicode_IS_ASCII(s):
+        t.p = PyUnicode_AsUTF8AndSize(s, &length)
+        t.a = 0
+        t.n = length
+    else:
+        t.p = NULL
+        t.a = side.size
+        _ak_squad_chars_into(s, c, side)
+        t.n = side.size - t.a
+    return 0
+
+
 @cython.boundscheck(True)
 def answer_char_f1_direct(list predictions, list references, bint v2, double[::1] out,
                           double[::1] sums):
@@ -901,32 +951,47 @@ def answer_char_f1_direct(list predictions, list references, bint v2, double[::1
     for a question without references (the caller then takes its general path, which
     names it). Only values that are exactly str, and references that are exactly a str, a
     list or a tuple, are taken: any other, a str subclass included, is returned as not a
-    str (the general path converts it), so no Python code of the caller's runs here."""
+    str (the general path converts it), so no Python code of the caller's runs here.
+
+    Two passes: the first, with the GIL, checks every value, takes a reference to each
+    string and normalizes those that are not ASCII (str.lower); the second, without it,
+    normalizes the ASCII ones and scores every question."""
     cdef Py_ssize_t n = len(predictions), i, g, ng_refs
     cdef object p, r, x
-    cdef _AkIds pu, gu
+    cdef list keep = []
+    cdef _AkText* texts = NULL
+    cdef int64_t* q_off = NULL
+    cdef int64_t tcap = 0, nt = 0
+    cdef _AkIds pu, gu, side
     cdef _AkCharWork c
+    cdef char* w = NULL
+    cdef Py_ssize_t wcap = 0
     cdef int32_t* cnt = NULL
     cdef int32_t* used = NULL
     cdef int64_t np_, ng, k, same, kept
     cdef int32_t t, take
     cdef double best_f, f, prec, rec, total = 0.0
     cdef bint keep_rows = out.shape[0] == n
+    cdef double* outp = &out[0] if keep_rows and n else NULL
     if len(references) != n:
         raise ValueError("one reference entry per prediction is expected")
+    if sums.shape[0] < 2:
+        raise ValueError("sums must have two entries")
     pu.data = NULL
     pu.size = 0
     pu.cap = 0
     gu.data = NULL
     gu.size = 0
     gu.cap = 0
+    side.data = NULL
+    side.size = 0
+    side.cap = 0
     _ak_char_work_init(&c)
-    # one count per code point: only the pages of the scripts met are ever touched
-    cnt = <int32_t*>calloc(0x110000, sizeof(int32_t))
-    used = <int32_t*>calloc(0x110000, sizeof(int32_t))
     try:
-        if cnt == NULL or used == NULL:
+        q_off = <int64_t*>malloc((n + 1) * sizeof(int64_t))
+        if q_off == NULL:
             raise MemoryError()
+        q_off[0] = 0
         for i in range(n):
             _ak_prefetch_str(predictions, i + 8)
             _ak_prefetch_str(references, i + 8)
@@ -943,58 +1008,78 @@ def answer_char_f1_direct(list predictions, list references, bint v2, double[::1
             ng_refs = len(r)
             if ng_refs == 0:
                 return i, "none"
-            pu.size = 0
-            _ak_squad_chars_into(p, &c, &pu)
-            np_ = pu.size
-            for k in range(np_):
-                cnt[pu.data[k]] += 1
-            best_f = 0.0
-            kept = 0
+            _ak_text_add(keep, &texts, &tcap, nt, p, &c, &side)
+            nt += 1
             for g in range(ng_refs):
                 x = r[g]
                 if type(x) is not str:
-                    for k in range(np_):
-                        cnt[pu.data[k]] = 0
                     return i, "reference"
-                gu.size = 0
-                _ak_squad_chars_into(x, &c, &gu)
-                ng = gu.size
-                if v2 and ng == 0:
-                    continue
-                if v2 and np_ == 0:
-                    f = 1.0 if np_ == ng else 0.0
-                else:
-                    same = 0
-                    for k in range(ng):
-                        t = gu.data[k]
-                        take = used[t] < cnt[t]
-                        used[t] += take
-                        same += take
-                    for k in range(ng):
-                        used[gu.data[k]] = 0
-                    if same == 0:
-                        f = 0.0
+                _ak_text_add(keep, &texts, &tcap, nt, x, &c, &side)
+                nt += 1
+            q_off[i + 1] = nt
+        # one count per code point: only the pages of the scripts met are ever touched
+        cnt = <int32_t*>calloc(0x110000, sizeof(int32_t))
+        used = <int32_t*>calloc(0x110000, sizeof(int32_t))
+        if cnt == NULL or used == NULL:
+            raise MemoryError()
+        with nogil:
+            for i in range(n):
+                # the bytes of question i + 4's answers: pass one read them long ago
+                if i + 4 < n:
+                    for k in range(q_off[i + 4], q_off[i + 5]):
+                        if texts[k].p != NULL:
+                            AK_PREFETCH(texts[k].p)
+                pu.size = 0
+                _ak_text_chars(&texts[q_off[i]], &side, &w, &wcap, &pu)
+                np_ = pu.size
+                for k in range(np_):
+                    cnt[pu.data[k]] += 1
+                best_f = 0.0
+                kept = 0
+                for g in range(q_off[i] + 1, q_off[i + 1]):
+                    gu.size = 0
+                    _ak_text_chars(&texts[g], &side, &w, &wcap, &gu)
+                    ng = gu.size
+                    if v2 and ng == 0:
+                        continue
+                    if v2 and np_ == 0:
+                        f = 1.0 if np_ == ng else 0.0
                     else:
-                        prec = 1.0 * same / np_
-                        rec = 1.0 * same / ng
-                        f = (2 * prec * rec) / (prec + rec)
-                if kept == 0 or f > best_f:
-                    best_f = f
-                kept += 1
-            for k in range(np_):
-                cnt[pu.data[k]] = 0
-            if kept == 0 and v2:
-                best_f = 1.0 if np_ == 0 else 0.0
-            if keep_rows:
-                out[i] = best_f
-            total += best_f
+                        same = 0
+                        for k in range(ng):
+                            t = gu.data[k]
+                            take = used[t] < cnt[t]
+                            used[t] += take
+                            same += take
+                        for k in range(ng):
+                            used[gu.data[k]] = 0
+                        if same == 0:
+                            f = 0.0
+                        else:
+                            prec = 1.0 * same / np_
+                            rec = 1.0 * same / ng
+                            f = (2 * prec * rec) / (prec + rec)
+                    if kept == 0 or f > best_f:
+                        best_f = f
+                    kept += 1
+                for k in range(np_):
+                    cnt[pu.data[k]] = 0
+                if kept == 0 and v2:
+                    best_f = 1.0 if np_ == 0 else 0.0
+                if keep_rows:
+                    outp[i] = best_f
+                total += best_f
         sums[1] = total
         return -1
     finally:
         free(cnt)
         free(used)
+        free(texts)
+        free(q_off)
+        free(w)
         _ak_ids_free(&pu)
         _ak_ids_free(&gu)
+        _ak_ids_free(&side)
         _ak_char_work_free(&c)
 
 
