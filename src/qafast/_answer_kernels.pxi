@@ -989,7 +989,9 @@ def answer_char_f1_direct(list predictions, list references, bint v2, double[::1
     _ak_char_work_init(&c)
     try:
         q_off = <int64_t*>malloc((n + 1) * sizeof(int64_t))
-        if q_off == NULL:
+        tcap = 4 * n + 16      # a prediction and three references a question; grown past that
+        texts = <_AkText*>malloc(tcap * sizeof(_AkText))
+        if q_off == NULL or texts == NULL:
             raise MemoryError()
         q_off[0] = 0
         for i in range(n):
