@@ -10,6 +10,7 @@
 
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE, PyBytes_FromStringAndSize
 from cpython.unicode cimport PyUnicode_AsUTF8AndSize
+from cpython.list cimport PyList_AsTuple
 from libc.math cimport isfinite
 from libc.stdint cimport uint16_t, int32_t, int64_t, uint8_t, uint32_t, uint64_t
 from libc.stdlib cimport malloc, realloc, free, calloc, qsort
@@ -138,7 +139,7 @@ cdef inline uint64_t _ak_hash(const char* p, Py_ssize_t n) noexcept nogil:
     return _trec_hash(<const unsigned char*>p, n)
 
 
-cdef int _ak_table_grow(_AkTable* t) except -1:
+cdef int _ak_table_grow(_AkTable* t) except -1 nogil:
     cdef int64_t cap = (t.mask + 1) * 2, i, j
     cdef int64_t* slots = <int64_t*>malloc(cap * sizeof(int64_t))
     if slots == NULL:
@@ -185,7 +186,7 @@ cdef extern from *:
     const uint64_t _trec_BYTEMASK[9]     # with the TREC reader's C helpers
 
 
-cdef int32_t _ak_intern_bytes(_AkTable* t, const char* p, Py_ssize_t n) except -1:
+cdef int32_t _ak_intern_bytes(_AkTable* t, const char* p, Py_ssize_t n) except -1 nogil:
     """_ak_intern for bytes with no readable slack after them."""
     cdef char padded[32]
     if n <= 16:
@@ -194,7 +195,7 @@ cdef int32_t _ak_intern_bytes(_AkTable* t, const char* p, Py_ssize_t n) except -
     return _ak_intern(t, p, n)
 
 
-cdef int32_t _ak_intern(_AkTable* t, const char* p, Py_ssize_t n) except -1:
+cdef int32_t _ak_intern(_AkTable* t, const char* p, Py_ssize_t n) except -1 nogil:
     """The id of the token p[:n], given one if new. p must have 16 readable bytes."""
     cdef uint64_t h = _ak_hash(p, n)
     cdef int64_t j = <int64_t>(h & <uint64_t>t.mask)
@@ -256,7 +257,7 @@ cdef struct _AkIds:
     int64_t cap
 
 
-cdef int _ak_reserve(_AkIds* b, int64_t more) except -1:
+cdef int _ak_reserve(_AkIds* b, int64_t more) except -1 nogil:
     cdef int64_t cap
     cdef void* grown
     if b.size + more <= b.cap:
@@ -290,7 +291,7 @@ cdef void _ak_ids_free(_AkIds* b) noexcept:
     b.data = NULL
 
 
-cdef int _ak_push(_AkIds* b, int32_t v) except -1:
+cdef int _ak_push(_AkIds* b, int32_t v) except -1 nogil:
     if b.size >= b.cap:
         _ak_reserve(b, 1)
     b.data[b.size] = v
@@ -338,7 +339,7 @@ cdef inline bint _ak_is_article(const char* w, Py_ssize_t n) noexcept nogil:
 
 
 cdef int _ak_squad_ascii(const char* s, Py_ssize_t n, char* w, _AkTable* t,
-                         _AkIds* out) except -1:
+                         _AkIds* out) except -1 nogil:
     """Tokens of normalize_squad(s).split() for an ASCII s; w has room for n bytes."""
     cdef Py_ssize_t i, j, m = 0, start = -1
     cdef uint8_t c, k
@@ -379,7 +380,7 @@ cdef int _ak_squad_ascii(const char* s, Py_ssize_t n, char* w, _AkTable* t,
 
 
 cdef inline void _ak_emit_chars(_AkIds* out, Py_ssize_t first, const char* w,
-                                Py_ssize_t a, Py_ssize_t b) noexcept:
+                                Py_ssize_t a, Py_ssize_t b) noexcept nogil:
     # one token's characters, after a space unless it is the string's first token
     cdef Py_ssize_t j
     if out.size > first:
@@ -390,7 +391,7 @@ cdef inline void _ak_emit_chars(_AkIds* out, Py_ssize_t first, const char* w,
         out.size += 1
 
 
-cdef int _ak_squad_ascii_chars(const char* s, Py_ssize_t n, char* w, _AkIds* out) except -1:
+cdef int _ak_squad_ascii_chars(const char* s, Py_ssize_t n, char* w, _AkIds* out) except -1 nogil:
     """The code points of normalize_squad(s) for an ASCII s: the tokens _ak_squad_ascii
     finds, joined by single spaces, appended to out; w has room for n bytes."""
     cdef Py_ssize_t i, j, m = 0, start = -1, first = out.size
@@ -633,6 +634,56 @@ cdef inline Py_ssize_t _ak_utf8(const Py_UCS4* cp, Py_ssize_t n, char* out) noex
     return b
 
 
+cdef struct _AkSide:
+    # tokens found with the GIL (non-ASCII text, a Python tokenizer's), for the pass without it
+    char* bytes          # their UTF-8 bytes back to back, with 16 bytes of slack after the last
+    int64_t size
+    int64_t cap
+    int64_t* off         # token k is bytes[off[k]:off[k + 1]]
+    int64_t ntok
+    int64_t off_cap
+
+
+cdef int _ak_side_add(_AkSide* b, const char* p, Py_ssize_t n) except -1:
+    cdef int64_t cap
+    cdef void* grown
+    if b.size + n + 16 > b.cap:
+        cap = b.cap * 2 if b.cap else 1 << 12
+        while cap < b.size + n + 16:
+            cap *= 2
+        grown = realloc(b.bytes, cap)
+        if grown == NULL:
+            raise MemoryError()
+        b.bytes = <char*>grown
+        b.cap = cap
+    if b.ntok + 2 > b.off_cap:
+        cap = b.off_cap * 2 if b.off_cap else 1 << 10
+        grown = realloc(b.off, cap * sizeof(int64_t))
+        if grown == NULL:
+            raise MemoryError()
+        b.off = <int64_t*>grown
+        b.off_cap = cap
+    memcpy(b.bytes + b.size, p, n)
+    b.size += n
+    b.ntok += 1
+    b.off[b.ntok] = b.size
+    return 0
+
+
+cdef int _ak_grow_chars(char** w, Py_ssize_t* cap, Py_ssize_t n) except -1 nogil:
+    """Room for n bytes (and 64 of slack) in the buffer *w of *cap bytes."""
+    cdef void* grown
+    if n <= cap[0]:
+        return 0
+    grown = realloc(w[0], n + 64)
+    if grown == NULL:
+        with gil:
+            raise MemoryError()
+    w[0] = <char*>grown
+    cap[0] = n + 64
+    return 0
+
+
 @cython.boundscheck(True)
 def answer_tokens(list strings, object slow, bint squad, int64_t[::1] tok_off):
     """Token ids of every string (each exactly a str), in one vocabulary keyed by the tokens'
@@ -643,17 +694,31 @@ def answer_tokens(list strings, object slow, bint squad, int64_t[::1] tok_off):
     list of ``bytes``. String i's ids end up at ``tok_off[i]:tok_off[i + 1]`` of the returned
     int32 array; ``tok_off`` has ``len(strings) + 1`` entries. Returns ``(ids,
     vocabulary_size)``.
+
+    Two passes: the first, with the GIL, takes each ASCII string's bytes (SQuAD's normalizer)
+    and the tokens of every other string (which need str.lower or ``slow``); the second,
+    without it, normalizes the ASCII strings and gives every token its id, string by string
+    in order, so ids follow first appearance as in one pass.
     """
-    cdef Py_ssize_t i, k, n = len(strings), length, wcap = 0, m, nt, nb
-    cdef const char* utf8
+    cdef Py_ssize_t i, k, n, length, wcap = 0, m, nt, nb
+    cdef int64_t cursor = 0, count
+    cdef int64_t* offp
+    cdef const char** src_p = NULL
+    cdef int64_t* src_n = NULL
+    cdef const char* p
     cdef char* w = NULL
-    cdef void* grown
     cdef object s, tok, toks
+    cdef tuple held
     cdef _AkTable table
     cdef _AkIds out
     cdef _AkWork work
+    cdef _AkSide side
+    # the strings' references, held while their bytes are read without the GIL
+    held = PyList_AsTuple(strings)
+    n = len(held)
     if tok_off.shape[0] != n + 1:
         raise ValueError("tok_off must have one entry per string, and one more")
+    offp = &tok_off[0]
     out.data = NULL
     out.size = 0
     out.cap = 0
@@ -662,42 +727,77 @@ def answer_tokens(list strings, object slow, bint squad, int64_t[::1] tok_off):
     work.spans = NULL
     work.utf8 = NULL
     work.cap = 0
+    side.bytes = NULL
+    side.size = 0
+    side.cap = 0
+    side.off = NULL
+    side.ntok = 0
+    side.off_cap = 0
     _ak_table_init(&table)
     try:
-        tok_off[0] = 0
+        src_p = <const char**>malloc((n + 1) * sizeof(const char*))
+        src_n = <int64_t*>malloc((n + 1) * sizeof(int64_t))
+        if src_p == NULL or src_n == NULL:
+            raise MemoryError()
+        side.off = <int64_t*>malloc(1024 * sizeof(int64_t))
+        if side.off == NULL:
+            raise MemoryError()
+        side.off_cap = 1024
+        side.off[0] = 0
         for i in range(n):
             _ak_prefetch_str(strings, i + 8)
-            s = strings[i]
+            s = held[i]
             if type(s) is not str:
                 raise TypeError(f"answer string {i} is a {type(s).__name__}, not a str")
             if squad and PyUnicode_IS_ASCII(s):
-                utf8 = PyUnicode_AsUTF8AndSize(s, &length)
-                if length > wcap:
-                    grown = realloc(w, length + 64)
-                    if grown == NULL:
-                        raise MemoryError()
-                    w = <char*>grown
-                    wcap = length + 64
-                _ak_squad_ascii(utf8, length, w, &table, &out)
-            elif squad:
+                src_p[i] = PyUnicode_AsUTF8AndSize(s, &length)
+                src_n[i] = length
+                continue
+            count = 0
+            if squad:
                 m = _ak_squad_prepare(<str>s, &work)
                 nt = _ak_squad_spans(&work, m)
                 for k in range(nt):
                     nb = _ak_utf8(work.cp + work.spans[2 * k],
                                   work.spans[2 * k + 1] - work.spans[2 * k], work.utf8)
-                    _ak_push(&out, _ak_intern(&table, work.utf8, nb))
+                    _ak_side_add(&side, work.utf8, nb)
+                    count += 1
             else:
                 toks = slow(s)
                 if type(toks) is not list:
                     raise TypeError("the tokenizer must return a list of bytes")
                 for tok in toks:
-                    _ak_push(&out, _ak_intern_bytes(&table, PyBytes_AS_STRING(<bytes?>tok),
-                                              PyBytes_GET_SIZE(tok)))
-            tok_off[i + 1] = out.size
+                    _ak_side_add(&side, PyBytes_AS_STRING(<bytes?>tok), PyBytes_GET_SIZE(tok))
+                    count += 1
+            src_p[i] = NULL
+            src_n[i] = count
+        with nogil:
+            offp[0] = 0
+            for i in range(n):
+                if i + 8 < n and src_p[i + 8] != NULL:
+                    AK_PREFETCH(src_p[i + 8])
+                p = src_p[i]
+                if p != NULL:
+                    _ak_grow_chars(&w, &wcap, src_n[i])
+                    _ak_squad_ascii(p, src_n[i], w, &table, &out)
+                else:
+                    if cursor + src_n[i] > side.ntok:
+                        with gil:
+                            raise RuntimeError("token count mismatch")
+                    for k in range(src_n[i]):
+                        # 16 readable bytes past each token's start: the side buffer's slack
+                        _ak_push(&out, _ak_intern(&table, side.bytes + side.off[cursor],
+                                                  side.off[cursor + 1] - side.off[cursor]))
+                        cursor += 1
+                offp[i + 1] = out.size
         ids = _ak_ids_array(&out)
         return ids, table.n
     finally:
         free(w)
+        free(src_p)
+        free(src_n)
+        free(side.bytes)
+        free(side.off)
         _ak_ids_free(&out)
         _ak_table_free(&table)
         _ak_work_free(&work)
@@ -787,6 +887,56 @@ def answer_squad_chars(list strings, int64_t[::1] off):
         _ak_char_work_free(&c)
 
 
+cdef struct _AkText:
+    # one answer for the pass without the GIL: an ASCII string's bytes (p, n), or (p NULL)
+    # its normalized code points, found with the GIL, at side[a:a + n]
+    const char* p
+    int64_t a
+    int64_t n
+
+
+cdef int _ak_text_chars(const _AkText* t, const _AkIds* side, char** w, Py_ssize_t* wcap,
+                        _AkIds* out) except -1 nogil:
+    """Append the code points of SQuAD's normalize_answer of the text t to out."""
+    if t.p != NULL:
+        _ak_grow_chars(w, wcap, t.n)
+        _ak_squad_ascii_chars(t.p, t.n, w[0], out)
+        return 0
+    if t.a < 0 or t.n < 0 or t.a + t.n > side.size:
+        with gil:
+            raise RuntimeError("a normalized answer lies outside its buffer")
+    _ak_reserve(out, t.n)
+    memcpy(out.data + out.size, side.data + t.a, t.n * sizeof(int32_t))
+    out.size += t.n
+    return 0
+
+
+cdef int _ak_text_add(list keep, _AkText** texts, int64_t* cap, int64_t k, object s,
+                      _AkCharWork* c, _AkIds* side) except -1:
+    """texts[k] = the text of s (exactly a str), whose reference keep then holds."""
+    cdef Py_ssize_t length
+    cdef void* grown
+    cdef _AkText* t
+    if k >= cap[0]:
+        grown = realloc(texts[0], 2 * (k + 1) * sizeof(_AkText))
+        if grown == NULL:
+            raise MemoryError()
+        texts[0] = <_AkText*>grown
+        cap[0] = 2 * (k + 1)
+    keep.append(s)
+    t = &texts[0][k]
+    if PyUnicode_IS_ASCII(s):
+        t.p = PyUnicode_AsUTF8AndSize(s, &length)
+        t.a = 0
+        t.n = length
+    else:
+        t.p = NULL
+        t.a = side.size
+        _ak_squad_chars_into(s, c, side)
+        t.n = side.size - t.a
+    return 0
+
+
 @cython.boundscheck(True)
 def answer_char_f1_direct(list predictions, list references, bint v2, double[::1] out,
                           double[::1] sums):
@@ -801,32 +951,49 @@ def answer_char_f1_direct(list predictions, list references, bint v2, double[::1
     for a question without references (the caller then takes its general path, which
     names it). Only values that are exactly str, and references that are exactly a str, a
     list or a tuple, are taken: any other, a str subclass included, is returned as not a
-    str (the general path converts it), so no Python code of the caller's runs here."""
+    str (the general path converts it), so no Python code of the caller's runs here.
+
+    Two passes: the first, with the GIL, checks every value, takes a reference to each
+    string and normalizes those that are not ASCII (str.lower); the second, without it,
+    normalizes the ASCII ones and scores every question."""
     cdef Py_ssize_t n = len(predictions), i, g, ng_refs
     cdef object p, r, x
-    cdef _AkIds pu, gu
+    cdef list keep = []
+    cdef _AkText* texts = NULL
+    cdef int64_t* q_off = NULL
+    cdef int64_t tcap = 0, nt = 0
+    cdef _AkIds pu, gu, side
     cdef _AkCharWork c
+    cdef char* w = NULL
+    cdef Py_ssize_t wcap = 0
     cdef int32_t* cnt = NULL
     cdef int32_t* used = NULL
     cdef int64_t np_, ng, k, same, kept
     cdef int32_t t, take
     cdef double best_f, f, prec, rec, total = 0.0
     cdef bint keep_rows = out.shape[0] == n
+    cdef double* outp = &out[0] if keep_rows and n else NULL
     if len(references) != n:
         raise ValueError("one reference entry per prediction is expected")
+    if sums.shape[0] < 2:
+        raise ValueError("sums must have two entries")
     pu.data = NULL
     pu.size = 0
     pu.cap = 0
     gu.data = NULL
     gu.size = 0
     gu.cap = 0
+    side.data = NULL
+    side.size = 0
+    side.cap = 0
     _ak_char_work_init(&c)
-    # one count per code point: only the pages of the scripts met are ever touched
-    cnt = <int32_t*>calloc(0x110000, sizeof(int32_t))
-    used = <int32_t*>calloc(0x110000, sizeof(int32_t))
     try:
-        if cnt == NULL or used == NULL:
+        q_off = <int64_t*>malloc((n + 1) * sizeof(int64_t))
+        tcap = 4 * n + 16      # a prediction and three references a question; grown past that
+        texts = <_AkText*>malloc(tcap * sizeof(_AkText))
+        if q_off == NULL or texts == NULL:
             raise MemoryError()
+        q_off[0] = 0
         for i in range(n):
             _ak_prefetch_str(predictions, i + 8)
             _ak_prefetch_str(references, i + 8)
@@ -843,58 +1010,78 @@ def answer_char_f1_direct(list predictions, list references, bint v2, double[::1
             ng_refs = len(r)
             if ng_refs == 0:
                 return i, "none"
-            pu.size = 0
-            _ak_squad_chars_into(p, &c, &pu)
-            np_ = pu.size
-            for k in range(np_):
-                cnt[pu.data[k]] += 1
-            best_f = 0.0
-            kept = 0
+            _ak_text_add(keep, &texts, &tcap, nt, p, &c, &side)
+            nt += 1
             for g in range(ng_refs):
                 x = r[g]
                 if type(x) is not str:
-                    for k in range(np_):
-                        cnt[pu.data[k]] = 0
                     return i, "reference"
-                gu.size = 0
-                _ak_squad_chars_into(x, &c, &gu)
-                ng = gu.size
-                if v2 and ng == 0:
-                    continue
-                if v2 and np_ == 0:
-                    f = 1.0 if np_ == ng else 0.0
-                else:
-                    same = 0
-                    for k in range(ng):
-                        t = gu.data[k]
-                        take = used[t] < cnt[t]
-                        used[t] += take
-                        same += take
-                    for k in range(ng):
-                        used[gu.data[k]] = 0
-                    if same == 0:
-                        f = 0.0
+                _ak_text_add(keep, &texts, &tcap, nt, x, &c, &side)
+                nt += 1
+            q_off[i + 1] = nt
+        # one count per code point: only the pages of the scripts met are ever touched
+        cnt = <int32_t*>calloc(0x110000, sizeof(int32_t))
+        used = <int32_t*>calloc(0x110000, sizeof(int32_t))
+        if cnt == NULL or used == NULL:
+            raise MemoryError()
+        with nogil:
+            for i in range(n):
+                # the bytes of question i + 4's answers: pass one read them long ago
+                if i + 4 < n:
+                    for k in range(q_off[i + 4], q_off[i + 5]):
+                        if texts[k].p != NULL:
+                            AK_PREFETCH(texts[k].p)
+                pu.size = 0
+                _ak_text_chars(&texts[q_off[i]], &side, &w, &wcap, &pu)
+                np_ = pu.size
+                for k in range(np_):
+                    cnt[pu.data[k]] += 1
+                best_f = 0.0
+                kept = 0
+                for g in range(q_off[i] + 1, q_off[i + 1]):
+                    gu.size = 0
+                    _ak_text_chars(&texts[g], &side, &w, &wcap, &gu)
+                    ng = gu.size
+                    if v2 and ng == 0:
+                        continue
+                    if v2 and np_ == 0:
+                        f = 1.0 if np_ == ng else 0.0
                     else:
-                        prec = 1.0 * same / np_
-                        rec = 1.0 * same / ng
-                        f = (2 * prec * rec) / (prec + rec)
-                if kept == 0 or f > best_f:
-                    best_f = f
-                kept += 1
-            for k in range(np_):
-                cnt[pu.data[k]] = 0
-            if kept == 0 and v2:
-                best_f = 1.0 if np_ == 0 else 0.0
-            if keep_rows:
-                out[i] = best_f
-            total += best_f
+                        same = 0
+                        for k in range(ng):
+                            t = gu.data[k]
+                            take = used[t] < cnt[t]
+                            used[t] += take
+                            same += take
+                        for k in range(ng):
+                            used[gu.data[k]] = 0
+                        if same == 0:
+                            f = 0.0
+                        else:
+                            prec = 1.0 * same / np_
+                            rec = 1.0 * same / ng
+                            f = (2 * prec * rec) / (prec + rec)
+                    if kept == 0 or f > best_f:
+                        best_f = f
+                    kept += 1
+                for k in range(np_):
+                    cnt[pu.data[k]] = 0
+                if kept == 0 and v2:
+                    best_f = 1.0 if np_ == 0 else 0.0
+                if keep_rows:
+                    outp[i] = best_f
+                total += best_f
         sums[1] = total
         return -1
     finally:
         free(cnt)
         free(used)
+        free(texts)
+        free(q_off)
+        free(w)
         _ak_ids_free(&pu)
         _ak_ids_free(&gu)
+        _ak_ids_free(&side)
         _ak_char_work_free(&c)
 
 

@@ -1,0 +1,132 @@
+"""Answer metrics called from many threads at once on shared inputs.
+
+The answer kernels read the strings' bytes without the GIL; each thread's results must equal
+those of one call made alone, for every normalizer and unit (ASCII text normalized in C,
+non-ASCII text lowered through CPython, normalizers written in Python), and the inputs must be
+left as they were.
+"""
+
+import copy
+import random
+import threading
+
+import numpy as np
+import pytest
+
+import qafast
+from qafast import answers
+
+THREADS = 8
+ROUNDS = 3
+
+WORDS = ("The river", "a King", "an Empire", "Peace", "north-south", "University",
+         "1848", "Napoleon's", "Beyoncé", "ÉCOLE Normale", "Zürich", "İstanbul",
+         "北京大学", "长江 黄河", "ΣΊΣΥΦΟΣ", "straße", "", "  ", "the", "A.B.C.", "x_y")
+
+
+def _questions(n, seed):
+    rng = random.Random(seed)
+    preds, refs = [], []
+    for _ in range(n):
+        golds = [" ".join(rng.choice(WORDS) for _ in range(rng.randint(0, 4)))
+                 for _ in range(rng.randint(0, 3))]
+        refs.append(golds)
+        if golds and rng.random() < 0.4:
+            p = rng.choice(golds)
+            preds.append(p.upper() if rng.random() < 0.3 else p + rng.choice(["", ".", "!"]))
+        else:
+            preds.append(" ".join(rng.choice(WORDS) for _ in range(rng.randint(0, 4))))
+    return preds, refs
+
+
+PREDS, REFS = _questions(3000, 2024)
+REFS_V1 = [r if r else [""] for r in REFS]
+
+CALLS = {}
+for _norm in ("squad", "drcd", "none"):
+    for _unit in ("token", "char"):
+        CALLS[f"f1-{_norm}-{_unit}"] = (
+            lambda n=_norm, u=_unit: answers.f1(PREDS, REFS, normalizer=n, unit=u,
+                                                per_question=True))
+        CALLS[f"both-{_norm}-{_unit}"] = (
+            lambda n=_norm, u=_unit: answers.exact_match_and_f1(PREDS, REFS, normalizer=n,
+                                                                unit=u))
+    CALLS[f"em-{_norm}"] = (lambda n=_norm: answers.exact_match(PREDS, REFS, normalizer=n,
+                                                                per_question=True))
+# the character F1 that normalizes question by question (SQuAD normalizer, unit="char")
+CALLS["f1-char-v1-mean"] = lambda: answers.f1(PREDS, REFS_V1, unit="char", empty_rule="v1")
+
+_IDS = [f"q{i}" for i in range(len(PREDS))]
+
+
+def _dataset(refs):
+    qas = [{"id": q, "question": "?", "answers": [{"text": g, "answer_start": 0} for g in golds]}
+           for q, golds in zip(_IDS, refs)]
+    return {"version": "v2.0", "data": [{"title": "t", "paragraphs": [{"context": "c",
+                                                                       "qas": qas}]}]}
+
+
+DATASET, DATASET_V1 = _dataset(REFS), _dataset(REFS_V1)
+SQUAD_PREDS = dict(zip(_IDS, PREDS))
+CALLS["squad-2.0"] = lambda: qafast.squad(DATASET, SQUAD_PREDS)
+CALLS["squad-1.1"] = lambda: qafast.squad(DATASET_V1, SQUAD_PREDS, version="1.1")
+
+
+def _same(a, b):
+    if isinstance(a, tuple):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    if isinstance(a, np.ndarray):
+        return a.dtype == b.dtype and np.array_equal(a, b)
+    return type(a) is type(b) and a == b
+
+
+@pytest.mark.parametrize("name", sorted(CALLS))
+def test_threads_agree_with_one_call(name):
+    call = CALLS[name]
+    preds_before, refs_before = list(PREDS), copy.deepcopy(REFS)
+    expected = call()
+    barrier = threading.Barrier(THREADS)
+    results, errors = [], []
+
+    def work():
+        try:
+            barrier.wait()
+            for _ in range(ROUNDS):
+                results.append(call())
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work) for _ in range(THREADS)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+    assert len(results) == THREADS * ROUNDS
+    for r in results:
+        assert _same(r, expected)
+    assert PREDS == preds_before and REFS == refs_before
+
+
+def test_all_calls_at_once():
+    """Every call in its own thread at the same time: different normalizers and kernels
+    interleaved on the same lists."""
+    expected = {name: call() for name, call in CALLS.items()}
+    barrier = threading.Barrier(len(CALLS))
+    got, errors = {}, []
+
+    def work(name):
+        try:
+            barrier.wait()
+            got[name] = CALLS[name]()
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            errors.append((name, exc))
+
+    threads = [threading.Thread(target=work, args=(name,)) for name in CALLS]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+    for name in CALLS:
+        assert _same(got[name], expected[name]), name
