@@ -10,6 +10,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+import numpy as np
+
 # Kernel measure codes (``_ranking_kernels.pxi``).
 CODES = {
     "num_ret": 0, "num_rel": 1, "num_rel_ret": 2, "num_nonrel_judged_ret": 3, "map": 4,
@@ -634,3 +636,40 @@ def trec_columns(requests: list[str] | None, *, version: str = "10.0") -> list[C
             names.add(c.name)
             cols.append(c)
     return cols
+
+
+def column_groups(columns: list[Column], relevance_level: int, v9: bool = False
+                  ) -> dict[tuple[int, bool], list[int]]:
+    """Column indices by the (relevance level, 9.0.8 recall rounding) they are measured at.
+
+    A column may set its own level (ranx's ``-lN``, ir_measures' ``rel=``) or ask for
+    trec_eval 9.0.8's recall cut points (ir_measures' ``IPrec``, computed by pytrec_eval):
+    the measure kernels take one setting per call, so callers make one call per group.
+    """
+    groups: dict[tuple[int, bool], list[int]] = {}
+    for j, c in enumerate(columns):
+        setting = (relevance_level if c.rel is None else c.rel, v9 or c.v9)
+        groups.setdefault(setting, []).append(j)
+    return groups
+
+
+def kernel_arrays(columns: list[Column]) -> tuple[np.ndarray, ...]:
+    """The measure kernels' per-column arrays: codes, integer parameters, float parameters,
+    and the CSR (offsets, keys, values) of gain maps and coefficient lists."""
+    m = len(columns)
+    codes = np.array([c.code for c in columns], dtype=np.int32)
+    kparams = np.array([min(c.k, _NO_CUTOFF) for c in columns], dtype=np.int64)
+    fparams = np.array([c.x for c in columns], dtype=np.float64)
+    loffs = np.zeros(m + 1, dtype=np.int64)
+    lkeys: list[int] = []
+    lvals: list[float] = []
+    for i, c in enumerate(columns):
+        if c.family in ("utility", "11pt_avg"):
+            lkeys.extend([0] * len(c.values))
+            lvals.extend(c.values)
+        elif c.keys:
+            lkeys.extend(c.keys)
+            lvals.extend(c.values)
+        loffs[i + 1] = len(lkeys)
+    return (codes, kparams, fparams, loffs, np.array(lkeys, dtype=np.int64),
+            np.array(lvals, dtype=np.float64))

@@ -20,7 +20,14 @@ from typing import Any, Iterable, Mapping
 import numpy as np
 
 from . import _exactsum, _kernels
-from ._measures import DENSE, TEXT_MEASURES, Column, parse_measures
+from ._measures import (
+    DENSE,
+    TEXT_MEASURES,
+    Column,
+    column_groups,
+    kernel_arrays,
+    parse_measures,
+)
 
 __all__ = ["MEASURE_FAMILIES", "Qrels", "Run", "evaluate"]
 
@@ -788,12 +795,7 @@ class _Evaluation:
 
     def values(self, columns: list[Column]) -> np.ndarray:
         """Per-query values, shape (queries, columns)."""
-        # a column may set its own relevance level (ranx's -lN, ir_measures' rel=) or recall
-        # cut points (ir_measures' IPrec is pytrec_eval's): one kernel pass per setting
-        groups: dict = {}
-        for j, c in enumerate(columns):
-            setting = (self.relevance_level if c.rel is None else c.rel, self.v9 or c.v9)
-            groups.setdefault(setting, []).append(j)
+        groups = column_groups(columns, self.relevance_level, self.v9)
         if len(groups) == 1:
             (level, v9), = groups
             return self._values(columns, level, v9)
@@ -804,25 +806,10 @@ class _Evaluation:
 
     def _values(self, columns: list[Column], relevance_level: int, v9: bool) -> np.ndarray:
         n_pairs, m = len(self.ids), len(columns)
-        codes = np.array([c.code for c in columns], dtype=np.int32)
-        kparams = np.array([min(c.k, 2**62) for c in columns], dtype=np.int64)
-        fparams = np.array([c.x for c in columns], dtype=np.float64)
-        loffs = np.zeros(m + 1, dtype=np.int64)
-        lkeys: list[int] = []
-        lvals: list[float] = []
-        for i, c in enumerate(columns):
-            if c.family == "utility" or c.family == "11pt_avg":
-                lkeys.extend([0] * len(c.values))
-                lvals.extend(c.values)
-            elif c.keys:
-                lkeys.extend(c.keys)
-                lvals.extend(c.values)
-            loffs[i + 1] = len(lkeys)
+        codes, kparams, fparams, loffs, lk, lv = kernel_arrays(columns)
         need_dense = any(c.family in DENSE for c in columns)
         max_grade = int(self.qrels.values.max()) if len(self.qrels.values) else 0
         out = np.zeros((n_pairs, m), dtype=np.float64)
-        lk = np.array(lkeys, dtype=np.int64)
-        lv = np.array(lvals, dtype=np.float64)
 
         ranked = self._ranked
 

@@ -26,7 +26,7 @@ import numpy as np
 
 from . import _exactsum, _kernels
 from ._convert import as_array
-from ._measures import DENSE, TEXT_MEASURES, parse_measures
+from ._measures import DENSE, TEXT_MEASURES, column_groups, kernel_arrays, parse_measures
 from .ranking import _summary
 
 __all__ = ["AnswerMetrics", "RankingMetrics"]
@@ -88,27 +88,12 @@ def _int_grades(r: np.ndarray, valid, name: str, where) -> np.ndarray:
 
 def _kernel_args(columns, level: int, v9: bool) -> tuple:
     """The stream kernels' flags and per-measure arrays for columns measured at ``level``."""
-    m = len(columns)
-    codes = np.array([c.code for c in columns], dtype=np.int32)
-    kparams = np.array([min(c.k, 2**62) for c in columns], dtype=np.int64)
-    fparams = np.array([c.x for c in columns], dtype=np.float64)
-    loffs = np.zeros(m + 1, dtype=np.int64)
-    lkeys: list[int] = []
-    lvals: list[float] = []
-    for i, c in enumerate(columns):
-        if c.family in ("utility", "11pt_avg"):
-            lkeys.extend([0] * len(c.values))
-            lvals.extend(c.values)
-        elif c.keys:
-            lkeys.extend(c.keys)
-            lvals.extend(c.values)
-        loffs[i + 1] = len(lkeys)
+    codes, kparams, fparams, loffs, lkeys, lvals = kernel_arrays(columns)
     # at a level of 0 or below a candidate graded 0 is relevant: every candidate is ranked
     all_judged = level <= 0 or any(c.family in _JUDGED_ZERO_MATTERS or c.keys for c in columns)
     flags = (int(all_judged) | 2 * int(any(c.family in DENSE for c in columns))
              | 4 * int(v9))
-    return (flags, codes, kparams, fparams, loffs, np.array(lkeys, dtype=np.int64),
-            np.array(lvals, dtype=np.float64))
+    return flags, codes, kparams, fparams, loffs, lkeys, lvals
 
 
 def _ids_array(ids, name: str, n: int) -> np.ndarray:
@@ -208,9 +193,7 @@ class RankingMetrics:
         self._gm = [j for j, c in enumerate(columns) if c.aggregate == "gm"]
         # a column may set its own relevance level (ranx's -lN, ir_measures' rel=) or recall
         # cut points (ir_measures' IPrec): one kernel pass per setting, as evaluate makes
-        settings: dict[tuple[int, bool], list[int]] = {}
-        for j, c in enumerate(columns):
-            settings.setdefault((self._level if c.rel is None else c.rel, c.v9), []).append(j)
+        settings = column_groups(columns, self._level)
         self._groups = [(np.array(js, dtype=np.int64), level,
                          *_kernel_args([columns[j] for j in js], level, v9))
                         for (level, v9), js in settings.items()]
