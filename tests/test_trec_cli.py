@@ -58,6 +58,22 @@ def test_interpolated_precision_of_a_query_left_empty_by_J_is_minus_nan(tmp_path
         ("11pt_avg_0,1", "all", "  -nan"))
 
 
+def test_json_output_writes_an_undefined_value_as_null(tmp_path, capsys):
+    import json
+
+    code, out, err = trec(tmp_path, capsys, QRELS_A, RUN_A, "-J", "-q", "-o", "json",
+                          "-m", "iprec_at_recall.0,.5")
+
+    def strict(token):
+        raise ValueError(f"not JSON: {token}")
+
+    doc = json.loads(out, parse_constant=strict)  # a bare NaN is refused by strict parsers
+    assert code == 0, err
+    assert doc["per_query"]["q2"]["iprec_at_recall_0.00"] is None
+    assert doc["per_query"]["q2"]["iprec_at_recall_0.50"] == 0.0
+    assert doc["all"]["iprec_at_recall_0.00"] is None
+
+
 def test_query_missing_from_the_run_under_c_and_J_is_minus_nan(tmp_path, capsys):
     # -c ranks one unjudged document for the missing query, which -J then drops
     code, out, err = trec(tmp_path, capsys, QRELS_A, "q1 Q0 a 1 0.5 r\n", "-c", "-J", "-q",

@@ -91,7 +91,7 @@ def _run_trec(args) -> int:
         if not args.n:
             doc["all"] = {c.name: _summary_value(c, run_id, summary, len(ev.ids))
                           for c in columns if c.family != "relstring"}
-        json.dump(doc, out, indent=1)
+        json.dump(json_safe(doc), out, indent=1, allow_nan=False)
         out.write("\n")
         return 0
     lines = []
@@ -161,9 +161,22 @@ def _run_example(args) -> int:
     return 0
 
 
+def json_safe(doc):
+    """``doc`` with every NaN or infinite float as None: JSON has no such numbers, and a
+    bare ``NaN`` is refused by strict parsers (trec_eval's text output prints ``-nan``)."""
+    if isinstance(doc, float):
+        return doc if math.isfinite(doc) else None
+    if isinstance(doc, dict):
+        return {k: json_safe(v) for k, v in doc.items()}
+    if isinstance(doc, (list, tuple)):
+        return [json_safe(v) for v in doc]
+    return doc
+
+
 def write_json(doc) -> int:
-    """The ``-o json`` output of every subcommand: indented JSON and a newline on stdout."""
-    json.dump(doc, sys.stdout, indent=1)
+    """The ``-o json`` output of every subcommand: indented JSON and a newline on stdout; a
+    NaN or infinite value is ``null``."""
+    json.dump(json_safe(doc), sys.stdout, indent=1, allow_nan=False)
     sys.stdout.write("\n")
     return 0
 
