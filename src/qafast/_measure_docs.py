@@ -41,20 +41,20 @@ class MeasureDoc:
 
 #: How agreement is checked: key -> (tool, what is compared, where)
 AGREEMENT = {
-    "trec_eval": ("trec_eval 10.0", "its own golden outputs reproduced byte for byte by "
-                  "``qafast trec``", "tests/test_trec_golden.py"),
-    "pytrec_eval": ("pytrec_eval 0.5.11 (trec_eval 9.0.8)", "every value, query by query, on "
-                    "random tie-heavy runs", "tests/test_ranking.py"),
+    "trec_eval": ("trec_eval 10.0", ("its own golden outputs reproduced byte for byte by "
+                  "``qafast trec``"), "tests/test_trec_golden.py"),
+    "pytrec_eval": ("pytrec_eval 0.5.11 (trec_eval 9.0.8)", ("every value, query by query, on "
+                    "random tie-heavy runs"), "tests/test_ranking.py"),
     "ranx": ("ranx 0.3.21", "means on random tie-free graded runs", "tests/test_measure_names.py"),
-    "ir_measures": ("ir_measures 0.4.3", "means on random tie-free graded runs, missing queries "
-                    "included", "tests/test_measure_names.py"),
-    "gdeval": ("ir_measures 0.4.3 (gdeval.pl)", "per-query values to gdeval.pl's 5 printed "
-               "decimals", "tests/test_measure_names.py"),
-    "torchmetrics": ("torchmetrics 1.9.0", "means on random tie-free batches, within its "
-                     "float32", "tests/test_docs_measures.py"),
-    "specification": ("qafast.reference", "the plain-Python specification, on random "
-                      "tie-heavy runs", "tests/test_ranking_reference.py, "
-                      "tests/test_measure_names.py"),
+    "ir_measures": ("ir_measures 0.4.3", ("means on random tie-free graded runs, missing queries "
+                    "included"), "tests/test_measure_names.py"),
+    "gdeval": ("ir_measures 0.4.3 (gdeval.pl)", ("per-query values to gdeval.pl's 5 printed "
+               "decimals"), "tests/test_measure_names.py"),
+    "torchmetrics": ("torchmetrics 1.9.0", ("means on random tie-free batches, within its "
+                     "float32"), "tests/test_docs_measures.py"),
+    "specification": ("the specification", ("``qafast.reference``, the plain-Python "
+                      "definitions, on random tie-heavy runs"),
+                      "tests/test_ranking_reference.py, tests/test_measure_names.py"),
 }
 
 _CUT = "trec_eval -m ``{0}.5,10`` gives ``{0}_5`` and ``{0}_10``; the default cut-offs are {1}."

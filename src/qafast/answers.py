@@ -430,8 +430,8 @@ def f1(predictions: Sequence[str], references: Sequence[str | Sequence[str]], *,
 
     Precision and recall count the units the prediction and the reference share, as
     multisets (``unit="token"`` or ``"char"``), or, for ``unit="cmrc"``, the length of their
-    longest common run of units (CMRC 2018): P = shared/|prediction|, R = shared/|reference|,
-    F1 = 2PR/(P+R), and 0 when nothing is shared.
+    longest common run of units (CMRC 2018): ``P = shared/|prediction|``,
+    ``R = shared/|reference|``, ``F1 = 2PR/(P+R)``, and 0 when nothing is shared.
 
     Parameters
     ----------

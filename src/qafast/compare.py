@@ -702,12 +702,12 @@ def compare(qrels, runs: Mapping[str, Any], measures: str | Iterable[str], *,
         Test each run against this one; by default every pair of runs is tested.
     test : {"student", "wilcoxon", "fisher", "bootstrap", "tukey"}, default "student"
         See :mod:`qafast.compare`. ``"fisher"``'s p-value is the fraction of sign vectors
-        whose |sum of signed differences| reaches the observed one (sums within 1e-10 of
-        sum(|d|) count as equal); it enumerates all 2**n sign vectors (the observed one
+        whose ``|sum of signed differences|`` reaches the observed one (sums within 1e-10 of
+        ``sum(|d|)`` count as equal); it enumerates all 2**n sign vectors (the observed one
         included) when 2**n <= ``n_resamples``, and otherwise draws ``n_resamples`` seeded
         random ones and divides by ``n_resamples``, as ranx and Smucker et al. (2007) do.
         ``"bootstrap"``'s is the fraction of ``n_resamples`` resamples of the differences
-        shifted to mean 0 whose |t| reaches the observed |t| (Sakai, 2006).
+        shifted to mean 0 whose ``|t|`` reaches the observed ``|t|`` (Sakai, 2006).
     correction : {"holm", "none", "bonferroni", "holm-sidak", "bh"}, default "holm"
         Multiple-testing correction across the comparisons of each measure. Tukey's HSD
         is adjusted for all pairs already: it takes ``"none"`` (or None), and the default

@@ -1,0 +1,127 @@
+"""Sphinx extension: writes ``measures.rst`` from the measure registry before each build.
+
+The registry (``qafast._measure_docs``) lists each ranking-measure family with its definition,
+its names in trec_eval, ranx, ir_measures and torchmetrics, and the checks it passes;
+``tests/test_docs_measures.py`` keeps it in step with the measure parser, so this page lists
+every name ``qafast.evaluate`` accepts.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+TOOLS = (("trec_eval", "trec_eval"), ("qafast", "qafast"), ("ranx", "ranx"),
+         ("ir_measures", "ir_measures"), ("torchmetrics", "torchmetrics"))
+
+
+def _literals(names) -> str:
+    return ", ".join(f"``{n}``" for n in names)
+
+
+def _heading(text: str, char: str) -> list[str]:
+    return [text, char * len(text), ""]
+
+
+def _table(header: list[str], rows: list[list[str]], widths: str | None = None) -> list[str]:
+    out = [".. list-table::", "   :header-rows: 1"]
+    if widths:
+        out.append(f"   :widths: {widths}")
+    out.append("")
+    for row in [header, *rows]:
+        for i, cell in enumerate(row):
+            out.append(f"   {'*' if i == 0 else ' '} - {cell or ' '}")
+    return out + [""]
+
+
+def render() -> str:
+    from qafast import _measure_docs as docs
+
+    agreement = docs.AGREEMENT
+    out = _heading("Measure reference", "=")
+    out += [
+        ("Every ranking measure ``qafast.evaluate``, ``qafast.RankingMetrics``, "
+        "``qafast.compare`` and ``qafast trec -m`` compute, with the names each tool gives it. "
+        "This page is generated from qafast's measure registry; a test checks that every "
+        "name the measure parser accepts is listed under the family it computes."),
+        "",
+        ("In names, ``k`` is a positive cut-off, ``N`` a relevance level, ``r`` a recall "
+        "point and ``p`` ranx's persistence digits (``rbp.95`` is p = 0.95). A name means "
+        "what its tool computes: trec_eval's names come first (bare ``map``, ``recall``, "
+        "``ndcg`` and ``dcg`` are trec_eval's), then ir_measures', ranx's and qafast's own. "
+        "ranx's names take its ``-lN`` suffix and ir_measures' its ``rel=N`` parameter, "
+        "which set the relevance level of that measure alone."),
+        "",
+        ("In the definitions below, R is the number of relevant documents in the qrels "
+        "(a grade at least the relevance level, ``relevance_level=``, trec_eval's ``-l``), "
+        "n the number of documents ranked (after ``max_docs=``), and ranks count from 1. "
+        "Documents with the same score are ordered by document id, as trec_eval orders "
+        "them; the other tools agree on tie-free scores (see the README's \"Ties move "
+        "numbers between tools\")."),
+        "",
+    ]
+
+    out += _heading("Summary", "-")
+    rows = []
+    for d in docs.RANKING:
+        rows.append([f":ref:`{d.family} <measure-{d.family}>`", _literals(d.trec_eval),
+                     _literals(d.ranx), _literals(d.ir_measures), _literals(d.torchmetrics),
+                     ", ".join(a for a in agreement if a in d.agrees)])
+    out += _table(["Family", "trec_eval", "ranx", "ir_measures", "torchmetrics", "Agrees with"],
+                  rows, "14 14 18 20 20 14")
+
+    out += [".. _agreement:", ""]
+    out += _heading("How agreement is checked", "-")
+    out += _table(["Key", "Tool", "What is compared", "Test"],
+                  [[f"``{key}``", tool, what, f"``{where}``"]
+                   for key, (tool, what, where) in agreement.items()], "12 22 40 26")
+    out += [("Each check runs in the test suite; the tools are pinned in the ``test`` extra. "
+            "The numbers of trec_eval 10.0 measures that pytrec_eval (trec_eval 9.0.8) lacks "
+            "were also compared with a trec_eval 10.0 binary by differential fuzzing "
+            "(``tests/fuzz_trec_eval.py``, run by hand)."), ""]
+
+    out += _heading("Ranking measures", "-")
+    groups: dict[str, list] = {}
+    for d in docs.RANKING:
+        groups.setdefault(d.group, []).append(d)
+    for group, entries in groups.items():
+        out += _heading(group, "~")
+        for d in entries:
+            out += [f".. _measure-{d.family}:", ""]
+            out += _heading(f"{d.family}: {d.title}", "^")
+            out += [d.definition, ""]
+            for attr, label in TOOLS:
+                names = getattr(d, attr)
+                if names:
+                    out.append(f":{label}: {_literals(names)}")
+            tools = ", ".join(agreement[a][0] for a in agreement if a in d.agrees)
+            out += [f":agrees with: {tools} (:ref:`how <agreement>`)", ""]
+            if d.note:
+                out += [d.note, ""]
+
+    out += _heading("Nicknames", "-")
+    out += [("A nickname asks for several trec_eval families at once (``evaluate(..., "
+            "\"all_trec\")``, ``qafast trec -m all_trec``):"), ""]
+    for name, text in docs.NICKNAMES.items():
+        out += [f"``{name}``", f"   {text}", ""]
+
+    out += _heading("Answer metrics", "-")
+    out += [("The answer, factoid, selection, concept, event and curve metrics, with the tool "
+            "or definition each reproduces."), ""]
+    for a in docs.ANSWERS:
+        out += _heading(a.name, "~")
+        out += [a.definition, "", f":API: {a.api}", f":reference: {a.reference}",
+                f":checked: {a.checked}", ""]
+    return "\n".join(out)
+
+
+def _write(app) -> None:
+    target = Path(app.srcdir) / "measures.rst"
+    text = render()
+    # rewrite only on change, so Sphinx does not rebuild an unchanged page
+    if not target.exists() or target.read_text(encoding="utf-8") != text:
+        target.write_text(text, encoding="utf-8")
+
+
+def setup(app):
+    app.connect("builder-inited", _write)
+    return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}
