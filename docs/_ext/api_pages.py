@@ -65,7 +65,7 @@ def module_page(name: str, title: str) -> str:
         try:
             obj = getattr(module, public)
         except ImportError as exc:  # built on first access from an optional package
-            out += [(f".. note:: ``{name}.{public}`` needs an optional package ({exc.name}) "
+            out += [(f".. note:: ``{name}.{public}`` needs an optional package ({exc.name or exc}) "
                     "that is not installed where these docs were built."), ""]
             continue
         where = "qafast" if public in top and getattr(qafast, public, None) is obj else name
