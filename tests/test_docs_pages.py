@@ -11,7 +11,7 @@ import pytest
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"
 PAGES = sorted(DOCS.glob("*.md")) if DOCS.is_dir() else []
-BLOCK = re.compile(r"^```pycon\n(.*?)^```", re.S | re.M)
+BLOCK = re.compile(r"^```pycon\n(.*?)^```", re.DOTALL | re.MULTILINE)
 
 
 def examples(page: Path) -> str:
