@@ -70,6 +70,8 @@ def module_page(name: str, title: str) -> str:
             continue
         where = "qafast" if public in top and getattr(qafast, public, None) is obj else name
         out += [f".. currentmodule:: {where}", "", f".. {_directive(obj)}:: {public}"]
+        if _directive(obj) == "autodata" and len(repr(obj)) > 120:
+            out.append("   :no-value:")  # a long set or table: its docstring says what it holds
         if inspect.isclass(obj):
             out.append("   :members:")
             if issubclass(obj, BaseException):

@@ -417,8 +417,8 @@ ANSWERS = (
         ":func:`qafast.threshold_average_precision`, :func:`qafast.precision_recall_curve`, "
         "``qafast ap``",
         "``step``: the sum of precision times the recall increase at each distinct score; "
-        "``voc``: the area under the interpolated curve; ``voc11``: the mean interpolated "
-        "precision at 11 recall points; ``coco``: the mean at 101 points.",
+        "``voc``: PASCAL VOC's all-point interpolated AP (VOC2010 on); ``voc11``: VOC2007's "
+        "mean interpolated precision at 11 recall points; ``coco``: COCO's, at 101 points.",
         "scikit-learn's ``average_precision_score`` (``step``); PASCAL VOC's and pycocotools' "
         "evaluation code.",
         "scikit-learn to the last bit; VOC and COCO against their steps transcribed in numpy "
