@@ -77,6 +77,25 @@ cdef inline void _ak_prefetch_str(list lst, Py_ssize_t i) noexcept:
         AK_PREFETCH(o + 64)
 
 
+cdef inline bint _ak_pause_gil(Py_ssize_t i) noexcept:
+    # The walks over Python objects below need the GIL, for tens of milliseconds on large
+    # inputs. Giving it up for a moment every 4096 items lets a thread that waits for it
+    # (one that finished a kernel of its own and returns to Python) take it within one
+    # switch interval rather than after the whole walk, so that several threads' walks
+    # overlap the work the others do without the GIL. Each caller pauses only where it
+    # holds no borrowed reference into a list another thread could change meanwhile, and
+    # checks the lengths of the caller's lists after a pause (True).
+    if (i & 4095) == 4095:
+        with nogil:
+            pass
+        return True
+    return False
+
+
+cdef int _ak_lists_changed(str what) except -1:
+    raise ValueError(f"the {what} changed while they were read (by another thread?)")
+
+
 cdef extern from "Python.h":
     bint PyUnicode_IS_ASCII(object o)
     bint Py_UNICODE_ISSPACE(Py_UCS4 ch)
@@ -745,6 +764,7 @@ def answer_tokens(list strings, object slow, bint squad, int64_t[::1] tok_off):
         side.off_cap = 1024
         side.off[0] = 0
         for i in range(n):
+            _ak_pause_gil(i)
             _ak_prefetch_str(strings, i + 8)
             s = held[i]
             if type(s) is not str:
@@ -875,6 +895,8 @@ def answer_squad_chars(list strings, int64_t[::1] off):
     try:
         off[0] = 0
         for i in range(n):
+            if _ak_pause_gil(i) and PyList_GET_SIZE(strings) != n:
+                _ak_lists_changed("answer strings")
             _ak_prefetch_str(strings, i + 8)
             s = strings[i]
             if type(s) is not str:
@@ -995,6 +1017,9 @@ def answer_char_f1_direct(list predictions, list references, bint v2, double[::1
             raise MemoryError()
         q_off[0] = 0
         for i in range(n):
+            if _ak_pause_gil(i) and (PyList_GET_SIZE(predictions) != n
+                                     or PyList_GET_SIZE(references) != n):
+                _ak_lists_changed("predictions or references")
             _ak_prefetch_str(predictions, i + 8)
             _ak_prefetch_str(references, i + 8)
             if i + 4 < n:
@@ -1277,6 +1302,9 @@ def answer_intern(list predictions, list references, list strings,
         if t.slots == NULL:
             raise MemoryError()
         for i in range(n):
+            if _ak_pause_gil(i) and (PyList_GET_SIZE(predictions) != n
+                                     or PyList_GET_SIZE(references) != n):
+                _ak_lists_changed("predictions or references")
             # A pipeline of prefetches, as the strings and the table are both far bigger
             # than the cache: the objects of question i + 8 (its reference list's items),
             # the table slots of question i + 4 (their hashes are computed now, and cached
@@ -1673,6 +1701,7 @@ def squad_flatten_flat(object data, list ids, list texts):
                         off = <int64_t*>grown
                         cap *= 2
                     off[nq] = len(texts)
+                    _ak_pause_gil(<Py_ssize_t>nq)
         result = _trec_wrap(off, cap, nq + 1, 8, b"q", _trec_np.int64)
         off = NULL
         return all_str, result
@@ -1710,6 +1739,9 @@ def answer_intern_flat(list predictions, list ref_texts, const int64_t[::1] ref_
         if t.slots == NULL:
             raise MemoryError()
         for i in range(n):
+            if _ak_pause_gil(i) and (PyList_GET_SIZE(predictions) != n
+                                     or PyList_GET_SIZE(ref_texts) != nref):
+                _ak_lists_changed("predictions or answer texts")
             # as answer_intern: objects 8 questions ahead, slots 4 ahead, held strings 2
             if i + 8 < n:
                 _ak_prefetch_str(predictions, i + 8)
