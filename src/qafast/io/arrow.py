@@ -415,10 +415,10 @@ def _values(col, name: str, src: str, integer_values: bool, row_base: int, names
             if bad.any():
                 i = int(np.flatnonzero(bad)[0])
                 raise ValueError(f"{src}: column {name!r}, row {row_base + i} (query "
-                                 f"{names[qidx[i]]!r}): grade {v[i]!r} is not an integer")
+                                 f"{names[qidx[i]]!r}): grade {v[i].item()!r} is not an integer")
         if len(v) and v.dtype.kind != "b" and (v.min() < -2**31 or v.max() >= 2**31):
             i = int(np.flatnonzero((v < -2**31) | (v >= 2**31))[0])
-            raise ValueError(f"{src}: column {name!r}, row {row_base + i}: grade {v[i]} is "
+            raise ValueError(f"{src}: column {name!r}, row {row_base + i}: grade {v[i].item()} is "
                              "outside the 32-bit range")
         return np.ascontiguousarray(v, dtype=np.int32)
     v = np.ascontiguousarray(v, dtype=np.float64)
