@@ -264,7 +264,8 @@ def _query_codes(col, name: str, src: str, row_base: int):
     if pa.types.is_dictionary(col.type):
         if col.num_chunks > 1:
             col = col.unify_dictionaries()
-        dictionary = col.chunk(0).dictionary if col.num_chunks else pa.array([], col.type.value_type)
+        dictionary = (col.chunk(0).dictionary if col.num_chunks
+                      else pa.array([], col.type.value_type))
         indices = pa.chunked_array([c.indices for c in col.chunks], col.type.index_type)
         encoded = pc.dictionary_encode(indices)
         positions = _unified(encoded)
