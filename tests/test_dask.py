@@ -103,8 +103,9 @@ def test_parquet_and_trec_globs(client, data, tmp_path):
 
 
 def test_a_query_split_over_partitions_is_named(client):
-    run = pd.DataFrame({"query_id": ["q1", "q2", "q2", "q3"], "doc_id": ["a", "b", "c", "d"],
-                        "score": [1.0, 2.0, 3.0, 4.0]})
+    run = pd.DataFrame({"query_id": ["q1", "q2", "q3", "q4", "q2", "q5"],
+                        "doc_id": ["a", "b", "c", "d", "e", "f"],
+                        "score": [1.0, 2.0, 3.0, 4.0, 5.0, 6.0]})
     frame = dd.from_pandas(run, npartitions=2, sort=False)
     assert frame.npartitions == 2
     with pytest.raises(ValueError, match=r"query 'q2' has rows in partitions 0 and 1.*"
@@ -112,6 +113,28 @@ def test_a_query_split_over_partitions_is_named(client):
         qafast.dask.evaluate({"q2": {"b": 1}}, frame, ["map"], assume_grouped=True)
     # shuffled, the same run is measured whole
     assert qafast.dask.evaluate({"q2": {"b": 1}}, frame, ["map"]) == {"map": 0.5}
+
+
+def test_grouped_runs_cut_anywhere_need_no_shuffle(client, data, tmp_path):
+    qrels, run, expected = data
+    grouped = run.sort_values("query_id", kind="stable").reset_index(drop=True)
+    for n in (2, 7):
+        # partition boundaries fall inside queries: their rows are joined on the client
+        frame = dd.from_pandas(grouped, npartitions=n, sort=False)
+        assert qafast.dask.evaluate(qrels, frame, MEASURES, assume_grouped=True) == expected
+    # one Parquet file of many row groups, split into partitions by row group
+    path = tmp_path / "run.parquet"
+    pq.write_table(pa.Table.from_pandas(grouped, preserve_index=False), path,
+                   row_group_size=97)
+    frame = dd.read_parquet(path, split_row_groups=3)
+    assert frame.npartitions > 2
+    assert qafast.dask.evaluate(qrels, frame, MEASURES, assume_grouped=True) == expected
+    # files whose queries are spread over them are shuffled
+    shuffled = run.iloc[::-1]
+    for i, lo in enumerate(range(0, len(shuffled), 300)):
+        pq.write_table(pa.Table.from_pandas(shuffled.iloc[lo:lo + 300], preserve_index=False),
+                       tmp_path / f"spread-{i}.parquet")
+    assert qafast.dask.evaluate(qrels, str(tmp_path / "spread-*.parquet"), MEASURES) == expected
 
 
 def test_compare_gives_the_in_memory_comparison(client, data):

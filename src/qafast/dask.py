@@ -158,51 +158,89 @@ def _frame(source, columns: list[str], role: str):
 # --------------------------------------------------------------------------------------------
 # Ranking
 
-def _measure_partition(frame, qrels, columns, options, names):
-    """One partition's run: (its query ids, the evaluated ones in id order, their values)."""
+def _measure_partition(frame, qrels, columns, options, names, edges):
+    """One partition's run: (its query ids, the evaluated ones in id order, their values,
+    and with ``edges`` the ids and rows of its first and last query, which may go on in the
+    partitions before and after it)."""
     import pyarrow as pa
+    import pyarrow.compute as pc
 
     from ._arrow_input import from_arrow
     from .ranking import Run, _Evaluation
 
     m = len(columns)
     if frame is None or len(frame) == 0:
-        return [], [], np.zeros((0, m), dtype=np.float64)
+        return [], [], np.zeros((0, m), dtype=np.float64), [], None
     table = pa.Table.from_pandas(frame[names], preserve_index=False)
     run = from_arrow(Run, table, query_col=names[0], doc_col=names[1], value_col=names[2])
     ev = _Evaluation(qrels, run, queries="run", allow_none=True, **options)
-    if not ev.ids:
-        return list(run.query_ids), [], np.zeros((0, m), dtype=np.float64)
-    return list(run.query_ids), list(ev.ids), ev.values(columns)
+    values = ev.values(columns) if ev.ids else np.zeros((0, m), dtype=np.float64)
+    edge_ids, edge_rows = [], None
+    if edges:
+        qcol = table.column(names[0])
+        edge_ids = list(dict.fromkeys([qcol[0].as_py(), qcol[-1].as_py()]))
+        edge_rows = table.filter(pc.is_in(qcol, value_set=pa.array(edge_ids, qcol.type)))
+    return list(run.query_ids), list(ev.ids), values, edge_ids, edge_rows
 
 
-def _partition_tasks(run, shared_qrels, columns, options, names, assume_grouped, npartitions):
+def _partition_tasks(frame, shared_qrels, columns, options, names, shuffle, npartitions):
     dask, _ = _modules()
-    frame = _frame(run, names, "run")
-    if not assume_grouped:
+    if shuffle:
         frame = frame.shuffle(on=names[0], npartitions=npartitions or frame.npartitions)
     measure = dask.delayed(_measure_partition, pure=True)
-    return [measure(part, shared_qrels, columns, options, names)
+    return [measure(part, shared_qrels, columns, options, names, not shuffle)
             for part in frame.to_delayed()]
 
 
-def _gather(results, run_name: str | None):
-    """(ids in id order, values) from the partitions' results; a query met in two
-    partitions is an error."""
+class _Split(ValueError):
+    """A query with rows in two partitions, not at their ends."""
+
+
+def _gather(results, qrels, columns, options, names, run_name: str | None):
+    """(ids in id order, values, every run query) from the partitions' results. A query
+    met in several partitions, each time as a partition's first or last query (a grouped run
+    cut at a partition boundary), is measured on the client from its rows; any other query
+    met twice raises _Split."""
+    import pyarrow as pa
+
+    from ._arrow_input import from_arrow
+    from .ranking import Run, _Evaluation
+
     where: dict = {}
-    for p, (present, _ids, _values) in enumerate(results):
-        for q in present:
-            other = where.setdefault(q, p)
-            if other != p:
-                prefix = f"run {run_name!r}: " if run_name is not None else ""
-                raise ValueError(
-                    f"{prefix}query {q!r} has rows in partitions {other} and {p}; with "
-                    "assume_grouped=True every query's rows must be in one partition "
-                    "(leave assume_grouped=False to bring them together by a shuffle)")
-    ids = [q for _, part, _ in results for q in part]
-    width = results[0][2].shape[1] if results else 0
-    values = (np.concatenate([v for _, _, v in results]) if results
-              else np.zeros((0, width)))
+    for p, result in enumerate(results):
+        for q in result[0]:
+            where.setdefault(q, []).append(p)
+    spread = {q: ps for q, ps in where.items() if len(ps) > 1}
+    for q, ps in spread.items():
+        inner = [p for p in ps if q not in results[p][3]]
+        if inner:
+            other = ps[0] if ps[0] != inner[0] else ps[1]
+            prefix = f"run {run_name!r}: " if run_name is not None else ""
+            raise _Split(
+                f"{prefix}query {q!r} has rows in partitions {min(other, inner[0])} and "
+                f"{max(other, inner[0])}; with assume_grouped=True every query's rows must "
+                "be together, in one partition or running on from one partition into the "
+                "next (leave assume_grouped=False to bring them together by a shuffle)")
+    ids, blocks = [], []
+    for _present, part_ids, values, _edges, _rows in results:
+        if spread:
+            keep = [i for i, q in enumerate(part_ids) if q not in spread]
+            part_ids, values = [part_ids[i] for i in keep], values[keep]
+        ids.extend(part_ids)
+        blocks.append(values)
+    if spread:
+        # the queries cut at partition boundaries, measured whole here
+        tables = [r[4] for r in results if r[4] is not None and r[4].num_rows]
+        rows = pa.concat_tables(tables, promote_options="permissive")
+        mask = pa.array([q in spread for q in rows.column(names[0]).to_pylist()])
+        run = from_arrow(Run, rows.filter(mask), query_col=names[0], doc_col=names[1],
+                         value_col=names[2])
+        ev = _Evaluation(qrels, run, queries="run", allow_none=True, **options)
+        if ev.ids:
+            ids.extend(ev.ids)
+            blocks.append(ev.values(columns))
+    values = (np.concatenate(blocks) if blocks
+              else np.zeros((0, len(columns)), dtype=np.float64))
     order = sorted(range(len(ids)), key=ids.__getitem__)
     return [ids[k] for k in order], values[order], set(where)
 
@@ -245,8 +283,8 @@ def _setup(qrels, measures, relevance_level, judged_only, max_docs, queries):
     return qrels, columns, options
 
 
-def _finish(qrels, results, columns, options, queries, run_name=None):
-    ids, values, seen = _gather(results, run_name)
+def _finish(qrels, results, columns, options, names, queries, run_name=None):
+    ids, values, seen = _gather(results, qrels, columns, options, names, run_name)
     if queries == "qrels":
         ids, values = _with_missing(qrels, ids, values, columns, options)
     elif not ids:
@@ -255,6 +293,37 @@ def _finish(qrels, results, columns, options, queries, run_name=None):
                          f"common (run queries look like {sorted(seen, key=str)[:3]!r}, "
                          f"qrels queries like {qrels.query_ids[:3]!r})")
     return ids, values
+
+
+def _measure_runs(qrels, runs: list, columns, options, names, queries, assume_grouped,
+                  npartitions, run_names=None):
+    """(ids, values) of each run. Runs given as files are first measured as they are
+    partitioned (each file, or row group range, one partition), which is right when each
+    query's rows are together in them, as runs are written; a run whose queries turn out
+    to be spread over partitions is then shuffled and measured again, unless
+    ``assume_grouped`` (an error naming the query)."""
+    frames = [_frame(run, names, "run") for run in runs]
+    shuffle = [not assume_grouped and _is_dask_frame(run) for run in runs]
+    shared = _shared(qrels)
+    out: list = [None] * len(runs)
+    while True:
+        todo = [r for r in range(len(runs)) if out[r] is None]
+        if not todo:
+            return out
+        tasks = {r: _partition_tasks(frames[r], shared, columns, options, names, shuffle[r],
+                                     npartitions) for r in todo}
+        flat = _compute([t for r in todo for t in tasks[r]])
+        at = 0
+        for r in todo:
+            results = flat[at:at + len(tasks[r])]
+            at += len(tasks[r])
+            name = run_names[r] if run_names is not None else None
+            try:
+                out[r] = _finish(qrels, results, columns, options, names, queries, name)
+            except _Split as e:
+                if assume_grouped or shuffle[r]:
+                    raise ValueError(str(e)) from None
+                shuffle[r] = True   # files whose queries are spread: shuffle them
 
 
 def _names(query_col, doc_col, score_col) -> list[str]:
@@ -288,9 +357,12 @@ def evaluate(qrels, run, measures: str | Iterable[str], *, per_query: bool = Fal
         Return a pandas DataFrame: a ``query_id`` column, then one column per measure, one
         row per query in id order, the values of ``qafast.evaluate(..., per_query=True)``.
     assume_grouped : bool, default False
-        The run's partitions each hold all the rows of their queries (as files written one
-        per batch of queries are): no shuffle. Checked: a query met in two partitions raises
-        ``ValueError`` naming it.
+        Each query's rows are together: in one partition, or running on from the end of one
+        partition into the start of the next (a run written in query order and cut into
+        partitions anywhere): no shuffle. Checked: a query met elsewhere in two partitions
+        raises ``ValueError`` naming it. With False, a dask DataFrame is shuffled on the
+        query column, while files are measured as they are partitioned first and shuffled
+        only if a query turns out to be spread over them.
     npartitions : int, optional
         Partitions after the shuffle (default: as many as the run has).
     relevance_level, judged_only, max_docs, queries
@@ -327,10 +399,8 @@ def evaluate(qrels, run, measures: str | Iterable[str], *, per_query: bool = Fal
     names = _names(query_col, doc_col, score_col)
     qrels, columns, options = _setup(qrels, measures, relevance_level, judged_only, max_docs,
                                      queries)
-    tasks = _partition_tasks(run, _shared(qrels), columns, options, names,
-                             bool(assume_grouped), npartitions)
-    results = _compute(tasks)
-    ids, values = _finish(qrels, results, columns, options, queries)
+    (ids, values), = _measure_runs(qrels, [run], columns, options, names, queries,
+                                   bool(assume_grouped), npartitions)
     if per_query:
         return _per_query_frame(ids, values, columns)
     return dict(zip([c.name for c in columns], _summaries(
@@ -375,17 +445,12 @@ def compare(qrels, runs: Mapping[str, Any], measures: str | Iterable[str], *,
         if c.aggregate != "mean":
             raise ValueError(f"measure {c.name!r} is not averaged over queries; compare tests "
                              "differences of means")
-    shared = _shared(qrels)
-    tasks = [_partition_tasks(runs[name], shared, columns, options, names,
-                              bool(assume_grouped), npartitions) for name in run_names]
-    flat = _compute([t for per_run in tasks for t in per_run])
+    measured = _measure_runs(qrels, [runs[name] for name in run_names], columns, options,
+                             names, queries, bool(assume_grouped), npartitions, run_names)
     query_ids, blocks = None, []
     means = np.empty((len(run_names), len(columns)), dtype=np.float64)
-    at = 0
     for r, name in enumerate(run_names):
-        results = flat[at:at + len(tasks[r])]
-        at += len(tasks[r])
-        ids, values = _finish(qrels, results, columns, options, queries, name)
+        ids, values = measured[r]
         if query_ids is None:
             query_ids = ids
         else:
