@@ -141,7 +141,10 @@ def _frame(source, columns: list[str], role: str):
                 if missing:
                     raise ValueError(f"{role} Parquet file {paths[0]!r}: no column "
                                      f"{missing[0]!r} (columns: {names[:20]})")
-            return dd.read_parquet(paths if len(paths) > 1 else paths[0], columns=columns)
+            # a partition per row group: a worker holds one at a time, and a big file is
+            # spread over the workers (a query cut at a row group boundary is joined back)
+            return dd.read_parquet(paths if len(paths) > 1 else paths[0], columns=columns,
+                                   split_row_groups=True)
         if any(is_parquet(p) for p in paths):
             raise ValueError(f"{role}: {source!r} names both Parquet and other files")
         import pandas as pd
