@@ -431,9 +431,11 @@ class Qrels(_Ranked):
     __slots__ = ()
 
     def __init__(self, data: Mapping[Any, Mapping[str, int]]):
-        other = _from_nested(Qrels, data, True, "qrels dict")
+        other = (_from_arrow(Qrels, data) if _arrow_source(data)
+                 else _from_nested(Qrels, data, True, "qrels dict"))
         self._set(other.query_ids, other.offsets, other.values, other.hashes, other.keys,
                   other.key_off, other.blob, other.source)
+        self.id_bias = other.id_bias
 
     @classmethod
     def from_dict(cls, data: Mapping[Any, Mapping[str, int]]) -> "Qrels":
@@ -455,9 +457,22 @@ class Qrels(_Ranked):
     @classmethod
     def from_df(cls, df, *, query_col: str = "query_id", doc_col: str = "doc_id",
                 relevance_col: str = "relevance") -> "Qrels":
-        """From a pandas DataFrame with query, document and relevance columns."""
+        """From a pandas DataFrame with query, document and relevance columns (or an Arrow
+        table: see :meth:`from_arrow`)."""
+        if _arrow_source(df):
+            return _from_arrow(cls, df, query_col=query_col, doc_col=doc_col,
+                               value_col=relevance_col)
         q, d, v = _df_columns(df, (query_col, doc_col, relevance_col), "qrels DataFrame")
         return _from_columns(cls, q, d, v, True, "qrels DataFrame")
+
+    @classmethod
+    def from_arrow(cls, source, *, query_col: str = "query_id", doc_col: str = "doc_id",
+                   relevance_col: str = "relevance") -> "Qrels":
+        """From a ``pyarrow.Table``, ``RecordBatchReader`` or dataset, a Parquet file or a
+        directory of Parquet files (``pip install "qafast[arrow]"``): string or integer
+        ids, dictionary-encoded ones used through their indices, integer grades."""
+        return _from_arrow(cls, source, query_col=query_col, doc_col=doc_col,
+                           value_col=relevance_col)
 
     def _sort_within_queries(self) -> None:
         """Order each query's judgments by document hash, for the kernels' binary search."""
@@ -492,10 +507,12 @@ class Run(_Ranked):
     __slots__ = ("run_id",)
 
     def __init__(self, data: Mapping[Any, Mapping[str, float]]):
-        other = _from_nested(Run, data, False, "run dict")
+        other = (_from_arrow(Run, data) if _arrow_source(data)
+                 else _from_nested(Run, data, False, "run dict"))
         self._set(other.query_ids, other.offsets, other.values, other.hashes, other.keys,
                   other.key_off, other.blob, other.source)
         self.tiekeys = other.tiekeys
+        self.id_bias = other.id_bias
         self.run_id = None
 
     @classmethod
@@ -524,18 +541,51 @@ class Run(_Ranked):
     @classmethod
     def from_df(cls, df, *, query_col: str = "query_id", doc_col: str = "doc_id",
                 score_col: str = "score") -> "Run":
-        """From a pandas DataFrame with query, document and score columns."""
+        """From a pandas DataFrame with query, document and score columns (or an Arrow table:
+        see :meth:`from_arrow`)."""
+        if _arrow_source(df):
+            return _from_arrow(cls, df, query_col=query_col, doc_col=doc_col,
+                               value_col=score_col)
         q, d, v = _df_columns(df, (query_col, doc_col, score_col), "run DataFrame")
         obj = _from_columns(cls, q, d, v, False, "run DataFrame")
         obj.run_id = None
         return obj
 
+    @classmethod
+    def from_arrow(cls, source, *, query_col: str = "query_id", doc_col: str = "doc_id",
+                   score_col: str = "score") -> "Run":
+        """From a ``pyarrow.Table``, ``RecordBatchReader`` or dataset, a Parquet file or a
+        directory of Parquet files (``pip install "qafast[arrow]"``): string or integer
+        ids, dictionary-encoded ones used through their indices, numeric scores.
+
+        ``evaluate`` given such a run reads it a row group at a time when each query's
+        rows are together (as a grouped TREC run is); otherwise it reads it whole."""
+        return _from_arrow(cls, source, query_col=query_col, doc_col=doc_col,
+                           value_col=score_col)
+
+
+def _arrow_source(data) -> bool:
+    """Whether ``data`` is a pyarrow object or a Parquet path (pyarrow is not imported)."""
+    from .io.arrow import is_arrow, is_parquet
+
+    return is_arrow(data) or is_parquet(data)
+
+
+def _from_arrow(cls, source, **names):
+    from ._arrow_input import from_arrow
+
+    return from_arrow(cls, source, **names)
+
 
 def _df_columns(df, names, source):
-    missing = [c for c in names if c not in getattr(df, "columns", ())]
+    columns = list(getattr(df, "columns", ()))
+    missing = [c for c in names if c not in columns]
     if missing:
-        raise ValueError(f"{source}: no column {missing[0]!r} (columns: "
-                         f"{list(getattr(df, 'columns', []))}); name it with the *_col options")
+        # the labels only: a column object's repr would print its data
+        shown = [c if isinstance(c, (str, int)) else f"<{type(c).__name__}>"
+                 for c in columns[:20]] + (["..."] if len(columns) > 20 else [])
+        raise ValueError(f"{source}: no column {missing[0]!r} (columns: {shown}); name it "
+                         "with the *_col options")
     out = []
     for c in names:
         col = df[c]
@@ -551,6 +601,8 @@ def _coerce(cls, other, data, workers: int, role: str):
         return data
     if isinstance(data, other):
         raise TypeError(f"{role}: got a {other.__name__}; pass the qrels first, then the run")
+    if _arrow_source(data):
+        return cls.from_arrow(data)
     if isinstance(data, (str, os.PathLike, bytes, bytearray, memoryview)) or hasattr(data,
                                                                                    "read"):
         # a path, the file's content, or a binary file object (read once)
@@ -1080,7 +1132,14 @@ def _per_query_values(qrels: Qrels, run, columns: list[Column], queries: str,
     streamed as it is read where the run allows it, otherwise through a whole ``Run``.
     ``options``: relevance_level, judged_only, max_docs, workers."""
     streamed = None
-    if queries == "run" and qrels.string_ids:
+    if _arrow_source(run):
+        if queries == "run":
+            from ._arrow_input import evaluate_stream
+
+            streamed = evaluate_stream(qrels, run, columns, **options)
+            if isinstance(streamed, Run):  # an ungrouped RecordBatchReader, read once
+                run, streamed = streamed, None
+    elif queries == "run" and qrels.string_ids:
         if type(run) is dict:
             streamed = _evaluate_run_dict(qrels, run, columns, **options)
         elif (isinstance(run, (str, os.PathLike, bytes)) and os.fspath(run) != "-"
@@ -1101,11 +1160,15 @@ def evaluate(qrels, run, measures: str | Iterable[str], *, relevance_level: int 
 
     Parameters
     ----------
-    qrels : Qrels, dict, DataFrame or path
-        Relevance judgments, ``{query_id: {doc_id: grade}}`` or a TREC qrels file.
-    run : Run, dict, DataFrame, path, bytes or binary file
-        Retrieved documents, ``{query_id: {doc_id: score}}`` or a TREC run file (a pipe,
-        FIFO or file object is read once).
+    qrels : Qrels, dict, DataFrame, Arrow table or path
+        Relevance judgments, ``{query_id: {doc_id: grade}}``, a TREC qrels file or a
+        Parquet file (``query_id, doc_id, relevance`` columns).
+    run : Run, dict, DataFrame, Arrow table, path, bytes or binary file
+        Retrieved documents, ``{query_id: {doc_id: score}}``, a TREC run file (a pipe,
+        FIFO or file object is read once), or a ``pyarrow.Table``, ``RecordBatchReader``,
+        Parquet file or directory (``query_id, doc_id, score`` columns; other names with
+        :meth:`Run.from_arrow`), read a row group at a time when each query's rows are
+        together.
     measures : str or iterable of str
         trec_eval names (``"map"``, ``"P_10"``, ``"ndcg_cut.10,20"``, ``"all_trec"``), ranx
         names (``"ndcg@10"``, ``"hits@10"``, ``"map@100-l2"``, ``"rbp.95"``), ir_measures

@@ -1,0 +1,449 @@
+"""Arrow and Parquet input: query, document and value columns as the kernels' arrays.
+
+A source is a ``pyarrow.Table``, a ``RecordBatch``, a ``RecordBatchReader``, a
+``pyarrow.dataset.Dataset``, a Parquet file or a directory of Parquet files (a dataset).
+Only the three named columns are read. :func:`batches` gives the rows a batch at a time (a
+Parquet file one row group after another), so a run larger than memory is never read whole;
+:func:`encode` turns the rows of one batch into plain arrays:
+
+- query ids as a list of distinct ids (str or int) and an ``int64`` index per row;
+- document ids as ``int64`` keys per row: the id itself for integer ids, or an index into a
+  table of 64-bit hashes, tie keys and UTF-8 bytes read straight from the Arrow string
+  buffers (no Python string per row). A dictionary-encoded column is used through its
+  indices: its dictionary is hashed once and the indices are the keys;
+- values as ``float64`` scores or ``int32`` grades.
+
+pyarrow is imported only here, and only when an Arrow source is met (the ``arrow`` extra).
+Errors name the source, the column and the row, never the data around them.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Any, Iterator
+
+import numpy as np
+
+from .._kernels import hash_keys
+
+__all__ = ["ArrowColumns", "batches", "describe", "encode", "is_arrow", "is_parquet",
+           "read_table"]
+
+_PARQUET_SUFFIXES = (".parquet", ".parq", ".pq")
+_PARQUET_MAGIC = b"PAR1"
+_EMPTY_I64 = np.zeros(0, dtype=np.int64)
+_EMPTY_U8 = np.zeros(0, dtype=np.uint8)
+_ID_BIAS = 2**63
+_INT64_MAX = 2**63 - 1
+#: rows per batch read from Parquet (at most one row group is decoded at a time)
+BATCH_ROWS = 1 << 18
+
+
+def _pyarrow():
+    try:
+        import pyarrow
+    except ImportError:  # pragma: no cover - the extra is installed in the tests
+        raise ImportError("Arrow and Parquet input needs pyarrow: pip install "
+                          "'qafast[arrow]'") from None
+    return pyarrow
+
+
+def is_arrow(obj) -> bool:
+    """Whether ``obj`` is a pyarrow Table, RecordBatch, RecordBatchReader or Dataset (told
+    by its type's module, so pyarrow is not imported to ask)."""
+    module = type(obj).__module__ or ""
+    if not (module == "pyarrow" or module.startswith(("pyarrow.", "pyarrow._"))):
+        return False
+    name = type(obj).__name__
+    return name in ("Table", "RecordBatch", "RecordBatchReader") or name.endswith("Dataset")
+
+
+def is_parquet(obj) -> bool:
+    """Whether ``obj`` is the path of a Parquet file (by its suffix or its first bytes) or of
+    a directory holding Parquet files."""
+    if not isinstance(obj, (str, os.PathLike)):
+        return False
+    path = os.fspath(obj)
+    if isinstance(path, bytes) or path == "-":
+        return False
+    if os.path.isdir(path):
+        for _root, _dirs, files in os.walk(path):
+            if any(f.endswith(_PARQUET_SUFFIXES) for f in files):
+                return True
+        return False
+    if path.lower().endswith(_PARQUET_SUFFIXES):
+        return True
+    if os.path.isfile(path):  # a regular file only: a FIFO's first bytes would be lost
+        try:
+            with open(path, "rb") as f:
+                return f.read(4) == _PARQUET_MAGIC
+        except OSError:
+            return False
+    return False
+
+
+def describe(source, role: str) -> str:
+    """How messages name the source: ``run Parquet file 'x.parquet'``, ``qrels Arrow
+    table``, ..."""
+    if isinstance(source, (str, os.PathLike)):
+        path = os.fspath(source)
+        kind = "Parquet dataset" if os.path.isdir(path) else "Parquet file"
+        return f"{role} {kind} {path!r}"
+    name = type(source).__name__
+    return f"{role} Arrow {'table' if name == 'Table' else name}"
+
+
+def _schema_and_reader(source, columns: list[str], src: str):
+    """(schema, a function giving an iterator of record batches of ``columns``)."""
+    pa = _pyarrow()
+    if isinstance(source, (str, os.PathLike)):
+        path = os.fspath(source)
+        if os.path.isdir(path):
+            import pyarrow.dataset as ds
+
+            dataset = ds.dataset(path, format="parquet")
+            _check_names(dataset.schema, columns, src)
+            return dataset.schema, lambda: _dataset_batches(dataset, columns)
+        import pyarrow.parquet as pq
+
+        try:
+            pf = pq.ParquetFile(path)
+        except (pa.ArrowInvalid, OSError) as e:
+            raise ValueError(f"{src}: not a readable Parquet file ({e})") from None
+        schema = pf.schema_arrow
+        _check_names(schema, columns, src)
+        return schema, lambda: _row_group_batches(pf, columns)
+    name = type(source).__name__
+    if name == "RecordBatchReader":
+        _check_names(source.schema, columns, src)
+        return source.schema, lambda: (b.select(columns) for b in source)
+    if name.endswith("Dataset"):
+        _check_names(source.schema, columns, src)
+        return source.schema, lambda: _dataset_batches(source, columns)
+    if name in ("Table", "RecordBatch"):
+        _check_names(source.schema, columns, src)
+        table = source.select(columns)
+        if name == "RecordBatch":
+            table = pa.Table.from_batches([table])
+        return table.schema, lambda: iter(table.to_batches(max_chunksize=BATCH_ROWS))
+    raise TypeError(f"{src}: expected a pyarrow Table, RecordBatchReader, Dataset or a "
+                    f"Parquet path, not {name}")
+
+
+def _row_group_batches(pf, columns):
+    # one row group decoded at a time, handed on in batches of at most BATCH_ROWS rows
+    for i in range(pf.num_row_groups):
+        yield from pf.iter_batches(batch_size=BATCH_ROWS, row_groups=[i], columns=columns,
+                                   use_threads=False)
+
+
+def _dataset_batches(dataset, columns):
+    # fragments in the dataset's (sorted path) order, so a query's rows keep their order
+    for fragment in dataset.get_fragments():
+        yield from fragment.to_batches(columns=columns, batch_size=BATCH_ROWS,
+                                       use_threads=False)
+
+
+def _check_names(schema, columns: list[str], src: str) -> None:
+    names = list(schema.names)
+    for c in columns:
+        if c not in names:
+            shown = ", ".join(map(repr, names[:20])) + (", ..." if len(names) > 20 else "")
+            cls, value = (("Qrels", "relevance_col") if src.startswith("qrels")
+                          else ("Run", "score_col"))
+            raise ValueError(f"{src}: no column {c!r} (columns: {shown}); name the columns "
+                             f"with qafast.{cls}.from_arrow(..., query_col=, doc_col=, "
+                             f"{value}=)")
+
+
+def batches(source, columns: list[str], src: str) -> Iterator[Any]:
+    """The rows of ``columns`` as record batches, in order; the column types are checked
+    before a row is read."""
+    schema, reader = _schema_and_reader(source, columns, src)
+    _check_types(schema, columns, src)
+    return reader()
+
+
+def read_table(source, columns: list[str], src: str):
+    """The whole of ``columns`` as one Table (types checked first)."""
+    pa = _pyarrow()
+    schema, reader = _schema_and_reader(source, columns, src)
+    _check_types(schema, columns, src)
+    return pa.Table.from_batches(list(reader()),
+                                 schema=pa.schema([schema.field(c) for c in columns]))
+
+
+# --------------------------------------------------------------------------------------------
+# Types
+
+def _value_type(t):
+    pa = _pyarrow()
+    return t.value_type if pa.types.is_dictionary(t) else t
+
+
+def _is_id_type(t) -> bool:
+    pa = _pyarrow()
+    t = _value_type(t)
+    return (pa.types.is_integer(t) or pa.types.is_string(t) or pa.types.is_large_string(t)
+            or pa.types.is_binary(t) or pa.types.is_large_binary(t)
+            or getattr(pa.types, "is_string_view", lambda _: False)(t)
+            or getattr(pa.types, "is_binary_view", lambda _: False)(t))
+
+
+def _check_types(schema, columns: list[str], src: str) -> None:
+    pa = _pyarrow()
+    qcol, dcol, vcol = columns
+    for c, what in ((qcol, "query ids"), (dcol, "document ids")):
+        t = schema.field(c).type
+        if not _is_id_type(t):
+            raise TypeError(f"{src}: column {c!r} ({what}) is of type {t}; ids must be "
+                            "strings or integers (or dictionary-encoded strings)")
+    t = _value_type(schema.field(vcol).type)
+    grades = src.startswith("qrels")
+    ok = (pa.types.is_integer(t) or pa.types.is_floating(t)
+          or (grades and pa.types.is_boolean(t)))
+    if not ok:
+        what = "relevance grades" if grades else "scores"
+        raise TypeError(f"{src}: column {vcol!r} ({what}) is of type {t}; expected "
+                        f"{'integers' if grades else 'numbers (floating point or integer)'}")
+
+
+# --------------------------------------------------------------------------------------------
+# Encoding
+
+@dataclass(eq=False)
+class ArrowColumns:
+    """One batch of rows, encoded (see the module docstring).
+
+    ``vocab`` is None for integer document ids (``doc_keys`` are the ids, shifted down by
+    2**63 when ``id_bias``), else ``(hashes, tiekeys, key_off, blob)`` indexed by
+    ``doc_keys``."""
+
+    query_ids: list
+    query_index: np.ndarray
+    doc_keys: np.ndarray
+    vocab: tuple | None
+    values: np.ndarray
+    id_bias: bool = False
+
+
+def _chunks(col) -> list:
+    return list(col.chunks) if hasattr(col, "chunks") else [col]
+
+
+def _first_null(col) -> int:
+    """Row of the first null of a column (an Array or ChunkedArray), or -1."""
+    if col.null_count == 0:
+        return -1
+    base = 0
+    for chunk in _chunks(col):
+        if chunk.null_count:
+            valid = np.asarray(chunk.is_valid())
+            return base + int(np.flatnonzero(~valid)[0])
+        base += len(chunk)
+    return -1
+
+
+def _null_error(src: str, column: str, row: int, row_base: int) -> ValueError:
+    return ValueError(f"{src}: column {column!r} is null at row {row_base + row}; every row "
+                      "needs a query id, a document id and a value")
+
+
+def _query_codes(col, name: str, src: str, row_base: int):
+    """(distinct query ids as Python objects, int64 index per row), ids in first-seen
+    order: a grouped run gives a non-decreasing index."""
+    import pyarrow.compute as pc
+
+    pa = _pyarrow()
+    i = _first_null(col)
+    if i >= 0:
+        raise _null_error(src, name, i, row_base)
+    if not isinstance(col, pa.ChunkedArray):
+        col = pa.chunked_array([col])
+    if pa.types.is_dictionary(col.type):
+        if col.num_chunks > 1:
+            col = col.unify_dictionaries()
+        dictionary = (col.chunk(0).dictionary if col.num_chunks
+                      else pa.array([], col.type.value_type))
+        indices = pa.chunked_array([c.indices for c in col.chunks], col.type.index_type)
+        encoded = pc.dictionary_encode(indices)
+        positions = _unified(encoded)
+        names_arr = dictionary.take(positions[0])
+    else:
+        t = col.type
+        if pa.types.is_binary(t) or pa.types.is_large_binary(t) or str(t) == "binary_view":
+            col = _utf8(col, name, src)
+        encoded = pc.dictionary_encode(col)
+        positions = _unified(encoded)
+        names_arr = positions[0]
+    qidx = positions[1]
+    if names_arr.null_count:
+        # a dictionary entry that is null, used by some row
+        bad = int(np.flatnonzero(~np.asarray(names_arr.is_valid()))[0])
+        raise _null_error(src, name, int(np.flatnonzero(qidx == bad)[0]), row_base)
+    names = names_arr.to_pylist()
+    if len(set(names)) != len(names):
+        # a dictionary holding one value twice: one query, one index
+        first: dict = {}
+        remap = np.fromiter((first.setdefault(q, len(first)) for q in names), np.int64,
+                            count=len(names))
+        names = list(first)
+        qidx = remap[qidx]
+    return names, qidx
+
+
+def _unified(encoded):
+    """(dictionary, int64 indices) of a dictionary_encode result (chunks unified)."""
+    pa = _pyarrow()
+    if encoded.num_chunks > 1:
+        encoded = encoded.unify_dictionaries()
+    if encoded.num_chunks == 0:
+        return pa.array([], encoded.type.value_type), _EMPTY_I64
+    dictionary = encoded.chunk(0).dictionary
+    idx = np.concatenate([np.asarray(c.indices, dtype=np.int64) for c in encoded.chunks])
+    return dictionary, idx
+
+
+def _utf8(col, name: str, src: str):
+    pa = _pyarrow()
+    try:
+        return col.cast(pa.large_string())
+    except pa.ArrowInvalid:
+        raise ValueError(f"{src}: column {name!r} holds bytes that are not UTF-8 text") from None
+
+
+def _string_table(arr, name: str, src: str):
+    """(hashes, tiekeys, key_off, blob) of a string Array's values, read from its buffers."""
+    pa = _pyarrow()
+    t = arr.type
+    if not (pa.types.is_string(t) or pa.types.is_large_string(t)):
+        arr = _utf8(arr, name, src)
+        t = arr.type
+    n = len(arr)
+    width = np.int32 if pa.types.is_string(t) else np.int64
+    bufs = arr.buffers()
+    if n == 0:
+        return _EMPTY_I64, _EMPTY_I64, np.zeros(1, dtype=np.int64), _EMPTY_U8
+    off = np.frombuffer(bufs[1], dtype=width, count=n + 1,
+                        offset=arr.offset * np.dtype(width).itemsize).astype(np.int64)
+    blob = (np.frombuffer(bufs[2], dtype=np.uint8) if bufs[2] is not None and bufs[2].size
+            else _EMPTY_U8)
+    hashes = np.empty(n, dtype=np.int64)
+    tiekeys = np.empty(n, dtype=np.int64)
+    hash_keys(off, blob, hashes, tiekeys)
+    return hashes, tiekeys, off, blob
+
+
+def _merge_tables(tables):
+    """One (hashes, tiekeys, key_off, blob) of several, keys numbered one after another."""
+    if len(tables) == 1:
+        return tables[0]
+    hashes = np.concatenate([t[0] for t in tables])
+    tiekeys = np.concatenate([t[1] for t in tables])
+    blobs, offs, base = [], [np.zeros(1, dtype=np.int64)], 0
+    for _h, _t, off, blob in tables:
+        part = blob[off[0]:off[-1]]
+        blobs.append(part)
+        offs.append(off[1:] - off[0] + base)
+        base += len(part)
+    return hashes, tiekeys, np.concatenate(offs), (np.concatenate(blobs) if base
+                                                    else _EMPTY_U8)
+
+
+def _integer_keys(values: np.ndarray):
+    """int64 keys of integer ids: (keys, biased), as ranking's integer ids are stored."""
+    if (values.dtype == np.uint64 and len(values)
+            and int(values.max()) > _INT64_MAX):
+        return (values ^ np.uint64(_ID_BIAS)).view(np.int64), True
+    return values.astype(np.int64), False
+
+
+def _doc_keys(col, name: str, src: str, row_base: int):
+    """(int64 keys per row, vocab or None, id_bias)."""
+    pa = _pyarrow()
+    i = _first_null(col)
+    if i >= 0:
+        raise _null_error(src, name, i, row_base)
+    chunks = _chunks(col)
+    t = col.type
+    if pa.types.is_dictionary(t):
+        if len(chunks) > 1:
+            col = pa.chunked_array(chunks, t).unify_dictionaries()
+            chunks = list(col.chunks)
+        dictionary = chunks[0].dictionary if chunks else pa.array([], t.value_type)
+        indices = (np.concatenate([np.asarray(c.indices, dtype=np.int64) for c in chunks])
+                   if chunks else _EMPTY_I64)
+        if dictionary.null_count:
+            null = ~np.asarray(dictionary.is_valid())
+            hit = np.flatnonzero(null[indices])
+            if len(hit):
+                raise _null_error(src, name, int(hit[0]), row_base)
+            dictionary = dictionary.fill_null("" if not pa.types.is_integer(
+                dictionary.type) else 0)
+        if pa.types.is_integer(dictionary.type):
+            keys, bias = _integer_keys(np.asarray(dictionary))
+            return keys[indices], None, bias
+        # the dictionary is hashed once; each row is its index
+        return indices, _string_table(dictionary, name, src), False
+    if pa.types.is_integer(t):
+        values = (np.concatenate([np.asarray(c) for c in chunks]) if chunks
+                  else np.zeros(0, dtype=t.to_pandas_dtype()))
+        keys, bias = _integer_keys(values)
+        return keys, None, bias
+    tables = [_string_table(c, name, src) for c in chunks if len(c)]
+    if not tables:
+        return _EMPTY_I64, (_EMPTY_I64, _EMPTY_I64, np.zeros(1, dtype=np.int64), _EMPTY_U8), False
+    vocab = _merge_tables(tables)
+    return np.arange(len(vocab[0]), dtype=np.int64), vocab, False
+
+
+def _values(col, name: str, src: str, integer_values: bool, row_base: int, names, qidx):
+    pa = _pyarrow()
+    i = _first_null(col)
+    if i >= 0:
+        raise _null_error(src, name, i, row_base)
+    if pa.types.is_dictionary(col.type):
+        col = col.cast(col.type.value_type)
+    chunks = _chunks(col)
+    if chunks:
+        v = np.concatenate([np.asarray(c) for c in chunks])
+    else:
+        v = np.zeros(0, dtype=np.float64)
+    if integer_values:
+        if v.dtype.kind == "f":
+            bad = ~np.isfinite(v) | (v != np.round(v))
+            if bad.any():
+                i = int(np.flatnonzero(bad)[0])
+                raise ValueError(f"{src}: column {name!r}, row {row_base + i} (query "
+                                 f"{names[qidx[i]]!r}): grade {v[i].item()!r} is not an integer")
+        if len(v) and v.dtype.kind != "b" and (v.min() < -2**31 or v.max() >= 2**31):
+            i = int(np.flatnonzero((v < -2**31) | (v >= 2**31))[0])
+            raise ValueError(f"{src}: column {name!r}, row {row_base + i}: grade {v[i].item()} is "
+                             "outside the 32-bit range")
+        return np.ascontiguousarray(v, dtype=np.int32)
+    v = np.ascontiguousarray(v, dtype=np.float64)
+    nan = np.isnan(v)
+    if nan.any():
+        i = int(np.flatnonzero(nan)[0])
+        raise ValueError(f"{src}: column {name!r}, row {row_base + i} (query "
+                         f"{names[qidx[i]]!r}): score is NaN")
+    return v
+
+
+def encode(batch, columns: list[str], integer_values: bool, src: str, *,
+           row_base: int = 0, query_codes=None) -> ArrowColumns:
+    """Encode a Table or RecordBatch holding ``columns`` (query, document, value).
+    ``row_base`` numbers its first row in messages; ``query_codes`` is the result of
+    :func:`query_codes` for it when the caller has it already."""
+    qcol, dcol, vcol = columns
+    names, qidx = (query_codes if query_codes is not None
+                   else _query_codes(batch.column(qcol), qcol, src, row_base))
+    keys, vocab, bias = _doc_keys(batch.column(dcol), dcol, src, row_base)
+    values = _values(batch.column(vcol), vcol, src, integer_values, row_base, names, qidx)
+    return ArrowColumns(names, qidx, keys, vocab, values, bias)
+
+
+def query_codes(batch, column: str, src: str, row_base: int = 0):
+    """(distinct query ids, int64 index per row) of a batch, ids in first-seen order."""
+    return _query_codes(batch.column(column), column, src, row_base)
