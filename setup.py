@@ -1,9 +1,15 @@
 """Build the one compiled module, ``qafast._kernels``.
 
-Everything else lives in pyproject.toml. ``QAFAST_CYTHON_DEBUG=1`` turns on bounds and
-wrap-around checks, builds without optimisation and without the multi-versioned loops, so
-the test suite can run against kernels that fault on an out-of-range index instead of
-reading garbage.
+Everything else lives in pyproject.toml. Three switches, each for running the test suite
+against code that a default build here does not run:
+
+- ``QAFAST_CYTHON_DEBUG=1`` turns on bounds and wrap-around checks, builds without
+  optimisation and without the multi-versioned loops, so the test suite can run against
+  kernels that fault on an out-of-range index instead of reading garbage.
+- ``QAFAST_PORTABLE=1`` compiles only the plain C twins of the fast paths (no SSE2, no
+  multi-versioned loops, no GCC/clang builtins, no Linux-only memory calls): the code that
+  aarch64, macOS and MSVC builds run, built and tested on x86-64 Linux.
+- ``QAFAST_PUBLIC_API_ONLY=1`` never reads CPython's own structures (see ``_portable.h``).
 """
 
 import os
@@ -12,12 +18,24 @@ from pathlib import Path
 from Cython.Build import cythonize
 from setuptools import Extension, setup
 
-debug = os.environ.get("QAFAST_CYTHON_DEBUG", "") not in ("", "0")
+
+
+def _switch(name):
+    return os.environ.get(name, "") not in ("", "0")
+
+
+debug = _switch("QAFAST_CYTHON_DEBUG")
+portable = _switch("QAFAST_PORTABLE")
+public_api_only = _switch("QAFAST_PUBLIC_API_ONLY")
 
 # Cython regenerates the C only when a source is newer than it, and the directives are not a
 # source: without this stamp, a release build after a debug one kept the bounds-checked C.
 _stamp = Path("build") / "qafast-cython-mode"
-_mode = "debug" if debug else "release"
+_mode = "+".join(
+    ["debug" if debug else "release"]
+    + (["portable"] if portable else [])
+    + (["public-api"] if public_api_only else [])
+)
 _mode_changed = not _stamp.exists() or _stamp.read_text() != _mode
 if _mode_changed:
     _stamp.parent.mkdir(exist_ok=True)
@@ -44,12 +62,15 @@ extensions = [
         "qafast._kernels",
         ["src/qafast/_kernels.pyx"],
         include_dirs=["src/qafast"],
-        depends=["src/qafast/_simd.h"] + [str(p) for p in Path("src/qafast").glob("*.pxi")],
+        depends=["src/qafast/_simd.h", "src/qafast/_portable.h"]
+        + [str(p) for p in Path("src/qafast").glob("*.pxi")],
         extra_compile_args=compile_args,
         # the debug build also compiles the plain (not multi-versioned) loops that macOS and
         # Windows get, so Linux CI exercises both
         define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")]
-        + ([("QAFAST_NO_CLONES", "1")] if debug else []),
+        + ([("QAFAST_NO_CLONES", "1")] if debug else [])
+        + ([("QAFAST_PORTABLE", "1")] if portable else [])
+        + ([("QAFAST_PUBLIC_API_ONLY", "1")] if public_api_only else []),
     )
 ]
 

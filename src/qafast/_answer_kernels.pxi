@@ -19,30 +19,15 @@ from libc.string cimport memcpy, memcmp, memset
 from cpython.ref cimport PyObject
 cimport cython
 
-cdef extern from *:
-    """
-    #if defined(__GNUC__) || defined(__clang__)
-    #define AK_PREFETCH(p) __builtin_prefetch((const void*)(p))
-    #else
-    #define AK_PREFETCH(p) ((void)0)
-    #endif
-    """
-    void AK_PREFETCH(const void* p) noexcept nogil
-
-
-cdef extern from *:
-    """
-    /* A dict's key table (entries and all), which a lookup reads after the dict itself. */
-    static inline void _ak_prefetch_dict_keys(PyObject *o) {
-        if (PyDict_CheckExact(o)) {
-    #if defined(__GNUC__) || defined(__clang__)
-            __builtin_prefetch((const void *)((PyDictObject *)o)->ma_keys);
-            __builtin_prefetch((const char *)((PyDictObject *)o)->ma_keys + 64);
-    #endif
-        }
-    }
-    """
-    void _ak_prefetch_dict_keys(PyObject* o) noexcept
+cdef extern from "_portable.h":
+    void AK_PREFETCH "qafast_prefetch" (const void* p) noexcept nogil
+    # The hash a str caches once computed, or -1: CPython's own field where its layout is
+    # known (guarded by version in _portable.h), PyUnstable_Unicode_GET_CACHED_HASH on 3.14+,
+    # else -1, and the caller calls PyObject_Hash (which returns the cached hash through two
+    # calls). The private read pays in answer_intern's prefetches: 1M SQuAD questions,
+    # 3 golds each, CPython 3.11, thread CPU time, medians of 8 alternating rounds on a
+    # shared 2-core machine (benchmarks/bench_private_capi.py): 509 ms, public path 566 ms.
+    Py_hash_t _ak_cached_hash "qafast_str_cached_hash" (PyObject* o) noexcept
 
 cdef extern from "Python.h":
     bint _ak_is_exact_float "PyFloat_CheckExact"(PyObject* o)
@@ -59,12 +44,6 @@ cdef extern from "Python.h":
     Py_hash_t PyObject_Hash(object o)
     void PyErr_Clear()
 
-cdef extern from *:
-    """
-    /* the hash a str caches once computed, or -1 (CPython's own field) */
-    #define _ak_cached_hash(o) (((PyASCIIObject *)(o))->hash)
-    """
-    Py_hash_t _ak_cached_hash(PyObject* o)
 
 
 cdef inline void _ak_prefetch_str(list lst, Py_ssize_t i) noexcept:
@@ -203,15 +182,6 @@ cdef inline bint _ak_same_bytes(const char* a, const char* b, Py_ssize_t n) noex
 
 cdef extern from *:
     const uint64_t _trec_BYTEMASK[9]     # with the TREC reader's C helpers
-
-
-cdef int32_t _ak_intern_bytes(_AkTable* t, const char* p, Py_ssize_t n) except -1 nogil:
-    """_ak_intern for bytes with no readable slack after them."""
-    cdef char padded[32]
-    if n <= 16:
-        memcpy(padded, p, n)
-        return _ak_intern(t, padded, n)
-    return _ak_intern(t, p, n)
 
 
 cdef int32_t _ak_intern(_AkTable* t, const char* p, Py_ssize_t n) except -1 nogil:
@@ -1221,8 +1191,7 @@ cdef inline void _ak_prefetch_one(_AkStrTable* t, PyObject* s, bint held) noexce
         return
     h = _ak_cached_hash(s)
     if h == -1:
-        if held:
-            return
+        # not cached yet, or not readable without a call (public C API): ask, which caches it
         h = PyObject_Hash(<object>s)
         if h == -1:
             PyErr_Clear()
@@ -1641,7 +1610,7 @@ def squad_flatten_flat(object data, list ids, list texts):
     being walked: each list is read up to its length at that moment, as Python's own
     iteration does."""
     cdef object article, paragraph, qa, a, t, qid, qas
-    cdef Py_ssize_t k, m, j, nqa
+    cdef Py_ssize_t k, j, nqa
     cdef bint all_str = True
     cdef uint64_t cap = 1 << 16, nq = 0
     cdef int64_t* off = <int64_t*>_trec_mem_resize(NULL, 0, cap * sizeof(int64_t))
@@ -1658,12 +1627,12 @@ def squad_flatten_flat(object data, list ids, list texts):
                 j = 0
                 while j < PyList_GET_SIZE(qas):
                     nqa = PyList_GET_SIZE(qas)
-                    # the next questions' dicts and their key tables, ahead of the lookups
-                    # that wait on them (the dataset's objects are scattered in memory)
+                    # the next questions' dicts, ahead of the lookups that wait on them (the
+                    # dataset's objects are scattered in memory). Their key tables are not
+                    # asked for: that reads PyDictObject, private to CPython, and gained 1%
+                    # (benchmarks/bench_private_capi.py, 1M questions: 222 against 225 ms)
                     if j + 2 < nqa:
                         AK_PREFETCH(_ak_list_item(qas, j + 2))
-                    if j + 1 < nqa:
-                        _ak_prefetch_dict_keys(_ak_list_item(qas, j + 1))
                     qa = <object>_ak_list_item(qas, j)
                     j += 1
                     qid = _ak_item(qa, "id")
@@ -1672,9 +1641,6 @@ def squad_flatten_flat(object data, list ids, list texts):
                         all_str = False
                     a = _ak_item(qa, "answers")
                     if type(a) is list:
-                        m = len(<list>a)
-                        for k in range(min(m, 4)):
-                            _ak_prefetch_dict_keys(_ak_list_item(a, k))
                         k = 0
                         while k < PyList_GET_SIZE(a):
                             t = _ak_item((<list>a)[k], "text")
@@ -1924,69 +1890,16 @@ def squad_dict_values_str(dict d):
 
 
 def argsort_stable_f64(const double[::1] x, int64_t[::1] out):
-    """``out`` = ``np.argsort(x, kind="stable")`` for finite x (-0.0 equal to 0.0), by an
-    LSD radix sort on 16-bit digits that skips a digit every key shares: probabilities
-    differ in few bits, and numpy's merge sort compared them all (44 ms per 1M)."""
-    cdef Py_ssize_t n = x.shape[0], i
-    cdef uint64_t* keys = NULL
-    cdef uint64_t* keys2 = NULL
-    cdef int64_t* idx = NULL
-    cdef int64_t* idx2 = NULL
-    cdef int64_t* count = NULL
-    cdef uint64_t* tk
-    cdef int64_t* ti
-    cdef uint64_t u
-    cdef double d
-    cdef int shift
-    cdef int64_t run, c, b
+    """``out`` = ``np.argsort(x, kind="stable")`` for finite x (-0.0 equal to 0.0), by the
+    shared radix argsort: probabilities differ in few bits, and numpy's merge sort compared
+    them all (44 ms per 1M)."""
+    cdef Py_ssize_t n = x.shape[0]
+    cdef int r
     if out.shape[0] != n:
         raise ValueError("out must have x's length")
     if n == 0:
         return
-    keys = <uint64_t*>malloc(n * sizeof(uint64_t))
-    keys2 = <uint64_t*>malloc(n * sizeof(uint64_t))
-    idx = <int64_t*>malloc(n * sizeof(int64_t))
-    idx2 = <int64_t*>malloc(n * sizeof(int64_t))
-    count = <int64_t*>malloc(65536 * sizeof(int64_t))
-    try:
-        if keys == NULL or keys2 == NULL or idx == NULL or idx2 == NULL or count == NULL:
-            raise MemoryError()
-        with nogil:
-            for i in range(n):
-                d = x[i]
-                if d == 0.0:
-                    d = 0.0
-                memcpy(&u, &d, 8)
-                # ascending unsigned order of the keys is ascending order of the doubles
-                keys[i] = ~u if u >> 63 else u | (<uint64_t>1 << 63)
-                idx[i] = i
-            for shift in range(0, 64, 16):
-                memset(count, 0, 65536 * sizeof(int64_t))
-                for i in range(n):
-                    count[(keys[i] >> shift) & 0xFFFF] += 1
-                if count[(keys[0] >> shift) & 0xFFFF] == n:
-                    continue        # every key has this digit: the order stands
-                run = 0
-                for b in range(65536):
-                    c = count[b]
-                    count[b] = run
-                    run += c
-                for i in range(n):
-                    b = <int64_t>((keys[i] >> shift) & 0xFFFF)
-                    keys2[count[b]] = keys[i]
-                    idx2[count[b]] = idx[i]
-                    count[b] += 1
-                tk = keys
-                keys = keys2
-                keys2 = tk
-                ti = idx
-                idx = idx2
-                idx2 = ti
-            for i in range(n):
-                out[i] = idx[i]
-    finally:
-        free(keys)
-        free(keys2)
-        free(idx)
-        free(idx2)
-        free(count)
+    with nogil:
+        r = _sh_argsort_f64(&x[0], n, False, &out[0])
+    if r != 0:
+        raise MemoryError()

@@ -7,8 +7,8 @@
 # strings directly (``fq_first_match_objects``, with the GIL: no vocabulary is built, since
 # an answer only ever meets its own question's gold synonyms); integer ids skip it.
 #
-# Curves sort once, stably, by score descending (an LSD radix sort on the scores' bits, so
-# equal scores keep their input order), then sweep. Each AP definition then groups ties as
+# Curves sort once, stably, by score descending (the shared LSD radix argsort on the scores'
+# bits, so equal scores keep their input order), then sweep. Each AP definition then groups ties as
 # its reference does: one point per distinct score (scikit-learn) or one point per sample in
 # that stable order (PASCAL VOC, COCO).
 #
@@ -607,71 +607,27 @@ def fq_dbqa(const int64_t[::1] offsets, const double[::1] scores, const int8_t[:
 # ---------------------------------------------------------------------------------------------
 # Curves: one stable sort by score descending
 
-cdef inline uint64_t _fq_desc_key(double x) noexcept nogil:
-    """An unsigned key whose ascending order is x's descending order (-0.0 equals 0.0)."""
-    cdef uint64_t u
-    if x == 0.0:
-        x = 0.0
-    memcpy(&u, &x, 8)
-    if u >> 63:
-        u = ~u
-    else:
-        u |= (<uint64_t>1) << 63
-    return ~u
-
-
 def fq_sort_desc(const double[::1] scores, const int8_t[::1] labels, double[::1] out_scores,
                  int8_t[::1] out_labels):
-    """Scores and labels in score-descending order, ties in input order (LSD radix sort on
-    11-bit digits; a digit that every key shares is skipped)."""
-    cdef Py_ssize_t n = scores.shape[0], i, d
-    cdef uint64_t* key = NULL
-    cdef uint64_t* key2 = NULL
-    cdef int64_t* pos = NULL
-    cdef int64_t* pos2 = NULL
-    cdef int64_t* hist = NULL
-    cdef uint64_t* tk
-    cdef int64_t* tp
-    cdef int64_t total, c
-    cdef unsigned shift, b
+    """Scores and labels in score-descending order, ties in input order (the shared radix
+    argsort)."""
+    cdef Py_ssize_t n = scores.shape[0], i
+    cdef int64_t* pos
+    cdef int r
     if n == 0:
         return
-    key = <uint64_t*>malloc(n * sizeof(uint64_t))
-    key2 = <uint64_t*>malloc(n * sizeof(uint64_t))
     pos = <int64_t*>malloc(n * sizeof(int64_t))
-    pos2 = <int64_t*>malloc(n * sizeof(int64_t))
-    hist = <int64_t*>malloc(6 * 2048 * sizeof(int64_t))
-    if key == NULL or key2 == NULL or pos == NULL or pos2 == NULL or hist == NULL:
-        free(key); free(key2); free(pos); free(pos2); free(hist)
+    if pos == NULL:
         raise MemoryError()
     with nogil:
-        memset(hist, 0, 6 * 2048 * sizeof(int64_t))
-        for i in range(n):
-            key[i] = _fq_desc_key(scores[i])
-            pos[i] = i
-            for d in range(6):
-                hist[d * 2048 + ((key[i] >> (11 * d)) & 2047)] += 1
-        for d in range(6):
-            shift = 11 * d
-            if hist[d * 2048 + ((key[0] >> shift) & 2047)] == n:
-                continue
-            total = 0
-            for b in range(2048):
-                c = hist[d * 2048 + b]
-                hist[d * 2048 + b] = total
-                total += c
+        r = _sh_argsort_f64(&scores[0], n, True, pos)
+        if r == 0:
             for i in range(n):
-                b = (key[i] >> shift) & 2047
-                c = hist[d * 2048 + b]
-                hist[d * 2048 + b] = c + 1
-                key2[c] = key[i]
-                pos2[c] = pos[i]
-            tk = key; key = key2; key2 = tk
-            tp = pos; pos = pos2; pos2 = tp
-        for i in range(n):
-            out_scores[i] = scores[pos[i]]
-            out_labels[i] = labels[pos[i]]
-    free(key); free(key2); free(pos); free(pos2); free(hist)
+                out_scores[i] = scores[pos[i]]
+                out_labels[i] = labels[pos[i]]
+    free(pos)
+    if r != 0:
+        raise MemoryError()
 
 
 def fq_binary_curve(const double[::1] s, const int8_t[::1] y, int64_t[::1] tps,

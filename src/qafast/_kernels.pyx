@@ -6,7 +6,9 @@ the GIL. Validation happens in the Python layer before any of these run. Each me
 keeps its kernels in its own part, included here, so that this stays one compiled module.
 """
 
+include "_portable.pxi"
 include "_trec_io.pxi"
+include "_shared_kernels.pxi"
 include "_ranking_kernels.pxi"
 include "_stream_kernels.pxi"
 include "_encode_kernels.pxi"

@@ -11,29 +11,8 @@
 #include <stdint.h>
 #include <string.h>
 #include <math.h>
-#if defined(__SSE2__) || defined(_M_X64)
-#include <emmintrin.h>
-#endif
-
-#if defined(_MSC_VER)
-#include <stdlib.h>
-#define QAFAST_BSWAP64(x) _byteswap_uint64(x)
-#else
-#define QAFAST_BSWAP64(x) __builtin_bswap64(x)
-#endif
-
-#if defined(__GNUC__) || defined(__clang__)
-#define qafast_prefetch(p) __builtin_prefetch((const void *)(p))
-#else
-#define qafast_prefetch(p) ((void)0)
-#endif
-
-#if defined(__x86_64__) && defined(__linux__) && (defined(__GNUC__) || defined(__clang__)) \
-    && !defined(QAFAST_NO_CLONES)
-#define QAFAST_CLONES __attribute__((target_clones("avx2", "sse4.2", "default")))
-#else
-#define QAFAST_CLONES
-#endif
+/* QAFAST_CLONES, QAFAST_SSE2, QAFAST_BSWAP64, qafast_prefetch, qafast_ctz32 */
+#include "_portable.h"
 
 /* strcmp order of two byte strings (shorter first on a common prefix), eight bytes a step:
  * document ids are short, and a call to memcmp per comparison costs more than the compare. */
@@ -101,14 +80,6 @@ QAFAST_CLONES static int64_t qafast_count_same(const double *s, const int64_t *k
         same += (s[i] == x) & (key[i] == kx);
     return same;
 }
-
-/* Lowest set bit of a nonzero word. */
-#if defined(_MSC_VER)
-#include <intrin.h>
-static __forceinline int qafast_ctz32(uint32_t x) { unsigned long i; _BitScanForward(&i, x); return (int)i; }
-#else
-#define qafast_ctz32(x) __builtin_ctz(x)
-#endif
 
 /* Factoid ranks from an id matrix: out[i] = 1 + the first j < K with pred[i][j] == gold[i],
  * or 0 (a negative gold matches nothing). A bit per slot and the lowest bit's position: with
@@ -190,7 +161,7 @@ QAFAST_CLONES static uint32_t qafast_dbqa_rank_mask16(const double *s, const int
     for (int j = 0; j < 16; j++)
         correct |= (uint32_t)(y[j] != 0) << j;
     correct &= ((uint32_t)1 << n) - 1;
-#if defined(__SSE2__) || defined(_M_X64)
+#if QAFAST_SSE2
     __m128d v[8];
     for (int j = 0; j < 8; j++)
         v[j] = _mm_loadu_pd(p + 2 * j);
@@ -199,7 +170,7 @@ QAFAST_CLONES static uint32_t qafast_dbqa_rank_mask16(const double *s, const int
         int i = qafast_ctz32(correct), ahead;
         double x = p[i];
         correct &= correct - 1;
-#if defined(__SSE2__) || defined(_M_X64)
+#if QAFAST_SSE2
         {
             /* bit j of above / level: candidate j scores more than / as much as x */
             __m128d xv = _mm_set1_pd(x);

@@ -14,14 +14,8 @@ from libc.stdint cimport int64_t, uint32_t, uint64_t
 
 cdef extern from *:
     """
-    #if defined(_MSC_VER)
-    #include <intrin.h>
-    static __inline int qafast_st_ctz64(unsigned long long x) {
-        unsigned long i; _BitScanForward64(&i, x); return (int)i;
-    }
-    #else
-    static inline int qafast_st_ctz64(unsigned long long x) { return __builtin_ctzll(x); }
-    #endif
+    #include "_portable.h"
+    #define qafast_st_ctz64(x) qafast_ctz64(x)
     """
     int qafast_st_ctz64(unsigned long long x) nogil
 
@@ -94,6 +88,8 @@ def paired_randomization(const double[:, ::1] diffs, const double[::1] totals,
     if m == 0 or n == 0:
         return
     last_mask = (~<uint64_t>0) if n % 64 == 0 else ((<uint64_t>1 << (n % 64)) - 1)
+    for k in range(4):
+        s[k] = 0    # read only when seeded (not exact), which GCC's -O3 cannot tell
     with nogil:
         for r in range(start, stop):
             for k in range(m):

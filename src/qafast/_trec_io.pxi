@@ -36,6 +36,9 @@ import numpy as _trec_np
 
 cdef extern from *:
     """
+    /* compiler, CPU and CPython differences: QAFAST_GNU_BUILTINS, QAFAST_SSE2, ... */
+    #include "_portable.h"
+
     /* -D_trec_LITTLE_ENDIAN=0 (and -D_trec_NO_SSE2) build the portable paths, for tests */
     #ifndef _trec_LITTLE_ENDIAN
     #if defined(__BYTE_ORDER__) && defined(__ORDER_BIG_ENDIAN__) && \\
@@ -46,18 +49,11 @@ cdef extern from *:
     #endif
     #endif
 
-    #if defined(__GNUC__) || defined(__clang__)
-    #define _trec_prefetch(p) __builtin_prefetch((const void *)(p))
-    #elif defined(_MSC_VER) && (defined(_M_X64) || defined(_M_IX86))
-    #include <xmmintrin.h>
-    #define _trec_prefetch(p) _mm_prefetch((const char *)(p), _MM_HINT_T0)
-    #else
-    #define _trec_prefetch(p) ((void)0)
-    #endif
+    #define _trec_prefetch(p) qafast_prefetch(p)
 
     /* Ask Linux for transparent huge pages on a large table: its accesses are random, and
        with 4 KiB pages nearly every one also misses the TLB. A hint only. */
-    #if defined(__linux__)
+    #if QAFAST_LINUX_MEMORY
     #include <sys/mman.h>
     #include <stdint.h>
     static void _trec_advise_huge(void *p, size_t n) {
@@ -78,7 +74,7 @@ cdef extern from *:
        whole mapping: advising only part of it would split it, and mremap refuses a range
        that spans two mappings (EFAULT). */
     static void *_trec_mem_resize(void *p, size_t old, size_t n) {
-    #if defined(__linux__) && defined(MREMAP_MAYMOVE)
+    #if QAFAST_LINUX_MEMORY && defined(MREMAP_MAYMOVE)
         void *q;
         if (p == NULL)
             q = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -98,7 +94,7 @@ cdef extern from *:
     }
 
     static void _trec_mem_free(void *p, size_t n) {
-    #if defined(__linux__) && defined(MREMAP_MAYMOVE)
+    #if QAFAST_LINUX_MEMORY && defined(MREMAP_MAYMOVE)
         if (p != NULL) munmap(p, n);
     #else
         (void)n;
@@ -112,12 +108,12 @@ cdef extern from *:
                                         const unsigned char *end) {
         uint64_t w = 0;
         Py_ssize_t i, m;
-    #if _trec_LITTLE_ENDIAN && (defined(__GNUC__) || defined(__clang__))
+    #if _trec_LITTLE_ENDIAN && QAFAST_GNU_BUILTINS
         if (end - p >= 8) {
             memcpy(&w, p, 8);
             if (n < 8)
                 w &= ((uint64_t)1 << (8 * n)) - 1;
-            return (int64_t)(__builtin_bswap64(w) ^ 0x8000000000000000ULL);
+            return (int64_t)(QAFAST_BSWAP64(w) ^ 0x8000000000000000ULL);
         }
     #else
         (void)end;
@@ -137,7 +133,7 @@ cdef extern from *:
     static inline int _trec_take_doc(const unsigned char *p, Py_ssize_t n,
                                      const unsigned char *end, unsigned char *dst,
                                      int64_t *tiekey) {
-    #if _trec_LITTLE_ENDIAN && (defined(__GNUC__) || defined(__clang__))
+    #if _trec_LITTLE_ENDIAN && QAFAST_GNU_BUILTINS
         if (n <= 16 && end - p >= 16) {
             uint64_t lo, hi;
             Py_ssize_t nlo = n < 8 ? n : 8;
@@ -147,7 +143,7 @@ cdef extern from *:
             memcpy(dst + 8, &hi, 8);
             lo &= _trec_BYTEMASK[nlo];
             hi &= _trec_BYTEMASK[n - nlo];
-            *tiekey = (int64_t)(__builtin_bswap64(lo) ^ 0x8000000000000000ULL);
+            *tiekey = (int64_t)(QAFAST_BSWAP64(lo) ^ 0x8000000000000000ULL);
             return ((lo | hi) & 0x8080808080808080ULL) == 0;
         }
     #endif
@@ -168,36 +164,10 @@ cdef extern from *:
     #define _trec_SEG 16384
     #define _trec_SEG_WORDS ((_trec_SEG + 128) / 64 + 2)
 
-    #if defined(__GNUC__) || defined(__clang__)
-    #define _trec_ALWAYS_INLINE __attribute__((always_inline)) inline
-    #define _trec_ctz64(x) __builtin_ctzll(x)
-    #elif defined(_MSC_VER)
-    #define _trec_ALWAYS_INLINE __forceinline
-    #include <intrin.h>
-    static __forceinline int _trec_ctz64(uint64_t x) {
-        unsigned long i;
-    #if defined(_M_X64) || defined(_M_ARM64)
-        _BitScanForward64(&i, x);
-        return (int)i;
-    #else
-        if (_BitScanForward(&i, (unsigned long)x))
-            return (int)i;
-        _BitScanForward(&i, (unsigned long)(x >> 32));
-        return (int)i + 32;
-    #endif
-    }
-    #else
-    #define _trec_ALWAYS_INLINE inline
-    static inline int _trec_ctz64(uint64_t x) {
-        int i = 0;
-        while (!(x & 1)) { x >>= 1; i++; }
-        return i;
-    }
-    #endif
+    #define _trec_ALWAYS_INLINE QAFAST_ALWAYS_INLINE
+    #define _trec_ctz64(x) qafast_ctz64(x)
 
-    #if (defined(__SSE2__) || defined(_M_X64) || (defined(_M_IX86_FP) && _M_IX86_FP >= 2)) \
-        && !defined(_trec_NO_SSE2)
-    #include <emmintrin.h>
+    #if QAFAST_SSE2 && !defined(_trec_NO_SSE2)
     static inline void _trec_mask64(const unsigned char *p, uint64_t *ws_out, uint64_t *nl_out) {
         const __m128i nine = _mm_set1_epi8(9), four = _mm_set1_epi8(4);
         const __m128i space = _mm_set1_epi8(32), newline = _mm_set1_epi8(10);
