@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .errors import InputError, InputTypeError, MeasureError
+
 # Kernel measure codes (``_ranking_kernels.pxi``).
 CODES = {
     "num_ret": 0, "num_rel": 1, "num_rel_ret": 2, "num_nonrel_judged_ret": 3, "map": 4,
@@ -134,8 +136,8 @@ class Column:
             return "gm"
         return "mean"
 
-class UnknownMeasureError(ValueError):
-    """A measure name that no family, alias or nickname matches."""
+class UnknownMeasureError(MeasureError):
+    """A measure name that no family, alias or nickname matches, or malformed parameters."""
 
 
 def _leading_int(text: str, measure: str) -> int:
@@ -360,11 +362,11 @@ def _ir_parse(s: str):
             node = node.left
         if isinstance(node, ast.Call):
             if node.args or any(kw.arg is None for kw in node.keywords):
-                raise ValueError("parameters must be named")
+                raise InputError("parameters must be named")
             params = {kw.arg: ast.literal_eval(kw.value) for kw in node.keywords}
             node = node.func
         if not isinstance(node, ast.Name):
-            raise ValueError("not a measure")
+            raise InputError("not a measure")
     except (SyntaxError, ValueError):
         # not ir_measures' Name(param=value, ...)@cutoff
         raise UnknownMeasureError(_unknown(s)) from None
@@ -493,7 +495,7 @@ def parse_measure(text, *, version: str = "10.0") -> list[Column]:
     if _is_ir_measure(text):
         return _ir_columns(text.NAME, dict(text.params), text)
     if not isinstance(text, str):
-        raise TypeError(f"a measure name must be a str, not {type(text).__name__}: {text!r}")
+        raise InputTypeError(f"a measure name must be a str, not {type(text).__name__}: {text!r}")
     s = text.strip()
     nick = NICKNAMES_V9 if version == "9.0.8" else NICKNAMES
     if s in nick:
@@ -579,10 +581,10 @@ def parse_measures(measures, *, version: str = "10.0") -> list[Column]:
     try:
         items = list(measures)
     except TypeError:
-        raise TypeError("measures must be a str or an iterable of str, not "
-                        f"{type(measures).__name__}") from None
+        raise InputTypeError("measures must be a str or an iterable of str, not "
+                             f"{type(measures).__name__}") from None
     if not items:
-        raise ValueError("no measure requested")
+        raise InputError("no measure requested")
     seen: dict = {}
     for item in items:
         for col in parse_measure(item, version=version):

@@ -18,18 +18,20 @@ import os
 from collections.abc import Mapping
 from typing import IO, Any, Union
 
+from ..errors import FormatError, InputError
+
 __all__ = ["BioasqFormatError", "BioasqWarning", "read_bioasq"]
 
 Source = Union[str, "os.PathLike[str]", IO[str], IO[bytes], Mapping]
 
 
-class BioasqFormatError(ValueError):
+class BioasqFormatError(FormatError):
     """A malformed BioASQ JSON document; ``path`` names the source, ``question`` the question
     id (or index) at fault, when there is one."""
 
     def __init__(self, message: str, *, path: str, question: Any = None) -> None:
         where = path if question is None else f"{path}, question {question!r}"
-        super().__init__(f"{where}: {message}")
+        InputError.__init__(self, f"{where}: {message}", path=path, query=question)
         self.path = path
         self.question = question
         self.message = message
@@ -68,7 +70,7 @@ def read_bioasq(source: Source, *, repeated: str = "error") -> dict[str, dict]:
     {'q1': {'type': 'yesno', 'exact_answer': 'yes'}}
     """
     if repeated not in ("error", "first"):
-        raise ValueError(f"The 'repeated' parameter must be 'error' or 'first'. Got "
+        raise InputError(f"The 'repeated' parameter must be 'error' or 'first'. Got "
                          f"{repeated!r} instead.")
     if isinstance(source, Mapping):
         doc, path = source, "<dict>"

@@ -14,6 +14,7 @@ from typing import IO, Union
 
 import numpy as np
 
+from ..errors import InputTypeError
 from ._errors import LineFormatError
 
 __all__ = ["ConllFormatError", "read_conll"]
@@ -31,7 +32,7 @@ def _open(source: Source):
         return open(source, encoding="utf-8", newline=None), os.fspath(source), True
     if isinstance(source, io.TextIOBase) or hasattr(source, "readline"):
         return source, getattr(source, "name", "<file>"), False
-    raise TypeError(f"source must be a path or a text file, got {type(source).__name__}")
+    raise InputTypeError(f"source must be a path or a text file, got {type(source).__name__}")
 
 
 def read_conll(source: Source):

@@ -37,7 +37,7 @@ from typing import IO, Any, Union
 import numpy as np
 
 from .._kernels import _trec_last_newline, _trec_Parser
-
+from ..errors import InputError, InputTypeError
 from ._errors import LineFormatError
 
 __all__ = ["TrecColumns", "TrecFormatError", "read_trec_qrels", "read_trec_run"]
@@ -231,7 +231,7 @@ def _read(
 ) -> TrecColumns:
     threaded = _threaded(workers)
     if not isinstance(intern_docs, (bool, np.bool_)):
-        raise TypeError(f"intern_docs must be a bool, got {type(intern_docs).__name__}")
+        raise InputTypeError(f"intern_docs must be a bool, got {type(intern_docs).__name__}")
     intern_docs = bool(intern_docs)
     chunk = _CHUNK_BYTES if chunk_bytes is None else chunk_bytes
     with contextlib.ExitStack() as stack:
@@ -266,9 +266,9 @@ def _parse_blocks(path: str, blocks: Iterator, *, is_run: bool, threaded: bool =
 
 def _threaded(workers: int) -> bool:
     if isinstance(workers, bool) or not isinstance(workers, int):
-        raise TypeError(f"workers must be an int, got {type(workers).__name__}")
+        raise InputTypeError(f"workers must be an int, got {type(workers).__name__}")
     if workers == 0:
-        raise ValueError("workers must be 1, more than 1, or negative for all cores; got 0")
+        raise InputError("workers must be 1, more than 1, or negative for all cores; got 0")
     if workers == 1:
         return False
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
@@ -305,7 +305,7 @@ def _open_blocks(source: Source, chunk: int, stack: contextlib.ExitStack) -> tup
     if isinstance(source, (str, os.PathLike)):
         name = os.fspath(source)
         if not isinstance(name, str):
-            raise TypeError(f"source path must be str or os.PathLike[str], got {name!r}")
+            raise InputTypeError(f"source path must be str or os.PathLike[str], got {name!r}")
         if name == "-":
             return "<stdin>", _stream_blocks(sys.stdin, chunk)
         raw = stack.enter_context(open(name, "rb", buffering=0))
@@ -319,7 +319,7 @@ def _open_blocks(source: Source, chunk: int, stack: contextlib.ExitStack) -> tup
     if hasattr(source, "read"):
         name = getattr(source, "name", None)
         return (name if isinstance(name, str) else "<file>"), _stream_blocks(source, chunk)
-    raise TypeError(
+    raise InputTypeError(
         "source must be a path, '-', a bytes-like object or a binary file object, "
         f"got {type(source).__name__}"
     )
