@@ -6,6 +6,9 @@ the GIL. Validation happens in the Python layer before any of these run. Each me
 keeps its kernels in its own part, included here, so that this stays one compiled module.
 """
 
+# the qafast exception classes, for the errors the kernels raise themselves
+from .errors import InputError, InputTypeError
+
 include "_trec_io.pxi"
 include "_ranking_kernels.pxi"
 include "_stream_kernels.pxi"

@@ -144,7 +144,11 @@ def _leading_int(text: str, measure: str) -> int:
     m = re.match(r"\s*[+-]?\d+", text)
     if not m:
         raise UnknownMeasureError(f"measure {measure!r}: cutoff {text!r} is not an integer")
-    return int(m.group())
+    value = int(m.group())
+    if value > _NO_CUTOFF:
+        raise UnknownMeasureError(f"measure {measure!r}: cutoff {value} is too large (at most "
+                                  "2**62)")
+    return value
 
 
 def _float(text: str, measure: str) -> float:
@@ -290,6 +294,12 @@ _OTHER_RANK = len(TREC_ORDER)
 def _column(name, family: str, *, k: int = 0, x: float = 0.0, rel: int | None = None,
             v9: bool = False, tool: str = "trec_eval") -> Column:
     rank = TREC_ORDER.index(family) if family in TREC_ORDER else _OTHER_RANK
+    if k > _NO_CUTOFF:
+        raise UnknownMeasureError(f"measure {name!r}: the cutoff {k} is too large (at most "
+                                  f"2**62)")
+    if rel is not None and isinstance(rel, int):
+        # above every int32 grade, every level selects the same (no) documents
+        rel = max(min(rel, 2**31), -(2**31))
     return Column(name, family, k=k, x=x, order=(rank, k or x), rel=rel, v9=v9, tool=tool)
 
 

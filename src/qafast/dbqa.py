@@ -104,7 +104,8 @@ def evaluate_dbqa(labels, scores, *, offsets=None, questions=None, accuracy_at=1
                          if sizes[q] == 0 else "offsets must not decrease")
     yy = _labels01(y, off, names)
     ss = np.ascontiguousarray(s, dtype=np.float64)
-    at = np.array(ats, dtype=np.int64)
+    # a cutoff past every list is the whole list: clip what int64 cannot hold
+    at = np.array([min(int(a), 2**62) for a in ats], dtype=np.int64)
     rows = np.empty((nq if per_question else 0, 4), dtype=np.float64)
     sums = np.empty(4, dtype=np.float64)
     counts = np.empty(len(ats), dtype=np.int64)

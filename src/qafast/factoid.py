@@ -37,7 +37,7 @@ def _check_k(k, name="k"):
         return -1
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
         raise InputError(f"The {name!r} parameter must be an int >= 1 or None. Got {k!r} instead.")
-    return int(k)
+    return min(int(k), 2**62)  # a cutoff past every list is the whole list
 
 
 def _check_normalizer(normalizer):

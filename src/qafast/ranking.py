@@ -21,6 +21,7 @@ import numpy as np
 
 from . import _exactsum, _kernels
 from ._measures import (
+    _NO_CUTOFF,
     DENSE,
     TEXT_MEASURES,
     Column,
@@ -203,6 +204,9 @@ def _raise_bad_entry(source, integer_values, qid, doc, value, why):
     if why == "range":
         raise InputError(f"{source}: query {qid!r}, document {doc!r}: grade {value!r} is "
                          "outside the 32-bit integer range")
+    if why == "overflow":
+        raise InputError(f"{source}: query {qid!r}, document {doc!r}: score {value!r:.40} is "
+                         "too large for a float")
     if why == "changed":
         raise InputError(f"{source}: the dicts changed while they were read (at query "
                          f"{qid!r}): a {what} whose conversion to a number, or a mapping, "
@@ -729,7 +733,9 @@ class _Evaluation:
                  allow_none: bool = False):
         qrels, run = _comparable_int_ids(qrels, run)
         self.qrels, self.run = qrels, run
-        self.relevance_level = relevance_level
+        # grades are int32: every level above their range selects the same (no) documents,
+        # and a cutoff past every ranking is no cutoff; clip what the kernels' C long holds
+        self.relevance_level = min(int(relevance_level), _LEVEL_CEILING)
         self.v9 = v9
         self.workers = _workers(workers)
         self.ids, pair_run, pair_qrels = _pairs(qrels, run, queries, keep_empty, qrels_start,
@@ -761,7 +767,7 @@ class _Evaluation:
         scores = run.values
         if float32_scores:
             scores = scores.astype(np.float32).astype(np.float64)
-        md = 0 if max_docs is None else int(max_docs)
+        md = 0 if max_docs is None else min(int(max_docs), _NO_CUTOFF)
         run_tables = run.kernel_args()
         run_tiekeys = run.tiekeys if run.tiekeys is not None else _EMPTY_I64
         qrels_tables = qrels.kernel_args()
@@ -1062,6 +1068,9 @@ def _summaries(columns: list[Column], values: np.ndarray, *, exact: bool = False
     return out
 
 
+_LEVEL_CEILING = 2**31  # above every int32 grade
+
+
 def _check_options(relevance_level, judged_only, max_docs):
     if not isinstance(relevance_level, (int, np.integer)) or isinstance(relevance_level, bool):
         raise InputTypeError("relevance_level must be an int, not "
@@ -1167,8 +1176,10 @@ def evaluate(qrels, run, measures: str | Iterable[str], *, relevance_level: int 
     qrels = _as_qrels(qrels, workers)
     if any(c.family == "err" for c in columns):
         _check_err_grades(qrels)
-    options = dict(relevance_level=int(relevance_level), judged_only=bool(judged_only),
-                   max_docs=max_docs, workers=workers)
+    options = dict(relevance_level=min(int(relevance_level), _LEVEL_CEILING),
+                   judged_only=bool(judged_only),
+                   max_docs=None if max_docs is None else min(int(max_docs), _NO_CUTOFF),
+                   workers=workers)
     ids, values = _per_query_values(qrels, run, columns, queries, options)
     if per_query:
         names = [c.name for c in columns]

@@ -183,20 +183,23 @@ class RankingMetrics:
         columns = [c for c in parse_measures(measures) if c.family not in TEXT_MEASURES]
         if not columns:
             raise InputError(f"measures {measures!r}: none of them is a per-query number")
-        self._level = _check_int(relevance_level, "relevance_level", 1)
+        # grades go up to _MAX_GRADE: every level above it selects the same (no) candidates,
+        # and the kernels size their work by the level
+        self._level = min(_check_int(relevance_level, "relevance_level", 1), _MAX_GRADE + 1)
         if empty_queries not in _EMPTY_MODES:
             raise InputError(f"empty_queries must be 'skip', 'zero' or 'error', not "
                              f"{empty_queries!r}")
         self._empty = empty_queries
-        self._max_docs = None if max_docs is None else _check_int(max_docs, "max_docs", 1)
+        self._max_docs = (None if max_docs is None
+                          else min(_check_int(max_docs, "max_docs", 1), 2**62))
         self._columns = columns
         self._names = [c.name for c in columns]
         self._gm = [j for j, c in enumerate(columns) if c.aggregate == "gm"]
         # a column may set its own relevance level (ranx's -lN, ir_measures' rel=) or recall
         # cut points (ir_measures' IPrec): one kernel pass per setting, as evaluate makes
         settings = column_groups(columns, self._level)
-        self._groups = [(np.array(js, dtype=np.int64), level,
-                         *_kernel_args([columns[j] for j in js], level, v9))
+        self._groups = [(np.array(js, dtype=np.int64), min(level, _MAX_GRADE + 1),
+                         *_kernel_args([columns[j] for j in js], min(level, _MAX_GRADE + 1), v9))
                         for (level, v9), js in settings.items()]
         self._config = (tuple(self._names), self._level, self._empty, self._max_docs)
         self.reset()
