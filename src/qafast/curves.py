@@ -289,21 +289,25 @@ def register_cli(subparsers) -> dict:
 
 
 def _run_ap(args) -> int:
-    f = sys.stdin if args.file == "-" else open(args.file, encoding="utf-8")
+    from .errors import FormatError
+    from .io._text import iter_decoded, open_utf8
+
+    path = "<stdin>" if args.file == "-" else args.file
+    f = sys.stdin if args.file == "-" else open_utf8(args.file, FormatError)
     labels, scores = [], []
     try:
-        for lineno, line in enumerate(f, start=1):
+        for lineno, line in iter_decoded(f, path, FormatError):
             fields = line.split()
             if not fields:
                 continue
             if len(fields) != 2:
-                raise InputError(f"{args.file}, line {lineno}: expected 'label score'")
+                raise FormatError("expected 'label score'", path=path, line=lineno)
             try:
                 labels.append(int(fields[0]))
                 scores.append(float(fields[1]))
             except ValueError:
-                raise InputError(f"{args.file}, line {lineno}: expected an integer label and "
-                                 "a number") from None
+                raise FormatError("expected an integer label and a number", path=path,
+                                  line=lineno) from None
     finally:
         if f is not sys.stdin:
             f.close()

@@ -263,12 +263,17 @@ def _from_columns(cls, query_ids, doc_ids, values, integer_values: bool, source:
     qcol = _column(query_ids)
     dcol = _column(doc_ids)
     vcol = np.asarray(values)
+    if dcol.ndim != 1 or qcol.ndim != 1 or vcol.ndim != 1:
+        raise InputError(f"{source}: query ids, doc ids and {what}s must be 1-d, got shapes "
+                         f"{qcol.shape}, {dcol.shape} and {vcol.shape}")
     n = len(qcol)
     if not (len(dcol) == n == len(vcol)):
         raise InputError(f"{source}: query ids, doc ids and {what}s differ in length "
                          f"({len(qcol)}, {len(dcol)}, {len(vcol)})")
-    if dcol.ndim != 1 or qcol.ndim != 1 or vcol.ndim != 1:
-        raise InputError(f"{source}: query ids, doc ids and {what}s must be 1-d")
+    if n == 0:  # empty lists come as float64: no row, so no id or value to refuse
+        qcol = qcol if qcol.dtype.kind in "iuOUS" else np.empty(0, dtype=object)
+        dcol = dcol if dcol.dtype.kind in "iuOUS" else np.empty(0, dtype=object)
+        vcol = vcol if vcol.dtype.kind in "iufb" else np.empty(0, dtype=np.float64)
     id_bias = False
     if dcol.dtype.kind in "iu":
         keys, id_bias = _integer_ids(dcol)

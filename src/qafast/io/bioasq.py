@@ -18,7 +18,7 @@ import os
 from collections.abc import Mapping
 from typing import IO, Any, Union
 
-from ..errors import FormatError, InputError
+from ..errors import FormatError, InputError, InputTypeError
 
 __all__ = ["BioasqFormatError", "BioasqWarning", "read_bioasq"]
 
@@ -78,7 +78,12 @@ def read_bioasq(source: Source, *, repeated: str = "error") -> dict[str, dict]:
         path = str(getattr(source, "name", "<file>"))
         doc = _loads(source.read(), path)
     else:
+        if not isinstance(source, (str, os.PathLike)):
+            raise InputTypeError(f"expected a path, a file object or a dict, got "
+                                 f"{type(source).__name__}")
         path = os.fspath(source)
+        if not isinstance(path, str):
+            raise InputTypeError(f"path must be str or os.PathLike[str], got bytes {path!r:.60}")
         with open(path, "rb") as f:
             doc = _loads(f.read(), path)
     if not isinstance(doc, Mapping) or not isinstance(doc.get("questions"), list):
@@ -117,3 +122,5 @@ def _loads(data, path: str):
         return json.loads(data)
     except (json.JSONDecodeError, UnicodeDecodeError) as e:
         raise BioasqFormatError(f"not JSON: {e}", path=path) from None
+    except RecursionError:
+        raise BioasqFormatError("JSON nested too deeply to read", path=path) from None

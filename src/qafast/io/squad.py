@@ -157,6 +157,8 @@ def _load_json(source, what: str, object_hook=None):
                                column=e.colno) from None
     except UnicodeDecodeError as e:
         raise SquadFormatError(f"not UTF-8 text ({e.reason})", path=path) from None
+    except RecursionError:
+        raise SquadFormatError("JSON nested too deeply to read", path=path) from None
 
 
 def _fail(from_file: bool, message: str, *, path: str, qid=None, type_error: bool = True):
