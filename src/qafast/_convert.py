@@ -101,9 +101,16 @@ def as_array(x, name: str) -> np.ndarray:
     if hasattr(x, "__dlpack__"):
         return _from_dlpack(x, name)
     if isinstance(x, (list, tuple)):
-        return np.asarray(x)
+        return _nested(x, name)
     try:
         view = memoryview(x)
     except TypeError:
-        return np.asarray(x)
+        return _nested(x, name)
     return np.asarray(view)
+
+
+def _nested(x, name: str) -> np.ndarray:
+    try:
+        return np.asarray(x)
+    except ValueError as e:  # rows of different lengths, in numpy's words
+        raise InputError(f"{name}: not a rectangular array ({e})") from None

@@ -226,9 +226,13 @@ def _column(values) -> np.ndarray:
         try:
             col[:] = values
         except (ValueError, TypeError):
-            return np.asarray(values)  # not a flat column: the checks below name it
-        return col
-    return np.asarray(values)
+            pass  # not a flat column: the checks below name it
+        else:
+            return col
+    try:
+        return np.asarray(values)
+    except ValueError as e:  # nested lists of different lengths, in numpy's words
+        raise InputError(f"an id or value column is not a rectangular array ({e})") from None
 
 
 def _plain_id(q):
@@ -295,6 +299,7 @@ def _from_columns(cls, query_ids, doc_ids, values, integer_values: bool, source:
                              "use str or int ids")
     if integer_values:
         if vcol.dtype.kind == "f":
+            vcol = vcol.astype(np.float64)  # float16's range ends below 2**31
             bad = ~np.isfinite(vcol) | (vcol != np.round(vcol))
             if bad.any():
                 i = int(np.flatnonzero(bad)[0])
