@@ -18,10 +18,10 @@ import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-import atheris  # noqa: E402
+import atheris
 
 with atheris.instrument_imports():
-    import targets  # noqa: E402
+    import targets
 
 NAMES = sorted(targets.TARGETS)
 

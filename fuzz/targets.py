@@ -18,15 +18,14 @@ import json
 import os
 import tempfile
 import warnings
-from pathlib import Path
+from importlib import resources
 
 import numpy as np
 
 import qafast
 from qafast.errors import QafastError
 
-ROOT = Path(__file__).resolve().parents[1]
-DATA = ROOT / "src" / "qafast" / "data"
+DATA = resources.files("qafast") / "data"  # the installed package's, or the source tree's
 
 QRELS_TEXT = (DATA / "sample.qrels").read_bytes()
 RUN_TEXT = (DATA / "sample.run").read_bytes()
@@ -43,10 +42,10 @@ SEEDS: dict[str, list[bytes]] = {
         {"id": "q1", "type": "factoid", "exact_answer": [["a", "b"], ["c"]]},
         {"id": "q2", "type": "list", "exact_answer": [["x"], ["y"]]},
         {"id": "q3", "type": "yesno", "exact_answer": "yes"}]}).encode()],
-    "drfact": [b'{"qid": "q1", "predictions_K": {"100": [["tree", 0.9], ["sun", 0.5]]}}\n'
+    "drfact": [(b'{"qid": "q1", "predictions_K": {"100": [["tree", 0.9], ["sun", 0.5]]}}\n'
                b'{"qid": "q2", "predictions_K": {"100": [["leaf", 1]]}}\n'
                b'\x00{"_id": "q1", "all_answer_concepts": [{"name": "sun"}]}\n'
-               b'{"_id": "q2", "all_answer_concepts": [{"name": "leaf"}, {"name": "x"}]}\n'],
+               b'{"_id": "q2", "all_answer_concepts": [{"name": "leaf"}, {"name": "x"}]}\n')],
     "dbqa": [b'q1\ta "quoted\t1\t0.9\nq1\tb\t0\t0.1\r\nq2\tc\t1\t0.5\n'],
     "conll": [b"go ep1 ep1\nray en1 en1\nrice en1 o\n\nwait ep ep\n"],
     "ap": [b"1 0.9\n0 0.8\n1 0.3\n0 1e999\n"],

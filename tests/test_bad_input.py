@@ -67,7 +67,7 @@ def write(tmp: Path, name: str, data) -> str:
 
 def qafast_cli(*args, stdin: bytes | None = None):
     env = dict(os.environ, PYTHONPATH=str(ROOT / "src"))
-    return subprocess.run([sys.executable, "-m", "qafast.cli", *args], input=stdin,
+    return subprocess.run([sys.executable, "-m", "qafast.cli", *args], input=stdin, check=False,
                           capture_output=True, env=env, timeout=120)
 
 
@@ -525,10 +525,12 @@ def _(tmp):
 
 def _table_ids() -> list[str]:
     text = TABLE.read_text(encoding="utf-8")
-    return re.findall(r"^\| `(bad-[a-z0-9-]+)` \|", text, flags=re.M)
+    return re.findall(r"^\| `(bad-[a-z0-9-]+)` \|", text, flags=re.MULTILINE)
 
 
 def test_every_row_has_a_test():
+    if not TABLE.exists():
+        pytest.skip("run from a checkout: the docs are not installed")
     ids = _table_ids()
     assert len(ids) == len(set(ids)), "a row id is repeated"
     assert sorted(ids) == sorted(CASES), (set(ids) ^ set(CASES))

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "fuzz"))
 
-import targets  # noqa: E402
+import targets
 
 EXAMPLES = int(os.environ.get("QAFAST_FUZZ_EXAMPLES", "25"))
 
