@@ -10,6 +10,7 @@ run at once here. This is an ordinary test, so it also runs on a free-threaded b
 
 from __future__ import annotations
 
+import math
 import sys
 import sysconfig
 import threading
@@ -115,8 +116,8 @@ def _eq(a, b) -> bool:
         return isinstance(b, dict) and a.keys() == b.keys() and all(_eq(a[k], b[k]) for k in a)
     if isinstance(a, (list, tuple)):
         return len(a) == len(b) and all(_eq(x, y) for x, y in zip(a, b))
-    if isinstance(a, float) and a != a:
-        return isinstance(b, float) and b != b
+    if isinstance(a, float) and math.isnan(a):
+        return isinstance(b, float) and math.isnan(b)
     return a == b
 
 
