@@ -16,6 +16,8 @@ specification (``qafast.reference.<family>``), its readers (``qafast.io``) and i
   :func:`tw_events_score`;
 - comparing systems (significance tests, report tables, plots): :func:`compare`,
   :class:`Comparison`, :func:`to_frame`, :func:`plot_precision_recall`.
+- errors: every bad input raises a :class:`QafastError` (``qafast.errors``), also a
+  ``ValueError`` or ``TypeError``;
 - in the training loop: :class:`RankingMetrics`, :class:`AnswerMetrics` (``update`` /
   ``compute`` / ``merge``), and ``qafast.integrations`` for torch.distributed, Hugging Face
   and torchmetrics.
@@ -39,6 +41,7 @@ from .curves import (
     threshold_precision_recall,
 )
 from .dbqa import evaluate_dbqa, evaluate_dbqa_file
+from .errors import FormatError, InputError, InputTypeError, MeasureError, QafastError
 from .events import event_mention_score, tw_events_score, tweet_score
 from .factoid import evaluate_bioasq, evaluate_factoid
 from .ranking import Qrels, Run, evaluate
@@ -50,6 +53,11 @@ __version__ = "0.1.0.dev0"
 __all__ = [
     "AnswerMetrics",
     "Comparison",
+    "FormatError",
+    "InputError",
+    "InputTypeError",
+    "MeasureError",
+    "QafastError",
     "Qrels",
     "RankingMetrics",
     "RelevanceEvaluator",

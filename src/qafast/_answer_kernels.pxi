@@ -706,7 +706,7 @@ def answer_tokens(list strings, object slow, bint squad, int64_t[::1] tok_off):
     held = PyList_AsTuple(strings)
     n = len(held)
     if tok_off.shape[0] != n + 1:
-        raise ValueError("tok_off must have one entry per string, and one more")
+        raise InputError("tok_off must have one entry per string, and one more")
     offp = &tok_off[0]
     out.data = NULL
     out.size = 0
@@ -738,7 +738,7 @@ def answer_tokens(list strings, object slow, bint squad, int64_t[::1] tok_off):
             _ak_prefetch_str(strings, i + 8)
             s = held[i]
             if type(s) is not str:
-                raise TypeError(f"answer string {i} is a {type(s).__name__}, not a str")
+                raise InputTypeError(f"answer string {i} is a {type(s).__name__}, not a str")
             if squad and PyUnicode_IS_ASCII(s):
                 src_p[i] = PyUnicode_AsUTF8AndSize(s, &length)
                 src_n[i] = length
@@ -755,7 +755,7 @@ def answer_tokens(list strings, object slow, bint squad, int64_t[::1] tok_off):
             else:
                 toks = slow(s)
                 if type(toks) is not list:
-                    raise TypeError("the tokenizer must return a list of bytes")
+                    raise InputTypeError("the tokenizer must return a list of bytes")
                 for tok in toks:
                     _ak_side_add(&side, PyBytes_AS_STRING(<bytes?>tok), PyBytes_GET_SIZE(tok))
                     count += 1
@@ -857,7 +857,7 @@ def answer_squad_chars(list strings, int64_t[::1] off):
     cdef _AkCharWork c
     cdef object s
     if off.shape[0] != n + 1:
-        raise ValueError("off must have one entry per string, and one more")
+        raise InputError("off must have one entry per string, and one more")
     out.data = NULL
     out.size = 0
     out.cap = 0
@@ -870,7 +870,7 @@ def answer_squad_chars(list strings, int64_t[::1] off):
             _ak_prefetch_str(strings, i + 8)
             s = strings[i]
             if type(s) is not str:
-                raise TypeError(f"answer string {i} is a {type(s).__name__}, not a str")
+                raise InputTypeError(f"answer string {i} is a {type(s).__name__}, not a str")
             _ak_squad_chars_into(s, &c, &out)
             off[i + 1] = out.size
         return _ak_ids_array(&out)
@@ -966,9 +966,9 @@ def answer_char_f1_direct(list predictions, list references, bint v2, double[::1
     cdef bint keep_rows = out.shape[0] == n
     cdef double* outp = &out[0] if keep_rows and n else NULL
     if len(references) != n:
-        raise ValueError("one reference entry per prediction is expected")
+        raise InputError("one reference entry per prediction is expected")
     if sums.shape[0] < 2:
-        raise ValueError("sums must have two entries")
+        raise InputError("sums must have two entries")
     pu.data = NULL
     pu.size = 0
     pu.cap = 0
@@ -1085,7 +1085,7 @@ def answer_char_f1_direct(list predictions, list references, bint v2, double[::1
 # ---------------------------------------------------------------------------------------------
 
 cdef int _ak_refs_changed() except -1:
-    raise ValueError("the references changed while they were read: more or fewer strings "
+    raise InputError("the references changed while they were read: more or fewer strings "
                      "than counted")
 
 
@@ -1098,7 +1098,7 @@ def answer_count_refs(list references, int64_t[::1] ref_off):
     cdef Py_ssize_t i, n = len(references)
     cdef object r
     if ref_off.shape[0] != n + 1:
-        raise ValueError("ref_off must have one entry per question, and one more")
+        raise InputError("ref_off must have one entry per question, and one more")
     ref_off[0] = 0
     for i in range(n):
         r = references[i]
@@ -1258,7 +1258,7 @@ def answer_intern(list predictions, list references, list strings,
     cdef _AkStrTable t
     cdef int64_t cap = 1 << 10
     if pred_sid.shape[0] != n or len(references) != n:
-        raise ValueError("one prediction index and one reference entry per question are "
+        raise InputError("one prediction index and one reference entry per question are "
                          "expected")
     # room for every string at load 1/2 if about half of them are distinct (the table grows
     # past that): a smaller table has fewer cache misses per probe
@@ -1434,7 +1434,7 @@ def answer_scores(const int32_t[::1] pred, const int64_t[::1] row_q,
             if toks[k] > vmax:
                 vmax = toks[k]
             elif toks[k] < 0:
-                raise ValueError("negative unit id")
+                raise InputError("negative unit id")
         cnt = <int32_t*>calloc(vmax + 2, sizeof(int32_t))
         used = <int32_t*>calloc(vmax + 2, sizeof(int32_t))
         if cnt == NULL or used == NULL:
@@ -1695,7 +1695,7 @@ def answer_intern_flat(list predictions, list ref_texts, const int64_t[::1] ref_
     cdef Py_ssize_t nref = len(ref_texts)
     if (pred_sid.shape[0] != n or ref_off.shape[0] != n + 1 or ref_sid.shape[0] != nref
             or (n and (ref_off[0] != 0 or ref_off[n] != nref))):
-        raise ValueError("the offsets and indices do not match the predictions and texts")
+        raise InputError("the offsets and indices do not match the predictions and texts")
     while cap < n + nref and cap < (1 << 22):
         cap *= 2
     t.slots = <_AkStrSlot*>calloc(cap, sizeof(_AkStrSlot))
@@ -1763,7 +1763,7 @@ def squad_lookup(list ids, dict preds):
     cdef bint aligned = True, all_str = True
     for i in range(n):
         if i >= PyList_GET_SIZE(ids):
-            raise ValueError("the question ids changed while they were read")
+            raise InputError("the question ids changed while they were read")
         q = _ak_list_item(ids, i)
         if aligned:
             if _enc_dict_next(preds, &pos, &k, &v) and _ak_same_key(k, q):
@@ -1814,7 +1814,7 @@ def squad_probs_values(dict probs, object ids, double[::1] out):
     cdef double x
     cdef bint aligned = type(ids) is list and len(<list>ids) == n
     if out.shape[0] < n:
-        raise ValueError("out is too short")
+        raise InputError("out is too short")
     while _enc_dict_next(probs, &pos, &k, &v):
         if _ak_is_exact_float(v):
             x = _ak_float_value(v)
@@ -1869,7 +1869,7 @@ def squad_nonempty(list items, uint8_t[::1] o):
     cdef Py_ssize_t i, n = len(items)
     cdef object x
     if o.shape[0] != n:
-        raise ValueError("the output must have one byte per item")
+        raise InputError("the output must have one byte per item")
     for i in range(n):
         x = items[i]
         if type(x) is list:
@@ -1896,7 +1896,7 @@ def argsort_stable_f64(const double[::1] x, int64_t[::1] out):
     cdef Py_ssize_t n = x.shape[0]
     cdef int r
     if out.shape[0] != n:
-        raise ValueError("out must have x's length")
+        raise InputError("out must have x's length")
     if n == 0:
         return
     with nogil:

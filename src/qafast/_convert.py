@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .errors import InputError, InputTypeError
+
 __all__ = ["as_array"]
 
 _KDL_CPU = 1
@@ -30,9 +32,9 @@ _DEVICE_NAMES = {2: "cuda", 4: "opencl", 7: "vulkan", 8: "metal", 9: "vpi", 10: 
                  12: "ext_dev", 14: "oneapi", 15: "webgpu", 16: "hexagon", 17: "maia"}
 
 
-def _device_error(name: str, x, device) -> ValueError:
+def _device_error(name: str, x, device) -> InputError:
     kind = _DEVICE_NAMES.get(int(device[0]), f"DLPack device type {int(device[0])}")
-    return ValueError(
+    return InputError(
         f"{name}: the {type(x).__name__} is on {kind}:{int(device[1])}, and its producer does "
         "not copy it to the host; qafast reads host memory: pass tensor.detach().cpu() "
         "(torch) or jax.device_get(array) (JAX)")
@@ -57,7 +59,7 @@ def _from_dlpack(x, name: str) -> np.ndarray:
         widened = _widen(x)
         if widened is not None:
             return np.from_dlpack(widened)
-        raise TypeError(f"{name}: cannot read the {type(x).__name__} through DLPack ({e})") \
+        raise InputTypeError(f"{name}: cannot read the {type(x).__name__} through DLPack ({e})") \
             from None
 
 
@@ -99,9 +101,16 @@ def as_array(x, name: str) -> np.ndarray:
     if hasattr(x, "__dlpack__"):
         return _from_dlpack(x, name)
     if isinstance(x, (list, tuple)):
-        return np.asarray(x)
+        return _nested(x, name)
     try:
         view = memoryview(x)
     except TypeError:
-        return np.asarray(x)
+        return _nested(x, name)
     return np.asarray(view)
+
+
+def _nested(x, name: str) -> np.ndarray:
+    try:
+        return np.asarray(x)
+    except ValueError as e:  # rows of different lengths, in numpy's words
+        raise InputError(f"{name}: not a rectangular array ({e})") from None

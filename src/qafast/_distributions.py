@@ -16,6 +16,8 @@ from statistics import NormalDist
 
 import numpy as np
 
+from .errors import InputError
+
 _EPS = 2.220446049250313e-16
 _TINY = 1e-300
 # Gamma(a + 1/2) / Gamma(a) = sqrt(a) * sum(c_i / a**i) as a -> infinity
@@ -120,7 +122,7 @@ def t_isf(p: float, df: float) -> float:
     """The t with P(T >= t) = p (0 < p < 1): Newton's method on the tail from the normal
     quantile, then a step or two of bisection-safe refinement."""
     if not 0.0 < p < 1.0:
-        raise ValueError(f"probability {p!r} must be strictly between 0 and 1")
+        raise InputError(f"probability {p!r} must be strictly between 0 and 1")
     if p > 0.5:
         return -t_isf(1.0 - p, df)
     if p == 0.5:

@@ -98,6 +98,8 @@ def encode_nested_dict(dict data, bint integer_values, int64_t[::1] query_offset
                         x = float(value)
                     except (TypeError, ValueError):
                         return None, (qid, doc, value, "float")
+                    except OverflowError:  # an int beyond the float range
+                        return None, (qid, doc, value, "overflow")
                 if x != x:
                     return None, (qid, doc, value, "nan")
                 if pos >= total:
@@ -125,7 +127,7 @@ cdef int _enc_check_sizes(Py_ssize_t total, Py_ssize_t n_queries, int64_t[::1] q
     # the per-entry arrays agree with values' length, the offsets have one entry more
     if (n_queries < 0 or hashes.shape[0] != total or byte_offsets.shape[0] != total + 1
             or (tiekeys.shape[0] != 0 and tiekeys.shape[0] != total)):
-        raise ValueError("the output arrays do not have one entry per document")
+        raise InputError("the output arrays do not have one entry per document")
     return 0
 
 
@@ -146,7 +148,7 @@ def encode_str_column(object column, int64_t[::1] hashes, int64_t[::1] tiekeys,
     buf.capacity = 0
     if byte_offsets.shape[0] != total + 1 or (tiekeys.shape[0] != 0
                                               and tiekeys.shape[0] != total):
-        raise ValueError("the output arrays do not have one entry per string")
+        raise InputError("the output arrays do not have one entry per string")
     byte_offsets[0] = 0
     try:
         for item in column:
@@ -158,7 +160,7 @@ def encode_str_column(object column, int64_t[::1] hashes, int64_t[::1] tiekeys,
                 else:
                     return None, (i, item)
             if i >= total:
-                raise ValueError(f"the column gave more than the {total} ids its length "
+                raise InputError(f"the column gave more than the {total} ids its length "
                                  "promised")
             utf8 = PyUnicode_AsUTF8AndSize(item, &n)
             _buffer_append(&buf, utf8, n)
@@ -168,7 +170,7 @@ def encode_str_column(object column, int64_t[::1] hashes, int64_t[::1] tiekeys,
             i += 1
             byte_offsets[i] = buf.size
         if i != total:
-            raise ValueError(f"the column gave {i} ids where its length promised {total}")
+            raise InputError(f"the column gave {i} ids where its length promised {total}")
         return (buf.data[:buf.size] if buf.size else b""), None
     finally:
         free(buf.data)
@@ -269,7 +271,7 @@ def encode_run_dict(dict data, int64_t[::1] query_offsets, double[::1] values,
     cdef object first_kind = None, result
     _enc_check_sizes(total, n_queries, query_offsets, hashes, tiekeys, byte_offsets)
     if tiekeys.shape[0] != total:
-        raise ValueError("the tie keys must have one entry per document")
+        raise InputError("the tie keys must have one entry per document")
     blob = <unsigned char *>_trec_mem_resize(NULL, 0, cap)
     if blob == NULL:
         raise MemoryError()
@@ -336,7 +338,7 @@ def encode_run_dict_chunk(dict data, Py_ssize_t start, object first_kind,
     cdef double x
     _enc_check_sizes(max_entries, max_queries, query_offsets, hashes, tiekeys, byte_offsets)
     if tiekeys.shape[0] != max_entries or cap == 0:
-        raise ValueError("the tie keys must have one entry per document, and the blob room")
+        raise InputError("the tie keys must have one entry per document, and the blob room")
     bytes_out = &blob[0]
     query_offsets[0] = 0
     byte_offsets[0] = 0

@@ -85,7 +85,7 @@ cdef inline object _fq_item(list lst, Py_ssize_t i):
     # a str subclass's __eq__ or lower() may change the lists while they are read: every
     # item read after such a call is checked against the list's length at that moment
     if i >= PyList_GET_SIZE(lst):
-        raise ValueError("the answer lists changed while they were read")
+        raise InputError("the answer lists changed while they were read")
     return <object>PyList_GET_ITEM(lst, i)
 
 
@@ -105,7 +105,7 @@ def fq_first_match_objects(list predicted, list gold, Py_ssize_t k, bint lower,
     cdef list glow
     cdef int32_t found
     if out_rank.shape[0] != n or PyList_GET_SIZE(gold) != n:
-        raise ValueError("one gold entry and one output rank per question are expected")
+        raise InputError("one gold entry and one output rank per question are expected")
     for i in range(n):
         # the questions' lists a few steps ahead, then their answers' objects: the answers
         # are scattered strings, and the loop otherwise waits on each one

@@ -7,6 +7,10 @@ keeps its kernels in its own part, included here, so that this stays one compile
 """
 
 include "_portable.pxi"
+
+# the qafast exception classes, for the errors the kernels raise themselves
+from .errors import InputError, InputTypeError
+
 include "_trec_io.pxi"
 include "_shared_kernels.pxi"
 include "_ranking_kernels.pxi"

@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .errors import InputError, InputTypeError, MeasureError
+
 # Kernel measure codes (``_ranking_kernels.pxi``).
 CODES = {
     "num_ret": 0, "num_rel": 1, "num_rel_ret": 2, "num_nonrel_judged_ret": 3, "map": 4,
@@ -134,15 +136,19 @@ class Column:
             return "gm"
         return "mean"
 
-class UnknownMeasureError(ValueError):
-    """A measure name that no family, alias or nickname matches."""
+class UnknownMeasureError(MeasureError):
+    """A measure name that no family, alias or nickname matches, or malformed parameters."""
 
 
 def _leading_int(text: str, measure: str) -> int:
     m = re.match(r"\s*[+-]?\d+", text)
     if not m:
         raise UnknownMeasureError(f"measure {measure!r}: cutoff {text!r} is not an integer")
-    return int(m.group())
+    value = int(m.group())
+    if value > _NO_CUTOFF:
+        raise UnknownMeasureError(f"measure {measure!r}: cutoff {value} is too large (at most "
+                                  "2**62)")
+    return value
 
 
 def _float(text: str, measure: str) -> float:
@@ -288,6 +294,12 @@ _OTHER_RANK = len(TREC_ORDER)
 def _column(name, family: str, *, k: int = 0, x: float = 0.0, rel: int | None = None,
             v9: bool = False, tool: str = "trec_eval") -> Column:
     rank = TREC_ORDER.index(family) if family in TREC_ORDER else _OTHER_RANK
+    if k > _NO_CUTOFF:
+        raise UnknownMeasureError(f"measure {name!r}: the cutoff {k} is too large (at most "
+                                  f"2**62)")
+    if rel is not None and isinstance(rel, int):
+        # above every int32 grade, every level selects the same (no) documents
+        rel = max(min(rel, 2**31), -(2**31))
     return Column(name, family, k=k, x=x, order=(rank, k or x), rel=rel, v9=v9, tool=tool)
 
 
@@ -360,11 +372,11 @@ def _ir_parse(s: str):
             node = node.left
         if isinstance(node, ast.Call):
             if node.args or any(kw.arg is None for kw in node.keywords):
-                raise ValueError("parameters must be named")
+                raise InputError("parameters must be named")
             params = {kw.arg: ast.literal_eval(kw.value) for kw in node.keywords}
             node = node.func
         if not isinstance(node, ast.Name):
-            raise ValueError("not a measure")
+            raise InputError("not a measure")
     except (SyntaxError, ValueError):
         # not ir_measures' Name(param=value, ...)@cutoff
         raise UnknownMeasureError(_unknown(s)) from None
@@ -493,7 +505,7 @@ def parse_measure(text, *, version: str = "10.0") -> list[Column]:
     if _is_ir_measure(text):
         return _ir_columns(text.NAME, dict(text.params), text)
     if not isinstance(text, str):
-        raise TypeError(f"a measure name must be a str, not {type(text).__name__}: {text!r}")
+        raise InputTypeError(f"a measure name must be a str, not {type(text).__name__}: {text!r}")
     s = text.strip()
     nick = NICKNAMES_V9 if version == "9.0.8" else NICKNAMES
     if s in nick:
@@ -579,10 +591,10 @@ def parse_measures(measures, *, version: str = "10.0") -> list[Column]:
     try:
         items = list(measures)
     except TypeError:
-        raise TypeError("measures must be a str or an iterable of str, not "
-                        f"{type(measures).__name__}") from None
+        raise InputTypeError("measures must be a str or an iterable of str, not "
+                             f"{type(measures).__name__}") from None
     if not items:
-        raise ValueError("no measure requested")
+        raise InputError("no measure requested")
     seen: dict = {}
     for item in items:
         for col in parse_measure(item, version=version):

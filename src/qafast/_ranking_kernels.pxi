@@ -1295,9 +1295,9 @@ def nested_dict(object out, list query_ids, const int32_t[::1] query_index, list
     cdef object value
     cdef PyObject* found
     if not is_run and grades.shape[0] != n:
-        raise ValueError("nested_dict: one value per line is needed")
+        raise InputError("nested_dict: one value per line is needed")
     if not isinstance(out, dict):
-        raise TypeError("nested_dict: out must be a dict")
+        raise InputTypeError("nested_dict: out must be a dict")
     for i in range(n):
         qi = query_index[i]
         if qi != current:

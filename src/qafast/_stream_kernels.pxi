@@ -80,7 +80,7 @@ def exact_accumulate(const double[:, ::1] values, int64_t[:, ::1] acc, double[::
     into ``special[j]``), then normalize the rows."""
     cdef Py_ssize_t n = values.shape[0], m = values.shape[1], i, j
     if acc.shape[0] != m or acc.shape[1] != EXACT_LIMBS or special.shape[0] != m:
-        raise ValueError("accumulator shape does not match the values")
+        raise InputError("accumulator shape does not match the values")
     with nogil:
         # row by row: the values are read in memory order, the m accumulators stay in cache
         for i in range(n):
@@ -97,7 +97,7 @@ def exact_normalize(int64_t[:, ::1] acc):
     """Normalize every accumulator row (after rows were added limb by limb)."""
     cdef Py_ssize_t j
     if acc.shape[1] != EXACT_LIMBS:
-        raise ValueError("accumulator rows must have 68 limbs")
+        raise InputError("accumulator rows must have 68 limbs")
     with nogil:
         for j in range(acc.shape[0]):
             _exact_normalize(&acc[j, 0])
@@ -379,15 +379,15 @@ def stream_ranking_dense(
     cdef const int64_t* grow
     cdef const uint8_t* mrow
     if grades.shape[0] != nq or grades.shape[1] != nc:
-        raise ValueError("grades shape differs from scores shape")
+        raise InputError("grades shape differs from scores shape")
     if has_mask and (mask.shape[0] != nq or mask.shape[1] != nc):
-        raise ValueError("mask shape differs from scores shape")
+        raise InputError("mask shape differs from scores shape")
     if has_nr and num_relevant.shape[0] != nq:
-        raise ValueError("num_relevant length differs from the number of queries")
+        raise InputError("num_relevant length differs from the number of queries")
     if out.shape[0] < nq or out.shape[1] != m or info.shape[0] < 4:
-        raise ValueError("output arrays too small")
+        raise InputError("output arrays too small")
     if accumulate and (acc.shape[0] != m or acc.shape[1] != EXACT_LIMBS or special.shape[0] != m):
-        raise ValueError("accumulator shape does not match the measures")
+        raise InputError("accumulator shape does not match the measures")
     cdef _StreamSpec sp = _stream_spec(relevance_level, measure_level, max_docs, flags, codes,
                                        int_params, float_params, list_offsets, list_keys,
                                        list_values)
@@ -510,7 +510,7 @@ def stream_ranking_csr(
     cdef int64_t lo, hi, n, cap = 0, rel, done = 0
     cdef int64_t max_grade = relevance_level if relevance_level > measure_level else measure_level
     if out.shape[0] < nq or out.shape[1] != m or measured.shape[0] < nq:
-        raise ValueError("output arrays too small")
+        raise InputError("output arrays too small")
     for p in range(nq):
         if offsets[p + 1] - offsets[p] > cap:
             cap = offsets[p + 1] - offsets[p]

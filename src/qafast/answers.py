@@ -18,6 +18,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from . import _exactsum, _kernels
+from .errors import InputError, InputTypeError
 from .reference import answers as _ref
 
 __all__ = [
@@ -132,9 +133,10 @@ def get_normalizer(normalizer: str | Callable[[str], str]) -> Callable[[str], st
         fn = NORMALIZERS.get(normalizer)
         if fn is not None:
             return fn
-        raise ValueError(f"unknown normalizer {normalizer!r}; expected one of "
+        raise InputError(f"unknown normalizer {normalizer!r}; expected one of "
                          f"{sorted(NORMALIZERS)} or a callable")
-    raise TypeError(f"normalizer must be a name or a callable, not {type(normalizer).__name__}")
+    raise InputTypeError("normalizer must be a name or a callable, not "
+                         f"{type(normalizer).__name__}")
 
 
 # --------------------------------------------------------------------------------------------
@@ -178,8 +180,8 @@ class _Encoded:
             for i, t in enumerate(normed):
                 if type(t) is not str:
                     if not isinstance(t, str):
-                        raise TypeError(f"the normalizer returned {type(t).__name__} for "
-                                        f"{strings[i]!r}, not a str")
+                        raise InputTypeError(f"the normalizer returned {type(t).__name__} for "
+                                             f"{strings[i]!r}, not a str")
                     # its text as a plain str: the offsets below are its length, and a
                     # subclass's own __len__ need not agree with what "".join copies
                     normed[i] = str.__str__(t)
@@ -208,22 +210,22 @@ class _Encoded:
 def _check_options(normalizer, unit: str, empty_rule: str) -> None:
     get_normalizer(normalizer)
     if unit not in UNITS:
-        raise ValueError(f"unknown unit {unit!r}; expected one of {UNITS}")
+        raise InputError(f"unknown unit {unit!r}; expected one of {UNITS}")
     if empty_rule not in EMPTY_RULES:
-        raise ValueError(f"unknown empty_rule {empty_rule!r}; expected 'v1' or 'v2'")
+        raise InputError(f"unknown empty_rule {empty_rule!r}; expected 'v1' or 'v2'")
 
 
 def _as_list(data, name: str) -> list:
     if isinstance(data, (str, bytes)):
-        raise TypeError(f"{name} must be a sequence with one entry per question, "
-                        f"not a {type(data).__name__}")
+        raise InputTypeError(f"{name} must be a sequence with one entry per question, "
+                             f"not a {type(data).__name__}")
     if type(data) is list:
         return data
     try:
         return list(data)
     except TypeError:
-        raise TypeError(f"{name} must be a sequence with one entry per question, "
-                        f"not {type(data).__name__}") from None
+        raise InputTypeError(f"{name} must be a sequence with one entry per question, "
+                             f"not {type(data).__name__}") from None
 
 
 def _prepare(predictions, references, empty_rule: str):
@@ -232,7 +234,7 @@ def _prepare(predictions, references, empty_rule: str):
     references = _as_list(references, "references")
     n = len(predictions)
     if len(references) != n:
-        raise ValueError(f"{n} predictions but {len(references)} references: "
+        raise InputError(f"{n} predictions but {len(references)} references: "
                          "one reference (or list of references) per question is expected")
     prepared = _intern(predictions, references, empty_rule)
     if prepared is None:
@@ -258,7 +260,7 @@ def _intern(predictions: list, references: list, empty_rule: str):
         counts = np.diff(ref_off)
         if not counts.all():
             i = int(np.argmin(counts))
-            raise ValueError(f"question {i} has no reference answer; empty_rule='v1' needs at "
+            raise InputError(f"question {i} has no reference answer; empty_rule='v1' needs at "
                              "least one (use empty_rule='v2' for no-answer questions)")
     strings: list = []
     pred_sid = np.empty(n, dtype=np.int32)
@@ -275,10 +277,10 @@ def _plain_str(s, i: int, what: str) -> str:
     if isinstance(s, str):
         return str.__str__(s)
     if what == "prediction":
-        raise TypeError(f"question {i}: the prediction must be a str, not "
-                        f"{type(s).__name__} ({s!r})")
-    raise TypeError(f"question {i}: a reference must be a str, not {type(s).__name__} "
-                    f"({s!r})")
+        raise InputTypeError(f"question {i}: the prediction must be a str, not "
+                             f"{type(s).__name__} ({s!r})")
+    raise InputTypeError(f"question {i}: a reference must be a str, not {type(s).__name__} "
+                         f"({s!r})")
 
 
 def _plain_questions(predictions: list, references: list) -> tuple[list, list]:
@@ -292,8 +294,8 @@ def _plain_questions(predictions: list, references: list) -> tuple[list, list]:
         elif isinstance(r, str):
             refs.append(str.__str__(r))
         elif isinstance(r, bytes) or not hasattr(r, "__iter__"):
-            raise TypeError(f"question {i}: the references must be a str or a list of str, "
-                            f"not {type(r).__name__}")
+            raise InputTypeError(f"question {i}: the references must be a str or a list of str, "
+                                 f"not {type(r).__name__}")
         else:
             refs.append(list(r))
     preds = []
@@ -332,7 +334,7 @@ def _score_both(predictions, references, normalizer, unit, empty_rule):
 def _score(predictions, references, normalizer, unit, empty_rule, em: bool, per_question):
     _check_options(normalizer, unit, empty_rule)
     if not isinstance(per_question, (bool, np.bool_)):
-        raise TypeError(f"per_question must be a bool, not {type(per_question).__name__}")
+        raise InputTypeError(f"per_question must be a bool, not {type(per_question).__name__}")
     if (not em and unit == "char" and normalizer == "squad" and type(predictions) is list
             and type(references) is list and predictions
             and len(predictions) == len(references)):
@@ -346,7 +348,7 @@ def _score(predictions, references, normalizer, unit, empty_rule, em: bool, per_
     strings, pred_sid, ref_off, ref_sid = _prepare(predictions, references, empty_rule)
     n = len(pred_sid)
     if n == 0 and not per_question:
-        raise ValueError("no questions to average")
+        raise InputError("no questions to average")
     mode = 0 if em else _F1_MODES[unit]
     enc = _Encoded(strings, normalizer, unit if not em else "char" if normalizer != "squad"
                    else "token", bag=mode == 1)
@@ -563,14 +565,14 @@ def reader_metrics(predictions: Sequence[Sequence[str | None]],
     """
     _check_options(normalizer, unit, empty_rule)
     if k is not None and (not isinstance(k, (int, np.integer)) or isinstance(k, bool) or k < 1):
-        raise ValueError(f"k must be a positive int or None, not {k!r}")
+        raise InputError(f"k must be a positive int or None, not {k!r}")
     predictions = _as_list(predictions, "predictions")
     references = _as_list(references, "references")
     n = len(predictions)
     if len(references) != n:
-        raise ValueError(f"{n} predictions but {len(references)} references")
+        raise InputError(f"{n} predictions but {len(references)} references")
     if n == 0:
-        raise ValueError("no questions")
+        raise InputError("no questions")
     rows, row_q, refs_flat = [], [], []
     first = np.full(n, -1, dtype=np.int64)     # row of the first answer, -1: None or none
     row_lo = np.zeros(n + 1, dtype=np.int64)
@@ -581,16 +583,16 @@ def reader_metrics(predictions: Sequence[Sequence[str | None]],
     for i in range(n):
         answers = predictions[i]
         if answers is None or isinstance(answers, (str, bytes)):
-            raise TypeError(f"question {i}: predictions must hold a list of answers per "
-                            f"question, not {type(answers).__name__}")
+            raise InputTypeError(f"question {i}: predictions must hold a list of answers per "
+                                 f"question, not {type(answers).__name__}")
         answers = list(answers)[:k]
         ref = references[i]
         ref = [ref] if isinstance(ref, str) else list(ref)
         for j, g in enumerate(ref):
             if type(g) is not str:
                 if not isinstance(g, str):
-                    raise TypeError(f"question {i}: a reference must be a str, not "
-                                    f"{type(g).__name__}")
+                    raise InputTypeError(f"question {i}: a reference must be a str, not "
+                                         f"{type(g).__name__}")
                 ref[j] = str.__str__(g)  # the kernels take plain str only
         refs_flat.extend(ref)
         ref_off[i + 1] = len(refs_flat)
@@ -603,8 +605,8 @@ def reader_metrics(predictions: Sequence[Sequence[str | None]],
                 continue
             if type(a) is not str:
                 if not isinstance(a, str):
-                    raise TypeError(f"question {i}: answer {j} must be a str or None, not "
-                                    f"{type(a).__name__}")
+                    raise InputTypeError(f"question {i}: answer {j} must be a str or None, not "
+                                         f"{type(a).__name__}")
                 a = str.__str__(a)
             if j == 0:
                 first[i] = len(rows)
@@ -710,26 +712,26 @@ def retriever_metrics(retrieved: Sequence[Sequence[str]], relevant: Sequence[Seq
     from .ranking import evaluate
 
     if k is not None and (not isinstance(k, (int, np.integer)) or isinstance(k, bool) or k < 1):
-        raise ValueError(f"k must be a positive int or None, not {k!r}")
+        raise InputError(f"k must be a positive int or None, not {k!r}")
     retrieved = _as_list(retrieved, "retrieved")
     relevant = _as_list(relevant, "relevant")
     n = len(retrieved)
     if len(relevant) != n:
-        raise ValueError(f"{n} retrieved lists but {len(relevant)} relevant sets")
+        raise InputError(f"{n} retrieved lists but {len(relevant)} relevant sets")
     run: dict = {}
     qrels: dict = {}
     repeated: list = []
     for i in range(n):
         docs, gold = retrieved[i], relevant[i]
         if isinstance(docs, str) or isinstance(gold, str):
-            raise TypeError(f"question {i}: retrieved and relevant must be lists of ids per "
-                            "question, not a str")
+            raise InputTypeError(f"question {i}: retrieved and relevant must be lists of ids per "
+                                 "question, not a str")
         docs = list(docs)[:k]
         gold = list(gold)
         for d in (*docs, *gold):
             if not isinstance(d, str):
-                raise TypeError(f"question {i}: document ids must be str, not "
-                                f"{type(d).__name__} ({d!r})")
+                raise InputTypeError(f"question {i}: document ids must be str, not "
+                                     f"{type(d).__name__} ({d!r})")
         # plain str (numpy's str_ and other subclasses give their text), as evaluate takes
         docs = [d if type(d) is str else str.__str__(d) for d in docs]
         gold = {d if type(d) is str else str.__str__(d) for d in gold}
@@ -757,5 +759,5 @@ def retriever_metrics(retrieved: Sequence[Sequence[str]], relevant: Sequence[Seq
     if per_question:
         return {"recall": rec, "map": ap, "mrr": rr}
     if n == 0:
-        raise ValueError("no questions to average")
+        raise InputError("no questions to average")
     return {"recall": _seq_sum(rec) / n, "map": _seq_sum(ap) / n, "mrr": _seq_sum(rr) / n}

@@ -35,6 +35,7 @@ import numpy as np
 from . import _distributions as dist
 from . import _kernels
 from ._measures import TEXT_MEASURES, parse_measures
+from .errors import InputError, InputTypeError
 from .ranking import _as_qrels, _check_options, _per_query_values, _pool, _summaries, _workers
 
 __all__ = ["Comparison", "compare", "plot_precision_recall", "to_frame"]
@@ -64,20 +65,20 @@ _SUPERSCRIPTS = dict(zip(string.ascii_lowercase, "ᵃᵇᶜᵈᵉᶠᵍʰⁱʲ�
 
 def _test_name(test) -> str:
     if not isinstance(test, str):
-        raise TypeError(f"test must be a str, not {type(test).__name__}")
+        raise InputTypeError(f"test must be a str, not {type(test).__name__}")
     name = _TEST_ALIASES.get(test.lower(), test.lower())
     if name not in TESTS:
-        raise ValueError(f"unknown test {test!r}; expected one of {', '.join(TESTS)}")
+        raise InputError(f"unknown test {test!r}; expected one of {', '.join(TESTS)}")
     return name
 
 
 def _correction_name(correction) -> str:
     if correction is not None and not isinstance(correction, str):
-        raise TypeError(f"correction must be a str, not {type(correction).__name__}")
+        raise InputTypeError(f"correction must be a str, not {type(correction).__name__}")
     key = correction.lower() if isinstance(correction, str) else correction
     name = _CORRECTION_ALIASES.get(key, key)
     if name not in CORRECTIONS:
-        raise ValueError(f"unknown correction {correction!r}; expected one of "
+        raise InputError(f"unknown correction {correction!r}; expected one of "
                          f"{', '.join(CORRECTIONS)}")
     return name
 
@@ -111,7 +112,7 @@ def adjust_p_values(p_values, correction: str = "holm") -> np.ndarray:
     if p.ndim == 1:
         return _adjust_columns(p[:, None], method)[:, 0]
     if p.ndim != 2:
-        raise ValueError(f"p_values must be 1-D or 2-D, not {p.ndim}-D")
+        raise InputError(f"p_values must be 1-D or 2-D, not {p.ndim}-D")
     return _adjust_columns(p, method)
 
 
@@ -222,7 +223,7 @@ def _bootstrap(diffs: np.ndarray, t_observed: np.ndarray, n_resamples: int, seed
     """(p-values, resample means (resamples x columns)) of Sakai's paired bootstrap test."""
     n, m = diffs.shape
     if n >= 2**32:
-        raise ValueError(f"the bootstrap draws query indices below 2**32; got {n} queries")
+        raise InputError(f"the bootstrap draws query indices below 2**32; got {n} queries")
     shifted = np.ascontiguousarray(diffs - diffs.mean(axis=0))
     thresholds = np.abs(t_observed) * (1.0 - TIE_TOLERANCE)
     chunks = _split(n_resamples, workers)
@@ -356,12 +357,12 @@ class Comparison:
         ([[0.3666666666666667], [0.6666666666666666]], [[0.25]], True)
         """
         if not isinstance(per_query, Mapping):
-            raise TypeError("per_query must be a mapping {run: {query_id: {measure: value}}}, "
-                            f"not {type(per_query).__name__}")
+            raise InputTypeError("per_query must be a mapping {run: {query_id: {measure: value}}}, "
+                                 f"not {type(per_query).__name__}")
         names = _run_names(per_query)
         first = per_query[names[0]]
         if not isinstance(first, Mapping) or not first:
-            raise ValueError(f"run {names[0]!r}: expected a non-empty mapping "
+            raise InputError(f"run {names[0]!r}: expected a non-empty mapping "
                              "{query_id: {measure: value}}")
         query_ids = sorted(first)
         measures = list(next(iter(first.values())))
@@ -369,18 +370,19 @@ class Comparison:
         for r, name in enumerate(names):
             data = per_query[name]
             if not isinstance(data, Mapping):
-                raise TypeError(f"run {name!r}: expected a mapping {{query_id: {{measure: "
-                                f"value}}}}, not {type(data).__name__}")
+                raise InputTypeError(f"run {name!r}: expected a mapping {{query_id: {{measure: "
+                                     f"value}}}}, not {type(data).__name__}")
             _check_same_queries(names[0], query_ids, name, sorted(data))
             for i, q in enumerate(query_ids):
                 row = data[q]
                 try:
                     values[r, i] = [row[m] for m in measures]
                 except KeyError as e:
-                    raise ValueError(f"run {name!r}, query {q!r}: no value for measure "
+                    raise InputError(f"run {name!r}, query {q!r}: no value for measure "
                                      f"{e.args[0]!r}") from None
                 except (TypeError, ValueError):
-                    raise TypeError(f"run {name!r}, query {q!r}: values must be numbers") from None
+                    raise InputTypeError(
+                        f"run {name!r}, query {q!r}: values must be numbers") from None
         means = np.empty((len(names), len(measures)), dtype=np.float64)
         for r in range(len(names)):
             _kernels.column_sums(np.ascontiguousarray(values[r]), means[r])
@@ -654,9 +656,9 @@ def _run_names(runs) -> list[str]:
     names = list(runs)
     for name in names:
         if not isinstance(name, str):
-            raise TypeError(f"run names must be str, not {type(name).__name__} ({name!r})")
+            raise InputTypeError(f"run names must be str, not {type(name).__name__} ({name!r})")
     if len(names) < 2:
-        raise ValueError(f"compare needs at least two runs, got {len(names)}"
+        raise InputError(f"compare needs at least two runs, got {len(names)}"
                          + (f" ({names[0]!r})" if names else ""))
     return names
 
@@ -676,7 +678,7 @@ def _check_same_queries(first: str, first_ids: list, name: str, ids: list) -> No
         parts.append(f"run {name!r} has {len(extra)} "
                      f"quer{'y' if len(extra) == 1 else 'ies'} that run {first!r} lacks: "
                      + ", ".join(map(repr, extra[:5])) + (", ..." if len(extra) > 5 else ""))
-    raise ValueError("a paired test needs every run on the same queries; " + "; ".join(parts)
+    raise InputError("a paired test needs every run on the same queries; " + "; ".join(parts)
                      + " (queries='qrels' scores a query missing from a run as 0)")
 
 
@@ -764,19 +766,19 @@ def compare(qrels, runs: Mapping[str, Any], measures: str | Iterable[str], *,
     4 queries; * best mean; superscripts: significantly better than the run with that letter (Fisher's paired randomization test, all 16 sign vectors, Holm correction per measure, against bm25, alpha = 0.05)
     """
     if not isinstance(runs, Mapping):
-        raise TypeError("runs must be a mapping {name: run}, not " + type(runs).__name__)
+        raise InputTypeError("runs must be a mapping {name: run}, not " + type(runs).__name__)
     names = _run_names(runs)
     _check_options(relevance_level, judged_only, max_docs)
     _check_settings(names, baseline, test, correction, alpha, n_resamples, seed, ci)
     if queries not in ("run", "qrels"):
-        raise ValueError(f"queries must be 'run' or 'qrels', not {queries!r}")
+        raise InputError(f"queries must be 'run' or 'qrels', not {queries!r}")
     columns = [c for c in parse_measures(measures) if c.family not in TEXT_MEASURES]
     if not columns:
-        raise ValueError(f"measures {measures!r}: none of them is a per-query number")
+        raise InputError(f"measures {measures!r}: none of them is a per-query number")
     for c in columns:
         if c.aggregate != "mean":
             kind = "summed" if c.aggregate == "sum" else "a geometric mean"
-            raise ValueError(f"measure {c.name!r} is {kind} over queries; compare tests "
+            raise InputError(f"measure {c.name!r} is {kind} over queries; compare tests "
                              "differences of means (use map or bpref for gm_map, gm_bpref)")
     qrels = _as_qrels(qrels, workers)
     options = dict(relevance_level=int(relevance_level), judged_only=bool(judged_only),
@@ -803,23 +805,23 @@ def compare(qrels, runs: Mapping[str, Any], measures: str | Iterable[str], *,
 
 def _check_settings(names, baseline, test, correction, alpha, n_resamples, seed, ci):
     if baseline is not None and baseline not in names:
-        raise ValueError(f"baseline {baseline!r} is not one of the runs: "
+        raise InputError(f"baseline {baseline!r} is not one of the runs: "
                          + ", ".join(map(repr, names)))
     test = _test_name(test)
     correction = _correction_name(correction)
     if test == "tukey" and correction not in ("none", "holm"):
-        raise ValueError(f"Tukey's HSD p-values are adjusted for all pairs of runs already; "
+        raise InputError(f"Tukey's HSD p-values are adjusted for all pairs of runs already; "
                          f"correction must be 'none', not {correction!r}")
     if not isinstance(alpha, (int, float)) or isinstance(alpha, bool) or not 0 < alpha < 1:
-        raise ValueError(f"alpha must be a number between 0 and 1, not {alpha!r}")
+        raise InputError(f"alpha must be a number between 0 and 1, not {alpha!r}")
     if (not isinstance(n_resamples, (int, np.integer)) or isinstance(n_resamples, bool)
             or n_resamples < 1):
-        raise ValueError(f"n_resamples must be a positive int, not {n_resamples!r}")
+        raise InputError(f"n_resamples must be a positive int, not {n_resamples!r}")
     if (not isinstance(seed, (int, np.integer)) or isinstance(seed, bool)
             or not 0 <= seed < 2**64):
-        raise ValueError(f"seed must be an int from 0 to 2**64 - 1, not {seed!r}")
+        raise InputError(f"seed must be an int from 0 to 2**64 - 1, not {seed!r}")
     if ci not in ("t", "bootstrap"):
-        raise ValueError(f"ci must be 't' or 'bootstrap', not {ci!r}")
+        raise InputError(f"ci must be 't' or 'bootstrap', not {ci!r}")
 
 
 def _analyse(names, measures, query_ids, values, means, *, baseline, test, correction,
@@ -830,12 +832,12 @@ def _analyse(names, measures, query_ids, values, means, *, baseline, test, corre
     workers = _workers(workers)
     n_runs, n, n_measures = values.shape
     if n < 2:
-        raise ValueError(f"a paired test needs at least two queries; the runs share {n}"
+        raise InputError(f"a paired test needs at least two queries; the runs share {n}"
                          + (f" ({query_ids[0]!r})" if n else ""))
     bad = np.argwhere(~np.isfinite(values))
     if len(bad):
         r, q, m = bad[0]
-        raise ValueError(f"run {names[r]!r}, query {query_ids[q]!r}, measure "
+        raise InputError(f"run {names[r]!r}, query {query_ids[q]!r}, measure "
                          f"{measures[m]!r}: value is {values[r, q, m]}, not a finite number")
     if baseline is not None:
         b = names.index(baseline)
@@ -918,8 +920,8 @@ def to_frame(per_query: Mapping, *, run: str | None = None):
     import pandas as pd
 
     if not isinstance(per_query, Mapping):
-        raise TypeError("per_query must be a mapping {query_id: {measure: value}}, not "
-                        + type(per_query).__name__)
+        raise InputTypeError("per_query must be a mapping {query_id: {measure: value}}, not "
+                             + type(per_query).__name__)
     frame = pd.DataFrame.from_dict(dict(per_query), orient="index")
     frame.index.name = "query_id"
     frame = frame.reset_index()
@@ -940,7 +942,7 @@ def plot_precision_recall(qrels, runs: Mapping[str, Any], *, path=None, ax=None,
 
     plt = _pyplot()
     if not isinstance(runs, Mapping):
-        raise TypeError("runs must be a mapping {name: run}, not " + type(runs).__name__)
+        raise InputTypeError("runs must be a mapping {name: run}, not " + type(runs).__name__)
     qrels = _as_qrels(qrels)
     if ax is None:
         fig, ax = plt.subplots(figsize=(5, 4))
@@ -1015,7 +1017,7 @@ def _cli_names(paths: list[str]) -> dict:
     out: dict = {}
     for name, path in named:
         if name in out:
-            raise ValueError(f"run {path!r} is given twice")
+            raise InputError(f"run {path!r} is given twice")
         out[name] = path
     return out
 

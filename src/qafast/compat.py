@@ -14,6 +14,7 @@ from collections import defaultdict
 from typing import Iterable, Mapping
 
 from ._measures import FAMILIES, NICKNAMES_V9, TREC_ORDER, Column, UnknownMeasureError, _columns_for
+from .errors import InputError, InputTypeError
 from .ranking import Qrels, _as_run, _Evaluation
 
 __all__ = ["RelevanceEvaluator", "compute_aggregated_measure", "parse_qrel", "parse_run",
@@ -46,7 +47,7 @@ def _combine_measures(measures) -> dict[str, list[str]]:
     expanded: set[str] = set()
     for m in measures:
         if not isinstance(m, str):
-            raise TypeError(f"measures must be str, got {type(m).__name__}: {m!r}")
+            raise InputTypeError(f"measures must be str, got {type(m).__name__}: {m!r}")
         expanded.update(NICKNAMES_V9[m] if m in supported_nicknames else (m,))
     params: dict[str, set[str]] = {}
     for m in expanded:
@@ -59,7 +60,7 @@ def _combine_measures(measures) -> dict[str, list[str]]:
                 params.setdefault(family, set()).update(match.group(1).split(","))
                 break
         else:
-            raise ValueError(f"unsupported measure {m}")
+            raise InputError(f"unsupported measure {m}")
     return {fam: sorted(p) for fam, p in params.items()}
 
 
@@ -139,17 +140,17 @@ class RelevanceEvaluator:
         if isinstance(measures, str):
             measures = [measures]
         if not isinstance(relevance_level, int) or isinstance(relevance_level, bool):
-            raise TypeError("relevance_level must be an int")
+            raise InputTypeError("relevance_level must be an int")
         if relevance_level < 1:
-            raise ValueError(f"relevance_level must be at least 1, not {relevance_level}")
+            raise InputError(f"relevance_level must be at least 1, not {relevance_level}")
         try:
             columns, self._fixed = _columns_v9(_combine_measures(measures))
         except UnknownMeasureError as e:
-            raise ValueError(str(e)) from None
+            raise InputError(str(e)) from None
         self._columns = sorted(columns, key=lambda c: c.order)
         self._numeric = [c for c in self._columns if c.name not in self._fixed]
         if not isinstance(query_relevance, Mapping):
-            raise TypeError("query_relevance must be a dict {query_id: {doc_id: grade}}")
+            raise InputTypeError("query_relevance must be a dict {query_id: {doc_id: grade}}")
         self._qrels = Qrels.from_dict({q: d for q, d in query_relevance.items() if d})
         self.relevance_level = relevance_level
         self.judged_docs_only_flag = bool(judged_docs_only_flag)
@@ -270,8 +271,8 @@ def _parse(lines, *, is_run: bool) -> dict:
     from .io.trec import TrecFormatError, read_trec_qrels, read_trec_run
 
     if isinstance(lines, (str, bytes)):
-        raise TypeError("pass an open TREC file or an iterable of its lines; to read a file "
-                        "by path use qafast.Run.from_file or qafast.Qrels.from_file")
+        raise InputTypeError("pass an open TREC file or an iterable of its lines; to read a file "
+                             "by path use qafast.Run.from_file or qafast.Qrels.from_file")
     name = getattr(lines, "name", None)
     name = name if isinstance(name, str) else "<lines>"
     reader = read_trec_run if is_run else read_trec_qrels
@@ -291,7 +292,7 @@ def _parse(lines, *, is_run: bool) -> dict:
             q = cols.query_ids[int(cols.query_index[dup])]
             d = cols.doc_ids[int(cols.doc_index[dup])]
             verb = "retrieves" if is_run else "judges"
-            raise ValueError(f"{name}, line {lines_before + int(cols.line_numbers[dup])}: "
+            raise InputError(f"{name}, line {lines_before + int(cols.line_numbers[dup])}: "
                              f"query {q!r} {verb} document {d!r} twice")
         lines_before += block.count(b"\n") + (not block.endswith(b"\n"))
     return out

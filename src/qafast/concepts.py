@@ -40,6 +40,7 @@ from numbers import Real
 import numpy as np
 
 from . import _kernels
+from .errors import InputError, InputTypeError
 
 __all__ = ["ConceptLists", "encode_concepts", "evaluate_concepts", "hit_at_k", "recall_at_k"]
 
@@ -120,8 +121,8 @@ def _prediction_items(q, prediction):
     if isinstance(prediction, Mapping):
         concepts, weights = list(prediction.keys()), list(prediction.values())
     elif isinstance(prediction, (str, bytes)) or not isinstance(prediction, Iterable):
-        raise TypeError(f"question {q!r}: a prediction is a list of concepts, of (concept, "
-                        f"weight) pairs, or a dict; got {type(prediction).__name__}")
+        raise InputTypeError(f"question {q!r}: a prediction is a list of concepts, of (concept, "
+                             f"weight) pairs, or a dict; got {type(prediction).__name__}")
     else:
         items = list(prediction)
         if all(isinstance(c, str) for c in items):
@@ -129,24 +130,25 @@ def _prediction_items(q, prediction):
         concepts, weights = [], []
         for item in items:
             if isinstance(item, str) or not isinstance(item, (tuple, list)) or len(item) != 2:
-                raise TypeError(f"question {q!r}: expected concepts or (concept, weight) "
-                                f"pairs, not a mix; got {item!r}")
+                raise InputTypeError(f"question {q!r}: expected concepts or (concept, weight) "
+                                     f"pairs, not a mix; got {item!r}")
             concepts.append(item[0])
             weights.append(item[1])
     for c in concepts:
         if type(c) is not str and not isinstance(c, str):
-            raise TypeError(f"question {q!r}: concept {c!r} is a {type(c).__name__}, not a str")
+            raise InputTypeError(f"question {q!r}: concept {c!r} is a {type(c).__name__}, "
+                                 "not a str")
     for c, w in zip(concepts, weights):
         # exact float and int first: the abstract Real check costs more than the rest
         t = type(w)
         if t is float:
             if w != w:
-                raise ValueError(f"question {q!r}: the weight of {c!r} is NaN")
+                raise InputError(f"question {q!r}: the weight of {c!r} is NaN")
         elif t is not int:
             if isinstance(w, bool) or not isinstance(w, Real):
-                raise TypeError(f"question {q!r}: the weight of {c!r} is {w!r}, not a number")
+                raise InputTypeError(f"question {q!r}: the weight of {c!r} is {w!r}, not a number")
             if math.isnan(w):
-                raise ValueError(f"question {q!r}: the weight of {c!r} is NaN")
+                raise InputError(f"question {q!r}: the weight of {c!r} is NaN")
     return concepts, weights
 
 
@@ -168,8 +170,9 @@ def encode_concepts(predictions, references) -> tuple[ConceptLists, ConceptLists
         The predictions and the references.
     """
     if not isinstance(predictions, Mapping) or not isinstance(references, Mapping):
-        raise TypeError("predictions and references must be dicts {question_id: concepts}, got "
-                        f"{type(predictions).__name__} and {type(references).__name__}")
+        raise InputTypeError("predictions and references must be dicts {question_id: "
+                             f"concepts}}, got {type(predictions).__name__} and "
+                             f"{type(references).__name__}")
     if type(predictions) is dict and type(references) is dict:
         fast = _encode_concepts_fast(predictions, references)
         if fast is not None:
@@ -182,21 +185,21 @@ def encode_concepts(predictions, references) -> tuple[ConceptLists, ConceptLists
         if is_weighted is None:
             is_weighted = w is not None
         elif is_weighted != (w is not None):
-            raise TypeError(f"question {q!r}: predictions mix ranked lists and weighted "
-                            "concepts; use one form")
+            raise InputTypeError(f"question {q!r}: predictions mix ranked lists and weighted "
+                                 "concepts; use one form")
     gold_items = {}
     for q, gold in references.items():
         if type(gold) is list and set(map(type, gold)) <= {str}:
             gold_items[q] = gold
             continue
         if isinstance(gold, (str, bytes)) or not isinstance(gold, Iterable):
-            raise TypeError(f"question {q!r}: gold concepts must be an iterable of str, got "
-                            f"{type(gold).__name__}")
+            raise InputTypeError(f"question {q!r}: gold concepts must be an iterable of str, got "
+                                 f"{type(gold).__name__}")
         gold = list(gold)
         for c in gold:
             if type(c) is not str and not isinstance(c, str):
-                raise TypeError(f"question {q!r}: gold concept {c!r} is a {type(c).__name__}, "
-                                "not a str")
+                raise InputTypeError(f"question {q!r}: gold concept {c!r} is a {type(c).__name__}, "
+                                     "not a str")
         gold_items[q] = gold
     vocab_set: set = set()
     for c, _ in pred_items.values():
@@ -253,7 +256,7 @@ def _raise_nan_weight(pred: ConceptLists) -> None:
         if nan.any():
             j = int(np.argmax(nan))
             q = pred.question_ids[int(np.searchsorted(pred.offsets, j, side="right")) - 1]
-            raise ValueError(f"question {q!r}: the weight of "
+            raise InputError(f"question {q!r}: the weight of "
                              f"{pred.vocabulary[pred.ids[j]]!r} is NaN")
 
 
@@ -274,7 +277,7 @@ def _pack(qids, lists, weights, index, vocabulary, source) -> ConceptLists:
 
 def _check_lists(x: ConceptLists, name: str) -> None:
     if not isinstance(x, ConceptLists):
-        raise TypeError(f"{name}: expected ConceptLists, got {type(x).__name__}")
+        raise InputTypeError(f"{name}: expected ConceptLists, got {type(x).__name__}")
     ok = (isinstance(x.offsets, np.ndarray) and x.offsets.dtype == np.int64
           and x.offsets.ndim == 1 and isinstance(x.ids, np.ndarray) and x.ids.dtype == np.int32
           and x.ids.ndim == 1)
@@ -282,13 +285,13 @@ def _check_lists(x: ConceptLists, name: str) -> None:
         ok = ok and isinstance(x.weights, np.ndarray) and x.weights.dtype == np.float64 \
             and x.weights.shape == x.ids.shape
     if not ok:
-        raise TypeError(f"{name}: offsets must be a 1-d int64 array, ids a 1-d int32 array and "
-                        "weights None or a float64 array beside the ids")
+        raise InputTypeError(f"{name}: offsets must be a 1-d int64 array, ids a 1-d int32 "
+                             "array and weights None or a float64 array beside the ids")
     n = len(x.question_ids)
     off = x.offsets
     if len(off) != n + 1 or off[0] != 0 or off[-1] != len(x.ids) or (
             n and np.any(off[1:] < off[:-1])):
-        raise ValueError(f"{name}: offsets must rise from 0 to len(ids), one per question "
+        raise InputError(f"{name}: offsets must rise from 0 to len(ids), one per question "
                          "plus one")
 
     def question_of(j):
@@ -297,14 +300,14 @@ def _check_lists(x: ConceptLists, name: str) -> None:
     if len(x.ids) and (x.ids.min() < 0 or x.ids.max() >= len(x.vocabulary)):
         bad = np.flatnonzero((x.ids < 0) | (x.ids >= len(x.vocabulary)))
         if len(bad):
-            raise ValueError(f"question {question_of(bad[0])!r}: concept id "
+            raise InputError(f"question {question_of(bad[0])!r}: concept id "
                              f"{int(x.ids[bad[0]])} in the {name} is not in the vocabulary "
                              f"(0..{len(x.vocabulary) - 1})")
     if x.weights is not None and np.isnan(x.weights.sum()):  # cheap unless a NaN or inf - inf
         bad = np.flatnonzero(np.isnan(x.weights))
         if len(bad):
             c = x.vocabulary[int(x.ids[bad[0]])]
-            raise ValueError(f"question {question_of(bad[0])!r}: the weight of {c!r} is NaN")
+            raise InputError(f"question {question_of(bad[0])!r}: the weight of {c!r} is NaN")
 
 
 def _parse_measures(measures) -> list[tuple[str, str, int | None]]:
@@ -314,11 +317,11 @@ def _parse_measures(measures) -> list[tuple[str, str, int | None]]:
     for m in measures:
         match = _MEASURE.match(m) if isinstance(m, str) else None
         if match is None or match.group(2) == "0":
-            raise ValueError(f"measure {m!r}: expected 'hit@K', 'rec@K' (K >= 1), 'hit' or "
+            raise InputError(f"measure {m!r}: expected 'hit@K', 'rec@K' (K >= 1), 'hit' or "
                              "'rec'")
         out.append((m, match.group(1), None if match.group(2) is None else int(match.group(2))))
     if not out:
-        raise ValueError("measures: give at least one")
+        raise InputError("measures: give at least one")
     return out
 
 
@@ -326,7 +329,7 @@ def _check_distinct(ids: list, name: str) -> None:
     if len(set(ids)) != len(ids):
         seen: set = set()
         q = next(q for q in ids if q in seen or seen.add(q))
-        raise ValueError(f"question {q!r} appears twice in the {name}")
+        raise InputError(f"question {q!r} appears twice in the {name}")
 
 
 def _values(predictions, references, ks: list[int | None], drfact: bool, per_question: bool,
@@ -337,14 +340,14 @@ def _values(predictions, references, ks: list[int | None], drfact: bool, per_que
         _check_lists(pred, "predictions")
         _check_lists(gold, "references")
         if pred.vocabulary is not gold.vocabulary and pred.vocabulary != gold.vocabulary:
-            raise ValueError("predictions and references were encoded with different "
+            raise InputError("predictions and references were encoded with different "
                              "vocabularies; encode them together (encode_concepts)")
     else:
         pred, gold = encode_concepts(predictions, references)
     n = len(pred.question_ids)
     if n == 0:
         if strict:
-            raise ValueError("no questions in the predictions")
+            raise InputError("no questions in the predictions")
         from ._warn import warn
         from .io.drfact import DrFactWarning
 
@@ -363,7 +366,7 @@ def _values(predictions, references, ks: list[int | None], drfact: bool, per_que
         rows = []
         for q in pred.question_ids:
             if q not in where:
-                raise ValueError(f"question {q!r} of the predictions has no gold concepts in "
+                raise InputError(f"question {q!r} of the predictions has no gold concepts in "
                                  "the references")
             rows.append(where[q])
         rows_a = np.array(rows, dtype=np.int64)
@@ -376,7 +379,7 @@ def _values(predictions, references, ks: list[int | None], drfact: bool, per_que
     g_len = np.diff(g_off)
     empty = np.flatnonzero(g_len == 0)
     if len(empty):
-        raise ValueError(f"question {pred.question_ids[int(empty[0])]!r} has no gold concepts; "
+        raise InputError(f"question {pred.question_ids[int(empty[0])]!r} has no gold concepts; "
                          "Rec@K needs at least one")
     weights = pred.weights if (pred.weights is not None and not drfact) else np.zeros(0)
     big = int(pred.offsets[-1]) + 1
@@ -402,7 +405,7 @@ def _repeated_concepts(pred: ConceptLists, first: int, strict: bool) -> None:
     c = next(c for i, c in enumerate(ids) if c in ids[:i])
     q = pred.question_ids[first]
     if strict:
-        raise ValueError(f"question {q!r}: concept {pred.vocabulary[c]!r} is predicted twice")
+        raise InputError(f"question {q!r}: concept {pred.vocabulary[c]!r} is predicted twice")
     # every question with a repeat: (question, concept) keys sorted, equal neighbours
     rows = np.repeat(np.arange(len(pred), dtype=np.int64), np.diff(pred.offsets))
     keys = np.sort(rows[lo:] * len(pred.vocabulary) + pred.ids[lo:])
@@ -499,9 +502,9 @@ def evaluate_concepts(predictions, references, measures, *, per_question: bool =
 
 def _single(kind, predictions, references, k, per_question, drfact, strict):
     if k is not None and (isinstance(k, bool) or not isinstance(k, int)):
-        raise TypeError(f"k must be an int or None, got {type(k).__name__}")
+        raise InputTypeError(f"k must be an int or None, got {type(k).__name__}")
     if k is not None and k < 1:
-        raise ValueError(f"k must be at least 1 (or None for no cut-off); got {k}")
+        raise InputError(f"k must be at least 1 (or None for no cut-off); got {k}")
     name = kind if k is None else f"{kind}@{k}"
     out = evaluate_concepts(predictions, references, [name], per_question=per_question,
                             drfact=drfact, strict=strict)
@@ -581,7 +584,7 @@ def _run_opencsr(args) -> int:
 
     ks = args.k or [10, 50, 100]
     if any(k < 1 for k in ks):
-        raise ValueError("-k takes a positive number")
+        raise InputError("-k takes a positive number")
     measures = [f"{kind}@{k}" for kind in ("hit", "rec") for k in ks]
     with on_stderr("opencsr", DrFactWarning):
         pred, gold = read_drfact(args.predictions, args.truth, pool=args.pool,

@@ -20,6 +20,7 @@ import sys
 import numpy as np
 
 from . import _kernels
+from .errors import InputError, InputTypeError
 
 __all__ = ["UndefinedMetricWarning", "average_precision", "precision_recall_curve",
            "threshold_average_precision", "threshold_precision_recall"]
@@ -49,21 +50,21 @@ def _prepare(y_true, y_score, pos_label):
     y = np.asarray(y_true)
     s = np.asarray(y_score)
     if y.ndim != 1 or s.ndim != 1:
-        raise ValueError(f"y_true and y_score must be 1-D, got shapes {y.shape} and {s.shape}")
+        raise InputError(f"y_true and y_score must be 1-D, got shapes {y.shape} and {s.shape}")
     if len(y) != len(s):
-        raise ValueError(f"y_true has {len(y)} samples but y_score has {len(s)}")
+        raise InputError(f"y_true has {len(y)} samples but y_score has {len(s)}")
     if len(y) == 0:
-        raise ValueError("no samples: y_true and y_score are empty")
+        raise InputError("no samples: y_true and y_score are empty")
     if s.dtype.kind not in "biuf":
-        raise TypeError(f"y_score must be numbers, got dtype {s.dtype}")
+        raise InputTypeError(f"y_score must be numbers, got dtype {s.dtype}")
     s = np.ascontiguousarray(s, dtype=np.float64)
     nan = np.isnan(s)
     if nan.any():
-        raise ValueError(f"y_score[{int(np.flatnonzero(nan)[0])}] is NaN")
+        raise InputError(f"y_score[{int(np.flatnonzero(nan)[0])}] is NaN")
     if pos_label is not None:
         values = set(y.tolist())
         if len(values) > 2:
-            raise ValueError(f"y_true must hold two classes, got {len(values)}: "
+            raise InputError(f"y_true must hold two classes, got {len(values)}: "
                              f"{sorted(map(repr, values))[:5]}")
         return np.ascontiguousarray(y == pos_label, dtype=np.int8), s
     if y.dtype.kind in "biuf":
@@ -73,7 +74,7 @@ def _prepare(y_true, y_score, pos_label):
                         or v not in (0, 1) for v in y.tolist()], dtype=bool)
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
-        raise ValueError(f"y_true[{i}] is {y[i:i + 1].tolist()[0]!r}, not 0 or 1; pass "
+        raise InputError(f"y_true[{i}] is {y[i:i + 1].tolist()[0]!r}, not 0 or 1; pass "
                          "pos_label for other labels")
     return np.ascontiguousarray(y, dtype=np.int8), s
 
@@ -187,12 +188,12 @@ def average_precision(y_true, y_score, *, method: str = "step", pos_label=None,
     [0.8333, 0.8485, 0.835]
     """
     if method not in _METHODS:
-        raise ValueError(f"The 'method' parameter must be one of {tuple(_METHODS)}. "
+        raise InputError(f"The 'method' parameter must be one of {tuple(_METHODS)}. "
                          f"Got {method!r} instead.")
     y, s = _prepare(y_true, y_score, pos_label)
     if method == "step":
         if n_positives is not None:
-            raise ValueError("n_positives applies to 'voc', 'voc11' and 'coco' only")
+            raise InputError("n_positives applies to 'voc', 'voc11' and 'coco' only")
         tps, fps, _ = _curve_counts(y, s)
         if tps[-1] == 0:
             # precision is 0 at every threshold, so scikit-learn's sum is 0 (clipped to +0.0)
@@ -201,12 +202,12 @@ def average_precision(y_true, y_score, *, method: str = "step", pos_label=None,
         return float(_kernels.fq_step_ap(tps, fps, np.empty(len(tps))))
     found = int(y.sum())
     if found == 0 and n_positives is None:
-        raise ValueError(f"y_true has no positive sample: {method!r} average precision is "
+        raise InputError(f"y_true has no positive sample: {method!r} average precision is "
                          "undefined without ground-truth positives; give n_positives (the "
                          "ground truths missed), or use method='step' (0.0, as scikit-learn)")
     npos = found if n_positives is None else n_positives
     if isinstance(npos, bool) or not isinstance(npos, (int, np.integer)) or npos < max(found, 1):
-        raise ValueError(f"n_positives must be an int >= the {found} positive samples (and "
+        raise InputError(f"n_positives must be an int >= the {found} positive samples (and "
                          f">= 1). Got {n_positives!r} instead.")
     yy, _ = _sorted(y, s)
     return float(_kernels.fq_interpolated_ap(yy, int(npos), _METHODS[method],
@@ -230,7 +231,7 @@ def threshold_precision_recall(y_true, y_score, *, thresholds, pos_label=None):
     y, s = _prepare(y_true, y_score, pos_label)
     t = np.ascontiguousarray(thresholds, dtype=np.float64)
     if t.ndim != 1 or len(t) == 0 or np.isnan(t).any():
-        raise ValueError("thresholds must be a non-empty 1-D sequence of numbers, no NaN")
+        raise InputError("thresholds must be a non-empty 1-D sequence of numbers, no NaN")
     order = np.argsort(-t, kind="stable").astype(np.int64)
     tp = np.empty(len(t), dtype=np.int64)
     fp = np.empty(len(t), dtype=np.int64)
@@ -288,21 +289,25 @@ def register_cli(subparsers) -> dict:
 
 
 def _run_ap(args) -> int:
-    f = sys.stdin if args.file == "-" else open(args.file, encoding="utf-8")
+    from .errors import FormatError
+    from .io._text import iter_decoded, open_utf8
+
+    path = "<stdin>" if args.file == "-" else args.file
+    f = sys.stdin if args.file == "-" else open_utf8(args.file, FormatError)
     labels, scores = [], []
     try:
-        for lineno, line in enumerate(f, start=1):
+        for lineno, line in iter_decoded(f, path, FormatError):
             fields = line.split()
             if not fields:
                 continue
             if len(fields) != 2:
-                raise ValueError(f"{args.file}, line {lineno}: expected 'label score'")
+                raise FormatError("expected 'label score'", path=path, line=lineno)
             try:
                 labels.append(int(fields[0]))
                 scores.append(float(fields[1]))
             except ValueError:
-                raise ValueError(f"{args.file}, line {lineno}: expected an integer label and "
-                                 "a number") from None
+                raise FormatError("expected an integer label and a number", path=path,
+                                  line=lineno) from None
     finally:
         if f is not sys.stdin:
             f.close()

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from . import _kernels
+from .errors import InputError, InputTypeError
 from .io.dbqa import DbqaData, read_dbqa
 
 __all__ = ["evaluate_dbqa", "evaluate_dbqa_file"]
@@ -71,39 +72,40 @@ def evaluate_dbqa(labels, scores, *, offsets=None, questions=None, accuracy_at=1
     ats = [accuracy_at] if isinstance(accuracy_at, (int, np.integer)) else list(accuracy_at)
     if not ats or any(isinstance(a, bool) or not isinstance(a, (int, np.integer)) or a < 1
                       for a in ats):
-        raise ValueError("The 'accuracy_at' parameter must be an int >= 1 or a non-empty "
+        raise InputError("The 'accuracy_at' parameter must be an int >= 1 or a non-empty "
                          f"sequence of them. Got {accuracy_at!r} instead.")
     if f1_threshold is not None and (not isinstance(f1_threshold, (int, float))
                                      or math.isnan(f1_threshold)):
-        raise ValueError(f"The 'f1_threshold' parameter must be a number or None. "
+        raise InputError(f"The 'f1_threshold' parameter must be a number or None. "
                          f"Got {f1_threshold!r} instead.")
     names = None
     if offsets is not None and questions is not None:
-        raise TypeError("give offsets or questions, not both")
+        raise InputTypeError("give offsets or questions, not both")
     if offsets is not None or questions is not None:
         y = np.asarray(labels)
         s = np.asarray(scores, dtype=np.float64)
         if y.ndim != 1 or s.ndim != 1 or len(y) != len(s):
-            raise ValueError(f"flat labels and scores must be 1-D of one length, got shapes "
+            raise InputError(f"flat labels and scores must be 1-D of one length, got shapes "
                              f"{y.shape} and {s.shape}")
         if questions is not None:
             offsets, names = _group_consecutive(questions, len(y))
         off = np.ascontiguousarray(offsets, dtype=np.int64)
         if off.ndim != 1 or len(off) < 1 or off[0] != 0 or off[-1] != len(y):
-            raise ValueError(f"offsets must run from 0 to {len(y)} (the number of rows)")
+            raise InputError(f"offsets must run from 0 to {len(y)} (the number of rows)")
     else:
         off, y, s = _flatten(labels, scores)
     nq = len(off) - 1
     if nq == 0:
-        raise ValueError("no questions to evaluate")
+        raise InputError("no questions to evaluate")
     sizes = np.diff(off)
     if (sizes <= 0).any():
         q = int(np.flatnonzero(sizes <= 0)[0])
-        raise ValueError(f"question {_name(names, q)} has no candidate sentence"
+        raise InputError(f"question {_name(names, q)} has no candidate sentence"
                          if sizes[q] == 0 else "offsets must not decrease")
     yy = _labels01(y, off, names)
     ss = np.ascontiguousarray(s, dtype=np.float64)
-    at = np.array(ats, dtype=np.int64)
+    # a cutoff past every list is the whole list: clip what int64 cannot hold
+    at = np.array([min(int(a), 2**62) for a in ats], dtype=np.int64)
     rows = np.empty((nq if per_question else 0, 4), dtype=np.float64)
     sums = np.empty(4, dtype=np.float64)
     counts = np.empty(len(ats), dtype=np.int64)
@@ -113,8 +115,8 @@ def evaluate_dbqa(labels, scores, *, offsets=None, questions=None, accuracy_at=1
     if bad >= 0:
         q = int(np.searchsorted(off, bad, side="right") - 1)
         if np.isnan(ss[bad]):
-            raise ValueError(f"question {_name(names, q)}: a score is NaN")
-        raise ValueError(f"question {_name(names, q)}: label {y[bad:bad + 1].tolist()[0]!r} "
+            raise InputError(f"question {_name(names, q)}: a score is NaN")
+        raise InputError(f"question {_name(names, q)}: label {y[bad:bad + 1].tolist()[0]!r} "
                          "is not 0 or 1")
     out = {"mrr": float(sums[0]) / nq, "map": float(sums[1]) / nq}
     for a, c in zip(ats, counts.tolist()):
@@ -132,7 +134,7 @@ def _name(names, q):
 def _group_consecutive(questions, n):
     qs = list(questions)
     if len(qs) != n:
-        raise ValueError(f"questions has {len(qs)} rows but labels has {n}")
+        raise InputError(f"questions has {len(qs)} rows but labels has {n}")
     offsets = [0]
     names = []
     for i, q in enumerate(qs):
@@ -146,23 +148,23 @@ def _group_consecutive(questions, n):
 
 def _flatten(labels, scores):
     if isinstance(labels, (str, bytes)) or not isinstance(labels, (Sequence, np.ndarray)):
-        raise TypeError(f"labels must be a sequence of per-question lists, got "
-                        f"{type(labels).__name__}")
+        raise InputTypeError(f"labels must be a sequence of per-question lists, got "
+                             f"{type(labels).__name__}")
     if len(labels) != len(scores):
-        raise ValueError(f"labels has {len(labels)} questions but scores has {len(scores)}")
+        raise InputError(f"labels has {len(labels)} questions but scores has {len(scores)}")
     off = np.zeros(len(labels) + 1, dtype=np.int64)
     for q, (a, b) in enumerate(zip(labels, scores)):
         if not hasattr(a, "__len__") or not hasattr(b, "__len__") or isinstance(a, str):
-            raise TypeError(f"question {q}: expected a list of labels and a list of scores")
+            raise InputTypeError(f"question {q}: expected a list of labels and a list of scores")
         if len(a) != len(b):
-            raise ValueError(f"question {q}: {len(a)} labels but {len(b)} scores")
+            raise InputError(f"question {q}: {len(a)} labels but {len(b)} scores")
         off[q + 1] = off[q] + len(a)
     y = [v for a in labels for v in a]
     try:
         s = np.array([v for b in scores for v in b], dtype=np.float64)
     except (TypeError, ValueError):
         bad = next(q for q, b in enumerate(scores) if not _numbers(b))
-        raise TypeError(f"question {bad}: scores must be numbers") from None
+        raise InputTypeError(f"question {bad}: scores must be numbers") from None
     return off, np.array(y, dtype=object) if y else np.zeros(0, dtype=np.int8), s
 
 
@@ -190,7 +192,7 @@ def _labels01(y, off, names):
         i = int(np.flatnonzero(bad)[0])
         q = int(np.searchsorted(off, i, side="right") - 1)
         label = y[i:i + 1].tolist()[0]
-        raise ValueError(f"question {_name(names, q)}: label {label!r} is not 0 or 1")
+        raise InputError(f"question {_name(names, q)}: label {label!r} is not 0 or 1")
     return np.ascontiguousarray(y, dtype=np.int8)
 
 
@@ -199,7 +201,7 @@ def evaluate_dbqa_file(data, scores=None, **options) -> dict:
     scores in a fourth column or in a separate file with one score per line."""
     d = data if isinstance(data, DbqaData) else read_dbqa(data, scores)
     if d.scores is None:
-        raise ValueError(f"{d.path}: no scores: give a file with a fourth column or a "
+        raise InputError(f"{d.path}: no scores: give a file with a fourth column or a "
                          "score file")
     return evaluate_dbqa(d.labels, d.scores, offsets=d.offsets, **options)
 
@@ -225,7 +227,7 @@ def _run_dbqa(args) -> int:
     try:
         ats = [int(x) for x in args.N.split(",")]
     except ValueError:
-        raise ValueError(f"-N takes comma-separated integers, got {args.N!r}") from None
+        raise InputError(f"-N takes comma-separated integers, got {args.N!r}") from None
     res = evaluate_dbqa_file(args.data, args.scores, accuracy_at=ats,
                              f1_threshold=args.f1_threshold)
     from .cli import write_json, write_values

@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from . import _kernels
+from .errors import InputError, InputTypeError
 
 __all__ = ["EM_LABELS", "LABELS", "LabelSequences", "encode_labels", "event_mention_score",
            "tw_events_score", "tweet_score", "tweet_scores"]
@@ -85,13 +86,13 @@ def _encode_one(labels: Any, t: Any, corpus: str) -> list[str]:
     # the message is made only when there is one to give (for each of a million tweets it
     # cost more than the rest of the encoding)
     if isinstance(labels, str):
-        raise TypeError(f"tweet {t!r} of the {corpus}: expected a sequence of labels, got the "
-                        f"string {labels!r}")
+        raise InputTypeError(f"tweet {t!r} of the {corpus}: expected a sequence of labels, got the "
+                             f"string {labels!r}")
     try:
         return list(labels)
     except TypeError:
-        raise TypeError(f"tweet {t!r} of the {corpus}: expected a sequence of labels, got "
-                        f"{type(labels).__name__}") from None
+        raise InputTypeError(f"tweet {t!r} of the {corpus}: expected a sequence of labels, got "
+                             f"{type(labels).__name__}") from None
 
 
 def encode_labels(results, annotations) -> tuple[LabelSequences, LabelSequences]:
@@ -115,24 +116,24 @@ def encode_labels(results, annotations) -> tuple[LabelSequences, LabelSequences]
         (the message names the tweet); different tweets in the two corpora.
     """
     if isinstance(results, Mapping) != isinstance(annotations, Mapping):
-        raise TypeError("results and annotations: give two dicts or two sequences")
+        raise InputTypeError("results and annotations: give two dicts or two sequences")
     if isinstance(results, Mapping):
         ids = list(results)
         missing = [t for t in ids if t not in annotations]
         extra = [t for t in annotations if t not in results]
         if missing or extra:
             bad = missing[0] if missing else extra[0]
-            raise ValueError(f"tweet {bad!r} is in the {'results' if missing else 'annotations'}"
+            raise InputError(f"tweet {bad!r} is in the {'results' if missing else 'annotations'}"
                              f" only; both need the same tweets")
         res = [results[t] for t in ids]
         ann = [annotations[t] for t in ids]
     else:
         if isinstance(results, (str, bytes)) or isinstance(annotations, (str, bytes)) or not (
                 hasattr(results, "__len__") and hasattr(annotations, "__len__")):
-            raise TypeError("results and annotations: expected sequences of label sequences, "
-                            f"got {type(results).__name__} and {type(annotations).__name__}")
+            raise InputTypeError("results and annotations: expected sequences of label sequences, "
+                                 f"got {type(results).__name__} and {type(annotations).__name__}")
         if len(results) != len(annotations):
-            raise ValueError(f"{len(results)} tweets of results but {len(annotations)} of "
+            raise InputError(f"{len(results)} tweets of results but {len(annotations)} of "
                              "annotations")
         ids = list(range(len(results)))
         res, ann = results, annotations
@@ -142,7 +143,7 @@ def encode_labels(results, annotations) -> tuple[LabelSequences, LabelSequences]
     ann_lengths = np.fromiter(map(len, ann), dtype=np.int64, count=len(ann))
     if not np.array_equal(lengths, ann_lengths):
         i = int(np.flatnonzero(lengths != ann_lengths)[0])
-        raise ValueError(f"tweet {ids[i]!r}: the results have {lengths[i]} labels and the "
+        raise InputError(f"tweet {ids[i]!r}: the results have {lengths[i]} labels and the "
                          f"annotations {ann_lengths[i]}")
     offsets = np.zeros(len(ids) + 1, dtype=np.int64)
     np.cumsum(lengths, out=offsets[1:])
@@ -156,7 +157,7 @@ def encode_labels(results, annotations) -> tuple[LabelSequences, LabelSequences]
             for t, seq in zip(ids, seqs):
                 for label in seq:
                     if not isinstance(label, str) or label not in _CODE:
-                        raise ValueError(f"tweet {t!r}: label {label!r} in the {name} is not "
+                        raise InputError(f"tweet {t!r}: label {label!r} in the {name} is not "
                                          f"one of {', '.join(LABELS)}") from None
             raise
         out.append(LabelSequences(ids, offsets, codes, name))
@@ -166,8 +167,8 @@ def encode_labels(results, annotations) -> tuple[LabelSequences, LabelSequences]
 def _as_encoded(results, annotations) -> tuple[LabelSequences, LabelSequences]:
     if isinstance(results, LabelSequences) or isinstance(annotations, LabelSequences):
         if not (isinstance(results, LabelSequences) and isinstance(annotations, LabelSequences)):
-            raise TypeError("results and annotations: give two LabelSequences (as "
-                            "qafast.io.conll.read_conll returns) or two plain corpora")
+            raise InputTypeError("results and annotations: give two LabelSequences (as "
+                                 "qafast.io.conll.read_conll returns) or two plain corpora")
         _check_encoded(results, annotations)
         return results, annotations
     return encode_labels(results, annotations)
@@ -178,26 +179,26 @@ def _check_encoded(res: LabelSequences, ann: LabelSequences) -> None:
         if not (isinstance(x.offsets, np.ndarray) and x.offsets.dtype == np.int64
                 and x.offsets.ndim == 1 and isinstance(x.codes, np.ndarray)
                 and x.codes.dtype == np.int32 and x.codes.ndim == 1):
-            raise TypeError(f"{x.source}: offsets must be a 1-d int64 array and codes a 1-d "
-                            "int32 array")
+            raise InputTypeError(f"{x.source}: offsets must be a 1-d int64 array and codes a 1-d "
+                                 "int32 array")
         n = len(x.tweet_ids)
         off = x.offsets
         if len(off) != n + 1 or off[0] != 0 or off[-1] != len(x.codes) or (
                 n and np.any(off[1:] < off[:-1])):
-            raise ValueError(f"{x.source}: offsets must rise from 0 to len(codes), one per "
+            raise InputError(f"{x.source}: offsets must rise from 0 to len(codes), one per "
                              "tweet plus one")
         if len(x.codes) and (x.codes.min() < 0 or x.codes.max() >= len(LABELS)):
             bad = np.flatnonzero((x.codes < 0) | (x.codes >= len(LABELS)))
             i = int(np.searchsorted(off, bad[0], side="right")) - 1
-            raise ValueError(f"{x.where(i)}: label code {int(x.codes[bad[0]])} in the "
+            raise InputError(f"{x.where(i)}: label code {int(x.codes[bad[0]])} in the "
                              f"{x.source} is not one of 0..{len(LABELS) - 1} "
                              f"({', '.join(LABELS)})")
     if len(res.tweet_ids) != len(ann.tweet_ids):
-        raise ValueError(f"{len(res.tweet_ids)} tweets of results but {len(ann.tweet_ids)} of "
+        raise InputError(f"{len(res.tweet_ids)} tweets of results but {len(ann.tweet_ids)} of "
                          "annotations")
     if res.offsets is not ann.offsets and not np.array_equal(res.offsets, ann.offsets):
         i = int(np.flatnonzero(res.offsets != ann.offsets)[0]) - 1
-        raise ValueError(f"{res.where(i)}: the results have "
+        raise InputError(f"{res.where(i)}: the results have "
                          f"{int(res.offsets[i + 1] - res.offsets[i])} labels and the annotations "
                          f"{int(ann.offsets[i + 1] - ann.offsets[i])}")
 
@@ -245,7 +246,7 @@ def event_mention_score(res: Sequence[str], ann: Sequence[str], label: str) -> f
     1.0
     """
     if not isinstance(label, str) or label not in _CODE:
-        raise ValueError(f"label {label!r} is not one of {', '.join(LABELS)}")
+        raise InputError(f"label {label!r} is not one of {', '.join(LABELS)}")
     r, a = encode_labels([res], [ann])
     _, ms = _kernel_scores(r, a, mention=True)
     return float(ms[0, _CODE[label]])
@@ -348,14 +349,14 @@ def tw_events_score(results, annotations, *, per_tweet: bool = False):
     >>> tw_events_score([["o", "EN"]], [["o", "en"]])
     Traceback (most recent call last):
     ...
-    ValueError: tweet 0: label 'EN' in the results is not one of o, en, ep, en1, ep1, en2, ep2
+    qafast.errors.InputError: tweet 0: label 'EN' in the results is not one of o, en, ep, en1, ep1, en2, ep2
     """
     res, ann = _as_encoded(results, annotations)
     scores = _kernel_scores(res, ann)[0]
     if per_tweet:
         return dict(zip(res.tweet_ids, scores.tolist()))
     if len(scores) == 0:
-        raise ValueError("no tweets to score")
+        raise InputError("no tweets to score")
     total = np.empty(1, dtype=np.float64)
     _kernels.column_sums(scores.reshape(-1, 1), total)
     return float(total[0]) / len(scores)

@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from . import _kernels
+from .errors import InputError, InputTypeError
 from .io.bioasq import BioasqFormatError, BioasqWarning, read_bioasq
 from .reference.factoid import parse_yesno
 
@@ -35,13 +36,13 @@ def _check_k(k, name="k"):
     if k is None:
         return -1
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
-        raise ValueError(f"The {name!r} parameter must be an int >= 1 or None. Got {k!r} instead.")
-    return int(k)
+        raise InputError(f"The {name!r} parameter must be an int >= 1 or None. Got {k!r} instead.")
+    return min(int(k), 2**62)  # a cutoff past every list is the whole list
 
 
 def _check_normalizer(normalizer):
     if normalizer not in _NORMALIZERS:
-        raise ValueError(f"The 'normalizer' parameter must be one of {_NORMALIZERS}. "
+        raise InputError(f"The 'normalizer' parameter must be one of {_NORMALIZERS}. "
                          f"Got {normalizer!r} instead.")
 
 
@@ -129,20 +130,20 @@ def evaluate_factoid(predicted, target, *, k: int | None = 5, normalizer: str = 
 
 def _check_lengths(n_pred, n_gold):
     if n_pred != n_gold:
-        raise ValueError(f"predicted has {n_pred} questions but target has {n_gold}; "
+        raise InputError(f"predicted has {n_pred} questions but target has {n_gold}; "
                          "they must pair up one to one")
     if n_pred == 0:
-        raise ValueError("no questions: predicted and target are empty")
+        raise InputError("no questions: predicted and target are empty")
 
 
 def _ranks_from_strings(predicted, target, k, lower):
     if isinstance(predicted, (str, bytes)) or not isinstance(predicted, Sequence) and not \
             isinstance(predicted, np.ndarray):
-        raise TypeError(f"predicted must be a sequence of answer lists, got "
-                        f"{type(predicted).__name__}")
+        raise InputTypeError(f"predicted must be a sequence of answer lists, got "
+                             f"{type(predicted).__name__}")
     if isinstance(target, (str, bytes)):
-        raise TypeError("target must be a sequence with one gold answer per question, "
-                        "got a single string")
+        raise InputTypeError("target must be a sequence with one gold answer per question, "
+                             "got a single string")
     pred = predicted if type(predicted) is list else list(predicted)
     gold = target if type(target) is list else list(target)
     _check_lengths(len(pred), len(gold))
@@ -154,7 +155,7 @@ def _ranks_from_strings(predicted, target, k, lower):
             break
         i, what = bad
         if what == "empty":
-            raise ValueError(f"question {i}: target is an empty list; each question needs "
+            raise InputError(f"question {i}: target is an empty list; each question needs "
                              "at least one gold answer")
         item = pred[i] if what == "predicted" else gold[i]
         if not converted and _is_str_sequence(item):
@@ -188,28 +189,28 @@ def _raise_bad_question(i, what, item):
     if isinstance(item, (str, bytes, Mapping)) or not hasattr(item, "__iter__"):
         shape = ("a list of answer strings" if what == "predicted"
                  else "a string or a list of synonym strings")
-        raise TypeError(f"question {i}: {what} is a {type(item).__name__} ({item!r:.60}), "
-                        f"expected {shape}")
+        raise InputTypeError(f"question {i}: {what} is a {type(item).__name__} ({item!r:.60}), "
+                             f"expected {shape}")
     bad = next(s for s in item if not isinstance(s, str))
-    raise TypeError(f"question {i}: {what} holds {bad!r:.60}, a {type(bad).__name__}; "
-                    "answers must be str (or use integer id arrays throughout)")
+    raise InputTypeError(f"question {i}: {what} holds {bad!r:.60}, a {type(bad).__name__}; "
+                         "answers must be str (or use integer id arrays throughout)")
 
 
 def _ranks_from_ids(predicted, target, k):
     pred = np.asarray(predicted)
     gold = np.asarray(target)
     if pred.ndim != 2:
-        raise ValueError(f"predicted as an id array must be 2-D (questions x answers), "
+        raise InputError(f"predicted as an id array must be 2-D (questions x answers), "
                          f"got shape {pred.shape}")
     if gold.dtype.kind not in "iu" or gold.ndim not in (1, 2):
-        raise TypeError("with integer predicted ids, target must be an integer array of "
-                        "shape (n_questions,) or (n_questions, n_synonyms)")
+        raise InputTypeError("with integer predicted ids, target must be an integer array of "
+                             "shape (n_questions,) or (n_questions, n_synonyms)")
     _check_lengths(pred.shape[0], gold.shape[0])
     if gold.ndim == 1:
         gold = gold[:, None]
     if (gold < 0).all(axis=1).any():
         i = int(np.flatnonzero((gold < 0).all(axis=1))[0])
-        raise ValueError(f"question {i}: target has no gold id (all negative)")
+        raise InputError(f"question {i}: target has no gold id (all negative)")
     pred_ids, gold_ids = _as_int32(pred), _as_int32(gold)
     n = pred_ids.shape[0]
     rank = np.empty(n, dtype=np.int32)
@@ -223,7 +224,7 @@ def _as_int32(a):
     lo, hi = (int(a.min()), int(a.max())) if a.size else (0, 0)
     if lo >= -(2**31) and hi < 2**31:
         return np.ascontiguousarray(a, dtype=np.int32)
-    raise ValueError("answer ids must fit in 32 bits; map them to smaller integers first")
+    raise InputError("answer ids must fit in 32 bits; map them to smaller integers first")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -443,7 +444,7 @@ def _submitted(value, qid, notes):
         notes.setdefault("string", []).append(qid)
         return []
     if not isinstance(value, list):
-        raise ValueError(f"submission, question {qid!r}: exact_answer is "
+        raise InputError(f"submission, question {qid!r}: exact_answer is "
                          f"{type(value).__name__}, expected a list of answers")
     out = []
     for a in value:
@@ -453,7 +454,7 @@ def _submitted(value, qid, notes):
                 continue
             a = a[0]
         if a is not None and not isinstance(a, str):
-            raise ValueError(f"submission, question {qid!r}: answer {a!r:.60} is not a string")
+            raise InputError(f"submission, question {qid!r}: answer {a!r:.60} is not a string")
         out.append(a)
     return out
 

@@ -21,6 +21,7 @@ import numpy as np
 
 from . import _exactsum, _kernels
 from ._measures import (
+    _NO_CUTOFF,
     DENSE,
     TEXT_MEASURES,
     Column,
@@ -28,6 +29,7 @@ from ._measures import (
     kernel_arrays,
     parse_measures,
 )
+from .errors import InputError, InputTypeError
 
 __all__ = ["MEASURE_FAMILIES", "Qrels", "Run", "evaluate"]
 
@@ -141,15 +143,15 @@ def _check_query_ids(ids: list, source: str) -> None:
         return
     if bool in kinds or not kinds <= {str, int}:
         bad = next(q for q in ids if type(q) not in (str, int))
-        raise TypeError(f"{source}: query id {bad!r} is a {type(bad).__name__}; "
-                        "query ids must be str (or int)")
-    raise TypeError(f"{source}: query ids mix str and int; use one type")
+        raise InputTypeError(f"{source}: query id {bad!r} is a {type(bad).__name__}; "
+                             "query ids must be str (or int)")
+    raise InputTypeError(f"{source}: query ids mix str and int; use one type")
 
 
 def _from_nested(cls, data, integer_values: bool, source: str):
     if not isinstance(data, Mapping):
-        raise TypeError(f"{source}: expected a dict of dicts {{query_id: {{doc_id: value}}}}, "
-                        f"got {type(data).__name__}")
+        raise InputTypeError(f"{source}: expected a dict of dicts {{query_id: {{doc_id: value}}}}, "
+                             f"got {type(data).__name__}")
     if type(data) is not dict:
         data = dict(data)  # the encoders take plain dicts (a defaultdict is copied once)
     # Sizes as the encoders will find them: the dicts' own (a subclass's __len__ need not
@@ -158,8 +160,8 @@ def _from_nested(cls, data, integer_values: bool, source: str):
     total = _kernels.encode_dict_total(data)
     if total < 0:
         bad = next(q for q, v in data.items() if not isinstance(v, dict))
-        raise TypeError(f"{source}: query {bad!r} maps to a {type(data[bad]).__name__}, "
-                        "not a dict of {doc_id: value}")
+        raise InputTypeError(f"{source}: query {bad!r} maps to a {type(data[bad]).__name__}, "
+                             "not a dict of {doc_id: value}")
     offsets = np.empty(len(data) + 1, dtype=np.int64)
     values = np.empty(total, dtype=np.float64)
     hashes = np.empty(total, dtype=np.int64)
@@ -192,23 +194,26 @@ def _from_nested(cls, data, integer_values: bool, source: str):
 def _raise_bad_entry(source, integer_values, qid, doc, value, why):
     what = "grade" if integer_values else "score"
     if why == "dict":
-        raise TypeError(f"{source}: query {qid!r} maps to a {type(value).__name__}, "
-                        "not a dict of {doc_id: value}")
+        raise InputTypeError(f"{source}: query {qid!r} maps to a {type(value).__name__}, "
+                             "not a dict of {doc_id: value}")
     if why == "docid":
-        raise TypeError(f"{source}: query {qid!r}: document id {doc!r} is a "
-                        f"{type(doc).__name__}; document ids must be str")
+        raise InputTypeError(f"{source}: query {qid!r}: document id {doc!r} is a "
+                             f"{type(doc).__name__}; document ids must be str")
     if why == "nan":
-        raise ValueError(f"{source}: query {qid!r}, document {doc!r}: score is NaN")
+        raise InputError(f"{source}: query {qid!r}, document {doc!r}: score is NaN")
     if why == "range":
-        raise ValueError(f"{source}: query {qid!r}, document {doc!r}: grade {value!r} is "
+        raise InputError(f"{source}: query {qid!r}, document {doc!r}: grade {value!r} is "
                          "outside the 32-bit integer range")
+    if why == "overflow":
+        raise InputError(f"{source}: query {qid!r}, document {doc!r}: score {value!r:.40} is "
+                         "too large for a float")
     if why == "changed":
-        raise ValueError(f"{source}: the dicts changed while they were read (at query "
+        raise InputError(f"{source}: the dicts changed while they were read (at query "
                          f"{qid!r}): a {what} whose conversion to a number, or a mapping, "
                          "added or removed documents; pass dicts that stay as they are")
-    raise TypeError(f"{source}: query {qid!r}, document {doc!r}: {what} {value!r} is a "
-                    f"{type(value).__name__}, expected "
-                    f"{'an int' if integer_values else 'a number'}")
+    raise InputTypeError(f"{source}: query {qid!r}, document {doc!r}: {what} {value!r} is a "
+                         f"{type(value).__name__}, expected "
+                         f"{'an int' if integer_values else 'a number'}")
 
 
 def _column(values) -> np.ndarray:
@@ -221,9 +226,13 @@ def _column(values) -> np.ndarray:
         try:
             col[:] = values
         except (ValueError, TypeError):
-            return np.asarray(values)  # not a flat column: the checks below name it
-        return col
-    return np.asarray(values)
+            pass  # not a flat column: the checks below name it
+        else:
+            return col
+    try:
+        return np.asarray(values)
+    except ValueError as e:  # nested lists of different lengths, in numpy's words
+        raise InputError(f"an id or value column is not a rectangular array ({e})") from None
 
 
 def _plain_id(q):
@@ -258,12 +267,17 @@ def _from_columns(cls, query_ids, doc_ids, values, integer_values: bool, source:
     qcol = _column(query_ids)
     dcol = _column(doc_ids)
     vcol = np.asarray(values)
+    if dcol.ndim != 1 or qcol.ndim != 1 or vcol.ndim != 1:
+        raise InputError(f"{source}: query ids, doc ids and {what}s must be 1-d, got shapes "
+                         f"{qcol.shape}, {dcol.shape} and {vcol.shape}")
     n = len(qcol)
     if not (len(dcol) == n == len(vcol)):
-        raise ValueError(f"{source}: query ids, doc ids and {what}s differ in length "
+        raise InputError(f"{source}: query ids, doc ids and {what}s differ in length "
                          f"({len(qcol)}, {len(dcol)}, {len(vcol)})")
-    if dcol.ndim != 1 or qcol.ndim != 1 or vcol.ndim != 1:
-        raise ValueError(f"{source}: query ids, doc ids and {what}s must be 1-d")
+    if n == 0:  # empty lists come as float64: no row, so no id or value to refuse
+        qcol = qcol if qcol.dtype.kind in "iuOUS" else np.empty(0, dtype=object)
+        dcol = dcol if dcol.dtype.kind in "iuOUS" else np.empty(0, dtype=object)
+        vcol = vcol if vcol.dtype.kind in "iufb" else np.empty(0, dtype=np.float64)
     id_bias = False
     if dcol.dtype.kind in "iu":
         keys, id_bias = _integer_ids(dcol)
@@ -275,36 +289,37 @@ def _from_columns(cls, query_ids, doc_ids, values, integer_values: bool, source:
         column = dcol.tolist() if dcol.dtype.kind != "O" else dcol
         blob, bad = _kernels.encode_str_column(column, str_hashes, str_ties, str_off)
         if bad is not None:
-            raise TypeError(f"{source}: document id {bad[1]!r} is a {type(bad[1]).__name__}; "
-                            "document ids must be str, or all int in an integer array")
+            raise InputTypeError(f"{source}: document id {bad[1]!r} is a {type(bad[1]).__name__}; "
+                                 "document ids must be str, or all int in an integer array")
         keys = np.arange(n, dtype=np.int64)
         vocab = (str_hashes, str_ties, str_off,
                  np.frombuffer(blob, dtype=np.uint8) if blob else _EMPTY_U8)
     else:
-        raise TypeError(f"{source}: document ids of dtype {dcol.dtype} are not supported; "
-                        "use str or int ids")
+        raise InputTypeError(f"{source}: document ids of dtype {dcol.dtype} are not supported; "
+                             "use str or int ids")
     if integer_values:
         if vcol.dtype.kind == "f":
+            vcol = vcol.astype(np.float64)  # float16's range ends below 2**31
             bad = ~np.isfinite(vcol) | (vcol != np.round(vcol))
             if bad.any():
                 i = int(np.flatnonzero(bad)[0])
-                raise ValueError(f"{source}: query {qcol[i]!r}: grade {vcol[i]!r} is not an "
+                raise InputError(f"{source}: query {qcol[i]!r}: grade {vcol[i]!r} is not an "
                                  "integer")
         elif vcol.dtype.kind not in "iub":
-            raise TypeError(f"{source}: grades of dtype {vcol.dtype} are not integers")
+            raise InputTypeError(f"{source}: grades of dtype {vcol.dtype} are not integers")
         if n and (vcol.min() < -2**31 or vcol.max() >= 2**31):
             i = int(np.flatnonzero((vcol < -2**31) | (vcol >= 2**31))[0])
-            raise ValueError(f"{source}: grade {vcol[i]} is outside the 32-bit range")
+            raise InputError(f"{source}: grade {vcol[i]} is outside the 32-bit range")
         vcol = vcol.astype(np.int32)
     else:
         if vcol.dtype.kind not in "fiu":
-            raise TypeError(f"{source}: scores of dtype {vcol.dtype} are not numbers")
+            raise InputTypeError(f"{source}: scores of dtype {vcol.dtype} are not numbers")
         vcol = vcol.astype(np.float64)
         nan = np.isnan(vcol)
         if nan.any():
             i = int(np.flatnonzero(nan)[0])
             doc = dcol[i].item() if hasattr(dcol[i], "item") else dcol[i]
-            raise ValueError(f"{source}: query {qcol[i]!r}, document {doc!r}: score is NaN")
+            raise InputError(f"{source}: query {qcol[i]!r}, document {doc!r}: score is NaN")
     if qcol.dtype.kind in "iu":
         # unsigned ids of 2**63 and above keep their uint64 form: the ids are Python ints
         qkeys = qcol if _above_int64(qcol) else qcol.astype(np.int64)
@@ -358,7 +373,7 @@ def _grouped(cls, qlist, qidx, keys, vcol, vocab, source, lines, integer_values,
     if i >= 0:
         q = obj.query_ids[int(np.searchsorted(offsets, i, side="right")) - 1]
         verb = "judges" if integer_values else "retrieves"
-        raise ValueError(f"{obj.where(i)}: query {q!r} {verb} document {obj.doc_id(i)!r} twice")
+        raise InputError(f"{obj.where(i)}: query {q!r} {verb} document {obj.doc_id(i)!r} twice")
     if integer_values:
         obj._sort_within_queries()
     return obj
@@ -409,7 +424,7 @@ def _raise_duplicate(obj, i: int, integer_values: bool) -> None:
     if i >= 0:
         q = obj.query_ids[int(np.searchsorted(obj.offsets, i, side="right")) - 1]
         verb = "judges" if integer_values else "retrieves"
-        raise ValueError(f"{obj.where(i)}: query {q!r} {verb} document {obj.doc_id(i)!r} twice")
+        raise InputError(f"{obj.where(i)}: query {q!r} {verb} document {obj.doc_id(i)!r} twice")
 
 
 class Qrels(_Ranked):
@@ -489,7 +504,7 @@ class Qrels(_Ranked):
             self._lines = np.asarray(self._lines)[order]
         if n and int(self.values.max()) > _MAX_GRADE:
             i = int(np.argmax(self.values))
-            raise ValueError(f"{self.where(i)}: grade {int(self.values[i])} is above "
+            raise InputError(f"{self.where(i)}: grade {int(self.values[i])} is above "
                              f"{_MAX_GRADE}, the largest grade qafast supports")
 
 
@@ -584,7 +599,7 @@ def _df_columns(df, names, source):
         # the labels only: a column object's repr would print its data
         shown = [c if isinstance(c, (str, int)) else f"<{type(c).__name__}>"
                  for c in columns[:20]] + (["..."] if len(columns) > 20 else [])
-        raise ValueError(f"{source}: no column {missing[0]!r} (columns: {shown}); name it "
+        raise InputError(f"{source}: no column {missing[0]!r} (columns: {shown}); name it "
                          "with the *_col options")
     out = []
     for c in names:
@@ -600,7 +615,7 @@ def _coerce(cls, other, data, workers: int, role: str):
     if isinstance(data, cls):
         return data
     if isinstance(data, other):
-        raise TypeError(f"{role}: got a {other.__name__}; pass the qrels first, then the run")
+        raise InputTypeError(f"{role}: got a {other.__name__}; pass the qrels first, then the run")
     if _arrow_source(data):
         return cls.from_arrow(data)
     if isinstance(data, (str, os.PathLike, bytes, bytearray, memoryview)) or hasattr(data,
@@ -630,7 +645,7 @@ def _pairs(qrels: Qrels, run: Run, queries: str, keep_empty: bool = False,
     With ``allow_none``, no query in common gives empty results rather than an error.
     """
     if queries not in ("run", "qrels"):
-        raise ValueError(f"queries must be 'run' (run and qrels in common) or 'qrels' (every "
+        raise InputError(f"queries must be 'run' (run and qrels in common) or 'qrels' (every "
                          f"qrels query, missing ones scoring 0, as trec_eval -c), not {queries!r}")
     sizes = np.diff(run.offsets)
     present = sizes > 0 if not keep_empty else np.ones(len(run.query_ids), dtype=bool)
@@ -699,7 +714,7 @@ def _comparable_int_ids(qrels: Qrels, run: Run):
     plain = run if qrels.id_bias else qrels
     if plain.num_entries and int(plain.hashes.min()) < 0:
         i = int(np.argmin(plain.hashes))
-        raise ValueError(f"{plain.where(i)}: document id {plain.doc_id(i)} is negative while "
+        raise InputError(f"{plain.where(i)}: document id {plain.doc_id(i)} is negative while "
                          f"the {'qrels' if plain is run else 'run'} has ids of 2**63 and "
                          "above; integer document ids must fit in int64 or in uint64")
     shifted = type(plain).__new__(type(plain))
@@ -726,7 +741,7 @@ def _no_common(qrels, run, queries: str = "run"):
         warnings.warn(f"{what}: every qrels query is scored as if nothing was retrieved, as "
                       "trec_eval -c does", NoCommonQueryWarning, stacklevel=_caller_level())
         return
-    raise ValueError(what)
+    raise InputError(what)
 
 
 def _caller_level() -> int:
@@ -746,11 +761,11 @@ class NoCommonQueryWarning(UserWarning):
 
 def _workers(workers: int) -> int:
     if not isinstance(workers, int) or isinstance(workers, bool):
-        raise TypeError(f"workers must be an int, not {type(workers).__name__}")
+        raise InputTypeError(f"workers must be an int, not {type(workers).__name__}")
     if workers == -1:
         return os.cpu_count() or 1
     if workers < 1:
-        raise ValueError(f"workers must be a positive int or -1 (all cores), not {workers}")
+        raise InputError(f"workers must be a positive int or -1 (all cores), not {workers}")
     return workers
 
 
@@ -780,7 +795,9 @@ class _Evaluation:
                  allow_none: bool = False):
         qrels, run = _comparable_int_ids(qrels, run)
         self.qrels, self.run = qrels, run
-        self.relevance_level = relevance_level
+        # grades are int32: every level above their range selects the same (no) documents,
+        # and a cutoff past every ranking is no cutoff; clip what the kernels' C long holds
+        self.relevance_level = min(int(relevance_level), _LEVEL_CEILING)
         self.v9 = v9
         self.workers = _workers(workers)
         self.ids, pair_run, pair_qrels = _pairs(qrels, run, queries, keep_empty, qrels_start,
@@ -807,12 +824,12 @@ class _Evaluation:
         self.count = np.empty(n_pairs, dtype=np.int64)
         self.num_ret = np.empty(n_pairs, dtype=np.int64)
         if run.num_entries and qrels.num_entries and run.string_ids != qrels.string_ids:
-            raise TypeError(f"the run ({run.source}) and the qrels ({qrels.source}) use "
-                            "different document id types (str and int)")
+            raise InputTypeError(f"the run ({run.source}) and the qrels ({qrels.source}) use "
+                                 "different document id types (str and int)")
         scores = run.values
         if float32_scores:
             scores = scores.astype(np.float32).astype(np.float64)
-        md = 0 if max_docs is None else int(max_docs)
+        md = 0 if max_docs is None else min(int(max_docs), _NO_CUTOFF)
         run_tables = run.kernel_args()
         run_tiekeys = run.tiekeys if run.tiekeys is not None else _EMPTY_I64
         qrels_tables = qrels.kernel_args()
@@ -920,7 +937,7 @@ def _check_err_grades(qrels: Qrels) -> None:
     if len(qrels.values) and int(qrels.values.max()) > 4:
         i = int(np.argmax(qrels.values))
         q = qrels.query_ids[int(np.searchsorted(qrels.offsets, i, side="right")) - 1]
-        raise ValueError(f"{qrels.where(i)}: query {q!r}, document {qrels.doc_id(i)!r}: grade "
+        raise InputError(f"{qrels.where(i)}: query {q!r}, document {qrels.doc_id(i)!r}: grade "
                          f"{int(qrels.values[i])} is above 4, the highest grade ERR takes "
                          "(gdeval.pl's scale)")
 
@@ -1113,17 +1130,21 @@ def _summaries(columns: list[Column], values: np.ndarray, *, exact: bool = False
     return out
 
 
+_LEVEL_CEILING = 2**31  # above every int32 grade
+
+
 def _check_options(relevance_level, judged_only, max_docs):
     if not isinstance(relevance_level, (int, np.integer)) or isinstance(relevance_level, bool):
-        raise TypeError(f"relevance_level must be an int, not {type(relevance_level).__name__}")
+        raise InputTypeError("relevance_level must be an int, not "
+                             f"{type(relevance_level).__name__}")
     if relevance_level < 0:
         # below 0, trec_eval's "relevant" takes in the codes it gives documents outside the
         # qrels (-1) and negatively graded ones (-2): map above 1, infinite means
-        raise ValueError(f"relevance_level must be 0 or more, not {relevance_level}")
+        raise InputError(f"relevance_level must be 0 or more, not {relevance_level}")
     if not isinstance(judged_only, (bool, np.bool_)):
-        raise TypeError(f"judged_only must be a bool, not {type(judged_only).__name__}")
+        raise InputTypeError(f"judged_only must be a bool, not {type(judged_only).__name__}")
     if max_docs is not None and (not isinstance(max_docs, (int, np.integer)) or max_docs < 1):
-        raise ValueError(f"max_docs must be None or a positive int, not {max_docs!r}")
+        raise InputError(f"max_docs must be None or a positive int, not {max_docs!r}")
 
 
 def _per_query_values(qrels: Qrels, run, columns: list[Column], queries: str,
@@ -1223,13 +1244,15 @@ def evaluate(qrels, run, measures: str | Iterable[str], *, relevance_level: int 
     _check_options(relevance_level, judged_only, max_docs)
     columns = [c for c in parse_measures(measures) if c.family not in TEXT_MEASURES]
     if not columns:
-        raise ValueError(f"measures {measures!r}: none of them is a per-query number "
+        raise InputError(f"measures {measures!r}: none of them is a per-query number "
                          "(runid, num_q and relstring are printed by the qafast trec command)")
     qrels = _as_qrels(qrels, workers)
     if any(c.family == "err" for c in columns):
         _check_err_grades(qrels)
-    options = dict(relevance_level=int(relevance_level), judged_only=bool(judged_only),
-                   max_docs=max_docs, workers=workers)
+    options = dict(relevance_level=min(int(relevance_level), _LEVEL_CEILING),
+                   judged_only=bool(judged_only),
+                   max_docs=None if max_docs is None else min(int(max_docs), _NO_CUTOFF),
+                   workers=workers)
     ids, values = _per_query_values(qrels, run, columns, queries, options)
     if per_query:
         names = [c.name for c in columns]

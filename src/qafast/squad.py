@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import _kernels
+from .errors import InputError, InputTypeError
 from .io.squad import (
     SquadDataset,
     SquadFormatError,
@@ -197,12 +198,12 @@ class _Evaluation:
 
 def _check_options(version, na_prob_thresh, missing) -> None:
     if version is not None and (not isinstance(version, str) or version not in _VERSIONS):
-        raise ValueError(f"version must be '1.1', '2.0' or None, got {version!r}")
+        raise InputError(f"version must be '1.1', '2.0' or None, got {version!r}")
     if missing is not None and (not isinstance(missing, str) or missing not in _MISSING):
-        raise ValueError(f"missing must be 'zero', 'skip', 'error' or None, got {missing!r}")
+        raise InputError(f"missing must be 'zero', 'skip', 'error' or None, got {missing!r}")
     if not isinstance(na_prob_thresh, numbers.Real):
-        raise TypeError("na_prob_thresh must be a real number, got "
-                        f"{type(na_prob_thresh).__name__}")
+        raise InputTypeError("na_prob_thresh must be a real number, got "
+                             f"{type(na_prob_thresh).__name__}")
 
 
 def _evaluate(dataset, predictions, *, version=None, na_probs=None, na_prob_thresh=1.0,
@@ -236,7 +237,7 @@ def _evaluate_inputs(dataset, predictions, version, na_probs, na_prob_thresh, mi
     hf_version = None
     if hf:
         if na_probs is not None:
-            raise ValueError("Hugging Face predictions carry their no_answer_probability; "
+            raise InputError("Hugging Face predictions carry their no_answer_probability; "
                              "na_probs must be None with them")
         preds, hf_probs = read_hf_predictions(predictions)
         check_preds = None
@@ -252,7 +253,7 @@ def _evaluate_inputs(dataset, predictions, version, na_probs, na_prob_thresh, mi
     if version == "1.1" and (na_probs is not None or na_prob_thresh != 1.0):
         said = (f" ({ds.source}'s version field says {ds.version!r})"
                 if asked is None and hf_version is None else "")
-        raise ValueError("na_probs and na_prob_thresh are SQuAD v2.0 options, and the "
+        raise InputError("na_probs and na_prob_thresh are SQuAD v2.0 options, and the "
                          f"v1.1 script's rules apply{said}; pass version='2.0'")
     if missing is None:
         missing = "zero" if version == "1.1" else "skip"
@@ -304,7 +305,7 @@ def _predictions_of(ids: list, preds: dict, missing: str, looked=None, check=Non
     absent = [q for q, t in zip(ids, texts) if t is None]
     if missing == "error":
         shown = ", ".join(repr(q) for q in absent[:5]) + (", ..." if len(absent) > 5 else "")
-        raise ValueError(f"{len(absent)} question(s) have no prediction "
+        raise InputError(f"{len(absent)} question(s) have no prediction "
                          f"(missing='error'): {shown}")
     return texts, absent
 
@@ -425,11 +426,11 @@ def _evaluate_v1(ds: SquadDataset, preds: dict, missing: str, source: str,
     counts = golds.counts()
     if len(counts) and not counts.all():
         q = ids[int(np.argmin(counts))]
-        raise ValueError(f"{ds.source}, question {q!r}: no gold answer; SQuAD v1.1 needs at "
+        raise InputError(f"{ds.source}, question {q!r}: no gold answer; SQuAD v1.1 needs at "
                          "least one (unanswerable questions are version='2.0')")
     total = len(ids) if missing == "skip" else len(ds.ids)
     if total == 0:
-        raise ValueError(f"{ds.source}: no question to score")
+        raise InputError(f"{ds.source}: no question to score")
     em, f1 = _scores_flat(texts, golds, "v1")
     result = {"exact_match": 100.0 * float(em.sum()) / total,
               "f1": 100.0 * _seq_sum(f1) / total}
@@ -490,7 +491,7 @@ def _evaluate_v2(ds, preds, probs, thresh, missing, source, na_source, curves,
             em_raw, f1_raw, text = em_p, f1_p, text_p
             live = np.ones(len(pos), dtype=bool)
     if len(scored) == 0:
-        raise ValueError(f"{ds.source}: no question to score")
+        raise InputError(f"{ds.source}: no question to score")
     s_ids = ids if len(scored) == n else [ids[i] for i in scored]
     s_has = has_ans[scored]
 
@@ -628,7 +629,7 @@ def _align_probs(probs: dict, s_ids: list, live: np.ndarray, ids: list, source,
                    f"({int(lacking.sum())} scored question(s) lack one)")
         if from_file:
             raise SquadFormatError(message, path=name, qid=q)
-        raise ValueError(f"{name}, question {q!r}: {message}")
+        raise InputError(f"{name}, question {q!r}: {message}")
     if values is None:
         return None, keypos
     na = np.zeros(n)

@@ -27,6 +27,7 @@ import numpy as np
 from . import _exactsum, _kernels
 from ._convert import as_array
 from ._measures import DENSE, TEXT_MEASURES, column_groups, kernel_arrays, parse_measures
+from .errors import InputError, InputTypeError
 from .ranking import _summary
 
 __all__ = ["AnswerMetrics", "RankingMetrics"]
@@ -49,15 +50,15 @@ _NO_SPECIAL = np.zeros(0, dtype=np.float64)
 
 def _check_int(value, name: str, low: int) -> int:
     if not isinstance(value, (int, np.integer)) or isinstance(value, (bool, np.bool_)):
-        raise TypeError(f"{name} must be an int, not {type(value).__name__}")
+        raise InputTypeError(f"{name} must be an int, not {type(value).__name__}")
     if value < low:
-        raise ValueError(f"{name} must be at least {low}, not {value}")
+        raise InputError(f"{name} must be at least {low}, not {value}")
     return int(value)
 
 
 def _float_scores(s: np.ndarray, name: str) -> np.ndarray:
     if s.dtype.kind not in "fiu":
-        raise TypeError(f"{name} must hold numbers, not {s.dtype}")
+        raise InputTypeError(f"{name} must hold numbers, not {s.dtype}")
     if s.dtype != np.float64 or not s.flags.c_contiguous:
         s = np.ascontiguousarray(s, dtype=np.float64)
     return s
@@ -79,11 +80,11 @@ def _int_grades(r: np.ndarray, valid, name: str, where) -> np.ndarray:
             bad &= valid
         if bad.any():
             i = np.unravel_index(int(np.flatnonzero(bad.ravel())[0]), r.shape)
-            raise ValueError(f"{name}: {where(i)}: grade {float(r[i])!r} is not an integer")
+            raise InputError(f"{name}: {where(i)}: grade {float(r[i])!r} is not an integer")
         if valid is not None:
             r = np.where(np.isfinite(r), r, 0.0)  # padding may hold anything
         return np.ascontiguousarray(np.clip(r, -2**62, 2**62), dtype=np.int64)
-    raise TypeError(f"{name} must hold integer grades (or bools), not {r.dtype}")
+    raise InputTypeError(f"{name} must hold integer grades (or bools), not {r.dtype}")
 
 
 def _kernel_args(columns, level: int, v9: bool) -> tuple:
@@ -99,14 +100,14 @@ def _kernel_args(columns, level: int, v9: bool) -> tuple:
 def _ids_array(ids, name: str, n: int) -> np.ndarray:
     a = as_array(ids, name)
     if a.ndim != 1 or len(a) != n:
-        raise ValueError(f"{name} must be 1-d with {n} entries (one per row), not shape "
+        raise InputError(f"{name} must be 1-d with {n} entries (one per row), not shape "
                          f"{a.shape}")
     if a.dtype.kind not in "iu":
         if a.dtype.kind == "f" and (np.floor(a) == a).all():
             return a.astype(np.int64)
-        raise TypeError(f"{name} must be integers (as torchmetrics' indexes), not {a.dtype}")
+        raise InputTypeError(f"{name} must be integers (as torchmetrics' indexes), not {a.dtype}")
     if a.dtype == np.uint64 and n and a.max() > 2**63 - 1:
-        raise ValueError(f"{name}: id {int(a.max())} does not fit in int64")
+        raise InputError(f"{name}: id {int(a.max())} does not fit in int64")
     return np.array(a, dtype=np.int64)  # a copy: the caller may reuse its buffer
 
 
@@ -181,21 +182,24 @@ class RankingMetrics:
                  empty_queries: str = "skip", max_docs: int | None = None):
         columns = [c for c in parse_measures(measures) if c.family not in TEXT_MEASURES]
         if not columns:
-            raise ValueError(f"measures {measures!r}: none of them is a per-query number")
-        self._level = _check_int(relevance_level, "relevance_level", 1)
+            raise InputError(f"measures {measures!r}: none of them is a per-query number")
+        # grades go up to _MAX_GRADE: every level above it selects the same (no) candidates,
+        # and the kernels size their work by the level
+        self._level = min(_check_int(relevance_level, "relevance_level", 1), _MAX_GRADE + 1)
         if empty_queries not in _EMPTY_MODES:
-            raise ValueError(f"empty_queries must be 'skip', 'zero' or 'error', not "
+            raise InputError(f"empty_queries must be 'skip', 'zero' or 'error', not "
                              f"{empty_queries!r}")
         self._empty = empty_queries
-        self._max_docs = None if max_docs is None else _check_int(max_docs, "max_docs", 1)
+        self._max_docs = (None if max_docs is None
+                          else min(_check_int(max_docs, "max_docs", 1), 2**62))
         self._columns = columns
         self._names = [c.name for c in columns]
         self._gm = [j for j, c in enumerate(columns) if c.aggregate == "gm"]
         # a column may set its own relevance level (ranx's -lN, ir_measures' rel=) or recall
         # cut points (ir_measures' IPrec): one kernel pass per setting, as evaluate makes
         settings = column_groups(columns, self._level)
-        self._groups = [(np.array(js, dtype=np.int64), level,
-                         *_kernel_args([columns[j] for j in js], level, v9))
+        self._groups = [(np.array(js, dtype=np.int64), min(level, _MAX_GRADE + 1),
+                         *_kernel_args([columns[j] for j in js], min(level, _MAX_GRADE + 1), v9))
                         for (level, v9), js in settings.items()]
         self._config = (tuple(self._names), self._level, self._empty, self._max_docs)
         self.reset()
@@ -224,7 +228,7 @@ class RankingMetrics:
         if self._mode is not None and self._mode != mode:
             have = ("batches of whole queries (2-d scores)" if self._mode == "batch"
                     else "rows with query ids (1-d scores)")
-            raise ValueError(f"this RankingMetrics already holds {have}; use one input shape "
+            raise InputError(f"this RankingMetrics already holds {have}; use one input shape "
                              "per metric object")
 
     # ------------------------------------------------------------------ update
@@ -254,25 +258,25 @@ class RankingMetrics:
         s = as_array(scores, "scores")
         if s.ndim == 2:
             if doc_ids is not None:
-                raise ValueError("doc_ids are for 1-d rows; in a 2-d batch the column is "
+                raise InputError("doc_ids are for 1-d rows; in a 2-d batch the column is "
                                  "the candidate")
             self._update_batch(s, relevance, query_ids, mask, num_relevant)
         elif s.ndim == 1:
             if num_relevant is not None:
-                raise ValueError("num_relevant is for 2-d batches of whole queries")
+                raise InputError("num_relevant is for 2-d batches of whole queries")
             if query_ids is None:
-                raise ValueError("1-d scores are rows of any queries: pass query_ids (or "
+                raise InputError("1-d scores are rows of any queries: pass query_ids (or "
                                  "give 2-d (queries, candidates) scores)")
             self._update_rows(s, relevance, query_ids, doc_ids, mask)
         else:
-            raise ValueError(f"scores must be 2-d (queries, candidates) or 1-d rows, not "
+            raise InputError(f"scores must be 2-d (queries, candidates) or 1-d rows, not "
                              f"{s.ndim}-d")
 
     def _update_batch(self, s, relevance, query_ids, mask, num_relevant) -> None:
         self._set_mode("batch")
         r = as_array(relevance, "relevance")
         if r.shape != s.shape:
-            raise ValueError(f"relevance has shape {r.shape}, scores {s.shape}; they must "
+            raise InputError(f"relevance has shape {r.shape}, scores {s.shape}; they must "
                              "match")
         nq, nc = s.shape
         if s.dtype == np.float32 and s.flags.c_contiguous:
@@ -282,17 +286,17 @@ class RankingMetrics:
         if mask is not None:
             mk = as_array(mask, "mask")
             if mk.shape != (nq, nc):
-                raise ValueError(f"mask has shape {mk.shape}, scores {(nq, nc)}; they must "
+                raise InputError(f"mask has shape {mk.shape}, scores {(nq, nc)}; they must "
                                  "match")
             if mk.dtype != np.bool_:
                 if mk.dtype.kind not in "iu":
-                    raise TypeError(f"mask must be bool, not {mk.dtype}")
+                    raise InputTypeError(f"mask must be bool, not {mk.dtype}")
                 mk = mk != 0
             mk = np.ascontiguousarray(mk).view(np.uint8)
         else:
             mk = _EMPTY_U8_2D
         if query_ids is not None and len(query_ids) != nq:
-            raise ValueError(f"query_ids has {len(query_ids)} entries for {nq} queries")
+            raise InputError(f"query_ids has {len(query_ids)} entries for {nq} queries")
 
         def where(ij):
             if query_ids is not None:
@@ -309,11 +313,11 @@ class RankingMetrics:
         if num_relevant is not None:
             nr = as_array(num_relevant, "num_relevant")
             if nr.shape != (nq,):
-                raise ValueError(f"num_relevant must have one entry per query ({nq}), not "
+                raise InputError(f"num_relevant must have one entry per query ({nq}), not "
                                  f"shape {nr.shape}")
             if nr.dtype.kind not in "iu" and (nr.dtype.kind != "f"
                                               or not (np.floor(nr) == nr).all()):
-                raise TypeError(f"num_relevant must hold integers, not {nr.dtype}")
+                raise InputTypeError(f"num_relevant must hold integers, not {nr.dtype}")
             nr = np.ascontiguousarray(nr, dtype=np.int64)
         else:
             nr = _EMPTY_I64
@@ -348,18 +352,18 @@ class RankingMetrics:
     def _raise(self, err, info, where):
         i, j, detail = int(info[1]), int(info[2]), int(info[3])
         if err == 1:
-            raise ValueError(f"scores: {where((i, j))}: score is NaN")
+            raise InputError(f"scores: {where((i, j))}: score is NaN")
         if err == 2:
-            raise ValueError(f"relevance: {where((i, j))}: grade {detail} is negative; "
+            raise InputError(f"relevance: {where((i, j))}: grade {detail} is negative; "
                              "grades are 0 (not relevant) or more; mark padding with mask")
         if err == 3:
-            raise ValueError(f"relevance: {where((i, j))}: grade {detail} is above "
+            raise InputError(f"relevance: {where((i, j))}: grade {detail} is above "
                              f"{_MAX_GRADE}, the largest grade qafast supports")
         if err == 4:
-            raise ValueError(f"num_relevant: {where((i,))}: {detail} candidates are "
+            raise InputError(f"num_relevant: {where((i,))}: {detail} candidates are "
                              "relevant, more than num_relevant says")
         if err == 5:
-            raise ValueError(f"{where((i,))} has no relevant document (empty_queries="
+            raise InputError(f"{where((i,))} has no relevant document (empty_queries="
                              "'error'); use empty_queries='skip' or 'zero' to allow it")
         raise RuntimeError(f"stream kernel error {err}")
 
@@ -368,12 +372,12 @@ class RankingMetrics:
         n = len(s)
         r = as_array(relevance, "relevance")
         if r.shape != s.shape:
-            raise ValueError(f"relevance has shape {r.shape}, scores {s.shape}; they must "
+            raise InputError(f"relevance has shape {r.shape}, scores {s.shape}; they must "
                              "match")
         q = _ids_array(query_ids, "query_ids", n)
         has_docs = doc_ids is not None
         if self._doc_ids is not None and self._doc_ids != has_docs:
-            raise ValueError("give doc_ids in every update or in none: ties and repeated rows "
+            raise InputError("give doc_ids in every update or in none: ties and repeated rows "
                              "are settled by document id when there are ids")
         d = _ids_array(doc_ids, "doc_ids", n) if has_docs else None
         s = np.array(_float_scores(s, "scores"), dtype=np.float64)  # a copy, kept
@@ -381,7 +385,7 @@ class RankingMetrics:
         if mask is not None:
             mk = as_array(mask, "mask")
             if mk.shape != s.shape:
-                raise ValueError(f"mask has shape {mk.shape}, scores {s.shape}; they must "
+                raise InputError(f"mask has shape {mk.shape}, scores {s.shape}; they must "
                                  "match")
             keep = np.asarray(mk, dtype=bool)
 
@@ -395,13 +399,13 @@ class RankingMetrics:
         if keep is not None:
             bad &= keep
         if bad.any():
-            raise ValueError(f"scores: {where((int(np.flatnonzero(bad)[0]),))}: score is NaN")
+            raise InputError(f"scores: {where((int(np.flatnonzero(bad)[0]),))}: score is NaN")
         bad = (g < 0) | (g > _MAX_GRADE)
         if keep is not None:
             bad &= keep
         if bad.any():
             i = int(np.flatnonzero(bad)[0])
-            raise ValueError(f"relevance: {where((i,))}: grade {int(g[i])} is outside 0.."
+            raise InputError(f"relevance: {where((i,))}: grade {int(g[i])} is outside 0.."
                              f"{_MAX_GRADE}")
         if keep is not None:
             s, g, q = s[keep], g[keep], q[keep]
@@ -433,7 +437,7 @@ class RankingMetrics:
                 clash = same & ((s[1:] != s[:-1]) | (g[1:] != g[:-1]))
                 if clash.any():
                     i = int(np.flatnonzero(clash)[0])
-                    raise ValueError(
+                    raise InputError(
                         f"query {int(q[i])}, document {int(d[i])} arrived twice with different "
                         f"scores or grades ({s[i]!r}, {int(g[i])} and {s[i + 1]!r}, "
                         f"{int(g[i + 1])}); only exact repeats are dropped")
@@ -447,7 +451,7 @@ class RankingMetrics:
             rel = np.add.reduceat((g >= self._level).astype(np.int64), offsets[:-1])
             if not rel.all():
                 qid = int(q[offsets[int(np.argmin(rel))]])
-                raise ValueError(f"query {qid} has no relevant document (empty_queries="
+                raise InputError(f"query {qid} has no relevant document (empty_queries="
                                  "'error'); use empty_queries='skip' or 'zero' to allow it")
         nq = len(offsets) - 1
         out = np.empty((nq, len(self._columns)), dtype=np.float64)
@@ -485,7 +489,7 @@ class RankingMetrics:
         else:
             count, limbs, special = self._count, self._limbs, self._special
         if count == 0:
-            raise ValueError("no query measured yet: update() has not seen a query with "
+            raise InputError("no query measured yet: update() has not seen a query with "
                              "candidates" + (" and a relevant document (empty_queries='skip')"
                                              if self._empty == "skip" else ""))
         totals = _exactsum.rounded(limbs, special)
@@ -494,16 +498,16 @@ class RankingMetrics:
     # ------------------------------------------------------------------ merge, state
     def _check_compatible(self, other) -> None:
         if not isinstance(other, RankingMetrics):
-            raise TypeError(f"cannot merge a {type(other).__name__} into a RankingMetrics")
+            raise InputTypeError(f"cannot merge a {type(other).__name__} into a RankingMetrics")
         if other._config != self._config:
-            raise ValueError(f"cannot merge RankingMetrics with different measures or options: "
+            raise InputError(f"cannot merge RankingMetrics with different measures or options: "
                              f"{_describe(self._config)} and {_describe(other._config)}")
         if self._mode and other._mode and self._mode != other._mode:
-            raise ValueError("cannot merge a RankingMetrics of whole-query batches with one of "
+            raise InputError("cannot merge a RankingMetrics of whole-query batches with one of "
                              "rows")
         if (self._doc_ids is not None and other._doc_ids is not None
                 and self._doc_ids != other._doc_ids):
-            raise ValueError("cannot merge rows with document ids and rows without")
+            raise InputError("cannot merge rows with document ids and rows without")
 
     def merge(self, *others: RankingMetrics) -> RankingMetrics:
         """Add the state of ``others`` into this one (they are unchanged); returns self."""
@@ -553,10 +557,10 @@ class RankingMetrics:
             A state of another kind, for other measures or options, or inconsistent.
         """
         if not isinstance(state, dict) or state.get("format") != "qafast.RankingMetrics":
-            raise TypeError("not a qafast.RankingMetrics state (from RankingMetrics."
-                            "state_dict())")
+            raise InputTypeError("not a qafast.RankingMetrics state (from RankingMetrics."
+                                 "state_dict())")
         if state.get("version") != _STATE_VERSION:
-            raise ValueError(f"RankingMetrics state version {state.get('version')!r}; this "
+            raise InputError(f"RankingMetrics state version {state.get('version')!r}; this "
                              f"qafast reads version {_STATE_VERSION}")
         try:
             config = (tuple(state["measures"]), state["relevance_level"],
@@ -567,9 +571,9 @@ class RankingMetrics:
                                                      "row_doc_ids", "row_scores", "row_grades")]
             has_ids, seq = state["row_has_doc_ids"], state["rows_without_ids"]
         except KeyError as e:
-            raise ValueError(f"corrupted RankingMetrics state: no {e.args[0]!r}") from None
+            raise InputError(f"corrupted RankingMetrics state: no {e.args[0]!r}") from None
         if config != self._config:
-            raise ValueError(f"the state is for {_describe(config)}; this metric computes "
+            raise InputError(f"the state is for {_describe(config)}; this metric computes "
                              f"{_describe(self._config)}")
         limbs, special, q, d, s, g = arrays
         m = len(self._columns)
@@ -608,7 +612,7 @@ class RankingMetrics:
             if has_ids not in (-1, 0, 1) or not isinstance(seq, (int, np.integer)) or seq < 0:
                 problems.append("row id flags")
         if problems:
-            raise ValueError("corrupted RankingMetrics state: " + "; ".join(problems))
+            raise InputError("corrupted RankingMetrics state: " + "; ".join(problems))
         self._mode = mode
         self._count = int(count)
         self._limbs = limbs.astype(np.int64, copy=True)
@@ -695,7 +699,7 @@ class AnswerMetrics:
     def compute(self) -> dict[str, float]:
         """``{"exact_match": ..., "f1": ...}``, means over every question so far."""
         if self._count == 0:
-            raise ValueError("no question scored yet")
+            raise InputError("no question scored yet")
         em, f1 = _exactsum.rounded(self._limbs, self._special)
         return {"exact_match": em / self._count, "f1": f1 / self._count}
 
@@ -703,9 +707,9 @@ class AnswerMetrics:
         """Add the state of ``others`` into this one (they are unchanged); returns self."""
         for o in others:
             if not isinstance(o, AnswerMetrics):
-                raise TypeError(f"cannot merge a {type(o).__name__} into an AnswerMetrics")
+                raise InputTypeError(f"cannot merge a {type(o).__name__} into an AnswerMetrics")
             if o._config != self._config:
-                raise ValueError(f"cannot merge AnswerMetrics with different options: "
+                raise InputError(f"cannot merge AnswerMetrics with different options: "
                                  f"{self._config} and {o._config} (normalizer, unit, "
                                  "empty_rule)")
         for o in others:
@@ -723,17 +727,18 @@ class AnswerMetrics:
     def load_state_dict(self, state: dict) -> None:
         """Replace the state by one from :meth:`state_dict` with the same options."""
         if not isinstance(state, dict) or state.get("format") != "qafast.AnswerMetrics":
-            raise TypeError("not a qafast.AnswerMetrics state (from AnswerMetrics.state_dict())")
+            raise InputTypeError("not a qafast.AnswerMetrics state (from "
+                                 "AnswerMetrics.state_dict())")
         if state.get("version") != _STATE_VERSION:
-            raise ValueError(f"AnswerMetrics state version {state.get('version')!r}; this "
+            raise InputError(f"AnswerMetrics state version {state.get('version')!r}; this "
                              f"qafast reads version {_STATE_VERSION}")
         try:
             config = (state["normalizer"], state["unit"], state["empty_rule"])
             count, limbs, special = state["count"], state["sums"], state["nonfinite_sums"]
         except KeyError as e:
-            raise ValueError(f"corrupted AnswerMetrics state: no {e.args[0]!r}") from None
+            raise InputError(f"corrupted AnswerMetrics state: no {e.args[0]!r}") from None
         if config != self._config:
-            raise ValueError(f"the state is for {config} (normalizer, unit, empty_rule); this "
+            raise InputError(f"the state is for {config} (normalizer, unit, empty_rule); this "
                              f"metric uses {self._config}")
         limbs, special = np.asarray(limbs), np.asarray(special)
         if (not isinstance(count, (int, np.integer)) or count < 0
@@ -741,7 +746,7 @@ class AnswerMetrics:
                 or not _exactsum.is_normal(limbs) or special.dtype != np.float64
                 or special.shape != (2,) or (count == 0 and limbs.any())
                 or limbs[:, -1].min() < 0):
-            raise ValueError("corrupted AnswerMetrics state: counts or sums out of shape or "
+            raise InputError("corrupted AnswerMetrics state: counts or sums out of shape or "
                              "range")
         self._count = int(count)
         self._limbs = limbs.astype(np.int64, copy=True)
@@ -749,8 +754,8 @@ class AnswerMetrics:
 
     def __getstate__(self):
         if not isinstance(self._normalizer, str):
-            raise TypeError("an AnswerMetrics with a normalizer function cannot be pickled; "
-                            "use state_dict()")
+            raise InputTypeError("an AnswerMetrics with a normalizer function cannot be pickled; "
+                                 "use state_dict()")
         return {"options": (self._normalizer, self._unit, self._empty_rule),
                 "state": self.state_dict()}
 

@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 
 from .._convert import as_array
+from ..errors import InputError, InputTypeError
 from ..stream import AnswerMetrics, RankingMetrics
 
 __all__ = ["retrieval_metrics", "squad_metrics"]
@@ -83,21 +84,21 @@ def retrieval_metrics(measures: str | Iterable[str] = ("mrr@10", "ndcg@10", "rec
         labels = as_array(_host(_first(eval_prediction.label_ids)), "label_ids")
         if scores.ndim != 2:
             metric.reset()
-            raise ValueError(f"predictions must be (queries, candidates) scores, not shape "
+            raise InputError(f"predictions must be (queries, candidates) scores, not shape "
                              f"{scores.shape}")
         if labels.ndim == 1 and len(labels) == len(scores):
             # one relevant candidate per query, by column
             if labels.dtype.kind not in "iu":
                 metric.reset()
-                raise TypeError(f"label_ids of shape (queries,) must be column indices, not "
-                                f"{labels.dtype}")
+                raise InputTypeError(f"label_ids of shape (queries,) must be column indices, not "
+                                     f"{labels.dtype}")
             cols = np.arange(scores.shape[1])
             grades = (cols[None, :] == labels[:, None]).astype(np.int64)
             bad = (labels != pad_label) & ((labels < 0) | (labels >= scores.shape[1]))
             if bad.any():
                 metric.reset()
                 i = int(np.flatnonzero(bad)[0])
-                raise ValueError(f"label_ids: query {i} names candidate {int(labels[i])}, "
+                raise InputError(f"label_ids: query {i} names candidate {int(labels[i])}, "
                                  f"outside 0..{scores.shape[1] - 1}")
             mask = None
         else:
@@ -126,22 +127,22 @@ def _answer_texts(predictions, label_ids) -> tuple[list[str], list[Any]]:
     golds = list(label_ids)
     if preds and isinstance(preds[0], dict):
         if not golds or not isinstance(golds[0], dict):
-            raise TypeError("predictions in the SQuAD format ({'id', 'prediction_text'}) need "
-                            "label_ids in it too ({'id', 'answers': {'text': [...]}})")
+            raise InputTypeError("predictions in the SQuAD format ({'id', 'prediction_text'}) need "
+                                 "label_ids in it too ({'id', 'answers': {'text': [...]}})")
         by_id = {}
         for p in preds:
             try:
                 by_id[p["id"]] = p["prediction_text"]
             except KeyError as e:
-                raise ValueError(f"a prediction has no {e.args[0]!r}: {p!r:.80}") from None
+                raise InputError(f"a prediction has no {e.args[0]!r}: {p!r:.80}") from None
         texts, alternatives = [], []
         for g in golds:
             try:
                 qid, answers = g["id"], g["answers"]
             except KeyError as e:
-                raise ValueError(f"a reference has no {e.args[0]!r}: {g!r:.80}") from None
+                raise InputError(f"a reference has no {e.args[0]!r}: {g!r:.80}") from None
             if qid not in by_id:
-                raise ValueError(f"question {qid!r} has no prediction")
+                raise InputError(f"question {qid!r} has no prediction")
             texts.append(by_id[qid])
             alternatives.append(list(answers["text"]) if isinstance(answers, dict)
                                 else list(answers))

@@ -19,6 +19,7 @@ import copy
 import numpy as np
 
 from .. import _exactsum
+from ..errors import InputError, InputTypeError
 from ..stream import AnswerMetrics, RankingMetrics
 
 __all__ = ["sync", "sync_and_compute"]
@@ -69,8 +70,8 @@ def sync(metric: RankingMetrics | AnswerMetrics, group=None):
         torch.distributed is not initialized.
     """
     if not isinstance(metric, (RankingMetrics, AnswerMetrics)):
-        raise TypeError(f"sync takes a RankingMetrics or an AnswerMetrics, not "
-                        f"{type(metric).__name__}")
+        raise InputTypeError(f"sync takes a RankingMetrics or an AnswerMetrics, not "
+                             f"{type(metric).__name__}")
     import torch
 
     dist = _dist()
@@ -85,11 +86,11 @@ def sync(metric: RankingMetrics | AnswerMetrics, group=None):
                for h in headers]
     for rank, other in enumerate(configs):
         if other != configs[0]:
-            raise ValueError(f"the ranks' metrics differ: rank 0 has {configs[0]}, rank {rank} "
+            raise InputError(f"the ranks' metrics differ: rank 0 has {configs[0]}, rank {rank} "
                              f"has {other}")
     modes = {h.get("mode") for h in headers} - {"", None}
     if len(modes) > 1:
-        raise ValueError("some ranks hold batches of whole queries and others rows; use one "
+        raise InputError("some ranks hold batches of whole queries and others rows; use one "
                          "input shape on every rank")
     device = _device(dist, group)
     m = state["sums"].shape[0]
@@ -111,7 +112,7 @@ def sync(metric: RankingMetrics | AnswerMetrics, group=None):
         merged["mode"] = modes.pop() if modes else ""
         flags = {h["row_has_doc_ids"] for h in headers if h["rows"]} - {-1}
         if len(flags) > 1:
-            raise ValueError("some ranks give document ids and others do not; give them on "
+            raise InputError("some ranks give document ids and others do not; give them on "
                              "every rank")
         merged["row_has_doc_ids"] = flags.pop() if flags else state["row_has_doc_ids"]
         seqs = [int(h["rows_without_ids"]) for h in headers]

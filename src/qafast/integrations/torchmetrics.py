@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from .. import _exactsum
+from ..errors import InputError
 from ..stream import RankingMetrics
 
 __all__ = ["RankingMetric"]  # noqa: F822 - built on first access (module __getattr__)
@@ -75,7 +76,7 @@ def _build():
         def update(self, preds, target, indexes=None, doc_ids=None, mask=None,
                    num_relevant=None) -> None:
             if getattr(preds, "ndim", 2) == 1 and indexes is not None and doc_ids is None:
-                raise ValueError("the rows form of RankingMetric needs doc_ids beside indexes: "
+                raise InputError("the rows form of RankingMetric needs doc_ids beside indexes: "
                                  "rows gathered from several processes are told apart, and a "
                                  "repeated row counted once, by their (query, document) pair")
             local = self._fresh()
@@ -84,14 +85,14 @@ def _build():
             has_rows = len(self.row_query_ids) > 0
             if state["mode"] == "batch":
                 if has_rows:
-                    raise ValueError("this metric holds rows; use one input shape per metric")
+                    raise InputError("this metric holds rows; use one input shape per metric")
                 self.sums += torch.from_numpy(state["sums"]).to(self.sums.device)
                 self.nonfinite_sums += torch.from_numpy(state["nonfinite_sums"]).to(
                     self.nonfinite_sums.device)
                 self.count += state["count"]
             else:
                 if int(self.count) or bool(self.sums.any()):
-                    raise ValueError("this metric holds batches of whole queries; use one input "
+                    raise InputError("this metric holds batches of whole queries; use one input "
                                      "shape per metric")
                 for name in _ROWS:
                     getattr(self, name).append(torch.from_numpy(state[name]).to(self.sums.device))

@@ -18,18 +18,20 @@ import os
 from collections.abc import Mapping
 from typing import IO, Any, Union
 
+from ..errors import FormatError, InputError, InputTypeError
+
 __all__ = ["BioasqFormatError", "BioasqWarning", "read_bioasq"]
 
 Source = Union[str, "os.PathLike[str]", IO[str], IO[bytes], Mapping]
 
 
-class BioasqFormatError(ValueError):
+class BioasqFormatError(FormatError):
     """A malformed BioASQ JSON document; ``path`` names the source, ``question`` the question
     id (or index) at fault, when there is one."""
 
     def __init__(self, message: str, *, path: str, question: Any = None) -> None:
         where = path if question is None else f"{path}, question {question!r}"
-        super().__init__(f"{where}: {message}")
+        InputError.__init__(self, f"{where}: {message}", path=path, query=question)
         self.path = path
         self.question = question
         self.message = message
@@ -68,7 +70,7 @@ def read_bioasq(source: Source, *, repeated: str = "error") -> dict[str, dict]:
     {'q1': {'type': 'yesno', 'exact_answer': 'yes'}}
     """
     if repeated not in ("error", "first"):
-        raise ValueError(f"The 'repeated' parameter must be 'error' or 'first'. Got "
+        raise InputError(f"The 'repeated' parameter must be 'error' or 'first'. Got "
                          f"{repeated!r} instead.")
     if isinstance(source, Mapping):
         doc, path = source, "<dict>"
@@ -76,7 +78,12 @@ def read_bioasq(source: Source, *, repeated: str = "error") -> dict[str, dict]:
         path = str(getattr(source, "name", "<file>"))
         doc = _loads(source.read(), path)
     else:
+        if not isinstance(source, (str, os.PathLike)):
+            raise InputTypeError(f"expected a path, a file object or a dict, got "
+                                 f"{type(source).__name__}")
         path = os.fspath(source)
+        if not isinstance(path, str):
+            raise InputTypeError(f"path must be str or os.PathLike[str], got bytes {path!r:.60}")
         with open(path, "rb") as f:
             doc = _loads(f.read(), path)
     if not isinstance(doc, Mapping) or not isinstance(doc.get("questions"), list):
@@ -115,3 +122,5 @@ def _loads(data, path: str):
         return json.loads(data)
     except (json.JSONDecodeError, UnicodeDecodeError) as e:
         raise BioasqFormatError(f"not JSON: {e}", path=path) from None
+    except RecursionError:
+        raise BioasqFormatError("JSON nested too deeply to read", path=path) from None

@@ -14,6 +14,7 @@ from typing import IO, Union
 
 import numpy as np
 
+from ..errors import InputTypeError
 from ._errors import LineFormatError
 
 __all__ = ["ConllFormatError", "read_conll"]
@@ -28,10 +29,15 @@ class ConllFormatError(LineFormatError):
 
 def _open(source: Source):
     if isinstance(source, (str, os.PathLike)):
-        return open(source, encoding="utf-8", newline=None), os.fspath(source), True
+        from ._text import open_utf8
+
+        return open_utf8(source, ConllFormatError), os.fspath(source), True
     if isinstance(source, io.TextIOBase) or hasattr(source, "readline"):
-        return source, getattr(source, "name", "<file>"), False
-    raise TypeError(f"source must be a path or a text file, got {type(source).__name__}")
+        from ._text import as_text
+
+        path = getattr(source, "name", "<file>")
+        return as_text(source, path, ConllFormatError), path, False
+    raise InputTypeError(f"source must be a path or a text file, got {type(source).__name__}")
 
 
 def read_conll(source: Source):
@@ -76,7 +82,9 @@ def read_conll(source: Source):
     lines: list[int] = []       # line of each tweet's first token
     in_tweet = False
     try:
-        for lineno, line in enumerate(f, 1):
+        from ._text import iter_decoded
+
+        for lineno, line in iter_decoded(f, path, ConllFormatError):
             fields = line.split()
             if not fields:
                 in_tweet = False

@@ -18,6 +18,7 @@ from typing import IO, Union
 import numpy as np
 
 from ._errors import LineFormatError
+from ._text import as_text, iter_decoded, open_utf8
 
 __all__ = ["DbqaData", "DbqaFormatError", "read_dbqa"]
 
@@ -49,9 +50,11 @@ class DbqaData:
 
 def _open(source: Source):
     if hasattr(source, "read"):
-        return source, str(getattr(source, "name", "<file>")), False
+        path = str(getattr(source, "name", "<file>"))
+        return as_text(source, path, DbqaFormatError, newline="\n"), path, False
     path = os.fspath(source)
-    return open(path, encoding="utf-8", newline=""), path, True
+    # lines end at "\n" only: a lone "\r" is part of a sentence, as in a file object
+    return open_utf8(path, DbqaFormatError, newline="\n"), path, True
 
 
 def read_dbqa(source: Source, scores: Source | None = None) -> DbqaData:
@@ -91,7 +94,7 @@ def read_dbqa(source: Source, scores: Source | None = None) -> DbqaData:
     has_score = None
     prev = None
     try:
-        for lineno, raw in enumerate(f, start=1):
+        for lineno, raw in iter_decoded(f, path, DbqaFormatError):
             line = raw.rstrip("\n").rstrip("\r")
             if not line.strip():
                 continue
@@ -148,7 +151,7 @@ def _read_scores(source: Source, n: int, data_path: str) -> list:
     f, path, close = _open(source)
     out = []
     try:
-        for lineno, raw in enumerate(f, start=1):
+        for lineno, raw in iter_decoded(f, path, DbqaFormatError):
             text = raw.strip()
             if not text:
                 continue

@@ -37,8 +37,10 @@ class DrFactWarning(UserWarning):
 
 
 def _objects(path: Path):
-    name = os.fspath(path)
-    with open(path, encoding="utf-8") as f:
+    from ._text import open_utf8
+
+    with open_utf8(path, DrFactFormatError) as f:
+        name = os.fspath(path)
         for lineno, line in enumerate(f, 1):
             if not line.strip():
                 continue
@@ -46,6 +48,9 @@ def _objects(path: Path):
                 obj = json.loads(line)
             except json.JSONDecodeError as e:
                 raise DrFactFormatError(f"not JSON ({e.msg})", path=name, line=lineno) from None
+            except RecursionError:
+                raise DrFactFormatError("JSON nested too deeply to read", path=name,
+                                        line=lineno) from None
             if not isinstance(obj, dict):
                 raise DrFactFormatError(f"expected a JSON object, got {type(obj).__name__}",
                                         path=name, line=lineno)

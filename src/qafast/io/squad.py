@@ -32,6 +32,8 @@ from typing import Any, Union
 
 import numpy as np
 
+from ..errors import FormatError, InputError, InputTypeError
+
 __all__ = [
     "SquadDataset",
     "SquadFormatError",
@@ -46,7 +48,7 @@ __all__ = [
 Source = Union[str, "os.PathLike[str]"]
 
 
-class SquadFormatError(ValueError):
+class SquadFormatError(FormatError):
     """A SQuAD dataset, predictions or probability file that cannot be evaluated.
 
     ``path`` names the file, ``qid`` the question (or None), ``line`` the 1-based line of a
@@ -60,7 +62,7 @@ class SquadFormatError(ValueError):
             where += f", line {line}" + (f", column {column}" if column is not None else "")
         if qid is not None:
             where += f", question {qid!r}"
-        super().__init__(f"{where}: {message}")
+        InputError.__init__(self, f"{where}: {message}", path=path, line=line, query=qid)
         self.path = path
         self.qid = qid
         self.line = line
@@ -93,7 +95,7 @@ class SquadDataset:
     def __init__(self, ids: list, answers: list | None, version: str | None, source: str, *,
                  texts: list | None = None, offsets=None):
         if answers is None and (texts is None or offsets is None):
-            raise TypeError("SquadDataset needs answers, or texts and offsets")
+            raise InputTypeError("SquadDataset needs answers, or texts and offsets")
         self.ids = ids
         self.version = version
         self.source = source
@@ -145,7 +147,7 @@ def _is_path(source) -> bool:
 def _load_json(source, what: str, object_hook=None):
     path = os.fspath(source)
     if isinstance(path, bytes):
-        raise TypeError(f"{what} path must be str or os.PathLike[str], got bytes")
+        raise InputTypeError(f"{what} path must be str or os.PathLike[str], got bytes")
     with open(path, "rb") as f:
         raw = f.read()
     try:
@@ -155,6 +157,8 @@ def _load_json(source, what: str, object_hook=None):
                                column=e.colno) from None
     except UnicodeDecodeError as e:
         raise SquadFormatError(f"not UTF-8 text ({e.reason})", path=path) from None
+    except RecursionError:
+        raise SquadFormatError("JSON nested too deeply to read", path=path) from None
 
 
 def _fail(from_file: bool, message: str, *, path: str, qid=None, type_error: bool = True):
@@ -163,7 +167,7 @@ def _fail(from_file: bool, message: str, *, path: str, qid=None, type_error: boo
     if from_file:
         return SquadFormatError(message, path=path, qid=qid)
     where = path + (f", question {qid!r}" if qid is not None else "")
-    return (TypeError if type_error else ValueError)(f"{where}: {message}")
+    return (InputTypeError if type_error else InputError)(f"{where}: {message}")
 
 
 def _type_name(x) -> str:
@@ -541,23 +545,23 @@ def read_hf_predictions(items, *, float32: bool = True):
     for i, item in enumerate(items):
         where = f"{name}, item {i}"
         if not isinstance(item, Mapping):
-            raise TypeError(f"{where}: a prediction is a dict with 'id' and 'prediction_text', "
-                            f"got {_type_name(item)}")
+            raise InputTypeError(f"{where}: a prediction is a dict with 'id' and "
+                                 f"'prediction_text', got {_type_name(item)}")
         for key in ("id", "prediction_text"):
             if key not in item:
-                raise ValueError(f"{where}: the prediction has no {key!r}")
+                raise InputError(f"{where}: the prediction has no {key!r}")
         qid, text = item["id"], item["prediction_text"]
         if type(qid) is not str:
-            raise TypeError(f"{where}: the question id must be a string, got "
-                            f"{_type_name(qid)} {qid!r:.40}")
+            raise InputTypeError(f"{where}: the question id must be a string, got "
+                                 f"{_type_name(qid)} {qid!r:.40}")
         if type(text) is not str:
-            raise TypeError(f"{where}, question {qid!r}: the prediction_text must be a string, "
-                            f"got {_type_name(text)} {text!r:.40}")
+            raise InputTypeError(f"{where}, question {qid!r}: the prediction_text must be a "
+                                 f"string, got {_type_name(text)} {text!r:.40}")
         has = "no_answer_probability" in item
         if with_prob is None:
             with_prob = has
         elif has != with_prob:
-            raise ValueError(f"{where}, question {qid!r}: "
+            raise InputError(f"{where}, question {qid!r}: "
                              + ("no 'no_answer_probability', which the earlier items have"
                                 if with_prob else "a 'no_answer_probability', which the "
                                 "earlier items lack"))
@@ -565,8 +569,8 @@ def read_hf_predictions(items, *, float32: bool = True):
         if has:
             p = item["no_answer_probability"]
             if not isinstance(p, _NUMBER_TYPES):
-                raise TypeError(f"{where}, question {qid!r}: the no_answer_probability must be "
-                                f"a number, got {_type_name(p)} {p!r:.40}")
+                raise InputTypeError(f"{where}, question {qid!r}: the no_answer_probability "
+                                     f"must be a number, got {_type_name(p)} {p!r:.40}")
             probs[qid] = _as_float32(p) if float32 else p
     return preds, (probs if with_prob else None)
 

@@ -30,6 +30,7 @@ import queue
 import stat
 import sys
 import threading
+import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import IO, Any, Union
@@ -37,7 +38,7 @@ from typing import IO, Any, Union
 import numpy as np
 
 from .._kernels import _trec_last_newline, _trec_Parser
-
+from ..errors import InputError, InputTypeError
 from ._errors import LineFormatError
 
 __all__ = ["TrecColumns", "TrecFormatError", "read_trec_qrels", "read_trec_run"]
@@ -231,7 +232,7 @@ def _read(
 ) -> TrecColumns:
     threaded = _threaded(workers)
     if not isinstance(intern_docs, (bool, np.bool_)):
-        raise TypeError(f"intern_docs must be a bool, got {type(intern_docs).__name__}")
+        raise InputTypeError(f"intern_docs must be a bool, got {type(intern_docs).__name__}")
     intern_docs = bool(intern_docs)
     chunk = _CHUNK_BYTES if chunk_bytes is None else chunk_bytes
     with contextlib.ExitStack() as stack:
@@ -266,9 +267,9 @@ def _parse_blocks(path: str, blocks: Iterator, *, is_run: bool, threaded: bool =
 
 def _threaded(workers: int) -> bool:
     if isinstance(workers, bool) or not isinstance(workers, int):
-        raise TypeError(f"workers must be an int, got {type(workers).__name__}")
+        raise InputTypeError(f"workers must be an int, got {type(workers).__name__}")
     if workers == 0:
-        raise ValueError("workers must be 1, more than 1, or negative for all cores; got 0")
+        raise InputError("workers must be 1, more than 1, or negative for all cores; got 0")
     if workers == 1:
         return False
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
@@ -300,29 +301,64 @@ def _open_blocks(source: Source, chunk: int, stack: contextlib.ExitStack) -> tup
     if isinstance(source, (bytes, bytearray, memoryview)):
         data = memoryview(source).cast("B")
         if data[:2] == _GZIP_MAGIC:
-            return "<bytes>", _stream_blocks(gzip.GzipFile(fileobj=io.BytesIO(data)), chunk)
+            return "<bytes>", _gzip_blocks(io.BytesIO(data), chunk, "<bytes>")
         return "<bytes>", _buffer_blocks(data, chunk)
     if isinstance(source, (str, os.PathLike)):
         name = os.fspath(source)
         if not isinstance(name, str):
-            raise TypeError(f"source path must be str or os.PathLike[str], got {name!r}")
+            raise InputTypeError(f"source path must be str or os.PathLike[str], got {name!r}")
         if name == "-":
-            return "<stdin>", _stream_blocks(sys.stdin, chunk)
+            return "<stdin>", _sniffed_blocks(sys.stdin, chunk, "<stdin>", stack)
         raw = stack.enter_context(open(name, "rb", buffering=0))
         gz = name.endswith(".gz")
         if not gz and raw.seekable():  # not a pipe: sniff the gzip magic
             gz = raw.read(2) == _GZIP_MAGIC
             raw.seek(0)
         if gz:
-            return name, _stream_blocks(stack.enter_context(gzip.GzipFile(fileobj=raw)), chunk)
+            return name, _gzip_blocks(raw, chunk, name, stack)
         return name, _stream_blocks(raw, chunk)
     if hasattr(source, "read"):
         name = getattr(source, "name", None)
-        return (name if isinstance(name, str) else "<file>"), _stream_blocks(source, chunk)
-    raise TypeError(
+        name = name if isinstance(name, str) else "<file>"
+        return name, _sniffed_blocks(source, chunk, name, stack)
+    raise InputTypeError(
         "source must be a path, '-', a bytes-like object or a binary file object, "
         f"got {type(source).__name__}"
     )
+
+
+def _sniffed_blocks(f: Any, chunk: int, path: str,
+                    stack: contextlib.ExitStack) -> Iterator[memoryview]:
+    """A stream's blocks, decompressed when it starts with the gzip magic (a ``.gz`` piped
+    to stdin). Only a buffered stream can be looked at without consuming it (``peek``);
+    others are read as they are."""
+    binary = getattr(f, "buffer", f) if isinstance(f, io.TextIOBase) else f
+    peek = getattr(binary, "peek", None)
+    if peek is not None:
+        try:
+            head = peek(2)
+        except (OSError, ValueError):
+            head = b""
+        if isinstance(head, bytes) and head[:2] == _GZIP_MAGIC:
+            return _gzip_blocks(binary, chunk, path, stack)
+    return _stream_blocks(f, chunk)
+
+
+def _gzip_blocks(raw: Any, chunk: int, path: str,
+                 stack: contextlib.ExitStack | None = None) -> Iterator[memoryview]:
+    """The decompressed blocks of gzip data, a truncated or corrupt stream being a
+    TrecFormatError that names the source (gzip's own errors name neither it nor the
+    problem's kind)."""
+    gz = gzip.GzipFile(fileobj=raw)
+    if stack is not None:
+        stack.enter_context(gz)
+    try:
+        yield from _stream_blocks(gz, chunk)
+    except EOFError:
+        raise TrecFormatError("truncated gzip data: the compressed stream ends before its "
+                              "end marker", path=path) from None
+    except (gzip.BadGzipFile, zlib.error) as e:
+        raise TrecFormatError(f"corrupt gzip data ({e})", path=path) from None
 
 
 def _buffer_blocks(data: memoryview, chunk: int) -> Iterator[memoryview]:

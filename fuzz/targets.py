@@ -1,0 +1,249 @@
+"""Fuzz targets: each takes bytes and feeds them to one reader or entry point of qafast.
+
+The only accepted outcomes of a target are a result or a :class:`qafast.QafastError` (a
+``ValueError`` or ``TypeError`` subclass naming what is wrong); anything else, a crash or a
+bare ``EOFError``, ``RecursionError``, ``OverflowError``, ``UnicodeDecodeError`` or numpy
+error from deep inside, is a finding. Warnings are ignored (they are documented outcomes).
+
+Used by ``tests/test_fuzz_readers.py`` (hypothesis) and ``fuzz/fuzz_readers.py`` (atheris).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import gzip
+import io
+import json
+import os
+import tempfile
+import warnings
+from importlib import resources
+
+import numpy as np
+
+import qafast
+from qafast.errors import QafastError
+
+DATA = resources.files("qafast") / "data"  # the installed package's, or the source tree's
+
+QRELS_TEXT = (DATA / "sample.qrels").read_bytes()
+RUN_TEXT = (DATA / "sample.run").read_bytes()
+SQUAD_DATASET = (DATA / "squad_sample.json").read_bytes()
+SQUAD_PREDICTIONS = (DATA / "squad_sample_pred.json").read_bytes()
+SQUAD_NA = (DATA / "squad_sample_na.json").read_bytes()
+
+SEEDS: dict[str, list[bytes]] = {
+    "trec_run": [RUN_TEXT, gzip.compress(RUN_TEXT), b"q1 Q0 d1 1 2.5 r\n# c\nq1 Q0 d#2 2 -inf r\n"],
+    "trec_qrels": [QRELS_TEXT, gzip.compress(QRELS_TEXT), b"q1 0 d1 1\nq1 0 d2 -1\n"],
+    "squad_dataset": [SQUAD_DATASET],
+    "squad_predictions": [SQUAD_NA],
+    "bioasq": [json.dumps({"questions": [
+        {"id": "q1", "type": "factoid", "exact_answer": [["a", "b"], ["c"]]},
+        {"id": "q2", "type": "list", "exact_answer": [["x"], ["y"]]},
+        {"id": "q3", "type": "yesno", "exact_answer": "yes"}]}).encode()],
+    "drfact": [(b'{"qid": "q1", "predictions_K": {"100": [["tree", 0.9], ["sun", 0.5]]}}\n'
+               b'{"qid": "q2", "predictions_K": {"100": [["leaf", 1]]}}\n'
+               b'\x00{"_id": "q1", "all_answer_concepts": [{"name": "sun"}]}\n'
+               b'{"_id": "q2", "all_answer_concepts": [{"name": "leaf"}, {"name": "x"}]}\n')],
+    "dbqa": [b'q1\ta "quoted\t1\t0.9\nq1\tb\t0\t0.1\r\nq2\tc\t1\t0.5\n'],
+    "conll": [b"go ep1 ep1\nray en1 en1\nrice en1 o\n\nwait ep ep\n"],
+    "ap": [b"1 0.9\n0 0.8\n1 0.3\n0 1e999\n"],
+    "arrays": [bytes(range(64)), np.array([0.5, 1.5, -2.0, 7.0]).tobytes() * 3],
+    "dicts": [json.dumps({"q1": {"d1": 1.5, "d2": 0.5}, "q2": {"d9": -1}}).encode(),
+              json.dumps({"q1": {"d1": 1e308}, "2": {"d": 10**30}}).encode()],
+    "answers": [json.dumps({"q1": ["Paris", "the city of Paris"],
+                            "q2": ["", "42"]}).encode()],
+}
+
+_QRELS = qafast.Qrels.from_file(QRELS_TEXT)
+
+
+@contextlib.contextmanager
+def _tmpfile(data: bytes, suffix: str = ""):
+    fd, path = tempfile.mkstemp(suffix=suffix, prefix="qafast-fuzz-")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        yield path
+    finally:
+        os.unlink(path)
+
+
+def trec_run(data: bytes):
+    run = qafast.Run.from_file(data)
+    for workers in (1, 2):
+        qafast.evaluate(_QRELS, data, ["map", "ndcg@10", "P.5", "recip_rank"],
+                        queries="qrels", workers=workers)
+    with _tmpfile(data, ".gz" if data[:2] == b"\x1f\x8b" else "") as path:
+        qafast.evaluate(_QRELS, path, "map", queries="qrels")
+    return run
+
+
+def trec_qrels(data: bytes):
+    qrels = qafast.Qrels.from_file(data)
+    run = qafast.Run.from_file(RUN_TEXT)
+    qafast.evaluate(qrels, run, ["map", "ndcg", "bpref", "infAP"], queries="qrels")
+    return qrels
+
+
+def squad_dataset(data: bytes):
+    with _tmpfile(data, ".json") as path:
+        return qafast.squad(path, json.loads(SQUAD_PREDICTIONS))
+
+
+def squad_predictions(data: bytes):
+    # the bytes as predictions, then as no-answer probabilities
+    results = []
+    with _tmpfile(SQUAD_DATASET, ".json") as dataset, _tmpfile(data, ".json") as path:
+        with contextlib.suppress(QafastError):
+            results.append(qafast.squad(dataset, path))
+        results.append(qafast.squad(dataset, json.loads(SQUAD_PREDICTIONS), na_probs=path,
+                                    version="2.0"))
+    return results
+
+
+def bioasq(data: bytes):
+    gold = io.BytesIO(SEEDS["bioasq"][0])
+    qafast.io.read_bioasq(io.BytesIO(data))
+    with _tmpfile(data, ".json") as path:
+        return qafast.evaluate_bioasq(gold, path)
+
+
+def drfact(data: bytes):
+    # one input holds both files, split at the first NUL byte
+    pred, _, truth = data.partition(b"\x00")
+    with _tmpfile(pred) as p, _tmpfile(truth) as t:
+        preds, gold = qafast.io.read_drfact(p, t)
+        return qafast.evaluate_concepts(preds, gold, ["hit@1", "rec@3"])
+
+
+def dbqa(data: bytes):
+    with _tmpfile(data) as path:
+        qafast.io.read_dbqa(io.BytesIO(data))
+        return qafast.evaluate_dbqa_file(path)
+
+
+def conll(data: bytes):
+    with _tmpfile(data) as path:
+        res, ann = qafast.io.read_conll(path)
+        return qafast.tw_events_score(res, ann)
+
+
+def ap(data: bytes):
+    from qafast.curves import _run_ap
+
+    with _tmpfile(data) as path, contextlib.redirect_stdout(io.StringIO()):
+        return _run_ap(argparse.Namespace(file=path, thresholds="0.5,0.1", o="json"))
+
+
+def arrays(data: bytes):
+    """The array entry points, with arrays cut from the bytes: scores of a random float
+    width, ids and grades as integers."""
+    if len(data) < 3:
+        return None
+    n = data[0] % 16
+    kind = data[1] % 4
+    raw = data[2:]
+    width = (2, 4, 8)[kind % 3]
+    m = len(raw) // width
+    scores = np.frombuffer(raw[: m * width], dtype={2: np.float16, 4: np.float32,
+                                                    8: np.float64}[width])
+    ints = np.frombuffer(raw[: len(raw) // 8 * 8], dtype=np.int64)
+    small = np.frombuffer(raw, dtype=np.uint8).astype(np.int64) % 7 - 1
+    k = min(len(scores), len(small), max(n, 1) * 4)
+    q = small[:k] % max(n, 1)
+    docs = ints[:k] if kind == 3 and len(ints) >= k else np.arange(k) + small[:k]
+    results = []
+    with contextlib.suppress(QafastError):
+        run = qafast.Run.from_arrays(q, docs, scores[:k])
+        qrels = qafast.Qrels.from_arrays(q, docs, small[:k])
+        results.append(qafast.evaluate(qrels, run, ["map", "ndcg@5", "P@2"], queries="qrels"))
+    with contextlib.suppress(QafastError):
+        rows = max(n, 1)
+        cols = k // rows
+        m2 = qafast.RankingMetrics(["map", "ndcg@3", "mrr@2"], empty_queries="zero")
+        m2.update(scores[: rows * cols].reshape(rows, cols),
+                  small[: rows * cols].reshape(rows, cols))
+        results.append(m2.compute())
+    with contextlib.suppress(QafastError):
+        results.append(qafast.average_precision(small[:k] % 2, scores[:k]))
+    with contextlib.suppress(QafastError):
+        results.append(qafast.precision_recall_curve(small[:k] % 2, scores[:k]))
+    with contextlib.suppress(QafastError):
+        results.append(qafast.evaluate_dbqa(small[:k] % 2, scores[:k], questions=q))
+    return results
+
+
+def _json(data: bytes):
+    try:
+        return json.loads(data)
+    except (ValueError, RecursionError):
+        return None
+
+
+def dicts(data: bytes):
+    """The dict entry points, with what JSON gives (any shape: the checks must name it)."""
+    obj = _json(data)
+    results = []
+    with contextlib.suppress(QafastError):
+        results.append(qafast.evaluate(_QRELS, obj, ["map", "P@5"], queries="qrels"))
+    with contextlib.suppress(QafastError):
+        results.append(qafast.evaluate(obj, RUN_TEXT, ["map", "P@5"], queries="qrels"))
+    with contextlib.suppress(QafastError):
+        results.append(qafast.RelevanceEvaluator(obj, {"map", "ndcg"}).evaluate(obj))
+    with contextlib.suppress(QafastError):
+        results.append(qafast.evaluate_concepts(obj, obj, ["hit@1", "rec@2"]))
+    return results
+
+
+def answers(data: bytes):
+    """The answer metrics and SQuAD, with predictions and references from JSON."""
+    obj = _json(data)
+    results = []
+    if isinstance(obj, dict):
+        preds = [v[0] if isinstance(v, list) and v else v for v in obj.values()]
+        refs = list(obj.values())
+    else:
+        preds = refs = obj
+    with contextlib.suppress(QafastError):
+        results.append(qafast.exact_match_and_f1(preds, refs))
+    with contextlib.suppress(QafastError):
+        results.append(qafast.evaluate_factoid(refs, refs))
+    with contextlib.suppress(QafastError):
+        dataset = {"data": [{"paragraphs": [{"qas": [
+            {"id": str(i), "answers": [{"text": r} for r in (ref if isinstance(ref, list)
+                                                              else [ref])]}
+            for i, ref in enumerate(refs if isinstance(refs, list) else [refs])]}]}]}
+        results.append(qafast.squad(dataset, {str(i): p for i, p in enumerate(
+            preds if isinstance(preds, list) else [preds])}))
+    with contextlib.suppress(QafastError):
+        results.append(qafast.tw_events_score(refs, refs))
+    return results
+
+
+TARGETS = {
+    "trec_run": trec_run,
+    "trec_qrels": trec_qrels,
+    "squad_dataset": squad_dataset,
+    "squad_predictions": squad_predictions,
+    "bioasq": bioasq,
+    "drfact": drfact,
+    "dbqa": dbqa,
+    "conll": conll,
+    "ap": ap,
+    "arrays": arrays,
+    "dicts": dicts,
+    "answers": answers,
+}
+
+
+def run_target(name: str, data: bytes):
+    """Run one target; return its result, or the QafastError it raised. Any other
+    exception propagates: that is a finding."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            return TARGETS[name](data)
+        except QafastError as e:
+            return e
