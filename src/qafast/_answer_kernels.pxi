@@ -72,7 +72,7 @@ cdef inline bint _ak_pause_gil(Py_ssize_t i) noexcept:
 
 
 cdef int _ak_lists_changed(str what) except -1:
-    raise ValueError(f"the {what} changed while they were read (by another thread?)")
+    raise InputError(f"the {what} changed while they were read (by another thread?)")
 
 
 cdef extern from "Python.h":

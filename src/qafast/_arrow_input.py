@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .errors import InputTypeError
 from .io import arrow as _arrow
 from .ranking import Qrels, Run, _Chunked, _grouped
 
@@ -27,7 +28,7 @@ def _names(cls, query_col, doc_col, value_col) -> list[str]:
     for what, c in (("query_col", query_col), ("doc_col", doc_col),
                     ("relevance_col" if cls is Qrels else "score_col", value_col)):
         if not isinstance(c, str):
-            raise TypeError(f"{what} must be a column name (str), not {type(c).__name__}")
+            raise InputTypeError(f"{what} must be a column name (str), not {type(c).__name__}")
     return [query_col, doc_col, value_col]
 
 

@@ -29,6 +29,8 @@ from typing import Any, Iterable, Mapping
 
 import numpy as np
 
+from .errors import InputError, InputTypeError
+
 __all__ = ["answers", "compare", "evaluate"]
 
 
@@ -93,10 +95,10 @@ def _paths(source) -> list[str]:
         pattern = os.fspath(source)
         out = sorted(glob.glob(pattern)) if glob.has_magic(pattern) else [pattern]
     if not out:
-        raise ValueError(f"no file matches {source!r}")
+        raise InputError(f"no file matches {source!r}")
     for p in out:
         if not os.path.exists(p):
-            raise ValueError(f"{p!r}: no such file or directory")
+            raise InputError(f"{p!r}: no such file or directory")
     return out
 
 
@@ -122,7 +124,7 @@ def _frame(source, columns: list[str], role: str):
     if _is_dask_frame(source):
         missing = [c for c in columns if c not in source.columns]
         if missing:
-            raise ValueError(f"{role} dask DataFrame: no column {missing[0]!r} (columns: "
+            raise InputError(f"{role} dask DataFrame: no column {missing[0]!r} (columns: "
                              f"{list(source.columns)[:20]}); name the columns with "
                              "query_col=, doc_col= or score_col=")
         return source
@@ -139,14 +141,14 @@ def _frame(source, columns: list[str], role: str):
             if names is not None:
                 missing = [c for c in columns if c not in names]
                 if missing:
-                    raise ValueError(f"{role} Parquet file {paths[0]!r}: no column "
+                    raise InputError(f"{role} Parquet file {paths[0]!r}: no column "
                                      f"{missing[0]!r} (columns: {names[:20]})")
             # a partition per row group: a worker holds one at a time, and a big file is
             # spread over the workers (a query cut at a row group boundary is joined back)
             return dd.read_parquet(paths if len(paths) > 1 else paths[0], columns=columns,
                                    split_row_groups=True)
         if any(is_parquet(p) for p in paths):
-            raise ValueError(f"{role}: {source!r} names both Parquet and other files")
+            raise InputError(f"{role}: {source!r} names both Parquet and other files")
         import pandas as pd
 
         meta = pd.DataFrame({"query_id": pd.Series([], dtype=object),
@@ -154,7 +156,7 @@ def _frame(source, columns: list[str], role: str):
                              "score": pd.Series([], dtype=np.float64)})
         frame = dd.from_map(_read_trec, paths, meta=meta, enforce_metadata=False)
         return frame.rename(columns=dict(zip(["query_id", "doc_id", "score"], columns)))
-    raise TypeError(f"{role}: expected a dask DataFrame, a pandas DataFrame, or a path, glob "
+    raise InputTypeError(f"{role}: expected a dask DataFrame, a pandas DataFrame, or a path, glob "
                     f"or list of Parquet or TREC run files, not {type(source).__name__}")
 
 
@@ -274,10 +276,10 @@ def _setup(qrels, measures, relevance_level, judged_only, max_docs, queries):
 
     _check_options(relevance_level, judged_only, max_docs)
     if queries not in ("run", "qrels"):
-        raise ValueError(f"queries must be 'run' or 'qrels', not {queries!r}")
+        raise InputError(f"queries must be 'run' or 'qrels', not {queries!r}")
     columns = [c for c in parse_measures(measures) if c.family not in TEXT_MEASURES]
     if not columns:
-        raise ValueError(f"measures {measures!r}: none of them is a per-query number")
+        raise InputError(f"measures {measures!r}: none of them is a per-query number")
     qrels = _as_qrels(qrels)
     if any(c.family == "err" for c in columns):
         _check_err_grades(qrels)
@@ -292,7 +294,7 @@ def _finish(qrels, results, columns, options, names, queries, run_name=None):
         ids, values = _with_missing(qrels, ids, values, columns, options)
     elif not ids:
         prefix = f"run {run_name!r}: " if run_name is not None else ""
-        raise ValueError(f"{prefix}the run and the qrels ({qrels.source}) have no query in "
+        raise InputError(f"{prefix}the run and the qrels ({qrels.source}) have no query in "
                          f"common (run queries look like {sorted(seen, key=str)[:3]!r}, "
                          f"qrels queries like {qrels.query_ids[:3]!r})")
     return ids, values
@@ -325,14 +327,14 @@ def _measure_runs(qrels, runs: list, columns, options, names, queries, assume_gr
                 out[r] = _finish(qrels, results, columns, options, names, queries, name)
             except _Split as e:
                 if assume_grouped or shuffle[r]:
-                    raise ValueError(str(e)) from None
+                    raise InputError(str(e)) from None
                 shuffle[r] = True   # files whose queries are spread: shuffle them
 
 
 def _names(query_col, doc_col, score_col) -> list[str]:
     for what, c in (("query_col", query_col), ("doc_col", doc_col), ("score_col", score_col)):
         if not isinstance(c, str):
-            raise TypeError(f"{what} must be a column name (str), not {type(c).__name__}")
+            raise InputTypeError(f"{what} must be a column name (str), not {type(c).__name__}")
     return [query_col, doc_col, score_col]
 
 
@@ -438,7 +440,7 @@ def compare(qrels, runs: Mapping[str, Any], measures: str | Iterable[str], *,
     from .ranking import _summaries
 
     if not isinstance(runs, Mapping):
-        raise TypeError("runs must be a mapping {name: run}, not " + type(runs).__name__)
+        raise InputTypeError("runs must be a mapping {name: run}, not " + type(runs).__name__)
     run_names = _run_names(runs)
     _check_settings(run_names, baseline, test, correction, alpha, n_resamples, seed, ci)
     names = _names(query_col, doc_col, score_col)
@@ -446,7 +448,7 @@ def compare(qrels, runs: Mapping[str, Any], measures: str | Iterable[str], *,
                                      queries)
     for c in columns:
         if c.aggregate != "mean":
-            raise ValueError(f"measure {c.name!r} is not averaged over queries; compare tests "
+            raise InputError(f"measure {c.name!r} is not averaged over queries; compare tests "
                              "differences of means")
     measured = _measure_runs(qrels, [runs[name] for name in run_names], columns, options,
                              names, queries, bool(assume_grouped), npartitions, run_names)
@@ -537,11 +539,11 @@ def answers(data, *, prediction_col: str = "prediction", references_col: str = "
         paths = _paths(data)
         frame = dd.read_parquet(paths if len(paths) > 1 else paths[0], columns=wanted)
     else:
-        raise TypeError("answers: expected a dask or pandas DataFrame or Parquet paths, not "
+        raise InputTypeError("answers: expected a dask or pandas DataFrame or Parquet paths, not "
                         + type(data).__name__)
     missing = [c for c in wanted if c not in frame.columns]
     if missing:
-        raise ValueError(f"answers: no column {missing[0]!r} (columns: "
+        raise InputError(f"answers: no column {missing[0]!r} (columns: "
                          f"{list(frame.columns)[:20]}); name it with prediction_col=, "
                          "references_col= or id_col=")
     score = dask.delayed(_score_partition, pure=True)
@@ -557,6 +559,6 @@ def answers(data, *, prediction_col: str = "prediction", references_col: str = "
             out.insert(0, id_col, [q for r in results for q in r[0]])
         return out
     if len(em) == 0:
-        raise ValueError("no questions to average")
+        raise InputError("no questions to average")
     sums = _exactsum.column_sums(np.stack([em, f], axis=1))
     return {"exact_match": sums[0] / len(em), "f1": sums[1] / len(f)}

@@ -26,6 +26,7 @@ from typing import Any, Iterator
 import numpy as np
 
 from .._kernels import hash_keys
+from ..errors import InputError, InputTypeError
 
 __all__ = ["ArrowColumns", "batches", "describe", "encode", "is_arrow", "is_parquet",
            "read_table"]
@@ -110,7 +111,7 @@ def _schema_and_reader(source, columns: list[str], src: str):
         try:
             pf = pq.ParquetFile(path)
         except (pa.ArrowInvalid, OSError) as e:
-            raise ValueError(f"{src}: not a readable Parquet file ({e})") from None
+            raise InputError(f"{src}: not a readable Parquet file ({e})") from None
         schema = pf.schema_arrow
         _check_names(schema, columns, src)
         return schema, lambda: _row_group_batches(pf, columns)
@@ -127,7 +128,7 @@ def _schema_and_reader(source, columns: list[str], src: str):
         if name == "RecordBatch":
             table = pa.Table.from_batches([table])
         return table.schema, lambda: iter(table.to_batches(max_chunksize=BATCH_ROWS))
-    raise TypeError(f"{src}: expected a pyarrow Table, RecordBatchReader, Dataset or a "
+    raise InputTypeError(f"{src}: expected a pyarrow Table, RecordBatchReader, Dataset or a "
                     f"Parquet path, not {name}")
 
 
@@ -152,7 +153,7 @@ def _check_names(schema, columns: list[str], src: str) -> None:
             shown = ", ".join(map(repr, names[:20])) + (", ..." if len(names) > 20 else "")
             cls, value = (("Qrels", "relevance_col") if src.startswith("qrels")
                           else ("Run", "score_col"))
-            raise ValueError(f"{src}: no column {c!r} (columns: {shown}); name the columns "
+            raise InputError(f"{src}: no column {c!r} (columns: {shown}); name the columns "
                              f"with qafast.{cls}.from_arrow(..., query_col=, doc_col=, "
                              f"{value}=)")
 
@@ -197,7 +198,7 @@ def _check_types(schema, columns: list[str], src: str) -> None:
     for c, what in ((qcol, "query ids"), (dcol, "document ids")):
         t = schema.field(c).type
         if not _is_id_type(t):
-            raise TypeError(f"{src}: column {c!r} ({what}) is of type {t}; ids must be "
+            raise InputTypeError(f"{src}: column {c!r} ({what}) is of type {t}; ids must be "
                             "strings or integers (or dictionary-encoded strings)")
     t = _value_type(schema.field(vcol).type)
     grades = src.startswith("qrels")
@@ -205,7 +206,7 @@ def _check_types(schema, columns: list[str], src: str) -> None:
           or (grades and pa.types.is_boolean(t)))
     if not ok:
         what = "relevance grades" if grades else "scores"
-        raise TypeError(f"{src}: column {vcol!r} ({what}) is of type {t}; expected "
+        raise InputTypeError(f"{src}: column {vcol!r} ({what}) is of type {t}; expected "
                         f"{'integers' if grades else 'numbers (floating point or integer)'}")
 
 
@@ -310,7 +311,7 @@ def _utf8(col, name: str, src: str):
     try:
         return col.cast(pa.large_string())
     except pa.ArrowInvalid:
-        raise ValueError(f"{src}: column {name!r} holds bytes that are not UTF-8 text") from None
+        raise InputError(f"{src}: column {name!r} holds bytes that are not UTF-8 text") from None
 
 
 def _string_table(arr, name: str, src: str):
@@ -415,18 +416,18 @@ def _values(col, name: str, src: str, integer_values: bool, row_base: int, names
             bad = ~np.isfinite(v) | (v != np.round(v))
             if bad.any():
                 i = int(np.flatnonzero(bad)[0])
-                raise ValueError(f"{src}: column {name!r}, row {row_base + i} (query "
+                raise InputError(f"{src}: column {name!r}, row {row_base + i} (query "
                                  f"{names[qidx[i]]!r}): grade {v[i].item()!r} is not an integer")
         if len(v) and v.dtype.kind != "b" and (v.min() < -2**31 or v.max() >= 2**31):
             i = int(np.flatnonzero((v < -2**31) | (v >= 2**31))[0])
-            raise ValueError(f"{src}: column {name!r}, row {row_base + i}: grade {v[i].item()} is "
+            raise InputError(f"{src}: column {name!r}, row {row_base + i}: grade {v[i].item()} is "
                              "outside the 32-bit range")
         return np.ascontiguousarray(v, dtype=np.int32)
     v = np.ascontiguousarray(v, dtype=np.float64)
     nan = np.isnan(v)
     if nan.any():
         i = int(np.flatnonzero(nan)[0])
-        raise ValueError(f"{src}: column {name!r}, row {row_base + i} (query "
+        raise InputError(f"{src}: column {name!r}, row {row_base + i} (query "
                          f"{names[qidx[i]]!r}): score is NaN")
     return v
 
