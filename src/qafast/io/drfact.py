@@ -20,6 +20,7 @@ import os
 from numbers import Real
 from typing import Union
 
+from ._encoded import pack_concepts
 from ._errors import LineFormatError
 
 __all__ = ["DrFactFormatError", "DrFactWarning", "read_drfact"]
@@ -200,8 +201,6 @@ def read_drfact(predictions: Path, truth: Path, *, pool: str | int | None = None
     >>> evaluate_concepts(pred, gold, ["hit@2"], drfact=True)
     {'hit@2': 1.0}
     """
-    from ..concepts import _pack
-
     p_qids, p_concepts, p_weights = _read_predictions(predictions, pool, strict)
     t_qids, t_golds = _read_truth(truth, strict)
     vocab: set = set()
@@ -211,6 +210,6 @@ def read_drfact(predictions: Path, truth: Path, *, pool: str | int | None = None
         vocab.update(g)
     vocabulary = sorted(vocab)
     index = {c: i for i, c in enumerate(vocabulary)}
-    pred = _pack(p_qids, p_concepts, p_weights, index, vocabulary, os.fspath(predictions))
-    gold = _pack(t_qids, t_golds, None, index, vocabulary, os.fspath(truth))
+    pred = pack_concepts(p_qids, p_concepts, p_weights, index, vocabulary, os.fspath(predictions))
+    gold = pack_concepts(t_qids, t_golds, None, index, vocabulary, os.fspath(truth))
     return pred, gold
