@@ -259,7 +259,10 @@ def _parse_measures(measures) -> list[tuple[str, str, int | None]]:
 def _check_distinct(ids: list, name: str) -> None:
     if len(set(ids)) != len(ids):
         seen: set = set()
-        q = next(q for q in ids if q in seen or seen.add(q))
+        for q in ids:
+            if q in seen:
+                break
+            seen.add(q)
         raise ValueError(f"question {q!r} appears twice in the {name}")
 
 

@@ -60,7 +60,11 @@ def _field(obj, key, name, lineno):
 
 
 def _read_predictions(path: Path, pool, strict):
-    qids, concepts, weights, seen, again = [], [], [], {}, {}
+    qids: list = []
+    concepts: list[list[str]] = []
+    weights: list[list[float]] = []
+    seen: dict = {}
+    again: dict = {}
     for name, lineno, obj in _objects(path):
         q = _field(obj, "qid", name, lineno)
         if not isinstance(q, (str, int)) or isinstance(q, bool):
@@ -125,7 +129,10 @@ def _warn_again(again, path):
 
 
 def _read_truth(path: Path, strict):
-    qids, golds, seen, again = [], [], {}, {}
+    qids: list = []
+    golds: list[list[str]] = []
+    seen: dict = {}
+    again: dict = {}
     for name, lineno, obj in _objects(path):
         q = _field(obj, "_id", name, lineno)
         if not isinstance(q, (str, int)) or isinstance(q, bool):
