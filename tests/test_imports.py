@@ -68,7 +68,7 @@ def test_every_public_name_resolves_and_is_listed():
         assert getattr(qafast, name) is not None
     assert set(qafast.__all__) <= set(dir(qafast))
     namespace: dict = {}
-    exec("from qafast import *", namespace)
+    exec("from qafast import *", namespace)  # noqa: S102
     assert set(qafast.__all__) <= set(namespace)
     with pytest.raises(AttributeError, match="no attribute 'no_such_name'"):
         qafast.no_such_name  # noqa: B018

@@ -34,6 +34,7 @@ import math
 import re
 from collections.abc import Iterable, Mapping
 from numbers import Real
+from typing import Any, Literal, overload
 
 import numpy as np
 
@@ -361,8 +362,21 @@ def _means(values: np.ndarray) -> np.ndarray:
     return total / values.shape[0]
 
 
-def evaluate_concepts(predictions, references, measures, *, per_question: bool = False,
-                      drfact: bool = False, strict: bool = False):
+@overload
+def evaluate_concepts(predictions: Any, references: Any, measures: str | Iterable[str], *,
+                      per_question: Literal[False] = ..., drfact: bool = ...,
+                      strict: bool = ...) -> dict[str, float]: ...
+@overload
+def evaluate_concepts(predictions: Any, references: Any, measures: str | Iterable[str], *,
+                      per_question: Literal[True], drfact: bool = ...,
+                      strict: bool = ...) -> dict[Any, dict[str, float]]: ...
+@overload
+def evaluate_concepts(predictions: Any, references: Any, measures: str | Iterable[str], *,
+                      per_question: bool, drfact: bool = ...,
+                      strict: bool = ...) -> dict[str, float] | dict[Any, dict[str, float]]: ...
+def evaluate_concepts(predictions: Any, references: Any, measures: str | Iterable[str], *,
+                      per_question: bool = False, drfact: bool = False, strict: bool = False
+                      ) -> dict[str, float] | dict[Any, dict[str, float]]:
     """Hit@K and Rec@K at several cut-offs, in one kernel call.
 
     Parameters
@@ -447,8 +461,19 @@ def _single(kind, predictions, references, k, per_question, drfact, strict):
     return out[name]
 
 
-def hit_at_k(predictions, references, *, k: int | None = None, per_question: bool = False,
-             drfact: bool = False, strict: bool = False):
+@overload
+def hit_at_k(predictions: Any, references: Any, *, k: int | None = ...,
+             per_question: Literal[False] = ..., drfact: bool = ..., strict: bool = ...) -> float: ...
+@overload
+def hit_at_k(predictions: Any, references: Any, *, k: int | None = ...,
+             per_question: Literal[True], drfact: bool = ...,
+             strict: bool = ...) -> dict[Any, float]: ...
+@overload
+def hit_at_k(predictions: Any, references: Any, *, k: int | None = ..., per_question: bool,
+             drfact: bool = ..., strict: bool = ...) -> float | dict[Any, float]: ...
+def hit_at_k(predictions: Any, references: Any, *, k: int | None = None,
+             per_question: bool = False, drfact: bool = False,
+             strict: bool = False) -> float | dict[Any, float]:
     """Hit@K: the fraction of questions with a gold concept among their top ``k`` concepts.
 
     Parameters are those of :func:`evaluate_concepts`; ``k=None`` means no cut-off. With
@@ -467,8 +492,19 @@ def hit_at_k(predictions, references, *, k: int | None = None, per_question: boo
     return _single("hit", predictions, references, k, per_question, drfact, strict)
 
 
-def recall_at_k(predictions, references, *, k: int | None = None, per_question: bool = False,
-                drfact: bool = False, strict: bool = False):
+@overload
+def recall_at_k(predictions: Any, references: Any, *, k: int | None = ...,
+                per_question: Literal[False] = ..., drfact: bool = ..., strict: bool = ...) -> float: ...
+@overload
+def recall_at_k(predictions: Any, references: Any, *, k: int | None = ...,
+                per_question: Literal[True], drfact: bool = ...,
+                strict: bool = ...) -> dict[Any, float]: ...
+@overload
+def recall_at_k(predictions: Any, references: Any, *, k: int | None = ..., per_question: bool,
+                drfact: bool = ..., strict: bool = ...) -> float | dict[Any, float]: ...
+def recall_at_k(predictions: Any, references: Any, *, k: int | None = None,
+                per_question: bool = False, drfact: bool = False,
+                strict: bool = False) -> float | dict[Any, float]:
     """Rec@K: the mean fraction of each question's distinct gold concepts in its top ``k``.
 
     Parameters are those of :func:`evaluate_concepts`; ``k=None`` means no cut-off.

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Literal, overload
 
 import numpy as np
 
@@ -263,7 +263,17 @@ def tweet_scores(results, annotations) -> np.ndarray:
     return _kernel_scores(res, ann)[0]
 
 
-def tw_events_score(results, annotations, *, per_tweet: bool = False):
+@overload
+def tw_events_score(results: Any, annotations: Any, *,
+                    per_tweet: Literal[False] = ...) -> float: ...
+@overload
+def tw_events_score(results: Any, annotations: Any, *,
+                    per_tweet: Literal[True]) -> dict[Any, float]: ...
+@overload
+def tw_events_score(results: Any, annotations: Any, *,
+                    per_tweet: bool) -> float | dict[Any, float]: ...
+def tw_events_score(results: Any, annotations: Any, *,
+                    per_tweet: bool = False) -> float | dict[Any, float]:
     """The tw-events score: the mean :func:`tweet_score` of a corpus, in one kernel call.
 
     Parameters
