@@ -23,30 +23,94 @@ specification (``qafast.reference.<family>``), its readers (``qafast.io``) and i
   and torchmetrics.
 """
 
-from .answers import exact_match, exact_match_and_f1, f1, reader_metrics, retriever_metrics
-from .compat import (
-    RelevanceEvaluator,
-    compute_aggregated_measure,
-    parse_qrel,
-    parse_run,
-    supported_measures,
-    supported_nicknames,
-)
-from .compare import Comparison, compare, plot_precision_recall, to_frame
-from .concepts import evaluate_concepts, hit_at_k, recall_at_k
-from .curves import (
-    average_precision,
-    precision_recall_curve,
-    threshold_average_precision,
-    threshold_precision_recall,
-)
-from .dbqa import evaluate_dbqa, evaluate_dbqa_file
-from .errors import FormatError, InputError, InputTypeError, MeasureError, QafastError
-from .events import event_mention_score, tw_events_score, tweet_score
-from .factoid import evaluate_bioasq, evaluate_factoid
-from .ranking import Qrels, Run, evaluate
-from .squad import squad
-from .stream import AnswerMetrics, RankingMetrics
+from __future__ import annotations
+
+import importlib
+import sys
+import types
+from typing import TYPE_CHECKING, Any
+
+# Each public name is imported from its family module on first use (PEP 562), so that
+# ``import qafast`` costs little more than numpy and a caller of one family never loads the
+# others, their readers or the plain-Python reference.
+_LAZY = {
+    "answers": ("exact_match", "exact_match_and_f1", "f1", "reader_metrics", "retriever_metrics"),
+    "compat": ("RelevanceEvaluator", "compute_aggregated_measure", "parse_qrel", "parse_run",
+               "supported_measures", "supported_nicknames"),
+    "compare": ("Comparison", "compare", "plot_precision_recall", "to_frame"),
+    "concepts": ("evaluate_concepts", "hit_at_k", "recall_at_k"),
+    "curves": ("average_precision", "precision_recall_curve", "threshold_average_precision",
+               "threshold_precision_recall"),
+    "dbqa": ("evaluate_dbqa", "evaluate_dbqa_file"),
+    "errors": ("FormatError", "InputError", "InputTypeError", "MeasureError", "QafastError"),
+    "events": ("event_mention_score", "tw_events_score", "tweet_score"),
+    "factoid": ("evaluate_bioasq", "evaluate_factoid"),
+    "ranking": ("Qrels", "Run", "evaluate"),
+    "squad": ("squad",),
+    "stream": ("AnswerMetrics", "RankingMetrics"),
+}
+_MODULE_OF = {name: module for module, names in _LAZY.items() for name in names}
+
+if TYPE_CHECKING:  # what type checkers and IDEs see: the names themselves
+    from .answers import exact_match, exact_match_and_f1, f1, reader_metrics, retriever_metrics
+    from .compare import Comparison, compare, plot_precision_recall, to_frame
+    from .compat import (
+        RelevanceEvaluator,
+        compute_aggregated_measure,
+        parse_qrel,
+        parse_run,
+        supported_measures,
+        supported_nicknames,
+    )
+    from .concepts import evaluate_concepts, hit_at_k, recall_at_k
+    from .curves import (
+        average_precision,
+        precision_recall_curve,
+        threshold_average_precision,
+        threshold_precision_recall,
+    )
+    from .dbqa import evaluate_dbqa, evaluate_dbqa_file
+    from .errors import FormatError, InputError, InputTypeError, MeasureError, QafastError
+    from .events import event_mention_score, tw_events_score, tweet_score
+    from .factoid import evaluate_bioasq, evaluate_factoid
+    from .ranking import Qrels, Run, evaluate
+    from .squad import squad
+    from .stream import AnswerMetrics, RankingMetrics
+
+
+def __getattr__(name: str) -> Any:
+    module = _MODULE_OF.get(name)
+    if module is not None:
+        value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+        globals()[name] = value  # found once; later lookups do not come here
+        return value
+    if not name.startswith("__"):
+        # a submodule used as an attribute (``qafast.io.read_trec_run`` after ``import qafast``)
+        try:
+            return importlib.import_module(f"{__name__}.{name}")
+        except ModuleNotFoundError as e:
+            if e.name != f"{__name__}.{name}":
+                raise
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
+
+
+class _Package(types.ModuleType):
+    """``qafast.compare`` and ``qafast.squad`` are functions that share their name with the
+    module defining them. Importing such a module (``from qafast.compare import Comparison``)
+    makes the import system set the package attribute to the module; this keeps the function
+    there instead, so ``qafast.compare(...)`` works whatever was imported first."""
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name in ("compare", "squad") and isinstance(value, types.ModuleType):
+            value = getattr(value, name)
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package
 
 __version__ = "0.1.0.dev0"
 

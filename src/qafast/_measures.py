@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -68,7 +69,7 @@ _CUTOFFS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
 #   pairs: "level=gain" pairs (and p=... for rbp), one column
 #   floats: a float list, one column
 #   none: no parameter
-FAMILIES: dict[str, tuple[str, object]] = {
+FAMILIES: dict[str, tuple[str, Any]] = {
     "runid": ("none", None), "num_q": ("none", None), "num_ret": ("none", None),
     "num_rel": ("none", None), "num_rel_ret": ("none", None), "map": ("none", None),
     "gm_map": ("none", None), "Rprec": ("none", None), "bpref": ("none", None),
@@ -252,7 +253,8 @@ _RANX_GRADED = frozenset({"dcg", "dcg_burges", "ndcg", "ndcg_burges", "rbp"})
 
 #: ir_measures 0.4.3's measures qafast computes: name -> (the parameter @ sets,
 #: {parameter: type}, required parameters)
-_IR_MEASURES = {
+# name: (the parameter @k sets, {parameter: type}, required parameters)
+_IR_MEASURES: dict[str, tuple[str, dict[str, type], tuple[str, ...]]] = {
     "AP": ("cutoff", {"cutoff": int, "rel": int, "judged_only": bool}, ()),
     "P": ("cutoff", {"cutoff": int, "rel": int, "judged_only": bool}, ("cutoff",)),
     "R": ("cutoff", {"cutoff": int, "rel": int, "judged_only": bool}, ("cutoff",)),
@@ -274,7 +276,7 @@ _IR_MEASURES = {
     "ERR": ("cutoff", {"cutoff": int}, ()),
 }
 #: ir_measures' other names for them: name -> (measure, preset parameters)
-_IR_ALIASES = {
+_IR_ALIASES: dict[str, tuple[str, dict[str, Any]]] = {
     "MAP": ("AP", {}), "Precision": ("P", {}), "Recall": ("R", {}), "MRR": ("RR", {}),
     "NDCG": ("nDCG", {}), "RPrec": ("Rprec", {}), "BPref": ("Bpref", {}),
     "NumRelRet": ("NumRet", {"rel": 1}), "SetRelP": ("SetP", {"relative": True}),
@@ -313,7 +315,7 @@ def _ranx_columns(text: str, s: str) -> list[Column] | None:
     """ranx's ``name[@k][-lN]`` and ``rbp.p[-lN]`` with ranx's definitions, or None."""
     m = _RANX_RBP.fullmatch(s)
     if m:
-        rel = int(m.group(2)) if m.group(2) is not None else 1
+        rel: int | None = int(m.group(2)) if m.group(2) is not None else 1
         return [_column(text, "rbp_graded", x=float("0." + m.group(1)), rel=rel, tool="ranx")]
     m = _RANX.fullmatch(s)
     if not m:
@@ -354,7 +356,7 @@ def _ranx_columns(text: str, s: str) -> list[Column] | None:
     return [_column(text, family, k=k, x=x, rel=rel, tool="ranx")]
 
 
-def _ir_parse(s: str):
+def _ir_parse(s: str) -> tuple[str, dict[str, Any]] | None:
     """(measure name, parameters) of an ir_measures string such as ``P(rel=2)@5``, or None
     when it is not one."""
     m = _IR_SYNTAX.fullmatch(s)
@@ -387,7 +389,7 @@ def _ir_parse(s: str):
     return name, params
 
 
-def _ir_columns(name: str, params: dict, key) -> list[Column]:
+def _ir_columns(name: str, params: dict, key: str) -> list[Column]:
     """The column of ir_measures' measure ``name`` with ``params``, output under ``key``."""
     base, preset = _IR_ALIASES.get(name, (name, {}))
     if base in _IR_OTHERS:
@@ -519,9 +521,9 @@ def parse_measure(text, *, version: str = "10.0") -> list[Column]:
     if parsed is not None:
         return _ir_columns(*parsed, text)
     for other in (_ranx_columns, _own_columns):
-        cols = other(text, s)
-        if cols is not None:
-            return cols
+        found = other(text, s)
+        if found is not None:
+            return found
     # trec_eval -m style: family.params
     fam, dot, params = s.partition(".")
     if dot and fam in FAMILIES:
@@ -665,7 +667,8 @@ def column_groups(columns: list[Column], relevance_level: int, v9: bool = False
     return groups
 
 
-def kernel_arrays(columns: list[Column]) -> tuple[np.ndarray, ...]:
+def kernel_arrays(columns: list[Column]) -> tuple[np.ndarray, np.ndarray, np.ndarray,
+                                                  np.ndarray, np.ndarray, np.ndarray]:
     """The measure kernels' per-column arrays: codes, integer parameters, float parameters,
     and the CSR (offsets, keys, values) of gain maps and coefficient lists."""
     m = len(columns)

@@ -6,6 +6,7 @@ import contextlib
 import os
 import sys
 import warnings
+from types import FrameType
 
 _PACKAGE = os.path.dirname(os.path.abspath(__file__))
 
@@ -13,7 +14,7 @@ _PACKAGE = os.path.dirname(os.path.abspath(__file__))
 def warn(message: str, category: type[Warning]) -> None:
     """``warnings.warn`` with the stacklevel of the first frame outside the qafast package,
     so that filters by module and the printed location name the user's code."""
-    frame = sys._getframe(0)  # this function: stacklevel 1
+    frame: FrameType | None = sys._getframe(0)  # this function: stacklevel 1
     level = 1
     while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(_PACKAGE):
         frame = frame.f_back

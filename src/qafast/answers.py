@@ -13,7 +13,7 @@ from __future__ import annotations
 import functools
 import re
 import string
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Literal, Sequence, overload
 
 import numpy as np
 
@@ -88,7 +88,7 @@ def normalize_mlqa(s: str, lang: str) -> str:
     '北 京 大 学 2018 年'
     """
     pattern = _MLQA_PATTERNS.get(lang, 0)
-    if pattern == 0:
+    if isinstance(pattern, int):
         return _ref.normalize_mlqa(s, lang)  # raises the unknown-language error
     t = s.lower().translate(_mlqa_table())
     if pattern is not None:
@@ -373,6 +373,22 @@ def _mean(values: np.ndarray) -> float:
 # Public metrics
 # --------------------------------------------------------------------------------------------
 
+_References = Sequence[str | Sequence[str]]
+_Normalizer = str | Callable[[str], str]
+
+
+@overload
+def exact_match(predictions: Sequence[str], references: _References, *,
+                normalizer: _Normalizer = ..., empty_rule: str = ...,
+                per_question: Literal[False] = ...) -> float: ...
+@overload
+def exact_match(predictions: Sequence[str], references: _References, *,
+                normalizer: _Normalizer = ..., empty_rule: str = ...,
+                per_question: Literal[True]) -> np.ndarray: ...
+@overload
+def exact_match(predictions: Sequence[str], references: _References, *,
+                normalizer: _Normalizer = ..., empty_rule: str = ...,
+                per_question: bool) -> float | np.ndarray: ...
 def exact_match(predictions: Sequence[str], references: Sequence[str | Sequence[str]], *,
                 normalizer: str | Callable[[str], str] = "squad", empty_rule: str = "v2",
                 per_question: bool = False) -> float | np.ndarray:
@@ -425,6 +441,15 @@ def exact_match(predictions: Sequence[str], references: Sequence[str | Sequence[
                   per_question)
 
 
+@overload
+def f1(predictions: Sequence[str], references: _References, *, normalizer: _Normalizer = ...,
+       unit: str = ..., empty_rule: str = ..., per_question: Literal[False] = ...) -> float: ...
+@overload
+def f1(predictions: Sequence[str], references: _References, *, normalizer: _Normalizer = ...,
+       unit: str = ..., empty_rule: str = ..., per_question: Literal[True]) -> np.ndarray: ...
+@overload
+def f1(predictions: Sequence[str], references: _References, *, normalizer: _Normalizer = ...,
+       unit: str = ..., empty_rule: str = ..., per_question: bool) -> float | np.ndarray: ...
 def f1(predictions: Sequence[str], references: Sequence[str | Sequence[str]], *,
        normalizer: str | Callable[[str], str] = "squad", unit: str = "token",
        empty_rule: str = "v2", per_question: bool = False) -> float | np.ndarray:
@@ -573,7 +598,9 @@ def reader_metrics(predictions: Sequence[Sequence[str | None]],
         raise InputError(f"{n} predictions but {len(references)} references")
     if n == 0:
         raise InputError("no questions")
-    rows, row_q, refs_flat = [], [], []
+    rows: list[str] = []
+    row_q: list[int] = []
+    refs_flat: list[str] = []
     first = np.full(n, -1, dtype=np.int64)     # row of the first answer, -1: None or none
     row_lo = np.zeros(n + 1, dtype=np.int64)
     ref_off = np.zeros(n + 1, dtype=np.int64)

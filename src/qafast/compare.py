@@ -864,9 +864,11 @@ def _analyse(names, measures, query_ids, values, means, *, baseline, test, corre
         statistic = np.array([s for s, _ in stats])
         p = np.array([x for _, x in stats])
     elif test == "fisher":
+        assert matrix is not None
         p, used, exact = _randomization(matrix, n_resamples, seed, workers)
         statistic = mean
     elif test == "bootstrap":
+        assert matrix is not None
         p, boot_means = _bootstrap(matrix, t, n_resamples, seed, workers)
         statistic = t
     else:
@@ -874,6 +876,7 @@ def _analyse(names, measures, query_ids, values, means, *, baseline, test, corre
         statistic = mean
     if ci == "bootstrap":
         if boot_means is None:
+            assert matrix is not None
             _, boot_means = _bootstrap(matrix, t, n_resamples, seed, workers)
         q = np.quantile(boot_means, [alpha / 2, 1 - alpha / 2], axis=0)
         ci_low, ci_high = mean + q[0], mean + q[1]

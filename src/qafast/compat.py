@@ -285,6 +285,7 @@ def _parse(lines, *, is_run: bool) -> dict:
             cols = reader(block)
         except TrecFormatError as e:
             raise TrecFormatError(e.message, path=name, line=lines_before + e.line) from None
+        assert cols.doc_ids is not None and cols.doc_index is not None  # documents interned
         dup = _kernels.nested_dict(out, cols.query_ids, cols.query_index, cols.doc_ids,
                                    cols.doc_index, cols.values if is_run else no_scores,
                                    no_grades if is_run else cols.values)

@@ -33,71 +33,19 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
-from itertools import chain
 from numbers import Real
+from typing import Any, Literal, overload
 
 import numpy as np
 
 from . import _kernels
 from .errors import InputError, InputTypeError
+from .io._encoded import ConceptLists
+from .io._encoded import pack_concepts as _pack
 
 __all__ = ["ConceptLists", "encode_concepts", "evaluate_concepts", "hit_at_k", "recall_at_k"]
 
 _MEASURE = re.compile(r"^(hit|rec)(?:@([0-9]+))?$")
-
-
-@dataclass(eq=False)
-class ConceptLists:
-    """Concept lists of many questions, encoded: question i's concepts are
-    ``ids[offsets[i]:offsets[i + 1]]`` (with ``weights`` beside them, when weighted).
-
-    Attributes
-    ----------
-    question_ids : list
-        The caller's question ids, in row order.
-    offsets : numpy.ndarray of int64
-        ``len(question_ids) + 1`` offsets into ``ids``.
-    ids : numpy.ndarray of int32
-        Concept ids, ``0 <= id < len(vocabulary)``.
-    weights : numpy.ndarray of float64 or None
-        A weight per concept; ``None`` when each list is already in rank order (gold lists
-        have none).
-    vocabulary : list of str
-        The concept of each id, sorted, shared by the predictions and the references that
-        were encoded together.
-    source : str
-        Where the lists came from, for messages.
-
-    Each row is a question: means are over rows. Question ids must be distinct for
-    per-question results and for lining up predictions and references whose rows are in a
-    different order (a repeated id then raises ``ValueError``).
-    """
-
-    question_ids: list
-    offsets: np.ndarray
-    ids: np.ndarray
-    weights: np.ndarray | None
-    vocabulary: list
-    source: str = "concepts"
-    # True when built by qafast from a dict or a file, whose question ids are distinct
-    _distinct: bool = field(default=False, init=False, repr=False)
-
-    def __len__(self) -> int:
-        return len(self.question_ids)
-
-    def __repr__(self) -> str:
-        kind = "weighted" if self.weights is not None else "ranked"
-        return (f"ConceptLists({len(self.question_ids)} questions, {len(self.ids)} {kind} "
-                f"concepts, {len(self.vocabulary)} distinct, from {self.source})")
-
-    def concepts(self, i: int) -> list:
-        """Question ``i``'s concepts as strings (with weights, as pairs, when weighted)."""
-        lo, hi = int(self.offsets[i]), int(self.offsets[i + 1])
-        names = [self.vocabulary[c] for c in self.ids[lo:hi].tolist()]
-        if self.weights is None:
-            return names
-        return list(zip(names, self.weights[lo:hi].tolist()))
 
 
 _PAIR_TYPES = frozenset((tuple, list))
@@ -260,19 +208,6 @@ def _raise_nan_weight(pred: ConceptLists) -> None:
                              f"{pred.vocabulary[pred.ids[j]]!r} is NaN")
 
 
-def _pack(qids, lists, weights, index, vocabulary, source) -> ConceptLists:
-    lengths = np.fromiter(map(len, lists), dtype=np.int64, count=len(lists))
-    offsets = np.zeros(len(lists) + 1, dtype=np.int64)
-    np.cumsum(lengths, out=offsets[1:])
-    total = int(offsets[-1])
-    ids = np.fromiter(map(index.__getitem__, chain.from_iterable(lists)), dtype=np.int32,
-                      count=total)
-    w = None
-    if weights is not None:
-        w = np.fromiter(chain.from_iterable(weights), dtype=np.float64, count=total)
-    out = ConceptLists(qids, offsets, ids, w, vocabulary, source)
-    out._distinct = True  # dict keys, or file ids checked by the reader
-    return out
 
 
 def _check_lists(x: ConceptLists, name: str) -> None:
@@ -328,7 +263,10 @@ def _parse_measures(measures) -> list[tuple[str, str, int | None]]:
 def _check_distinct(ids: list, name: str) -> None:
     if len(set(ids)) != len(ids):
         seen: set = set()
-        q = next(q for q in ids if q in seen or seen.add(q))
+        for q in ids:
+            if q in seen:
+                break
+            seen.add(q)
         raise InputError(f"question {q!r} appears twice in the {name}")
 
 
@@ -427,8 +365,21 @@ def _means(values: np.ndarray) -> np.ndarray:
     return total / values.shape[0]
 
 
-def evaluate_concepts(predictions, references, measures, *, per_question: bool = False,
-                      drfact: bool = False, strict: bool = False):
+@overload
+def evaluate_concepts(predictions: Any, references: Any, measures: str | Iterable[str], *,
+                      per_question: Literal[False] = ..., drfact: bool = ...,
+                      strict: bool = ...) -> dict[str, float]: ...
+@overload
+def evaluate_concepts(predictions: Any, references: Any, measures: str | Iterable[str], *,
+                      per_question: Literal[True], drfact: bool = ...,
+                      strict: bool = ...) -> dict[Any, dict[str, float]]: ...
+@overload
+def evaluate_concepts(predictions: Any, references: Any, measures: str | Iterable[str], *,
+                      per_question: bool, drfact: bool = ...,
+                      strict: bool = ...) -> dict[str, float] | dict[Any, dict[str, float]]: ...
+def evaluate_concepts(predictions: Any, references: Any, measures: str | Iterable[str], *,
+                      per_question: bool = False, drfact: bool = False, strict: bool = False
+                      ) -> dict[str, float] | dict[Any, dict[str, float]]:
     """Hit@K and Rec@K at several cut-offs, in one kernel call.
 
     Parameters
@@ -513,8 +464,19 @@ def _single(kind, predictions, references, k, per_question, drfact, strict):
     return out[name]
 
 
-def hit_at_k(predictions, references, *, k: int | None = None, per_question: bool = False,
-             drfact: bool = False, strict: bool = False):
+@overload
+def hit_at_k(predictions: Any, references: Any, *, k: int | None = ...,
+             per_question: Literal[False] = ..., drfact: bool = ..., strict: bool = ...) -> float: ...
+@overload
+def hit_at_k(predictions: Any, references: Any, *, k: int | None = ...,
+             per_question: Literal[True], drfact: bool = ...,
+             strict: bool = ...) -> dict[Any, float]: ...
+@overload
+def hit_at_k(predictions: Any, references: Any, *, k: int | None = ..., per_question: bool,
+             drfact: bool = ..., strict: bool = ...) -> float | dict[Any, float]: ...
+def hit_at_k(predictions: Any, references: Any, *, k: int | None = None,
+             per_question: bool = False, drfact: bool = False,
+             strict: bool = False) -> float | dict[Any, float]:
     """Hit@K: the fraction of questions with a gold concept among their top ``k`` concepts.
 
     Parameters are those of :func:`evaluate_concepts`; ``k=None`` means no cut-off. With
@@ -533,8 +495,19 @@ def hit_at_k(predictions, references, *, k: int | None = None, per_question: boo
     return _single("hit", predictions, references, k, per_question, drfact, strict)
 
 
-def recall_at_k(predictions, references, *, k: int | None = None, per_question: bool = False,
-                drfact: bool = False, strict: bool = False):
+@overload
+def recall_at_k(predictions: Any, references: Any, *, k: int | None = ...,
+                per_question: Literal[False] = ..., drfact: bool = ..., strict: bool = ...) -> float: ...
+@overload
+def recall_at_k(predictions: Any, references: Any, *, k: int | None = ...,
+                per_question: Literal[True], drfact: bool = ...,
+                strict: bool = ...) -> dict[Any, float]: ...
+@overload
+def recall_at_k(predictions: Any, references: Any, *, k: int | None = ..., per_question: bool,
+                drfact: bool = ..., strict: bool = ...) -> float | dict[Any, float]: ...
+def recall_at_k(predictions: Any, references: Any, *, k: int | None = None,
+                per_question: bool = False, drfact: bool = False,
+                strict: bool = False) -> float | dict[Any, float]:
     """Rec@K: the mean fraction of each question's distinct gold concepts in its top ``k``.
 
     Parameters are those of :func:`evaluate_concepts`; ``k=None`` means no cut-off.

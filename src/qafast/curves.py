@@ -96,7 +96,8 @@ def _curve_counts(y, s):
     return tps[:m], fps[:m], th[:m]
 
 
-def precision_recall_curve(y_true, y_score, *, pos_label=None):
+def precision_recall_curve(y_true, y_score, *, pos_label=None
+                           ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Precision and recall at each distinct score, as scikit-learn computes them.
 
     Parameters
@@ -214,7 +215,8 @@ def average_precision(y_true, y_score, *, method: str = "step", pos_label=None,
                                              np.empty(2 * len(yy) + 2)))
 
 
-def threshold_precision_recall(y_true, y_score, *, thresholds, pos_label=None):
+def threshold_precision_recall(y_true, y_score, *, thresholds, pos_label=None
+                               ) -> tuple[np.ndarray, np.ndarray]:
     """Precision and recall at each given threshold (a sample at or above it is predicted positive).
 
     A sample is predicted positive when its score is at least the threshold. Precision is

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -118,7 +119,7 @@ def evaluate_dbqa(labels, scores, *, offsets=None, questions=None, accuracy_at=1
             raise InputError(f"question {_name(names, q)}: a score is NaN")
         raise InputError(f"question {_name(names, q)}: label {y[bad:bad + 1].tolist()[0]!r} "
                          "is not 0 or 1")
-    out = {"mrr": float(sums[0]) / nq, "map": float(sums[1]) / nq}
+    out: dict[str, Any] = {"mrr": float(sums[0]) / nq, "map": float(sums[1]) / nq}
     for a, c in zip(ats, counts.tolist()):
         out[f"accuracy@{int(a)}"] = c / nq
     out["f1"] = float(sums[3]) / nq

@@ -16,68 +16,18 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal, overload
 
 import numpy as np
 
 from . import _kernels
 from .errors import InputError, InputTypeError
+from .io._encoded import _CODE, EM_LABELS, LABELS, LabelSequences
 
 __all__ = ["EM_LABELS", "LABELS", "LabelSequences", "encode_labels", "event_mention_score",
            "tw_events_score", "tweet_score", "tweet_scores"]
 
-#: The event-mention labels, in the order a tweet's mention scores are added.
-EM_LABELS = ("en", "ep", "en1", "ep1", "en2", "ep2")
-#: Every label a token may carry; a label's code is its position here (``o`` is 0).
-LABELS = ("o",) + EM_LABELS
-_CODE = {label: i for i, label in enumerate(LABELS)}
 _NO_MENTIONS = np.zeros((0, len(LABELS)), dtype=np.float64)
-
-
-@dataclass(eq=False)
-class LabelSequences:
-    """Label sequences of many tweets, encoded: tweet i's codes are
-    ``codes[offsets[i]:offsets[i + 1]]`` (positions in :data:`LABELS`).
-
-    Attributes
-    ----------
-    tweet_ids : list
-        The caller's tweet ids (positions 0, 1, ... for a list of tweets).
-    offsets : numpy.ndarray of int64
-        ``len(tweet_ids) + 1`` offsets into ``codes``.
-    codes : numpy.ndarray of int32
-        Label codes, all tweets one after the other.
-    source : str
-        Where the labels came from, for messages (``'results'``, a file name, ...).
-    lines : numpy.ndarray of int64 or None
-        The file line of each tweet's first token, when read from a file.
-    """
-
-    tweet_ids: list
-    offsets: np.ndarray
-    codes: np.ndarray
-    source: str = "labels"
-    lines: np.ndarray | None = None
-
-    def __len__(self) -> int:
-        return len(self.tweet_ids)
-
-    def __repr__(self) -> str:
-        return (f"LabelSequences({len(self.tweet_ids)} tweets, {len(self.codes)} tokens, "
-                f"from {self.source})")
-
-    def where(self, i: int) -> str:
-        """How messages name tweet ``i``."""
-        text = f"tweet {self.tweet_ids[i]!r}"
-        if self.lines is not None:
-            text += f" (line {int(self.lines[i])} of {self.source})"
-        return text
-
-    def labels(self, i: int) -> list[str]:
-        """Tweet ``i``'s labels as strings."""
-        lo, hi = int(self.offsets[i]), int(self.offsets[i + 1])
-        return [LABELS[c] for c in self.codes[lo:hi].tolist()]
 
 
 def _encode_one(labels: Any, t: Any, corpus: str) -> list[str]:
@@ -314,7 +264,17 @@ def tweet_scores(results, annotations) -> np.ndarray:
     return _kernel_scores(res, ann)[0]
 
 
-def tw_events_score(results, annotations, *, per_tweet: bool = False):
+@overload
+def tw_events_score(results: Any, annotations: Any, *,
+                    per_tweet: Literal[False] = ...) -> float: ...
+@overload
+def tw_events_score(results: Any, annotations: Any, *,
+                    per_tweet: Literal[True]) -> dict[Any, float]: ...
+@overload
+def tw_events_score(results: Any, annotations: Any, *,
+                    per_tweet: bool) -> float | dict[Any, float]: ...
+def tw_events_score(results: Any, annotations: Any, *,
+                    per_tweet: bool = False) -> float | dict[Any, float]:
     """The tw-events score: the mean :func:`tweet_score` of a corpus, in one kernel call.
 
     Parameters

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -304,8 +305,12 @@ def evaluate_bioasq(golden, submission, *, k: int | None = None, normalizer: str
     notes: dict[str, list] = {}
 
     fact_ids, list_ids, yn_ids = [], [], []
-    f_pred_off, f_pred, f_gold_off, f_gold = [0], [], [0], []
-    l_item_off, l_items, l_qgroup_off, l_group_off, l_group_ids = [0], [], [0], [0], []
+    f_pred_off, f_gold_off = [0], [0]
+    f_pred: list[int] = []
+    f_gold: list[int] = []
+    l_item_off, l_qgroup_off, l_group_off = [0], [0], [0]
+    l_items: list[int] = []
+    l_group_ids: list[int] = []
     yn_gold, yn_pred = [], []
     for qid, g in gold.items():
         if qid not in sub:
@@ -314,7 +319,7 @@ def evaluate_bioasq(golden, submission, *, k: int | None = None, normalizer: str
         answer = sub[qid]["exact_answer"]
         if qtype == "factoid":
             groups = _gold_groups(g["exact_answer"], qid, gsrc, True, notes)
-            local = {}
+            local: dict[str, int] = {}
             for grp in groups:
                 for s in grp:
                     local.setdefault(norm(s), len(local))
@@ -351,7 +356,7 @@ def evaluate_bioasq(golden, submission, *, k: int | None = None, normalizer: str
             yn_ids.append(qid)
     _warn_notes(notes, gsrc, ssrc)
 
-    out = dict.fromkeys(BIOASQ_MEASURES, 0.0)
+    out: dict[str, Any] = dict.fromkeys(BIOASQ_MEASURES, 0.0)
     rows: dict = {}
     if fact_ids:
         rank = np.empty(len(fact_ids), dtype=np.int32)

@@ -15,7 +15,7 @@ import math
 import os
 import warnings
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Iterable, Mapping
+from typing import Any, Iterable, Literal, Mapping, overload
 
 import numpy as np
 
@@ -174,13 +174,13 @@ def _from_nested(cls, data, integer_values: bool, source: str):
                                         query_ids)
     if blob is None:
         query_ids = []
-        blob, bad = _kernels.encode_nested_dict(data, integer_values, offsets, values, hashes,
-                                                tiekeys, byte_offsets, query_ids)
+        raw, bad = _kernels.encode_nested_dict(data, integer_values, offsets, values, hashes,
+                                               tiekeys, byte_offsets, query_ids)
         if bad is not None:
             if bad[3] == "qid":
                 _check_query_ids(query_ids, source)
             _raise_bad_entry(source, integer_values, *bad)
-        blob = np.frombuffer(blob, dtype=np.uint8) if blob else _EMPTY_U8
+        blob = np.frombuffer(raw, dtype=np.uint8) if raw else _EMPTY_U8
     obj = cls.__new__(cls)
     obj._set(query_ids, offsets, values.astype(np.int32) if integer_values else values, hashes,
              None, byte_offsets, blob, source)
@@ -747,9 +747,11 @@ def _no_common(qrels, run, queries: str = "run"):
 def _caller_level() -> int:
     """The ``stacklevel`` that points a warning at the first caller outside qafast."""
     import sys
+    from types import FrameType
 
     package = os.path.dirname(os.path.abspath(__file__))
-    frame, level = sys._getframe(1), 1
+    frame: FrameType | None = sys._getframe(1)
+    level = 1
     while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(package):
         frame, level = frame.f_back, level + 1
     return level
@@ -804,6 +806,7 @@ class _Evaluation:
                                                 allow_none)
         # The kernels take the queries in the order the run stores them, so each reads its
         # data front to back; rows are put back in query id order (``self.row``) after.
+        self.row: np.ndarray | None
         if len(pair_run) > 1 and bool((pair_run[1:] < pair_run[:-1]).any()):
             order = np.argsort(pair_run, kind="stable")
             self.pair_run, self.pair_qrels = pair_run[order], pair_qrels[order]
@@ -1070,7 +1073,7 @@ def _evaluate_run_file(qrels: Qrels, source, columns: list[Column], **options):
         first += nq
         return True
 
-    kept = None if _rereadable(source) else []
+    kept: list | None = None if _rereadable(source) else []
 
     def read_whole(path, rest):
         """None to read the source again, or the Run of the blocks kept and the rest."""
@@ -1174,9 +1177,31 @@ def _per_query_values(qrels: Qrels, run, columns: list[Column], queries: str,
     return ev.ids, ev.values(columns)
 
 
-def evaluate(qrels, run, measures: str | Iterable[str], *, relevance_level: int = 1,
-             judged_only: bool = False, max_docs: int | None = None, queries: str = "run",
-             per_query: bool = False, workers: int = 1):
+#: What ``evaluate`` returns: ``{measure: value}``, or ``{query_id: {measure: value}}``
+#: with ``per_query=True`` (query ids as the qrels and run give them: str, or int).
+Summary = dict[str, float]
+PerQuery = dict[Any, dict[str, float]]
+
+
+@overload
+def evaluate(qrels: Any, run: Any, measures: str | Iterable[str], *, relevance_level: int = ...,
+             judged_only: bool = ..., max_docs: int | None = ...,
+             queries: str = ..., per_query: Literal[False] = ...,
+             workers: int = ...) -> Summary: ...
+@overload
+def evaluate(qrels: Any, run: Any, measures: str | Iterable[str], *, relevance_level: int = ...,
+             judged_only: bool = ..., max_docs: int | None = ...,
+             queries: str = ..., per_query: Literal[True],
+             workers: int = ...) -> PerQuery: ...
+@overload
+def evaluate(qrels: Any, run: Any, measures: str | Iterable[str], *, relevance_level: int = ...,
+             judged_only: bool = ..., max_docs: int | None = ...,
+             queries: str = ..., per_query: bool,
+             workers: int = ...) -> Summary | PerQuery: ...
+def evaluate(qrels: Any, run: Any, measures: str | Iterable[str], *, relevance_level: int = 1,
+             judged_only: bool = False, max_docs: int | None = None,
+             queries: str = "run", per_query: bool = False,
+             workers: int = 1) -> Summary | PerQuery:
     """Evaluate a run against relevance judgments with trec_eval 10.0's definitions.
 
     Parameters

@@ -339,7 +339,7 @@ def _answer_scores(preds: list, golds: list, empty_rule: str):
     try:
         from . import answers
     except ImportError:  # pragma: no cover - until the compiled answer metrics are in the tree
-        from .reference import answers
+        from .reference import answers  # type: ignore[no-redef]
     try:
         prepare, encoded, kernels = answers._prepare, answers._Encoded, answers._kernels
     except AttributeError:  # pragma: no cover - only if qafast.answers is reorganized
@@ -354,11 +354,11 @@ def _answer_scores(preds: list, golds: list, empty_rule: str):
                               enc.tok_off, enc.toks, enc.key_off, enc.keys, 1, v2, v2, em, f1,
                               np.zeros(2))
         return em, f1
-    em = answers.exact_match(preds, golds, normalizer="squad", empty_rule=empty_rule,
-                             per_question=True)
-    f1 = answers.f1(preds, golds, normalizer="squad", unit="token", empty_rule=empty_rule,
-                    per_question=True)
-    return np.asarray(em, dtype=np.float64), np.asarray(f1, dtype=np.float64)
+    em_values = answers.exact_match(preds, golds, normalizer="squad", empty_rule=empty_rule,
+                                    per_question=True)
+    f1_values = answers.f1(preds, golds, normalizer="squad", unit="token",
+                           empty_rule=empty_rule, per_question=True)
+    return np.asarray(em_values, dtype=np.float64), np.asarray(f1_values, dtype=np.float64)
 
 
 class _Golds:

@@ -87,7 +87,10 @@ def _int_grades(r: np.ndarray, valid, name: str, where) -> np.ndarray:
     raise InputTypeError(f"{name} must hold integer grades (or bools), not {r.dtype}")
 
 
-def _kernel_args(columns, level: int, v9: bool) -> tuple:
+_KernelArgs = tuple[int, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+
+
+def _kernel_args(columns, level: int, v9: bool) -> _KernelArgs:
     """The stream kernels' flags and per-measure arrays for columns measured at ``level``."""
     codes, kparams, fparams, loffs, lkeys, lvals = kernel_arrays(columns)
     # at a level of 0 or below a candidate graded 0 is relevant: every candidate is ranked
@@ -199,7 +202,7 @@ class RankingMetrics:
         # cut points (ir_measures' IPrec): one kernel pass per setting, as evaluate makes
         settings = column_groups(columns, self._level)
         self._groups = [(np.array(js, dtype=np.int64), min(level, _MAX_GRADE + 1),
-                         *_kernel_args([columns[j] for j in js], min(level, _MAX_GRADE + 1), v9))
+                         _kernel_args([columns[j] for j in js], min(level, _MAX_GRADE + 1), v9))
                         for (level, v9), js in settings.items()]
         self._config = (tuple(self._names), self._level, self._empty, self._max_docs)
         self.reset()
@@ -327,7 +330,7 @@ class RankingMetrics:
         # one group without gm_ columns: the kernel adds its values into the sums itself
         direct = not self._gm and len(self._groups) == 1
         done = 0
-        for js, level, *args in self._groups:
+        for js, level, args in self._groups:
             # every group skips (or refuses) the same queries: those without a candidate
             # graded self._level or above, whatever level the group's measures use
             group_out = out if len(self._groups) == 1 else np.empty((nq, len(js)))
@@ -458,7 +461,7 @@ class RankingMetrics:
         measured = np.empty(nq, dtype=np.int64)
         s, d, g = np.ascontiguousarray(s), np.ascontiguousarray(d), np.ascontiguousarray(g)
         done = 0
-        for js, level, *args in self._groups:
+        for js, level, args in self._groups:
             group_out = out if len(self._groups) == 1 else np.empty((nq, len(js)))
             # the queries measured depend on self._level only: the same in every group
             done = _kernels.stream_ranking_csr(

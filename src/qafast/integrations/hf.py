@@ -116,7 +116,7 @@ def retrieval_metrics(measures: str | Iterable[str] = ("mrr@10", "ndcg@10", "rec
         finally:
             metric.reset()
 
-    compute_metrics.metric = metric
+    compute_metrics.metric = metric  # type: ignore[attr-defined]  # the caller may read it
     return compute_metrics
 
 
@@ -200,5 +200,5 @@ def squad_metrics(*, normalizer: str | Callable[[str], str] = "squad", unit: str
         finally:
             metric.reset()
 
-    compute_metrics.metric = metric
+    compute_metrics.metric = metric  # type: ignore[attr-defined]  # the caller may read it
     return compute_metrics

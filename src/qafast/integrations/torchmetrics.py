@@ -28,7 +28,7 @@ _CLASS: Any = None
 _ROWS = ("row_query_ids", "row_doc_ids", "row_scores", "row_grades")
 
 
-def _build():
+def _build() -> type:
     import torch
     from torchmetrics import Metric
     from torchmetrics.utilities.data import dim_zero_cat
@@ -52,6 +52,11 @@ def _build():
         is_differentiable = False
         higher_is_better = True
         full_state_update = False
+        # the states add_state registers (torch types them as Tensor | Module)
+        sums: torch.Tensor
+        nonfinite_sums: torch.Tensor
+        count: torch.Tensor
+        row_query_ids: list
 
         def __init__(self, measures, *, relevance_level: int = 1, empty_queries: str = "skip",
                      max_docs: int | None = None, **kwargs):

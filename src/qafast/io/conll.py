@@ -15,6 +15,7 @@ from typing import IO, Union
 import numpy as np
 
 from ..errors import InputTypeError
+from ._encoded import _CODE, LABELS, LabelSequences
 from ._errors import LineFormatError
 
 __all__ = ["ConllFormatError", "read_conll"]
@@ -73,8 +74,6 @@ def read_conll(source: Source):
     >>> round(tw_events_score(res, ann), 4)
     0.9167
     """
-    from ..events import _CODE, LABELS, LabelSequences
-
     f, path, close = _open(source)
     gold: list[str] = []
     pred: list[str] = []

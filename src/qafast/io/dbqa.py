@@ -128,11 +128,10 @@ def read_dbqa(source: Source, scores: Source | None = None) -> DbqaData:
         offsets.append(len(labels))
     if scores is not None:
         vals = _read_scores(scores, len(labels), path)
-    elif not has_score:
-        vals = None
+    scored = scores is not None or has_score
     return DbqaData(questions, np.array(offsets, dtype=np.int64),
                     np.array(labels, dtype=np.int8),
-                    None if vals is None else np.array(vals, dtype=np.float64),
+                    np.array(vals, dtype=np.float64) if scored else None,
                     np.array(lines, dtype=np.int64), path)
 
 
@@ -149,7 +148,7 @@ def _score(text: str, path: str, lineno: int, question: str) -> float:
 
 def _read_scores(source: Source, n: int, data_path: str) -> list:
     f, path, close = _open(source)
-    out = []
+    out: list[float] = []
     try:
         for lineno, raw in iter_decoded(f, path, DbqaFormatError):
             text = raw.strip()

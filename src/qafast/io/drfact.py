@@ -20,6 +20,7 @@ import os
 from numbers import Real
 from typing import Union
 
+from ._encoded import pack_concepts
 from ._errors import LineFormatError
 
 __all__ = ["DrFactFormatError", "DrFactWarning", "read_drfact"]
@@ -64,7 +65,11 @@ def _field(obj, key, name, lineno):
 
 
 def _read_predictions(path: Path, pool, strict):
-    qids, concepts, weights, seen, again = [], [], [], {}, {}
+    qids: list = []
+    concepts: list[list[str]] = []
+    weights: list[list[float]] = []
+    seen: dict = {}
+    again: dict = {}
     for name, lineno, obj in _objects(path):
         q = _field(obj, "qid", name, lineno)
         if not isinstance(q, (str, int)) or isinstance(q, bool):
@@ -129,7 +134,10 @@ def _warn_again(again, path):
 
 
 def _read_truth(path: Path, strict):
-    qids, golds, seen, again = [], [], {}, {}
+    qids: list = []
+    golds: list[list[str]] = []
+    seen: dict = {}
+    again: dict = {}
     for name, lineno, obj in _objects(path):
         q = _field(obj, "_id", name, lineno)
         if not isinstance(q, (str, int)) or isinstance(q, bool):
@@ -205,8 +213,6 @@ def read_drfact(predictions: Path, truth: Path, *, pool: str | int | None = None
     >>> evaluate_concepts(pred, gold, ["hit@2"], drfact=True)
     {'hit@2': 1.0}
     """
-    from ..concepts import _pack
-
     p_qids, p_concepts, p_weights = _read_predictions(predictions, pool, strict)
     t_qids, t_golds = _read_truth(truth, strict)
     vocab: set = set()
@@ -216,6 +222,6 @@ def read_drfact(predictions: Path, truth: Path, *, pool: str | int | None = None
         vocab.update(g)
     vocabulary = sorted(vocab)
     index = {c: i for i, c in enumerate(vocabulary)}
-    pred = _pack(p_qids, p_concepts, p_weights, index, vocabulary, os.fspath(predictions))
-    gold = _pack(t_qids, t_golds, None, index, vocabulary, os.fspath(truth))
+    pred = pack_concepts(p_qids, p_concepts, p_weights, index, vocabulary, os.fspath(predictions))
+    gold = pack_concepts(t_qids, t_golds, None, index, vocabulary, os.fspath(truth))
     return pred, gold

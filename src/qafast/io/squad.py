@@ -107,6 +107,7 @@ class SquadDataset:
     def answers(self) -> list:
         """Each question's list of gold answer texts."""
         if self._answers is None:
+            assert self._texts is not None and self._offsets is not None
             t, off = self._texts, self._offsets.tolist()
             self._answers = [t[a:b] for a, b in zip(off, off[1:])]
         return self._answers
@@ -130,7 +131,7 @@ class SquadDataset:
         return (self.ids == other.ids and self.answers == other.answers
                 and self.version == other.version and self.source == other.source)
 
-    __hash__ = None
+    __hash__ = None  # type: ignore[assignment]  # equal datasets may differ in identity
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -600,8 +601,10 @@ def warn_unknown(ids, known, what: str, source: str) -> None:
 def _outside_stacklevel() -> int:
     """The stacklevel of the first frame outside the qafast package."""
     import sys
+    from types import FrameType
 
-    frame = sys._getframe(2)    # warn_unknown's caller, stacklevel 2 of warnings.warn there
+    # warn_unknown's caller, stacklevel 2 of warnings.warn there
+    frame: FrameType | None = sys._getframe(2)
     level = 2
     pkg = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(pkg):

@@ -97,8 +97,8 @@ class TrecColumns:
 
     query_ids: list[str]
     query_index: np.ndarray
-    doc_ids: list[str]
-    doc_index: np.ndarray
+    doc_ids: list[str] | None
+    doc_index: np.ndarray | None
     values: np.ndarray
     line_numbers: np.ndarray
     run_id: str | None
@@ -125,7 +125,7 @@ class TrecColumns:
 
     def doc_id_bytes(self, i: int) -> bytes:
         """Line ``i``'s document id as UTF-8 bytes, in either mode."""
-        if self.doc_ids is not None:
+        if self.doc_ids is not None and self.doc_index is not None:
             return self.doc_ids[int(self.doc_index[i])].encode("utf-8")
         assert self.doc_offsets is not None and self.doc_blob is not None
         return self.doc_blob[self.doc_offsets[i] : self.doc_offsets[i + 1]].tobytes()
@@ -318,8 +318,8 @@ def _open_blocks(source: Source, chunk: int, stack: contextlib.ExitStack) -> tup
             return name, _gzip_blocks(raw, chunk, name, stack)
         return name, _stream_blocks(raw, chunk)
     if hasattr(source, "read"):
-        name = getattr(source, "name", None)
-        name = name if isinstance(name, str) else "<file>"
+        file_name = getattr(source, "name", None)
+        name = file_name if isinstance(file_name, str) else "<file>"
         return name, _sniffed_blocks(source, chunk, name, stack)
     raise InputTypeError(
         "source must be a path, '-', a bytes-like object or a binary file object, "
@@ -392,7 +392,7 @@ def _readinto_blocks(readinto: Any, chunk: int) -> Iterator[memoryview]:
     carry = b""
     size = chunk
     while True:
-        view = memoryview(np.empty(max(size, len(carry) + chunk), dtype=np.uint8))
+        view = np.empty(max(size, len(carry) + chunk), dtype=np.uint8).data
         filled = len(carry)
         view[:filled] = carry
         eof = False
@@ -451,6 +451,7 @@ def _sequential(parser: _trec_Parser, blocks: Iterator, path: str) -> None:
 def _intern(parser: _trec_Parser, batch: Any, path: str, quiesce: Callable[[], None]) -> None:
     if not parser.intern(batch):
         quiesce()  # error_line() reads an array the scanning thread may be growing
+        assert parser.error_message is not None  # set whenever intern() fails
         raise TrecFormatError(parser.error_message, path=path, line=parser.error_line())
     if batch.error_line:
         raise TrecFormatError(batch.error_message, path=path, line=batch.error_line)

@@ -8,10 +8,25 @@ MLQA, CMRC, DRCD, PIAF), ``squad`` (the official scripts' aggregation), ``factoi
 ``qafast.reference.evaluate`` is trec_eval's ``evaluate``.
 """
 
-from . import answers, concepts, curves, dbqa, events, factoid, ranking, squad  # noqa: F401
-from .ranking import *  # noqa: F401,F403
-from .ranking import __all__ as _ranking_all
+from __future__ import annotations
 
-__all__ = list(_ranking_all) + [
-    "answers", "concepts", "curves", "dbqa", "events", "factoid", "ranking", "squad",
-]
+import importlib
+from typing import Any
+
+# the family modules load on first use: ``qafast.answers`` needs only ``reference.answers``
+_FAMILIES = ("answers", "concepts", "curves", "dbqa", "events", "factoid", "ranking", "squad")
+
+
+def __getattr__(name: str) -> Any:
+    if name in _FAMILIES:
+        return importlib.import_module(f"{__name__}.{name}")
+    ranking = importlib.import_module(f"{__name__}.ranking")
+    if name == "__all__":
+        return list(ranking.__all__) + list(_FAMILIES)
+    if name in ranking.__all__:
+        return getattr(ranking, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__getattr__("__all__")))

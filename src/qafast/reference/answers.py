@@ -536,7 +536,7 @@ def reader_metrics(predictions: Sequence[Sequence], references: Sequence, *, k=N
     n = len(predictions)
     if n == 0:
         raise ValueError("no questions")
-    out = {}
+    out: dict[str, float | None] = {}
     for key in sums:
         out[f"reader_{key}"] = sums[key] / n
         out[f"reader_{key}_has_answer"] = has[key] / n_has if n_has else None

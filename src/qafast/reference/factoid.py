@@ -141,7 +141,7 @@ def parse_yesno(answer) -> str | None:
     return "none"
 
 
-def yesno_measures(gold: Sequence[str], answers: Sequence[str | None]) -> dict:
+def yesno_measures(gold: Sequence[str | None], answers: Sequence[str | None]) -> dict:
     """Accuracy, F1 of yes, F1 of no and their mean over yes/no questions (gold and answers
     already read by :func:`parse_yesno`; a gold "none" is in the "no" class)."""
     acc = 0.0

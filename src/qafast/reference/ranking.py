@@ -302,7 +302,7 @@ def _check_cutoff(family: str, k: Any) -> int:
 class _Gain(NamedTuple):
     level: int
     gain: float
-    count: int  # qrels entries at this level
+    count: int  # type: ignore[assignment]  # qrels entries at this level (hides tuple.count)
 
 
 def _glibc_merge_sort(items: list[Any], cmp: Callable[[Any, Any], int]) -> list[Any]:
@@ -1361,8 +1361,8 @@ def evaluate(
                 f"{family}: parameters key the result, so they must be hashable; give a gain map "
                 "as a tuple of (grade, gain) pairs"
             ) from None
-    options = dict(relevance_level=relevance_level, max_docs=max_docs, judged_only=judged_only,
-                   float32_scores=float32_scores)
+    options: dict[str, Any] = dict(relevance_level=relevance_level, max_docs=max_docs,
+                                   judged_only=judged_only, float32_scores=float32_scores)
     judged = {qid: q for qid, q in qrels.items() if q}
     if queries == "run":
         qids = sorted(qid for qid, run_q in run.items() if run_q and qid in judged)

@@ -141,7 +141,8 @@ def _check_missing(questions, predictions, missing):
 
 def _squad_v1(questions, predictions, missing) -> dict:
     absent = _check_missing(questions, predictions, missing)
-    exact = f1 = 0
+    exact: float = 0  # an int, as the official script starts its sums
+    f1: float = 0
     total = 0
     for qid, golds in questions:
         if qid in absent and missing == "skip":

@@ -1,0 +1,140 @@
+"""What ``import qafast`` and its readers load: modules, not timings.
+
+``import qafast`` loads no family module, reader or the plain-Python reference; a public name
+loads its own family on first use; the readers in ``qafast.io`` never import a family module,
+so the imports run one way (families use readers, never the reverse).
+"""
+
+import ast
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import qafast
+import qafast.io
+
+IO_DIR = Path(qafast.io.__file__).parent
+PACKAGE_DIR = Path(qafast.__file__).parent
+
+
+def _loaded_after(code: str) -> set:
+    """The ``qafast.*`` modules loaded by ``code`` in a fresh interpreter."""
+    script = (code + "\nimport sys, json\n"
+              "print(json.dumps(sorted(m for m in sys.modules if m.startswith('qafast'))))")
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                         env=os.environ.copy(), check=True).stdout
+    return set(json.loads(out.splitlines()[-1]))
+
+
+def _families() -> set:
+    """Every public module of the package (a family, a surface on top of them, or the
+    reference) other than the readers."""
+    names = {p.stem for p in PACKAGE_DIR.glob("*.py") if not p.stem.startswith("_")}
+    names |= {p.name for p in PACKAGE_DIR.iterdir()
+              if (p / "__init__.py").exists() and p.name != "io"}
+    return {f"qafast.{n}" for n in names}
+
+
+def test_import_qafast_loads_nothing_else():
+    assert _loaded_after("import qafast") == {"qafast"}
+
+
+@pytest.mark.parametrize(("name", "module"), [
+    ("evaluate", "qafast.ranking"),
+    ("exact_match", "qafast.answers"),
+    ("squad", "qafast.squad"),
+    ("evaluate_concepts", "qafast.concepts"),
+    ("tw_events_score", "qafast.events"),
+    ("evaluate_dbqa", "qafast.dbqa"),
+    ("average_precision", "qafast.curves"),
+])
+def test_a_public_name_loads_its_own_family_only(name, module):
+    loaded = _loaded_after(f"import qafast\nqafast.{name}")
+    assert module in loaded
+    others = (_families() - {module}) & loaded
+    if module == "qafast.answers":  # its normalizers are the reference's own functions
+        others -= {"qafast.reference", "qafast.reference.answers"}
+    assert not others, f"qafast.{name} also loaded {sorted(others)}"
+    assert not {m for m in loaded if m.startswith("qafast.reference.")} - {
+        "qafast.reference.answers"}
+
+
+def test_every_public_name_resolves_and_is_listed():
+    for name in qafast.__all__:
+        assert getattr(qafast, name) is not None
+    assert set(qafast.__all__) <= set(dir(qafast))
+    namespace: dict = {}
+    exec("from qafast import *", namespace)  # noqa: S102
+    assert set(qafast.__all__) <= set(namespace)
+    with pytest.raises(AttributeError, match="no attribute 'no_such_name'"):
+        qafast.no_such_name  # noqa: B018
+
+
+@pytest.mark.parametrize("code", [
+    # the module first, then the function
+    "from qafast.compare import Comparison\nimport qafast\n",
+    "import qafast.compare\nimport qafast\n",
+    # the function first, then the module
+    "import qafast\nqafast.compare\nfrom qafast.compare import Comparison\n",
+])
+def test_compare_is_the_function_whatever_was_imported_first(code):
+    script = code + (
+        "import types\n"
+        "from qafast.compare import Comparison\n"
+        "assert callable(qafast.compare) and not isinstance(qafast.compare, types.ModuleType)\n"
+        "assert qafast.compare is __import__('sys').modules['qafast.compare'].compare\n"
+        "assert Comparison.__name__ == 'Comparison'\n"
+        "from qafast.squad import squad\n"
+        "assert qafast.squad is squad\n"
+    )
+    subprocess.run([sys.executable, "-c", script], env=os.environ.copy(), check=True)
+
+
+def test_submodules_are_attributes_after_import_qafast():
+    loaded = _loaded_after("import qafast\nqafast.io.read_trec_run\nqafast.reference.evaluate")
+    assert {"qafast.io.trec", "qafast.reference.ranking"} <= loaded
+    assert "qafast.reference.squad" not in loaded  # the reference's families load one by one
+
+
+@pytest.mark.parametrize("module", sorted(p.stem for p in IO_DIR.glob("*.py")
+                                          if p.stem != "__init__"))
+def test_reading_loads_no_family_module(module):
+    loaded = _loaded_after(f"import qafast.io.{module}")
+    assert not loaded & _families(), sorted(loaded & _families())
+
+
+def _imported_modules(path: Path):
+    """``(line, absolute module)`` of every import in a module of ``qafast.io``, at any depth
+    (a family imported inside a function is still an import back)."""
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                yield node.lineno, alias.name
+        elif isinstance(node, ast.ImportFrom):
+            if node.level == 0:
+                base = node.module or ""
+            else:
+                parts = ["qafast", "io"][: 3 - node.level]  # the package of qafast.io.<x>
+                base = ".".join(parts + ([node.module] if node.module else []))
+            if node.module is None:  # from .. import x: each name may be a module
+                for alias in node.names:
+                    yield node.lineno, f"{base}.{alias.name}"
+            else:
+                yield node.lineno, base
+
+
+@pytest.mark.parametrize("path", sorted(IO_DIR.glob("*.py")), ids=lambda p: p.name)
+def test_readers_import_no_family_module_anywhere(path):
+    bad = []
+    for line, module in _imported_modules(path):
+        if not module.startswith("qafast.") or module.startswith("qafast.io"):
+            continue
+        top = module.split(".")[1]
+        # private modules (_kernels, _warn, ...) are the layer below the families
+        if not top.startswith("_"):
+            bad.append(f"line {line}: {module}")
+    assert not bad, f"{path.name} imports a family module: {bad}"
