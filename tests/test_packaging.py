@@ -36,11 +36,14 @@ def test_the_package_ships_no_cython_source():
     assert not [p.name for p in package.iterdir() if p.suffix in (".pyx", ".pxi", ".c")]
 
 
-def test_test_extra_and_test_group_list_the_same_requirements():
-    # the README's second command installs the group; pip install "qafast[test]" the extra
+def test_test_extra_group_and_requirements_file_list_the_same_requirements():
+    # the README's second command installs tests/requirements.txt; `pip install --group test`
+    # the group; pip install "qafast[test]" the extra
     config = _pyproject()
     extra = config["project"]["optional-dependencies"]["test"]
     assert config["dependency-groups"]["test"] == extra
+    listed = (Path(__file__).parent / "requirements.txt").read_text().splitlines()
+    assert [r for r in listed if r and not r.startswith("#")] == extra
 
 
 def test_wheels_skip_free_threaded_builds_and_claim_nothing_for_them():
