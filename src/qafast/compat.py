@@ -284,7 +284,8 @@ def _parse(lines, *, is_run: bool) -> dict:
         try:
             cols = reader(block)
         except TrecFormatError as e:
-            raise TrecFormatError(e.message, path=name, line=lines_before + e.line) from None
+            line = None if e.line is None else lines_before + e.line
+            raise TrecFormatError(e.message, path=name, line=line) from None
         assert cols.doc_ids is not None and cols.doc_index is not None  # documents interned
         dup = _kernels.nested_dict(out, cols.query_ids, cols.query_index, cols.doc_ids,
                                    cols.doc_index, cols.values if is_run else no_scores,
