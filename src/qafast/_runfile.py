@@ -307,11 +307,12 @@ def _stream(qrels: Qrels, path: str, blocks, columns: list[Column], options: dic
     batch_rows = ranking._FILE_CHUNK_ROWS
     parser = _kernels._trec_Parser(True, False)
     part = _Part(relstrings={j: [] for j in relcols})
-    qindex = qrels.query_index()
+    qrels_ids = qrels.query_ids
     first = 0
+    qpos = 0  # where the next query is expected in the qrels, if the run follows their order
 
     def measure(everything: bool) -> bool:
-        nonlocal first
+        nonlocal first, qpos
         got = parser.complete_rows(everything, first)
         if got is None:
             return False
@@ -332,9 +333,16 @@ def _stream(qrels: Qrels, path: str, blocks, columns: list[Column], options: dic
             chunk._lines = np.asarray(lines) + line_base()
             _raise_duplicate(chunk, i, False)
         # the queries are looked up from the qrels position of the chunk's first one on:
-        # when the run follows the qrels' order, no dictionary is needed
-        ev = _Evaluation(qrels, chunk, queries="run", qrels_start=qindex.get(qids[0], 0),
-                         allow_none=True, **options)
+        # when the run follows the qrels' order, no dictionary of the qrels' ids is needed
+        # (building one for a million queries costs more than reading them)
+        if not (qpos < len(qrels_ids) and qrels_ids[qpos] == qids[0]):
+            try:
+                qpos = qrels_ids.index(qids[0])
+            except ValueError:
+                qpos = 0
+        ev = _Evaluation(qrels, chunk, queries="run", qrels_start=qpos, allow_none=True,
+                         **options)
+        qpos += nq
         if ev.ids:
             part.ids.extend(ev.ids)
             part.blocks.append(ev.values(columns))

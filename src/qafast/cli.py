@@ -14,7 +14,7 @@ import warnings
 from importlib import resources
 
 from ._measures import TEXT_MEASURES, UnknownMeasureError, trec_columns
-from .ranking import Qrels, Run, _summaries
+from .ranking import Qrels, Run, _summaries, _workers as _cores
 
 _COUNTS = frozenset({"num_q", "num_ret", "num_rel", "num_rel_ret", "num_nonrel_judged_ret"})
 
@@ -90,7 +90,7 @@ def _run_trec(args) -> int:
 
     for name, run in runs:
         check_readable(name, run)
-    qrels = Qrels.from_file(args.qrels)
+    qrels = Qrels.from_file(args.qrels, workers=min(_cores(args.workers), 2))
     queries = "qrels" if args.c else "run"
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -126,6 +126,8 @@ def _run_trec(args) -> int:
 
 
 def _say_skipped(qrels, result, name) -> None:
+    if len(result.ids) == len(qrels.query_ids):
+        return  # every qrels query was evaluated
     rindex = set(result.run_query_ids)
     skipped = sorted(q for q in qrels.query_ids if q not in rindex)
     if skipped and len(skipped) < len(qrels.query_ids):
