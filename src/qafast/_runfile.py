@@ -565,7 +565,8 @@ def check_readable(name: str, run) -> None:
             pass
     except OSError as e:
         what = e.strerror or str(e)
-        raise type(e)(f"run {name!r}: cannot read {path!r}: {what}") from None
+        where = f"run file {path!r}" if name == path else f"run {name!r} ({path!r})"
+        raise type(e)(f"{where} cannot be read: {what}") from None
 
 
 def source_size(run) -> int | None:
