@@ -363,3 +363,34 @@ def test_a_file_that_ends_mid_line_names_file_and_line(files, capsys, cut):
         qafast.evaluate(qrels, runs[0], "map", workers=2)
     with pytest.raises(ValueError, match=rf"{runs[0].name}, line {n}: expected at least 6"):
         qafast.evaluate_runs(qrels, [runs[1], runs[0]], "map", workers=2)
+
+
+def test_queries_must_be_run_or_qrels_for_a_file_too(files):
+    qrels, runs = files
+    with pytest.raises(ValueError, match="queries must be 'run'"):
+        qafast.evaluate(qrels, runs[0], "map", queries="all")
+    with pytest.raises(ValueError, match="queries must be 'run'"):
+        qafast.evaluate_runs(qrels, runs, "map", queries="all", workers=2)
+
+
+def test_many_runs_from_fifos(files, tmp_path, capsys):
+    # as `qafast trec qrels <(zcat a.gz) <(zcat b.gz)` gives them: pipes, each read once
+    import os
+    import threading
+
+    qrels, runs = files
+    code, want, _ = cli(capsys, "-m", "official", qrels, runs[0], runs[1])
+    fifos = []
+    for k, r in enumerate(runs[:2]):
+        p = tmp_path / f"fifo{k}"
+        os.mkfifo(p)
+        fifos.append(p)
+
+        def write(p=p, data=r.read_bytes()):
+            with open(p, "wb") as f:
+                f.write(data)
+        threading.Thread(target=write, daemon=True).start()
+    code, out, err = cli(capsys, "-m", "official", "-w", "2", qrels, *fifos)
+    assert code == 0, err
+    assert out == want.replace(str(runs[0]), str(fifos[0])).replace(str(runs[1]),
+                                                                     str(fifos[1]))

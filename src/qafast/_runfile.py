@@ -16,6 +16,7 @@ a pipe's text, which can be read only once, is kept as it arrives (in memory up 
 from __future__ import annotations
 
 import contextlib
+import errno
 import io
 import itertools
 import os
@@ -469,6 +470,9 @@ def evaluate_run_source(qrels: Qrels, run, columns: list[Column], *, queries: st
     from .io import trec
     from .io.trec import _open_blocks, _parse_blocks
 
+    if queries not in ("run", "qrels"):
+        raise ValueError(f"queries must be 'run' (run and qrels in common) or 'qrels' (every "
+                         f"qrels query, missing ones scoring 0, as trec_eval -c), not {queries!r}")
     relcols = relcols or {}
     workers = _workers(options["workers"])
     on_bytes = progress or (lambda n: None)
@@ -560,9 +564,14 @@ def check_readable(name: str, run) -> None:
     path = os.fspath(run)
     if not isinstance(path, str) or path == "-":
         return
+    # not opened: opening a FIFO would wait for its writer, and closing it again could
+    # leave the writer with no reader
     try:
-        with open(path, "rb"):
-            pass
+        st = os.stat(path)
+        if stat.S_ISDIR(st.st_mode):
+            raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), path)
+        if not os.access(path, os.R_OK):
+            raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), path)
     except OSError as e:
         what = e.strerror or str(e)
         where = f"run file {path!r}" if name == path else f"run {name!r} ({path!r})"

@@ -1117,10 +1117,11 @@ def evaluate(qrels, run, measures: str | Iterable[str], *, relevance_level: int 
     options = dict(relevance_level=int(relevance_level), judged_only=bool(judged_only),
                    max_docs=max_docs, workers=workers)
     from ._progress import Progress
-    from ._runfile import source_size
+    from ._runfile import is_run_source, source_size
 
-    bar = Progress(progress, total=source_size(run) if isinstance(run, (str, os.PathLike))
-                   else None, desc="run")
+    # a bar for text to read; a dict or a Run is measured in a moment
+    bar = Progress(progress if is_run_source(run) else False, total=source_size(run),
+                   desc="run")
     with bar:
         ids, values = _per_query_values(qrels, run, columns, queries, options,
                                         bar.update if bar else None)
