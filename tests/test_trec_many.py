@@ -381,15 +381,15 @@ def test_many_runs_from_fifos(files, tmp_path, capsys):
     qrels, runs = files
     code, want, _ = cli(capsys, "-m", "official", qrels, runs[0], runs[1])
     fifos = []
+    def write(path, data):
+        with open(path, "wb") as f:
+            f.write(data)
+
     for k, r in enumerate(runs[:2]):
         p = tmp_path / f"fifo{k}"
         os.mkfifo(p)
         fifos.append(p)
-
-        def write(p=p, data=r.read_bytes()):
-            with open(p, "wb") as f:
-                f.write(data)
-        threading.Thread(target=write, daemon=True).start()
+        threading.Thread(target=write, args=(p, r.read_bytes()), daemon=True).start()
     code, out, err = cli(capsys, "-m", "official", "-w", "2", qrels, *fifos)
     assert code == 0, err
     assert out == want.replace(str(runs[0]), str(fifos[0])).replace(str(runs[1]),

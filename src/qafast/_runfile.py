@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import io
 import itertools
 import os
 import queue
@@ -301,9 +300,8 @@ def _stream(qrels: Qrels, path: str, blocks, columns: list[Column], options: dic
             relcols: dict, on_bytes, stop: threading.Event, line_base) -> _Part:
     """Parse ``blocks`` and measure each batch of complete queries; ``line_base()`` gives
     the number of lines before the first block, for messages."""
-    from .io.trec import TrecFormatError, _intern
-
     from . import ranking
+    from .io.trec import TrecFormatError, _intern
 
     batch_rows = ranking._FILE_CHUNK_ROWS
     parser = _kernels._trec_Parser(True, False)
@@ -430,7 +428,7 @@ def _finish(qrels: Qrels, parts: list[_Part], columns, queries: str, options: di
     run_id = next((p.run_id for p in reversed(parts) if p.run_id is not None), None)
     order = sorted(range(len(ids)), key=ids.__getitem__)
     ids = [ids[k] for k in order]
-    if any(a == b for a, b in zip(ids, itertools.islice(ids, 1, None))):
+    if any(a == b for a, b in itertools.pairwise(ids)):
         return None  # a query in two ranges
     values = values[order]
     rels = {j: [s[k] for k in order] for j, s in rels.items()}
@@ -601,7 +599,7 @@ def evaluate_run_sources(qrels: Qrels, runs: list, columns: list[Column], *, que
     each = dict(options, workers=max(1, workers // n))
 
     def one(item):
-        name, run = item
+        _, run = item
         result = evaluate_run_source(qrels, run, columns, queries=queries, options=each,
                                      relcols=relcols)
         if progress is not None:

@@ -14,7 +14,8 @@ import warnings
 from importlib import resources
 
 from ._measures import TEXT_MEASURES, UnknownMeasureError, trec_columns
-from .ranking import Qrels, Run, _summaries, _workers as _cores
+from .ranking import Qrels, Run, _summaries
+from .ranking import _workers as _cores
 
 _COUNTS = frozenset({"num_q", "num_ret", "num_rel", "num_rel_ret", "num_nonrel_judged_ret"})
 
@@ -55,7 +56,7 @@ def _trec_parser(sub) -> None:
 
 def _run_trec(args) -> int:
     from ._progress import Progress
-    from ._runfile import RunResult, evaluate_run_sources, source_size
+    from ._runfile import evaluate_run_sources, source_size
 
     try:
         columns = trec_columns(args.m)
