@@ -394,3 +394,23 @@ def test_many_runs_from_fifos(files, tmp_path, capsys):
     assert code == 0, err
     assert out == want.replace(str(runs[0]), str(fifos[0])).replace(str(runs[1]),
                                                                      str(fifos[1]))
+
+
+def test_of_errors_in_several_ranges_the_first_in_the_file_is_raised(tmp_path, monkeypatch):
+    monkeypatch.setattr(_runfile, "_RANGE_MIN_BYTES", 100)
+    lines = run_text(20, 10).splitlines(keepends=True)
+    lines[15] = "q0001 Q0 dx 1 first-error r\n"
+    lines[185] = "q0018 Q0 dy 1 second-error r\n"
+    run = tmp_path / "run"
+    run.write_text("".join(lines))
+    # the first range takes longer, so the second fails first
+    real = _runfile._stream
+
+    def slow_first(qrels, path, blocks, *a, line_base):
+        if line_base() == 0:
+            import time
+            time.sleep(0.3)
+        return real(qrels, path, blocks, *a, line_base=line_base)
+    monkeypatch.setattr(_runfile, "_stream", lambda *a: slow_first(*a[:-1], line_base=a[-1]))
+    with pytest.raises(ValueError, match=r"run, line 16: .*'first-error'"):
+        qafast.evaluate(qrels_text(20, 10).encode(), str(run), MEASURES, workers=4)

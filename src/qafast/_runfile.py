@@ -73,10 +73,6 @@ class _Part:
     grouped: bool = True
 
 
-class _Stopped(Exception):
-    """Another range failed: this one stops early."""
-
-
 def _plain_path(source) -> str | None:
     """The path of a regular, uncompressed file that can be read again and cut into ranges,
     else None."""
@@ -297,7 +293,7 @@ class _Spill:
 
 
 def _stream(qrels: Qrels, path: str, blocks, columns: list[Column], options: dict,
-            relcols: dict, on_bytes, stop: threading.Event, line_base) -> _Part:
+            relcols: dict, on_bytes, line_base) -> _Part:
     """Parse ``blocks`` and measure each batch of complete queries; ``line_base()`` gives
     the number of lines before the first block, for messages."""
     from . import ranking
@@ -356,8 +352,6 @@ def _stream(qrels: Qrels, path: str, blocks, columns: list[Column], options: dic
     batch = None
     try:
         for block in blocks:
-            if stop.is_set():
-                raise _Stopped()
             batch = parser.scan(block, batch)
             _intern(parser, batch, path, lambda: None)
             batch.release()
@@ -488,30 +482,30 @@ def evaluate_run_source(qrels: Qrels, run, columns: list[Column], *, queries: st
                 from .io.trec import _readinto_blocks
 
                 blocks = _readinto_blocks(_Range(raw, start, end).readinto, trec._CHUNK_BYTES)
-                try:
-                    return _stream(qrels, path, blocks, columns, opts, relcols, on_bytes,
-                                   stop, lambda: _lines_before(path, start) if start else 0)
-                except BaseException:
-                    stop.set()
-                    raise
+                return _stream(qrels, path, blocks, columns, opts, relcols, on_bytes,
+                               lambda: _lines_before(path, start) if start else 0)
 
         if len(ranges) == 1:
             parts = [one(*ranges[0])]
         else:
             from .ranking import _pool
 
+            # every range runs to its end, even after another failed: the error raised is
+            # then the file's first, the one a single reader meets
             futures = [_pool(len(ranges)).submit(one, a, b) for a, b in ranges]
-            parts, errors = [], []
+            outcomes = []
             for f in futures:
                 try:
-                    parts.append(f.result())
-                except _Stopped:
-                    parts.append(None)
-                except BaseException as e:
-                    parts.append(None)
-                    errors.append(e)
-            if errors:
-                raise errors[0]  # the first range's error: the one a single reader meets
+                    outcomes.append(f.result())
+                except Exception as e:  # noqa: BLE001 - raised below, in file order
+                    outcomes.append(e)
+            parts = []
+            for got in outcomes:
+                if isinstance(got, Exception):
+                    raise got
+                parts.append(got)
+                if not got.grouped:
+                    break  # the run is read whole, which meets any later error itself
         if all(p.grouped for p in parts):
             result = _finish(qrels, parts, columns, queries, options, relcols, path)
             if result is not None:
@@ -528,7 +522,7 @@ def evaluate_run_source(qrels: Qrels, run, columns: list[Column], *, queries: st
             blocks = _prefetched(blocks, stop)
             stack.callback(stop.set)
         part = _stream(qrels, name, blocks if spill is None else _kept(blocks, spill),
-                       columns, opts, relcols, on_bytes, stop, lambda: 0)
+                       columns, opts, relcols, on_bytes, lambda: 0)
         if part.grouped:
             result = _finish(qrels, [part], columns, queries, options, relcols, name)
             if result is not None:
