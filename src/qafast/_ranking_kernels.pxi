@@ -771,10 +771,13 @@ cdef double _interpolated(const Query* q, const double* points, int64_t n_points
     rel_so_far = q.num_rel_ret
     i = q.n
     while i > 0 and rel_so_far > 0:
-        precis = <double>rel_so_far / <double>i
-        if int_precis < precis:
-            int_precis = precis
+        # trec_eval takes the running maximum of rel_so_far / i at every rank; between two
+        # relevant ranks rel_so_far is constant and the quotient largest at the lower one,
+        # so the maximum is the same double taken at the relevant ranks alone
         if q.g[i - 1] >= q.L:
+            precis = <double>rel_so_far / <double>i
+            if int_precis < precis:
+                int_precis = precis
             while cur >= 0 and rel_so_far == cuts[cur]:
                 out[cur] = int_precis
                 cur -= 1
