@@ -13,10 +13,11 @@ is warmed (each file read once) before timing, so the floor is ``wc -l`` on the 
 Data (generated with numpy into a temporary directory, deleted at the end; ``--keep`` keeps
 it): a grouped TREC run of 20,000 queries x 1,000 documents (20M lines, ``--quick``: 2,000
 queries), ranked by score with 4-decimal scores; graded qrels, 50 judgments per query
-(grades 0-3), about half of them on retrieved documents. The run doubled (40,000 queries)
-for the memory check; 8 copies of the run for the many-runs rows (copies, not links, so each
-is read from its own pages); and the 100M-line case of 1,000,000 queries x 100 documents
-with 6 judgments per query (6M qrels lines).
+(grades 0-3), about half of them on retrieved documents. The run doubled (the same queries
+with 2,000 documents each, every judged document retrieved) for the memory check; 8 copies
+of the run for the many-runs rows (copies, not links, so each is read from its own pages);
+and the 100M-line case of 1,000,000 queries x 100 documents with 6 judgments per query (6M
+qrels lines).
 
 Rows:
 
@@ -85,6 +86,13 @@ def _lines(fields) -> bytes:
     return chars[keep].tobytes()
 
 
+def _base(first: int, nq: int):
+    """Per query a base document id, a function of the query number alone: a query's k-th
+    candidate is base + 7919 k (distinct ids), whatever the run's length or chunking."""
+    q = np.arange(first, first + nq, dtype=np.int64) + 1
+    return (q * 2654435761) % 8_000_000
+
+
 def write_run(path: Path, n_queries: int, n_docs: int, *, seed: int = 0, tag: str = "bench"):
     rng = np.random.default_rng(seed)
     step = max(1, 2_000_000 // n_docs)
@@ -92,9 +100,8 @@ def write_run(path: Path, n_queries: int, n_docs: int, *, seed: int = 0, tag: st
         for q0 in range(0, n_queries, step):
             nq = min(n_queries, q0 + step) - q0
             n = nq * n_docs
-            base = rng.integers(0, 8_000_000, size=nq)
             qid = np.repeat(np.arange(q0, q0 + nq, dtype=np.int64) + 1, n_docs)
-            doc = (np.repeat(base, n_docs) + np.tile(np.arange(n_docs) * 7919, nq)) \
+            doc = (np.repeat(_base(q0, nq), n_docs) + np.tile(np.arange(n_docs) * 7919, nq)) \
                 % 8_999_999 + 1_000_000
             rank = np.tile(np.arange(1, n_docs + 1), nq)
             score = np.sort(rng.integers(0, 1_000_000, size=(nq, n_docs)), axis=1)[:, ::-1]
@@ -107,20 +114,17 @@ def write_run(path: Path, n_queries: int, n_docs: int, *, seed: int = 0, tag: st
 
 
 def write_qrels(path: Path, n_queries: int, n_docs: int, per_query: int, *, seed: int = 0):
-    """Judgments for write_run(seed): positions in [0, 2 n_docs) of each query's candidate
-    list, so about half are retrieved; grades 0-3 (30/30/25/15 %)."""
-    rng = np.random.default_rng(seed)
+    """Judgments for a run of ``n_docs`` documents per query: positions in [0, 2 n_docs) of
+    each query's candidate list, so about half are retrieved; grades 0-3 (30/30/25/15 %)."""
     judge = np.random.default_rng(seed + 1)
     step = max(1, 2_000_000 // n_docs)
     with open(path, "wb") as f:
         for q0 in range(0, n_queries, step):
             nq = min(n_queries, q0 + step) - q0
-            base = rng.integers(0, 8_000_000, size=nq)
-            rng.integers(0, 1_000_000, size=(nq, n_docs))  # the run's scores: same stream
             k = per_query
             pos = np.sort(judge.integers(0, 2 * n_docs - k + 1, size=(nq, k)), axis=1)
             pos = pos + np.arange(k)[None, :]
-            doc = ((base[:, None] + pos * 7919) % 8_999_999 + 1_000_000).ravel()
+            doc = ((_base(q0, nq)[:, None] + pos * 7919) % 8_999_999 + 1_000_000).ravel()
             m = nq * k
             qid = np.repeat(np.arange(q0, q0 + nq, dtype=np.int64) + 1, k)
             grade = judge.choice(4, size=m, p=[0.3, 0.3, 0.25, 0.15])
@@ -309,7 +313,7 @@ def main(argv=None) -> int:
         qrels, run, run2 = tmp / "qrels", tmp / "run", tmp / "run2x"
         t = time.perf_counter()
         write_run(run, n_q, 1000)
-        write_run(run2, 2 * n_q, 1000)
+        write_run(run2, n_q, 2000, seed=1)  # the same queries, twice the documents
         write_qrels(qrels, n_q, 1000, 50)
         copies = []
         for k in range(8):
@@ -347,7 +351,8 @@ def main(argv=None) -> int:
         else:
             table.add("pytrec_eval", None, None, "n/a (not installed or --skip-pytrec)")
 
-        table.section(f"2. memory when the run doubles ({2 * lines / 1e6:.0f}M lines)")
+        table.section(f"2. memory when the run doubles ({2 * lines / 1e6:.0f}M lines: the same "
+                      "queries, 2,000 documents each)")
         trec2 = measure([sys.executable, "-m", "qafast.cli", "trec", "--no-progress",
                          str(qrels), str(run2)], env=e)
         grow = trec2["mb"] / trec["mb"]
