@@ -8,7 +8,7 @@ and measured by its own thread (the kernels release the GIL), and a compressed f
 pipe is read and decompressed by a helper thread while the calling thread parses.
 
 A run whose queries are not grouped is still evaluated exactly, by reading it whole (a
-``Run``): its encoded form costs about 50 bytes a line. A file is then read a second time;
+``Run``): about 90 bytes a line at the peak. A file is then read a second time;
 a pipe's text, which can be read only once, is kept as it arrives (in memory up to
 ``_SPILL_BYTES``, then in a temporary file), so that it can be parsed again.
 """

@@ -1050,7 +1050,9 @@ def evaluate(qrels, run, measures: str | Iterable[str], *, relevance_level: int 
         Relevance judgments, ``{query_id: {doc_id: grade}}`` or a TREC qrels file.
     run : Run, dict, DataFrame, path, bytes or binary file
         Retrieved documents, ``{query_id: {doc_id: score}}`` or a TREC run file (a pipe,
-        FIFO or file object is read once).
+        FIFO or file object is read once). A file whose queries' lines are together is
+        evaluated as it is read, in memory that does not grow with it; one whose queries'
+        lines are scattered is read whole first, about 90 bytes a line.
     measures : str or iterable of str
         trec_eval names (``"map"``, ``"P_10"``, ``"ndcg_cut.10,20"``, ``"all_trec"``), ranx
         names (``"ndcg@10"``, ``"hits@10"``, ``"map@100-l2"``, ``"rbp.95"``), ir_measures
