@@ -406,11 +406,39 @@ def test_of_errors_in_several_ranges_the_first_in_the_file_is_raised(tmp_path, m
     # the first range takes longer, so the second fails first
     real = _runfile._stream
 
-    def slow_first(qrels, path, blocks, *a, line_base):
+    def slow_first(qrels, path, blocks, columns, options, relcols, on_bytes, line_base,
+                   cancel=None):
         if line_base() == 0:
             import time
             time.sleep(0.3)
-        return real(qrels, path, blocks, *a, line_base=line_base)
-    monkeypatch.setattr(_runfile, "_stream", lambda *a: slow_first(*a[:-1], line_base=a[-1]))
+        return real(qrels, path, blocks, columns, options, relcols, on_bytes, line_base,
+                    cancel)
+    monkeypatch.setattr(_runfile, "_stream", slow_first)
     with pytest.raises(ValueError, match=r"run, line 16: .*'first-error'"):
         qafast.evaluate(qrels_text(20, 10).encode(), str(run), MEASURES, workers=4)
+
+
+def test_an_error_in_one_run_stops_the_others_being_read(files, monkeypatch):
+    import time
+
+    from qafast.io import trec
+
+    qrels, runs = files
+    monkeypatch.setattr(trec, "_CHUNK_BYTES", 256)
+    yielded = []
+    real = trec._buffer_blocks
+
+    def slow(data, chunk):
+        for block in real(data, chunk):
+            time.sleep(0.005)
+            yielded.append(1)
+            yield block
+    monkeypatch.setattr(trec, "_buffer_blocks", slow)
+    slow_run = runs[1].read_bytes()
+    total = sum(1 for _ in real(memoryview(slow_run), 256))
+    bad = runs[0].read_text().replace("sys0\n", "sys0 \n", 1).replace(" Q0 ", " ", 1)
+    with pytest.raises(ValueError, match=r"<bytes>, line 1: expected at least 6") as e:
+        qafast.evaluate_runs(qrels, {"bad": bad.encode(), "slow": slow_run}, "map",
+                             workers=2)
+    assert e.value.__notes__ == ["while evaluating run 'bad'"]
+    assert len(yielded) < total

@@ -292,8 +292,13 @@ class _Spill:
 # one stream of blocks
 
 
+class _Cancelled(Exception):
+    """The caller stopped waiting (an interrupt, or another run's error)."""
+
+
 def _stream(qrels: Qrels, path: str, blocks, columns: list[Column], options: dict,
-            relcols: dict, on_bytes, line_base) -> _Part:
+            relcols: dict, on_bytes, line_base, cancel: threading.Event | None = None
+            ) -> _Part:
     """Parse ``blocks`` and measure each batch of complete queries; ``line_base()`` gives
     the number of lines before the first block, for messages."""
     from . import ranking
@@ -352,6 +357,8 @@ def _stream(qrels: Qrels, path: str, blocks, columns: list[Column], options: dic
     batch = None
     try:
         for block in blocks:
+            if cancel is not None and cancel.is_set():
+                raise _Cancelled()
             batch = parser.scan(block, batch)
             _intern(parser, batch, path, lambda: None)
             batch.release()
@@ -452,12 +459,13 @@ def _finish(qrels: Qrels, parts: list[_Part], columns, queries: str, options: di
 
 def evaluate_run_source(qrels: Qrels, run, columns: list[Column], *, queries: str,
                         options: dict, relcols: dict | None = None,
-                        progress=None) -> RunResult:
+                        progress=None, cancel: threading.Event | None = None) -> RunResult:
     """Per-query values of one run (a path, ``-``, bytes or a binary file object, or
     anything else ``evaluate`` takes) against encoded qrels, streamed where it can be.
 
     ``relcols``: {column index: (length, name)} of relstring columns to give per query.
     ``progress``: a callable taking the bytes read since its last call, or None.
+    ``cancel``: an event that, once set, makes the reading stop (with _Cancelled).
     """
     from .io import trec
     from .io.trec import _open_blocks, _parse_blocks
@@ -473,6 +481,8 @@ def evaluate_run_source(qrels: Qrels, run, columns: list[Column], *, queries: st
     opts = dict(options, workers=1)  # each stream measures its batches on its own thread
     path = _plain_path(run)
     stop = threading.Event()
+    # set by the caller, or here when this thread is interrupted while ranges are read
+    halt = cancel if cancel is not None else threading.Event()
     if path is not None:
         ranges = _ranges(path, workers) if workers > 1 else [(0, os.path.getsize(path))]
 
@@ -483,7 +493,7 @@ def evaluate_run_source(qrels: Qrels, run, columns: list[Column], *, queries: st
 
                 blocks = _readinto_blocks(_Range(raw, start, end).readinto, trec._CHUNK_BYTES)
                 return _stream(qrels, path, blocks, columns, opts, relcols, on_bytes,
-                               lambda: _lines_before(path, start) if start else 0)
+                               lambda: _lines_before(path, start) if start else 0, halt)
 
         if len(ranges) == 1:
             parts = [one(*ranges[0])]
@@ -494,11 +504,17 @@ def evaluate_run_source(qrels: Qrels, run, columns: list[Column], *, queries: st
             # then the file's first, the one a single reader meets
             futures = [_pool(len(ranges)).submit(one, a, b) for a, b in ranges]
             outcomes = []
-            for f in futures:
-                try:
-                    outcomes.append(f.result())
-                except Exception as e:  # noqa: BLE001 - raised below, in file order
-                    outcomes.append(e)
+            try:
+                for f in futures:
+                    try:
+                        outcomes.append(f.result())
+                    except _Cancelled:
+                        raise
+                    except Exception as e:  # noqa: BLE001 - raised below, in file order
+                        outcomes.append(e)
+            except BaseException:  # an interrupt: the other ranges stop at their next block
+                halt.set()
+                raise
             parts = []
             for got in outcomes:
                 if isinstance(got, Exception):
@@ -522,7 +538,7 @@ def evaluate_run_source(qrels: Qrels, run, columns: list[Column], *, queries: st
             blocks = _prefetched(blocks, stop)
             stack.callback(stop.set)
         part = _stream(qrels, name, blocks if spill is None else _kept(blocks, spill),
-                       columns, opts, relcols, on_bytes, lambda: 0)
+                       columns, opts, relcols, on_bytes, lambda: 0, cancel)
         if part.grouped:
             result = _finish(qrels, [part], columns, queries, options, relcols, name)
             if result is not None:
@@ -592,10 +608,17 @@ def evaluate_run_sources(qrels: Qrels, runs: list, columns: list[Column], *, que
     threads = min(workers, n)
     each = dict(options, workers=max(1, workers // n))
 
+    cancel = threading.Event()
+
     def one(item):
-        _, run = item
-        result = evaluate_run_source(qrels, run, columns, queries=queries, options=each,
-                                     relcols=relcols)
+        name, run = item
+        try:
+            result = evaluate_run_source(qrels, run, columns, queries=queries, options=each,
+                                         relcols=relcols, cancel=cancel)
+        except Exception as e:
+            if name not in str(e):  # a run given as bytes, a dict, ...: say which one
+                e.add_note(f"while evaluating run {name!r}")
+            raise
         if progress is not None:
             progress.update(1)
         return result
@@ -610,6 +633,9 @@ def evaluate_run_sources(qrels: Qrels, runs: list, columns: list[Column], *, que
         try:
             return [f.result() for f in futures]
         except BaseException:
+            # an error or an interrupt: the runs not started are dropped, and those being
+            # read stop at their next block
+            cancel.set()
             for f in futures:
                 f.cancel()
             raise
