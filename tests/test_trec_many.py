@@ -442,3 +442,18 @@ def test_an_error_in_one_run_stops_the_others_being_read(files, monkeypatch):
                              workers=2)
     assert e.value.__notes__ == ["while evaluating run 'bad'"]
     assert len(yielded) < total
+
+
+@pytest.mark.parametrize("chunk", [8, 64, 4096])
+def test_range_blocks_give_the_range_in_whole_lines(tmp_path, chunk):
+    rnd = random.Random(chunk)
+    text = "".join("x" * rnd.randrange(0, 200) + "\n" for _ in range(300)) + "tail"
+    p = tmp_path / "f"
+    p.write_text(text)
+    data = text.encode()
+    starts = [0] + sorted(rnd.sample([i + 1 for i, c in enumerate(data) if c == 10], 5))
+    for a, b in zip(starts, starts[1:] + [len(data)]):
+        with open(p, "rb", buffering=0) as raw:
+            got = [bytes(block) for block in _runfile._range_blocks(raw, a, b, chunk)]
+        assert b"".join(got) == data[a:b]
+        assert all(g.endswith(b"\n") for g in got[:-1])

@@ -102,19 +102,47 @@ def is_run_source(run) -> bool:
 # blocks of text
 
 
-class _Range:
-    """``readinto`` over bytes [start, end) of an open file."""
+def _range_blocks(raw, start: int, end: int, chunk: int):
+    """Blocks of bytes [start, end) of an open file (``end`` a line start or the end),
+    each ending at a line end. The blocks share two buffers: each is valid only until the
+    next is asked for, which the parser allows, as it copies what it keeps (a fresh buffer
+    per block had every range thread page-fault a megabyte per block)."""
+    from .io.trec import _trec_last_newline
 
-    def __init__(self, raw, start: int, end: int):
-        raw.seek(start)
-        self.raw, self.left = raw, end - start
-
-    def readinto(self, view) -> int:
-        if self.left <= 0:
-            return 0
-        got = self.raw.readinto(view[:self.left] if len(view) > self.left else view)
-        self.left -= got or 0
-        return got or 0
+    raw.seek(start)
+    left = end - start
+    buffers = [np.empty(chunk, dtype=np.uint8), np.empty(chunk, dtype=np.uint8)]
+    carry = 0  # bytes of an unfinished line at the front of the current buffer
+    k = 0
+    while True:
+        buf = buffers[k]
+        want = min(len(buf) - carry, left)
+        filled = carry
+        while want > 0:
+            got = raw.readinto(memoryview(buf)[filled:filled + want])
+            if not got:
+                break
+            filled += got
+            want -= got
+            left -= got
+        if filled == 0:
+            return
+        view = memoryview(buf)[:filled]
+        if left <= 0:
+            yield view
+            return
+        cut = _trec_last_newline(view)
+        if cut < 0:  # a single line longer than the buffer: a larger pair of buffers
+            bigger = np.empty(2 * len(buf), dtype=np.uint8)
+            bigger[:filled] = buf[:filled]
+            buffers = [bigger, np.empty(2 * len(buf), dtype=np.uint8)]
+            k, carry = 0, filled
+            continue
+        rest = filled - cut - 1
+        nxt = buffers[1 - k]
+        yield view[:cut + 1]
+        nxt[:rest] = buf[cut + 1:filled]
+        k, carry = 1 - k, rest
 
 
 def _first_field(line: bytes):
@@ -488,10 +516,7 @@ def evaluate_run_source(qrels: Qrels, run, columns: list[Column], *, queries: st
 
         def one(start: int, end: int) -> _Part:
             with open(path, "rb", buffering=0) as raw:
-                from .io import trec
-                from .io.trec import _readinto_blocks
-
-                blocks = _readinto_blocks(_Range(raw, start, end).readinto, trec._CHUNK_BYTES)
+                blocks = _range_blocks(raw, start, end, trec._CHUNK_BYTES)
                 return _stream(qrels, path, blocks, columns, opts, relcols, on_bytes,
                                lambda: _lines_before(path, start) if start else 0, halt)
 
