@@ -3,7 +3,8 @@
 One module per metric family, each with its kernels (``_*_kernels.pxi``), its plain-Python
 specification (``qafast.reference.<family>``), its readers (``qafast.io``) and its tests:
 
-- ranking (trec_eval 10.0): :func:`evaluate`, :class:`Qrels`, :class:`Run`, and a drop-in for
+- ranking (trec_eval 10.0): :func:`evaluate`, :func:`evaluate_runs` (many runs, one qrels),
+  :class:`Qrels`, :class:`Run`, and a drop-in for
   pytrec_eval's :class:`RelevanceEvaluator`;
 - answers (SQuAD, MLQA, CMRC, DRCD, PIAF): :func:`exact_match`, :func:`f1`, :func:`squad`,
   :func:`reader_metrics`, :func:`retriever_metrics`;
@@ -45,7 +46,7 @@ _LAZY = {
     "errors": ("FormatError", "InputError", "InputTypeError", "MeasureError", "QafastError"),
     "events": ("event_mention_score", "tw_events_score", "tweet_score"),
     "factoid": ("evaluate_bioasq", "evaluate_factoid"),
-    "ranking": ("Qrels", "Run", "evaluate"),
+    "ranking": ("Qrels", "Run", "evaluate", "evaluate_runs"),
     "squad": ("squad",),
     "stream": ("AnswerMetrics", "RankingMetrics"),
 }
@@ -73,7 +74,7 @@ if TYPE_CHECKING:  # what type checkers and IDEs see: the names themselves
     from .errors import FormatError, InputError, InputTypeError, MeasureError, QafastError
     from .events import event_mention_score, tw_events_score, tweet_score
     from .factoid import evaluate_bioasq, evaluate_factoid
-    from .ranking import Qrels, Run, evaluate
+    from .ranking import Qrels, Run, evaluate, evaluate_runs
     from .squad import squad
     from .stream import AnswerMetrics, RankingMetrics
 
@@ -136,6 +137,7 @@ __all__ = [
     "evaluate_dbqa",
     "evaluate_dbqa_file",
     "evaluate_factoid",
+    "evaluate_runs",
     "event_mention_score",
     "exact_match",
     "exact_match_and_f1",

@@ -752,7 +752,7 @@ cdef double _interpolated(const Query* q, const double* points, int64_t n_points
                           double* out) noexcept nogil:
     """iprec_at_recall (m_iprec_at_recall.c) at each point into out, returning their mean
     (11pt_avg, m_11pt_avg.c)."""
-    cdef int64_t i, cur, rel_so_far
+    cdef int64_t i, j, cur, rel_so_far
     cdef double precis, int_precis, total = 0.0
     cdef int64_t* cuts = <int64_t*>malloc((n_points + 1) * sizeof(int64_t))
     for i in range(n_points):
@@ -769,17 +769,21 @@ cdef double _interpolated(const Query* q, const double* points, int64_t n_points
     precis = <double>q.num_rel_ret / <double>q.n if q.n > 0 else -NAN
     int_precis = precis
     rel_so_far = q.num_rel_ret
-    i = q.n
-    while i > 0 and rel_so_far > 0:
-        precis = <double>rel_so_far / <double>i
-        if int_precis < precis:
-            int_precis = precis
-        if q.g[i - 1] >= q.L:
+    # trec_eval takes the running maximum of rel_so_far / i at every rank i, from the last
+    # up; between two relevant ranks rel_so_far is constant and the quotient largest at the
+    # lower one, so the maximum is the same double taken at the relevant ranks alone, which
+    # the judged ranks (sr, increasing) give without a walk over every rank
+    j = q.ns - 1
+    while j >= 0 and rel_so_far > 0:
+        if q.sg[j] >= q.L:
+            precis = <double>rel_so_far / <double>q.sr[j]
+            if int_precis < precis:
+                int_precis = precis
             while cur >= 0 and rel_so_far == cuts[cur]:
                 out[cur] = int_precis
                 cur -= 1
             rel_so_far -= 1
-        i -= 1
+        j -= 1
     while cur >= 0:
         out[cur] = int_precis
         cur -= 1

@@ -14,18 +14,22 @@ import warnings
 from importlib import resources
 
 from ._measures import TEXT_MEASURES, UnknownMeasureError, trec_columns
-from .ranking import Qrels, Run, _Evaluation, _summaries
+from .ranking import Qrels, Run, _summaries
+from .ranking import _workers as _cores
 
 _COUNTS = frozenset({"num_q", "num_ret", "num_rel", "num_rel_ret", "num_nonrel_judged_ret"})
 
 
 def _trec_parser(sub) -> None:
     p = sub.add_parser(
-        "trec", help="evaluate a TREC run against qrels, printing what trec_eval 10.0 prints",
-        description="Evaluate a TREC run file against a qrels file. Output is trec_eval "
-                    "10.0's, byte for byte; the options are trec_eval's.")
+        "trec", help="evaluate TREC runs against qrels, printing what trec_eval 10.0 prints",
+        description="Evaluate TREC run files against a qrels file. Output is trec_eval "
+                    "10.0's, byte for byte; the options are trec_eval's. With several runs, "
+                    "the qrels are read once and each run's output follows a line "
+                    "'==> RUN <==' (text), or the runs share one table (-o csv, -o json).")
     p.add_argument("qrels", help="qrels file: 'qid iter docno rel' (.gz read as gzip)")
-    p.add_argument("run", help="run file: 'qid iter docno rank score run_id'; '-' for stdin")
+    p.add_argument("run", nargs="+",
+                   help="run file(s): 'qid iter docno rank score run_id'; '-' for stdin")
     p.add_argument("-q", action="store_true", help="print each query's values too")
     p.add_argument("-n", action="store_true", help="no summary ('all') lines")
     p.add_argument("-c", action="store_true",
@@ -39,11 +43,21 @@ def _trec_parser(sub) -> None:
                    help="measure[.params] or nickname (official, all_trec, set); repeatable; "
                         "default official. Any other name qafast.evaluate takes (ndcg@10, "
                         "mrr@10, ...) prints after trec_eval's measures, in the order given")
-    p.add_argument("-o", choices=("text", "json"), default="text", help="output format")
+    p.add_argument("-o", choices=("text", "json", "csv"), default="text",
+                   help="output format: trec_eval's text (default); JSON; or CSV, one row "
+                        "per run and query ('all' for the summary), one column per measure")
+    p.add_argument("-w", "--workers", type=int, default=-1, metavar="N",
+                   help="threads (default -1: every core this process may use; the "
+                        "output does not depend on it)")
+    p.add_argument("--no-progress", action="store_true",
+                   help="no progress bar (by default one is drawn on stderr, when it is a "
+                        "terminal, for inputs that take more than a moment)")
 
 
 def _run_trec(args) -> int:
-    out = sys.stdout
+    from ._progress import Progress
+    from ._runfile import evaluate_run_sources, source_size
+
     try:
         columns = trec_columns(args.m)
     except UnknownMeasureError as e:
@@ -56,66 +70,134 @@ def _run_trec(args) -> int:
         # trec_eval then counts documents outside the qrels as relevant (map above 1)
         print("qafast trec: -l takes 0 or more", file=sys.stderr)
         return 1
-    qrels = Qrels.from_file(args.qrels)
-    run = Run.from_file(sys.stdin.buffer if args.run == "-" else args.run)
-    if not args.c:
-        rindex = run.query_index()
-        skipped = sorted(q for q in qrels.query_ids if q not in rindex)
-        if skipped and any(q in rindex for q in qrels.query_ids):
-            shown = ", ".join(skipped[:10]) + (", ..." if len(skipped) > 10 else "")
-            print(f"qafast trec: {len(skipped)} qrels quer{'y has' if len(skipped) == 1 else 'ies have'}"
-                  f" no results in the run and {'is' if len(skipped) == 1 else 'are'} skipped, as "
-                  f"trec_eval 9.0.8 did (trec_eval 10.0 stops; -c scores them 0): {shown}",
-                  file=sys.stderr)
+    if args.workers == 0 or args.workers < -1:
+        print("qafast trec: --workers takes a positive number or -1 (all cores)",
+              file=sys.stderr)
+        return 1
+    if args.run.count("-") > 1:
+        print("qafast trec: standard input ('-') can be read only once", file=sys.stderr)
+        return 1
+    names = list(args.run)
+    if len(set(names)) < len(names):
+        print("qafast trec: a run file is given twice", file=sys.stderr)
+        return 1
+    runs = [(name, sys.stdin.buffer if name == "-" else name) for name in names]
+    progress = None if not args.no_progress else False
+    numeric = [c for c in columns if c.family not in TEXT_MEASURES]
+    relcols = {j: (int(c.x), c.name) for j, c in enumerate(columns) if c.family == "relstring"}
+    options = dict(relevance_level=args.l, judged_only=args.J, max_docs=args.M,
+                   workers=args.workers)
+    from ._runfile import check_readable
+
+    for name, run in runs:
+        check_readable(name, run)
+    qrels = Qrels.from_file(args.qrels, workers=min(_cores(args.workers), 2))
+    queries = "qrels" if args.c else "run"
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        ev = _Evaluation(qrels, run, relevance_level=args.l, judged_only=args.J,
-                         max_docs=args.M, queries="qrels" if args.c else "run", workers=1)
+        if len(runs) == 1:
+            with Progress(progress, total=source_size(runs[0][1]), desc="run") as bar:
+                from ._runfile import evaluate_run_source
+
+                results = [evaluate_run_source(qrels, runs[0][1], numeric, queries=queries,
+                                               options=options, relcols=relcols,
+                                               progress=bar.update if bar else None)]
+        else:
+            with Progress(progress, total=len(runs), unit="run", desc="runs") as bar:
+                results = evaluate_run_sources(qrels, runs, numeric, queries=queries,
+                                               options=options, relcols=relcols,
+                                               progress=bar)
     for w in caught:  # -c on a run sharing no query with the qrels
         print(f"qafast trec: {w.message}", file=sys.stderr)
-    numeric = [c for c in columns if c.family not in TEXT_MEASURES]
-    values = ev.values(numeric)
+    if not args.c:
+        for name, r in zip(names, results):
+            _say_skipped(qrels, r, name if len(runs) > 1 else None)
+    blocks = [_trec_block(args, columns, numeric, qrels, r) for r in results]
+    if args.o == "json":
+        doc = blocks[0] if len(runs) == 1 else dict(zip(names, blocks))
+        return write_json(doc)
+    if args.o == "csv":
+        return _write_csv(columns, names, blocks)
+    out = sys.stdout
+    for k, (name, block) in enumerate(zip(names, blocks)):
+        if len(runs) > 1:
+            out.write(f"{chr(10) if k else ''}==> {name} <==\n")
+        out.write("".join(_text_lines(args, columns, block)))
+    return 0
+
+
+def _say_skipped(qrels, result, name) -> None:
+    if len(result.ids) == len(qrels.query_ids):
+        return  # every qrels query was evaluated
+    rindex = set(result.run_query_ids)
+    skipped = sorted(q for q in qrels.query_ids if q not in rindex)
+    if skipped and len(skipped) < len(qrels.query_ids):
+        shown = ", ".join(skipped[:10]) + (", ..." if len(skipped) > 10 else "")
+        where = f"{name}: " if name else ""
+        print(f"qafast trec: {where}{len(skipped)} qrels quer"
+              f"{'y has' if len(skipped) == 1 else 'ies have'}"
+              f" no results in the run and {'is' if len(skipped) == 1 else 'are'} skipped, as "
+              f"trec_eval 9.0.8 did (trec_eval 10.0 stops; -c scores them 0): {shown}",
+              file=sys.stderr)
+
+
+def _trec_block(args, columns, numeric, qrels, r) -> dict:
+    """One run's output as data: {"per_query": {qid: {name: value}}, "all": {...}} (as -o
+    json writes it), the values in trec_eval's types; gm_* per query are left out."""
     col_of = {c.name: j for j, c in enumerate(numeric)}
     summary = dict(zip([c.name for c in numeric], _summaries(
-        numeric, values, every_qrels_query=qrels if args.c else None)))
-    run_id = run.run_id if run.run_id is not None else ""
-    if args.o == "json":
-        doc: dict = {}
-        if args.q:
-            doc["per_query"] = {
-                q: {c.name: (ev.relstring(p, int(c.x), c.name) if c.family == "relstring"
-                             else _number(c.family, values[p, col_of[c.name]]))
-                    for c in columns if c.family not in ("runid", "num_q")
-                    and c.aggregate != "gm"}
-                for p, q in enumerate(ev.ids)}
-        if not args.n:
-            doc["all"] = {c.name: _summary_value(c, run_id, summary, len(ev.ids))
-                          for c in columns if c.family != "relstring"}
-        json.dump(json_safe(doc), out, indent=1, allow_nan=False)
-        out.write("\n")
-        return 0
-    lines = []
+        numeric, r.values, every_qrels_query=qrels if args.c else None)))
+    run_id = r.run_id if r.run_id is not None else ""
+    doc: dict = {}
     if args.q:
-        for p, q in enumerate(ev.ids):
-            for c in columns:
-                if c.family in ("runid", "num_q") or c.aggregate == "gm":
-                    continue
-                if c.family == "relstring":
-                    lines.append(f"{c.name:<22}\t{q}\t'{ev.relstring(p, int(c.x), c.name)}'\n")
-                else:
-                    lines.append(_line(c.name, q, c.family, values[p, col_of[c.name]]))
+        rel = {columns[j].name: s for j, s in r.relstrings.items()}
+        doc["per_query"] = {
+            q: {c.name: (rel[c.name][p] if c.family == "relstring"
+                         else _number(c.family, r.values[p, col_of[c.name]]))
+                for c in columns if c.family not in ("runid", "num_q")
+                and c.aggregate != "gm"}
+            for p, q in enumerate(r.ids)}
     if not args.n:
-        for c in columns:
-            if c.family == "relstring":
-                continue
-            if c.family == "runid":
-                lines.append(f"{'runid':<22}\tall\t{run_id}\n")
-            elif c.family == "num_q":
-                lines.append(f"{'num_q':<22}\tall\t{len(ev.ids)}\n")
+        doc["all"] = {c.name: _summary_value(c, run_id, summary, len(r.ids))
+                      for c in columns if c.family != "relstring"}
+    return doc
+
+
+def _text_lines(args, columns, block):
+    """trec_eval's lines for one run's block."""
+    family = {c.name: c.family for c in columns}
+    for q, row in block.get("per_query", {}).items():
+        for name, v in row.items():
+            if family[name] == "relstring":
+                yield f"{name:<22}\t{q}\t'{v}'\n"
             else:
-                lines.append(_line(c.name, "all", c.family, summary[c.name]))
-    out.write("".join(lines))
+                yield _line(name, q, family[name], v)
+    for name, v in block.get("all", {}).items():
+        if family[name] in ("runid", "num_q"):
+            yield f"{name:<22}\tall\t{v}\n"
+        else:
+            yield _line(name, "all", family[name], v)
+
+
+def _write_csv(columns, names, blocks) -> int:
+    """One table: a row per run and query ("all": the summary), a column per measure. A
+    cell with no value (a per-query runid, num_q or gm_*, a summary relstring) is empty;
+    an undefined number is "nan"."""
+    import csv
+
+    header = [c.name for c in columns]
+    w = csv.writer(sys.stdout, lineterminator="\n")
+    w.writerow(["run", "query", *header])
+    for name, block in zip(names, blocks):
+        for q, row in block.get("per_query", {}).items():
+            w.writerow([name, q, *(_cell(row.get(h, "")) for h in header)])
+        if "all" in block:
+            w.writerow([name, "all", *(_cell(block["all"].get(h, "")) for h in header)])
     return 0
+
+
+def _cell(v):
+    return repr(v) if isinstance(v, float) else v
 
 
 def _number(family, v):
@@ -130,7 +212,7 @@ def _summary_value(c, run_id, summary, n):
     return _number(c.family, summary[c.name])
 
 
-def _line(name: str, qid, family: str, v: float) -> str:
+def _line(name: str, qid, family: str, v) -> str:
     if family in _COUNTS:
         return f"{name:<22}\t{qid}\t{int(round(v))}\n"
     if v != v:

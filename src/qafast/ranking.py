@@ -31,7 +31,7 @@ from ._measures import (
 )
 from .errors import InputError, InputTypeError
 
-__all__ = ["MEASURE_FAMILIES", "Qrels", "Run", "evaluate"]
+__all__ = ["MEASURE_FAMILIES", "Qrels", "Run", "evaluate", "evaluate_runs"]
 
 #: Measure families :func:`evaluate` accepts (trec_eval 10.0's, plus qafast's own).
 MEASURE_FAMILIES = frozenset({
@@ -60,7 +60,7 @@ class _Ranked:
     """
 
     __slots__ = ("query_ids", "offsets", "values", "hashes", "tiekeys", "keys", "key_off",
-                 "blob", "source", "_lines", "_qindex", "_qarray", "id_bias")
+                 "blob", "source", "_lines", "_qindex", "_qarray", "id_bias", "_max")
 
     def _set(self, query_ids, offsets, values, hashes, keys, key_off, blob, source,
              lines=None):
@@ -76,6 +76,7 @@ class _Ranked:
         self._lines = lines           # file line of each entry, or None
         self._qindex = None
         self._qarray = None
+        self._max = None
         self.id_bias = False          # integer ids stored as id - 2**63 (see the class)
 
     def __len__(self) -> int:
@@ -98,6 +99,13 @@ class _Ranked:
             except OverflowError:
                 self._qarray = np.array(self.query_ids, dtype=object)
         return self._qarray
+
+    def max_value(self) -> int:
+        """The largest grade, 0 if none (cached: a run measured a batch at a time asks for
+        it at every batch)."""
+        if self._max is None:
+            self._max = int(self.values.max()) if len(self.values) else 0
+        return self._max
 
     def query_index(self) -> dict:
         if self._qindex is None:
@@ -765,10 +773,17 @@ def _workers(workers: int) -> int:
     if not isinstance(workers, int) or isinstance(workers, bool):
         raise InputTypeError(f"workers must be an int, not {type(workers).__name__}")
     if workers == -1:
-        return os.cpu_count() or 1
+        return _cores()
     if workers < 1:
         raise InputError(f"workers must be a positive int or -1 (all cores), not {workers}")
     return workers
+
+
+def _cores() -> int:
+    """The cores this process may run on (its affinity, not the machine's count)."""
+    if hasattr(os, "sched_getaffinity"):
+        return max(1, len(os.sched_getaffinity(0)))
+    return os.cpu_count() or 1
 
 
 _POOLS: dict[int, ThreadPoolExecutor] = {}
@@ -815,10 +830,12 @@ class _Evaluation:
             self.pair_run, self.pair_qrels, self.row = pair_run, pair_qrels, None
         n_pairs = len(self.ids)
         run_len = np.diff(run.offsets)
-        qrels_len = np.diff(qrels.offsets)
+        # only the evaluated queries' sizes: a run evaluated a batch at a time against large
+        # qrels would otherwise pay for every qrels query at each batch
+        qrels_len = qrels.offsets[self.pair_qrels + 1] - qrels.offsets[self.pair_qrels]
         rl = (np.where(self.pair_run >= 0, run_len[np.maximum(self.pair_run, 0)], 0)
               if len(run_len) else np.zeros(n_pairs, dtype=np.int64))  # a run of no query
-        room = np.minimum(rl, qrels_len[self.pair_qrels])
+        room = np.minimum(rl, qrels_len)
         self.offsets = np.zeros(n_pairs + 1, dtype=np.int64)
         np.cumsum(room, out=self.offsets[1:])
         total = int(self.offsets[-1])
@@ -880,7 +897,7 @@ class _Evaluation:
         n_pairs, m = len(self.ids), len(columns)
         codes, kparams, fparams, loffs, lk, lv = kernel_arrays(columns)
         need_dense = any(c.family in DENSE for c in columns)
-        max_grade = int(self.qrels.values.max()) if len(self.qrels.values) else 0
+        max_grade = self.qrels.max_value()
         out = np.zeros((n_pairs, m), dtype=np.float64)
 
         ranked = self._ranked
@@ -1024,79 +1041,8 @@ def _evaluate_run_dict(qrels: Qrels, run: dict, columns: list[Column], **options
         entries *= 2
 
 
-# rows per chunk of a run file evaluated as it is read
+# rows per batch of complete queries of a run file measured at once (qafast._runfile)
 _FILE_CHUNK_ROWS = 1 << 18
-
-
-def _evaluate_run_file(qrels: Qrels, source, columns: list[Column], **options):
-    """_evaluate_run_dict for a TREC run file (a path, or bytes): it is parsed a block at a
-    time, and each batch of complete queries is ranked and measured in the parser's own
-    arrays, then dropped from them; the run is never built whole.
-
-    If the file does not keep each query's lines together, it is read whole instead: a
-    regular file or bytes are read again (None is returned, and the caller reads it), while
-    a pipe or FIFO, which gives its lines only once, is not: the blocks read so far are kept
-    as they are read, and the whole run is built from them and the rest of the stream, and
-    returned as a Run.
-    """
-    import contextlib
-    import itertools
-
-    from .io.trec import _CHUNK_BYTES, _intern, _open_blocks, _parse_blocks, _rereadable
-
-    parser = _kernels._trec_Parser(True, False)
-    chunks = _Chunked(qrels, columns, options)
-    first = 0
-
-    def evaluate_rows(everything: bool, path: str) -> bool:
-        nonlocal first
-        got = parser.complete_rows(everything, first)
-        if got is None:
-            return False
-        n, arrays = got
-        if n == 0:
-            return True
-        qidx, scores, hashes, tiekeys, lines, offsets, blob = arrays
-        starts = np.flatnonzero(qidx[1:] != qidx[:-1]) + 1
-        nq = len(starts) + 1
-        q_off = np.empty(nq + 1, dtype=np.int64)
-        q_off[0], q_off[-1] = 0, n
-        q_off[1:-1] = starts
-        chunk = _Chunked.run(parser.query_ids[first:first + nq], q_off, scores, hashes,
-                             offsets, blob, tiekeys, path, lines)
-        # checked before it is measured; each query's lines are all in this chunk
-        _raise_duplicate(chunk, _kernels.first_duplicate_hashed(chunk.offsets,
-                                                                 *chunk.kernel_args()), False)
-        chunks.add(chunk, first)
-        del chunk, arrays, qidx, scores, hashes, tiekeys, lines, offsets, blob
-        parser.drop_rows(n)
-        first += nq
-        return True
-
-    kept: list | None = None if _rereadable(source) else []
-
-    def read_whole(path, rest):
-        """None to read the source again, or the Run of the blocks kept and the rest."""
-        if kept is None:
-            return None
-        cols = _parse_blocks(path, itertools.chain(kept, rest), is_run=True,
-                             intern_docs=False)
-        return _from_trec_columns(Run, cols, False)
-
-    with contextlib.ExitStack() as stack:
-        path, blocks = _open_blocks(source, _CHUNK_BYTES, stack)
-        batch = None
-        for block in blocks:
-            if kept is not None:
-                kept.append(block)  # a fresh buffer per block: holding it copies nothing
-            batch = parser.scan(block, batch)
-            _intern(parser, batch, path, lambda: None)
-            batch.release()
-            if parser.rows >= _FILE_CHUNK_ROWS and not evaluate_rows(False, path):
-                return read_whole(path, blocks)
-        if not evaluate_rows(True, path):
-            return read_whole(path, blocks)
-    return chunks.result()
 
 
 def _summary(col: Column, total: float, count: int) -> float:
@@ -1151,28 +1097,28 @@ def _check_options(relevance_level, judged_only, max_docs):
 
 
 def _per_query_values(qrels: Qrels, run, columns: list[Column], queries: str,
-                      options: dict) -> tuple[list, np.ndarray]:
+                      options: dict, progress=None) -> tuple[list, np.ndarray]:
     """(query ids, values of shape (queries, columns)) of one run against encoded qrels:
     streamed as it is read where the run allows it, otherwise through a whole ``Run``.
     ``options``: relevance_level, judged_only, max_docs, workers."""
-    streamed = None
     if _arrow_source(run):
         if queries == "run":
             from ._arrow_input import evaluate_stream
 
             streamed = evaluate_stream(qrels, run, columns, **options)
-            if isinstance(streamed, Run):  # an ungrouped RecordBatchReader, read once
-                run, streamed = streamed, None
-    elif queries == "run" and qrels.string_ids:
-        if type(run) is dict:
-            streamed = _evaluate_run_dict(qrels, run, columns, **options)
-        elif (isinstance(run, (str, os.PathLike, bytes)) and os.fspath(run) != "-"
-              and _workers(options["workers"]) == 1):
-            streamed = _evaluate_run_file(qrels, run, columns, **options)
-            if isinstance(streamed, Run):  # an ungrouped run from a pipe, read once
-                run, streamed = streamed, None
-    if streamed is not None:
-        return streamed
+            if not isinstance(streamed, Run):
+                return streamed
+            run = streamed  # an ungrouped RecordBatchReader, read once
+    elif queries == "run" and qrels.string_ids and type(run) is dict:
+        streamed = _evaluate_run_dict(qrels, run, columns, **options)
+        if streamed is not None:
+            return streamed
+    from ._runfile import evaluate_run_source, is_run_source
+
+    if is_run_source(run):
+        result = evaluate_run_source(qrels, run, columns, queries=queries, options=options,
+                                     progress=progress)
+        return result.ids, result.values
     ev = _Evaluation(qrels, _as_run(run, options["workers"]), queries=queries, **options)
     return ev.ids, ev.values(columns)
 
@@ -1187,21 +1133,25 @@ PerQuery = dict[Any, dict[str, float]]
 def evaluate(qrels: Any, run: Any, measures: str | Iterable[str], *, relevance_level: int = ...,
              judged_only: bool = ..., max_docs: int | None = ...,
              queries: str = ..., per_query: Literal[False] = ...,
-             workers: int = ...) -> Summary: ...
+             workers: int = ...,
+             progress: bool | None = ...) -> Summary: ...
 @overload
 def evaluate(qrels: Any, run: Any, measures: str | Iterable[str], *, relevance_level: int = ...,
              judged_only: bool = ..., max_docs: int | None = ...,
              queries: str = ..., per_query: Literal[True],
-             workers: int = ...) -> PerQuery: ...
+             workers: int = ...,
+             progress: bool | None = ...) -> PerQuery: ...
 @overload
 def evaluate(qrels: Any, run: Any, measures: str | Iterable[str], *, relevance_level: int = ...,
              judged_only: bool = ..., max_docs: int | None = ...,
              queries: str = ..., per_query: bool,
-             workers: int = ...) -> Summary | PerQuery: ...
+             workers: int = ...,
+             progress: bool | None = ...) -> Summary | PerQuery: ...
 def evaluate(qrels: Any, run: Any, measures: str | Iterable[str], *, relevance_level: int = 1,
              judged_only: bool = False, max_docs: int | None = None,
              queries: str = "run", per_query: bool = False,
-             workers: int = 1) -> Summary | PerQuery:
+             workers: int = 1,
+             progress: bool | None = None) -> Summary | PerQuery:
     """Evaluate a run against relevance judgments with trec_eval 10.0's definitions.
 
     Parameters
@@ -1214,7 +1164,9 @@ def evaluate(qrels: Any, run: Any, measures: str | Iterable[str], *, relevance_l
         FIFO or file object is read once), or a ``pyarrow.Table``, ``RecordBatchReader``,
         Parquet file or directory (``query_id, doc_id, score`` columns; other names with
         :meth:`Run.from_arrow`), read a row group at a time when each query's rows are
-        together.
+        together. A TREC file whose queries' lines are together is evaluated as it is
+        read, in memory that does not grow with it; one whose queries' lines are scattered
+        is read whole first, about 90 bytes a line.
     measures : str or iterable of str
         trec_eval names (``"map"``, ``"P_10"``, ``"ndcg_cut.10,20"``, ``"all_trec"``), ranx
         names (``"ndcg@10"``, ``"hits@10"``, ``"map@100-l2"``, ``"rbp.95"``), ir_measures
@@ -1239,7 +1191,11 @@ def evaluate(qrels: Any, run: Any, measures: str | Iterable[str], *, relevance_l
         accumulates them and pytrec_eval returns them.
     workers : int, default 1
         Threads to use (-1: all cores), also to read files given by path; results do not
-        depend on it.
+        depend on it. A run file is cut into ranges of at least 32 MB, one per thread.
+    progress : bool, optional
+        A progress bar on stderr while a run file is read (needs tqdm). By default only
+        when stderr is a terminal and the file takes more than a moment; True: always;
+        False: never.
 
     Returns
     -------
@@ -1278,7 +1234,15 @@ def evaluate(qrels: Any, run: Any, measures: str | Iterable[str], *, relevance_l
                    judged_only=bool(judged_only),
                    max_docs=None if max_docs is None else min(int(max_docs), _NO_CUTOFF),
                    workers=workers)
-    ids, values = _per_query_values(qrels, run, columns, queries, options)
+    from ._progress import Progress
+    from ._runfile import is_run_source, source_size
+
+    # a bar for text to read; a dict or a Run is measured in a moment
+    bar = Progress(progress if is_run_source(run) else False, total=source_size(run),
+                   desc="run")
+    with bar:
+        ids, values = _per_query_values(qrels, run, columns, queries, options,
+                                        bar.update if bar else None)
     if per_query:
         names = [c.name for c in columns]
         rows = values.tolist()
@@ -1286,3 +1250,110 @@ def evaluate(qrels: Any, run: Any, measures: str | Iterable[str], *, relevance_l
     return dict(zip([c.name for c in columns], _summaries(
         columns, values, exact=True,
         every_qrels_query=qrels if queries == "qrels" else None)))
+
+
+def evaluate_runs(qrels, runs, measures: str | Iterable[str], *, relevance_level: int = 1,
+                  judged_only: bool = False, max_docs: int | None = None,
+                  queries: str = "run", per_query: bool = False, workers: int = 1,
+                  progress: bool | None = None) -> dict:
+    """Evaluate many runs against the same relevance judgments in one call.
+
+    The qrels are read and encoded once; each run file is streamed as :func:`evaluate`
+    streams one, and the runs are spread over ``workers`` threads (the kernels release the
+    GIL, so threads share the qrels and run at once). Every run's numbers are those
+    :func:`evaluate` gives it alone, bit for bit, whatever ``workers``.
+
+    Parameters
+    ----------
+    qrels : Qrels, dict, DataFrame or path
+        Relevance judgments, as :func:`evaluate` takes them.
+    runs : sequence of paths, or mapping of name to run
+        Run files (each named by its path as given), or ``{name: run}`` where a run is
+        anything :func:`evaluate` takes (a path, ``Run``, dict, DataFrame, ...).
+    measures : str or iterable of str
+        As for :func:`evaluate`.
+    relevance_level, judged_only, max_docs, queries, per_query
+        As for :func:`evaluate`, applied to every run.
+    workers : int, default 1
+        Threads (-1: every core this process may use). With fewer runs than threads, the
+        spare threads read the runs' files in ranges. Memory grows with the threads by a
+        few tens of MB each, not with the size of the runs.
+    progress : bool, optional
+        A bar on stderr counting the runs done (needs tqdm): by default only when stderr
+        is a terminal and the call takes more than a moment; True: always; False: never.
+
+    Returns
+    -------
+    dict
+        ``{name: result}``, in the order of ``runs``, each result what :func:`evaluate`
+        returns for that run.
+
+    Raises
+    ------
+    OSError
+        A run file is missing or cannot be read (before any run is evaluated), naming it.
+    ValueError, TypeError
+        As :func:`evaluate`, naming the run; two runs with the same name.
+
+    Examples
+    --------
+    >>> import qafast
+    >>> qrels = {"q1": {"d1": 1, "d2": 0}, "q2": {"d3": 1}}
+    >>> runs = {"bm25": {"q1": {"d1": 0.2, "d2": 0.9}, "q2": {"d3": 0.5}},
+    ...         "dense": {"q1": {"d1": 0.8, "d2": 0.1}, "q2": {"d4": 0.5}}}
+    >>> qafast.evaluate_runs(qrels, runs, ["map", "P@1"], workers=2)
+    {'bm25': {'map': 0.75, 'P@1': 0.5}, 'dense': {'map': 0.5, 'P@1': 0.5}}
+    """
+    from ._progress import Progress
+    from ._runfile import evaluate_run_sources
+
+    _check_options(relevance_level, judged_only, max_docs)
+    named = _named_runs(runs)
+    columns = [c for c in parse_measures(measures) if c.family not in TEXT_MEASURES]
+    if not columns:
+        raise ValueError(f"measures {measures!r}: none of them is a per-query number "
+                         "(runid, num_q and relstring are printed by the qafast trec command)")
+    workers = _workers(workers)
+    from ._runfile import check_readable
+
+    for name, run in named:
+        check_readable(name, run)
+    qrels = _as_qrels(qrels, min(workers, 2))
+    if any(c.family == "err" for c in columns):
+        _check_err_grades(qrels)
+    options = dict(relevance_level=int(relevance_level), judged_only=bool(judged_only),
+                   max_docs=max_docs, workers=workers)
+    names = [c.name for c in columns]
+    with Progress(progress, total=len(named), unit="run", desc="runs") as bar:
+        results = evaluate_run_sources(qrels, named, columns, queries=queries,
+                                       options=options, progress=bar)
+    out = {}
+    for (name, _), r in zip(named, results):
+        if per_query:
+            out[name] = {q: dict(zip(names, row)) for q, row in zip(r.ids, r.values.tolist())}
+        else:
+            out[name] = dict(zip(names, _summaries(
+                columns, r.values, exact=True,
+                every_qrels_query=qrels if queries == "qrels" else None)))
+    return out
+
+
+def _named_runs(runs) -> list[tuple[str, Any]]:
+    """[(name, run)] from a mapping, or from a sequence of paths named as given."""
+    if isinstance(runs, Mapping):
+        return [(str(k), v) for k, v in runs.items()]
+    if isinstance(runs, (str, bytes, os.PathLike)) or not isinstance(runs, Iterable):
+        raise TypeError("runs must be a sequence of run paths or a mapping {name: run}, "
+                        f"not {type(runs).__name__}")
+    named = []
+    for r in runs:
+        if not isinstance(r, (str, os.PathLike)):
+            raise TypeError("runs given as a sequence must be paths (give other runs as a "
+                            f"mapping {{name: run}}), not {type(r).__name__}")
+        named.append((os.fspath(r), r))
+    seen = set()
+    for name, _ in named:
+        if name in seen:
+            raise ValueError(f"run {name!r} is given twice")
+        seen.add(name)
+    return named

@@ -1,0 +1,666 @@
+"""Evaluating TREC run files as they are read, one or many runs against one encoded qrels.
+
+A run file whose queries keep their lines together (as every retrieval system writes them)
+is parsed a block at a time, and each batch of complete queries is ranked and measured in
+the parser's own arrays and dropped: memory stays flat whatever the size of the file. With
+``workers`` above 1, a plain file is cut into byte ranges at query boundaries, each parsed
+and measured by its own thread (the kernels release the GIL), and a compressed file or a
+pipe is read and decompressed by a helper thread while the calling thread parses.
+
+A run whose queries are not grouped is still evaluated exactly, by reading it whole (a
+``Run``): about 90 bytes a line at the peak. A file is then read a second time;
+a pipe's text, which can be read only once, is kept as it arrives (in memory up to
+``_SPILL_BYTES``, then in a temporary file), so that it can be parsed again.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import itertools
+import os
+import queue
+import stat
+import tempfile
+import threading
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from . import _kernels
+from ._measures import Column
+from .ranking import (
+    Qrels,
+    Run,
+    _as_run,
+    _Chunked,
+    _Evaluation,
+    _no_common,
+    _raise_duplicate,
+    _workers,
+)
+
+# smallest byte range worth a thread of its own
+_RANGE_MIN_BYTES = 32 << 20
+# a pipe's text kept in memory before it goes to a temporary file
+_SPILL_BYTES = 256 << 20
+_GZIP_MAGIC = b"\x1f\x8b"
+
+
+@dataclass
+class RunResult:
+    """One run's per-query values: ``ids`` in query id order, ``values`` of shape (queries,
+    columns), ``relstrings`` {column index: one string per query}, the run's ``run_id`` (its
+    last data line's tag), and every query id of the run, evaluated or not."""
+
+    ids: list
+    values: np.ndarray
+    relstrings: dict
+    run_id: str | None
+    run_query_ids: list
+    source: str
+
+
+@dataclass
+class _Part:
+    """What one stream of blocks gave: queries in file order."""
+
+    ids: list = field(default_factory=list)
+    blocks: list = field(default_factory=list)
+    relstrings: dict = field(default_factory=dict)
+    run_query_ids: list = field(default_factory=list)
+    run_id: str | None = None
+    grouped: bool = True
+
+
+def _plain_path(source) -> str | None:
+    """The path of a regular, uncompressed file that can be read again and cut into ranges,
+    else None."""
+    if not isinstance(source, (str, os.PathLike)):
+        return None
+    name = os.fspath(source)
+    if not isinstance(name, str) or name == "-" or name.endswith(".gz"):
+        return None
+    try:
+        if not stat.S_ISREG(os.stat(name).st_mode):
+            return None
+        with open(name, "rb") as f:
+            if f.read(2) == _GZIP_MAGIC:
+                return None
+    except (OSError, ValueError):
+        return None
+    return name
+
+
+def is_run_source(run) -> bool:
+    """Whether ``run`` is text to parse (a path, ``-``, bytes or a binary file object)."""
+    return (isinstance(run, (str, os.PathLike, bytes, bytearray, memoryview))
+            or (hasattr(run, "read") and not hasattr(run, "columns")))
+
+
+# ---------------------------------------------------------------------------------------------
+# blocks of text
+
+
+def _range_blocks(raw, start: int, end: int, chunk: int):
+    """Blocks of bytes [start, end) of an open file (``end`` a line start or the end),
+    each ending at a line end. The blocks share two buffers: each is valid only until the
+    next is asked for, which the parser allows, as it copies what it keeps (a fresh buffer
+    per block had every range thread page-fault a megabyte per block)."""
+    from .io.trec import _trec_last_newline
+
+    raw.seek(start)
+    left = end - start
+    buffers = [np.empty(chunk, dtype=np.uint8), np.empty(chunk, dtype=np.uint8)]
+    carry = 0  # bytes of an unfinished line at the front of the current buffer
+    k = 0
+    while True:
+        buf = buffers[k]
+        want = min(len(buf) - carry, left)
+        filled = carry
+        while want > 0:
+            got = raw.readinto(memoryview(buf)[filled:filled + want])
+            if not got:
+                break
+            filled += got
+            want -= got
+            left -= got
+        if filled == 0:
+            return
+        view = memoryview(buf)[:filled]
+        if left <= 0:
+            yield view
+            return
+        cut = _trec_last_newline(view)
+        if cut < 0:  # a single line longer than the buffer: a larger pair of buffers
+            bigger = np.empty(2 * len(buf), dtype=np.uint8)
+            bigger[:filled] = buf[:filled]
+            buffers = [bigger, np.empty(2 * len(buf), dtype=np.uint8)]
+            k, carry = 0, filled
+            continue
+        rest = filled - cut - 1
+        nxt = buffers[1 - k]
+        yield view[:cut + 1]
+        nxt[:rest] = buf[cut + 1:filled]
+        k, carry = 1 - k, rest
+
+
+def _first_field(line: bytes):
+    """A run line's query id, or None for a blank or comment line."""
+    parts = line.split(None, 1)
+    if not parts or parts[0].startswith(b"#"):
+        return None
+    return parts[0]
+
+
+def _boundary(f, offset: int, size: int) -> int:
+    """The start of the first line at or after ``offset`` whose query differs from the
+    query of the data line before it (``size`` if none): a range may start there. A query
+    split across ranges anyway (a comment line in the middle of it) is caught later, as its
+    id then comes out twice."""
+    window = 1 << 16
+    # the line that holds offset - 1 ends the previous range's text
+    lo = max(0, offset - window)
+    f.seek(lo)
+    before = f.read(offset - lo)
+    prev_q = None
+    lines = before.split(b"\n")
+    # lines[-1] is the part of the line that continues at offset
+    f.seek(offset)
+    ahead = b""
+    pos = offset
+    # complete the line under offset
+    while True:
+        chunk = f.read(window)
+        if not chunk:
+            return size
+        nl = chunk.find(b"\n")
+        if nl >= 0:
+            ahead = chunk[nl + 1:]
+            current = lines[-1] + chunk[:nl]
+            pos += nl + 1
+            break
+        lines[-1] += chunk
+        pos += len(chunk)
+    prev_q = _first_field(current)
+    for line in reversed(lines[:-1]):
+        if prev_q is not None:
+            break
+        prev_q = _first_field(line)
+    # walk forward until a data line of another query
+    while True:
+        nl = ahead.find(b"\n")
+        while nl < 0:
+            more = f.read(window)
+            if not more:
+                if not ahead:
+                    return size
+                nl = len(ahead)
+                break
+            ahead += more
+            nl = ahead.find(b"\n")
+        line = ahead[:nl]
+        q = _first_field(line)
+        if q is not None and q != prev_q:
+            return pos
+        if prev_q is None:
+            prev_q = q
+        pos += nl + 1
+        ahead = ahead[nl + 1:]
+        if pos >= size:
+            return size
+
+
+def _ranges(path: str, parts: int) -> list[tuple[int, int]]:
+    size = os.path.getsize(path)
+    parts = max(1, min(parts, size // _RANGE_MIN_BYTES))
+    if parts == 1:
+        return [(0, size)]
+    cuts = [0]
+    with open(path, "rb") as f:
+        for k in range(1, parts):
+            b = _boundary(f, size * k // parts, size)
+            if b > cuts[-1]:
+                cuts.append(b)
+    if cuts[-1] < size:
+        cuts.append(size)
+    return [(a, b) for a, b in zip(cuts[:-1], cuts[1:]) if b > a]
+
+
+def _lines_before(path: str, offset: int) -> int:
+    """The number of lines that end before byte ``offset`` (a line start)."""
+    n = 0
+    with open(path, "rb") as f:
+        left = offset
+        while left > 0:
+            data = f.read(min(left, 1 << 24))
+            if not data:
+                break
+            n += data.count(b"\n")
+            left -= len(data)
+    return n
+
+
+def _prefetched(blocks, stop: threading.Event):
+    """``blocks``, read by a helper thread a few blocks ahead (decompression and reads
+    release the GIL); each block is a fresh buffer, so handing it over copies nothing."""
+    todo: queue.Queue = queue.Queue(maxsize=4)
+    done = object()
+
+    def put(item) -> bool:
+        while not stop.is_set():
+            try:
+                todo.put(item, timeout=0.05)
+                return True
+            except queue.Full:
+                pass
+        return False
+
+    def read_all():
+        try:
+            for block in blocks:
+                if not put(block):
+                    return
+        except BaseException as exc:  # handed to the parsing thread
+            put(exc)
+            return
+        put(done)
+
+    worker = threading.Thread(target=read_all, name="qafast-run-reader", daemon=True)
+    worker.start()
+    try:
+        while True:
+            item = todo.get()
+            if item is done:
+                return
+            if isinstance(item, BaseException):
+                raise item
+            yield item
+    finally:
+        stop.set()
+        worker.join()
+
+
+class _Spill:
+    """The text of a run that can be read only once, kept as it is read: in memory up to
+    ``_SPILL_BYTES``, then in a temporary file."""
+
+    def __init__(self):
+        self.blocks: list = []
+        self.size = 0
+        self.file = None
+
+    def add(self, block) -> None:
+        if self.file is None and self.size + len(block) <= _SPILL_BYTES:
+            self.blocks.append(block)  # a fresh buffer per block: holding it copies nothing
+        else:
+            if self.file is None:
+                self.file = tempfile.TemporaryFile(prefix="qafast-run-")
+                for b in self.blocks:
+                    self.file.write(b)
+                self.blocks = []
+            self.file.write(block)
+        self.size += len(block)
+
+    def replay(self):
+        if self.file is None:
+            yield from self.blocks
+            return
+        from .io.trec import _readinto_blocks
+
+        self.file.seek(0)
+        yield from _readinto_blocks(self.file.readinto, 1 << 20)
+
+    def close(self):
+        if self.file is not None:
+            self.file.close()
+
+
+# ---------------------------------------------------------------------------------------------
+# one stream of blocks
+
+
+class _Cancelled(Exception):
+    """The caller stopped waiting (an interrupt, or another run's error)."""
+
+
+def _stream(qrels: Qrels, path: str, blocks, columns: list[Column], options: dict,
+            relcols: dict, on_bytes, line_base, cancel: threading.Event | None = None
+            ) -> _Part:
+    """Parse ``blocks`` and measure each batch of complete queries; ``line_base()`` gives
+    the number of lines before the first block, for messages."""
+    from . import ranking
+    from .io.trec import TrecFormatError, _intern
+
+    batch_rows = ranking._FILE_CHUNK_ROWS
+    parser = _kernels._trec_Parser(True, False)
+    part = _Part(relstrings={j: [] for j in relcols})
+    qrels_ids = qrels.query_ids
+    first = 0
+    qpos = 0  # where the next query is expected in the qrels, if the run follows their order
+
+    def measure(everything: bool) -> bool:
+        nonlocal first, qpos
+        got = parser.complete_rows(everything, first)
+        if got is None:
+            return False
+        n, arrays = got
+        if n == 0:
+            return True
+        qidx, scores, hashes, tiekeys, lines, offsets, blob = arrays
+        starts = np.flatnonzero(qidx[1:] != qidx[:-1]) + 1
+        nq = len(starts) + 1
+        q_off = np.empty(nq + 1, dtype=np.int64)
+        q_off[0], q_off[-1] = 0, n
+        q_off[1:-1] = starts
+        qids = parser.query_ids[first:first + nq]
+        chunk = _Chunked.run(qids, q_off, scores, hashes, offsets, blob, tiekeys, path, lines)
+        # checked before it is measured; each query's lines are all in this chunk
+        i = _kernels.first_duplicate_hashed(chunk.offsets, *chunk.kernel_args())
+        if i >= 0:
+            chunk._lines = np.asarray(lines) + line_base()
+            _raise_duplicate(chunk, i, False)
+        # the queries are looked up from the qrels position of the chunk's first one on:
+        # when the run follows the qrels' order, no dictionary of the qrels' ids is needed
+        # (building one for a million queries costs more than reading them)
+        if not (qpos < len(qrels_ids) and qrels_ids[qpos] == qids[0]):
+            try:
+                qpos = qrels_ids.index(qids[0])
+            except ValueError:
+                qpos = 0
+        ev = _Evaluation(qrels, chunk, queries="run", qrels_start=qpos, allow_none=True,
+                         **options)
+        qpos += nq
+        if ev.ids:
+            part.ids.extend(ev.ids)
+            part.blocks.append(ev.values(columns))
+            for j, (length, name) in relcols.items():
+                part.relstrings[j].extend(ev.relstring(p, length, name)
+                                          for p in range(len(ev.ids)))
+        del chunk, ev, arrays, qidx, scores, hashes, tiekeys, lines, offsets, blob
+        parser.drop_rows(n)
+        first += nq
+        return True
+
+    batch = None
+    try:
+        for block in blocks:
+            if cancel is not None and cancel.is_set():
+                raise _Cancelled()
+            batch = parser.scan(block, batch)
+            _intern(parser, batch, path, lambda: None)
+            batch.release()
+            on_bytes(len(block))
+            if parser.rows >= batch_rows and not measure(False):
+                part.grouped = False
+                return part
+        if not measure(True):
+            part.grouped = False
+            return part
+    except TrecFormatError as e:
+        base = line_base()
+        if base:
+            raise TrecFormatError(e.message, path=e.path, line=e.line + base) from None
+        raise
+    part.run_query_ids = parser.query_ids
+    part.run_id = parser.run_id
+    return part
+
+
+# ---------------------------------------------------------------------------------------------
+# one run
+
+
+def _whole(qrels: Qrels, run: Run, columns, queries: str, options: dict,
+           relcols: dict, allow_none: bool = False) -> RunResult:
+    ev = _Evaluation(qrels, run, queries=queries, allow_none=allow_none, **options)
+    values = ev.values(columns)
+    rels = {j: [ev.relstring(p, length, name) for p in range(len(ev.ids))]
+            for j, (length, name) in relcols.items()}
+    return RunResult(ev.ids, values, rels, getattr(run, "run_id", None), run.query_ids,
+                     run.source)
+
+
+def _empty_run(source: str) -> Run:
+    run = _Chunked.run([], np.zeros(1, dtype=np.int64), np.zeros(0), np.zeros(0, np.int64),
+                       np.zeros(1, dtype=np.int64), np.zeros(0, np.uint8),
+                       np.zeros(0, np.int64), source)
+    return run
+
+
+def _subset(qrels: Qrels, rows: np.ndarray) -> Qrels:
+    """The qrels of the queries at positions ``rows`` (ascending), as a Qrels."""
+    lo, hi = qrels.offsets[rows], qrels.offsets[rows + 1]
+    sizes = hi - lo
+    offsets = np.zeros(len(rows) + 1, dtype=np.int64)
+    np.cumsum(sizes, out=offsets[1:])
+    take = np.repeat(lo - offsets[:-1], sizes) + np.arange(int(offsets[-1]), dtype=np.int64)
+    sub = Qrels.__new__(Qrels)
+    sub._set([qrels.query_ids[int(r)] for r in rows], offsets, qrels.values[take],
+             qrels.hashes[take], None if qrels.keys is None else qrels.keys[take],
+             qrels.key_off, qrels.blob, qrels.source)
+    sub.id_bias = qrels.id_bias
+    return sub
+
+
+def _finish(qrels: Qrels, parts: list[_Part], columns, queries: str, options: dict,
+            relcols: dict, source: str):
+    """The RunResult of the parts of a grouped run, or None when a query turned up in two
+    places (the run is then read whole)."""
+    ids = [q for p in parts for q in p.ids]
+    blocks = [b for p in parts for b in p.blocks]
+    values = (np.concatenate(blocks) if blocks
+              else np.zeros((0, len(columns)), dtype=np.float64))
+    rels = {j: [s for p in parts for s in p.relstrings[j]] for j in relcols}
+    run_query_ids = (parts[0].run_query_ids if len(parts) == 1
+                     else [q for p in parts for q in p.run_query_ids])
+    run_id = next((p.run_id for p in reversed(parts) if p.run_id is not None), None)
+    order = sorted(range(len(ids)), key=ids.__getitem__)
+    ids = [ids[k] for k in order]
+    if any(a == b for a, b in itertools.pairwise(ids)):
+        return None  # a query in two ranges
+    values = values[order]
+    rels = {j: [s[k] for k in order] for j, s in rels.items()}
+    stub = Run.__new__(Run)
+    stub._set(run_query_ids, np.zeros(1, dtype=np.int64), None, None, None, None, None,
+              source)
+    if queries == "qrels":
+        present = set(ids)
+        missing = np.array([i for i, q in enumerate(qrels.query_ids) if q not in present],
+                           dtype=np.int64)
+        if not ids:
+            _no_common(qrels, stub, queries)  # a warning: every qrels query scores 0
+        if len(missing):
+            extra = _whole(_subset(qrels, missing), _empty_run(source), columns, "qrels",
+                           options, relcols, allow_none=True)
+            ids = ids + extra.ids
+            values = np.concatenate([values, extra.values])
+            rels = {j: rels[j] + extra.relstrings[j] for j in relcols}
+            order = sorted(range(len(ids)), key=ids.__getitem__)
+            ids = [ids[k] for k in order]
+            values = values[order]
+            rels = {j: [s[k] for k in order] for j, s in rels.items()}
+    elif not ids:
+        _no_common(qrels, stub, queries)  # raises
+    return RunResult(ids, values, rels, run_id, run_query_ids, source)
+
+
+def evaluate_run_source(qrels: Qrels, run, columns: list[Column], *, queries: str,
+                        options: dict, relcols: dict | None = None,
+                        progress=None, cancel: threading.Event | None = None) -> RunResult:
+    """Per-query values of one run (a path, ``-``, bytes or a binary file object, or
+    anything else ``evaluate`` takes) against encoded qrels, streamed where it can be.
+
+    ``relcols``: {column index: (length, name)} of relstring columns to give per query.
+    ``progress``: a callable taking the bytes read since its last call, or None.
+    ``cancel``: an event that, once set, makes the reading stop (with _Cancelled).
+    """
+    from .io import trec
+    from .io.trec import _open_blocks, _parse_blocks
+
+    if queries not in ("run", "qrels"):
+        raise ValueError(f"queries must be 'run' (run and qrels in common) or 'qrels' (every "
+                         f"qrels query, missing ones scoring 0, as trec_eval -c), not {queries!r}")
+    relcols = relcols or {}
+    workers = _workers(options["workers"])
+    on_bytes = progress or (lambda n: None)
+    if not (is_run_source(run) and qrels.string_ids):
+        return _whole(qrels, _as_run(run, workers), columns, queries, options, relcols)
+    opts = dict(options, workers=1)  # each stream measures its batches on its own thread
+    path = _plain_path(run)
+    stop = threading.Event()
+    # set by the caller, or here when this thread is interrupted while ranges are read
+    halt = cancel if cancel is not None else threading.Event()
+    if path is not None:
+        ranges = _ranges(path, workers) if workers > 1 else [(0, os.path.getsize(path))]
+
+        def one(start: int, end: int) -> _Part:
+            with open(path, "rb", buffering=0) as raw:
+                blocks = _range_blocks(raw, start, end, trec._CHUNK_BYTES)
+                return _stream(qrels, path, blocks, columns, opts, relcols, on_bytes,
+                               lambda: _lines_before(path, start) if start else 0, halt)
+
+        if len(ranges) == 1:
+            parts = [one(*ranges[0])]
+        else:
+            from .ranking import _pool
+
+            # every range runs to its end, even after another failed: the error raised is
+            # then the file's first, the one a single reader meets
+            futures = [_pool(len(ranges)).submit(one, a, b) for a, b in ranges]
+            outcomes = []
+            try:
+                for f in futures:
+                    try:
+                        outcomes.append(f.result())
+                    except _Cancelled:
+                        raise
+                    except Exception as e:  # noqa: BLE001 - raised below, in file order
+                        outcomes.append(e)
+            except BaseException:  # an interrupt: the other ranges stop at their next block
+                halt.set()
+                raise
+            parts = []
+            for got in outcomes:
+                if isinstance(got, Exception):
+                    raise got
+                parts.append(got)
+                if not got.grouped:
+                    break  # the run is read whole, which meets any later error itself
+        if all(p.grouped for p in parts):
+            result = _finish(qrels, parts, columns, queries, options, relcols, path)
+            if result is not None:
+                return result
+        whole = Run.from_file(path, workers=min(workers, 2))
+        return _whole(qrels, whole, columns, queries, options, relcols)
+    # bytes, a compressed file, a pipe, stdin or a file object: one stream
+    spill = None if isinstance(run, (bytes, bytearray, memoryview)) else _Spill()
+    with contextlib.ExitStack() as stack:
+        if spill is not None:
+            stack.callback(spill.close)
+        name, blocks = _open_blocks(run, trec._CHUNK_BYTES, stack)
+        if workers > 1:
+            blocks = _prefetched(blocks, stop)
+            stack.callback(stop.set)
+        part = _stream(qrels, name, blocks if spill is None else _kept(blocks, spill),
+                       columns, opts, relcols, on_bytes, lambda: 0, cancel)
+        if part.grouped:
+            result = _finish(qrels, [part], columns, queries, options, relcols, name)
+            if result is not None:
+                return result
+        if spill is None:
+            cols = _parse_blocks(name, _open_blocks(run, trec._CHUNK_BYTES, stack)[1], is_run=True,
+                                 intern_docs=False)
+        else:
+            cols = _parse_blocks(name, itertools.chain(spill.replay(), blocks), is_run=True,
+                                 intern_docs=False)
+        from .ranking import _from_trec_columns
+
+        whole = _from_trec_columns(Run, cols, False)
+        return _whole(qrels, whole, columns, queries, options, relcols)
+
+
+def _kept(blocks, spill: _Spill):
+    for block in blocks:
+        spill.add(block)
+        yield block
+
+
+# ---------------------------------------------------------------------------------------------
+# many runs
+
+
+def check_readable(name: str, run) -> None:
+    """Refuse a run path that cannot be opened before any run is evaluated, naming it."""
+    if not isinstance(run, (str, os.PathLike)):
+        return
+    path = os.fspath(run)
+    if not isinstance(path, str) or path == "-":
+        return
+    # not opened: opening a FIFO would wait for its writer, and closing it again could
+    # leave the writer with no reader
+    try:
+        st = os.stat(path)
+        if stat.S_ISDIR(st.st_mode):
+            raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), path)
+        if not os.access(path, os.R_OK):
+            raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), path)
+    except OSError as e:
+        what = e.strerror or str(e)
+        where = f"run file {path!r}" if name == path else f"run {name!r} ({path!r})"
+        raise type(e)(f"{where} cannot be read: {what}") from None
+
+
+def source_size(run) -> int | None:
+    """The bytes a progress bar counts for ``run``: a plain file's size, else None."""
+    path = _plain_path(run)
+    return os.path.getsize(path) if path is not None else None
+
+
+def evaluate_run_sources(qrels: Qrels, runs: list, columns: list[Column], *, queries: str,
+                         options: dict, relcols: dict | None = None,
+                         progress=None) -> list[RunResult]:
+    """evaluate_run_source for each of ``runs`` ((name, run) pairs), spread over
+    ``options["workers"]`` threads: one run per thread, and a run's file cut into ranges
+    when there are more threads than runs. Results in the order of ``runs``; they do not
+    depend on the number of threads. ``progress``: a _progress.Progress counting runs."""
+    for name, run in runs:
+        check_readable(name, run)
+    workers = _workers(options["workers"])
+    n = len(runs)
+    if n == 0:
+        return []
+    threads = min(workers, n)
+    each = dict(options, workers=max(1, workers // n))
+
+    cancel = threading.Event()
+
+    def one(item):
+        name, run = item
+        try:
+            result = evaluate_run_source(qrels, run, columns, queries=queries, options=each,
+                                         relcols=relcols, cancel=cancel)
+        except Exception as e:
+            if name not in str(e):  # a run given as bytes, a dict, ...: say which one
+                e.add_note(f"while evaluating run {name!r}")
+            raise
+        if progress is not None:
+            progress.update(1)
+        return result
+
+    if threads == 1:
+        return [one(item) for item in runs]
+    from concurrent.futures import ThreadPoolExecutor
+
+    # a pool of its own: each run may use the shared pools for its ranges
+    with ThreadPoolExecutor(threads, thread_name_prefix="qafast-runs") as pool:
+        futures = [pool.submit(one, item) for item in runs]
+        try:
+            return [f.result() for f in futures]
+        except BaseException:
+            # an error or an interrupt: the runs not started are dropped, and those being
+            # read stop at their next block
+            cancel.set()
+            for f in futures:
+                f.cancel()
+            raise

@@ -1,0 +1,459 @@
+"""Run files at scale: ``qafast trec`` streaming its runs, many runs in one call (command line
+and ``qafast.evaluate_runs``), ``workers`` cutting a file into ranges at query boundaries,
+ungrouped runs, and files that end mid-line or cannot be read."""
+
+import csv
+import gzip
+import io
+import json
+import random
+import sys
+
+import pytest
+
+import qafast
+from qafast import _runfile
+from qafast import ranking as rk
+from qafast.cli import main
+
+MEASURES = ["num_ret", "num_rel_ret", "map", "P_5", "ndcg_cut_10", "recip_rank", "bpref"]
+
+
+def run_text(n_queries, docs, *, seed=0, comment_every=0, tag="r"):
+    rnd = random.Random(seed)
+    lines = []
+    for q in range(n_queries):
+        for k in range(docs):
+            if comment_every and len(lines) % comment_every == 0:
+                lines.append("# a comment\n")
+            # ties on purpose: scores from a small set
+            lines.append(f"q{q:04d} Q0 d{rnd.randrange(5 * docs)}_{k} {k + 1} "
+                         f"{rnd.randrange(20) / 4} {tag}\n")
+    return "".join(lines)
+
+
+def qrels_text(n_queries, docs, *, seed=0):
+    rnd = random.Random(seed + 1)
+    return "".join(f"q{q:04d} 0 d{rnd.randrange(5 * docs)}_{k} {rnd.randrange(4)}\n"
+                   for q in range(n_queries) for k in range(docs) if rnd.random() < 0.6)
+
+
+@pytest.fixture
+def files(tmp_path):
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text(qrels_text(60, 20))
+    runs = []
+    for i in range(3):
+        p = tmp_path / f"run{i}.txt"
+        p.write_text(run_text(60, 20, seed=i, comment_every=37 if i == 1 else 0, tag=f"sys{i}"))
+        runs.append(p)
+    return qrels, runs
+
+
+def cli(capsys, *args):
+    code = main(["trec", *map(str, args)])
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def no_whole_run(monkeypatch):
+    """Make building a whole Run from a file fail: what is streamed never needs one."""
+    real = rk._from_trec_columns
+
+    def refuse(cls, *a, **k):
+        if cls is rk.Run:
+            raise AssertionError("the run was read whole")
+        return real(cls, *a, **k)
+    monkeypatch.setattr(rk.Run, "from_file", classmethod(refuse))
+    monkeypatch.setattr(rk, "_from_trec_columns", refuse)
+
+
+# ------------------------------------------------------------------------------ streaming
+
+
+def test_cli_streams_a_grouped_run_without_building_it(files, capsys, monkeypatch):
+    qrels, runs = files
+    code, want, err = cli(capsys, "-q", "-m", "all_trec", qrels, runs[0])
+    assert code == 0, err
+    monkeypatch.setattr(rk, "_FILE_CHUNK_ROWS", 50)  # many batches
+    no_whole_run(monkeypatch)
+    for workers in ("1", "2"):
+        code, out, err = cli(capsys, "-q", "-m", "all_trec", "-w", workers, qrels, runs[0])
+        assert code == 0, err
+        assert out == want
+
+
+@pytest.mark.parametrize("workers", [-1, 2])
+def test_evaluate_with_workers_streams_a_path(files, monkeypatch, workers):
+    # workers other than 1 used to read the whole run first: no faster, several times the
+    # memory
+    qrels, runs = files
+    want = qafast.evaluate(str(qrels), str(runs[1]), MEASURES, per_query=True)
+    no_whole_run(monkeypatch)
+    monkeypatch.setattr(_runfile, "_RANGE_MIN_BYTES", 1000)
+    assert qafast.evaluate(str(qrels), str(runs[1]), MEASURES, per_query=True,
+                           workers=workers) == want
+
+
+@pytest.mark.parametrize("parts", [2, 3, 7, 40])
+def test_ranges_give_bitwise_identical_results(files, monkeypatch, parts):
+    qrels, runs = files
+    q = qafast.Qrels.from_file(qrels)
+    whole = qafast.Run.from_file(runs[1])
+    want_q = qafast.evaluate(q, whole, "all_trec", per_query=True)
+    want = qafast.evaluate(q, whole, "all_trec")
+    monkeypatch.setattr(_runfile, "_RANGE_MIN_BYTES", 100)
+    monkeypatch.setattr(rk, "_FILE_CHUNK_ROWS", 30)
+    ranges = _runfile._ranges(str(runs[1]), parts)
+    assert len(ranges) > 1 and ranges[0][0] == 0 and ranges[-1][1] == runs[1].stat().st_size
+    text = runs[1].read_bytes()
+    for a, b in ranges:  # each range starts a query
+        first = text[a:].split(b"\n", 1)[0]
+        assert a == 0 or text[:a].rstrip(b"\n").rsplit(b"\n", 1)[-1].split()[0] != \
+            first.split()[0]
+    assert qafast.evaluate(q, str(runs[1]), "all_trec", per_query=True,
+                           workers=parts) == want_q
+    assert qafast.evaluate(q, str(runs[1]), "all_trec", workers=parts) == want
+
+
+def test_a_query_split_by_a_range_is_still_evaluated_whole(tmp_path, monkeypatch):
+    # a comment line inside a query lets a range start there: the query then comes out of
+    # two ranges, and the run is read whole instead
+    lines = run_text(10, 30, seed=4).splitlines(keepends=True)
+    lines.insert(45, "# in the middle of q0001\n")
+    run = tmp_path / "run"
+    run.write_text("".join(lines))
+    qrels = qrels_text(10, 30, seed=4).encode()
+    want = qafast.evaluate(qrels, qafast.Run.from_file(run), MEASURES, per_query=True)
+    cut, size = sum(len(x) for x in lines[:45]), run.stat().st_size
+    monkeypatch.setattr(_runfile, "_ranges", lambda path, parts: [(0, cut), (cut, size)])
+    read_whole = []
+    real = rk.Run.from_file.__func__
+    monkeypatch.setattr(rk.Run, "from_file", classmethod(
+        lambda cls, *a, **k: read_whole.append(1) or real(cls, *a, **k)))
+    assert qafast.evaluate(qrels, str(run), MEASURES, per_query=True, workers=2) == want
+    assert read_whole
+
+
+def test_errors_in_a_later_range_name_the_line_in_the_file(tmp_path, monkeypatch):
+    monkeypatch.setattr(_runfile, "_RANGE_MIN_BYTES", 100)
+    lines = run_text(20, 10).splitlines(keepends=True)
+    qrels = qrels_text(20, 10).encode()
+    bad = list(lines)
+    bad[170] = "q0017 Q0 dx 1 not-a-number r\n"
+    run = tmp_path / "run"
+    run.write_text("".join(bad))
+    for workers in (1, 4):
+        with pytest.raises(ValueError, match=r"run, line 171: .*'not-a-number'"):
+            qafast.evaluate(qrels, str(run), MEASURES, workers=workers)
+    dup = list(lines)
+    dup[181] = dup[180]  # q0018 retrieves a document twice
+    run.write_text("".join(dup))
+    doc = dup[180].split()[2]
+    for workers in (1, 4):
+        with pytest.raises(ValueError, match=rf"run, line 182: query 'q0018' retrieves "
+                                             rf"document '{doc}' twice"):
+            qafast.evaluate(qrels, str(run), MEASURES, workers=workers)
+
+
+def test_compressed_run_and_stdin_with_a_reading_thread(files, capsys, monkeypatch):
+    qrels, runs = files
+    code, want, _ = cli(capsys, "-m", "all_trec", "-w", "1", qrels, runs[2])
+    gz = runs[2].with_suffix(".gz")
+    gz.write_bytes(gzip.compress(runs[2].read_bytes()))
+    monkeypatch.setattr("qafast.io.trec._CHUNK_BYTES", 512)
+    code, out, err = cli(capsys, "-m", "all_trec", "-w", "2", qrels, gz)
+    assert code == 0, err
+    assert out == want
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(runs[2].read_bytes())))
+    code, out, err = cli(capsys, "-m", "all_trec", "-w", "2", qrels, "-")
+    assert code == 0, err
+    assert out == want
+
+
+# ------------------------------------------------------------------------------ ungrouped
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_ungrouped_run_file_evaluates_as_its_grouped_self(files, capsys, monkeypatch, workers):
+    qrels, runs = files
+    code, want, _ = cli(capsys, "-q", "-m", "all_trec", qrels, runs[0])
+    lines = runs[0].read_text().splitlines(keepends=True)
+    random.Random(7).shuffle(lines)
+    ungrouped = runs[0].with_name("ungrouped")
+    ungrouped.write_text("".join(lines))
+    q = qafast.Qrels.from_file(qrels)
+    want_q = qafast.evaluate(q, qafast.Run.from_file(runs[0]), MEASURES, per_query=True)
+    monkeypatch.setattr(_runfile, "_RANGE_MIN_BYTES", 100)
+    monkeypatch.setattr(rk, "_FILE_CHUNK_ROWS", 40)
+    assert qafast.evaluate(q, str(ungrouped), MEASURES, per_query=True,
+                           workers=workers) == want_q
+    code, out, err = cli(capsys, "-q", "-m", "all_trec", "-w", str(workers), qrels, ungrouped)
+    assert code == 0, err
+    assert out == want
+
+
+def test_ungrouped_run_from_stdin_is_kept_in_a_temporary_file(files, capsys, monkeypatch):
+    qrels, runs = files
+    code, want, _ = cli(capsys, "-q", "-m", "all_trec", qrels, runs[1])
+    text = runs[1].read_bytes().splitlines(keepends=True)
+    data = b"".join(text[2:] + text[:2])  # the first query's first lines come last
+    monkeypatch.setattr("qafast.io.trec._CHUNK_BYTES", 256)
+    monkeypatch.setattr(rk, "_FILE_CHUNK_ROWS", 20)
+    monkeypatch.setattr(_runfile, "_SPILL_BYTES", 1000)
+    spilled = []
+    real = _runfile._Spill.replay
+
+    def replay(self):
+        spilled.append(self.file is not None)
+        return real(self)
+    monkeypatch.setattr(_runfile._Spill, "replay", replay)
+    for workers in ("1", "2"):
+        monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(data)))
+        code, out, err = cli(capsys, "-q", "-m", "all_trec", "-w", workers, qrels, "-")
+        assert code == 0, err
+        assert out == want
+    assert spilled == [True, True]  # the text was read again from a temporary file
+
+
+# ------------------------------------------------------------------------------ many runs
+
+
+def test_many_runs_in_text_each_block_headed_by_its_run(files, capsys):
+    qrels, runs = files
+    singles = []
+    for r in runs:
+        code, out, err = cli(capsys, "-q", "-m", "official", qrels, r)
+        assert code == 0, err
+        singles.append(out)
+    for workers in ("1", "2", "-1"):
+        code, out, err = cli(capsys, "-q", "-m", "official", "-w", workers, qrels, *runs)
+        assert code == 0, err
+        assert out == "\n".join(f"==> {r} <==\n{s}" for r, s in zip(runs, singles))
+
+
+def test_many_runs_json_and_csv_are_one_table(files, capsys):
+    qrels, runs = files
+    code, out, err = cli(capsys, "-q", "-m", "map", "-m", "P.5", "-m", "runid", "-o", "json",
+                         qrels, *runs)
+    assert code == 0, err
+    doc = json.loads(out)
+    assert list(doc) == [str(r) for r in runs]
+    for r in runs:
+        code, one, err = cli(capsys, "-q", "-m", "map", "-m", "P.5", "-m", "runid", "-o",
+                             "json", qrels, r)
+        assert doc[str(r)] == json.loads(one)
+    code, out, err = cli(capsys, "-q", "-m", "map", "-m", "P.5", "-m", "runid", "-m",
+                         "gm_map", "-o", "csv", qrels, *runs)
+    assert code == 0, err
+    rows = list(csv.DictReader(io.StringIO(out)))
+    assert list(rows[0]) == ["run", "query", "runid", "map", "gm_map", "P_5"]
+    assert len(rows) == 3 * (60 + 1)
+    for r in runs:
+        mine = {row["query"]: row for row in rows if row["run"] == str(r)}
+        per_query = doc[str(r)]["per_query"]
+        for qid, vals in per_query.items():
+            assert float(mine[qid]["map"]) == vals["map"]  # full precision
+            assert mine[qid]["gm_map"] == "" and mine[qid]["runid"] == ""
+        assert mine["all"]["runid"] == f"sys{runs.index(r)}"
+        assert float(mine["all"]["P_5"]) == doc[str(r)]["all"]["P_5"]
+
+
+def test_csv_writes_an_undefined_value_as_nan(tmp_path, capsys):
+    (tmp_path / "q").write_text("q1 0 a 1\nq2 0 x 1\n")
+    (tmp_path / "r").write_text("q1 Q0 a 1 0.5 r\nq2 Q0 w 2 0.4 r\n")
+    code, out, err = cli(capsys, "-J", "-q", "-o", "csv", "-m", "iprec_at_recall.0",
+                         tmp_path / "q", tmp_path / "r")
+    assert code == 0, err
+    assert out.splitlines()[1:] == [f"{tmp_path / 'r'},q1,1.0", f"{tmp_path / 'r'},q2,nan",
+                                    f"{tmp_path / 'r'},all,nan"]
+
+
+@pytest.mark.parametrize("workers", [1, 2, 3, -1])
+def test_evaluate_runs_equals_evaluate_per_run(files, workers):
+    qrels, runs = files
+    want = {str(r): qafast.evaluate(str(qrels), str(r), MEASURES) for r in runs}
+    assert qafast.evaluate_runs(str(qrels), [str(r) for r in runs], MEASURES,
+                                workers=workers) == want
+    per_q = qafast.evaluate_runs(qrels, runs, MEASURES, per_query=True, queries="qrels",
+                                 workers=workers)
+    for r in runs:
+        assert per_q[str(r)] == qafast.evaluate(qrels, r, MEASURES, per_query=True,
+                                                queries="qrels")
+
+
+def test_evaluate_runs_takes_a_mapping_of_any_runs(files):
+    qrels, runs = files
+    q = qafast.Qrels.from_file(qrels)
+    run_dict = qafast.Run.from_file(runs[0]).to_dict()
+    got = qafast.evaluate_runs(q, {"file": runs[0], "dict": run_dict,
+                                   "Run": qafast.Run.from_file(runs[0]),
+                                   "bytes": runs[0].read_bytes()}, ["map", "ndcg@10"],
+                               workers=2)
+    assert list(got) == ["file", "dict", "Run", "bytes"]
+    assert got["file"] == got["dict"] == got["Run"] == got["bytes"]
+
+
+def test_evaluate_runs_refuses_bad_runs_before_evaluating_any(files, tmp_path, monkeypatch):
+    qrels, runs = files
+    evaluated = []
+    real = _runfile.evaluate_run_source
+    monkeypatch.setattr(_runfile, "evaluate_run_source",
+                        lambda *a, **k: evaluated.append(1) or real(*a, **k))
+    with pytest.raises(FileNotFoundError, match=r"run file '.*nope.txt' cannot be read"):
+        qafast.evaluate_runs(qrels, [runs[0], tmp_path / "nope.txt"], "map")
+    with pytest.raises(IsADirectoryError, match=r"run 'b' \('.*'\) cannot be read"):
+        qafast.evaluate_runs(qrels, {"a": runs[0], "b": str(tmp_path)}, "map")
+    assert not evaluated
+    with pytest.raises(ValueError, match="given twice"):
+        qafast.evaluate_runs(qrels, [runs[0], runs[0]], "map")
+    with pytest.raises(TypeError, match="mapping"):
+        qafast.evaluate_runs(qrels, str(runs[0]), "map")
+    with pytest.raises(TypeError, match="must be paths"):
+        qafast.evaluate_runs(qrels, [{"q": {"d": 1.0}}], "map")
+
+
+def test_cli_names_a_missing_or_unreadable_run(files, tmp_path, capsys):
+    qrels, runs = files
+    code, out, err = cli(capsys, qrels, runs[0], tmp_path / "missing.run")
+    assert code == 2 and out == ""
+    assert err == (f"qafast trec: run file '{tmp_path / 'missing.run'}' cannot be read: "
+                   "No such file or directory\n")
+    code, out, err = cli(capsys, qrels, runs[0], tmp_path)
+    assert code == 2 and "Is a directory" in err and str(tmp_path) in err
+    code, out, err = cli(capsys, qrels, "-", "-")
+    assert code == 1 and "only once" in err
+    code, out, err = cli(capsys, qrels, runs[0], runs[0])
+    assert code == 1 and "twice" in err
+
+
+def test_an_error_in_one_of_many_runs_names_that_run(files, capsys):
+    qrels, runs = files
+    runs[1].write_text(runs[1].read_text() + "q9 Q0 d1 1 0.5\n")
+    code, out, err = cli(capsys, "-w", "2", qrels, *runs)
+    assert code == 2 and out == ""
+    n = len(runs[1].read_text().splitlines())
+    assert err.startswith(f"qafast trec: {runs[1]}, line {n}: expected at least 6")
+
+
+# ------------------------------------------------------------------------------ line ends
+
+
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_a_complete_last_line_without_newline_is_read(files, capsys, workers):
+    qrels, runs = files
+    code, want, _ = cli(capsys, "-q", "-m", "all_trec", qrels, runs[0])
+    runs[0].write_text(runs[0].read_text().rstrip("\n"))
+    code, out, err = cli(capsys, "-q", "-m", "all_trec", "-w", workers, qrels, runs[0])
+    assert code == 0, err
+    assert out == want
+
+
+@pytest.mark.parametrize("cut", ["q0059 Q0 d3_1 2 1.5", "q0059 Q0 d3_1 2", "q0059 Q0"])
+def test_a_file_that_ends_mid_line_names_file_and_line(files, capsys, cut):
+    qrels, runs = files
+    text = runs[0].read_text()
+    runs[0].write_text(text + cut)
+    n = len(text.splitlines()) + 1
+    code, out, err = cli(capsys, qrels, runs[0])
+    assert code == 2 and out == ""
+    assert err.startswith(f"qafast trec: {runs[0]}, line {n}: expected at least 6 "
+                          "whitespace-separated fields")
+    with pytest.raises(ValueError, match=rf"{runs[0].name}, line {n}: expected at least 6"):
+        qafast.evaluate(qrels, runs[0], "map", workers=2)
+    with pytest.raises(ValueError, match=rf"{runs[0].name}, line {n}: expected at least 6"):
+        qafast.evaluate_runs(qrels, [runs[1], runs[0]], "map", workers=2)
+
+
+def test_queries_must_be_run_or_qrels_for_a_file_too(files):
+    qrels, runs = files
+    with pytest.raises(ValueError, match="queries must be 'run'"):
+        qafast.evaluate(qrels, runs[0], "map", queries="all")
+    with pytest.raises(ValueError, match="queries must be 'run'"):
+        qafast.evaluate_runs(qrels, runs, "map", queries="all", workers=2)
+
+
+def test_many_runs_from_fifos(files, tmp_path, capsys):
+    # as `qafast trec qrels <(zcat a.gz) <(zcat b.gz)` gives them: pipes, each read once
+    import os
+    import threading
+
+    qrels, runs = files
+    code, want, _ = cli(capsys, "-m", "official", qrels, runs[0], runs[1])
+    fifos = []
+    def write(path, data):
+        with open(path, "wb") as f:
+            f.write(data)
+
+    for k, r in enumerate(runs[:2]):
+        p = tmp_path / f"fifo{k}"
+        os.mkfifo(p)
+        fifos.append(p)
+        threading.Thread(target=write, args=(p, r.read_bytes()), daemon=True).start()
+    code, out, err = cli(capsys, "-m", "official", "-w", "2", qrels, *fifos)
+    assert code == 0, err
+    assert out == want.replace(str(runs[0]), str(fifos[0])).replace(str(runs[1]),
+                                                                     str(fifos[1]))
+
+
+def test_of_errors_in_several_ranges_the_first_in_the_file_is_raised(tmp_path, monkeypatch):
+    monkeypatch.setattr(_runfile, "_RANGE_MIN_BYTES", 100)
+    lines = run_text(20, 10).splitlines(keepends=True)
+    lines[15] = "q0001 Q0 dx 1 first-error r\n"
+    lines[185] = "q0018 Q0 dy 1 second-error r\n"
+    run = tmp_path / "run"
+    run.write_text("".join(lines))
+    # the first range takes longer, so the second fails first
+    real = _runfile._stream
+
+    def slow_first(qrels, path, blocks, columns, options, relcols, on_bytes, line_base,
+                   cancel=None):
+        if line_base() == 0:
+            import time
+            time.sleep(0.3)
+        return real(qrels, path, blocks, columns, options, relcols, on_bytes, line_base,
+                    cancel)
+    monkeypatch.setattr(_runfile, "_stream", slow_first)
+    with pytest.raises(ValueError, match=r"run, line 16: .*'first-error'"):
+        qafast.evaluate(qrels_text(20, 10).encode(), str(run), MEASURES, workers=4)
+
+
+def test_an_error_in_one_run_stops_the_others_being_read(files, monkeypatch):
+    import time
+
+    from qafast.io import trec
+
+    qrels, runs = files
+    monkeypatch.setattr(trec, "_CHUNK_BYTES", 256)
+    yielded = []
+    real = trec._buffer_blocks
+
+    def slow(data, chunk):
+        for block in real(data, chunk):
+            time.sleep(0.005)
+            yielded.append(1)
+            yield block
+    monkeypatch.setattr(trec, "_buffer_blocks", slow)
+    slow_run = runs[1].read_bytes()
+    total = sum(1 for _ in real(memoryview(slow_run), 256))
+    bad = runs[0].read_text().replace("sys0\n", "sys0 \n", 1).replace(" Q0 ", " ", 1)
+    with pytest.raises(ValueError, match=r"<bytes>, line 1: expected at least 6") as e:
+        qafast.evaluate_runs(qrels, {"bad": bad.encode(), "slow": slow_run}, "map",
+                             workers=2)
+    assert e.value.__notes__ == ["while evaluating run 'bad'"]
+    assert len(yielded) < total
+
+
+@pytest.mark.parametrize("chunk", [8, 64, 4096])
+def test_range_blocks_give_the_range_in_whole_lines(tmp_path, chunk):
+    rnd = random.Random(chunk)
+    text = "".join("x" * rnd.randrange(0, 200) + "\n" for _ in range(300)) + "tail"
+    p = tmp_path / "f"
+    p.write_text(text)
+    data = text.encode()
+    starts = [0] + sorted(rnd.sample([i + 1 for i, c in enumerate(data) if c == 10], 5))
+    for a, b in zip(starts, starts[1:] + [len(data)]):
+        with open(p, "rb", buffering=0) as raw:
+            got = [bytes(block) for block in _runfile._range_blocks(raw, a, b, chunk)]
+        assert b"".join(got) == data[a:b]
+        assert all(g.endswith(b"\n") for g in got[:-1])
