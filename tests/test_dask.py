@@ -68,6 +68,17 @@ def test_any_partitioning_gives_the_in_memory_numbers(client, data, npartitions)
         qrels, run, MEASURES, per_query=True)
 
 
+def test_progress_bar_counts_partitions_and_changes_nothing(client, data, capsys):
+    pytest.importorskip("tqdm")
+    qrels, run, expected = data
+    frame = dd.from_pandas(run, npartitions=7)
+    assert qafast.dask.evaluate(qrels, frame, MEASURES, progress=True) == expected
+    err = capsys.readouterr().err
+    assert "partitions" in err and "/7" in err
+    assert qafast.dask.evaluate(qrels, frame, MEASURES, progress=False) == expected
+    assert capsys.readouterr().err == ""
+
+
 def test_every_qrels_query_and_shuffle_partitions(client, data):
     qrels, run, _ = data
     part = run[run.query_id != "q003"]

@@ -119,7 +119,7 @@ def _range_blocks(raw, start: int, end: int, chunk: int):
         want = min(len(buf) - carry, left)
         filled = carry
         while want > 0:
-            got = raw.readinto(memoryview(buf)[filled:filled + want])
+            got = raw.readinto(buf.data[filled:filled + want])
             if not got:
                 break
             filled += got
@@ -127,7 +127,7 @@ def _range_blocks(raw, start: int, end: int, chunk: int):
             left -= got
         if filled == 0:
             return
-        view = memoryview(buf)[:filled]
+        view = buf.data[:filled]
         if left <= 0:
             yield view
             return
@@ -399,8 +399,8 @@ def _stream(qrels: Qrels, path: str, blocks, columns: list[Column], options: dic
             return part
     except TrecFormatError as e:
         base = line_base()
-        if base:
-            raise TrecFormatError(e.message, path=e.path, line=e.line + base) from None
+        if base and e.line is not None:
+            raise TrecFormatError(e.message, path=e.path or "<run>", line=e.line + base) from None
         raise
     part.run_query_ids = parser.query_ids
     part.run_id = parser.run_id
@@ -528,7 +528,7 @@ def evaluate_run_source(qrels: Qrels, run, columns: list[Column], *, queries: st
             # every range runs to its end, even after another failed: the error raised is
             # then the file's first, the one a single reader meets
             futures = [_pool(len(ranges)).submit(one, a, b) for a, b in ranges]
-            outcomes = []
+            outcomes: list = []
             try:
                 for f in futures:
                     try:

@@ -65,12 +65,28 @@ def _shared(obj):
     return dask.delayed(obj, pure=False)
 
 
-def _compute(tasks):
+def _compute(tasks, progress=None):
     """The tasks' results, all of them, or an error: a worker lost for good (Dask retries
-    a partition first) is a ``RuntimeError`` saying so, never a result with parts missing."""
+    a partition first) is a ``RuntimeError`` saying so, never a result with parts missing.
+    With a distributed client, ``progress`` draws a bar of the partitions measured
+    (see :mod:`qafast._progress`: by default only on a terminal, after two seconds)."""
+    from ._progress import Progress
+
     dask, _ = _modules()
+    client = _client()
+    bar = Progress(progress if client is not None else False, total=len(tasks),
+                   unit="partition", desc="partitions")
     try:
-        results = dask.compute(*tasks)
+        if bar:
+            from distributed import as_completed
+
+            futures = client.compute(list(tasks))
+            with bar:
+                for _ in as_completed(futures):
+                    bar.update(1)
+            results = tuple(client.gather(futures))
+        else:
+            results = dask.compute(*tasks)
     except Exception as e:
         if (type(e).__module__.startswith("distributed")
                 or isinstance(e, concurrent.futures.CancelledError)):
@@ -301,7 +317,7 @@ def _finish(qrels, results, columns, options, names, queries, run_name=None):
 
 
 def _measure_runs(qrels, runs: list, columns, options, names, queries, assume_grouped,
-                  npartitions, run_names=None):
+                  npartitions, run_names=None, progress=None):
     """(ids, values) of each run. Runs given as files are first measured as they are
     partitioned (each file, or row group range, one partition), which is right when each
     query's rows are together in them, as runs are written; a run whose queries turn out
@@ -317,7 +333,7 @@ def _measure_runs(qrels, runs: list, columns, options, names, queries, assume_gr
             return out
         tasks = {r: _partition_tasks(frames[r], shared, columns, options, names, shuffle[r],
                                      npartitions) for r in todo}
-        flat = _compute([t for r in todo for t in tasks[r]])
+        flat = _compute([t for r in todo for t in tasks[r]], progress)
         at = 0
         for r in todo:
             results = flat[at:at + len(tasks[r])]
@@ -342,7 +358,8 @@ def evaluate(qrels, run, measures: str | Iterable[str], *, per_query: bool = Fal
              assume_grouped: bool = False, npartitions: int | None = None,
              relevance_level: int = 1, judged_only: bool = False,
              max_docs: int | None = None, queries: str = "run", query_col: str = "query_id",
-             doc_col: str = "doc_id", score_col: str = "score"):
+             doc_col: str = "doc_id", score_col: str = "score",
+             progress: bool | None = None):
     """:func:`qafast.evaluate` over a Dask DataFrame: the same numbers, bit for bit, however
     the run is partitioned.
 
@@ -374,6 +391,10 @@ def evaluate(qrels, run, measures: str | Iterable[str], *, per_query: bool = Fal
         As for :func:`qafast.evaluate`.
     query_col, doc_col, score_col : str
         The run's column names.
+    progress : bool, optional
+        A bar on stderr of the partitions measured, when a ``distributed`` client runs
+        (needs tqdm). By default only when stderr is a terminal and the work takes more
+        than two seconds; ``False`` never, ``True`` always.
 
     Returns
     -------
@@ -405,7 +426,7 @@ def evaluate(qrels, run, measures: str | Iterable[str], *, per_query: bool = Fal
     qrels, columns, options = _setup(qrels, measures, relevance_level, judged_only, max_docs,
                                      queries)
     (ids, values), = _measure_runs(qrels, [run], columns, options, names, queries,
-                                   bool(assume_grouped), npartitions)
+                                   bool(assume_grouped), npartitions, progress=progress)
     if per_query:
         return _per_query_frame(ids, values, columns)
     return dict(zip([c.name for c in columns], _summaries(
@@ -428,13 +449,14 @@ def compare(qrels, runs: Mapping[str, Any], measures: str | Iterable[str], *,
             baseline: str | None = None, test: str = "student",
             correction: str | None = "holm", alpha: float = 0.05, n_resamples: int = 10_000,
             seed: int = 0, queries: str = "run", ci: str = "t", relevance_level: int = 1,
-            judged_only: bool = False, max_docs: int | None = None):
+            judged_only: bool = False, max_docs: int | None = None,
+            progress: bool | None = None):
     """:func:`qafast.compare` over Dask: every run's partitions measured in one computation
     (the qrels sent once), then the same tests, on the client, as :func:`qafast.compare`.
 
     ``runs`` is ``{name: run}``, each run what :func:`evaluate` takes; ``assume_grouped``,
-    ``npartitions`` and the ``*_col`` names apply to each. The other options are those of
-    :func:`qafast.compare`; the result is the :class:`qafast.Comparison` it returns.
+    ``npartitions``, ``progress`` and the ``*_col`` names apply to each. The other options
+    are those of :func:`qafast.compare`; the result is the :class:`qafast.Comparison` it returns.
     """
     from .compare import _analyse, _check_same_queries, _check_settings, _run_names
     from .ranking import _summaries
@@ -451,7 +473,8 @@ def compare(qrels, runs: Mapping[str, Any], measures: str | Iterable[str], *,
             raise InputError(f"measure {c.name!r} is not averaged over queries; compare tests "
                              "differences of means")
     measured = _measure_runs(qrels, [runs[name] for name in run_names], columns, options,
-                             names, queries, bool(assume_grouped), npartitions, run_names)
+                             names, queries, bool(assume_grouped), npartitions, run_names,
+                             progress)
     query_ids, blocks = None, []
     means = np.empty((len(run_names), len(columns)), dtype=np.float64)
     for r, name in enumerate(run_names):
@@ -485,7 +508,8 @@ def _score_partition(frame, pred_col, ref_col, id_col, normalizer, unit, empty_r
 
 def answers(data, *, prediction_col: str = "prediction", references_col: str = "references",
             id_col: str | None = None, normalizer="squad", unit: str = "token",
-            empty_rule: str = "v2", per_question: bool = False):
+            empty_rule: str = "v2", per_question: bool = False,
+            progress: bool | None = None):
     """Exact match and F1 of answers over Dask (SQuAD, MLQA, CMRC, DRCD rules): each
     question is scored where its row is, and the means are taken on the client from exactly
     rounded sums, so they equal :func:`qafast.exact_match` and :func:`qafast.f1` on the
@@ -509,6 +533,8 @@ def answers(data, *, prediction_col: str = "prediction", references_col: str = "
     per_question : bool, default False
         Return a pandas DataFrame (``id_col`` if given, ``exact_match``, ``f1``), one row per
         question in partition order.
+    progress : bool, optional
+        As for :func:`evaluate`: a bar of the partitions scored.
 
     Returns
     -------
@@ -548,7 +574,8 @@ def answers(data, *, prediction_col: str = "prediction", references_col: str = "
                          "references_col= or id_col=")
     score = dask.delayed(_score_partition, pure=True)
     results = _compute([score(part, prediction_col, references_col, id_col, normalizer,
-                              unit, empty_rule) for part in frame[wanted].to_delayed()])
+                              unit, empty_rule) for part in frame[wanted].to_delayed()],
+                       progress)
     em = np.concatenate([r[1] for r in results]) if results else np.zeros(0)
     f = np.concatenate([r[2] for r in results]) if results else np.zeros(0)
     if per_question:

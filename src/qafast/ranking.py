@@ -1327,7 +1327,7 @@ def evaluate_runs(qrels, runs, measures: str | Iterable[str], *, relevance_level
     with Progress(progress, total=len(named), unit="run", desc="runs") as bar:
         results = evaluate_run_sources(qrels, named, columns, queries=queries,
                                        options=options, progress=bar)
-    out = {}
+    out: dict[str, dict] = {}
     for (name, _), r in zip(named, results):
         if per_query:
             out[name] = {q: dict(zip(names, row)) for q, row in zip(r.ids, r.values.tolist())}
