@@ -1106,9 +1106,10 @@ def _per_query_values(qrels: Qrels, run, columns: list[Column], queries: str,
             from ._arrow_input import evaluate_stream
 
             streamed = evaluate_stream(qrels, run, columns, **options)
-            if not isinstance(streamed, Run):
+            if isinstance(streamed, Run):  # an ungrouped RecordBatchReader, read once
+                run = streamed
+            elif streamed is not None:  # None: ungrouped, read whole below
                 return streamed
-            run = streamed  # an ungrouped RecordBatchReader, read once
     elif queries == "run" and qrels.string_ids and type(run) is dict:
         streamed = _evaluate_run_dict(qrels, run, columns, **options)
         if streamed is not None:
