@@ -1110,16 +1110,17 @@ def _per_query_values(qrels: Qrels, run, columns: list[Column], queries: str,
                 run = streamed
             elif streamed is not None:  # None: ungrouped, read whole below
                 return streamed
-    elif queries == "run" and qrels.string_ids and type(run) is dict:
-        streamed = _evaluate_run_dict(qrels, run, columns, **options)
-        if streamed is not None:
-            return streamed
-    from ._runfile import evaluate_run_source, is_run_source
+    else:
+        if queries == "run" and qrels.string_ids and type(run) is dict:
+            streamed = _evaluate_run_dict(qrels, run, columns, **options)
+            if streamed is not None:
+                return streamed
+        from ._runfile import evaluate_run_source, is_run_source
 
-    if is_run_source(run):
-        result = evaluate_run_source(qrels, run, columns, queries=queries, options=options,
-                                     progress=progress)
-        return result.ids, result.values
+        if is_run_source(run):
+            result = evaluate_run_source(qrels, run, columns, queries=queries,
+                                         options=options, progress=progress)
+            return result.ids, result.values
     ev = _Evaluation(qrels, _as_run(run, options["workers"]), queries=queries, **options)
     return ev.ids, ev.values(columns)
 
