@@ -409,3 +409,15 @@ def test_bad_input():
         Comparison.from_per_query(pq, baseline="a")
     with pytest.raises(ValueError, match="Tukey's HSD p-values are adjusted"):
         qafast.compare(qrels, runs, ["map"], test="tukey", correction="bh")
+
+
+def test_a_malformed_run_file_is_named_with_its_run_and_keeps_its_class(tmp_path):
+    from qafast.io.trec import TrecFormatError
+
+    (tmp_path / "qrels").write_text("q1 0 d1 1\n")
+    (tmp_path / "good").write_text("q1 Q0 d1 1 0.5 r\n")
+    (tmp_path / "bad").write_text("q1 Q0 d1 1 0.5 r\nq1 Q0 d2 2 xx r\n")
+    with pytest.raises(TrecFormatError, match=r"run 'b': .*bad, line 2: score") as info:
+        qafast.compare(str(tmp_path / "qrels"),
+                       {"a": str(tmp_path / "good"), "b": str(tmp_path / "bad")}, ["map"])
+    assert info.value.line == 2

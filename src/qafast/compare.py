@@ -35,7 +35,7 @@ import numpy as np
 from . import _distributions as dist
 from . import _kernels
 from ._measures import TEXT_MEASURES, parse_measures
-from .errors import InputError, InputTypeError
+from .errors import InputError, InputTypeError, in_context
 from .ranking import _as_qrels, _check_options, _per_query_values, _pool, _summaries, _workers
 
 __all__ = ["Comparison", "compare", "plot_precision_recall", "to_frame"]
@@ -790,7 +790,7 @@ def compare(qrels, runs: Mapping[str, Any], measures: str | Iterable[str], *,
         try:
             ids, values = _per_query_values(qrels, runs[name], columns, queries, options)
         except (ValueError, TypeError) as e:
-            raise type(e)(f"run {name!r}: {e}") from None
+            raise in_context(e, f"run {name!r}") from None
         if query_ids is None:
             query_ids = ids
         else:

@@ -104,3 +104,15 @@ class InputTypeError(QafastError, TypeError):
         super().__init__(message)
         if field is not None:
             self.field = field
+
+
+def in_context(error: Exception, prefix: str) -> Exception:
+    """``error`` again, of the same class and with the same attributes, its message led by
+    ``prefix`` (the run or file it concerns). The error is copied rather than built again,
+    since the qafast classes take keyword-only arguments that a bare ``type(error)(text)``
+    would lack."""
+    import copy
+
+    again = copy.copy(error)
+    again.args = (f"{prefix}: {error}",)
+    return again
