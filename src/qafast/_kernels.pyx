@@ -7,8 +7,8 @@ keeps its kernels in its own part, included here, so that this stays one compile
 """
 
 include "_portable.pxi"
-include "_trec_io.pxi"
 include "_shared_kernels.pxi"
+include "_trec_io.pxi"
 include "_ranking_kernels.pxi"
 include "_stream_kernels.pxi"
 include "_encode_kernels.pxi"
