@@ -113,9 +113,11 @@ cdef extern from *:
     /* Without interning, per line: copy the document id p[:n] to dst (which has 16 bytes of
        slack), store its tie key and return whether it is all ASCII. An id of up to 16 bytes
        (with 16 readable) is two loads, two stores and no loop. */
+    #if _trec_LITTLE_ENDIAN && QAFAST_GNU_BUILTINS
     static const uint64_t _trec_BYTEMASK[9] = {
         0, 0xFFULL, 0xFFFFULL, 0xFFFFFFULL, 0xFFFFFFFFULL, 0xFFFFFFFFFFULL,
         0xFFFFFFFFFFFFULL, 0xFFFFFFFFFFFFFFULL, 0xFFFFFFFFFFFFFFFFULL};
+    #endif
     static inline int _trec_take_doc(const unsigned char *p, Py_ssize_t n,
                                      const unsigned char *end, unsigned char *dst,
                                      int64_t *tiekey) {
