@@ -12,7 +12,7 @@ from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE, PyBytes_FromStri
 from cpython.unicode cimport PyUnicode_AsUTF8AndSize
 from cpython.list cimport PyList_AsTuple
 from libc.math cimport isfinite
-from libc.stdint cimport uint16_t, int32_t, int64_t, uint8_t, uint32_t, uint64_t
+from libc.stdint cimport uint16_t, int32_t, int64_t, uint8_t, uint32_t, uint64_t, uintptr_t
 from libc.stdlib cimport malloc, realloc, free, calloc, qsort
 from libc.string cimport memcpy, memcmp, memset
 
@@ -86,154 +86,29 @@ cdef extern from "Python.h":
 
 
 # ---------------------------------------------------------------------------------------------
-# Token table: UTF-8 bytes -> int32 id, open addressing
+# Token table: UTF-8 bytes -> int32 id, the TREC reader's id table (_trec_Table, on the shared
+# hash table), without its UTF-8 check: a tokenizer's bytes are taken as they are
 # ---------------------------------------------------------------------------------------------
 
-cdef struct _AkTable:
-    int64_t* slots       # capacity entries: the hash's top 32 bits, then the id; -1 empty
-    uint64_t* hashes     # per id
-    int64_t* offs        # per id + 1: the token's bytes are arena[offs[id]:offs[id + 1]]
-    char* arena
-    int64_t arena_size
-    int64_t arena_cap
-    int64_t n            # ids given so far
-    int64_t ids_cap
-    int64_t mask         # capacity - 1 (capacity a power of two)
-
-
-cdef int _ak_table_init(_AkTable* t) except -1:
-    cdef int64_t cap = 1 << 12, i
-    t.slots = <int64_t*>malloc(cap * sizeof(int64_t))
-    t.hashes = <uint64_t*>malloc(1024 * sizeof(uint64_t))
-    t.offs = <int64_t*>malloc(1025 * sizeof(int64_t))
-    t.arena = <char*>malloc(1 << 14)
-    if t.slots == NULL or t.hashes == NULL or t.offs == NULL or t.arena == NULL:
+cdef int _ak_table_init(_trec_Table* t) except -1:
+    if _trec_table_init(t, 12) != 0:
+        _trec_table_free(t)
         raise MemoryError()
-    for i in range(cap):
-        t.slots[i] = -1
-    t.mask = cap - 1
-    t.n = 0
-    t.ids_cap = 1024
-    t.offs[0] = 0
-    t.arena_size = 0
-    t.arena_cap = 1 << 14
     return 0
 
 
-cdef void _ak_table_free(_AkTable* t) noexcept:
-    free(t.slots)
-    free(t.hashes)
-    free(t.offs)
-    free(t.arena)
-    t.slots = NULL
-    t.hashes = NULL
-    t.offs = NULL
-    t.arena = NULL
-
-
-cdef inline uint64_t _ak_hash(const char* p, Py_ssize_t n) noexcept nogil:
+cdef int32_t _ak_intern(_trec_Table* t, const char* p, Py_ssize_t n) except -1 nogil:
+    """The id of the token p[:n], given one if new. p must have 8 readable bytes."""
+    cdef const unsigned char* u = <const unsigned char*>p
     # the document-id hash, eight bytes a step (a byte-wise hash's chain of multiplies was
     # a tenth of the tokenizer's time); token ids follow first appearance, not the hash
-    return _trec_hash(<const unsigned char*>p, n)
-
-
-cdef int _ak_table_grow(_AkTable* t) except -1 nogil:
-    cdef int64_t cap = (t.mask + 1) * 2, i, j
-    cdef int64_t* slots = <int64_t*>malloc(cap * sizeof(int64_t))
-    if slots == NULL:
-        raise MemoryError()
-    for i in range(cap):
-        slots[i] = -1
-    for i in range(t.n):
-        j = <int64_t>(t.hashes[i] & <uint64_t>(cap - 1))
-        while slots[j] >= 0:
-            j = (j + 1) & (cap - 1)
-        slots[j] = _ak_slot(t.hashes[i], i)
-    free(t.slots)
-    t.slots = slots
-    t.mask = cap - 1
-    return 0
-
-
-cdef inline int64_t _ak_slot(uint64_t h, int64_t tid) noexcept nogil:
-    # the hash's top 32 bits beside the id: a probe that meets another token is told apart
-    # by the slot alone, without reading the token's hash, offsets and bytes
-    return <int64_t>(((h >> 32) & <uint64_t>2147483647) << 32) | tid
-
-
-cdef inline bint _ak_same_bytes(const char* a, const char* b, Py_ssize_t n) noexcept nogil:
-    # both sides have at least 16 readable bytes past their start (the token buffers and the
-    # arena keep that slack), so a short token is compared with masked 8-byte loads
-    cdef uint64_t x, y, x2, y2
-    if not _trec_LITTLE_ENDIAN:
-        return memcmp(a, b, n) == 0
-    if n <= 8:
-        memcpy(&x, a, 8)
-        memcpy(&y, b, 8)
-        return ((x ^ y) & _trec_BYTEMASK[n]) == 0
-    if n <= 16:
-        memcpy(&x, a, 8)
-        memcpy(&y, b, 8)
-        memcpy(&x2, a + 8, 8)
-        memcpy(&y2, b + 8, 8)
-        return (x == y) and ((x2 ^ y2) & _trec_BYTEMASK[n - 8]) == 0
-    return memcmp(a, b, n) == 0
-
-
-cdef extern from *:
-    const uint64_t _trec_BYTEMASK[9]     # with the TREC reader's C helpers
-
-
-cdef int32_t _ak_intern(_AkTable* t, const char* p, Py_ssize_t n) except -1 nogil:
-    """The id of the token p[:n], given one if new. p must have 16 readable bytes."""
-    cdef uint64_t h = _ak_hash(p, n)
-    cdef int64_t j = <int64_t>(h & <uint64_t>t.mask)
-    cdef int64_t want = _ak_slot(h, 0) >> 32, slot
-    cdef int32_t tid
-    cdef int64_t cap
-    cdef void* grown
-    while True:
-        slot = t.slots[j]
-        if slot < 0:
-            break
-        if (slot >> 32) == want:
-            tid = <int32_t>(slot & <int64_t>2147483647)
-            if (t.offs[tid + 1] - t.offs[tid] == n
-                    and _ak_same_bytes(t.arena + t.offs[tid], p, n)):
-                return tid
-        j = (j + 1) & t.mask
-    if t.n >= 2147483647:
+    cdef int64_t tid = _trec_table_intern(t, u, n, _trec_meta(_trec_hash(u, n), n),
+                                          _trec_key8(u, n, u + 8), False)
+    if tid >= 0:
+        return <int32_t>tid
+    if tid == -4:
         raise OverflowError("more than 2**31 - 1 distinct tokens")
-    if t.n + 1 >= t.ids_cap:
-        cap = t.ids_cap * 2
-        grown = realloc(t.hashes, cap * sizeof(uint64_t))
-        if grown == NULL:
-            raise MemoryError()
-        t.hashes = <uint64_t*>grown
-        grown = realloc(t.offs, (cap + 1) * sizeof(int64_t))
-        if grown == NULL:
-            raise MemoryError()
-        t.offs = <int64_t*>grown
-        t.ids_cap = cap
-    if t.arena_size + n + 16 > t.arena_cap:  # 16: _ak_same_bytes reads past the last token
-        cap = t.arena_cap * 2
-        while cap < t.arena_size + n + 16:
-            cap *= 2
-        grown = realloc(t.arena, cap)
-        if grown == NULL:
-            raise MemoryError()
-        t.arena = <char*>grown
-        t.arena_cap = cap
-    memcpy(t.arena + t.arena_size, p, n)
-    t.arena_size += n
-    tid = <int32_t>t.n
-    t.hashes[tid] = h
-    t.offs[tid + 1] = t.arena_size
-    t.slots[j] = _ak_slot(h, tid)
-    t.n += 1
-    if t.n * 2 > t.mask + 1:
-        _ak_table_grow(t)
-    return tid
+    raise MemoryError()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -327,7 +202,7 @@ cdef inline bint _ak_is_article(const char* w, Py_ssize_t n) noexcept nogil:
     return False
 
 
-cdef int _ak_squad_ascii(const char* s, Py_ssize_t n, char* w, _AkTable* t,
+cdef int _ak_squad_ascii(const char* s, Py_ssize_t n, char* w, _trec_Table* t,
                          _AkIds* out) except -1 nogil:
     """Tokens of normalize_squad(s).split() for an ASCII s; w has room for n bytes."""
     cdef Py_ssize_t i, j, m = 0, start = -1
@@ -698,7 +573,7 @@ def answer_tokens(list strings, object slow, bint squad, int64_t[::1] tok_off):
     cdef char* w = NULL
     cdef object s, tok, toks
     cdef tuple held
-    cdef _AkTable table
+    cdef _trec_Table table
     cdef _AkIds out
     cdef _AkWork work
     cdef _AkSide side
@@ -781,7 +656,7 @@ def answer_tokens(list strings, object slow, bint squad, int64_t[::1] tok_off):
                         cursor += 1
                 offp[i + 1] = out.size
         ids = _ak_ids_array(&out)
-        return ids, table.n
+        return ids, table.h.count
     finally:
         free(w)
         free(src_p)
@@ -789,7 +664,7 @@ def answer_tokens(list strings, object slow, bint squad, int64_t[::1] tok_off):
         free(side.bytes)
         free(side.off)
         _ak_ids_free(&out)
-        _ak_table_free(&table)
+        _trec_table_free(&table)
         _ak_work_free(&work)
 
 
@@ -1111,16 +986,25 @@ def answer_count_refs(list references, int64_t[::1] ref_off):
     return -1
 
 
-cdef struct _AkStrSlot:
-    PyObject* obj        # a borrowed reference to the string, or NULL
-    Py_hash_t hash
-    int64_t sid
+# The answer-string table: exact str objects -> first-seen ids, on the shared hash table
+# (_shared_kernels.pxi). A slot's key is the address of the str (a borrowed reference: the
+# ``strings`` list the ids index holds each one), its meta 32 bits of the str's cached
+# Python hash, so most probes that meet another string never read it.
+
+cdef inline uint32_t _ak_str_meta(Py_hash_t h) noexcept nogil:
+    # the top 32 bits of h times a 64-bit odd constant: every bit of h mixes into them,
+    # 32-bit hashes (32-bit builds) as well
+    return <uint32_t>((<uint64_t>h * 0x9E3779B97F4A7C15ULL) >> 32)
 
 
-cdef struct _AkStrTable:
-    _AkStrSlot* slots    # one cache line holds a probe's object, hash and id
-    int64_t mask
-    int64_t n
+cdef int _ak_str_table_init(_sh_Slots* t, int64_t want) except -1:
+    """Room for ``want`` strings at load 1/2 (the table grows past that)."""
+    cdef int log2cap = 10
+    while (<int64_t>1 << log2cap) < want and log2cap < 32:
+        log2cap += 1
+    if _sh_slots_init(t, log2cap, 5) != 0:
+        raise MemoryError()
+    return 0
 
 
 cdef inline bint _ak_same_str(PyObject* a, PyObject* b) noexcept:
@@ -1154,23 +1038,6 @@ cdef inline bint _ak_same_key(PyObject* k, PyObject* q) noexcept:
     return k == q or (_ak_is_exact_str(k) and _ak_is_exact_str(q) and _ak_same_str(k, q))
 
 
-cdef int _ak_str_grow(_AkStrTable* t) except -1:
-    cdef int64_t cap = (t.mask + 1) * 2, i, j
-    cdef _AkStrSlot* slots = <_AkStrSlot*>calloc(cap, sizeof(_AkStrSlot))
-    if slots == NULL:
-        raise MemoryError()
-    for i in range(t.mask + 1):
-        if t.slots[i].obj != NULL:
-            j = <int64_t>(<uint64_t>t.slots[i].hash & <uint64_t>(cap - 1))
-            while slots[j].obj != NULL:
-                j = (j + 1) & (cap - 1)
-            slots[j] = t.slots[i]
-    free(t.slots)
-    t.slots = slots
-    t.mask = cap - 1
-    return 0
-
-
 cdef inline void _ak_prefetch_items(list lst, Py_ssize_t i) noexcept:
     cdef PyObject* r
     cdef Py_ssize_t k
@@ -1182,11 +1049,11 @@ cdef inline void _ak_prefetch_items(list lst, Py_ssize_t i) noexcept:
             AK_PREFETCH(_ak_list_item(<object>r, k))
 
 
-cdef inline void _ak_prefetch_one(_AkStrTable* t, PyObject* s, bint held) noexcept:
+cdef inline void _ak_prefetch_one(_sh_Slots* t, PyObject* s, bint held) noexcept:
     # held: prefetch the string the slot holds (the one compared with on a hit), else the
     # slot itself, computing the hash (which the string caches) if need be
     cdef Py_hash_t h
-    cdef _AkStrSlot* slot
+    cdef _sh_Slot* slot
     if not _ak_is_exact_str(s):
         return
     h = _ak_cached_hash(s)
@@ -1196,14 +1063,14 @@ cdef inline void _ak_prefetch_one(_AkStrTable* t, PyObject* s, bint held) noexce
         if h == -1:
             PyErr_Clear()
             return
-    slot = &t.slots[<uint64_t>h & <uint64_t>t.mask]
+    slot = _sh_home_slot(t, _ak_str_meta(h))
     if not held:
         AK_PREFETCH(slot)
-    elif slot.obj != NULL and slot.obj != s:
-        AK_PREFETCH(slot.obj)
+    elif slot.idp1 != 0 and slot.key != <uint64_t><uintptr_t>s:
+        AK_PREFETCH(<PyObject*><uintptr_t>slot.key)
 
 
-cdef inline void _ak_prefetch_slots(_AkStrTable* t, list predictions, list references,
+cdef inline void _ak_prefetch_slots(_sh_Slots* t, list predictions, list references,
                                     Py_ssize_t i, bint held) noexcept:
     cdef PyObject* r
     cdef Py_ssize_t k
@@ -1218,29 +1085,22 @@ cdef inline void _ak_prefetch_slots(_AkStrTable* t, list predictions, list refer
         _ak_prefetch_one(t, r, held)
 
 
-cdef int32_t _ak_str_index(_AkStrTable* t, list strings, object s) except -1:
-    cdef Py_hash_t h = hash(s)
-    cdef int64_t j = <int64_t>(<uint64_t>h & <uint64_t>t.mask)
-    cdef _AkStrSlot* slot
-    cdef int32_t sid
-    while True:
-        slot = &t.slots[j]
-        if slot.obj == NULL:
-            break
-        if slot.hash == h and _ak_same_str(slot.obj, <PyObject*>s):
-            return <int32_t>slot.sid
-        j = (j + 1) & t.mask
-    if t.n >= 2147483646:
+cdef int32_t _ak_str_index(_sh_Slots* t, list strings, object s) except -1:
+    """The id of the exact str s, given one (and appended to ``strings``) if new."""
+    cdef uint32_t meta = _ak_str_meta(hash(s))
+    cdef uint64_t i = _sh_probe(t, _sh_home(t, meta), meta)
+    cdef int64_t sid
+    while t.slots[i].idp1 != 0:
+        if _ak_same_str(<PyObject*><uintptr_t>t.slots[i].key, <PyObject*>s):
+            return <int32_t>(t.slots[i].idp1 - 1)
+        i = _sh_probe(t, _sh_next(t, i), meta)
+    if t.count >= 2147483646:
         raise OverflowError("more than 2**31 - 2 distinct answer strings")
-    sid = <int32_t>t.n
     strings.append(s)  # keeps s alive while the table refers to it
-    slot.obj = <PyObject*>s
-    slot.hash = h
-    slot.sid = sid
-    t.n += 1
-    if t.n * 2 > t.mask + 1:
-        _ak_str_grow(t)
-    return sid
+    sid = _sh_fill(t, i, <uint64_t><uintptr_t><PyObject*>s, meta)
+    if sid < 0:
+        raise MemoryError()
+    return <int32_t>sid
 
 
 @cython.boundscheck(True)
@@ -1255,7 +1115,7 @@ def answer_intern(list predictions, list references, list strings,
     they are read; the caller converts it to a str."""
     cdef Py_ssize_t i, k, n = len(predictions), pos = 0, nref = ref_sid.shape[0]
     cdef object p, r, g
-    cdef _AkStrTable t
+    cdef _sh_Slots t
     cdef int64_t cap = 1 << 10
     if pred_sid.shape[0] != n or len(references) != n:
         raise InputError("one prediction index and one reference entry per question are "
@@ -1264,12 +1124,9 @@ def answer_intern(list predictions, list references, list strings,
     # past that): a smaller table has fewer cache misses per probe
     while cap < n + ref_sid.shape[0] and cap < (1 << 22):
         cap *= 2
-    t.slots = <_AkStrSlot*>calloc(cap, sizeof(_AkStrSlot))
-    t.mask = cap - 1
-    t.n = 0
+    t.slots = NULL
     try:
-        if t.slots == NULL:
-            raise MemoryError()
+        _ak_str_table_init(&t, cap)
         for i in range(n):
             if _ak_pause_gil(i) and (PyList_GET_SIZE(predictions) != n
                                      or PyList_GET_SIZE(references) != n):
@@ -1311,7 +1168,7 @@ def answer_intern(list predictions, list references, list strings,
             _ak_refs_changed()
         return None
     finally:
-        free(t.slots)
+        _sh_slots_free(&t)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1676,7 +1533,7 @@ def squad_flatten_flat(object data, list ids, list texts):
             _trec_mem_free(off, cap * sizeof(int64_t))
 
 
-cdef inline void _ak_prefetch_at(_AkStrTable* t, list lst, Py_ssize_t i, bint held) noexcept:
+cdef inline void _ak_prefetch_at(_sh_Slots* t, list lst, Py_ssize_t i, bint held) noexcept:
     if i < _ak_list_len(<PyObject*>lst):
         _ak_prefetch_one(t, _ak_list_item(lst, i), held)
 
@@ -1690,7 +1547,7 @@ def answer_intern_flat(list predictions, list ref_texts, const int64_t[::1] ref_
     a str (a str subclass included: the caller's general path converts it)."""
     cdef Py_ssize_t i, k, n = len(predictions), lo, hi, j
     cdef object p, g
-    cdef _AkStrTable t
+    cdef _sh_Slots t
     cdef int64_t cap = 1 << 10
     cdef Py_ssize_t nref = len(ref_texts)
     if (pred_sid.shape[0] != n or ref_off.shape[0] != n + 1 or ref_sid.shape[0] != nref
@@ -1698,12 +1555,9 @@ def answer_intern_flat(list predictions, list ref_texts, const int64_t[::1] ref_
         raise InputError("the offsets and indices do not match the predictions and texts")
     while cap < n + nref and cap < (1 << 22):
         cap *= 2
-    t.slots = <_AkStrSlot*>calloc(cap, sizeof(_AkStrSlot))
-    t.mask = cap - 1
-    t.n = 0
+    t.slots = NULL
     try:
-        if t.slots == NULL:
-            raise MemoryError()
+        _ak_str_table_init(&t, cap)
         for i in range(n):
             if _ak_pause_gil(i) and (PyList_GET_SIZE(predictions) != n
                                      or PyList_GET_SIZE(ref_texts) != nref):
@@ -1737,7 +1591,7 @@ def answer_intern_flat(list predictions, list ref_texts, const int64_t[::1] ref_
                 ref_sid[k] = _ak_str_index(&t, strings, g)
         return None
     finally:
-        free(t.slots)
+        _sh_slots_free(&t)
 
 
 @cython.boundscheck(True)
@@ -1840,27 +1694,24 @@ def squad_count_distinct(list strings):
     """The number of distinct values of a list of str (through the answer-string table); a
     str subclass counts as the plain str it holds."""
     cdef Py_ssize_t i, n = len(strings)
-    cdef _AkStrTable t
+    cdef _sh_Slots t
     cdef int64_t cap = 1 << 10
     cdef list seen = []
     cdef object s
     while cap < 2 * n and cap < (1 << 24):
         cap *= 2
-    t.slots = <_AkStrSlot*>calloc(cap, sizeof(_AkStrSlot))
-    t.mask = cap - 1
-    t.n = 0
+    t.slots = NULL
     try:
-        if t.slots == NULL:
-            raise MemoryError()
+        _ak_str_table_init(&t, cap)
         for i in range(n):
             s = strings[i]
             if type(s) is not str:
                 # its own __hash__ or __eq__ could change the list: its text, as a str
                 s = str.__str__(<str?>s)
             _ak_str_index(&t, seen, s)
-        return t.n
+        return t.count
     finally:
-        free(t.slots)
+        _sh_slots_free(&t)
 
 
 @cython.boundscheck(True)

@@ -11,8 +11,8 @@ include "_portable.pxi"
 # the qafast exception classes, for the errors the kernels raise themselves
 from .errors import InputError, InputTypeError
 
-include "_trec_io.pxi"
 include "_shared_kernels.pxi"
+include "_trec_io.pxi"
 include "_ranking_kernels.pxi"
 include "_stream_kernels.pxi"
 include "_encode_kernels.pxi"

@@ -124,6 +124,32 @@ static inline uint64_t QAFAST_BSWAP64(uint64_t x)
 #endif
 
 
+/* Ask Linux for transparent huge pages on a large block (a hash table's slots, a growing
+ * arena): its accesses are random, and with 4 KiB pages nearly every one also misses the
+ * TLB. A hint only; elsewhere nothing. */
+#if QAFAST_LINUX_MEMORY
+#include <sys/mman.h>
+static inline void qafast_advise_huge(void *p, size_t n)
+{
+#ifdef MADV_HUGEPAGE
+    const uintptr_t huge = (uintptr_t)1 << 21;
+    uintptr_t a = ((uintptr_t)p + huge - 1) & ~(huge - 1);
+    uintptr_t b = ((uintptr_t)p + n) & ~(huge - 1);
+    if (b > a)
+        madvise((void *)a, (size_t)(b - a), MADV_HUGEPAGE);
+#else
+    (void)p;
+    (void)n;
+#endif
+}
+#else
+static inline void qafast_advise_huge(void *p, size_t n)
+{
+    (void)p;
+    (void)n;
+}
+#endif
+
 /* ------------------------------------------------------------------------------------------
  * CPython's own structures, read only where their layout is known: CPython 3.11 to 3.14 with
  * the GIL (the free-threaded build reads these fields atomically). Everywhere else, and when

@@ -51,22 +51,8 @@ cdef extern from *:
 
     #define _trec_prefetch(p) qafast_prefetch(p)
 
-    /* Ask Linux for transparent huge pages on a large table: its accesses are random, and
-       with 4 KiB pages nearly every one also misses the TLB. A hint only. */
-    #if QAFAST_LINUX_MEMORY
-    #include <sys/mman.h>
-    #include <stdint.h>
-    static void _trec_advise_huge(void *p, size_t n) {
-    #ifdef MADV_HUGEPAGE
-        const uintptr_t huge = (uintptr_t)1 << 21;
-        uintptr_t a = ((uintptr_t)p + huge - 1) & ~(huge - 1);
-        uintptr_t b = ((uintptr_t)p + n) & ~(huge - 1);
-        if (b > a) madvise((void *)a, (size_t)(b - a), MADV_HUGEPAGE);
-    #endif
-    }
-    #else
-    static void _trec_advise_huge(void *p, size_t n) { (void)p; (void)n; }
-    #endif
+    /* transparent huge pages for a large table (a hint; Linux only) */
+    #define _trec_advise_huge(p, n) qafast_advise_huge(p, n)
 
     /* Growing arrays (the output columns, the id arenas). On Linux they are their own
        mappings, grown with mremap: no copy, and no pages touched until written. Elsewhere
@@ -127,9 +113,11 @@ cdef extern from *:
     /* Without interning, per line: copy the document id p[:n] to dst (which has 16 bytes of
        slack), store its tie key and return whether it is all ASCII. An id of up to 16 bytes
        (with 16 readable) is two loads, two stores and no loop. */
+    #if _trec_LITTLE_ENDIAN && QAFAST_GNU_BUILTINS
     static const uint64_t _trec_BYTEMASK[9] = {
         0, 0xFFULL, 0xFFFFULL, 0xFFFFFFULL, 0xFFFFFFFFULL, 0xFFFFFFFFFFULL,
         0xFFFFFFFFFFFFULL, 0xFFFFFFFFFFFFFFULL, 0xFFFFFFFFFFFFFFFFULL};
+    #endif
     static inline int _trec_take_doc(const unsigned char *p, Py_ssize_t n,
                                      const unsigned char *end, unsigned char *dst,
                                      int64_t *tiekey) {
@@ -322,7 +310,7 @@ cdef enum:
     _trec_E_ID_TOO_LONG = 10
     _trec_E_TOO_MANY_IDS = 11
 
-# an id longer than this (16 MiB) is refused: the hash slot packs (arena offset << 24 | length)
+# an id longer than this (16 MiB) is refused; the hash slots pack (arena offset << 24 | length)
 cdef enum:
     _trec_LEN_BITS = 24
 cdef uint64_t _trec_LEN_MASK = (<uint64_t>1 << _trec_LEN_BITS) - 1
@@ -560,30 +548,22 @@ cdef inline int _trec_parse_grade(const unsigned char *p, Py_ssize_t n,
 
 
 # ---------------------------------------------------------------------------------------
-# interning table: open addressing with linear probing; key bytes kept in one arena
+# byte-string table: ids' UTF-8 bytes (and the answer kernels' tokens) to first-seen ids, on
+# the shared hash table (_shared_kernels.pxi); the keys' bytes kept in one arena
 #
-# A slot is 16 bytes: `meta` is the high 32 bits of the key's hash with the low 4 bits
-# replaced by the key length (0..8) or 15 for a longer key; `key` is the key itself for up to
-# 8 bytes (zero padded), else (arena offset << 24 | length). A short key is thus compared
-# without touching the arena. The home slot is the top bits of `meta`, so growing the
-# table walks the old slots in order and writes the new ones almost in order too.
-
-ctypedef struct _trec_Slot:
-    uint64_t key
-    uint32_t meta
-    uint32_t idp1       # id + 1; 0 marks an empty slot
+# A slot's `meta` is the high 32 bits of the key's hash with the low 4 bits replaced by the
+# key length (0..8) or 15 for a longer key; its `key` is the key itself for up to 8 bytes
+# (zero padded), else (arena offset << 24 | length), the length capped at 2**24 - 1 (a key
+# that long is measured through the id's offsets). A short key is thus compared without
+# touching the arena, a long one without touching the per-id offsets.
 
 ctypedef struct _trec_Table:
-    _trec_Slot *slots
-    int shift           # home slot = meta >> shift
-    uint64_t cap
-    uint64_t limit      # grow when count exceeds this
-    uint64_t count      # distinct ids
+    _sh_Slots h
     uint64_t made       # ids already turned into Python str
     unsigned char *arena
     uint64_t arena_len
     uint64_t arena_cap
-    uint64_t *id_offlen # per id, in first-seen order: arena offset << 24 | length
+    uint64_t *id_off    # count + 1 entries: id i's bytes are arena[id_off[i]:id_off[i + 1]]
     uint64_t id_cap
 
 
@@ -608,90 +588,59 @@ cdef inline uint64_t _trec_key8(const unsigned char *p, Py_ssize_t n,
 
 
 cdef int _trec_table_init(_trec_Table *t, int log2cap) noexcept nogil:
-    t.cap = <uint64_t>1 << log2cap
-    t.shift = 32 - log2cap
-    t.limit = t.cap // 10 * 7
-    t.count = 0
+    # the slots grow past 70% full: against 50%, fewer cache misses on a big run's table
     t.made = 0
-    t.slots = <_trec_Slot *>calloc(t.cap, sizeof(_trec_Slot))     # all empty
-    if t.slots != NULL:
-        _trec_advise_huge(t.slots, t.cap * sizeof(_trec_Slot))
     t.arena_cap = 1 << 16
     t.arena_len = 0
     t.arena = <unsigned char *>_trec_mem_resize(NULL, 0, t.arena_cap)
     t.id_cap = 1 << 12
-    t.id_offlen = <uint64_t *>_trec_mem_resize(NULL, 0, t.id_cap * sizeof(uint64_t))
-    if t.slots == NULL or t.arena == NULL or t.id_offlen == NULL:
+    t.id_off = <uint64_t *>_trec_mem_resize(NULL, 0, t.id_cap * sizeof(uint64_t))
+    if _sh_slots_init(&t.h, log2cap, 7) != 0 or t.arena == NULL or t.id_off == NULL:
         return -1
+    t.id_off[0] = 0
     return 0
 
 
 cdef void _trec_table_free(_trec_Table *t) noexcept nogil:
-    free(t.slots)
+    _sh_slots_free(&t.h)
     _trec_mem_free(t.arena, t.arena_cap)
-    _trec_mem_free(t.id_offlen, t.id_cap * sizeof(uint64_t))
-    t.slots = NULL
+    _trec_mem_free(t.id_off, t.id_cap * sizeof(uint64_t))
     t.arena = NULL
-    t.id_offlen = NULL
+    t.id_off = NULL
 
 
-cdef int _trec_table_grow(_trec_Table *t) noexcept nogil:
-    # Double the slot array. Old slots are walked in order and their new home slots
-    # (meta >> shift) come in nearly the same order, so this streams through memory.
-    cdef uint64_t newcap = t.cap * 2, i, j
-    cdef int newshift = t.shift - 1
-    cdef _trec_Slot *ns
-    if newshift < 0:                 # 2**32 slots: more ids than int32 indexes anyway
-        return -1
-    ns = <_trec_Slot *>calloc(newcap, sizeof(_trec_Slot))     # all empty
-    if ns == NULL:
-        return -1
-    _trec_advise_huge(ns, newcap * sizeof(_trec_Slot))
-    for i in range(t.cap):
-        if t.slots[i].idp1 != 0:
-            j = t.slots[i].meta >> newshift
-            while ns[j].idp1 != 0:
-                j = (j + 1) & (newcap - 1)
-            ns[j] = t.slots[i]
-    free(t.slots)
-    t.slots = ns
-    t.cap = newcap
-    t.shift = newshift
-    t.limit = newcap // 10 * 7
-    return 0
-
-
-cdef int64_t _trec_intern(_trec_Table *t, const unsigned char *p, Py_ssize_t n, uint32_t meta,
-                          uint64_t key8) noexcept nogil:
+cdef inline int64_t _trec_table_intern(_trec_Table *t, const unsigned char *p, Py_ssize_t n,
+                                       uint32_t meta, uint64_t key8,
+                                       bint check_utf8) noexcept nogil:
     # Id of the byte string p[:n] (meta = _trec_meta(_trec_hash(p, n), n),
     # key8 = _trec_key8(p, n, ...)), inserting it if new. Returns -1 out of memory,
-    # -2 invalid UTF-8, -3 longer than 16 MiB, -4 more than 2**31 - 1 ids.
-    cdef uint64_t mask = t.cap - 1
-    cdef uint64_t i = meta >> t.shift
-    cdef _trec_Slot *s
+    # -2 invalid UTF-8 (a new key, when check_utf8), -4 more than 2**31 - 1 ids.
+    cdef _sh_Slots *h = &t.h
+    cdef uint64_t i = _sh_probe(h, _sh_home(h, meta), meta)
+    cdef uint64_t lenkey = <uint64_t>n if <uint64_t>n < _trec_LEN_MASK else _trec_LEN_MASK
+    cdef _sh_Slot *s
     cdef uint64_t off, need, newcap
     cdef void *tmp
-    while True:
-        s = &t.slots[i]
-        if s.idp1 == 0:
-            break
-        if s.meta == meta:
-            if n <= 8:
-                if s.key == key8:
-                    return <int64_t>s.idp1 - 1
-            elif ((s.key & _trec_LEN_MASK) == <uint64_t>n
-                    and _trec_equal(t.arena + (s.key >> _trec_LEN_BITS), p, n)):
+    while h.slots[i].idp1 != 0:
+        s = &h.slots[i]
+        if n <= 8:
+            if s.key == key8:
                 return <int64_t>s.idp1 - 1
-        i = (i + 1) & mask
+        elif ((s.key & _trec_LEN_MASK) == lenkey
+                and (lenkey < _trec_LEN_MASK
+                     or t.id_off[s.idp1] - t.id_off[s.idp1 - 1] == <uint64_t>n)
+                and _trec_equal(t.arena + (s.key >> _trec_LEN_BITS), p, n)):
+            return <int64_t>s.idp1 - 1
+        i = _sh_probe(h, _sh_next(h, i), meta)
     # new id
-    if <uint64_t>n > _trec_LEN_MASK:
-        return -3
-    if not _trec_utf8_ok(p, n):
+    if check_utf8 and not _trec_utf8_ok(p, n):
         return -2
-    if t.count >= <uint64_t>_trec_MAX_IDS:
+    if h.count >= <uint64_t>_trec_MAX_IDS:
         return -4
     need = t.arena_len + <uint64_t>n
     if need > t.arena_cap:
+        if need >> (64 - _trec_LEN_BITS):        # an offset the slot cannot hold
+            return -1
         newcap = t.arena_cap
         while need > newcap:
             newcap *= 2
@@ -700,32 +649,31 @@ cdef int64_t _trec_intern(_trec_Table *t, const unsigned char *p, Py_ssize_t n, 
             return -1
         t.arena = <unsigned char *>tmp
         t.arena_cap = newcap
-    if t.count == t.id_cap:
-        tmp = _trec_mem_resize(t.id_offlen, t.id_cap * sizeof(uint64_t),
+    if h.count + 1 == t.id_cap:
+        tmp = _trec_mem_resize(t.id_off, t.id_cap * sizeof(uint64_t),
                                2 * t.id_cap * sizeof(uint64_t))
         if tmp == NULL:
             return -1
-        t.id_offlen = <uint64_t *>tmp
+        t.id_off = <uint64_t *>tmp
         t.id_cap *= 2
     off = t.arena_len
     memcpy(t.arena + off, p, <size_t>n)
     t.arena_len = need
-    t.id_offlen[t.count] = (off << _trec_LEN_BITS) | <uint64_t>n
-    s.key = key8 if n <= 8 else t.id_offlen[t.count]
-    s.meta = meta
-    s.idp1 = <uint32_t>(t.count + 1)
-    t.count += 1
-    if t.count > t.limit:
-        if _trec_table_grow(t) != 0:
-            return -1
-    return <int64_t>t.count - 1
+    t.id_off[h.count + 1] = need
+    return _sh_fill(h, i, key8 if n <= 8 else (off << _trec_LEN_BITS) | lenkey, meta)
+
+
+cdef int64_t _trec_intern(_trec_Table *t, const unsigned char *p, Py_ssize_t n, uint32_t meta,
+                          uint64_t key8) noexcept nogil:
+    # an id of a TREC file: a new one must be UTF-8 (-2 otherwise)
+    return _trec_table_intern(t, p, n, meta, key8, True)
 
 
 cdef inline bint _trec_same_id(_trec_Table *t, int64_t idx, const unsigned char *p,
                                Py_ssize_t n) noexcept nogil:
-    cdef uint64_t ol = t.id_offlen[idx]
-    return ((ol & _trec_LEN_MASK) == <uint64_t>n
-            and _trec_equal(t.arena + (ol >> _trec_LEN_BITS), p, n))
+    cdef uint64_t off = t.id_off[idx]
+    return (t.id_off[idx + 1] - off == <uint64_t>n
+            and _trec_equal(t.arena + off, p, n))
 
 
 # ---------------------------------------------------------------------------------------
@@ -1049,7 +997,7 @@ cdef int _trec_intern_rows(_trec_InternState *it, _trec_BatchData *b, const unsi
     # lookup, and a long key's arena bytes half as far ahead: many loads stay in flight.
     cdef const unsigned char *end = buf + nbuf
     cdef _trec_Table *dt = &it.dtab
-    cdef _trec_Slot *slot
+    cdef _sh_Slot *slot
     cdef uint64_t n = b.n_ok, k, j, row
     cdef const unsigned char *qp
     cdef Py_ssize_t qn
@@ -1060,14 +1008,14 @@ cdef int _trec_intern_rows(_trec_InternState *it, _trec_BatchData *b, const unsi
         it.err = _trec_E_NOMEM
         return _trec_E_NOMEM
     for k in range(min(n, <uint64_t>_trec_AHEAD)):
-        _trec_prefetch(&dt.slots[b.d_meta[k] >> dt.shift])
+        _sh_prefetch_home(&dt.h, b.d_meta[k])
     for k in range(n):
         j = k + _trec_AHEAD
         if j < n:
-            _trec_prefetch(&dt.slots[b.d_meta[j] >> dt.shift])
+            _sh_prefetch_home(&dt.h, b.d_meta[j])
         j = k + _trec_AHEAD // 2
         if j < n and b.d_len[j] > 8:
-            slot = &dt.slots[b.d_meta[j] >> dt.shift]
+            slot = _sh_home_slot(&dt.h, b.d_meta[j])
             if slot.idp1 != 0 and slot.meta == b.d_meta[j]:
                 _trec_prefetch(dt.arena + (slot.key >> _trec_LEN_BITS))
         row = b.row_start + k
@@ -1329,12 +1277,12 @@ cdef class _trec_Parser:
         self.sc.pend = NULL
         self.sc.npend = 0
         self.sc.pend_cap = 0
-        self.it.qtab.slots = NULL
+        self.it.qtab.h.slots = NULL
         self.it.qtab.arena = NULL
-        self.it.qtab.id_offlen = NULL
-        self.it.dtab.slots = NULL
+        self.it.qtab.id_off = NULL
+        self.it.dtab.h.slots = NULL
         self.it.dtab.arena = NULL
-        self.it.dtab.id_offlen = NULL
+        self.it.dtab.id_off = NULL
         self.it.qidx = NULL
         self.it.didx = NULL
         self.it.rows = 0
@@ -1555,12 +1503,11 @@ cdef class _trec_Parser:
         return self.sc.lines[self.error_row]
 
     cdef int _make_strings(self, _trec_Table *t, list out) except -1:
-        cdef uint64_t i, ol
-        for i in range(t.made, t.count):
-            ol = t.id_offlen[i]
-            out.append(PyUnicode_DecodeUTF8(<const char *>t.arena + (ol >> _trec_LEN_BITS),
-                                            <Py_ssize_t>(ol & _trec_LEN_MASK), NULL))
-        t.made = t.count
+        cdef uint64_t i
+        for i in range(t.made, t.h.count):
+            out.append(PyUnicode_DecodeUTF8(<const char *>t.arena + t.id_off[i],
+                                            <Py_ssize_t>(t.id_off[i + 1] - t.id_off[i]), NULL))
+        t.made = t.h.count
         return 0
 
     def finish(self):
