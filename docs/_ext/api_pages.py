@@ -24,6 +24,8 @@ MODULES = (
     ("qafast.concepts", "Open-ended commonsense answers (OpenCSR)"),
     ("qafast.events", "Event mentions in tweets"),
     ("qafast.compare", "Comparing systems"),
+    ("qafast.dask", "Dask"),
+    ("qafast.errors", "Errors"),
     ("qafast.stream", "In the training loop"),
     ("qafast.integrations.torch", "torch.distributed"),
     ("qafast.integrations.hf", "Hugging Face"),
@@ -34,6 +36,7 @@ MODULES = (
     ("qafast.io.dbqa", "Reading NLPCC-DBQA files"),
     ("qafast.io.drfact", "Reading OpenCSR / DrFact files"),
     ("qafast.io.conll", "Reading event-mention files"),
+    ("qafast.io.arrow", "Reading Arrow tables and Parquet files"),
 )
 
 
