@@ -66,7 +66,8 @@ def write(tmp: Path, name: str, data) -> str:
 
 
 def qafast_cli(*args, stdin: bytes | None = None):
-    env = dict(os.environ, PYTHONPATH=str(ROOT / "src"))
+    # the qafast under test, from a checkout or installed
+    env = dict(os.environ, PYTHONPATH=str(Path(qafast.__file__).resolve().parents[1]))
     return subprocess.run([sys.executable, "-m", "qafast.cli", *args], input=stdin, check=False,
                           capture_output=True, env=env, timeout=120)
 
