@@ -775,32 +775,47 @@ def compare(qrels, runs: Mapping[str, Any], measures: str | Iterable[str], *,
     columns = [c for c in parse_measures(measures) if c.family not in TEXT_MEASURES]
     if not columns:
         raise InputError(f"measures {measures!r}: none of them is a per-query number")
+    _check_averaged(columns)
+    qrels = _as_qrels(qrels, workers)
+    options = dict(relevance_level=int(relevance_level), judged_only=bool(judged_only),
+                   max_docs=max_docs, workers=workers)
+    def measured():
+        for name in names:
+            try:
+                yield _per_query_values(qrels, runs[name], columns, queries, options)
+            except (ValueError, TypeError) as e:
+                raise in_context(e, f"run {name!r}") from None
+
+    query_ids, values, means = _stack_runs(names, measured(), columns)
+    return _analyse(names, [c.name for c in columns], query_ids, values, means,
+                    baseline=baseline, test=test, correction=correction, alpha=alpha,
+                    n_resamples=n_resamples, seed=seed, ci=ci, workers=workers)
+
+
+def _check_averaged(columns) -> None:
+    """compare tests differences of means: every column must be a mean over queries."""
     for c in columns:
         if c.aggregate != "mean":
             kind = "summed" if c.aggregate == "sum" else "a geometric mean"
             raise InputError(f"measure {c.name!r} is {kind} over queries; compare tests "
                              "differences of means (use map or bpref for gm_map, gm_bpref)")
-    qrels = _as_qrels(qrels, workers)
-    options = dict(relevance_level=int(relevance_level), judged_only=bool(judged_only),
-                   max_docs=max_docs, workers=workers)
+
+
+def _stack_runs(names, measured, columns):
+    """``(query ids, values of shape (runs, queries, columns), means of shape (runs,
+    columns))`` from each run's ``(ids, values)`` in ``measured``, in the order of ``names``;
+    every run must have measured the same queries."""
     query_ids = None
     blocks = []
     means = np.empty((len(names), len(columns)), dtype=np.float64)
-    for r, name in enumerate(names):
-        try:
-            ids, values = _per_query_values(qrels, runs[name], columns, queries, options)
-        except (ValueError, TypeError) as e:
-            raise in_context(e, f"run {name!r}") from None
+    for r, (name, (ids, values)) in enumerate(zip(names, measured)):
         if query_ids is None:
             query_ids = ids
         else:
             _check_same_queries(names[0], query_ids, name, ids)
         blocks.append(values)
         means[r] = _summaries(columns, values, exact=True)
-    values = np.stack(blocks)
-    return _analyse(names, [c.name for c in columns], query_ids, values, means,
-                    baseline=baseline, test=test, correction=correction, alpha=alpha,
-                    n_resamples=n_resamples, seed=seed, ci=ci, workers=workers)
+    return query_ids, np.stack(blocks), means
 
 
 def _check_settings(names, baseline, test, correction, alpha, n_resamples, seed, ci):

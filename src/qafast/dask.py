@@ -458,8 +458,7 @@ def compare(qrels, runs: Mapping[str, Any], measures: str | Iterable[str], *,
     ``npartitions``, ``progress`` and the ``*_col`` names apply to each. The other options
     are those of :func:`qafast.compare`; the result is the :class:`qafast.Comparison` it returns.
     """
-    from .compare import _analyse, _check_same_queries, _check_settings, _run_names
-    from .ranking import _summaries
+    from .compare import _analyse, _check_averaged, _check_settings, _run_names, _stack_runs
 
     if not isinstance(runs, Mapping):
         raise InputTypeError("runs must be a mapping {name: run}, not " + type(runs).__name__)
@@ -468,24 +467,12 @@ def compare(qrels, runs: Mapping[str, Any], measures: str | Iterable[str], *,
     names = _names(query_col, doc_col, score_col)
     qrels, columns, options = _setup(qrels, measures, relevance_level, judged_only, max_docs,
                                      queries)
-    for c in columns:
-        if c.aggregate != "mean":
-            raise InputError(f"measure {c.name!r} is not averaged over queries; compare tests "
-                             "differences of means")
+    _check_averaged(columns)
     measured = _measure_runs(qrels, [runs[name] for name in run_names], columns, options,
                              names, queries, bool(assume_grouped), npartitions, run_names,
                              progress)
-    query_ids, blocks = None, []
-    means = np.empty((len(run_names), len(columns)), dtype=np.float64)
-    for r, name in enumerate(run_names):
-        ids, values = measured[r]
-        if query_ids is None:
-            query_ids = ids
-        else:
-            _check_same_queries(run_names[0], query_ids, name, ids)
-        blocks.append(values)
-        means[r] = _summaries(columns, values, exact=True)
-    return _analyse(run_names, [c.name for c in columns], query_ids, np.stack(blocks), means,
+    query_ids, values, means = _stack_runs(run_names, measured, columns)
+    return _analyse(run_names, [c.name for c in columns], query_ids, values, means,
                     baseline=baseline, test=test, correction=correction, alpha=alpha,
                     n_resamples=n_resamples, seed=seed, ci=ci, workers=1)
 

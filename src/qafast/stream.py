@@ -114,6 +114,15 @@ def _ids_array(ids, name: str, n: int) -> np.ndarray:
     return np.array(a, dtype=np.int64)  # a copy: the caller may reuse its buffer
 
 
+def _check_state_header(state, kind: str) -> None:
+    """``state`` is a dict from ``<kind>.state_dict()`` of the version this qafast writes."""
+    if not isinstance(state, dict) or state.get("format") != f"qafast.{kind}":
+        raise InputTypeError(f"not a qafast.{kind} state (from {kind}.state_dict())")
+    if state.get("version") != _STATE_VERSION:
+        raise InputError(f"{kind} state version {state.get('version')!r}; this qafast reads "
+                         f"version {_STATE_VERSION}")
+
+
 class RankingMetrics:
     """Ranking measures accumulated over batches, with trec_eval 10.0's definitions.
 
@@ -559,12 +568,7 @@ class RankingMetrics:
         TypeError, ValueError
             A state of another kind, for other measures or options, or inconsistent.
         """
-        if not isinstance(state, dict) or state.get("format") != "qafast.RankingMetrics":
-            raise InputTypeError("not a qafast.RankingMetrics state (from RankingMetrics."
-                                 "state_dict())")
-        if state.get("version") != _STATE_VERSION:
-            raise InputError(f"RankingMetrics state version {state.get('version')!r}; this "
-                             f"qafast reads version {_STATE_VERSION}")
+        _check_state_header(state, "RankingMetrics")
         try:
             config = (tuple(state["measures"]), state["relevance_level"],
                       state["empty_queries"], state["max_docs"] or None)
@@ -729,12 +733,7 @@ class AnswerMetrics:
 
     def load_state_dict(self, state: dict) -> None:
         """Replace the state by one from :meth:`state_dict` with the same options."""
-        if not isinstance(state, dict) or state.get("format") != "qafast.AnswerMetrics":
-            raise InputTypeError("not a qafast.AnswerMetrics state (from "
-                                 "AnswerMetrics.state_dict())")
-        if state.get("version") != _STATE_VERSION:
-            raise InputError(f"AnswerMetrics state version {state.get('version')!r}; this "
-                             f"qafast reads version {_STATE_VERSION}")
+        _check_state_header(state, "AnswerMetrics")
         try:
             config = (state["normalizer"], state["unit"], state["empty_rule"])
             count, limbs, special = state["count"], state["sums"], state["nonfinite_sums"]
