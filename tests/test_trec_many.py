@@ -116,6 +116,34 @@ def test_ranges_give_bitwise_identical_results(files, monkeypatch, parts):
     assert qafast.evaluate(q, str(runs[1]), "all_trec", workers=parts) == want
 
 
+@pytest.mark.parametrize("workers", [1, 3])
+def test_a_run_in_another_query_order_than_the_qrels_streams_the_same(files, tmp_path,
+                                                                     monkeypatch, workers):
+    # chunks whose queries follow the qrels are paired by position and left in file order
+    # until the end; the others are looked up: both give the queries in id order
+    qrels, runs = files
+    blocks = runs[2].read_text().splitlines(keepends=True)
+    by_query: dict = {}
+    for line in blocks:
+        by_query.setdefault(line.split()[0], []).append(line)
+    order = sorted(by_query, reverse=True)
+    order = order[10:] + order[:10][::-1]  # reversed, then a run of the qrels' own order
+    del order[5]
+    other = tmp_path / "other.txt"
+    other.write_text("".join(line for q in order for line in by_query[q]))
+    q = qafast.Qrels.from_file(qrels)
+    whole = qafast.Run.from_file(other)
+    want_q = qafast.evaluate(q, whole, MEASURES, per_query=True)
+    want = qafast.evaluate(q, whole, MEASURES)
+    monkeypatch.setattr(_runfile, "_RANGE_MIN_BYTES", 100)
+    monkeypatch.setattr(rk, "_FILE_CHUNK_ROWS", 30)
+    no_whole_run(monkeypatch)
+    got_q = qafast.evaluate(q, str(other), MEASURES, per_query=True, workers=workers)
+    assert list(got_q) == sorted(got_q) == list(want_q)
+    assert got_q == want_q
+    assert qafast.evaluate(q, str(other), MEASURES, workers=workers) == want
+
+
 def test_a_query_split_by_a_range_is_still_evaluated_whole(tmp_path, monkeypatch):
     # a comment line inside a query lets a range start there: the query then comes out of
     # two ranges, and the run is read whole instead

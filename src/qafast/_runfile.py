@@ -362,14 +362,17 @@ def _stream(qrels: Qrels, path: str, blocks, columns: list[Column], options: dic
             _raise_duplicate(chunk, i, False)
         # the queries are looked up from the qrels position of the chunk's first one on:
         # when the run follows the qrels' order, no dictionary of the qrels' ids is needed
-        # (building one for a million queries costs more than reading them)
+        # (building one for a million queries costs more than reading them), and the
+        # chunk's queries are paired with the qrels' without a look-up or a sort (the
+        # results are put in id order once, at the end)
         if not (qpos < len(qrels_ids) and qrels_ids[qpos] == qids[0]):
-            try:
-                qpos = qrels_ids.index(qids[0])
-            except ValueError:
-                qpos = 0
+            qpos = qrels.query_index().get(qids[0], 0)
+        pairs = None
+        if qrels_ids[qpos:qpos + nq] == qids:
+            pairs = (qids, np.arange(nq, dtype=np.int64),
+                     np.arange(qpos, qpos + nq, dtype=np.int64))
         ev = _Evaluation(qrels, chunk, queries="run", qrels_start=qpos, allow_none=True,
-                         **options)
+                         pairs=pairs, **options)
         qpos += nq
         if ev.ids:
             part.ids.extend(ev.ids)
@@ -443,10 +446,18 @@ def _subset(qrels: Qrels, rows: np.ndarray) -> Qrels:
     return sub
 
 
+def _in_id_order(ids: list, values: np.ndarray, rels: dict):
+    order = sorted(range(len(ids)), key=ids.__getitem__)
+    return ([ids[k] for k in order], values[order],
+            {j: [s[k] for k in order] for j, s in rels.items()})
+
+
 def _finish(qrels: Qrels, parts: list[_Part], columns, queries: str, options: dict,
-            relcols: dict, source: str):
+            relcols: dict, source: str, ordered: bool = True):
     """The RunResult of the parts of a grouped run, or None when a query turned up in two
-    places (the run is then read whole)."""
+    places (the run is then read whole). Without ``ordered`` the queries stay in file
+    order (sorting a million ids costs more than a second's reading, and a mean does not
+    depend on the order)."""
     ids = [q for p in parts for q in p.ids]
     blocks = [b for p in parts for b in p.blocks]
     values = (np.concatenate(blocks) if blocks
@@ -455,17 +466,15 @@ def _finish(qrels: Qrels, parts: list[_Part], columns, queries: str, options: di
     run_query_ids = (parts[0].run_query_ids if len(parts) == 1
                      else [q for p in parts for q in p.run_query_ids])
     run_id = next((p.run_id for p in reversed(parts) if p.run_id is not None), None)
-    order = sorted(range(len(ids)), key=ids.__getitem__)
-    ids = [ids[k] for k in order]
-    if any(a == b for a, b in itertools.pairwise(ids)):
+    present = set(ids)
+    if len(present) != len(ids):
         return None  # a query in two ranges
-    values = values[order]
-    rels = {j: [s[k] for k in order] for j, s in rels.items()}
+    if ordered:
+        ids, values, rels = _in_id_order(ids, values, rels)
     stub = Run.__new__(Run)
     stub._set(run_query_ids, np.zeros(1, dtype=np.int64), None, None, None, None, None,
               source)
     if queries == "qrels":
-        present = set(ids)
         missing = np.array([i for i, q in enumerate(qrels.query_ids) if q not in present],
                            dtype=np.int64)
         if not ids:
@@ -476,10 +485,8 @@ def _finish(qrels: Qrels, parts: list[_Part], columns, queries: str, options: di
             ids = ids + extra.ids
             values = np.concatenate([values, extra.values])
             rels = {j: rels[j] + extra.relstrings[j] for j in relcols}
-            order = sorted(range(len(ids)), key=ids.__getitem__)
-            ids = [ids[k] for k in order]
-            values = values[order]
-            rels = {j: [s[k] for k in order] for j, s in rels.items()}
+            if ordered:
+                ids, values, rels = _in_id_order(ids, values, rels)
     elif not ids:
         _no_common(qrels, stub, queries)  # raises
     return RunResult(ids, values, rels, run_id, run_query_ids, source)
@@ -487,13 +494,16 @@ def _finish(qrels: Qrels, parts: list[_Part], columns, queries: str, options: di
 
 def evaluate_run_source(qrels: Qrels, run, columns: list[Column], *, queries: str,
                         options: dict, relcols: dict | None = None,
-                        progress=None, cancel: threading.Event | None = None) -> RunResult:
+                        progress=None, cancel: threading.Event | None = None,
+                        ordered: bool = True) -> RunResult:
     """Per-query values of one run (a path, ``-``, bytes or a binary file object, or
     anything else ``evaluate`` takes) against encoded qrels, streamed where it can be.
 
     ``relcols``: {column index: (length, name)} of relstring columns to give per query.
     ``progress``: a callable taking the bytes read since its last call, or None.
     ``cancel``: an event that, once set, makes the reading stop (with _Cancelled).
+    ``ordered``: False when only the mean is wanted: a streamed run's queries may then
+    stay in file order.
     """
     from .io import trec
     from .io.trec import _open_blocks, _parse_blocks
@@ -548,7 +558,7 @@ def evaluate_run_source(qrels: Qrels, run, columns: list[Column], *, queries: st
                 if not got.grouped:
                     break  # the run is read whole, which meets any later error itself
         if all(p.grouped for p in parts):
-            result = _finish(qrels, parts, columns, queries, options, relcols, path)
+            result = _finish(qrels, parts, columns, queries, options, relcols, path, ordered)
             if result is not None:
                 return result
         whole = Run.from_file(path, workers=min(workers, 2))
@@ -565,7 +575,7 @@ def evaluate_run_source(qrels: Qrels, run, columns: list[Column], *, queries: st
         part = _stream(qrels, name, blocks if spill is None else _kept(blocks, spill),
                        columns, opts, relcols, on_bytes, lambda: 0, cancel)
         if part.grouped:
-            result = _finish(qrels, [part], columns, queries, options, relcols, name)
+            result = _finish(qrels, [part], columns, queries, options, relcols, name, ordered)
             if result is not None:
                 return result
         if spill is None:

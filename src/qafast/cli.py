@@ -101,7 +101,8 @@ def _run_trec(args) -> int:
 
                 results = [evaluate_run_source(qrels, runs[0][1], numeric, queries=queries,
                                                options=options, relcols=relcols,
-                                               progress=bar.update if bar else None)]
+                                               progress=bar.update if bar else None,
+                                               ordered=args.q)]
         else:
             with Progress(progress, total=len(runs), unit="run", desc="runs") as bar:
                 results = evaluate_run_sources(qrels, runs, numeric, queries=queries,

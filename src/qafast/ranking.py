@@ -809,7 +809,9 @@ class _Evaluation:
     def __init__(self, qrels: Qrels, run: Run, *, relevance_level: int, judged_only: bool,
                  max_docs, queries: str, workers: int, float32_scores: bool = False,
                  v9: bool = False, keep_empty: bool = False, qrels_start: int = 0,
-                 allow_none: bool = False):
+                 allow_none: bool = False, pairs=None):
+        # ``pairs``: (ids, run positions, qrels positions) of the queries to evaluate, when
+        # the caller knows them (a streamed chunk following the qrels' order), in any order
         qrels, run = _comparable_int_ids(qrels, run)
         self.qrels, self.run = qrels, run
         # grades are int32: every level above their range selects the same (no) documents,
@@ -817,8 +819,8 @@ class _Evaluation:
         self.relevance_level = min(int(relevance_level), _LEVEL_CEILING)
         self.v9 = v9
         self.workers = _workers(workers)
-        self.ids, pair_run, pair_qrels = _pairs(qrels, run, queries, keep_empty, qrels_start,
-                                                allow_none)
+        self.ids, pair_run, pair_qrels = pairs if pairs is not None else _pairs(
+            qrels, run, queries, keep_empty, qrels_start, allow_none)
         # The kernels take the queries in the order the run stores them, so each reads its
         # data front to back; rows are put back in query id order (``self.row``) after.
         self.row: np.ndarray | None
@@ -1097,10 +1099,12 @@ def _check_options(relevance_level, judged_only, max_docs):
 
 
 def _per_query_values(qrels: Qrels, run, columns: list[Column], queries: str,
-                      options: dict, progress=None) -> tuple[list, np.ndarray]:
+                      options: dict, progress=None, ordered: bool = True
+                      ) -> tuple[list, np.ndarray]:
     """(query ids, values of shape (queries, columns)) of one run against encoded qrels:
     streamed as it is read where the run allows it, otherwise through a whole ``Run``.
-    ``options``: relevance_level, judged_only, max_docs, workers."""
+    ``options``: relevance_level, judged_only, max_docs, workers. Queries in id order, or
+    in any order without ``ordered``."""
     if _arrow_source(run):
         if queries == "run":
             from ._arrow_input import evaluate_stream
@@ -1119,7 +1123,7 @@ def _per_query_values(qrels: Qrels, run, columns: list[Column], queries: str,
 
         if is_run_source(run):
             result = evaluate_run_source(qrels, run, columns, queries=queries,
-                                         options=options, progress=progress)
+                                         options=options, progress=progress, ordered=ordered)
             return result.ids, result.values
     ev = _Evaluation(qrels, _as_run(run, options["workers"]), queries=queries, **options)
     return ev.ids, ev.values(columns)
@@ -1244,7 +1248,7 @@ def evaluate(qrels: Any, run: Any, measures: str | Iterable[str], *, relevance_l
                    desc="run")
     with bar:
         ids, values = _per_query_values(qrels, run, columns, queries, options,
-                                        bar.update if bar else None)
+                                        bar.update if bar else None, ordered=per_query)
     if per_query:
         names = [c.name for c in columns]
         rows = values.tolist()
