@@ -383,17 +383,22 @@ cdef inline bint _trec_equal(const unsigned char *a, const unsigned char *b,
 
 
 cdef inline bint _trec_is_ascii(const unsigned char *p, Py_ssize_t n) noexcept nogil:
-    cdef uint64_t w, acc = 0
-    while n >= 8:
-        memcpy(&w, p, 8)
-        acc |= w
-        p += 8
-        n -= 8
-    while n > 0:
-        acc |= p[0]
-        p += 1
-        n -= 1
-    return (acc & 0x8080808080808080ULL) == 0
+    # whole (possibly overlapping) words, as a run tag or an id is a few bytes long
+    cdef uint64_t acc = 0
+    cdef Py_ssize_t i = 0
+    if n >= 8:
+        while i + 8 <= n:
+            acc |= _trec_load64(p + i)
+            i += 8
+        if i < n:
+            acc |= _trec_load64(p + n - 8)
+        return (acc & 0x8080808080808080ULL) == 0
+    if n >= 4:
+        return ((_trec_load32(p) | _trec_load32(p + n - 4)) & 0x80808080U) == 0
+    while i < n:
+        acc |= p[i]
+        i += 1
+    return acc < 0x80
 
 
 cdef bint _trec_utf8_valid(const unsigned char *p, Py_ssize_t n) noexcept nogil:
@@ -459,37 +464,39 @@ cdef inline bint _trec_fast_float(const unsigned char *p, Py_ssize_t n,
                                   double *out) noexcept nogil:
     # [+-] digits [. digits] [(e|E) [+-] digits], with at least one mantissa digit.
     # Returns False (caller falls back to the exact slow path) for anything else, for
-    # more than 19 significant digits, a mantissa above 2**53 or a power of ten beyond 22.
+    # more than 19 mantissa digits (leading zeros included: then no digit count can
+    # overflow the 64-bit mantissa, and the loops need no test but the digit's), a mantissa
+    # above 2**53 or a power of ten beyond 22.
     cdef const unsigned char *e = p + n
+    cdef const unsigned char *first
     cdef bint neg = False, eneg = False
     cdef uint64_t m = 0
-    cdef int sig = 0, ndig = 0, frac = 0, ex = 0, d
+    cdef int ndig, frac = 0, ex = 0
+    cdef unsigned d
     cdef double v
     if p < e and (p[0] == 43 or p[0] == 45):        # '+' '-'
         neg = p[0] == 45
         p += 1
-    while p < e and <unsigned>(p[0] - 48) < 10:
-        d = p[0] - 48
-        ndig += 1
-        if m != 0 or d != 0:
-            sig += 1
-            if sig > 19:
-                return False
-            m = m * 10 + <uint64_t>d
+    first = p
+    while p < e:
+        d = <unsigned>(p[0] - 48)
+        if d >= 10:
+            break
+        m = m * 10 + d
         p += 1
+    ndig = <int>(p - first)
     if p < e and p[0] == 46:                          # '.'
         p += 1
-        while p < e and <unsigned>(p[0] - 48) < 10:
-            d = p[0] - 48
-            ndig += 1
-            frac += 1
-            if m != 0 or d != 0:
-                sig += 1
-                if sig > 19:
-                    return False
-                m = m * 10 + <uint64_t>d
+        first = p
+        while p < e:
+            d = <unsigned>(p[0] - 48)
+            if d >= 10:
+                break
+            m = m * 10 + d
             p += 1
-    if ndig == 0:
+        frac = <int>(p - first)
+        ndig += frac
+    if ndig == 0 or ndig > 19:
         return False
     if p < e and (p[0] == 101 or p[0] == 69):        # 'e' 'E'
         p += 1
