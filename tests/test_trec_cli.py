@@ -286,3 +286,26 @@ def test_every_at_alias_is_a_command_line_measure():
             # after trec_eval's map (unless it is map), the API's columns
             assert [c.name for c in trec_columns(["map", name])][-len(api):] == [
                 c.name for c in api], name
+
+
+@pytest.mark.parametrize("entry", ["qafast.cli", "qafast._program"])
+def test_a_reader_that_stops_early_is_no_error(entry):
+    # `qafast trec ... | head`: the pipe closes before the output is written; Python then
+    # raises BrokenPipeError, an OSError, which was reported as a failure with exit code 2
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    import qafast
+
+    data = Path(qafast.__file__).parent / "data"
+    code = (f"import sys; from {entry} import main; sys.exit(main())" if entry != "qafast.cli"
+            else None)
+    args = ["trec", "-q", "-m", "all_trec", str(data / "sample.qrels"), str(data / "sample.run")]
+    cmd = ([sys.executable, "-m", entry, *args] if code is None
+           else [sys.executable, "-c", code, *args])
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc.stdout.close()  # nothing will be read
+    err = proc.stderr.read()
+    assert proc.wait(timeout=120) == 0, err
+    assert err == b""

@@ -6,9 +6,15 @@
 
 from __future__ import annotations
 
+if __name__ == "__main__":  # python -m qafast.cli: before numpy is imported
+    from qafast._program import quiet_blas
+
+    quiet_blas()
+
 import argparse
 import json
 import math
+import os
 import sys
 import warnings
 from importlib import resources
@@ -302,11 +308,17 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     try:
         return handlers[args.command](args)
+    except BrokenPipeError:
+        # the reader stopped early (`| head`): what is still buffered goes nowhere, instead
+        # of raising again when Python flushes stdout at exit
+        try:
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        except (OSError, ValueError):  # a stdout without a file descriptor
+            pass
+        return 0
     except (ValueError, TypeError, OSError) as e:
         print(f"qafast {args.command}: {e}", file=sys.stderr)
         return 2
-    except BrokenPipeError:
-        return 0
 
 
 if __name__ == "__main__":
