@@ -28,7 +28,7 @@ Rows:
 3. 8 runs in one call, ``qafast.evaluate_runs(..., workers=2)`` (threads), against one
    ``qafast.evaluate(..., workers=1)`` after another in one process: target >= 1.6x; also
    the same 8 runs spread over 2 forked processes, to compare threads with processes.
-4. HOOK (Arrow/Parquet and Dask): the run as Parquet through ``qafast.evaluate`` and through
+4. Arrow/Parquet and Dask: the run as Parquet through ``qafast.evaluate`` and through
    ``qafast.dask.evaluate`` on a two-worker ``distributed.LocalCluster``: identical numbers,
    times. Runs when ``qafast.dask`` is importable, else "n/a".
 5. The 100M-line run: ``wc -l``, ``qafast trec`` and ``qafast.evaluate`` with five measures
@@ -227,9 +227,9 @@ if __name__ == "__main__":
     print(json.dumps(got))
 """
 
-# HOOK: Arrow/Parquet and Dask. Written against the API the Arrow/Dask work provides
-# (``qafast.evaluate`` taking a Parquet path, ``qafast.dask.evaluate`` taking a Parquet path or
-# glob with query_id, doc_id, score columns); runs only when ``qafast.dask`` imports.
+# Arrow/Parquet and Dask: ``qafast.evaluate`` taking a Parquet path, ``qafast.dask.evaluate``
+# a Parquet path or glob with query_id, doc_id, score columns; run only when ``qafast.dask``
+# imports.
 PARQUET = """
 import json, sys, time, qafast
 kind, qrels_path, parquet_path = sys.argv[1:4]
@@ -374,7 +374,7 @@ def main(argv=None) -> int:
         same = (json.loads(seq["out"]) == json.loads(thr["out"]) == json.loads(prc["out"]))
         table.add("  numbers identical in the three", None, None, str(same))
 
-        table.section("4. HOOK: Parquet through qafast.evaluate and qafast.dask.evaluate")
+        table.section("4. Parquet through qafast.evaluate and qafast.dask.evaluate")
         sys.path.insert(0, str(SRC))
         if importlib.util.find_spec("qafast.dask") is not None:
             pq_path = tmp / "run.parquet"
