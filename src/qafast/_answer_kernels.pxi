@@ -1056,6 +1056,47 @@ cdef extern from "Python.h":
     object PyUnicode_FromKindAndData(int kind, const void* buffer, Py_ssize_t size)
 
 
+cdef extern from "Python.h":
+    PyObject** _ak_seq_items "PySequence_Fast_ITEMS"(PyObject* o)
+
+
+cdef inline void _ak_prefetch_text(PyObject* o) noexcept:
+    # a str's header and the line after it: where short text lies
+    AK_PREFETCH(o)
+    AK_PREFETCH(<char*>o + 64)
+
+
+cdef inline void _ak_prefetch_walk(list predictions, list references, Py_ssize_t i,
+                                   Py_ssize_t n, Py_ssize_t* asked) noexcept:
+    """Prefetches for a walk over question i of lists of n questions, whose objects are
+    scattered in memory and each read once: question i + 16's objects (its prediction and
+    its reference list), i + 12's reference item array (a list keeps its items apart), i + 8's
+    strings. ``asked`` counts the questions prefetched: a function that only loads and
+    prefetches has no effect a C compiler must keep, and GCC removed every call of this one
+    before it had one (the walk then waited on each string's header)."""
+    cdef PyObject* r
+    cdef PyObject** items
+    cdef Py_ssize_t k, m
+    asked[0] += 1
+    if i + 16 < n:
+        AK_PREFETCH(_ak_list_at(<PyObject*>predictions, i + 16))
+        AK_PREFETCH(_ak_list_at(<PyObject*>references, i + 16))
+    if i + 12 < n:
+        r = _ak_list_at(<PyObject*>references, i + 12)
+        if _ak_is_list(r) and _ak_list_len(r) > 0:
+            AK_PREFETCH(_ak_seq_items(r))
+    if i + 8 < n:
+        _ak_prefetch_text(_ak_list_at(<PyObject*>predictions, i + 8))
+        r = _ak_list_at(<PyObject*>references, i + 8)
+        if _ak_is_exact_str(r):
+            _ak_prefetch_text(r)
+        elif _ak_is_list(r) or _ak_is_tuple(r):
+            m = _ak_list_len(r) if _ak_is_list(r) else _ak_tuple_len(r)
+            items = _ak_seq_items(r)
+            for k in range(min(m, 4)):
+                _ak_prefetch_text(items[k])
+
+
 cdef struct _AkSnap:
     # string j: an 8-byte head (its code units' byte count << 4 | its kind 1, 2 or 4, | 8 if
     # ASCII) at arena + rec[j], then the code units, padded to 8 bytes; rec[j] == -1: no
@@ -1361,6 +1402,7 @@ def answer_encode_squad(list predictions, list references, const int64_t[::1] re
     cdef PyObject* o
     cdef PyObject* r
     cdef _AkSnap snap
+    cdef Py_ssize_t asked = 0
     if (pred_sid.shape[0] != n or len(references) != n or ref_off.shape[0] != n + 1
             or ref_off[0] != 0 or ref_off[n] != nref):
         raise InputError("one prediction index and one reference entry per question, and "
@@ -1374,13 +1416,7 @@ def answer_encode_squad(list predictions, list references, const int64_t[::1] re
             if _ak_pause_gil(i) and (PyList_GET_SIZE(predictions) != n
                                      or PyList_GET_SIZE(references) != n):
                 _ak_lists_changed("predictions or references")
-            # the objects of question i + 12, the strings of question i + 8: scattered in
-            # memory, and each read once
-            _ak_prefetch_str(predictions, i + 12)
-            _ak_prefetch_str(references, i + 12)
-            if i + 8 < n:
-                _ak_prefetch_str(predictions, i + 8)
-                _ak_prefetch_items(references, i + 8)
+            _ak_prefetch_walk(predictions, references, i, n, &asked)
             hi = ref_off[i + 1]
             if hi < pos or hi > nref:
                 raise InputError("the reference offsets must ascend to the number of "
@@ -1578,6 +1614,7 @@ def answer_char_f1_direct(list predictions, list references, bint v2, double[::1
     cdef bint keep_rows = out.shape[0] == n
     cdef double* outp = &out[0] if keep_rows and n else NULL
     cdef object text
+    cdef Py_ssize_t asked = 0
     if len(references) != n:
         raise InputError("one reference entry per prediction is expected")
     if sums.shape[0] < 2:
@@ -1610,11 +1647,7 @@ def answer_char_f1_direct(list predictions, list references, bint v2, double[::1
             if _ak_pause_gil(i) and (PyList_GET_SIZE(predictions) != n
                                      or PyList_GET_SIZE(references) != n):
                 _ak_lists_changed("predictions or references")
-            _ak_prefetch_str(predictions, i + 12)
-            _ak_prefetch_str(references, i + 12)
-            if i + 8 < n:
-                _ak_prefetch_str(predictions, i + 8)
-                _ak_prefetch_items(references, i + 8)
+            _ak_prefetch_walk(predictions, references, i, n, &asked)
             p = _ak_list_at(<PyObject*>predictions, i)
             if not _ak_is_exact_str(p):
                 return i, "prediction"
