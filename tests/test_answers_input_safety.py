@@ -237,6 +237,56 @@ def test_kernels_refuse_buffers_of_the_wrong_size():
         K.answer_tokens([3], None, True, np.empty(2, dtype=np.int64))
 
 
+def test_copying_kernels_refuse_offsets_they_cannot_trust():
+    """The kernels that copy the strings out index only what they measured: offsets that
+    do not ascend, or disagree with the lists, are refused before anything is read without
+    the GIL; a value that is not exactly a str is handed back to the general path."""
+    from qafast import _kernels as K
+
+    i32 = lambda n: np.empty(n, dtype=np.int32)
+    off = lambda *v: np.array(v, dtype=np.int64)
+    preds, refs = ["w", "b", "c"], [["w"], ["b", "x"], ["c"]]
+    tok_off, ids = K.answer_encode_squad(preds, refs, off(0, 1, 3, 4), i32(3), i32(4))
+    assert len(tok_off) == 5 and len(ids) == 4
+    with pytest.raises(ValueError):          # a question's count that is not its list's
+        K.answer_encode_squad(preds, refs, off(0, 2, 3, 4), i32(3), i32(4))
+    with pytest.raises(ValueError):          # offsets that go back
+        K.answer_encode_squad(preds, refs, off(0, 3, 1, 4), i32(3), i32(4))
+    with pytest.raises(ValueError):          # past the references' count
+        K.answer_encode_squad(preds, refs, off(0, 1, 3, 5), i32(3), i32(4))
+    with pytest.raises(ValueError):
+        K.answer_encode_squad(preds, refs, off(0, 1, 3), i32(3), i32(4))
+    with pytest.raises(ValueError):
+        K.answer_encode_squad(preds, refs[:2], off(0, 1, 3, 4), i32(3), i32(4))
+    flat = ["w", "b", "x", "c"]
+    assert K.answer_encode_squad_flat(preds, flat, off(0, 1, 3, 4), i32(3), i32(4)) is not None
+    with pytest.raises(ValueError):
+        K.answer_encode_squad_flat(preds, flat, off(0, 3, 1, 4), i32(3), i32(4))
+    with pytest.raises(ValueError):
+        K.answer_encode_squad_flat(preds, flat, off(0, 5, 5, 4), i32(3), i32(4))
+    with pytest.raises(ValueError):
+        K.answer_encode_squad_flat(preds, flat, off(0, 1, 3, 4), i32(3), i32(3))
+
+    class Str(str):
+        pass
+
+    for bad_preds, bad_refs in (([Str("w"), "b", "c"], refs), (preds, [["w"], ["b", Str("x")],
+                                                                      ["c"]]),
+                                (preds, [["w"], ("b", "x"), Str("c")])):
+        assert K.answer_encode_squad(bad_preds, bad_refs, off(0, 1, 3, 4), i32(3),
+                                     i32(4)) is None
+    assert K.answer_encode_squad_flat(preds, ["w", Str("b"), "x", "c"], off(0, 1, 3, 4),
+                                      i32(3), i32(4)) is None
+    # no prediction: index -1
+    ps = i32(3)
+    K.answer_encode_squad_flat(["w", None, "c"], flat, off(0, 1, 3, 4), ps, i32(4))
+    assert ps[1] == -1
+    out, sums = np.empty(3), np.zeros(2)
+    assert K.answer_char_f1_direct([Str("w"), "b", "c"], refs, False, out, sums) == (0,
+                                                                                     "prediction")
+    assert K.answer_char_f1_direct(preds, [["w"], [], ["c"]], False, out, sums) == (1, "none")
+
+
 class ClearsOnCompare(str):
     """A dict key that collides with "text" and, when compared, empties a list."""
 
