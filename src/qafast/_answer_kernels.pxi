@@ -1,12 +1,14 @@
 # Answer kernels (exact match, token/character F1, longest-common-substring F1), included by
 # _kernels.pyx. The definitions they implement are in qafast/reference/answers.py.
 #
-# Strings become integer ids in two GIL-holding steps (every distinct string is normalized
-# once): ``answer_intern`` gives each distinct answer string an index, and ``answer_tokens``
-# turns each distinct string into token ids, through one hash table keyed by the tokens' UTF-8
-# bytes (one vocabulary per evaluation). SQuAD's normalizer runs here in C for every string
-# (str.lower through CPython for non-ASCII text); other normalizers run in Python first. The scoring kernels
-# then run on CSR arrays of ids without the GIL.
+# Strings become integer ids in two steps (every distinct string is normalized once): each
+# distinct answer string gets an index, and each distinct string's tokens get ids through one
+# hash table keyed by the tokens' UTF-8 bytes (one vocabulary per evaluation). With SQuAD's
+# normalizer (the usual case) ``answer_encode_squad`` does both holding the GIL only to copy
+# the strings out (see "Snapshots" below), normalizing in C (str.lower through CPython only
+# for cased scripts other than Latin-1's); other normalizers run in Python first, and then
+# ``answer_intern`` and ``answer_tokens`` read the str objects with the GIL. The scoring
+# kernels run on CSR arrays of ids without the GIL.
 
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE, PyBytes_FromStringAndSize
 from cpython.unicode cimport PyUnicode_AsUTF8AndSize
