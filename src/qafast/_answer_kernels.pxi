@@ -1051,6 +1051,7 @@ cdef extern from "Python.h":
     int _ak_str_kind "PyUnicode_KIND"(PyObject* o)
     void* _ak_str_data "PyUnicode_DATA"(PyObject* o)
     bint _ak_str_ascii "PyUnicode_IS_ASCII"(PyObject* o)
+    Py_ssize_t _ak_str_get_length "PyUnicode_GetLength"(PyObject* o) except? -1
     PyObject* _ak_list_at "PyList_GET_ITEM"(PyObject* o, Py_ssize_t i)
     PyObject* _ak_tuple_at "PyTuple_GET_ITEM"(PyObject* o, Py_ssize_t i)
     Py_ssize_t _ak_tuple_len "PyTuple_GET_SIZE"(PyObject* o)
@@ -1154,9 +1155,18 @@ cdef inline int _ak_snap_add(_AkSnap* s, int64_t j, PyObject* o) except -1:
     """String j = a copy of o's code units; o is exactly a str, read with the GIL (no Python
     code runs here)."""
     cdef uint64_t kind = <uint64_t>_ak_str_kind(o)
-    cdef uint64_t nb = <uint64_t>_ak_str_len(o) * kind
-    cdef uint64_t head = (nb << 4) | kind | (8 if _ak_str_ascii(o) else 0)
-    cdef uint64_t room = (8 + nb + 7) & ~(<uint64_t>7)
+    cdef uint64_t nb, head, room
+    if kind != 1 and kind != 2 and kind != 4:
+        # before 3.12, a str made through the deprecated C API may not have its code units
+        # yet: PyUnicode_GetLength makes them
+        if _ak_str_get_length(o) < 0:
+            return -1
+        kind = <uint64_t>_ak_str_kind(o)
+        if kind != 1 and kind != 2 and kind != 4:
+            raise RuntimeError("a str without code units")
+    nb = <uint64_t>_ak_str_len(o) * kind
+    head = (nb << 4) | kind | (8 if _ak_str_ascii(o) else 0)
+    room = (8 + nb + 7) & ~(<uint64_t>7)
     if j >= s.nrec:
         raise RuntimeError("more answer strings than counted")
     if s.size + room + 16 > s.cap:
