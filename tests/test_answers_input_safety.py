@@ -9,7 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import qafast.squad  # noqa: F401
+import qafast.squad
 from qafast import answers as F
 from qafast.reference import answers as R
 
@@ -235,6 +235,102 @@ def test_kernels_refuse_buffers_of_the_wrong_size():
         K.answer_squad_chars(["a b"], np.empty(1, dtype=np.int64))
     with pytest.raises(TypeError):
         K.answer_tokens([3], None, True, np.empty(2, dtype=np.int64))
+
+
+def test_copying_kernels_refuse_offsets_they_cannot_trust():
+    """The kernels that copy the strings out index only what they measured: offsets that
+    do not ascend, or disagree with the lists, are refused before anything is read without
+    the GIL; a value that is not exactly a str is handed back to the general path."""
+    from qafast import _kernels as K
+
+    i32 = lambda n: np.empty(n, dtype=np.int32)
+    off = lambda *v: np.array(v, dtype=np.int64)
+    preds, refs = ["w", "b", "c"], [["w"], ["b", "x"], ["c"]]
+    tok_off, ids = K.answer_encode_squad(preds, refs, off(0, 1, 3, 4), i32(3), i32(4))
+    assert len(tok_off) == 5 and len(ids) == 4
+    with pytest.raises(ValueError):          # a question's count that is not its list's
+        K.answer_encode_squad(preds, refs, off(0, 2, 3, 4), i32(3), i32(4))
+    with pytest.raises(ValueError):          # offsets that go back
+        K.answer_encode_squad(preds, refs, off(0, 3, 1, 4), i32(3), i32(4))
+    with pytest.raises(ValueError):          # past the references' count
+        K.answer_encode_squad(preds, refs, off(0, 1, 3, 5), i32(3), i32(4))
+    with pytest.raises(ValueError):
+        K.answer_encode_squad(preds, refs, off(0, 1, 3), i32(3), i32(4))
+    with pytest.raises(ValueError):
+        K.answer_encode_squad(preds, refs[:2], off(0, 1, 3, 4), i32(3), i32(4))
+    flat = ["w", "b", "x", "c"]
+    assert K.answer_encode_squad_flat(preds, flat, off(0, 1, 3, 4), i32(3), i32(4)) is not None
+    with pytest.raises(ValueError):
+        K.answer_encode_squad_flat(preds, flat, off(0, 3, 1, 4), i32(3), i32(4))
+    with pytest.raises(ValueError):
+        K.answer_encode_squad_flat(preds, flat, off(0, 5, 5, 4), i32(3), i32(4))
+    with pytest.raises(ValueError):
+        K.answer_encode_squad_flat(preds, flat, off(0, 1, 3, 4), i32(3), i32(3))
+
+    class Str(str):
+        pass
+
+    for bad_preds, bad_refs in (([Str("w"), "b", "c"], refs), (preds, [["w"], ["b", Str("x")],
+                                                                      ["c"]]),
+                                (preds, [["w"], ("b", "x"), Str("c")])):
+        assert K.answer_encode_squad(bad_preds, bad_refs, off(0, 1, 3, 4), i32(3),
+                                     i32(4)) is None
+    assert K.answer_encode_squad_flat(preds, ["w", Str("b"), "x", "c"], off(0, 1, 3, 4),
+                                      i32(3), i32(4)) is None
+    # no prediction: index -1
+    ps = i32(3)
+    K.answer_encode_squad_flat(["w", None, "c"], flat, off(0, 1, 3, 4), ps, i32(4))
+    assert ps[1] == -1
+    out, sums = np.empty(3), np.zeros(2)
+    assert K.answer_char_f1_direct([Str("w"), "b", "c"], refs, False, out, sums) == (0,
+                                                                                     "prediction")
+    assert K.answer_char_f1_direct(preds, [["w"], [], ["c"]], False, out, sums) == (1, "none")
+
+
+def _legacy_str(text):
+    """A str as C extensions made them with the API that Python 3.12 removed: created empty,
+    then filled, without its code units until something asks for them."""
+    import ctypes
+
+    try:
+        make = ctypes.pythonapi.PyUnicode_FromUnicode
+        buffer_of = ctypes.pythonapi.PyUnicode_AsUnicode
+    except AttributeError:
+        pytest.skip("this Python has no str without code units")
+    make.restype, make.argtypes = ctypes.py_object, [ctypes.c_void_p, ctypes.c_ssize_t]
+    buffer_of.restype, buffer_of.argtypes = ctypes.c_void_p, [ctypes.py_object]
+    s = make(None, len(text))
+    chars = ctypes.create_unicode_buffer(text, len(text))
+    ctypes.memmove(buffer_of(s), chars, len(text) * ctypes.sizeof(ctypes.c_wchar))
+    return s
+
+
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")
+def test_strings_made_through_the_legacy_c_api():
+    """Such a str has no kind until asked: the kernels that copy strings out have it make
+    its code units first (they divided by its kind, 0, and the process died)."""
+    texts = ["The Zürich 北京", "Paris", "zürich 北京", "paris.", "ΣΊΣΥΦΟΣ", "σίσυφος"]
+    preds, golds = [0, 1, 4], [[2], [3], [5]]
+
+    def questions():
+        made = [_legacy_str(t) for t in texts]
+        return [made[i] for i in preds], [[made[g] for g in r] for r in golds]
+
+    plain_p, plain_r = [texts[i] for i in preds], [[texts[g] for g in r] for r in golds]
+    for unit in ("token", "char"):
+        p, r = questions()
+        assert (F.f1(p, r, unit=unit, per_question=True).tolist()
+                == R.f1(plain_p, plain_r, unit=unit, per_question=True))
+    p, r = questions()
+    assert (F.exact_match(p, r, per_question=True).tolist()
+            == R.exact_match(plain_p, plain_r, per_question=True))
+    p, r = questions()
+    data = {"version": "1.1", "data": [{"paragraphs": [{"qas": [
+        {"id": f"q{i}", "answers": [{"text": g} for g in golds_i]}
+        for i, golds_i in enumerate(r)]}]}]}
+    got = qafast.squad(data, {f"q{i}": x for i, x in enumerate(p)}, version="1.1")
+    assert got == qafast.squad(data, {f"q{i}": texts[j] for i, j in enumerate(preds)},
+                               version="1.1")
 
 
 class ClearsOnCompare(str):

@@ -194,3 +194,123 @@ def test_lists_changed_by_another_thread(call):
         assert isinstance(o, (float, ValueError)), o
         if isinstance(o, float):
             assert 0.0 <= o <= 100.0
+
+
+def _copy(s):
+    # an equal str that is another object (the list then holds the only reference to it)
+    return s.encode("utf-8", "surrogatepass").decode("utf-8", "surrogatepass")
+
+
+@pytest.mark.parametrize("call", ["f1", "exact_match", "f1_char", "both", "squad"])
+def test_strings_freed_by_another_thread_while_scored(call):
+    """Another thread replaces every string with an equal copy, over and over, dropping the
+    last reference to the one before, while the lists' lengths never change: the kernels
+    copy the strings out with the GIL and read only the copies without it, so every result
+    is exactly that of a call made alone (a kernel that read a freed string would give
+    another number, or crash)."""
+    preds = [_copy(p) for p in PREDS]
+    refs = [[_copy(g) for g in r] or [""] for r in REFS]
+    qas = [{"id": q, "answers": [{"text": g} for g in golds]} for q, golds in zip(_IDS, refs)]
+    data = {"version": "1.1", "data": [{"title": "t", "paragraphs": [{"context": "c",
+                                                                      "qas": qas}]}]}
+    squad_preds = dict(zip(_IDS, preds))
+
+    def run():
+        if call == "f1":
+            return answers.f1(preds, refs, per_question=True)
+        if call == "exact_match":
+            return answers.exact_match(preds, refs, per_question=True)
+        if call == "f1_char":
+            return answers.f1(preds, refs, unit="char", per_question=True)
+        if call == "both":
+            return answers.exact_match_and_f1(preds, refs)
+        return qafast.squad(data, squad_preds, version="1.1")
+
+    expected = run()
+    stop = threading.Event()
+    results, errors = [], []
+
+    def score():
+        try:
+            for _ in range(12):
+                results.append(run())
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+        finally:
+            stop.set()
+
+    def replace():
+        rng = random.Random(11)
+        while not stop.is_set():
+            for _ in range(500):
+                k = rng.randrange(len(preds))
+                preds[k] = _copy(preds[k])
+                squad_preds[_IDS[k]] = _copy(squad_preds[_IDS[k]])
+                golds = refs[k]
+                for j in range(len(golds)):
+                    golds[j] = _copy(golds[j])
+                    qas[k]["answers"][j]["text"] = _copy(golds[j])
+
+    threads = [threading.Thread(target=score), threading.Thread(target=replace)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+    assert len(results) == 12
+    for r in results:
+        assert _same(r, expected)
+
+
+@pytest.mark.parametrize("call", ["f1", "f1_char"])
+def test_lists_refilled_by_another_thread(call):
+    """Another thread puts fresh equal strings in the lists (the old ones freed), all at once
+    or by emptying and filling them again: a call gets exactly the single-call result, or a
+    ValueError (the lists changed, or were seen empty or of different lengths), never
+    another number."""
+    preds = [_copy(p) for p in PREDS]
+    refs = [[_copy(g) for g in r] or [""] for r in REFS]
+    saved_preds, saved_refs = list(preds), [list(r) for r in refs]
+    unit = "char" if call == "f1_char" else "token"
+    expected = answers.f1(preds, refs, unit=unit)
+    stop = threading.Event()
+    outcomes, errors = [], []
+
+    def score():
+        try:
+            for _ in range(20):
+                try:
+                    outcomes.append(answers.f1(preds, refs, unit=unit))
+                except ValueError as exc:
+                    outcomes.append(exc)
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+        finally:
+            stop.set()
+
+    def churn():
+        rounds = 0
+        while not stop.is_set():
+            rounds += 1
+            if rounds % 8 == 0:
+                preds.clear()
+                refs.clear()
+                preds.extend(_copy(p) for p in saved_preds)
+                refs.extend([_copy(g) for g in r] for r in saved_refs)
+            else:
+                # all at once, the lengths kept: the old strings are freed at this line
+                new_preds = [_copy(p) for p in saved_preds]
+                new_refs = [[_copy(g) for g in r] for r in saved_refs]
+                preds[:] = new_preds
+                refs[:] = new_refs
+                del new_preds, new_refs
+
+    threads = [threading.Thread(target=score), threading.Thread(target=churn)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+    assert len(outcomes) == 20
+    for o in outcomes:
+        assert isinstance(o, ValueError) or o == expected, o

@@ -38,6 +38,42 @@ def _check_tokens(strings):
     assert np.frombuffer(ids, dtype=np.int32).tolist() == exp_ids
     assert off.tolist() == exp_off
     assert nv == exp_nv
+    _check_copied_tokens(strings)
+
+
+def _check_copied_tokens(strings):
+    # the kernels that copy the strings out and normalize the copies without the GIL (Latin-1
+    # lowered from a table, CJK with ASCII capitals in C, other text by str.lower): each
+    # string's tokens, found through its index among the distinct strings, are the
+    # reference's, with ids that name tokens one to one
+    n = len(strings)
+    half = (n + 1) // 2  # the first half as predictions, the rest as references
+    preds, refs = strings[:half], [[] for _ in range(half)]
+    for k, s in enumerate(strings[half:]):
+        refs[k % half].append(s)
+    refs_flat = [g for r in refs for g in r]
+    ref_off = np.cumsum([0] + [len(r) for r in refs]).astype(np.int64)
+    order = preds + refs_flat
+    for flat in (False, True):
+        ps = np.empty(half, dtype=np.int32)
+        rs = np.empty(len(refs_flat), dtype=np.int32)
+        if flat:
+            tok_off, ids = _kernels.answer_encode_squad_flat(preds, refs_flat, ref_off, ps, rs)
+        else:
+            tok_off, ids = _kernels.answer_encode_squad(preds, refs, ref_off, ps, rs)
+        sids = ps.tolist() + rs.tolist()
+        # equal strings, and only those, share an index
+        index = dict(zip(order, sids))
+        assert [index[s] for s in order] == sids
+        assert len(set(sids)) == len(index) == len(tok_off) - 1
+        names: dict = {}
+        for s, sid in zip(order, sids):
+            want = [t.encode("utf-8", "surrogatepass") for t in R.normalize_squad(s).split()]
+            got = ids[tok_off[sid]:tok_off[sid + 1]].tolist()
+            assert len(got) == len(want)
+            for i, t in zip(got, want):
+                assert names.setdefault(i, t) == t
+        assert len(set(names.values())) == len(names)
 
 
 def _check_chars(strings):

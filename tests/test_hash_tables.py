@@ -123,6 +123,14 @@ def test_answer_strings_get_first_seen_ids_through_growth(private):
         rs2 = np.empty(n_ref, np.int32)
         assert _kernels.answer_intern_flat(preds, flat, off, strings2, ps2, rs2) is None
         distinct = _kernels.squad_count_distinct(preds + flat)
+        # the kernels that copy the strings out intern the copies in their own table
+        copied = []
+        for kernel, r in ((_kernels.answer_encode_squad, refs),
+                          (_kernels.answer_encode_squad_flat, flat)):
+            ps3 = np.empty(len(preds), np.int32)
+            rs3 = np.empty(n_ref, np.int32)
+            tok_off, _ = kernel(preds, r, off, ps3, rs3)
+            copied.append((ps3.tolist(), rs3.tolist(), len(tok_off) - 1))
     finally:
         _kernels._set_private_capi(before)
     order = [x for i in range(len(preds)) for x in [preds[i]] + refs[i]]
@@ -132,6 +140,28 @@ def test_answer_strings_get_first_seen_ids_through_growth(private):
     assert strings == keys and strings2 == keys
     assert ps2.tolist() == ps.tolist() and rs2.tolist() == rs.tolist()
     assert distinct == len(keys)
+    assert copied == [(ps.tolist(), rs.tolist(), len(keys))] * 2
+
+
+@pytest.mark.parametrize("repeat", [1, 3])
+def test_copied_answer_strings_get_first_seen_ids_through_growth(repeat):
+    # all distinct (each also seen `repeat` times, as other objects): the table of the copies
+    # starts with room for half of them at load 1/2 and grows; a long string grows the copy
+    # buffer past its first guess
+    n = 40_000
+    words = [f"w{i} {'é' if i % 7 == 0 else ''}{'北' if i % 11 == 0 else ''}" for i in range(n)]
+    words[123] = "long " * 200_000
+    preds = [(w + ".")[:-1] for w in words for _ in range(repeat)]
+    refs = [[] for _ in preds]
+    off = np.zeros(len(preds) + 1, dtype=np.int64)
+    ps = np.empty(len(preds), np.int32)
+    tok_off, ids = _kernels.answer_encode_squad(preds, refs, off, ps, np.empty(0, np.int32))
+    assert ps.tolist() == [i for i in range(n) for _ in range(repeat)]
+    assert len(tok_off) == n + 1
+    assert tok_off[124] - tok_off[123] == 200_000
+    vocab: dict = {}
+    want = [vocab.setdefault(t, len(vocab)) for w in words for t in w.split()]
+    assert ids.tolist() == want
 
 
 def test_trec_ids_get_first_seen_ids_through_growth():

@@ -1,12 +1,14 @@
 # Answer kernels (exact match, token/character F1, longest-common-substring F1), included by
 # _kernels.pyx. The definitions they implement are in qafast/reference/answers.py.
 #
-# Strings become integer ids in two GIL-holding steps (every distinct string is normalized
-# once): ``answer_intern`` gives each distinct answer string an index, and ``answer_tokens``
-# turns each distinct string into token ids, through one hash table keyed by the tokens' UTF-8
-# bytes (one vocabulary per evaluation). SQuAD's normalizer runs here in C for every string
-# (str.lower through CPython for non-ASCII text); other normalizers run in Python first. The scoring kernels
-# then run on CSR arrays of ids without the GIL.
+# Strings become integer ids in two steps (every distinct string is normalized once): each
+# distinct answer string gets an index, and each distinct string's tokens get ids through one
+# hash table keyed by the tokens' UTF-8 bytes (one vocabulary per evaluation). With SQuAD's
+# normalizer (the usual case) ``answer_encode_squad`` does both holding the GIL only to copy
+# the strings out (see "Snapshots" below), normalizing in C (str.lower through CPython only
+# for cased scripts other than Latin-1's); other normalizers run in Python first, and then
+# ``answer_intern`` and ``answer_tokens`` read the str objects with the GIL. The scoring
+# kernels run on CSR arrays of ids without the GIL.
 
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE, PyBytes_FromStringAndSize
 from cpython.unicode cimport PyUnicode_AsUTF8AndSize
@@ -309,7 +311,7 @@ cdef struct _AkWork:
     Py_ssize_t cap       # room in cp/cls (spans: 2 * cap + 2, utf8: 4 * cap)
 
 
-cdef int _ak_work_reserve(_AkWork* w, Py_ssize_t n) except -1:
+cdef int _ak_work_reserve(_AkWork* w, Py_ssize_t n) except -1 nogil:
     cdef Py_ssize_t cap
     cdef void* p
     if n <= w.cap:
@@ -318,20 +320,18 @@ cdef int _ak_work_reserve(_AkWork* w, Py_ssize_t n) except -1:
     if cap < 2 * w.cap:
         cap = 2 * w.cap
     p = realloc(w.cp, cap * sizeof(Py_UCS4))
+    if p != NULL:
+        w.cp = <Py_UCS4*>p
+        p = realloc(w.cls, cap)
+    if p != NULL:
+        w.cls = <uint8_t*>p
+        p = realloc(w.spans, (2 * cap + 2) * sizeof(Py_ssize_t))
+    if p != NULL:
+        w.spans = <Py_ssize_t*>p
+        p = realloc(w.utf8, 4 * cap)
     if p == NULL:
-        raise MemoryError()
-    w.cp = <Py_UCS4*>p
-    p = realloc(w.cls, cap)
-    if p == NULL:
-        raise MemoryError()
-    w.cls = <uint8_t*>p
-    p = realloc(w.spans, (2 * cap + 2) * sizeof(Py_ssize_t))
-    if p == NULL:
-        raise MemoryError()
-    w.spans = <Py_ssize_t*>p
-    p = realloc(w.utf8, 4 * cap)
-    if p == NULL:
-        raise MemoryError()
+        with gil:
+            raise MemoryError()
     w.utf8 = <char*>p
     w.cap = cap
     return 0
@@ -349,16 +349,111 @@ cdef void _ak_work_free(_AkWork* w) noexcept:
     w.cap = 0
 
 
-cdef inline uint8_t _ak_uclass(Py_UCS4 c) noexcept:
+cdef extern from "Python.h":
+    # the same character database lookups, declared for the passes without the GIL (they
+    # read static tables only)
+    bint _ak_isspace "Py_UNICODE_ISSPACE"(Py_UCS4 ch) noexcept nogil
+    bint _ak_isalnum "Py_UNICODE_ISALNUM"(Py_UCS4 ch) noexcept nogil
+
+
+cdef inline uint8_t _ak_uclass(Py_UCS4 c) noexcept nogil:
     # str.split's whitespace is Py_UNICODE_ISSPACE (\x1c-\x1f included); re's \b (str
     # pattern) has Py_UNICODE_ISALNUM or "_" as word characters, and "_" is punctuation here.
     if <uint32_t>c < 128:
         return _AK_CLASS[c]
-    if Py_UNICODE_ISSPACE(c):
+    if _ak_isspace(c):
         return 2
-    if Py_UNICODE_ISALNUM(c):
+    if _ak_isalnum(c):
         return 4
     return 0
+
+
+# Latin-1 text (str kind 1 with a character past ASCII) lowered and classified without
+# CPython: str.lower maps each of these 256 characters to one of them, with no context (the
+# one context rule, final sigma, is Greek). Filled from str.lower itself when the module
+# loads; _AK_LATIN1_OK stays False, and such text goes through str.lower, if that ever
+# does not hold.
+cdef Py_UCS4 _AK_LOWER1[256]
+cdef uint8_t _AK_CLASS1[256]     # the lowered character's class; 1: dropped (punctuation)
+cdef bint _AK_LATIN1_OK = False
+
+
+cdef void _ak_init_latin1() noexcept:
+    global _AK_LATIN1_OK
+    cdef int c, lc
+    cdef str low
+    for c in range(256):
+        low = chr(c).lower()
+        if len(low) != 1 or ord(low) > 255:
+            return
+        lc = ord(low)
+        _AK_LOWER1[c] = <Py_UCS4>lc
+        _AK_CLASS1[c] = 1 if lc < 128 and _AK_CLASS[lc] == 1 else _ak_uclass(<Py_UCS4>lc)
+    _AK_LATIN1_OK = True
+
+
+_ak_init_latin1()
+
+
+cdef Py_ssize_t _ak_squad_prepare_raw(int kind, const void* data, Py_ssize_t n,
+                                      _AkWork* w) except -2 nogil:
+    """Fill w.cp/w.cls with s.lower() minus string.punctuation for the str s of n code units
+    of this kind at data (canonical: kind 2 and 4 only with a character that needs them),
+    and return their count; -1 when that needs CPython's str.lower (a script with case
+    other than Latin-1's, or a special casing): the caller then lowers s itself."""
+    cdef Py_ssize_t i, m = 0
+    cdef uint32_t c
+    cdef const uint8_t* a
+    cdef const uint16_t* u
+    cdef uint8_t k
+    _ak_work_reserve(w, n)
+    if kind == 1:
+        a = <const uint8_t*>data
+        if not _AK_LATIN1_OK:
+            for i in range(n):
+                if a[i] >= 128:
+                    return -1
+        for i in range(n):
+            c = a[i]
+            if c < 128:
+                k = _AK_CLASS[c]
+                if k == 1:
+                    continue
+                if c >= 65 and c <= 90:
+                    c += 32
+                w.cp[m] = <Py_UCS4>c
+                w.cls[m] = k
+            else:
+                k = _AK_CLASS1[c]
+                if k == 1:
+                    continue
+                w.cp[m] = _AK_LOWER1[c]
+                w.cls[m] = k
+            m += 1
+        return m
+    if kind == 2:
+        # CJK ideographs (U+4E00..U+9FFF, which have no case) with ASCII: s.lower() lowers
+        # the ASCII capitals only. Anything else (another script) is lowered by CPython.
+        u = <const uint16_t*>data
+        for i in range(n):
+            c = u[i]
+            if 0x4E00 <= c <= 0x9FFF:
+                w.cp[m] = <Py_UCS4>c
+                w.cls[m] = 4
+                m += 1
+            elif c < 128:
+                k = _AK_CLASS[c]
+                if k == 1:
+                    continue
+                if c >= 65 and c <= 90:
+                    c += 32
+                w.cp[m] = <Py_UCS4>c
+                w.cls[m] = k
+                m += 1
+            else:
+                return -1
+        return m
+    return -1
 
 
 cdef Py_ssize_t _ak_squad_prepare(str s, _AkWork* w) except -1:
@@ -367,45 +462,11 @@ cdef Py_ssize_t _ak_squad_prepare(str s, _AkWork* w) except -1:
     cdef int kind
     cdef void* data
     cdef uint32_t c
-    cdef const char* a
     cdef str low
-    if PyUnicode_IS_ASCII(s):
-        n = PyUnicode_GET_LENGTH(s)
-        _ak_work_reserve(w, n)
-        a = <const char*>PyUnicode_DATA(s)
-        for i in range(n):
-            c = <uint8_t>a[i]
-            if _AK_CLASS[c] == 1:
-                continue
-            if c >= 65 and c <= 90:
-                c += 32
-            w.cp[m] = <Py_UCS4>c
-            w.cls[m] = _AK_CLASS[c]
-            m += 1
+    m = _ak_squad_prepare_raw(PyUnicode_KIND(s), PyUnicode_DATA(s), PyUnicode_GET_LENGTH(s), w)
+    if m >= 0:
         return m
-    if PyUnicode_KIND(s) == 2:
-        # CJK ideographs (U+4E00..U+9FFF) with ASCII that has no capital: s.lower() is s,
-        # the ideographs are word characters, and no new string is made. Anything else
-        # (another script, a capital) is lowered below.
-        n = PyUnicode_GET_LENGTH(s)
-        _ak_work_reserve(w, n)
-        data = PyUnicode_DATA(s)
-        for i in range(n):
-            c = (<const uint16_t*>data)[i]
-            if 0x4E00 <= c <= 0x9FFF:
-                w.cp[m] = <Py_UCS4>c
-                w.cls[m] = 4
-                m += 1
-            elif c < 128 and not (65 <= c <= 90):
-                if _AK_CLASS[c] != 1:
-                    w.cp[m] = <Py_UCS4>c
-                    w.cls[m] = _AK_CLASS[c]
-                    m += 1
-            else:
-                break
-        else:
-            return m
-        m = 0
+    m = 0
     low = s.lower()
     n = PyUnicode_GET_LENGTH(low)
     _ak_work_reserve(w, n)
@@ -431,7 +492,7 @@ cdef inline bint _ak_is_article_cp(const Py_UCS4* w, Py_ssize_t n) noexcept nogi
     return False
 
 
-cdef Py_ssize_t _ak_squad_spans(_AkWork* w, Py_ssize_t m) noexcept:
+cdef Py_ssize_t _ak_squad_spans(_AkWork* w, Py_ssize_t m) noexcept nogil:
     """Token spans of " ".join(re.sub(r"\b(a|an|the)\b", " ", text).split()) for the prepared
     text; returns the number of tokens."""
     cdef Py_ssize_t i = 0, j, start = -1, nt = 0
@@ -754,207 +815,6 @@ def answer_squad_chars(list strings, int64_t[::1] off):
         _ak_char_work_free(&c)
 
 
-cdef struct _AkText:
-    # one answer for the pass without the GIL: an ASCII string's bytes (p, n), or (p NULL)
-    # its normalized code points, found with the GIL, at side[a:a + n]
-    const char* p
-    int64_t a
-    int64_t n
-
-
-cdef int _ak_text_chars(const _AkText* t, const _AkIds* side, char** w, Py_ssize_t* wcap,
-                        _AkIds* out) except -1 nogil:
-    """Append the code points of SQuAD's normalize_answer of the text t to out."""
-    if t.p != NULL:
-        _ak_grow_chars(w, wcap, t.n)
-        _ak_squad_ascii_chars(t.p, t.n, w[0], out)
-        return 0
-    if t.a < 0 or t.n < 0 or t.a + t.n > side.size:
-        with gil:
-            raise RuntimeError("a normalized answer lies outside its buffer")
-    _ak_reserve(out, t.n)
-    memcpy(out.data + out.size, side.data + t.a, t.n * sizeof(int32_t))
-    out.size += t.n
-    return 0
-
-
-cdef int _ak_text_add(list keep, _AkText** texts, int64_t* cap, int64_t k, object s,
-                      _AkCharWork* c, _AkIds* side) except -1:
-    """texts[k] = the text of s (exactly a str), whose reference keep then holds."""
-    cdef Py_ssize_t length
-    cdef void* grown
-    cdef _AkText* t
-    if k >= cap[0]:
-        grown = realloc(texts[0], 2 * (k + 1) * sizeof(_AkText))
-        if grown == NULL:
-            raise MemoryError()
-        texts[0] = <_AkText*>grown
-        cap[0] = 2 * (k + 1)
-    keep.append(s)
-    t = &texts[0][k]
-    if PyUnicode_IS_ASCII(s):
-        t.p = PyUnicode_AsUTF8AndSize(s, &length)
-        t.a = 0
-        t.n = length
-    else:
-        t.p = NULL
-        t.a = side.size
-        _ak_squad_chars_into(s, c, side)
-        t.n = side.size - t.a
-    return 0
-
-
-@cython.boundscheck(True)
-def answer_char_f1_direct(list predictions, list references, bint v2, double[::1] out,
-                          double[::1] sums):
-    """Character F1 with SQuAD's normalizer, question by question, with no interning: each
-    answer is normalized as it is met and compared while its code points are in cache.
-
-    The same numbers as answer_scores in mode 3 on interned strings (``v2``: an empty side
-    scores ``float(pred == gold)``, references that normalize to nothing are skipped and a
-    question left with none is scored against ""). Writes each question's best F1 to ``out``
-    (when it has one per question) and their sequential sum to ``sums[1]``. Returns -1, or
-    ``(question, what)`` for the first value that is not a str, or ``(question, "none")``
-    for a question without references (the caller then takes its general path, which
-    names it). Only values that are exactly str, and references that are exactly a str, a
-    list or a tuple, are taken: any other, a str subclass included, is returned as not a
-    str (the general path converts it), so no Python code of the caller's runs here.
-
-    Two passes: the first, with the GIL, checks every value, takes a reference to each
-    string and normalizes those that are not ASCII (str.lower); the second, without it,
-    normalizes the ASCII ones and scores every question."""
-    cdef Py_ssize_t n = len(predictions), i, g, ng_refs
-    cdef object p, r, x
-    cdef list keep = []
-    cdef _AkText* texts = NULL
-    cdef int64_t* q_off = NULL
-    cdef int64_t tcap = 0, nt = 0
-    cdef _AkIds pu, gu, side
-    cdef _AkCharWork c
-    cdef char* w = NULL
-    cdef Py_ssize_t wcap = 0
-    cdef int32_t* cnt = NULL
-    cdef int32_t* used = NULL
-    cdef int64_t np_, ng, k, same, kept
-    cdef int32_t t, take
-    cdef double best_f, f, prec, rec, total = 0.0
-    cdef bint keep_rows = out.shape[0] == n
-    cdef double* outp = &out[0] if keep_rows and n else NULL
-    if len(references) != n:
-        raise InputError("one reference entry per prediction is expected")
-    if sums.shape[0] < 2:
-        raise InputError("sums must have two entries")
-    pu.data = NULL
-    pu.size = 0
-    pu.cap = 0
-    gu.data = NULL
-    gu.size = 0
-    gu.cap = 0
-    side.data = NULL
-    side.size = 0
-    side.cap = 0
-    _ak_char_work_init(&c)
-    try:
-        q_off = <int64_t*>malloc((n + 1) * sizeof(int64_t))
-        tcap = 4 * n + 16      # a prediction and three references a question; grown past that
-        texts = <_AkText*>malloc(tcap * sizeof(_AkText))
-        if q_off == NULL or texts == NULL:
-            raise MemoryError()
-        q_off[0] = 0
-        for i in range(n):
-            if _ak_pause_gil(i) and (PyList_GET_SIZE(predictions) != n
-                                     or PyList_GET_SIZE(references) != n):
-                _ak_lists_changed("predictions or references")
-            _ak_prefetch_str(predictions, i + 8)
-            _ak_prefetch_str(references, i + 8)
-            if i + 4 < n:
-                _ak_prefetch_items(references, i + 4)
-            p = predictions[i]
-            if type(p) is not str:
-                return i, "prediction"
-            r = references[i]
-            if type(r) is str:
-                r = (r,)
-            elif type(r) is not list and type(r) is not tuple:
-                return i, "reference"
-            ng_refs = len(r)
-            if ng_refs == 0:
-                return i, "none"
-            _ak_text_add(keep, &texts, &tcap, nt, p, &c, &side)
-            nt += 1
-            for g in range(ng_refs):
-                x = r[g]
-                if type(x) is not str:
-                    return i, "reference"
-                _ak_text_add(keep, &texts, &tcap, nt, x, &c, &side)
-                nt += 1
-            q_off[i + 1] = nt
-        # one count per code point: only the pages of the scripts met are ever touched
-        cnt = <int32_t*>calloc(0x110000, sizeof(int32_t))
-        used = <int32_t*>calloc(0x110000, sizeof(int32_t))
-        if cnt == NULL or used == NULL:
-            raise MemoryError()
-        with nogil:
-            for i in range(n):
-                # the bytes of question i + 4's answers: pass one read them long ago
-                if i + 4 < n:
-                    for k in range(q_off[i + 4], q_off[i + 5]):
-                        if texts[k].p != NULL:
-                            AK_PREFETCH(texts[k].p)
-                pu.size = 0
-                _ak_text_chars(&texts[q_off[i]], &side, &w, &wcap, &pu)
-                np_ = pu.size
-                for k in range(np_):
-                    cnt[pu.data[k]] += 1
-                best_f = 0.0
-                kept = 0
-                for g in range(q_off[i] + 1, q_off[i + 1]):
-                    gu.size = 0
-                    _ak_text_chars(&texts[g], &side, &w, &wcap, &gu)
-                    ng = gu.size
-                    if v2 and ng == 0:
-                        continue
-                    if v2 and np_ == 0:
-                        f = 1.0 if np_ == ng else 0.0
-                    else:
-                        same = 0
-                        for k in range(ng):
-                            t = gu.data[k]
-                            take = used[t] < cnt[t]
-                            used[t] += take
-                            same += take
-                        for k in range(ng):
-                            used[gu.data[k]] = 0
-                        if same == 0:
-                            f = 0.0
-                        else:
-                            prec = 1.0 * same / np_
-                            rec = 1.0 * same / ng
-                            f = (2 * prec * rec) / (prec + rec)
-                    if kept == 0 or f > best_f:
-                        best_f = f
-                    kept += 1
-                for k in range(np_):
-                    cnt[pu.data[k]] = 0
-                if kept == 0 and v2:
-                    best_f = 1.0 if np_ == 0 else 0.0
-                if keep_rows:
-                    outp[i] = best_f
-                total += best_f
-        sums[1] = total
-        return -1
-    finally:
-        free(cnt)
-        free(used)
-        free(texts)
-        free(q_off)
-        free(w)
-        _ak_ids_free(&pu)
-        _ak_ids_free(&gu)
-        _ak_ids_free(&side)
-        _ak_char_work_free(&c)
-
-
 # ---------------------------------------------------------------------------------------------
 # Interning of the answer strings
 # ---------------------------------------------------------------------------------------------
@@ -1169,6 +1029,757 @@ def answer_intern(list predictions, list references, list strings,
         return None
     finally:
         _sh_slots_free(&t)
+
+
+# ---------------------------------------------------------------------------------------------
+# Snapshots: the answer strings copied out with the GIL, interned and tokenized without it
+# ---------------------------------------------------------------------------------------------
+#
+# answer_intern and answer_tokens read str objects, and so held the GIL for half of an f1
+# call (Python's cached hash, str comparisons, the tokenizer's first pass): four threads
+# took about four times one call. Here one walk with the GIL copies each string's code units
+# into an arena (the walk reads each object's header anyway, and short text lies beside it),
+# and everything else reads the arena only: hashing (our own hash of the code units, not
+# Python's, which would need the GIL to be computed), interning, normalizing, tokenizing. No
+# reference to a str is kept past the walk, so another thread may change the lists as soon
+# as it ends, and nothing is released afterwards. Only text that needs CPython's str.lower
+# (a cased script other than Latin-1's, such as Greek or Turkish capitals) goes back to it,
+# with the GIL, once per distinct string.
+
+cdef extern from "Python.h":
+    Py_ssize_t _ak_str_len "PyUnicode_GET_LENGTH"(PyObject* o)
+    int _ak_str_kind "PyUnicode_KIND"(PyObject* o)
+    void* _ak_str_data "PyUnicode_DATA"(PyObject* o)
+    bint _ak_str_ascii "PyUnicode_IS_ASCII"(PyObject* o)
+    Py_ssize_t _ak_str_get_length "PyUnicode_GetLength"(PyObject* o) except? -1
+    PyObject* _ak_list_at "PyList_GET_ITEM"(PyObject* o, Py_ssize_t i)
+    PyObject* _ak_tuple_at "PyTuple_GET_ITEM"(PyObject* o, Py_ssize_t i)
+    Py_ssize_t _ak_tuple_len "PyTuple_GET_SIZE"(PyObject* o)
+    bint _ak_is_tuple "PyTuple_CheckExact"(PyObject* o)
+    object PyUnicode_FromKindAndData(int kind, const void* buffer, Py_ssize_t size)
+
+
+cdef extern from "Python.h":
+    PyObject** _ak_seq_items "PySequence_Fast_ITEMS"(PyObject* o)
+
+
+cdef inline void _ak_prefetch_text(PyObject* o) noexcept:
+    # a str's header and the line after it: where short text lies
+    AK_PREFETCH(o)
+    AK_PREFETCH(<char*>o + 64)
+
+
+cdef inline void _ak_prefetch_walk(list predictions, list references, Py_ssize_t i,
+                                   Py_ssize_t n, Py_ssize_t* asked) noexcept:
+    """Prefetches for a walk over question i of lists of n questions, whose objects are
+    scattered in memory and each read once: question i + 16's objects (its prediction and
+    its reference list), i + 12's reference item array (a list keeps its items apart), i + 8's
+    strings. ``asked`` counts the questions prefetched: a function that only loads and
+    prefetches has no effect a C compiler must keep, and GCC removed every call of this one
+    before it had one (the walk then waited on each string's header)."""
+    cdef PyObject* r
+    cdef PyObject** items
+    cdef Py_ssize_t k, m
+    asked[0] += 1
+    if i + 16 < n:
+        AK_PREFETCH(_ak_list_at(<PyObject*>predictions, i + 16))
+        AK_PREFETCH(_ak_list_at(<PyObject*>references, i + 16))
+    if i + 12 < n:
+        r = _ak_list_at(<PyObject*>references, i + 12)
+        if _ak_is_list(r) and _ak_list_len(r) > 0:
+            AK_PREFETCH(_ak_seq_items(r))
+    if i + 8 < n:
+        _ak_prefetch_text(_ak_list_at(<PyObject*>predictions, i + 8))
+        r = _ak_list_at(<PyObject*>references, i + 8)
+        if _ak_is_exact_str(r):
+            _ak_prefetch_text(r)
+        elif _ak_is_list(r) or _ak_is_tuple(r):
+            m = _ak_list_len(r) if _ak_is_list(r) else _ak_tuple_len(r)
+            items = _ak_seq_items(r)
+            for k in range(min(m, 4)):
+                _ak_prefetch_text(items[k])
+
+
+cdef struct _AkSnap:
+    # string j: an 8-byte head (its code units' byte count << 4 | its kind 1, 2 or 4, | 8 if
+    # ASCII) at arena + rec[j], then the code units, padded to 8 bytes; rec[j] == -1: no
+    # string (a missing prediction). 16 readable bytes follow the last one.
+    char* arena
+    uint64_t size
+    uint64_t cap
+    int64_t* rec
+    int64_t nrec
+
+
+cdef int _ak_snap_grow(_AkSnap* s, uint64_t more) except -1:
+    cdef uint64_t cap = s.cap * 2 if s.cap else <uint64_t>1 << 16
+    cdef void* grown
+    while cap < s.size + more:
+        cap *= 2
+    # the TREC reader's allocator: mremap on Linux, so growing copies no pages
+    grown = _trec_mem_resize(s.arena, s.cap, cap)
+    if grown == NULL:
+        raise MemoryError()
+    s.arena = <char*>grown
+    s.cap = cap
+    return 0
+
+
+cdef int _ak_snap_init(_AkSnap* s, int64_t nrec) except -1:
+    s.arena = NULL
+    s.size = 0
+    s.cap = 0
+    s.nrec = nrec
+    s.rec = <int64_t*>malloc((nrec + 1) * sizeof(int64_t))
+    if s.rec == NULL:
+        raise MemoryError()
+    _ak_snap_grow(s, <uint64_t>nrec * 40 + 32)   # about SQuAD's answer lengths
+    return 0
+
+
+cdef void _ak_snap_free(_AkSnap* s) noexcept:
+    _trec_mem_free(s.arena, s.cap)
+    free(s.rec)
+    s.arena = NULL
+    s.rec = NULL
+    s.cap = 0
+
+
+cdef inline uint64_t _ak_head(const char* p) noexcept nogil:
+    cdef uint64_t h
+    memcpy(&h, p, 8)
+    return h
+
+
+cdef inline int _ak_snap_add(_AkSnap* s, int64_t j, PyObject* o) except -1:
+    """String j = a copy of o's code units; o is exactly a str, read with the GIL (no Python
+    code runs here)."""
+    cdef uint64_t kind = <uint64_t>_ak_str_kind(o)
+    cdef uint64_t nb, head, room
+    if kind != 1 and kind != 2 and kind != 4:
+        # before 3.12, a str made through the deprecated C API may not have its code units
+        # yet: PyUnicode_GetLength makes them
+        if _ak_str_get_length(o) < 0:
+            return -1
+        kind = <uint64_t>_ak_str_kind(o)
+        if kind != 1 and kind != 2 and kind != 4:
+            raise RuntimeError("a str without code units")
+    nb = <uint64_t>_ak_str_len(o) * kind
+    head = (nb << 4) | kind | (8 if _ak_str_ascii(o) else 0)
+    room = (8 + nb + 7) & ~(<uint64_t>7)
+    if j >= s.nrec:
+        raise RuntimeError("more answer strings than counted")
+    if s.size + room + 16 > s.cap:
+        _ak_snap_grow(s, room + 16)
+    memcpy(s.arena + s.size, &head, 8)
+    memcpy(s.arena + s.size + 8, _ak_str_data(o), nb)
+    s.rec[j] = <int64_t>s.size
+    s.size += room
+    return 0
+
+
+cdef inline int64_t _ak_snap_index(_sh_Slots* t, const char* arena, int64_t off,
+                                   uint32_t meta) noexcept nogil:
+    """The id of the string at arena + off among those seen (a slot's key: the arena place
+    of the string's first copy), given one if new; -1 out of memory, -2 too many strings."""
+    cdef uint64_t head = _ak_head(arena + off), k
+    cdef uint64_t i = _sh_probe(t, _sh_home(t, meta), meta)
+    while t.slots[i].idp1 != 0:
+        k = t.slots[i].key
+        # equal str objects have equal kinds and code units (PEP 393's canonical form)
+        if _ak_head(arena + k) == head and memcmp(arena + k + 8, arena + off + 8,
+                                                  head >> 4) == 0:
+            return t.slots[i].idp1 - 1
+        i = _sh_probe(t, _sh_next(t, i), meta)
+    if t.count >= 2147483646:
+        return -2
+    return _sh_fill(t, i, <uint64_t>off, meta)
+
+
+cdef inline bint _ak_needs_lower(uint64_t head, const char* data) noexcept nogil:
+    """Whether _ak_squad_prepare_raw would give up on this text (so CPython lowers it)."""
+    cdef uint64_t kind = head & 7, n, i
+    cdef uint32_t c
+    if head & 8:
+        return False
+    if kind == 1:
+        return not _AK_LATIN1_OK
+    if kind == 2:
+        n = (head >> 4) // 2
+        for i in range(n):
+            c = (<const uint16_t*>data)[i]
+            if c >= 128 and not (0x4E00 <= c <= 0x9FFF):
+                return True
+        return False
+    return True
+
+
+cdef object _ak_snap_encode(_AkSnap* s, Py_ssize_t n, const int64_t* ref_off,
+                            int32_t* pred_sid, int32_t* ref_sid):
+    """Intern the snapshot's strings (string order: question i's prediction, then its
+    references ref_off[i]:ref_off[i + 1], checked ascending by the walk that made it) into
+    pred_sid/ref_sid, and tokenize each distinct one with SQuAD's normalizer: returns
+    ``(tok_off, ids)`` as answer_tokens."""
+    cdef int64_t nrec = s.nrec, j, g, nd = 0, nhard = 0, h = 0, cursor = 0, sid, off, k
+    cdef int64_t err = 0
+    cdef uint64_t head, nb, hh
+    cdef uint32_t* meta = NULL
+    cdef int64_t* first = NULL
+    cdef int64_t* hard = NULL        # the distinct strings str.lower normalizes, ascending
+    cdef int64_t* hard_ntok = NULL
+    cdef int64_t* tok_off = NULL
+    cdef uint64_t tok_cap = 0
+    cdef Py_ssize_t i, m, nt, nbt, wcap = 0
+    cdef const char* arena
+    cdef const char* data
+    cdef char* w = NULL
+    cdef _sh_Slot* slot
+    cdef _sh_Slots t
+    cdef _trec_Table table
+    cdef _AkIds out
+    cdef _AkWork work
+    cdef _AkSide side
+    cdef object text
+    t.slots = NULL
+    out.data = NULL
+    out.size = 0
+    out.cap = 0
+    work.cp = NULL
+    work.cls = NULL
+    work.spans = NULL
+    work.utf8 = NULL
+    work.cap = 0
+    side.bytes = NULL
+    side.size = 0
+    side.cap = 0
+    side.off = NULL
+    side.ntok = 0
+    side.off_cap = 0
+    _ak_table_init(&table)
+    try:
+        # room for every string at load 1/2 if about half of them are distinct (as
+        # answer_intern: a smaller table has fewer cache misses per probe)
+        k = 1 << 10
+        while k < nrec and k < (1 << 22):
+            k *= 2
+        _ak_str_table_init(&t, k)
+        meta = <uint32_t*>malloc((nrec + 1) * sizeof(uint32_t))
+        first = <int64_t*>malloc((nrec + 1) * sizeof(int64_t))
+        hard = <int64_t*>malloc((nrec + 1) * sizeof(int64_t))
+        side.off = <int64_t*>malloc(1024 * sizeof(int64_t))
+        if meta == NULL or first == NULL or hard == NULL or side.off == NULL:
+            raise MemoryError()
+        side.off_cap = 1024
+        side.off[0] = 0
+        arena = s.arena
+        with nogil:
+            for j in range(nrec):
+                off = s.rec[j]
+                if off >= 0:
+                    head = _ak_head(arena + off)
+                    hh = _trec_hash(<const unsigned char*>arena + off + 8, <Py_ssize_t>(head >> 4))
+                    meta[j] = <uint32_t>(hh >> 32) ^ <uint32_t>(head & 7)
+            j = 0
+            for i in range(n):
+                for g in range(-1, ref_off[i + 1] - ref_off[i]):
+                    # as answer_intern: the table slot of the string 8 ahead, the first
+                    # copy of the one held by the slot of the string 4 ahead
+                    if j + 8 < nrec and s.rec[j + 8] >= 0:
+                        _sh_prefetch_home(&t, meta[j + 8])
+                    if j + 4 < nrec and s.rec[j + 4] >= 0:
+                        slot = _sh_home_slot(&t, meta[j + 4])
+                        if slot.idp1 != 0:
+                            AK_PREFETCH(arena + slot.key)
+                    off = s.rec[j]
+                    if off < 0:
+                        sid = -1
+                    else:
+                        sid = _ak_snap_index(&t, arena, off, meta[j])
+                        if sid < 0:
+                            err = sid
+                            break
+                        if sid == nd:
+                            first[nd] = off
+                            nd += 1
+                            if _ak_needs_lower(_ak_head(arena + off), arena + off + 8):
+                                hard[nhard] = sid
+                                nhard += 1
+                    if g < 0:
+                        pred_sid[i] = <int32_t>sid
+                    else:
+                        ref_sid[ref_off[i] + g] = <int32_t>sid
+                    j += 1
+                if err:
+                    break
+        if err == -2:
+            raise OverflowError("more than 2**31 - 2 distinct answer strings")
+        if err:
+            raise MemoryError()
+        _sh_slots_free(&t)
+        free(meta)
+        meta = NULL
+        # the text CPython lowers, with the GIL: a str made anew from the copy (an equal str,
+        # so the same tokens)
+        hard_ntok = <int64_t*>malloc((nhard + 1) * sizeof(int64_t))
+        if hard_ntok == NULL:
+            raise MemoryError()
+        for h in range(nhard):
+            _ak_pause_gil(<Py_ssize_t>h)
+            off = first[hard[h]]
+            head = _ak_head(arena + off)
+            text = PyUnicode_FromKindAndData(<int>(head & 7), arena + off + 8,
+                                             <Py_ssize_t>((head >> 4) // (head & 7)))
+            m = _ak_squad_prepare(<str>text, &work)
+            nt = _ak_squad_spans(&work, m)
+            for k in range(nt):
+                nbt = _ak_utf8(work.cp + work.spans[2 * k],
+                               work.spans[2 * k + 1] - work.spans[2 * k], work.utf8)
+                _ak_side_add(&side, work.utf8, nbt)
+            hard_ntok[h] = nt
+        text = None
+        tok_cap = <uint64_t>nd + 1
+        tok_off = <int64_t*>_trec_mem_resize(NULL, 0, tok_cap * sizeof(int64_t))
+        if tok_off == NULL:
+            raise MemoryError()
+        with nogil:
+            # token ids in order of the strings' first appearance, as answer_tokens
+            tok_off[0] = 0
+            h = 0
+            for sid in range(nd):
+                off = first[sid]
+                head = _ak_head(arena + off)
+                nb = head >> 4
+                data = arena + off + 8
+                if head & 8:
+                    _ak_grow_chars(&w, &wcap, <Py_ssize_t>nb)
+                    _ak_squad_ascii(data, <Py_ssize_t>nb, w, &table, &out)
+                elif h < nhard and hard[h] == sid:
+                    if cursor + hard_ntok[h] > side.ntok:
+                        with gil:
+                            raise RuntimeError("token count mismatch")
+                    for k in range(hard_ntok[h]):
+                        # 16 readable bytes past each token's start: the side buffer's slack
+                        _ak_push(&out, _ak_intern(&table, side.bytes + side.off[cursor],
+                                                  side.off[cursor + 1] - side.off[cursor]))
+                        cursor += 1
+                    h += 1
+                else:
+                    m = _ak_squad_prepare_raw(<int>(head & 7), data,
+                                              <Py_ssize_t>(nb // (head & 7)), &work)
+                    if m < 0:
+                        with gil:
+                            raise RuntimeError("text to lower was not lowered")
+                    nt = _ak_squad_spans(&work, m)
+                    for k in range(nt):
+                        # work.utf8 holds 4 bytes per code point and 256 more: 8 readable
+                        # bytes past the token's start
+                        nbt = _ak_utf8(work.cp + work.spans[2 * k],
+                                       work.spans[2 * k + 1] - work.spans[2 * k], work.utf8)
+                        _ak_push(&out, _ak_intern(&table, work.utf8, nbt))
+                tok_off[sid + 1] = out.size
+        offsets = _trec_wrap(tok_off, tok_cap, tok_cap, 8, b"q", _trec_np.int64)
+        tok_off = NULL
+        return offsets, _ak_ids_array(&out)
+    finally:
+        _sh_slots_free(&t)
+        free(meta)
+        free(first)
+        free(hard)
+        free(hard_ntok)
+        free(w)
+        free(side.bytes)
+        free(side.off)
+        if tok_off != NULL:
+            _trec_mem_free(tok_off, tok_cap * sizeof(int64_t))
+        _ak_ids_free(&out)
+        _trec_table_free(&table)
+        _ak_work_free(&work)
+
+
+@cython.boundscheck(True)
+def answer_encode_squad(list predictions, list references, const int64_t[::1] ref_off,
+                        int32_t[::1] pred_sid, int32_t[::1] ref_sid):
+    """answer_intern, then answer_tokens with SQuAD's normalizer, in one call that holds the
+    GIL only to copy the strings out (and to lower text that needs CPython's str.lower).
+
+    ``references`` holds str, lists or tuples, question i's ``ref_off[i + 1] - ref_off[i]``
+    strings (answer_count_refs' ``ref_off``). Writes each string's index among the distinct
+    strings (in order of first appearance, as answer_intern) to ``pred_sid``/``ref_sid``, and
+    returns ``(tok_off, ids)``: distinct string s's token ids are ``ids[tok_off[s]:tok_off[s
+    + 1]]`` (as answer_tokens). Returns None when some value is not exactly a str (or some
+    references not exactly a str, a list or a tuple; a subclass of one included): the caller
+    converts it, as for answer_intern."""
+    cdef Py_ssize_t i, k, n = len(predictions), nr
+    cdef int64_t pos = 0, j = 0, hi, nref = ref_sid.shape[0]
+    cdef PyObject* o
+    cdef PyObject* r
+    cdef _AkSnap snap
+    cdef Py_ssize_t asked = 0
+    if (pred_sid.shape[0] != n or len(references) != n or ref_off.shape[0] != n + 1
+            or ref_off[0] != 0 or ref_off[n] != nref):
+        raise InputError("one prediction index and one reference entry per question, and "
+                         "offsets of the references, are expected")
+    snap.rec = NULL
+    snap.arena = NULL
+    snap.cap = 0
+    try:
+        _ak_snap_init(&snap, n + nref)
+        for i in range(n):
+            if _ak_pause_gil(i) and (PyList_GET_SIZE(predictions) != n
+                                     or PyList_GET_SIZE(references) != n):
+                _ak_lists_changed("predictions or references")
+            _ak_prefetch_walk(predictions, references, i, n, &asked)
+            hi = ref_off[i + 1]
+            if hi < pos or hi > nref:
+                raise InputError("the reference offsets must ascend to the number of "
+                                 "references")
+            o = _ak_list_at(<PyObject*>predictions, i)
+            if not _ak_is_exact_str(o):
+                return None
+            _ak_snap_add(&snap, j, o)
+            j += 1
+            r = _ak_list_at(<PyObject*>references, i)
+            if _ak_is_exact_str(r):
+                if pos >= hi:
+                    _ak_refs_changed()
+                _ak_snap_add(&snap, j, r)
+                j += 1
+                pos += 1
+            elif _ak_is_list(r) or _ak_is_tuple(r):
+                nr = _ak_list_len(r) if _ak_is_list(r) else _ak_tuple_len(r)
+                for k in range(nr):
+                    o = _ak_list_at(r, k) if _ak_is_list(r) else _ak_tuple_at(r, k)
+                    if not _ak_is_exact_str(o):
+                        return None
+                    if pos >= hi:
+                        _ak_refs_changed()
+                    _ak_snap_add(&snap, j, o)
+                    j += 1
+                    pos += 1
+            else:
+                return None
+            if pos != hi:
+                _ak_refs_changed()
+        return _ak_snap_encode(&snap, n, &ref_off[0], &pred_sid[0] if n else NULL,
+                               &ref_sid[0] if nref else NULL)
+    finally:
+        _ak_snap_free(&snap)
+
+
+@cython.boundscheck(True)
+def answer_encode_squad_flat(list predictions, list ref_texts, const int64_t[::1] ref_off,
+                             int32_t[::1] pred_sid, int32_t[::1] ref_sid):
+    """answer_encode_squad with each question's references as a slice of one flat list,
+    ``ref_texts[ref_off[i]:ref_off[i + 1]]``, and predictions that may be None (no
+    prediction: index -1), as answer_intern_flat. Returns ``(tok_off, ids)``, or None when
+    some value is not exactly a str."""
+    cdef Py_ssize_t i, k, n = len(predictions), lo, hi
+    cdef Py_ssize_t nref = len(ref_texts)
+    cdef int64_t j = 0
+    cdef PyObject* o
+    cdef _AkSnap snap
+    if (pred_sid.shape[0] != n or ref_off.shape[0] != n + 1 or ref_sid.shape[0] != nref
+            or ref_off[0] != 0 or ref_off[n] != nref):
+        raise InputError("the offsets and indices do not match the predictions and texts")
+    snap.rec = NULL
+    snap.arena = NULL
+    snap.cap = 0
+    try:
+        _ak_snap_init(&snap, n + nref)
+        for i in range(n):
+            if _ak_pause_gil(i) and (PyList_GET_SIZE(predictions) != n
+                                     or PyList_GET_SIZE(ref_texts) != nref):
+                _ak_lists_changed("predictions or answer texts")
+            lo = ref_off[i]
+            hi = ref_off[i + 1]
+            if hi < lo or hi > nref:
+                raise InputError("the offsets of the answer texts must ascend to their "
+                                 "number")
+            _ak_prefetch_str(predictions, i + 8)
+            for k in range(lo + 8, min(hi + 8, nref)):
+                _ak_prefetch_str(ref_texts, k)
+            o = _ak_list_at(<PyObject*>predictions, i)
+            if <object>o is None:
+                if j >= snap.nrec:
+                    raise RuntimeError("more answer strings than counted")
+                snap.rec[j] = -1
+            elif not _ak_is_exact_str(o):
+                return None
+            else:
+                _ak_snap_add(&snap, j, o)
+            j += 1
+            for k in range(lo, hi):
+                o = _ak_list_at(<PyObject*>ref_texts, k)
+                if not _ak_is_exact_str(o):
+                    return None
+                _ak_snap_add(&snap, j, o)
+                j += 1
+        return _ak_snap_encode(&snap, n, &ref_off[0], &pred_sid[0] if n else NULL,
+                               &ref_sid[0] if nref else NULL)
+    finally:
+        _ak_snap_free(&snap)
+
+
+cdef int _ak_snap_reserve(_AkSnap* s, int64_t want) except -1:
+    """Room for ``want`` strings' places (a walk that learns the count as it goes)."""
+    cdef int64_t cap = s.nrec
+    cdef void* grown
+    if want <= cap:
+        return 0
+    while cap < want:
+        cap = 2 * cap + 16
+    grown = realloc(s.rec, (cap + 1) * sizeof(int64_t))
+    if grown == NULL:
+        raise MemoryError()
+    s.rec = <int64_t*>grown
+    s.nrec = cap
+    return 0
+
+
+cdef int _ak_snap_chars(const char* arena, int64_t off, _AkWork* work, char** w,
+                        Py_ssize_t* wcap, _AkIds* out) except -2 nogil:
+    """Append the code points of SQuAD's normalize_answer of the copied string at
+    arena + off to out; -1 (nothing appended) when its text needs CPython's str.lower."""
+    cdef uint64_t head = _ak_head(arena + off), nb = head >> 4, kind = head & 7
+    cdef const char* data = arena + off + 8
+    cdef Py_ssize_t m, nt, k, j, a, b
+    if head & 8:
+        _ak_grow_chars(w, wcap, <Py_ssize_t>nb)
+        _ak_squad_ascii_chars(data, <Py_ssize_t>nb, w[0], out)
+        return 0
+    m = _ak_squad_prepare_raw(<int>kind, data, <Py_ssize_t>(nb // kind), work)
+    if m < 0:
+        return -1
+    nt = _ak_squad_spans(work, m)
+    _ak_reserve(out, m)        # the tokens and the spaces between them fit in m
+    for k in range(nt):
+        if k:
+            out.data[out.size] = 32
+            out.size += 1
+        a = work.spans[2 * k]
+        b = work.spans[2 * k + 1]
+        for j in range(a, b):
+            out.data[out.size] = <int32_t>work.cp[j]
+            out.size += 1
+    return 0
+
+
+cdef int _ak_hard_chars(const int64_t* hard, const int64_t* hard_a, int64_t nhard, int64_t* h,
+                        int64_t k, const _AkIds* side, _AkIds* out) except -1 nogil:
+    """Append answer k's code points, lowered by CPython (it is the next of ``hard``)."""
+    cdef int64_t a, b
+    if h[0] >= nhard or hard[h[0]] != k:
+        with gil:
+            raise RuntimeError("an answer to lower was not lowered")
+    a = hard_a[h[0]]
+    b = hard_a[h[0] + 1]
+    h[0] += 1
+    if a < 0 or b < a or b > side.size:
+        with gil:
+            raise RuntimeError("a normalized answer lies outside its buffer")
+    _ak_reserve(out, b - a)
+    memcpy(out.data + out.size, side.data + a, (b - a) * sizeof(int32_t))
+    out.size += b - a
+    return 0
+
+
+@cython.boundscheck(True)
+def answer_char_f1_direct(list predictions, list references, bint v2, double[::1] out,
+                          double[::1] sums):
+    """Character F1 with SQuAD's normalizer, question by question, with no interning: each
+    answer is normalized as it is met and compared while its code points are in cache.
+
+    The same numbers as answer_scores in mode 3 on interned strings (``v2``: an empty side
+    scores ``float(pred == gold)``, references that normalize to nothing are skipped and a
+    question left with none is scored against ""). Writes each question's best F1 to ``out``
+    (when it has one per question) and their sequential sum to ``sums[1]``. Returns -1, or
+    ``(question, what)`` for the first value that is not a str, or ``(question, "none")``
+    for a question without references (the caller then takes its general path, which
+    names it). Only values that are exactly str, and references that are exactly a str, a
+    list or a tuple, are taken: any other, a str subclass included, is returned as not a
+    str (the general path converts it), so no Python code of the caller's runs here.
+
+    As answer_encode_squad, the GIL is held to check every value and copy the strings out
+    (and to lower, answer by answer, text that needs CPython's str.lower); normalizing and
+    scoring read the copies without it."""
+    cdef Py_ssize_t n = len(predictions), i, g, ng_refs
+    cdef PyObject* p
+    cdef PyObject* r
+    cdef PyObject* x
+    cdef _AkSnap snap
+    cdef int64_t* q_off = NULL
+    cdef int64_t* hard = NULL          # the answers str.lower normalizes, ascending
+    cdef int64_t* hard_a = NULL        # their code points: side.data[hard_a[h]:hard_a[h + 1]]
+    cdef int64_t nt = 0, nhard = 0, h = 0, off
+    cdef uint64_t head
+    cdef const char* arena
+    cdef _AkIds pu, gu, side
+    cdef _AkWork work
+    cdef _AkCharWork c
+    cdef char* w = NULL
+    cdef Py_ssize_t wcap = 0
+    cdef int32_t* cnt = NULL
+    cdef int32_t* used = NULL
+    cdef int64_t np_, ng, k, same, kept
+    cdef int32_t t, take
+    cdef double best_f, f, prec, rec, total = 0.0
+    cdef bint keep_rows = out.shape[0] == n
+    cdef double* outp = &out[0] if keep_rows and n else NULL
+    cdef object text
+    cdef Py_ssize_t asked = 0
+    if len(references) != n:
+        raise InputError("one reference entry per prediction is expected")
+    if sums.shape[0] < 2:
+        raise InputError("sums must have two entries")
+    pu.data = NULL
+    pu.size = 0
+    pu.cap = 0
+    gu.data = NULL
+    gu.size = 0
+    gu.cap = 0
+    side.data = NULL
+    side.size = 0
+    side.cap = 0
+    work.cp = NULL
+    work.cls = NULL
+    work.spans = NULL
+    work.utf8 = NULL
+    work.cap = 0
+    snap.rec = NULL
+    snap.arena = NULL
+    snap.cap = 0
+    _ak_char_work_init(&c)
+    try:
+        _ak_snap_init(&snap, 4 * <int64_t>n + 16)  # a prediction and three references each
+        q_off = <int64_t*>malloc((n + 1) * sizeof(int64_t))
+        if q_off == NULL:
+            raise MemoryError()
+        q_off[0] = 0
+        for i in range(n):
+            if _ak_pause_gil(i) and (PyList_GET_SIZE(predictions) != n
+                                     or PyList_GET_SIZE(references) != n):
+                _ak_lists_changed("predictions or references")
+            _ak_prefetch_walk(predictions, references, i, n, &asked)
+            p = _ak_list_at(<PyObject*>predictions, i)
+            if not _ak_is_exact_str(p):
+                return i, "prediction"
+            r = _ak_list_at(<PyObject*>references, i)
+            if _ak_is_exact_str(r):
+                ng_refs = 1
+            elif _ak_is_list(r):
+                ng_refs = _ak_list_len(r)
+            elif _ak_is_tuple(r):
+                ng_refs = _ak_tuple_len(r)
+            else:
+                return i, "reference"
+            if ng_refs == 0:
+                return i, "none"
+            _ak_snap_reserve(&snap, nt + 1 + ng_refs)
+            _ak_snap_add(&snap, nt, p)
+            nt += 1
+            for g in range(ng_refs):
+                if _ak_is_exact_str(r):
+                    x = r
+                elif _ak_is_list(r):
+                    x = _ak_list_at(r, g)
+                else:
+                    x = _ak_tuple_at(r, g)
+                if not _ak_is_exact_str(x):
+                    return i, "reference"
+                _ak_snap_add(&snap, nt, x)
+                nt += 1
+            q_off[i + 1] = nt
+        arena = snap.arena
+        hard = <int64_t*>malloc((nt + 1) * sizeof(int64_t))
+        if hard == NULL:
+            raise MemoryError()
+        with nogil:
+            for k in range(nt):
+                off = snap.rec[k]
+                if _ak_needs_lower(_ak_head(arena + off), arena + off + 8):
+                    hard[nhard] = k
+                    nhard += 1
+        # the text CPython lowers, with the GIL, answer by answer (a str made anew from the
+        # copy: an equal str, so the same code points)
+        hard_a = <int64_t*>malloc((nhard + 1) * sizeof(int64_t))
+        if hard_a == NULL:
+            raise MemoryError()
+        hard_a[0] = 0
+        for h in range(nhard):
+            _ak_pause_gil(<Py_ssize_t>h)
+            off = snap.rec[hard[h]]
+            head = _ak_head(arena + off)
+            text = PyUnicode_FromKindAndData(<int>(head & 7), arena + off + 8,
+                                             <Py_ssize_t>((head >> 4) // (head & 7)))
+            _ak_squad_chars_into(text, &c, &side)
+            hard_a[h + 1] = side.size
+        text = None
+        # one count per code point: only the pages of the scripts met are ever touched
+        cnt = <int32_t*>calloc(0x110000, sizeof(int32_t))
+        used = <int32_t*>calloc(0x110000, sizeof(int32_t))
+        if cnt == NULL or used == NULL:
+            raise MemoryError()
+        with nogil:
+            h = 0
+            for i in range(n):
+                pu.size = 0
+                k = q_off[i]
+                if _ak_snap_chars(arena, snap.rec[k], &work, &w, &wcap, &pu) < 0:
+                    _ak_hard_chars(hard, hard_a, nhard, &h, k, &side, &pu)
+                np_ = pu.size
+                for k in range(np_):
+                    cnt[pu.data[k]] += 1
+                best_f = 0.0
+                kept = 0
+                for g in range(q_off[i] + 1, q_off[i + 1]):
+                    gu.size = 0
+                    if _ak_snap_chars(arena, snap.rec[g], &work, &w, &wcap, &gu) < 0:
+                        _ak_hard_chars(hard, hard_a, nhard, &h, g, &side, &gu)
+                    ng = gu.size
+                    if v2 and ng == 0:
+                        continue
+                    if v2 and np_ == 0:
+                        f = 1.0 if np_ == ng else 0.0
+                    else:
+                        same = 0
+                        for k in range(ng):
+                            t = gu.data[k]
+                            take = used[t] < cnt[t]
+                            used[t] += take
+                            same += take
+                        for k in range(ng):
+                            used[gu.data[k]] = 0
+                        if same == 0:
+                            f = 0.0
+                        else:
+                            prec = 1.0 * same / np_
+                            rec = 1.0 * same / ng
+                            f = (2 * prec * rec) / (prec + rec)
+                    if kept == 0 or f > best_f:
+                        best_f = f
+                    kept += 1
+                for k in range(np_):
+                    cnt[pu.data[k]] = 0
+                if kept == 0 and v2:
+                    best_f = 1.0 if np_ == 0 else 0.0
+                if keep_rows:
+                    outp[i] = best_f
+                total += best_f
+        sums[1] = total
+        return -1
+    finally:
+        free(cnt)
+        free(used)
+        free(q_off)
+        free(hard)
+        free(hard_a)
+        free(w)
+        _ak_snap_free(&snap)
+        _ak_ids_free(&pu)
+        _ak_ids_free(&gu)
+        _ak_ids_free(&side)
+        _ak_work_free(&work)
+        _ak_char_work_free(&c)
 
 
 # ---------------------------------------------------------------------------------------------

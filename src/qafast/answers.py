@@ -196,6 +196,18 @@ class _Encoded:
                 slow = _utf8_split if unit == "token" else _cmrc_units
                 ids, _ = _kernels.answer_tokens(normed, slow, False, tok_off)
                 toks = np.frombuffer(ids, dtype=np.int32)
+        self._set(tok_off, toks, key_off, keys, bag)
+
+    @classmethod
+    def squad_tokens(cls, tok_off: np.ndarray, ids: np.ndarray, bag: bool) -> _Encoded:
+        """The encoding of SQuAD's normalizer with token units, from the kernel that
+        interned and tokenized the strings at once (answer_encode_squad)."""
+        self = cls.__new__(cls)
+        toks = np.frombuffer(ids, dtype=np.int32)
+        self._set(tok_off, toks, tok_off, toks, bag)
+        return self
+
+    def _set(self, tok_off, toks, key_off, keys, bag: bool) -> None:
         if bag:
             out = np.empty_like(toks)
             _kernels.answer_sort_segments(tok_off, toks, out)
@@ -228,28 +240,42 @@ def _as_list(data, name: str) -> list:
                              f"not {type(data).__name__}") from None
 
 
-def _prepare(predictions, references, empty_rule: str):
-    """Validated questions: (strings, pred_sid, ref_off, ref_sid)."""
+def _prepare(predictions, references, empty_rule: str, squad_tokens: bool = False):
+    """Validated questions: (strings, pred_sid, ref_off, ref_sid). With ``squad_tokens``,
+    the distinct strings' SQuAD tokens ``(tok_off, ids)`` take the place of ``strings``
+    (see ``_Encoded.squad_tokens``)."""
     predictions = _as_list(predictions, "predictions")
     references = _as_list(references, "references")
     n = len(predictions)
     if len(references) != n:
         raise InputError(f"{n} predictions but {len(references)} references: "
                          "one reference (or list of references) per question is expected")
-    prepared = _intern(predictions, references, empty_rule)
+    prepared = _intern(predictions, references, empty_rule, squad_tokens)
     if prepared is None:
         # A value that is not exactly a str, list or tuple (numpy's str_, an array of
         # strings, a generator, ...): the kernels take only those, whose lengths and hashes
         # no Python code can change while they are read, so the questions are copied once
         # into lists of plain str (or the first value that is no str is named).
         predictions, references = _plain_questions(predictions, references)
-        prepared = _intern(predictions, references, empty_rule)
+        prepared = _intern(predictions, references, empty_rule, squad_tokens)
         if prepared is None:  # pragma: no cover - plain lists of str are always taken
             raise RuntimeError("answers could not be encoded")
     return prepared
 
 
-def _intern(predictions: list, references: list, empty_rule: str):
+def _prepare_encoded(predictions, references, empty_rule: str, normalizer, unit: str,
+                     bag: bool):
+    """_prepare's questions with their strings encoded: (pred_sid, ref_off, ref_sid, enc)."""
+    if normalizer == "squad" and unit == "token":
+        # interned and tokenized in one kernel that holds the GIL only to copy the strings
+        (tok_off, ids), pred_sid, ref_off, ref_sid = _prepare(predictions, references,
+                                                              empty_rule, squad_tokens=True)
+        return pred_sid, ref_off, ref_sid, _Encoded.squad_tokens(tok_off, ids, bag=bag)
+    strings, pred_sid, ref_off, ref_sid = _prepare(predictions, references, empty_rule)
+    return pred_sid, ref_off, ref_sid, _Encoded(strings, normalizer, unit, bag)
+
+
+def _intern(predictions: list, references: list, empty_rule: str, squad_tokens: bool = False):
     """_prepare's encoding, or None if some value is not exactly a str (or its references
     exactly a str, list or tuple)."""
     n = len(predictions)
@@ -262,9 +288,15 @@ def _intern(predictions: list, references: list, empty_rule: str):
             i = int(np.argmin(counts))
             raise InputError(f"question {i} has no reference answer; empty_rule='v1' needs at "
                              "least one (use empty_rule='v2' for no-answer questions)")
-    strings: list = []
     pred_sid = np.empty(n, dtype=np.int32)
     ref_sid = np.empty(int(ref_off[-1]), dtype=np.int32)
+    if squad_tokens:
+        tokens = _kernels.answer_encode_squad(predictions, references, ref_off, pred_sid,
+                                              ref_sid)
+        if tokens is None:
+            return None
+        return tokens, pred_sid, ref_off, ref_sid
+    strings: list = []
     if _kernels.answer_intern(predictions, references, strings, pred_sid, ref_sid) is not None:
         return None
     return strings, pred_sid, ref_off, ref_sid
@@ -318,10 +350,10 @@ def _seq_sum(values: np.ndarray) -> float:
 
 def _score_both(predictions, references, normalizer, unit, empty_rule):
     _check_options(normalizer, unit, empty_rule)
-    strings, pred_sid, ref_off, ref_sid = _prepare(predictions, references, empty_rule)
-    n = len(pred_sid)
     mode = _F1_MODES[unit]
-    enc = _Encoded(strings, normalizer, unit, bag=mode == 1)
+    pred_sid, ref_off, ref_sid, enc = _prepare_encoded(predictions, references, empty_rule,
+                                                       normalizer, unit, bag=mode == 1)
+    n = len(pred_sid)
     em_out = np.empty(n, dtype=np.float64)
     f1_out = np.empty(n, dtype=np.float64)
     sums = np.zeros(2, dtype=np.float64)
@@ -345,13 +377,13 @@ def _score(predictions, references, normalizer, unit, empty_rule, em: bool, per_
         if _kernels.answer_char_f1_direct(predictions, references, empty_rule == "v2", out,
                                           sums) == -1:
             return out if per_question else _mean(out)
-    strings, pred_sid, ref_off, ref_sid = _prepare(predictions, references, empty_rule)
+    mode = 0 if em else _F1_MODES[unit]
+    pred_sid, ref_off, ref_sid, enc = _prepare_encoded(
+        predictions, references, empty_rule, normalizer,
+        unit if not em else "char" if normalizer != "squad" else "token", bag=mode == 1)
     n = len(pred_sid)
     if n == 0 and not per_question:
         raise InputError("no questions to average")
-    mode = 0 if em else _F1_MODES[unit]
-    enc = _Encoded(strings, normalizer, unit if not em else "char" if normalizer != "squad"
-                   else "token", bag=mode == 1)
     out = np.empty(n, dtype=np.float64)
     sums = np.zeros(2, dtype=np.float64)
     _kernels.answer_scores(pred_sid, _EMPTY_I64, ref_off, ref_sid, enc.tok_off, enc.toks,

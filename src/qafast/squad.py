@@ -341,13 +341,13 @@ def _answer_scores(preds: list, golds: list, empty_rule: str):
     except ImportError:  # pragma: no cover - until the compiled answer metrics are in the tree
         from .reference import answers  # type: ignore[no-redef]
     try:
-        prepare, encoded, kernels = answers._prepare, answers._Encoded, answers._kernels
+        prepare, kernels = answers._prepare_encoded, answers._kernels
     except AttributeError:  # pragma: no cover - only if qafast.answers is reorganized
         prepare = None
     if prepare is not None:
         v2 = empty_rule == "v2"
-        strings, pred_sid, ref_off, ref_sid = prepare(preds, golds, empty_rule)
-        enc = encoded(strings, "squad", "token", bag=True)
+        pred_sid, ref_off, ref_sid, enc = prepare(preds, golds, empty_rule, "squad", "token",
+                                                  bag=True)
         n = len(pred_sid)
         em, f1 = np.empty(n), np.empty(n)
         kernels.answer_scores(pred_sid, np.zeros(0, dtype=np.int64), ref_off, ref_sid,
@@ -389,17 +389,16 @@ def _scores_flat(preds: list, golds: _Golds, empty_rule: str):
     from . import answers
 
     v2 = empty_rule == "v2"
-    strings: list = []
     n = len(preds)
     pred_sid = np.empty(n, dtype=np.int32)
     ref_sid = np.empty(len(golds.texts), dtype=np.int32)
-    bad = _kernels.answer_intern_flat(preds, golds.texts, golds.off, strings, pred_sid,
-                                      ref_sid)
-    if bad is not None:  # the readers let only str through; a caller's own lists may not
+    # interned and tokenized in one kernel that holds the GIL only to copy the strings out
+    tokens = _kernels.answer_encode_squad_flat(preds, golds.texts, golds.off, pred_sid, ref_sid)
+    if tokens is None:  # the readers let only str through; a caller's own lists may not
         return _answer_scores(preds, [golds.texts[a:b] for a, b in
                                       zip(golds.off.tolist(), golds.off[1:].tolist())],
                               empty_rule)
-    enc = answers._Encoded(strings, "squad", "token", bag=True)
+    enc = answers._Encoded.squad_tokens(tokens[0], tokens[1], bag=True)
     em, f1 = np.empty(n), np.empty(n)
     answers._kernels.answer_scores(pred_sid, np.zeros(0, dtype=np.int64), golds.off, ref_sid,
                                    enc.tok_off, enc.toks, enc.key_off, enc.keys, 1, v2, v2,
