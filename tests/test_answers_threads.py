@@ -134,6 +134,34 @@ def test_all_calls_at_once():
         assert _same(got[name], expected[name]), name
 
 
+def _score_beside(score_once, rounds, disturb):
+    """``score_once()`` ``rounds`` times on one thread while ``disturb(stop)`` runs on another
+    until they are done: the outcomes, a ValueError kept as one (any other error is raised)."""
+    stop = threading.Event()
+    outcomes, errors = [], []
+
+    def score():
+        try:
+            for _ in range(rounds):
+                try:
+                    outcomes.append(score_once())
+                except ValueError as exc:
+                    outcomes.append(exc)
+        except BaseException as exc:  # noqa: BLE001 - raised below, on the test's thread
+            errors.append(exc)
+        finally:
+            stop.set()
+
+    threads = [threading.Thread(target=score), threading.Thread(target=disturb, args=(stop,))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+    assert len(outcomes) == rounds
+    return outcomes
+
+
 @pytest.mark.filterwarnings("ignore")  # predictions for questions the changes removed
 @pytest.mark.parametrize("call", ["f1", "exact_match", "f1_char", "squad"])
 def test_lists_changed_by_another_thread(call):
@@ -142,34 +170,20 @@ def test_lists_changed_by_another_thread(call):
     ValueError saying the lists changed, never a crash or an IndexError from inside."""
     preds, refs = list(PREDS), [list(r) or [""] for r in REFS]
     ids = list(_IDS)
-    stop = threading.Event()
-    outcomes, errors = [], []
-
-    def score():
-        try:
-            for _ in range(20):
-                try:
-                    if call == "f1":
-                        outcomes.append(answers.f1(preds, refs))
-                    elif call == "exact_match":
-                        outcomes.append(answers.exact_match(preds, refs))
-                    elif call == "f1_char":
-                        outcomes.append(answers.f1(preds, refs, unit="char"))
-                    else:
-                        data = {"version": "1.1", "data": [{"title": "t", "paragraphs": [
-                            {"context": "c", "qas": qas}]}]}
-                        outcomes.append(qafast.squad(data, dict(zip(ids, preds)),
-                                                     version="1.1")["f1"])
-                except ValueError as exc:
-                    outcomes.append(exc)
-        except BaseException as exc:  # noqa: BLE001 - reported below
-            errors.append(exc)
-        finally:
-            stop.set()
-
     qas = [{"id": q, "answers": [{"text": g} for g in golds]} for q, golds in zip(ids, refs)]
 
-    def mutate():
+    def score_once():
+        if call == "f1":
+            return answers.f1(preds, refs)
+        if call == "exact_match":
+            return answers.exact_match(preds, refs)
+        if call == "f1_char":
+            return answers.f1(preds, refs, unit="char")
+        data = {"version": "1.1", "data": [{"title": "t", "paragraphs": [
+            {"context": "c", "qas": qas}]}]}
+        return qafast.squad(data, dict(zip(ids, preds)), version="1.1")["f1"]
+
+    def mutate(stop):
         rng = random.Random(7)
         while not stop.is_set():
             k = rng.randrange(len(preds))
@@ -183,14 +197,7 @@ def test_lists_changed_by_another_thread(call):
                 qas.append(qas[k])
             refs[rng.randrange(len(refs))].append(rng.choice(WORDS))
 
-    threads = [threading.Thread(target=score), threading.Thread(target=mutate)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert not errors, errors
-    assert outcomes
-    for o in outcomes:
+    for o in _score_beside(score_once, 20, mutate):
         assert isinstance(o, (float, ValueError)), o
         if isinstance(o, float):
             assert 0.0 <= o <= 100.0
@@ -227,19 +234,8 @@ def test_strings_freed_by_another_thread_while_scored(call):
         return qafast.squad(data, squad_preds, version="1.1")
 
     expected = run()
-    stop = threading.Event()
-    results, errors = [], []
 
-    def score():
-        try:
-            for _ in range(12):
-                results.append(run())
-        except BaseException as exc:  # noqa: BLE001 - reported below
-            errors.append(exc)
-        finally:
-            stop.set()
-
-    def replace():
+    def replace(stop):
         rng = random.Random(11)
         while not stop.is_set():
             for _ in range(500):
@@ -251,14 +247,7 @@ def test_strings_freed_by_another_thread_while_scored(call):
                     golds[j] = _copy(golds[j])
                     qas[k]["answers"][j]["text"] = _copy(golds[j])
 
-    threads = [threading.Thread(target=score), threading.Thread(target=replace)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert not errors, errors
-    assert len(results) == 12
-    for r in results:
+    for r in _score_beside(run, 12, replace):
         assert _same(r, expected)
 
 
@@ -273,22 +262,8 @@ def test_lists_refilled_by_another_thread(call):
     saved_preds, saved_refs = list(preds), [list(r) for r in refs]
     unit = "char" if call == "f1_char" else "token"
     expected = answers.f1(preds, refs, unit=unit)
-    stop = threading.Event()
-    outcomes, errors = [], []
 
-    def score():
-        try:
-            for _ in range(20):
-                try:
-                    outcomes.append(answers.f1(preds, refs, unit=unit))
-                except ValueError as exc:
-                    outcomes.append(exc)
-        except BaseException as exc:  # noqa: BLE001 - reported below
-            errors.append(exc)
-        finally:
-            stop.set()
-
-    def churn():
+    def churn(stop):
         rounds = 0
         while not stop.is_set():
             rounds += 1
@@ -305,12 +280,5 @@ def test_lists_refilled_by_another_thread(call):
                 refs[:] = new_refs
                 del new_preds, new_refs
 
-    threads = [threading.Thread(target=score), threading.Thread(target=churn)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert not errors, errors
-    assert len(outcomes) == 20
-    for o in outcomes:
+    for o in _score_beside(lambda: answers.f1(preds, refs, unit=unit), 20, churn):
         assert isinstance(o, ValueError) or o == expected, o
