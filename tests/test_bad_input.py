@@ -522,6 +522,20 @@ def _(tmp):
     assert qafast.Run.from_file(RUN_TEXT).num_entries == 3  # TREC readers: bytes are content
 
 
+@case("bad-text-as-path")
+def _(tmp):
+    text = RUN_TEXT.decode()
+    for call in (lambda: qafast.Run.from_file(text),
+                 lambda: qafast.Qrels.from_file(QRELS_TEXT.decode()),
+                 lambda: qafast.evaluate(QRELS, text, "map"),
+                 lambda: qafast.evaluate_runs(QRELS, {"a": text}, "map")):
+        with pytest.raises(FileNotFoundError, match="pass bytes: text.encode"):
+            call()
+    with pytest.raises(FileNotFoundError) as e:  # a path: the OS's message alone
+        qafast.evaluate(QRELS, str(tmp / "missing.run"), "map")
+    assert "bytes" not in str(e.value)
+
+
 # ------------------------------------------------------------------------------------------
 
 def _table_ids() -> list[str]:

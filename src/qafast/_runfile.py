@@ -224,7 +224,7 @@ def _ranges(path: str, parts: int) -> list[tuple[int, int]]:
                 cuts.append(b)
     if cuts[-1] < size:
         cuts.append(size)
-    return [(a, b) for a, b in zip(cuts[:-1], cuts[1:]) if b > a]
+    return [(a, b) for a, b in itertools.pairwise(cuts) if b > a]
 
 
 def _lines_before(path: str, offset: int) -> int:
@@ -616,7 +616,14 @@ def check_readable(name: str, run) -> None:
         if not os.access(path, os.R_OK):
             raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), path)
     except OSError as e:
+        from .io.trec import text_as_path_hint
+
         what = e.strerror or str(e)
+        hint = text_as_path_hint(path) if isinstance(e, FileNotFoundError) else None
+        if hint is not None:
+            what = f"{what} ({hint})"
+            path = path if len(path) <= 60 else path[:57] + "..."
+            name = path
         where = f"run file {path!r}" if name == path else f"run {name!r} ({path!r})"
         raise type(e)(f"{where} cannot be read: {what}") from None
 

@@ -297,6 +297,25 @@ def _rereadable(source: Source) -> bool:
     return False
 
 
+def text_as_path_hint(name: str) -> str | None:
+    """What to say when a str that is not an existing file holds a line break: it is most
+    likely a file's text given where a path is read."""
+    if "\n" not in name:
+        return None
+    return "a str is read as a file's path; to give a TREC file's text, pass bytes: text.encode()"
+
+
+def _open_path(name: str) -> Any:
+    try:
+        return open(name, "rb", buffering=0)
+    except FileNotFoundError as e:
+        hint = text_as_path_hint(name)
+        if hint is None:
+            raise
+        shown = name if len(name) <= 60 else name[:57] + "..."
+        raise FileNotFoundError(e.errno, f"{e.strerror} ({hint})", shown) from None
+
+
 def _open_blocks(source: Source, chunk: int, stack: contextlib.ExitStack) -> tuple[str, Iterator]:
     if isinstance(source, (bytes, bytearray, memoryview)):
         data = memoryview(source).cast("B")
@@ -309,7 +328,7 @@ def _open_blocks(source: Source, chunk: int, stack: contextlib.ExitStack) -> tup
             raise InputTypeError(f"source path must be str or os.PathLike[str], got {name!r}")
         if name == "-":
             return "<stdin>", _sniffed_blocks(sys.stdin, chunk, "<stdin>", stack)
-        raw = stack.enter_context(open(name, "rb", buffering=0))
+        raw = stack.enter_context(_open_path(name))
         gz = name.endswith(".gz")
         if not gz and raw.seekable():  # not a pipe: sniff the gzip magic
             gz = raw.read(2) == _GZIP_MAGIC
