@@ -19,7 +19,6 @@ import contextlib
 import errno
 import itertools
 import os
-import queue
 import stat
 import tempfile
 import threading
@@ -239,46 +238,6 @@ def _lines_before(path: str, offset: int) -> int:
             n += data.count(b"\n")
             left -= len(data)
     return n
-
-
-def _prefetched(blocks, stop: threading.Event):
-    """``blocks``, read by a helper thread a few blocks ahead (decompression and reads
-    release the GIL); each block is a fresh buffer, so handing it over copies nothing."""
-    todo: queue.Queue = queue.Queue(maxsize=4)
-    done = object()
-
-    def put(item) -> bool:
-        while not stop.is_set():
-            try:
-                todo.put(item, timeout=0.05)
-                return True
-            except queue.Full:
-                pass
-        return False
-
-    def read_all():
-        try:
-            for block in blocks:
-                if not put(block):
-                    return
-        except BaseException as exc:  # handed to the parsing thread
-            put(exc)
-            return
-        put(done)
-
-    worker = threading.Thread(target=read_all, name="qafast-run-reader", daemon=True)
-    worker.start()
-    try:
-        while True:
-            item = todo.get()
-            if item is done:
-                return
-            if isinstance(item, BaseException):
-                raise item
-            yield item
-    finally:
-        stop.set()
-        worker.join()
 
 
 class _Spill:
@@ -506,7 +465,7 @@ def evaluate_run_source(qrels: Qrels, run, columns: list[Column], *, queries: st
     stay in file order.
     """
     from .io import trec
-    from .io.trec import _open_blocks, _parse_blocks
+    from .io.trec import _open_blocks, _parse_blocks, _read_ahead
 
     if queries not in ("run", "qrels"):
         raise ValueError(f"queries must be 'run' (run and qrels in common) or 'qrels' (every "
@@ -518,7 +477,6 @@ def evaluate_run_source(qrels: Qrels, run, columns: list[Column], *, queries: st
         return _whole(qrels, _as_run(run, workers), columns, queries, options, relcols)
     opts = dict(options, workers=1)  # each stream measures its batches on its own thread
     path = _plain_path(run)
-    stop = threading.Event()
     # set by the caller, or here when this thread is interrupted while ranges are read
     halt = cancel if cancel is not None else threading.Event()
     if path is not None:
@@ -570,8 +528,9 @@ def evaluate_run_source(qrels: Qrels, run, columns: list[Column], *, queries: st
             stack.callback(spill.close)
         name, blocks = _open_blocks(run, trec._CHUNK_BYTES, stack)
         if workers > 1:
-            blocks = _prefetched(blocks, stop)
-            stack.callback(stop.set)
+            # each block is a fresh buffer, so handing it over copies nothing
+            blocks = _read_ahead(blocks, 4, "qafast-run-reader")
+            stack.callback(blocks.close)
         part = _stream(qrels, name, blocks if spill is None else _kept(blocks, spill),
                        columns, opts, relcols, on_bytes, lambda: 0, cancel)
         if part.grouped:

@@ -31,7 +31,7 @@ import stat
 import sys
 import threading
 import zlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass
 from typing import IO, Any, Union
 
@@ -476,57 +476,70 @@ def _intern(parser: _trec_Parser, batch: Any, path: str, quiesce: Callable[[], N
         raise TrecFormatError(batch.error_message, path=path, line=batch.error_line)
 
 
-_DONE = object()
+def _read_ahead(items: Iterator, depth: int, name: str) -> Generator[Any, None, None]:
+    """``items``, produced by a helper thread up to ``depth`` items ahead of the caller
+    (the producer's work, reading, decompressing or scanning, releases the GIL). An
+    exception the producer raises is raised here; closing this generator stops the producer
+    at its next item and waits for it."""
+    todo: queue.Queue = queue.Queue(maxsize=depth)
+    stop = threading.Event()
+    done = object()
+
+    def put(item: Any) -> bool:
+        while not stop.is_set():
+            try:
+                todo.put(item, timeout=0.05)
+                return True
+            except queue.Full:
+                pass
+        return False
+
+    def produce() -> None:
+        try:
+            for item in items:
+                if not put(item):
+                    return
+        except BaseException as exc:  # noqa: BLE001 - handed to the consuming thread
+            put(exc)
+            return
+        put(done)
+
+    worker = threading.Thread(target=produce, name=name, daemon=True)
+    worker.start()
+    try:
+        while True:
+            item = todo.get()
+            if item is done:
+                return
+            if isinstance(item, BaseException):
+                raise item
+            yield item
+    finally:
+        stop.set()
+        worker.join()
 
 
 def _pipelined(parser: _trec_Parser, blocks: Iterator, path: str) -> None:
     # A helper thread reads and scans block k + 1 while this one interns block k. Both
     # stages release the GIL; the queue bounds the text held at once to about 4 blocks.
-    todo: queue.Queue = queue.Queue(maxsize=2)
     spare: queue.SimpleQueue = queue.SimpleQueue()  # batches to reuse
-    stop = threading.Event()
 
-    def put(item: Any) -> None:
-        while not stop.is_set():
+    def scanned() -> Iterator:
+        for block in blocks:
             try:
-                todo.put(item, timeout=0.05)
+                batch = spare.get_nowait()
+            except queue.Empty:
+                batch = None
+            batch = parser.scan(block, batch)
+            yield batch
+            if batch.error_line:
                 return
-            except queue.Full:
-                pass
 
-    def scan_all() -> None:
-        try:
-            for block in blocks:
-                if stop.is_set():
-                    return
-                try:
-                    batch = spare.get_nowait()
-                except queue.Empty:
-                    batch = None
-                batch = parser.scan(block, batch)
-                put(batch)
-                if batch.error_line:
-                    break
-        except BaseException as exc:  # handed to the calling thread
-            put(exc)
-        put(_DONE)
-
-    worker = threading.Thread(target=scan_all, name="qafast-trec-scan", daemon=True)
-
-    def quiesce() -> None:
-        stop.set()
-        worker.join()
-
-    worker.start()
+    ahead = _read_ahead(scanned(), 2, "qafast-trec-scan")
     try:
-        while True:
-            item = todo.get()
-            if item is _DONE:
-                break
-            if isinstance(item, BaseException):
-                raise item
-            _intern(parser, item, path, quiesce)
-            item.release()
-            spare.put(item)
+        for batch in ahead:
+            _intern(parser, batch, path, ahead.close)
+            batch.release()
+            spare.put(batch)
     finally:
-        quiesce()
+        ahead.close()
