@@ -16,6 +16,7 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
+import qafast
 from qafast import _kernels
 from qafast._kernels import _trec_hash_bytes
 from qafast.io import TrecColumns, TrecFormatError, read_trec_qrels, read_trec_run
@@ -674,6 +675,34 @@ def test_run_errors_name_the_line(line, pattern, chunk, eol, tail, workers, inte
     assert str(e).startswith("<bytes>, line 4: ")
     assert e.message == str(e).split(": ", 1)[1]
     assert re.search(pattern, e.message), e.message
+
+
+@pytest.mark.parametrize(
+    "lines, line, pattern",
+    [
+        # a score left to the exact parser fails after the scan: still the first error
+        ([b"q1 Q0 d2 2 1_0 r", b"q\xff Q0 d3 3 1 r"], 4, r"'1_0' is not a number"),
+        ([b"q\xff Q0 d2 2 1_0 r"], 4, r"'1_0' is not a number"),
+        ([b"q1 Q0 d2 2 1_0 r", b"q1 Q0 d\xc0\x80 3 1 r"], 4, r"'1_0' is not a number"),
+        # an invalid id before a malformed line, and after one
+        ([b"q\xff Q0 d2 2 1 r", b"q1 Q0 d3"], 4, r"query id \(1st field\) is not valid"),
+        ([b"q1 Q0 d3", b"q\xff Q0 d2 2 1 r"], 4, r"expected at least 6"),
+        ([b"q1 Q0 d\xc0\x80 2 1e400x r"], 4, r"'1e400x' is not a number"),
+    ],
+)
+@both_modes
+@docs_modes
+def test_run_errors_come_in_file_order_whichever_stage_finds_them(lines, line, pattern,
+                                                                  workers, intern_docs):
+    # with intern_docs=False one thread checks ids during the scan, otherwise a second
+    # stage does: the error named is the first in the file either way
+    data = HEAD + b"\n".join(lines) + b"\nq1 Q0 d9 3 1.0 r\n"
+    e = error(data, True, None, workers, intern_docs)
+    assert e.line == line and re.search(pattern, e.message), e.message
+    qrels = qafast.Qrels.from_file(b"q1 0 d1 1\n")
+    with pytest.raises(TrecFormatError) as streamed:
+        qafast.evaluate(qrels, data, ["map"], workers=workers, progress=False)
+    assert streamed.value.line == line and re.search(pattern, streamed.value.message)
 
 
 @pytest.mark.parametrize(

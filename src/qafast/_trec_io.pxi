@@ -714,6 +714,25 @@ ctypedef struct _trec_ScanState:
     Py_ssize_t err_len
     int err_nfields
 
+ctypedef struct _trec_InternState:
+    bint intern_docs
+    _trec_Table qtab
+    _trec_Table dtab                 # document ids, when interned
+    int32_t *qidx
+    int32_t *didx                    # when interned
+    int64_t *tiekeys                 # otherwise: each line's document tie key,
+    int64_t *offsets                 # the document's bytes blob[offsets[i]:offsets[i + 1]]
+    unsigned char *blob              # (cap + 1 offsets, offsets[0] = 0)
+    uint64_t blob_len
+    uint64_t blob_cap
+    uint64_t rows                    # rows interned so far
+    uint64_t cap
+    int64_t prev_q                   # query index of the previous row, -1 if none
+    int err
+    uint64_t err_k                   # row within the batch
+    Py_ssize_t err_off
+    Py_ssize_t err_len
+
 # One block's data lines as stage 2 needs them: where each query id is, and each document
 # id's offset, length, hash-derived meta word and first 8 bytes.
 ctypedef struct _trec_BatchData:
@@ -797,9 +816,12 @@ cdef inline int _trec_scan_fail(_trec_ScanState *sc, int code, int64_t line,
 
 
 cdef int _trec_scan_lines(_trec_ScanState *sc, _trec_BatchData *b, const unsigned char *buf,
-                          Py_ssize_t nbuf) noexcept nogil:
+                          Py_ssize_t nbuf, _trec_InternState *it) noexcept nogil:
     # Scan every line of buf[:nbuf] (the last one may lack its newline). Stops at the first
-    # malformed line and returns its code, with sc.err_* set.
+    # malformed line and returns its code, with sc.err_* set. With `it` (a run or qrels
+    # without document interning), each line also goes through stage 2 at once, while its
+    # fields are at hand, instead of being recorded in `b` for a second pass: an invalid id
+    # is then that line's error.
     cdef const unsigned char *p = buf
     cdef const unsigned char *end = buf + nbuf
     cdef const unsigned char *eol
@@ -816,8 +838,14 @@ cdef int _trec_scan_lines(_trec_ScanState *sc, _trec_BatchData *b, const unsigne
     cdef uint64_t row, k, h
     cdef double v
     cdef void *tmp
+    cdef uint64_t blob_len = it.blob_len if it != NULL else 0
+    cdef int64_t prev_q = it.prev_q if it != NULL else -1
     b.row_start = sc.rows
     b.n = 0
+    # the block's ids are at most its text
+    if (it != NULL and it.blob_len + <uint64_t>nbuf + 16 > it.blob_cap
+            and _trec_blob_grow(it, it.blob_len + <uint64_t>nbuf + 16) != 0):
+        return _trec_scan_fail(sc, _trec_E_NOMEM, sc.line_no + 1, buf, NULL, 0)
     while p < end:
         line = sc.line_no + 1
         # the common line (not a comment, its fields within 64 bytes) from the segment's
@@ -876,14 +904,18 @@ cdef int _trec_scan_lines(_trec_ScanState *sc, _trec_BatchData *b, const unsigne
             return _trec_scan_fail(sc, _trec_E_ID_TOO_LONG, line, buf, tok[2], tlen[2])
         if sc.rows == sc.cap and _trec_scan_grow(sc) != 0:
             return _trec_scan_fail(sc, _trec_E_NOMEM, line, buf, NULL, 0)
-        if b.n == b.cap and _trec_batch_grow(b) != 0:
-            return _trec_scan_fail(sc, _trec_E_NOMEM, line, buf, NULL, 0)
         row = sc.rows
         k = b.n
-        b.q_off[k] = tok[0] - buf
-        b.q_len[k] = <uint32_t>tlen[0]
-        b.d_off[k] = tok[2] - buf
-        b.d_len[k] = <uint32_t>tlen[2]
+        if it != NULL:
+            if row == it.cap and _trec_intern_grow(it, row + 1) != 0:
+                return _trec_scan_fail(sc, _trec_E_NOMEM, line, buf, NULL, 0)
+        else:
+            if k == b.cap and _trec_batch_grow(b) != 0:
+                return _trec_scan_fail(sc, _trec_E_NOMEM, line, buf, NULL, 0)
+            b.q_off[k] = tok[0] - buf
+            b.q_len[k] = <uint32_t>tlen[0]
+            b.d_off[k] = tok[2] - buf
+            b.d_len[k] = <uint32_t>tlen[2]
         h = _trec_hash(tok[2], tlen[2])
         if sc.intern_docs:
             b.d_meta[k] = _trec_meta(h, tlen[2])
@@ -914,6 +946,13 @@ cdef int _trec_scan_lines(_trec_ScanState *sc, _trec_BatchData *b, const unsigne
             code = _trec_parse_grade(tok[3], tlen[3], &sc.grades[row])
             if code != _trec_OK:
                 return _trec_scan_fail(sc, code, line, buf, tok[3], tlen[3])
+        if it != NULL:                            # after the line's own checks, as stage 2
+            code = _trec_take_row(it, row, tok[0], tlen[0], tok[2], tlen[2], end,
+                                  &blob_len, &prev_q)
+            if code == _trec_E_UTF8_DOCNO:
+                return _trec_scan_fail(sc, code, line, buf, tok[2], tlen[2])
+            if code != _trec_OK:
+                return _trec_scan_fail(sc, code, line, buf, tok[0], tlen[0])
         sc.lines[row] = line
         sc.rows = row + 1
         b.n = k + 1
@@ -924,25 +963,6 @@ cdef int _trec_scan_lines(_trec_ScanState *sc, _trec_BatchData *b, const unsigne
 
 # ---------------------------------------------------------------------------------------
 # stage 2, intern: query and document ids to int32 indexes, in first-seen order
-
-ctypedef struct _trec_InternState:
-    bint intern_docs
-    _trec_Table qtab
-    _trec_Table dtab                 # document ids, when interned
-    int32_t *qidx
-    int32_t *didx                    # when interned
-    int64_t *tiekeys                 # otherwise: each line's document tie key,
-    int64_t *offsets                 # the document's bytes blob[offsets[i]:offsets[i + 1]]
-    unsigned char *blob              # (cap + 1 offsets, offsets[0] = 0)
-    uint64_t blob_len
-    uint64_t blob_cap
-    uint64_t rows                    # rows interned so far
-    uint64_t cap
-    int64_t prev_q                   # query index of the previous row, -1 if none
-    int err
-    uint64_t err_k                   # row within the batch
-    Py_ssize_t err_off
-    Py_ssize_t err_len
 
 cdef enum:
     _trec_AHEAD = 16    # rows between prefetching a document's slot and looking it up
@@ -1051,6 +1071,36 @@ cdef int _trec_intern_rows(_trec_InternState *it, _trec_BatchData *b, const unsi
         it.qidx[row] = <int32_t>qi
         it.didx[row] = <int32_t>di
         it.rows = row + 1
+    return _trec_OK
+
+
+cdef inline int _trec_take_row(_trec_InternState *it, uint64_t row, const unsigned char *qp,
+                               Py_ssize_t qn, const unsigned char *dp, Py_ssize_t dn,
+                               const unsigned char *end, uint64_t *blob_len,
+                               int64_t *prev_q) noexcept nogil:
+    # What _trec_doc_rows does for one row, for the scan that does both stages at once
+    # (_trec_scan_lines with an InternState). Called from that loop alone: the compiler
+    # inlines a function with one caller into the large scan loop, but kept this out of line
+    # when _trec_doc_rows called it too, and a call per row cost more (4 ns of 38) than the
+    # fusion saved. The blob's length and the previous query are the caller's locals, stored
+    # back here but never read back.
+    cdef int64_t qi = prev_q[0]
+    cdef int ascii
+    if not (qi >= 0 and _trec_same_id(&it.qtab, qi, qp, qn)):
+        qi = _trec_intern(&it.qtab, qp, qn, _trec_meta(_trec_hash(qp, qn), qn),
+                          _trec_key8(qp, qn, end))
+        if qi < 0:
+            return _trec_intern_code(qi, _trec_E_UTF8_QID)
+        prev_q[0] = qi
+        it.prev_q = qi
+    ascii = _trec_take_doc(dp, dn, end, it.blob + blob_len[0], &it.tiekeys[row])
+    if ascii != 1 and not _trec_utf8_ok(dp, dn):
+        return _trec_E_UTF8_DOCNO
+    blob_len[0] += <uint64_t>dn
+    it.blob_len = blob_len[0]
+    it.offsets[row + 1] = <int64_t>blob_len[0]
+    it.qidx[row] = <int32_t>qi
+    it.rows = row + 1
     return _trec_OK
 
 
@@ -1327,7 +1377,22 @@ cdef class _trec_Parser:
         Fills and returns ``batch`` (a new one if None). If a line is malformed, the batch
         keeps the rows before it and names it in ``error_line`` / ``error_message``.
         """
+        return self._scan(block, batch, False)
+
+    def scan_intern(self, block, _trec_Batch batch=None):
+        """Both stages on ``block`` in one pass over its text, for a caller that would run
+        them one after the other on one thread; only without document interning. Returns
+        ``batch`` with nothing left to intern; ``error_line`` / ``error_message`` name the
+        block's first malformed line, an invalid id included."""
+        if self.it.intern_docs:
+            raise RuntimeError("scan_intern() needs a parser without document interning")
+        if self.sc.rows != self.it.rows:
+            raise RuntimeError("scan_intern() while a scanned batch waits for intern()")
+        return self._scan(block, batch, True)
+
+    cdef _trec_Batch _scan(self, block, _trec_Batch batch, bint fused):
         cdef _trec_ScanState *sc = &self.sc
+        cdef _trec_InternState *it = &self.it if fused else NULL
         cdef object view = memoryview(block)
         cdef const unsigned char[::1] data = view.cast("B") if view.format != "B" else view
         cdef Py_ssize_t n = data.shape[0]
@@ -1350,7 +1415,9 @@ cdef class _trec_Parser:
         sc.err = _trec_OK
         if n > 0:
             with nogil:
-                rc = _trec_scan_lines(sc, &batch.b, buf, n)
+                rc = _trec_scan_lines(sc, &batch.b, buf, n, it)
+        if fused:
+            self._make_strings(&self.it.qtab, self.query_ids)
         if rc == _trec_E_NOMEM:
             raise MemoryError()
         batch.b.n_ok = batch.b.n
@@ -1439,6 +1506,11 @@ cdef class _trec_Parser:
     def rows(self):
         """Rows scanned and not yet handed over."""
         return self.it.rows
+
+    @property
+    def interns_docs(self):
+        """Whether document ids are interned (else only hashed, and scan_intern() works)."""
+        return self.it.intern_docs
 
     def complete_rows(self, bint everything, int64_t first_query):
         """For evaluating a run file as it is read: the rows of the queries that are

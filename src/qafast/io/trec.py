@@ -461,9 +461,14 @@ def _read_blocks(f: Any, chunk: int) -> Iterator[memoryview]:
 
 def _sequential(parser: _trec_Parser, blocks: Iterator, path: str) -> None:
     batch = None
+    fused = not parser.interns_docs
     for block in blocks:
-        batch = parser.scan(block, batch)
-        _intern(parser, batch, path, lambda: None)
+        if fused:  # both stages in one pass over the text
+            batch = parser.scan_intern(block, batch)
+            _raise_scan_error(batch, path)
+        else:
+            batch = parser.scan(block, batch)
+            _intern(parser, batch, path, lambda: None)
         batch.release()
 
 
@@ -472,6 +477,10 @@ def _intern(parser: _trec_Parser, batch: Any, path: str, quiesce: Callable[[], N
         quiesce()  # error_line() reads an array the scanning thread may be growing
         assert parser.error_message is not None  # set whenever intern() fails
         raise TrecFormatError(parser.error_message, path=path, line=parser.error_line())
+    _raise_scan_error(batch, path)
+
+
+def _raise_scan_error(batch: Any, path: str) -> None:
     if batch.error_line:
         raise TrecFormatError(batch.error_message, path=path, line=batch.error_line)
 
