@@ -10,6 +10,8 @@ import random
 import sys
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 import qafast
 from qafast import _runfile
@@ -161,6 +163,14 @@ def test_a_query_split_by_a_range_is_still_evaluated_whole(tmp_path, monkeypatch
         lambda cls, *a, **k: read_whole.append(1) or real(cls, *a, **k)))
     assert qafast.evaluate(qrels, str(run), MEASURES, per_query=True, workers=2) == want
     assert read_whole
+
+
+@given(st.lists(st.lists(st.integers(0, 30), unique=True, max_size=12), max_size=5))
+def test_ranges_are_disjoint_exactly_when_no_query_is_in_two(parts):
+    # each range's parser gives its queries once; a query in two ranges means the run is
+    # read whole
+    everything = [q for ids in parts for q in ids]
+    assert _runfile._disjoint(parts) == (len(set(everything)) == len(everything))
 
 
 def test_errors_in_a_later_range_name_the_line_in_the_file(tmp_path, monkeypatch):

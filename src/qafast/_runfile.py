@@ -289,7 +289,7 @@ def _stream(qrels: Qrels, path: str, blocks, columns: list[Column], options: dic
     """Parse ``blocks`` and measure each batch of complete queries; ``line_base()`` gives
     the number of lines before the first block, for messages."""
     from . import ranking
-    from .io.trec import TrecFormatError, _intern
+    from .io.trec import TrecFormatError, _raise_scan_error
 
     batch_rows = ranking._FILE_CHUNK_ROWS
     parser = _kernels._trec_Parser(True, False)
@@ -349,8 +349,8 @@ def _stream(qrels: Qrels, path: str, blocks, columns: list[Column], options: dic
         for block in blocks:
             if cancel is not None and cancel.is_set():
                 raise _Cancelled()
-            batch = parser.scan(block, batch)
-            _intern(parser, batch, path, lambda: None)
+            batch = parser.scan_intern(block, batch)
+            _raise_scan_error(batch, path)
             batch.release()
             on_bytes(len(block))
             if parser.rows >= batch_rows and not measure(False):
@@ -411,29 +411,45 @@ def _in_id_order(ids: list, values: np.ndarray, rels: dict):
             {j: [s[k] for k in order] for j, s in rels.items()})
 
 
+def _disjoint(id_lists: list[list]) -> bool:
+    """Whether no id is in two of the lists, each of distinct ids (a parser gives each of
+    its queries once). Only the shorter lists go into a set; the longest is looked up."""
+    if len(id_lists) < 2:
+        return True
+    *shorter, longest = sorted(id_lists, key=len)
+    seen: set = set()
+    count = 0
+    for ids in shorter:
+        seen.update(ids)
+        count += len(ids)
+        if len(seen) != count:
+            return False
+    return seen.isdisjoint(longest)
+
+
 def _finish(qrels: Qrels, parts: list[_Part], columns, queries: str, options: dict,
             relcols: dict, source: str, ordered: bool = True):
     """The RunResult of the parts of a grouped run, or None when a query turned up in two
     places (the run is then read whole). Without ``ordered`` the queries stay in file
     order (sorting a million ids costs more than a second's reading, and a mean does not
     depend on the order)."""
-    ids = [q for p in parts for q in p.ids]
+    if not _disjoint([p.ids for p in parts]):
+        return None  # a query in two ranges
+    ids = list(itertools.chain.from_iterable(p.ids for p in parts))
     blocks = [b for p in parts for b in p.blocks]
     values = (np.concatenate(blocks) if blocks
               else np.zeros((0, len(columns)), dtype=np.float64))
     rels = {j: [s for p in parts for s in p.relstrings[j]] for j in relcols}
     run_query_ids = (parts[0].run_query_ids if len(parts) == 1
-                     else [q for p in parts for q in p.run_query_ids])
+                     else list(itertools.chain.from_iterable(p.run_query_ids for p in parts)))
     run_id = next((p.run_id for p in reversed(parts) if p.run_id is not None), None)
-    present = set(ids)
-    if len(present) != len(ids):
-        return None  # a query in two ranges
     if ordered:
         ids, values, rels = _in_id_order(ids, values, rels)
     stub = Run.__new__(Run)
     stub._set(run_query_ids, np.zeros(1, dtype=np.int64), None, None, None, None, None,
               source)
     if queries == "qrels":
+        present = set(ids)
         missing = np.array([i for i, q in enumerate(qrels.query_ids) if q not in present],
                            dtype=np.int64)
         if not ids:
