@@ -161,9 +161,16 @@ def measure(cmd: list[str], *, env=None) -> dict:
     return {"s": wall, "mb": peak, "out": proc.stdout.decode()}
 
 
-def env() -> dict:
+def env(tmp: Path) -> dict:
+    """The children's environment: the tree's qafast first on the path, and its bytecode
+    cached (under ``tmp``, not in the tree) as an installed package's is, so that no timing
+    includes compiling the modules (PYTHONDONTWRITEBYTECODE would make every child do it)."""
     e = dict(os.environ)
     e["PYTHONPATH"] = str(SRC) + (os.pathsep + e["PYTHONPATH"] if e.get("PYTHONPATH") else "")
+    e.pop("PYTHONDONTWRITEBYTECODE", None)
+    e["PYTHONPYCACHEPREFIX"] = str(tmp / "pycache")
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(SRC / "qafast")], env=e,
+                   check=True)
     return e
 
 
@@ -302,12 +309,12 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     n_q = 2_000 if args.quick else 20_000
     big = not (args.quick or args.skip_100m)
-    e = env()
     print(f"qafast bench_scale: {os.uname().nodename}, {os.cpu_count()} cores "
           f"(affinity {len(os.sched_getaffinity(0))}), load average "
           f"{'/'.join(f'{x:.2f}' for x in os.getloadavg())}; timings on a shared machine "
           "vary by 2x or more", flush=True)
     tmp = Path(tempfile.mkdtemp(prefix="qafast-bench-scale-", dir=args.tmp))
+    e = env(tmp)
     table = Table()
     try:
         qrels, run, run2 = tmp / "qrels", tmp / "run", tmp / "run2x"
