@@ -283,6 +283,19 @@ class _Cancelled(Exception):
     """The caller stopped waiting (an interrupt, or another run's error)."""
 
 
+def _qrels_position(qrels: Qrels, qid: str, searched: bool) -> int:
+    """Where ``qid`` is among the qrels' queries (0 if it is not). A range of a run that
+    follows the qrels' order asks once, for its first query: scanning the list of ids then
+    costs less than building the dictionary of every id (0.15 s for a million). A run in
+    another order asks again, and gets the dictionary."""
+    if searched or qrels._qindex is not None:
+        return qrels.query_index().get(qid, 0)
+    try:
+        return qrels.query_ids.index(qid)
+    except ValueError:
+        return 0
+
+
 def _stream(qrels: Qrels, path: str, blocks, columns: list[Column], options: dict,
             relcols: dict, on_bytes, line_base, cancel: threading.Event | None = None
             ) -> _Part:
@@ -298,8 +311,10 @@ def _stream(qrels: Qrels, path: str, blocks, columns: list[Column], options: dic
     first = 0
     qpos = 0  # where the next query is expected in the qrels, if the run follows their order
 
+    searched = False  # whether a query was looked up in the qrels already
+
     def measure(everything: bool) -> bool:
-        nonlocal first, qpos
+        nonlocal first, qpos, searched
         got = parser.complete_rows(everything, first)
         if got is None:
             return False
@@ -325,7 +340,8 @@ def _stream(qrels: Qrels, path: str, blocks, columns: list[Column], options: dic
         # chunk's queries are paired with the qrels' without a look-up or a sort (the
         # results are put in id order once, at the end)
         if not (qpos < len(qrels_ids) and qrels_ids[qpos] == qids[0]):
-            qpos = qrels.query_index().get(qids[0], 0)
+            qpos = _qrels_position(qrels, qids[0], searched)
+            searched = True
         pairs = None
         if qrels_ids[qpos:qpos + nq] == qids:
             pairs = (qids, np.arange(nq, dtype=np.int64),
