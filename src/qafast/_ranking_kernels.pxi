@@ -397,10 +397,30 @@ def rank_judged(
         free(judged); free(jgrade); free(jrank); free(order); free(tmp); free(grade_of)
 
 
+cdef void _sort_group(const int64_t* hashes, int64_t* order, int64_t* tmp, int64_t lo,
+                      int64_t hi) noexcept nogil:
+    # order[lo:hi] = lo..hi-1 sorted by hash, stably
+    cdef int64_t i, k, t
+    for i in range(lo, hi):
+        order[i] = i
+    if hi - lo <= 32:
+        for i in range(lo + 1, hi):
+            t = order[i]
+            k = i - 1
+            while k >= lo and hashes[order[k]] > hashes[t]:
+                order[k + 1] = order[k]
+                k -= 1
+            order[k + 1] = t
+    else:
+        _merge_sort_by_hash(hashes, &order[lo], tmp, hi - lo)
+
+
 def sort_groups(const int64_t[::1] offsets, const int64_t[::1] hashes, int64_t[::1] order):
     """order[lo:hi] = the indices lo..hi-1 of each group sorted by hash (stable)."""
     cdef Py_ssize_t ng = offsets.shape[0] - 1, g
-    cdef int64_t lo, hi, i, k, t, n, max_n = 0
+    cdef int64_t max_n = 0
+    if order.shape[0] == 0:
+        return
     for g in range(ng):
         if offsets[g + 1] - offsets[g] > max_n:
             max_n = offsets[g + 1] - offsets[g]
@@ -409,21 +429,51 @@ def sort_groups(const int64_t[::1] offsets, const int64_t[::1] hashes, int64_t[:
         raise MemoryError()
     with nogil:
         for g in range(ng):
+            _sort_group(&hashes[0], &order[0], tmp, offsets[g], offsets[g + 1])
+    free(tmp)
+
+
+def sort_groups_in_place(const int64_t[::1] offsets, int64_t[::1] hashes, int32_t[::1] values,
+                         int64_t[::1] lines, int64_t[::1] order):
+    """sort_groups, and each group's hashes, values and lines (if not empty) put in that
+    order where they are: a qrels file's columns, which no one else holds, without a new
+    array each (fresh pages cost more than the sort)."""
+    cdef Py_ssize_t ng = offsets.shape[0] - 1, g, n = order.shape[0]
+    cdef int64_t max_n = 0, lo, hi, i
+    cdef bint with_lines = lines.shape[0] > 0
+    if hashes.shape[0] != n or values.shape[0] != n or (with_lines and lines.shape[0] != n):
+        raise ValueError("hashes, values, lines and order must have one entry per row")
+    if n == 0:
+        return
+    if ng < 0 or (ng >= 0 and offsets[ng] != n):
+        raise ValueError("offsets must end at the number of rows")
+    for g in range(ng):
+        if offsets[g] < 0 or offsets[g + 1] < offsets[g]:
+            raise ValueError("offsets must be ascending from 0")
+        if offsets[g + 1] - offsets[g] > max_n:
+            max_n = offsets[g + 1] - offsets[g]
+    cdef int64_t* tmp = <int64_t*>malloc((2 * max_n + 1) * sizeof(int64_t))
+    cdef int32_t* tmp32 = <int32_t*>malloc((max_n + 1) * sizeof(int32_t))
+    if tmp == NULL or tmp32 == NULL:
+        free(tmp)
+        free(tmp32)
+        raise MemoryError()
+    with nogil:
+        for g in range(ng):
             lo = offsets[g]
             hi = offsets[g + 1]
+            _sort_group(&hashes[0], &order[0], tmp, lo, hi)
             for i in range(lo, hi):
-                order[i] = i
-            if hi - lo <= 32:
-                for i in range(lo + 1, hi):
-                    t = order[i]
-                    k = i - 1
-                    while k >= lo and hashes[order[k]] > hashes[t]:
-                        order[k + 1] = order[k]
-                        k -= 1
-                    order[k + 1] = t
-            else:
-                _merge_sort_by_hash(&hashes[0], &order[lo], tmp, hi - lo)
+                tmp[i - lo] = hashes[order[i]]
+                tmp[max_n + i - lo] = lines[order[i]] if with_lines else 0
+                tmp32[i - lo] = values[order[i]]
+            for i in range(lo, hi):
+                hashes[i] = tmp[i - lo]
+                values[i] = tmp32[i - lo]
+                if with_lines:
+                    lines[i] = tmp[max_n + i - lo]
     free(tmp)
+    free(tmp32)
 
 
 cdef void _merge_sort_by_hash(const int64_t* hashes, int64_t* idx, int64_t* tmp,
