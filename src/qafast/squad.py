@@ -393,7 +393,8 @@ def _scores_flat(preds: list, golds: _Golds, empty_rule: str):
     pred_sid = np.empty(n, dtype=np.int32)
     ref_sid = np.empty(len(golds.texts), dtype=np.int32)
     # interned and tokenized in one kernel that holds the GIL only to copy the strings out
-    tokens = _kernels.answer_encode_squad_flat(preds, golds.texts, golds.off, pred_sid, ref_sid)
+    tokens = _kernels.answer_encode_squad_flat(preds, golds.texts, golds.off, pred_sid, ref_sid,
+                                               answers._SLICE_QUESTIONS)
     if tokens is None:  # the readers let only str through; a caller's own lists may not
         return _answer_scores(preds, [golds.texts[a:b] for a, b in
                                       zip(golds.off.tolist(), golds.off[1:].tolist())],
