@@ -2327,25 +2327,97 @@ def squad_flatten(object data, list ids, list answers):
     return all_str
 
 
+cdef int _ak_walk_question(object qa, list ids, list texts, bint* all_str) except -1:
+    """Append question qa's id to ``ids`` and its answer texts to ``texts``, as
+    squad_flatten_flat; all_str[0] becomes False at a value that is not exactly a str."""
+    cdef object a, t, qid
+    cdef Py_ssize_t k
+    qid = _ak_item(qa, "id")
+    ids.append(qid)
+    if type(qid) is not str:
+        all_str[0] = False
+    a = _ak_item(qa, "answers")
+    if type(a) is list:
+        # read up to the list's length at each step (a lookup may run a key's __eq__,
+        # which could shorten it), as Python's own iteration does
+        k = 0
+        while k < PyList_GET_SIZE(a):
+            t = _ak_item((<list>a)[k], "text")
+            k += 1
+            if type(t) is not str:
+                all_str[0] = False
+            texts.append(t)
+    elif isinstance(a, _AkMapping):
+        t = a["text"]
+        if not isinstance(t, list):
+            raise TypeError
+        for t in list(t):
+            if type(t) is not str:
+                all_str[0] = False
+            texts.append(t)
+    else:
+        raise TypeError
+    return 0
+
+
+cdef struct _AkOffsets:
+    int64_t* off
+    uint64_t cap
+    uint64_t n           # questions: off[0..n] are set
+
+
+cdef int _ak_offsets_init(_AkOffsets* o, int64_t first) except -1:
+    o.cap = 1 << 16
+    o.n = 0
+    o.off = <int64_t*>_trec_mem_resize(NULL, 0, o.cap * sizeof(int64_t))
+    if o.off == NULL:
+        raise MemoryError()
+    o.off[0] = first
+    return 0
+
+
+cdef int _ak_offsets_push(_AkOffsets* o, int64_t v) except -1:
+    cdef void* grown
+    if o.n + 2 > o.cap:
+        grown = _trec_mem_resize(o.off, o.cap * sizeof(int64_t), 2 * o.cap * sizeof(int64_t))
+        if grown == NULL:
+            raise MemoryError()
+        o.off = <int64_t*>grown
+        o.cap *= 2
+    o.n += 1
+    o.off[o.n] = v
+    return 0
+
+
+cdef object _ak_offsets_array(_AkOffsets* o):
+    result = _trec_wrap(o.off, o.cap, o.n + 1, 8, b"q", _trec_np.int64)
+    o.off = NULL
+    return result
+
+
+cdef void _ak_offsets_free(_AkOffsets* o) noexcept:
+    if o.off != NULL:
+        _trec_mem_free(o.off, o.cap * sizeof(int64_t))
+        o.off = NULL
+
+
 @cython.boundscheck(True)
 def squad_flatten_flat(object data, list ids, list texts):
     """squad_flatten into one flat list: question i's answer texts are
-    ``texts[offsets[i]:offsets[i + 1]]``. Returns ``(all_str, offsets)``; no list is made
-    per question (making and freeing a million of them was a third of the walk).
+    ``texts[offsets[i]:offsets[i + 1]]`` (``offsets[0]`` is the length ``texts`` had).
+    Returns ``(all_str, offsets)``; no list is made per question (making and freeing a
+    million of them was a third of the walk).
 
     A lookup in a dict may run Python code (a key's ``__eq__``) that changes the lists
     being walked: each list is read up to its length at that moment, as Python's own
     iteration does."""
-    cdef object article, paragraph, qa, a, t, qid, qas
-    cdef Py_ssize_t k, j, nqa
+    cdef object article, paragraph, qa, qas
+    cdef Py_ssize_t j, nqa
     cdef bint all_str = True
-    cdef uint64_t cap = 1 << 16, nq = 0
-    cdef int64_t* off = <int64_t*>_trec_mem_resize(NULL, 0, cap * sizeof(int64_t))
-    cdef void* grown
-    if off == NULL:
-        raise MemoryError()
-    off[0] = 0
+    cdef _AkOffsets off
+    off.off = NULL
     try:
+        _ak_offsets_init(&off, len(texts))
         for article in data:
             for paragraph in _ak_item(article, "paragraphs"):
                 qas = _ak_item(paragraph, "qas")
@@ -2362,45 +2434,58 @@ def squad_flatten_flat(object data, list ids, list texts):
                         AK_PREFETCH(_ak_list_item(qas, j + 2))
                     qa = <object>_ak_list_item(qas, j)
                     j += 1
-                    qid = _ak_item(qa, "id")
-                    ids.append(qid)
-                    if type(qid) is not str:
-                        all_str = False
-                    a = _ak_item(qa, "answers")
-                    if type(a) is list:
-                        k = 0
-                        while k < PyList_GET_SIZE(a):
-                            t = _ak_item((<list>a)[k], "text")
-                            k += 1
-                            if type(t) is not str:
-                                all_str = False
-                            texts.append(t)
-                    elif isinstance(a, _AkMapping):
-                        t = a["text"]
-                        if not isinstance(t, list):
-                            raise TypeError
-                        for t in list(t):
-                            if type(t) is not str:
-                                all_str = False
-                            texts.append(t)
-                    else:
-                        raise TypeError
-                    nq += 1
-                    if nq + 1 > cap:
-                        grown = _trec_mem_resize(off, cap * sizeof(int64_t),
-                                                 2 * cap * sizeof(int64_t))
-                        if grown == NULL:
-                            raise MemoryError()
-                        off = <int64_t*>grown
-                        cap *= 2
-                    off[nq] = len(texts)
-                    _ak_pause_gil(<Py_ssize_t>nq)
-        result = _trec_wrap(off, cap, nq + 1, 8, b"q", _trec_np.int64)
-        off = NULL
-        return all_str, result
+                    _ak_walk_question(qa, ids, texts, &all_str)
+                    _ak_offsets_push(&off, len(texts))
+                    _ak_pause_gil(<Py_ssize_t>off.n)
+        return all_str, _ak_offsets_array(&off)
     finally:
-        if off != NULL:
-            _trec_mem_free(off, cap * sizeof(int64_t))
+        _ak_offsets_free(&off)
+
+
+@cython.boundscheck(True)
+def squad_flatten_slice(list articles, Py_ssize_t article, Py_ssize_t paragraph,
+                        Py_ssize_t question, Py_ssize_t questions, list ids, list texts):
+    """squad_flatten_flat from question ``question`` of paragraph ``paragraph`` of article
+    ``article`` on, for at most ``questions`` questions (a slice of a walk made a slice at
+    a time). Paragraph lists must be lists as well (a TypeError otherwise, and the caller
+    takes the whole walk). Returns ``(all_str, offsets, article, paragraph, question)``,
+    the last three where the next slice starts (``article == len(articles)``: the walk is
+    over)."""
+    cdef object paragraphs, qas
+    cdef Py_ssize_t nqa
+    cdef bint all_str = True
+    cdef _AkOffsets off
+    if article < 0 or paragraph < 0 or question < 0 or questions < 1:
+        raise InputError("a walk starts at a place, for at least one question")
+    off.off = NULL
+    try:
+        _ak_offsets_init(&off, len(texts))
+        while article < PyList_GET_SIZE(articles):
+            paragraphs = _ak_item(articles[article], "paragraphs")
+            if type(paragraphs) is not list:
+                raise TypeError
+            while paragraph < PyList_GET_SIZE(paragraphs):
+                qas = _ak_item((<list>paragraphs)[paragraph], "qas")
+                if type(qas) is not list:
+                    raise TypeError
+                while question < PyList_GET_SIZE(qas):
+                    if <Py_ssize_t>off.n >= questions:
+                        return (all_str, _ak_offsets_array(&off), article, paragraph,
+                                question)
+                    nqa = PyList_GET_SIZE(qas)
+                    if question + 2 < nqa:
+                        AK_PREFETCH(_ak_list_item(qas, question + 2))
+                    qa = <object>_ak_list_item(qas, question)
+                    question += 1
+                    _ak_walk_question(qa, ids, texts, &all_str)
+                    _ak_offsets_push(&off, len(texts))
+                paragraph += 1
+                question = 0
+            article += 1
+            paragraph = 0
+        return all_str, _ak_offsets_array(&off), article, 0, 0
+    finally:
+        _ak_offsets_free(&off)
 
 
 cdef inline void _ak_prefetch_at(_sh_Slots* t, list lst, Py_ssize_t i, bint held) noexcept:
@@ -2464,6 +2549,37 @@ def answer_intern_flat(list predictions, list ref_texts, const int64_t[::1] ref_
         _sh_slots_free(&t)
 
 
+cdef Py_ssize_t _ak_lookup(list ids, Py_ssize_t lo, dict preds, Py_ssize_t* pos,
+                           bint* aligned, bint* all_str, list texts) except -1:
+    """``texts[i - lo] = preds.get(ids[i])`` for the ``len(texts)`` ids from ``lo`` on;
+    returns how many are None. While aligned[0], the dict's items are taken in turn from
+    pos[0]."""
+    cdef Py_ssize_t i, absent = 0
+    cdef PyObject* v
+    cdef PyObject* k
+    cdef PyObject* q
+    cdef object held
+    for i in range(lo, lo + len(texts)):
+        if i >= PyList_GET_SIZE(ids):
+            raise InputError("the question ids changed while they were read")
+        q = _ak_list_item(ids, i)
+        if aligned[0]:
+            if _enc_dict_next(preds, pos, &k, &v) and _ak_same_key(k, q):
+                all_str[0] &= _ak_is_exact_str(v)
+                texts[i - lo] = <object>v
+                continue
+            aligned[0] = False
+        _ak_prefetch_str(ids, i + 8)
+        held = <object>q
+        v = PyDict_GetItemWithError(preds, held)
+        if v == NULL:
+            absent += 1
+        else:
+            all_str[0] &= _ak_is_exact_str(v)
+            texts[i - lo] = <object>v
+    return absent
+
+
 @cython.boundscheck(True)
 def squad_lookup(list ids, dict preds):
     """``([preds.get(q) for q in ids], number of None among them, aligned, all_str)`` in
@@ -2478,32 +2594,28 @@ def squad_lookup(list ids, dict preds):
     A lookup by hash may run Python code (an id's ``__hash__`` or ``__eq__``) that changes
     ``ids``: each id is held while it is looked up, and ``ids`` is read up to its length at
     that moment."""
-    cdef Py_ssize_t i, n = len(ids), absent = 0, pos = 0
+    cdef Py_ssize_t n = len(ids), absent, pos = 0
     cdef list texts = [None] * n
-    cdef PyObject* v
-    cdef PyObject* k
-    cdef PyObject* q
-    cdef object held
     cdef bint aligned = True, all_str = True
-    for i in range(n):
-        if i >= PyList_GET_SIZE(ids):
-            raise InputError("the question ids changed while they were read")
-        q = _ak_list_item(ids, i)
-        if aligned:
-            if _enc_dict_next(preds, &pos, &k, &v) and _ak_same_key(k, q):
-                all_str &= _ak_is_exact_str(v)
-                texts[i] = <object>v
-                continue
-            aligned = False
-        _ak_prefetch_str(ids, i + 8)
-        held = <object>q
-        v = PyDict_GetItemWithError(preds, held)
-        if v == NULL:
-            absent += 1
-        else:
-            all_str &= _ak_is_exact_str(v)
-            texts[i] = <object>v
+    absent = _ak_lookup(ids, 0, preds, &pos, &aligned, &all_str, texts)
     return texts, absent, aligned and len(preds) == n, all_str
+
+
+@cython.boundscheck(True)
+def squad_lookup_slice(list ids, Py_ssize_t lo, dict preds, Py_ssize_t pos):
+    """squad_lookup of ``ids[lo:]``, the questions a walk made a slice at a time has added
+    since the last call: ``(texts, absent, pos, all_str)``. ``pos`` is where the dict's
+    items are taken from while they follow the ids (0 at the first slice; the call returns
+    the next slice's), -1 once they have not: squad_lookup's ``aligned`` is ``pos >= 0``
+    after the last slice and ``len(preds) == len(ids)``."""
+    cdef Py_ssize_t absent
+    cdef list texts
+    cdef bint aligned = pos >= 0, all_str = True
+    if lo < 0 or lo > len(ids):
+        raise InputError("the slice starts outside the ids")
+    texts = [None] * (len(ids) - lo)
+    absent = _ak_lookup(ids, lo, preds, &pos, &aligned, &all_str, texts)
+    return texts, absent, pos if aligned else -1, all_str
 
 
 def squad_keys_are(dict d, list ids):
