@@ -1634,6 +1634,36 @@ def answer_encode_squad(list predictions, list references, const int64_t[::1] re
         _ak_enc_free(&e)
 
 
+cdef inline int _ak_enc_copy_flat(_AkEnc* e, list predictions, Py_ssize_t i, list ref_texts,
+                                  const int64_t* ref_off) except -1:
+    """Copy question i's prediction (None: no prediction) and its answers
+    ``ref_texts[ref_off[i]:ref_off[i + 1]]``, checking the offsets against the texts'
+    count; 0 when a value is not exactly a str, else 1. The caller has checked that
+    ``predictions`` holds question i."""
+    cdef int64_t lo = ref_off[i], hi = ref_off[i + 1], k
+    cdef Py_ssize_t nref = PyList_GET_SIZE(ref_texts)
+    cdef PyObject* o
+    if hi < lo or lo < 0 or hi > nref:
+        raise InputError("the offsets of the answer texts must ascend to their number")
+    # the objects of the strings 8 ahead (they are scattered in memory)
+    _ak_prefetch_str(predictions, i + 8)
+    for k in range(lo + 8, min(hi + 8, nref)):
+        _ak_prefetch_str(ref_texts, k)
+    o = _ak_list_at(<PyObject*>predictions, i)
+    if <object>o is None:
+        _ak_enc_copy(e, NULL)
+    elif not _ak_is_exact_str(o):
+        return 0
+    else:
+        _ak_enc_copy(e, o)
+    for k in range(lo, hi):
+        o = _ak_list_at(<PyObject*>ref_texts, k)
+        if not _ak_is_exact_str(o):
+            return 0
+        _ak_enc_copy(e, o)
+    return 1
+
+
 @cython.boundscheck(True)
 def answer_encode_squad_flat(list predictions, list ref_texts, const int64_t[::1] ref_off,
                              int32_t[::1] pred_sid, int32_t[::1] ref_sid,
@@ -1642,10 +1672,9 @@ def answer_encode_squad_flat(list predictions, list ref_texts, const int64_t[::1
     ``ref_texts[ref_off[i]:ref_off[i + 1]]``, and predictions that may be None (no
     prediction: index -1), as answer_intern_flat. Returns ``(tok_off, ids)``, or None when
     some value is not exactly a str."""
-    cdef Py_ssize_t i = 0, i0, k, n = len(predictions), lo, hi
+    cdef Py_ssize_t i = 0, i0, n = len(predictions)
     cdef Py_ssize_t nref = len(ref_texts)
     cdef uint64_t size0
-    cdef PyObject* o
     cdef _AkEnc e
     if (pred_sid.shape[0] != n or ref_off.shape[0] != n + 1 or ref_sid.shape[0] != nref
             or ref_off[0] != 0 or ref_off[n] != nref):
@@ -1662,26 +1691,8 @@ def answer_encode_squad_flat(list predictions, list ref_texts, const int64_t[::1
             i0 = i
             size0 = e.snap.size
             while not _ak_slice_end(&e, i, i0, n, slice_questions, size0):
-                lo = ref_off[i]
-                hi = ref_off[i + 1]
-                if hi < lo or hi > nref:
-                    raise InputError("the offsets of the answer texts must ascend to their "
-                                     "number")
-                _ak_prefetch_str(predictions, i + 8)
-                for k in range(lo + 8, min(hi + 8, nref)):
-                    _ak_prefetch_str(ref_texts, k)
-                o = _ak_list_at(<PyObject*>predictions, i)
-                if <object>o is None:
-                    _ak_enc_copy(&e, NULL)
-                elif not _ak_is_exact_str(o):
+                if not _ak_enc_copy_flat(&e, predictions, i, ref_texts, &ref_off[0]):
                     return None
-                else:
-                    _ak_enc_copy(&e, o)
-                for k in range(lo, hi):
-                    o = _ak_list_at(<PyObject*>ref_texts, k)
-                    if not _ak_is_exact_str(o):
-                        return None
-                    _ak_enc_copy(&e, o)
                 i += 1
             _ak_enc_step(&e, i - i0, &ref_off[i0], &pred_sid[i0] if i > i0 else NULL,
                          &ref_sid[0] if nref else NULL, nref)
@@ -1728,9 +1739,8 @@ cdef class SquadEncoder:
         or None for none) and its answers ``ref_texts[ref_off[i]:ref_off[i + 1]]``, where
         ``ref_off[0]`` is the number of answers added before. Returns True, or False when
         some value is not exactly a str (the encoder is then of no further use)."""
-        cdef Py_ssize_t i, k, m = len(predictions), lo, hi
+        cdef Py_ssize_t i, m = len(predictions)
         cdef Py_ssize_t nref = len(ref_texts)
-        cdef PyObject* o
         self._enter()
         try:
             if ref_off.shape[0] != m + 1 or ref_off[0] != self.e.nref:
@@ -1740,25 +1750,9 @@ cdef class SquadEncoder:
             if PyList_GET_SIZE(predictions) != m or PyList_GET_SIZE(ref_texts) != nref:
                 _ak_lists_changed("predictions or answer texts")
             for i in range(m):
-                lo = ref_off[i]
-                hi = ref_off[i + 1]
-                if hi < lo or hi > nref:
-                    raise InputError("the offsets of the answer texts must ascend to their "
-                                     "number")
-                o = _ak_list_at(<PyObject*>predictions, i)
-                if <object>o is None:
-                    _ak_enc_copy(&self.e, NULL)
-                elif not _ak_is_exact_str(o):
+                if not _ak_enc_copy_flat(&self.e, predictions, i, ref_texts, &ref_off[0]):
                     self.usable = False
                     return False
-                else:
-                    _ak_enc_copy(&self.e, o)
-                for k in range(lo, hi):
-                    o = _ak_list_at(<PyObject*>ref_texts, k)
-                    if not _ak_is_exact_str(o):
-                        self.usable = False
-                        return False
-                    _ak_enc_copy(&self.e, o)
             _ak_reserve(&self.pred, m)
             _ak_reserve(&self.ref, ref_off[m] - self.ref.size)
             _ak_enc_step(&self.e, m, &ref_off[0], self.pred.data + self.pred.size,
