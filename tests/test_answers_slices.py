@@ -124,32 +124,35 @@ def test_encodings_do_not_depend_on_the_slices():
         i = 0
         while i < len(preds):
             j = min(len(preds), i + rng.randint(0, 9))
-            assert encoder.add(with_none[i:j], flat, ref_off[i:j + 1].copy())
+            assert encoder.add(with_none, i, flat, ref_off[i:j + 1].copy())
             i = j
         tok_off, ids, ps, rs = encoder.finish()
         assert [np.asarray(a).tolist() for a in (tok_off, ids, ps, rs)] == whole
         with pytest.raises(RuntimeError):       # finished: of no further use
-            encoder.add([], flat, ref_off[:1].copy())
+            encoder.add([], 0, flat, ref_off[:1].copy())
 
 
 def test_encoder_refuses_offsets_that_do_not_follow_on():
     encoder = _kernels.SquadEncoder()
     texts = ["a", "b", "c"]
     with pytest.raises(ValueError):             # must start at the answers added so far: 0
-        encoder.add(["x"], texts, np.array([1, 2], dtype=np.int64))
+        encoder.add(["x"], 0, texts, np.array([1, 2], dtype=np.int64))
     encoder = _kernels.SquadEncoder()
-    assert encoder.add(["x"], texts, np.array([0, 2], dtype=np.int64))
+    assert encoder.add(["x"], 0, texts, np.array([0, 2], dtype=np.int64))
     with pytest.raises(ValueError):
-        encoder.add(["y"], texts, np.array([0, 1], dtype=np.int64))
+        encoder.add(["x", "y"], 1, texts, np.array([0, 1], dtype=np.int64))
     encoder = _kernels.SquadEncoder()
     with pytest.raises(ValueError):             # past the texts
-        encoder.add(["x"], texts, np.array([0, 4], dtype=np.int64))
+        encoder.add(["x"], 0, texts, np.array([0, 4], dtype=np.int64))
+    encoder = _kernels.SquadEncoder()
+    with pytest.raises(ValueError):             # past the predictions
+        encoder.add(["x"], 1, texts, np.array([0, 1], dtype=np.int64))
 
     class Str(str):
         pass
 
     encoder = _kernels.SquadEncoder()
-    assert encoder.add([Str("x")], texts, np.array([0, 1], dtype=np.int64)) is False
+    assert encoder.add([Str("x")], 0, texts, np.array([0, 1], dtype=np.int64)) is False
     with pytest.raises(RuntimeError):
         encoder.finish()
 
@@ -178,14 +181,17 @@ def test_walk_in_slices_is_the_whole_walk():
     all_str, whole = _kernels.squad_flatten_flat(data, ids, texts)
     assert all_str and len(ids) == 30
     for budget in (1, 2, 5, 100):
-        got_ids, got_texts, offsets, at = [], [], [], (0, 0, 0)
+        # lists made too short or too long: filled, then appended to
+        got_ids, got_texts = [None] * (budget * 3), [None] * 7
+        offsets, at, nids, ntexts = [], (0, 0, 0), 0, 0
         while True:
-            ok, off, *at = _kernels.squad_flatten_slice(data, *at, budget, got_ids, got_texts)
+            ok, off, *at, nids, ntexts = _kernels.squad_flatten_slice(
+                data, *at, budget, got_ids, nids, got_texts, ntexts)
             assert ok and len(off) - 1 <= budget
             offsets.append(off if not offsets else off[1:])
             if at[0] >= len(data):
                 break
-        assert (got_ids, got_texts) == (ids, texts)
+        assert (got_ids[:nids], got_texts[:ntexts]) == (ids, texts)
         assert np.concatenate(offsets).tolist() == whole.tolist()
 
 

@@ -1307,8 +1307,11 @@ cdef int _ak_enc_init(_AkEnc* e, int64_t expect) except -1:
         k *= 2
     _ak_str_table_init(&e.strs, k)
     _ak_snap_init(&e.snap, expect if expect > 16 else 16)
-    e.tok_cap = 1024
+    # room for every string to be distinct: pages not written take no memory (grown
+    # little by little, the arrays were copied and faulted in again, 3% of a squad() call)
+    e.tok_cap = <uint64_t>(expect if expect > 1024 else 1024) + 1
     e.tok_off = <int64_t*>_trec_mem_resize(NULL, 0, e.tok_cap * sizeof(int64_t))
+    _ak_grow_i64(&e.first, &e.first_cap, expect + 1)
     e.side.off = <int64_t*>malloc(1024 * sizeof(int64_t))
     if e.tok_off == NULL or e.side.off == NULL:
         raise MemoryError()
@@ -1634,22 +1637,22 @@ def answer_encode_squad(list predictions, list references, const int64_t[::1] re
         _ak_enc_free(&e)
 
 
-cdef inline int _ak_enc_copy_flat(_AkEnc* e, list predictions, Py_ssize_t i, list ref_texts,
-                                  const int64_t* ref_off) except -1:
-    """Copy question i's prediction (None: no prediction) and its answers
+cdef inline int _ak_enc_copy_flat(_AkEnc* e, list predictions, Py_ssize_t p, Py_ssize_t i,
+                                  list ref_texts, const int64_t* ref_off) except -1:
+    """Copy a question's prediction ``predictions[p]`` (None: no prediction) and its answers
     ``ref_texts[ref_off[i]:ref_off[i + 1]]``, checking the offsets against the texts'
     count; 0 when a value is not exactly a str, else 1. The caller has checked that
-    ``predictions`` holds question i."""
+    ``predictions`` holds p."""
     cdef int64_t lo = ref_off[i], hi = ref_off[i + 1], k
     cdef Py_ssize_t nref = PyList_GET_SIZE(ref_texts)
     cdef PyObject* o
     if hi < lo or lo < 0 or hi > nref:
         raise InputError("the offsets of the answer texts must ascend to their number")
     # the objects of the strings 8 ahead (they are scattered in memory)
-    _ak_prefetch_str(predictions, i + 8)
+    _ak_prefetch_str(predictions, p + 8)
     for k in range(lo + 8, min(hi + 8, nref)):
         _ak_prefetch_str(ref_texts, k)
-    o = _ak_list_at(<PyObject*>predictions, i)
+    o = _ak_list_at(<PyObject*>predictions, p)
     if <object>o is None:
         _ak_enc_copy(e, NULL)
     elif not _ak_is_exact_str(o):
@@ -1691,7 +1694,7 @@ def answer_encode_squad_flat(list predictions, list ref_texts, const int64_t[::1
             i0 = i
             size0 = e.snap.size
             while not _ak_slice_end(&e, i, i0, n, slice_questions, size0):
-                if not _ak_enc_copy_flat(&e, predictions, i, ref_texts, &ref_off[0]):
+                if not _ak_enc_copy_flat(&e, predictions, i, i, ref_texts, &ref_off[0]):
                     return None
                 i += 1
             _ak_enc_step(&e, i - i0, &ref_off[i0], &pred_sid[i0] if i > i0 else NULL,
@@ -1734,23 +1737,28 @@ cdef class SquadEncoder:
         return 0
 
     @cython.boundscheck(True)
-    def add(self, list predictions, list ref_texts, const int64_t[::1] ref_off):
-        """Encode the next ``len(predictions)`` questions: question i's prediction (a str,
-        or None for none) and its answers ``ref_texts[ref_off[i]:ref_off[i + 1]]``, where
-        ``ref_off[0]`` is the number of answers added before. Returns True, or False when
-        some value is not exactly a str (the encoder is then of no further use)."""
-        cdef Py_ssize_t i, m = len(predictions)
-        cdef Py_ssize_t nref = len(ref_texts)
+    def add(self, list predictions, Py_ssize_t first, list ref_texts,
+            const int64_t[::1] ref_off):
+        """Encode the next ``len(ref_off) - 1`` questions: question i's prediction
+        ``predictions[first + i]`` (a str, or None for none) and its answers
+        ``ref_texts[ref_off[i]:ref_off[i + 1]]``, where ``ref_off[0]`` is the number of
+        answers added before. Returns True, or False when some value is not exactly a str
+        (the encoder is then of no further use)."""
+        cdef Py_ssize_t i, m = ref_off.shape[0] - 1
+        cdef Py_ssize_t n = len(predictions), nref = len(ref_texts)
         self._enter()
         try:
-            if ref_off.shape[0] != m + 1 or ref_off[0] != self.e.nref:
+            if m < 0 or ref_off[0] != self.e.nref:
                 raise InputError("the offsets must follow on from the answers added before")
+            if first < 0 or first + m > n:
+                raise InputError("the predictions do not hold the questions to add")
             _ak_enc_lower(&self.e)
             # no Python code runs from here to the step: the lists keep their lengths
-            if PyList_GET_SIZE(predictions) != m or PyList_GET_SIZE(ref_texts) != nref:
+            if PyList_GET_SIZE(predictions) != n or PyList_GET_SIZE(ref_texts) != nref:
                 _ak_lists_changed("predictions or answer texts")
             for i in range(m):
-                if not _ak_enc_copy_flat(&self.e, predictions, i, ref_texts, &ref_off[0]):
+                if not _ak_enc_copy_flat(&self.e, predictions, first + i, i, ref_texts,
+                                         &ref_off[0]):
                     self.usable = False
                     return False
             _ak_reserve(&self.pred, m)
@@ -2321,13 +2329,26 @@ def squad_flatten(object data, list ids, list answers):
     return all_str
 
 
-cdef int _ak_walk_question(object qa, list ids, list texts, bint* all_str) except -1:
-    """Append question qa's id to ``ids`` and its answer texts to ``texts``, as
-    squad_flatten_flat; all_str[0] becomes False at a value that is not exactly a str."""
+cdef inline int _ak_put(list lst, Py_ssize_t* n, object v) except -1:
+    # lst[n] = v where the caller made room (a list of None), else an append: lists made to
+    # size grow without the copies of the appends' reallocations
+    if n[0] < PyList_GET_SIZE(lst):
+        lst[n[0]] = v
+    else:
+        lst.append(v)
+    n[0] += 1
+    return 0
+
+
+cdef inline int _ak_walk_question(object qa, list ids, Py_ssize_t* nids, list texts,
+                                  Py_ssize_t* ntexts, bint* all_str) except -1:
+    """Put question qa's id in ``ids`` at nids[0] and its answer texts in ``texts`` at
+    ntexts[0] (see _ak_put), as squad_flatten_flat; all_str[0] becomes False at a value
+    that is not exactly a str."""
     cdef object a, t, qid
     cdef Py_ssize_t k
     qid = _ak_item(qa, "id")
-    ids.append(qid)
+    _ak_put(ids, nids, qid)
     if type(qid) is not str:
         all_str[0] = False
     a = _ak_item(qa, "answers")
@@ -2340,7 +2361,7 @@ cdef int _ak_walk_question(object qa, list ids, list texts, bint* all_str) excep
             k += 1
             if type(t) is not str:
                 all_str[0] = False
-            texts.append(t)
+            _ak_put(texts, ntexts, t)
     elif isinstance(a, _AkMapping):
         t = a["text"]
         if not isinstance(t, list):
@@ -2348,7 +2369,7 @@ cdef int _ak_walk_question(object qa, list ids, list texts, bint* all_str) excep
         for t in list(t):
             if type(t) is not str:
                 all_str[0] = False
-            texts.append(t)
+            _ak_put(texts, ntexts, t)
     else:
         raise TypeError
     return 0
@@ -2360,8 +2381,8 @@ cdef struct _AkOffsets:
     uint64_t n           # questions: off[0..n] are set
 
 
-cdef int _ak_offsets_init(_AkOffsets* o, int64_t first) except -1:
-    o.cap = 1 << 16
+cdef int _ak_offsets_init(_AkOffsets* o, int64_t first, uint64_t cap) except -1:
+    o.cap = cap
     o.n = 0
     o.off = <int64_t*>_trec_mem_resize(NULL, 0, o.cap * sizeof(int64_t))
     if o.off == NULL:
@@ -2406,12 +2427,12 @@ def squad_flatten_flat(object data, list ids, list texts):
     being walked: each list is read up to its length at that moment, as Python's own
     iteration does."""
     cdef object article, paragraph, qa, qas
-    cdef Py_ssize_t j, nqa
+    cdef Py_ssize_t j, nqa, nids = len(ids), ntexts = len(texts)
     cdef bint all_str = True
     cdef _AkOffsets off
     off.off = NULL
     try:
-        _ak_offsets_init(&off, len(texts))
+        _ak_offsets_init(&off, ntexts, 1 << 16)
         for article in data:
             for paragraph in _ak_item(article, "paragraphs"):
                 qas = _ak_item(paragraph, "qas")
@@ -2428,8 +2449,8 @@ def squad_flatten_flat(object data, list ids, list texts):
                         AK_PREFETCH(_ak_list_item(qas, j + 2))
                     qa = <object>_ak_list_item(qas, j)
                     j += 1
-                    _ak_walk_question(qa, ids, texts, &all_str)
-                    _ak_offsets_push(&off, len(texts))
+                    _ak_walk_question(qa, ids, &nids, texts, &ntexts, &all_str)
+                    _ak_offsets_push(&off, ntexts)
                     _ak_pause_gil(<Py_ssize_t>off.n)
         return all_str, _ak_offsets_array(&off)
     finally:
@@ -2438,22 +2459,26 @@ def squad_flatten_flat(object data, list ids, list texts):
 
 @cython.boundscheck(True)
 def squad_flatten_slice(list articles, Py_ssize_t article, Py_ssize_t paragraph,
-                        Py_ssize_t question, Py_ssize_t questions, list ids, list texts):
+                        Py_ssize_t question, Py_ssize_t questions, list ids, Py_ssize_t nids,
+                        list texts, Py_ssize_t ntexts):
     """squad_flatten_flat from question ``question`` of paragraph ``paragraph`` of article
     ``article`` on, for at most ``questions`` questions (a slice of a walk made a slice at
-    a time). Paragraph lists must be lists as well (a TypeError otherwise, and the caller
-    takes the whole walk). Returns ``(all_str, offsets, article, paragraph, question)``,
-    the last three where the next slice starts (``article == len(articles)``: the walk is
-    over)."""
+    a time), putting the ids in ``ids`` from index ``nids`` on and the texts in ``texts``
+    from ``ntexts`` on (over the Nones of lists made to a size, then appended). Paragraph
+    lists must be lists as well (a TypeError otherwise, and the caller takes the whole
+    walk). Returns ``(all_str, offsets, article, paragraph, question, nids, ntexts)``: the
+    place where the next slice starts (``article == len(articles)``: the walk is over) and
+    the lists' filled lengths."""
     cdef object paragraphs, qas
     cdef Py_ssize_t nqa
     cdef bint all_str = True
     cdef _AkOffsets off
-    if article < 0 or paragraph < 0 or question < 0 or questions < 1:
+    if (article < 0 or paragraph < 0 or question < 0 or questions < 1 or nids < 0
+            or nids > len(ids) or ntexts < 0 or ntexts > len(texts)):
         raise InputError("a walk starts at a place, for at least one question")
     off.off = NULL
     try:
-        _ak_offsets_init(&off, len(texts))
+        _ak_offsets_init(&off, ntexts, <uint64_t>min(questions, 1 << 16) + 2)
         while article < PyList_GET_SIZE(articles):
             paragraphs = _ak_item(articles[article], "paragraphs")
             if type(paragraphs) is not list:
@@ -2465,19 +2490,19 @@ def squad_flatten_slice(list articles, Py_ssize_t article, Py_ssize_t paragraph,
                 while question < PyList_GET_SIZE(qas):
                     if <Py_ssize_t>off.n >= questions:
                         return (all_str, _ak_offsets_array(&off), article, paragraph,
-                                question)
+                                question, nids, ntexts)
                     nqa = PyList_GET_SIZE(qas)
                     if question + 2 < nqa:
                         AK_PREFETCH(_ak_list_item(qas, question + 2))
                     qa = <object>_ak_list_item(qas, question)
                     question += 1
-                    _ak_walk_question(qa, ids, texts, &all_str)
-                    _ak_offsets_push(&off, len(texts))
+                    _ak_walk_question(qa, ids, &nids, texts, &ntexts, &all_str)
+                    _ak_offsets_push(&off, ntexts)
                 paragraph += 1
                 question = 0
             article += 1
             paragraph = 0
-        return all_str, _ak_offsets_array(&off), article, 0, 0
+        return all_str, _ak_offsets_array(&off), article, 0, 0, nids, ntexts
     finally:
         _ak_offsets_free(&off)
 
@@ -2543,24 +2568,25 @@ def answer_intern_flat(list predictions, list ref_texts, const int64_t[::1] ref_
         _sh_slots_free(&t)
 
 
-cdef Py_ssize_t _ak_lookup(list ids, Py_ssize_t lo, dict preds, Py_ssize_t* pos,
-                           bint* aligned, bint* all_str, list texts) except -1:
-    """``texts[i - lo] = preds.get(ids[i])`` for the ``len(texts)`` ids from ``lo`` on;
-    returns how many are None. While aligned[0], the dict's items are taken in turn from
-    pos[0]."""
+cdef Py_ssize_t _ak_lookup(list ids, Py_ssize_t lo, Py_ssize_t n, dict preds, Py_ssize_t* pos,
+                           bint* aligned, bint* all_str, list texts,
+                           Py_ssize_t at) except -1:
+    """``texts[at + i - lo] = preds.get(ids[i])`` for the n ids from ``lo`` on (``texts``
+    has room); returns how many are None. While aligned[0], the dict's items are taken in
+    turn from pos[0]."""
     cdef Py_ssize_t i, absent = 0
     cdef PyObject* v
     cdef PyObject* k
     cdef PyObject* q
     cdef object held
-    for i in range(lo, lo + len(texts)):
+    for i in range(lo, lo + n):
         if i >= PyList_GET_SIZE(ids):
             raise InputError("the question ids changed while they were read")
         q = _ak_list_item(ids, i)
         if aligned[0]:
             if _enc_dict_next(preds, pos, &k, &v) and _ak_same_key(k, q):
                 all_str[0] &= _ak_is_exact_str(v)
-                texts[i - lo] = <object>v
+                texts[at + i - lo] = <object>v
                 continue
             aligned[0] = False
         _ak_prefetch_str(ids, i + 8)
@@ -2570,7 +2596,7 @@ cdef Py_ssize_t _ak_lookup(list ids, Py_ssize_t lo, dict preds, Py_ssize_t* pos,
             absent += 1
         else:
             all_str[0] &= _ak_is_exact_str(v)
-            texts[i - lo] = <object>v
+            texts[at + i - lo] = <object>v
     return absent
 
 
@@ -2591,25 +2617,27 @@ def squad_lookup(list ids, dict preds):
     cdef Py_ssize_t n = len(ids), absent, pos = 0
     cdef list texts = [None] * n
     cdef bint aligned = True, all_str = True
-    absent = _ak_lookup(ids, 0, preds, &pos, &aligned, &all_str, texts)
+    absent = _ak_lookup(ids, 0, n, preds, &pos, &aligned, &all_str, texts, 0)
     return texts, absent, aligned and len(preds) == n, all_str
 
 
 @cython.boundscheck(True)
-def squad_lookup_slice(list ids, Py_ssize_t lo, dict preds, Py_ssize_t pos):
-    """squad_lookup of ``ids[lo:]``, the questions a walk made a slice at a time has added
-    since the last call: ``(texts, absent, pos, all_str)``. ``pos`` is where the dict's
-    items are taken from while they follow the ids (0 at the first slice; the call returns
-    the next slice's), -1 once they have not: squad_lookup's ``aligned`` is ``pos >= 0``
-    after the last slice and ``len(preds) == len(ids)``."""
-    cdef Py_ssize_t absent
-    cdef list texts
+def squad_lookup_slice(list ids, Py_ssize_t lo, Py_ssize_t hi, dict preds, Py_ssize_t pos,
+                       list texts):
+    """squad_lookup of ``ids[lo:hi]``, the questions a walk made a slice at a time has added
+    since the last call, into ``texts[lo:hi]`` (a list made to a size with None, appended
+    to where short): ``(absent, pos, all_str)``. ``pos`` is where the dict's items are taken
+    from while they follow the ids (0 at the first slice; the call returns the next
+    slice's), -1 once they have not: squad_lookup's ``aligned`` is ``pos >= 0`` after the
+    last slice and ``len(preds)`` the number of ids."""
+    cdef Py_ssize_t absent, i
     cdef bint aligned = pos >= 0, all_str = True
-    if lo < 0 or lo > len(ids):
-        raise InputError("the slice starts outside the ids")
-    texts = [None] * (len(ids) - lo)
-    absent = _ak_lookup(ids, lo, preds, &pos, &aligned, &all_str, texts)
-    return texts, absent, pos if aligned else -1, all_str
+    if lo < 0 or hi < lo or hi > len(ids) or lo > len(texts):
+        raise InputError("the slice lies outside the ids")
+    for i in range(len(texts), hi):
+        texts.append(None)
+    absent = _ak_lookup(ids, lo, hi - lo, preds, &pos, &aligned, &all_str, texts, lo)
+    return absent, pos if aligned else -1, all_str
 
 
 def squad_keys_are(dict d, list ids):
