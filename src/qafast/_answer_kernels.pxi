@@ -1037,14 +1037,16 @@ def answer_intern(list predictions, list references, list strings,
 #
 # answer_intern and answer_tokens read str objects, and so held the GIL for half of an f1
 # call (Python's cached hash, str comparisons, the tokenizer's first pass): four threads
-# took about four times one call. Here one walk with the GIL copies each string's code units
+# took about four times one call. Here a walk with the GIL copies each string's code units
 # into an arena (the walk reads each object's header anyway, and short text lies beside it),
 # and everything else reads the arena only: hashing (our own hash of the code units, not
 # Python's, which would need the GIL to be computed), interning, normalizing, tokenizing. No
 # reference to a str is kept past the walk, so another thread may change the lists as soon
-# as it ends, and nothing is released afterwards. Only text that needs CPython's str.lower
-# (a cased script other than Latin-1's, such as Greek or Turkish capitals) goes back to it,
-# with the GIL, once per distinct string.
+# as it gives up the GIL, and nothing is released afterwards. Only text that needs CPython's
+# str.lower (a cased script other than Latin-1's, such as Greek or Turkish capitals) goes
+# back to it, with the GIL, once per distinct string. The walk goes a slice of questions at
+# a time, the work without the GIL following each slice (see _AkEnc), and the lists'
+# lengths are checked again before each slice.
 
 cdef extern from "Python.h":
     Py_ssize_t _ak_str_len "PyUnicode_GET_LENGTH"(PyObject* o)
@@ -1214,312 +1216,6 @@ cdef inline bint _ak_needs_lower(uint64_t head, const char* data) noexcept nogil
     return True
 
 
-cdef object _ak_snap_encode(_AkSnap* s, Py_ssize_t n, const int64_t* ref_off,
-                            int32_t* pred_sid, int32_t* ref_sid):
-    """Intern the snapshot's strings (string order: question i's prediction, then its
-    references ref_off[i]:ref_off[i + 1], checked ascending by the walk that made it) into
-    pred_sid/ref_sid, and tokenize each distinct one with SQuAD's normalizer: returns
-    ``(tok_off, ids)`` as answer_tokens."""
-    cdef int64_t nrec = s.nrec, j, g, nd = 0, nhard = 0, h = 0, cursor = 0, sid, off, k
-    cdef int64_t err = 0
-    cdef uint64_t head, nb, hh
-    cdef uint32_t* meta = NULL
-    cdef int64_t* first = NULL
-    cdef int64_t* hard = NULL        # the distinct strings str.lower normalizes, ascending
-    cdef int64_t* hard_ntok = NULL
-    cdef int64_t* tok_off = NULL
-    cdef uint64_t tok_cap = 0
-    cdef Py_ssize_t i, m, nt, nbt, wcap = 0
-    cdef const char* arena
-    cdef const char* data
-    cdef char* w = NULL
-    cdef _sh_Slot* slot
-    cdef _sh_Slots t
-    cdef _trec_Table table
-    cdef _AkIds out
-    cdef _AkWork work
-    cdef _AkSide side
-    cdef object text
-    t.slots = NULL
-    out.data = NULL
-    out.size = 0
-    out.cap = 0
-    work.cp = NULL
-    work.cls = NULL
-    work.spans = NULL
-    work.utf8 = NULL
-    work.cap = 0
-    side.bytes = NULL
-    side.size = 0
-    side.cap = 0
-    side.off = NULL
-    side.ntok = 0
-    side.off_cap = 0
-    _ak_table_init(&table)
-    try:
-        # room for every string at load 1/2 if about half of them are distinct (as
-        # answer_intern: a smaller table has fewer cache misses per probe)
-        k = 1 << 10
-        while k < nrec and k < (1 << 22):
-            k *= 2
-        _ak_str_table_init(&t, k)
-        meta = <uint32_t*>malloc((nrec + 1) * sizeof(uint32_t))
-        first = <int64_t*>malloc((nrec + 1) * sizeof(int64_t))
-        hard = <int64_t*>malloc((nrec + 1) * sizeof(int64_t))
-        side.off = <int64_t*>malloc(1024 * sizeof(int64_t))
-        if meta == NULL or first == NULL or hard == NULL or side.off == NULL:
-            raise MemoryError()
-        side.off_cap = 1024
-        side.off[0] = 0
-        arena = s.arena
-        with nogil:
-            for j in range(nrec):
-                off = s.rec[j]
-                if off >= 0:
-                    head = _ak_head(arena + off)
-                    hh = _trec_hash(<const unsigned char*>arena + off + 8, <Py_ssize_t>(head >> 4))
-                    meta[j] = <uint32_t>(hh >> 32) ^ <uint32_t>(head & 7)
-            j = 0
-            for i in range(n):
-                for g in range(-1, ref_off[i + 1] - ref_off[i]):
-                    # as answer_intern: the table slot of the string 8 ahead, the first
-                    # copy of the one held by the slot of the string 4 ahead
-                    if j + 8 < nrec and s.rec[j + 8] >= 0:
-                        _sh_prefetch_home(&t, meta[j + 8])
-                    if j + 4 < nrec and s.rec[j + 4] >= 0:
-                        slot = _sh_home_slot(&t, meta[j + 4])
-                        if slot.idp1 != 0:
-                            AK_PREFETCH(arena + slot.key)
-                    off = s.rec[j]
-                    if off < 0:
-                        sid = -1
-                    else:
-                        sid = _ak_snap_index(&t, arena, off, meta[j])
-                        if sid < 0:
-                            err = sid
-                            break
-                        if sid == nd:
-                            first[nd] = off
-                            nd += 1
-                            if _ak_needs_lower(_ak_head(arena + off), arena + off + 8):
-                                hard[nhard] = sid
-                                nhard += 1
-                    if g < 0:
-                        pred_sid[i] = <int32_t>sid
-                    else:
-                        ref_sid[ref_off[i] + g] = <int32_t>sid
-                    j += 1
-                if err:
-                    break
-        if err == -2:
-            raise OverflowError("more than 2**31 - 2 distinct answer strings")
-        if err:
-            raise MemoryError()
-        _sh_slots_free(&t)
-        free(meta)
-        meta = NULL
-        # the text CPython lowers, with the GIL: a str made anew from the copy (an equal str,
-        # so the same tokens)
-        hard_ntok = <int64_t*>malloc((nhard + 1) * sizeof(int64_t))
-        if hard_ntok == NULL:
-            raise MemoryError()
-        for h in range(nhard):
-            _ak_pause_gil(<Py_ssize_t>h)
-            off = first[hard[h]]
-            head = _ak_head(arena + off)
-            text = PyUnicode_FromKindAndData(<int>(head & 7), arena + off + 8,
-                                             <Py_ssize_t>((head >> 4) // (head & 7)))
-            m = _ak_squad_prepare(<str>text, &work)
-            nt = _ak_squad_spans(&work, m)
-            for k in range(nt):
-                nbt = _ak_utf8(work.cp + work.spans[2 * k],
-                               work.spans[2 * k + 1] - work.spans[2 * k], work.utf8)
-                _ak_side_add(&side, work.utf8, nbt)
-            hard_ntok[h] = nt
-        text = None
-        tok_cap = <uint64_t>nd + 1
-        tok_off = <int64_t*>_trec_mem_resize(NULL, 0, tok_cap * sizeof(int64_t))
-        if tok_off == NULL:
-            raise MemoryError()
-        with nogil:
-            # token ids in order of the strings' first appearance, as answer_tokens
-            tok_off[0] = 0
-            h = 0
-            for sid in range(nd):
-                off = first[sid]
-                head = _ak_head(arena + off)
-                nb = head >> 4
-                data = arena + off + 8
-                if head & 8:
-                    _ak_grow_chars(&w, &wcap, <Py_ssize_t>nb)
-                    _ak_squad_ascii(data, <Py_ssize_t>nb, w, &table, &out)
-                elif h < nhard and hard[h] == sid:
-                    if cursor + hard_ntok[h] > side.ntok:
-                        with gil:
-                            raise RuntimeError("token count mismatch")
-                    for k in range(hard_ntok[h]):
-                        # 16 readable bytes past each token's start: the side buffer's slack
-                        _ak_push(&out, _ak_intern(&table, side.bytes + side.off[cursor],
-                                                  side.off[cursor + 1] - side.off[cursor]))
-                        cursor += 1
-                    h += 1
-                else:
-                    m = _ak_squad_prepare_raw(<int>(head & 7), data,
-                                              <Py_ssize_t>(nb // (head & 7)), &work)
-                    if m < 0:
-                        with gil:
-                            raise RuntimeError("text to lower was not lowered")
-                    nt = _ak_squad_spans(&work, m)
-                    for k in range(nt):
-                        # work.utf8 holds 4 bytes per code point and 256 more: 8 readable
-                        # bytes past the token's start
-                        nbt = _ak_utf8(work.cp + work.spans[2 * k],
-                                       work.spans[2 * k + 1] - work.spans[2 * k], work.utf8)
-                        _ak_push(&out, _ak_intern(&table, work.utf8, nbt))
-                tok_off[sid + 1] = out.size
-        offsets = _trec_wrap(tok_off, tok_cap, tok_cap, 8, b"q", _trec_np.int64)
-        tok_off = NULL
-        return offsets, _ak_ids_array(&out)
-    finally:
-        _sh_slots_free(&t)
-        free(meta)
-        free(first)
-        free(hard)
-        free(hard_ntok)
-        free(w)
-        free(side.bytes)
-        free(side.off)
-        if tok_off != NULL:
-            _trec_mem_free(tok_off, tok_cap * sizeof(int64_t))
-        _ak_ids_free(&out)
-        _trec_table_free(&table)
-        _ak_work_free(&work)
-
-
-@cython.boundscheck(True)
-def answer_encode_squad(list predictions, list references, const int64_t[::1] ref_off,
-                        int32_t[::1] pred_sid, int32_t[::1] ref_sid):
-    """answer_intern, then answer_tokens with SQuAD's normalizer, in one call that holds the
-    GIL only to copy the strings out (and to lower text that needs CPython's str.lower).
-
-    ``references`` holds str, lists or tuples, question i's ``ref_off[i + 1] - ref_off[i]``
-    strings (answer_count_refs' ``ref_off``). Writes each string's index among the distinct
-    strings (in order of first appearance, as answer_intern) to ``pred_sid``/``ref_sid``, and
-    returns ``(tok_off, ids)``: distinct string s's token ids are ``ids[tok_off[s]:tok_off[s
-    + 1]]`` (as answer_tokens). Returns None when some value is not exactly a str (or some
-    references not exactly a str, a list or a tuple; a subclass of one included): the caller
-    converts it, as for answer_intern."""
-    cdef Py_ssize_t i, k, n = len(predictions), nr
-    cdef int64_t pos = 0, j = 0, hi, nref = ref_sid.shape[0]
-    cdef PyObject* o
-    cdef PyObject* r
-    cdef _AkSnap snap
-    cdef Py_ssize_t asked = 0
-    if (pred_sid.shape[0] != n or len(references) != n or ref_off.shape[0] != n + 1
-            or ref_off[0] != 0 or ref_off[n] != nref):
-        raise InputError("one prediction index and one reference entry per question, and "
-                         "offsets of the references, are expected")
-    snap.rec = NULL
-    snap.arena = NULL
-    snap.cap = 0
-    try:
-        _ak_snap_init(&snap, n + nref)
-        for i in range(n):
-            if _ak_pause_gil(i) and (PyList_GET_SIZE(predictions) != n
-                                     or PyList_GET_SIZE(references) != n):
-                _ak_lists_changed("predictions or references")
-            _ak_prefetch_walk(predictions, references, i, n, &asked)
-            hi = ref_off[i + 1]
-            if hi < pos or hi > nref:
-                raise InputError("the reference offsets must ascend to the number of "
-                                 "references")
-            o = _ak_list_at(<PyObject*>predictions, i)
-            if not _ak_is_exact_str(o):
-                return None
-            _ak_snap_add(&snap, j, o)
-            j += 1
-            r = _ak_list_at(<PyObject*>references, i)
-            if _ak_is_exact_str(r):
-                if pos >= hi:
-                    _ak_refs_changed()
-                _ak_snap_add(&snap, j, r)
-                j += 1
-                pos += 1
-            elif _ak_is_list(r) or _ak_is_tuple(r):
-                nr = _ak_list_len(r) if _ak_is_list(r) else _ak_tuple_len(r)
-                for k in range(nr):
-                    o = _ak_list_at(r, k) if _ak_is_list(r) else _ak_tuple_at(r, k)
-                    if not _ak_is_exact_str(o):
-                        return None
-                    if pos >= hi:
-                        _ak_refs_changed()
-                    _ak_snap_add(&snap, j, o)
-                    j += 1
-                    pos += 1
-            else:
-                return None
-            if pos != hi:
-                _ak_refs_changed()
-        return _ak_snap_encode(&snap, n, &ref_off[0], &pred_sid[0] if n else NULL,
-                               &ref_sid[0] if nref else NULL)
-    finally:
-        _ak_snap_free(&snap)
-
-
-@cython.boundscheck(True)
-def answer_encode_squad_flat(list predictions, list ref_texts, const int64_t[::1] ref_off,
-                             int32_t[::1] pred_sid, int32_t[::1] ref_sid):
-    """answer_encode_squad with each question's references as a slice of one flat list,
-    ``ref_texts[ref_off[i]:ref_off[i + 1]]``, and predictions that may be None (no
-    prediction: index -1), as answer_intern_flat. Returns ``(tok_off, ids)``, or None when
-    some value is not exactly a str."""
-    cdef Py_ssize_t i, k, n = len(predictions), lo, hi
-    cdef Py_ssize_t nref = len(ref_texts)
-    cdef int64_t j = 0
-    cdef PyObject* o
-    cdef _AkSnap snap
-    if (pred_sid.shape[0] != n or ref_off.shape[0] != n + 1 or ref_sid.shape[0] != nref
-            or ref_off[0] != 0 or ref_off[n] != nref):
-        raise InputError("the offsets and indices do not match the predictions and texts")
-    snap.rec = NULL
-    snap.arena = NULL
-    snap.cap = 0
-    try:
-        _ak_snap_init(&snap, n + nref)
-        for i in range(n):
-            if _ak_pause_gil(i) and (PyList_GET_SIZE(predictions) != n
-                                     or PyList_GET_SIZE(ref_texts) != nref):
-                _ak_lists_changed("predictions or answer texts")
-            lo = ref_off[i]
-            hi = ref_off[i + 1]
-            if hi < lo or hi > nref:
-                raise InputError("the offsets of the answer texts must ascend to their "
-                                 "number")
-            _ak_prefetch_str(predictions, i + 8)
-            for k in range(lo + 8, min(hi + 8, nref)):
-                _ak_prefetch_str(ref_texts, k)
-            o = _ak_list_at(<PyObject*>predictions, i)
-            if <object>o is None:
-                if j >= snap.nrec:
-                    raise RuntimeError("more answer strings than counted")
-                snap.rec[j] = -1
-            elif not _ak_is_exact_str(o):
-                return None
-            else:
-                _ak_snap_add(&snap, j, o)
-            j += 1
-            for k in range(lo, hi):
-                o = _ak_list_at(<PyObject*>ref_texts, k)
-                if not _ak_is_exact_str(o):
-                    return None
-                _ak_snap_add(&snap, j, o)
-                j += 1
-        return _ak_snap_encode(&snap, n, &ref_off[0], &pred_sid[0] if n else NULL,
-                               &ref_sid[0] if nref else NULL)
-    finally:
-        _ak_snap_free(&snap)
-
-
 cdef int _ak_snap_reserve(_AkSnap* s, int64_t want) except -1:
     """Room for ``want`` strings' places (a walk that learns the count as it goes)."""
     cdef int64_t cap = s.nrec
@@ -1534,6 +1230,563 @@ cdef int _ak_snap_reserve(_AkSnap* s, int64_t want) except -1:
     s.rec = <int64_t*>grown
     s.nrec = cap
     return 0
+
+
+# The encoder behind answer_encode_squad, answer_encode_squad_flat and squad()'s walk: the
+# strings are given slice by slice (a few thousand questions'), and each step is
+#
+#   with the GIL:    _ak_enc_lower (the text of the last step's new distinct strings that
+#                    needs CPython's str.lower) and _ak_enc_copy of the next slice's strings;
+#   without it:      _ak_enc_step: tokenize the last step's new distinct strings, then intern
+#                    the slice's strings (the new distinct ones wait for the next step).
+#
+# so that a call's work with the GIL alternates with its work without it. Four threads
+# making such calls on two cores then keep both busy: had each call copied all its strings
+# first, their copies (which the GIL lets run one at a time) would all come before any
+# work without the GIL, and one core would wait through them. The string table and the
+# token table live across steps, and distinct strings are tokenized in the order of their
+# first appearance, so every index and token id is what one pass over all the strings gives.
+
+cdef struct _AkEnc:
+    _AkSnap snap            # the copies: string j at snap.arena + snap.rec[j] (-1: none)
+    int64_t nstr            # strings copied
+    int64_t ndone           # strings interned (ndone..nstr: the slice copied last)
+    int64_t nq              # questions interned
+    int64_t nref            # references interned (their indices: the caller's offsets)
+    _sh_Slots strs          # distinct strings, keyed by the place of their first copy
+    uint32_t* meta          # the hash bits of the slice's strings
+    int64_t meta_cap
+    int64_t* first          # distinct string s: the place of its first copy
+    int64_t first_cap
+    int64_t nd              # distinct strings
+    int64_t ntok            # distinct strings tokenized (ntok..nd wait for the next step)
+    int64_t* hard           # the waiting ones CPython lowers, ascending
+    int64_t hard_cap
+    int64_t* hard_ntok      # their token counts in side, once lowered
+    int64_t hard_ntok_cap
+    int64_t nhard
+    bint lowered            # the waiting hard strings' tokens are in side
+    bint table_ok
+    _trec_Table table       # token bytes -> token id
+    _AkIds out              # the distinct strings' token ids, one after the other
+    int64_t* tok_off        # distinct string s's are out[tok_off[s]:tok_off[s + 1]]
+    uint64_t tok_cap
+    _AkWork work
+    _AkSide side
+    char* w
+    Py_ssize_t wcap
+
+
+cdef int _ak_grow_i64(int64_t** p, int64_t* cap, int64_t want) except -1 nogil:
+    """Room for ``want`` entries in the array *p of *cap."""
+    cdef int64_t c = cap[0]
+    cdef void* grown
+    if want <= c:
+        return 0
+    c = 2 * c if c else 1024
+    while c < want:
+        c *= 2
+    grown = realloc(p[0], c * sizeof(int64_t))
+    if grown == NULL:
+        with gil:
+            raise MemoryError()
+    p[0] = <int64_t*>grown
+    cap[0] = c
+    return 0
+
+
+cdef int _ak_enc_init(_AkEnc* e, int64_t expect) except -1:
+    """An empty encoder with room for about ``expect`` strings (it grows past that). ``e``
+    must be zeroed first, so that _ak_enc_free frees what was made if this raises."""
+    cdef int64_t k = 1 << 10
+    _ak_table_init(&e.table)
+    e.table_ok = True
+    # room for every string at load 1/2 if about half of them are distinct (as
+    # answer_intern: a smaller table has fewer cache misses per probe)
+    while k < expect and k < (1 << 22):
+        k *= 2
+    _ak_str_table_init(&e.strs, k)
+    _ak_snap_init(&e.snap, expect if expect > 16 else 16)
+    # room for every string to be distinct: pages not written take no memory (grown
+    # little by little, the arrays were copied and faulted in again, 3% of a squad() call)
+    e.tok_cap = <uint64_t>(expect if expect > 1024 else 1024) + 1
+    e.tok_off = <int64_t*>_trec_mem_resize(NULL, 0, e.tok_cap * sizeof(int64_t))
+    _ak_grow_i64(&e.first, &e.first_cap, expect + 1)
+    e.side.off = <int64_t*>malloc(1024 * sizeof(int64_t))
+    if e.tok_off == NULL or e.side.off == NULL:
+        raise MemoryError()
+    e.tok_off[0] = 0
+    e.side.off_cap = 1024
+    e.side.off[0] = 0
+    e.lowered = True
+    return 0
+
+
+cdef void _ak_enc_free(_AkEnc* e) noexcept:
+    _ak_snap_free(&e.snap)
+    _sh_slots_free(&e.strs)
+    free(e.meta)
+    free(e.first)
+    free(e.hard)
+    free(e.hard_ntok)
+    free(e.side.bytes)
+    free(e.side.off)
+    free(e.w)
+    e.meta = NULL
+    e.first = NULL
+    e.hard = NULL
+    e.hard_ntok = NULL
+    e.side.bytes = NULL
+    e.side.off = NULL
+    e.w = NULL
+    if e.table_ok:
+        _trec_table_free(&e.table)
+        e.table_ok = False
+    _ak_ids_free(&e.out)
+    if e.tok_off != NULL:
+        _trec_mem_free(e.tok_off, e.tok_cap * sizeof(int64_t))
+        e.tok_off = NULL
+    _ak_work_free(&e.work)
+
+
+cdef inline int _ak_enc_copy(_AkEnc* e, PyObject* o) except -1:
+    """Copy the next string, o (exactly a str; NULL: none, a missing prediction), with the
+    GIL (no Python code runs here)."""
+    if e.nstr >= e.snap.nrec:
+        _ak_snap_reserve(&e.snap, e.nstr + 1)
+    if o == NULL:
+        e.snap.rec[e.nstr] = -1
+    else:
+        _ak_snap_add(&e.snap, e.nstr, o)
+    e.nstr += 1
+    return 0
+
+
+cdef int _ak_enc_lower(_AkEnc* e) except -1:
+    """With the GIL: the tokens of the waiting distinct strings that need CPython's str.lower,
+    into side (a str made anew from the copy: an equal str, so the same tokens)."""
+    cdef int64_t h, off
+    cdef uint64_t head
+    cdef Py_ssize_t m, nt, k, nbt
+    cdef object text
+    if e.lowered:
+        return 0
+    _ak_grow_i64(&e.hard_ntok, &e.hard_ntok_cap, e.nhard + 1)
+    for h in range(e.nhard):
+        _ak_pause_gil(<Py_ssize_t>h)
+        off = e.first[e.hard[h]]
+        head = _ak_head(e.snap.arena + off)
+        text = PyUnicode_FromKindAndData(<int>(head & 7), e.snap.arena + off + 8,
+                                         <Py_ssize_t>((head >> 4) // (head & 7)))
+        m = _ak_squad_prepare(<str>text, &e.work)
+        nt = _ak_squad_spans(&e.work, m)
+        for k in range(nt):
+            nbt = _ak_utf8(e.work.cp + e.work.spans[2 * k],
+                           e.work.spans[2 * k + 1] - e.work.spans[2 * k], e.work.utf8)
+            _ak_side_add(&e.side, e.work.utf8, nbt)
+        e.hard_ntok[h] = nt
+    e.lowered = True
+    return 0
+
+
+cdef int _ak_enc_tokenize(_AkEnc* e) except -1 nogil:
+    """Token ids of the waiting distinct strings, in order (their hard ones lowered)."""
+    cdef int64_t sid, off, h = 0, cursor = 0, k
+    cdef uint64_t head, nb, cap
+    cdef const char* arena = e.snap.arena
+    cdef const char* data
+    cdef Py_ssize_t m, nt, nbt
+    cdef void* grown
+    if <uint64_t>e.nd + 1 > e.tok_cap:
+        cap = 2 * e.tok_cap
+        while cap < <uint64_t>e.nd + 1:
+            cap *= 2
+        grown = _trec_mem_resize(e.tok_off, e.tok_cap * sizeof(int64_t), cap * sizeof(int64_t))
+        if grown == NULL:
+            with gil:
+                raise MemoryError()
+        e.tok_off = <int64_t*>grown
+        e.tok_cap = cap
+    for sid in range(e.ntok, e.nd):
+        off = e.first[sid]
+        head = _ak_head(arena + off)
+        nb = head >> 4
+        data = arena + off + 8
+        if head & 8:
+            _ak_grow_chars(&e.w, &e.wcap, <Py_ssize_t>nb)
+            _ak_squad_ascii(data, <Py_ssize_t>nb, e.w, &e.table, &e.out)
+        elif h < e.nhard and e.hard[h] == sid:
+            if cursor + e.hard_ntok[h] > e.side.ntok:
+                with gil:
+                    raise RuntimeError("token count mismatch")
+            for k in range(e.hard_ntok[h]):
+                # 16 readable bytes past each token's start: the side buffer's slack
+                _ak_push(&e.out, _ak_intern(&e.table, e.side.bytes + e.side.off[cursor],
+                                            e.side.off[cursor + 1] - e.side.off[cursor]))
+                cursor += 1
+            h += 1
+        else:
+            m = _ak_squad_prepare_raw(<int>(head & 7), data, <Py_ssize_t>(nb // (head & 7)),
+                                      &e.work)
+            if m < 0:
+                with gil:
+                    raise RuntimeError("text to lower was not lowered")
+            nt = _ak_squad_spans(&e.work, m)
+            for k in range(nt):
+                # work.utf8 holds 4 bytes per code point and 256 more: 8 readable bytes
+                # past the token's start
+                nbt = _ak_utf8(e.work.cp + e.work.spans[2 * k],
+                               e.work.spans[2 * k + 1] - e.work.spans[2 * k], e.work.utf8)
+                _ak_push(&e.out, _ak_intern(&e.table, e.work.utf8, nbt))
+        e.tok_off[sid + 1] = e.out.size
+    if h != e.nhard:
+        with gil:
+            raise RuntimeError("text to lower was not tokenized")
+    e.ntok = e.nd
+    e.nhard = 0
+    e.side.size = 0
+    e.side.ntok = 0
+    return 0
+
+
+cdef int _ak_enc_intern(_AkEnc* e, Py_ssize_t m, const int64_t* roff, int32_t* pred_sid,
+                        int32_t* ref_sid, int64_t ref_cap) except -1 nogil:
+    """Index the strings of the slice copied last among the distinct strings: m questions,
+    question i's prediction, then its references roff[i]:roff[i + 1] (indices into
+    ref_sid, of ref_cap entries, following on from the last slice's), as copied."""
+    cdef int64_t j0 = e.ndone, j1 = e.nstr, j, off, sid, lo, hi
+    cdef uint64_t head, hh
+    cdef const char* arena = e.snap.arena
+    cdef const int64_t* rec = e.snap.rec
+    cdef Py_ssize_t i
+    cdef int64_t g
+    cdef uint32_t* meta
+    cdef void* grown
+    cdef _sh_Slot* slot
+    if j1 - j0 > e.meta_cap:
+        grown = realloc(e.meta, (j1 - j0) * sizeof(uint32_t))
+        if grown == NULL:
+            with gil:
+                raise MemoryError()
+        e.meta = <uint32_t*>grown
+        e.meta_cap = j1 - j0
+    meta = e.meta
+    for j in range(j0, j1):
+        off = rec[j]
+        if off >= 0:
+            head = _ak_head(arena + off)
+            hh = _trec_hash(<const unsigned char*>arena + off + 8, <Py_ssize_t>(head >> 4))
+            meta[j - j0] = <uint32_t>(hh >> 32) ^ <uint32_t>(head & 7)
+    j = j0
+    for i in range(m):
+        lo = roff[i]
+        hi = roff[i + 1]
+        if lo != e.nref or hi < lo or hi > ref_cap or j + 1 + (hi - lo) > j1:
+            with gil:
+                raise InputError("the reference offsets changed while the strings were read")
+        for g in range(-1, hi - lo):
+            # as answer_intern: the table slot of the string 8 ahead, the first copy of the
+            # one held by the slot of the string 4 ahead
+            if j + 8 < j1 and rec[j + 8] >= 0:
+                _sh_prefetch_home(&e.strs, meta[j + 8 - j0])
+            if j + 4 < j1 and rec[j + 4] >= 0:
+                slot = _sh_home_slot(&e.strs, meta[j + 4 - j0])
+                if slot.idp1 != 0:
+                    AK_PREFETCH(arena + slot.key)
+            off = rec[j]
+            if off < 0:
+                sid = -1
+            else:
+                sid = _ak_snap_index(&e.strs, arena, off, meta[j - j0])
+                if sid == -2:
+                    with gil:
+                        raise OverflowError("more than 2**31 - 2 distinct answer strings")
+                if sid < 0:
+                    with gil:
+                        raise MemoryError()
+                if sid == e.nd:
+                    _ak_grow_i64(&e.first, &e.first_cap, e.nd + 1)
+                    e.first[e.nd] = off
+                    e.nd += 1
+                    if _ak_needs_lower(_ak_head(arena + off), arena + off + 8):
+                        _ak_grow_i64(&e.hard, &e.hard_cap, e.nhard + 1)
+                        e.hard[e.nhard] = sid
+                        e.nhard += 1
+            if g < 0:
+                pred_sid[i] = <int32_t>sid
+            else:
+                ref_sid[lo + g] = <int32_t>sid
+            j += 1
+        e.nref = hi
+    if j != j1:
+        with gil:
+            raise InputError("more strings were copied than the offsets count")
+    e.ndone = j1
+    e.nq += m
+    return 0
+
+
+cdef int _ak_enc_step(_AkEnc* e, Py_ssize_t m, const int64_t* roff, int32_t* pred_sid,
+                      int32_t* ref_sid, int64_t ref_cap) except -1:
+    """Without the GIL: tokenize the waiting distinct strings (_ak_enc_lower first), then
+    intern the slice copied last (see _ak_enc_intern); its new distinct strings wait."""
+    if not e.lowered:
+        raise RuntimeError("text to lower was not lowered")
+    with nogil:
+        _ak_enc_tokenize(e)
+        _ak_enc_intern(e, m, roff, pred_sid, ref_sid, ref_cap)
+    e.lowered = e.nhard == 0
+    return 0
+
+
+cdef object _ak_enc_tokens(_AkEnc* e):
+    """``(tok_off, ids)`` of the distinct strings, as answer_tokens; the encoder gives up
+    the arrays (every string must have been tokenized)."""
+    cdef object offsets
+    if e.ntok != e.nd or e.ndone != e.nstr:
+        raise RuntimeError("strings left to encode")
+    offsets = _trec_wrap(e.tok_off, e.tok_cap, <uint64_t>e.nd + 1, 8, b"q", _trec_np.int64)
+    e.tok_off = NULL
+    return offsets, _ak_ids_array(&e.out)
+
+
+cdef inline Py_ssize_t _ak_slice_end(_AkEnc* e, Py_ssize_t i, Py_ssize_t i0, Py_ssize_t n,
+                                     Py_ssize_t slice_questions, uint64_t size0) noexcept:
+    # a slice ends after slice_questions questions, or once it copied 256 bytes a question
+    # on average (long answers: the GIL is held about as long per slice)
+    return (i >= n or i - i0 >= slice_questions
+            or e.snap.size - size0 >= <uint64_t>slice_questions * 256)
+
+
+@cython.boundscheck(True)
+def answer_encode_squad(list predictions, list references, const int64_t[::1] ref_off,
+                        int32_t[::1] pred_sid, int32_t[::1] ref_sid,
+                        Py_ssize_t slice_questions=4096):
+    """answer_intern, then answer_tokens with SQuAD's normalizer, in one call that holds the
+    GIL only to copy the strings out (and to lower text that needs CPython's str.lower),
+    ``slice_questions`` questions at a time (see _AkEnc).
+
+    ``references`` holds str, lists or tuples, question i's ``ref_off[i + 1] - ref_off[i]``
+    strings (answer_count_refs' ``ref_off``). Writes each string's index among the distinct
+    strings (in order of first appearance, as answer_intern) to ``pred_sid``/``ref_sid``, and
+    returns ``(tok_off, ids)``: distinct string s's token ids are ``ids[tok_off[s]:tok_off[s
+    + 1]]`` (as answer_tokens). Returns None when some value is not exactly a str (or some
+    references not exactly a str, a list or a tuple; a subclass of one included): the caller
+    converts it, as for answer_intern."""
+    cdef Py_ssize_t i = 0, i0, k, n = len(predictions), nr
+    cdef int64_t pos = 0, hi, nref = ref_sid.shape[0]
+    cdef uint64_t size0
+    cdef PyObject* o
+    cdef PyObject* r
+    cdef _AkEnc e
+    cdef Py_ssize_t asked = 0
+    if (pred_sid.shape[0] != n or len(references) != n or ref_off.shape[0] != n + 1
+            or ref_off[0] != 0 or ref_off[n] != nref):
+        raise InputError("one prediction index and one reference entry per question, and "
+                         "offsets of the references, are expected")
+    if slice_questions < 1:
+        raise InputError("slice_questions must be at least 1")
+    memset(&e, 0, sizeof(_AkEnc))
+    try:
+        _ak_enc_init(&e, n + nref)
+        while True:
+            # with the GIL: the last slice's text for str.lower, and this slice's copies
+            _ak_enc_lower(&e)
+            if PyList_GET_SIZE(predictions) != n or PyList_GET_SIZE(references) != n:
+                _ak_lists_changed("predictions or references")
+            i0 = i
+            size0 = e.snap.size
+            while not _ak_slice_end(&e, i, i0, n, slice_questions, size0):
+                _ak_prefetch_walk(predictions, references, i, n, &asked)
+                hi = ref_off[i + 1]
+                if hi < pos or hi > nref:
+                    raise InputError("the reference offsets must ascend to the number of "
+                                     "references")
+                o = _ak_list_at(<PyObject*>predictions, i)
+                if not _ak_is_exact_str(o):
+                    return None
+                _ak_enc_copy(&e, o)
+                r = _ak_list_at(<PyObject*>references, i)
+                if _ak_is_exact_str(r):
+                    if pos >= hi:
+                        _ak_refs_changed()
+                    _ak_enc_copy(&e, r)
+                    pos += 1
+                elif _ak_is_list(r) or _ak_is_tuple(r):
+                    nr = _ak_list_len(r) if _ak_is_list(r) else _ak_tuple_len(r)
+                    for k in range(nr):
+                        o = _ak_list_at(r, k) if _ak_is_list(r) else _ak_tuple_at(r, k)
+                        if not _ak_is_exact_str(o):
+                            return None
+                        if pos >= hi:
+                            _ak_refs_changed()
+                        _ak_enc_copy(&e, o)
+                        pos += 1
+                else:
+                    return None
+                if pos != hi:
+                    _ak_refs_changed()
+                i += 1
+            # without it: the last slice's new strings tokenized, this slice's interned
+            _ak_enc_step(&e, i - i0, &ref_off[i0], &pred_sid[i0] if i > i0 else NULL,
+                         &ref_sid[0] if nref else NULL, nref)
+            if i == i0:
+                break           # an empty slice: every string is tokenized
+        return _ak_enc_tokens(&e)
+    finally:
+        _ak_enc_free(&e)
+
+
+cdef inline int _ak_enc_copy_flat(_AkEnc* e, list predictions, Py_ssize_t p, Py_ssize_t i,
+                                  list ref_texts, const int64_t* ref_off) except -1:
+    """Copy a question's prediction ``predictions[p]`` (None: no prediction) and its answers
+    ``ref_texts[ref_off[i]:ref_off[i + 1]]``, checking the offsets against the texts'
+    count; 0 when a value is not exactly a str, else 1. The caller has checked that
+    ``predictions`` holds p."""
+    cdef int64_t lo = ref_off[i], hi = ref_off[i + 1], k
+    cdef Py_ssize_t nref = PyList_GET_SIZE(ref_texts)
+    cdef PyObject* o
+    if hi < lo or lo < 0 or hi > nref:
+        raise InputError("the offsets of the answer texts must ascend to their number")
+    # the objects of the strings 8 ahead (they are scattered in memory)
+    _ak_prefetch_str(predictions, p + 8)
+    for k in range(lo + 8, min(hi + 8, nref)):
+        _ak_prefetch_str(ref_texts, k)
+    o = _ak_list_at(<PyObject*>predictions, p)
+    if <object>o is None:
+        _ak_enc_copy(e, NULL)
+    elif not _ak_is_exact_str(o):
+        return 0
+    else:
+        _ak_enc_copy(e, o)
+    for k in range(lo, hi):
+        o = _ak_list_at(<PyObject*>ref_texts, k)
+        if not _ak_is_exact_str(o):
+            return 0
+        _ak_enc_copy(e, o)
+    return 1
+
+
+@cython.boundscheck(True)
+def answer_encode_squad_flat(list predictions, list ref_texts, const int64_t[::1] ref_off,
+                             int32_t[::1] pred_sid, int32_t[::1] ref_sid,
+                             Py_ssize_t slice_questions=4096):
+    """answer_encode_squad with each question's references as a slice of one flat list,
+    ``ref_texts[ref_off[i]:ref_off[i + 1]]``, and predictions that may be None (no
+    prediction: index -1), as answer_intern_flat. Returns ``(tok_off, ids)``, or None when
+    some value is not exactly a str."""
+    cdef Py_ssize_t i = 0, i0, n = len(predictions)
+    cdef Py_ssize_t nref = len(ref_texts)
+    cdef uint64_t size0
+    cdef _AkEnc e
+    if (pred_sid.shape[0] != n or ref_off.shape[0] != n + 1 or ref_sid.shape[0] != nref
+            or ref_off[0] != 0 or ref_off[n] != nref):
+        raise InputError("the offsets and indices do not match the predictions and texts")
+    if slice_questions < 1:
+        raise InputError("slice_questions must be at least 1")
+    memset(&e, 0, sizeof(_AkEnc))
+    try:
+        _ak_enc_init(&e, n + nref)
+        while True:
+            _ak_enc_lower(&e)
+            if PyList_GET_SIZE(predictions) != n or PyList_GET_SIZE(ref_texts) != nref:
+                _ak_lists_changed("predictions or answer texts")
+            i0 = i
+            size0 = e.snap.size
+            while not _ak_slice_end(&e, i, i0, n, slice_questions, size0):
+                if not _ak_enc_copy_flat(&e, predictions, i, i, ref_texts, &ref_off[0]):
+                    return None
+                i += 1
+            _ak_enc_step(&e, i - i0, &ref_off[i0], &pred_sid[i0] if i > i0 else NULL,
+                         &ref_sid[0] if nref else NULL, nref)
+            if i == i0:
+                break
+        return _ak_enc_tokens(&e)
+    finally:
+        _ak_enc_free(&e)
+
+
+cdef class SquadEncoder:
+    """answer_encode_squad_flat fed slice by slice, for a caller that learns the questions
+    as it goes (squad()'s walk over a dataset): each ``add`` copies its questions' strings
+    with the GIL and interns them without it; ``finish`` gives what one
+    answer_encode_squad_flat call over every question added gives. One thread at a time."""
+
+    cdef _AkEnc e
+    cdef _AkIds pred
+    cdef _AkIds ref
+    cdef bint usable
+    cdef bint busy
+
+    def __cinit__(self, int64_t expect=0):
+        memset(&self.e, 0, sizeof(_AkEnc))
+        memset(&self.pred, 0, sizeof(_AkIds))
+        memset(&self.ref, 0, sizeof(_AkIds))
+        _ak_enc_init(&self.e, expect)
+        self.usable = True
+
+    def __dealloc__(self):
+        _ak_enc_free(&self.e)
+        _ak_ids_free(&self.pred)
+        _ak_ids_free(&self.ref)
+
+    cdef int _enter(self) except -1:
+        if not self.usable or self.busy:
+            raise RuntimeError("this encoder is finished, or in use by another thread")
+        self.busy = True
+        return 0
+
+    @cython.boundscheck(True)
+    def add(self, list predictions, Py_ssize_t first, list ref_texts,
+            const int64_t[::1] ref_off):
+        """Encode the next ``len(ref_off) - 1`` questions: question i's prediction
+        ``predictions[first + i]`` (a str, or None for none) and its answers
+        ``ref_texts[ref_off[i]:ref_off[i + 1]]``, where ``ref_off[0]`` is the number of
+        answers added before. Returns True, or False when some value is not exactly a str
+        (the encoder is then of no further use)."""
+        cdef Py_ssize_t i, m = ref_off.shape[0] - 1
+        cdef Py_ssize_t n = len(predictions), nref = len(ref_texts)
+        self._enter()
+        try:
+            if m < 0 or ref_off[0] != self.e.nref:
+                raise InputError("the offsets must follow on from the answers added before")
+            if first < 0 or first + m > n:
+                raise InputError("the predictions do not hold the questions to add")
+            _ak_enc_lower(&self.e)
+            # no Python code runs from here to the step: the lists keep their lengths
+            if PyList_GET_SIZE(predictions) != n or PyList_GET_SIZE(ref_texts) != nref:
+                _ak_lists_changed("predictions or answer texts")
+            for i in range(m):
+                if not _ak_enc_copy_flat(&self.e, predictions, first + i, i, ref_texts,
+                                         &ref_off[0]):
+                    self.usable = False
+                    return False
+            _ak_reserve(&self.pred, m)
+            _ak_reserve(&self.ref, ref_off[m] - self.ref.size)
+            _ak_enc_step(&self.e, m, &ref_off[0], self.pred.data + self.pred.size,
+                         self.ref.data, ref_off[m])
+            self.pred.size += m
+            self.ref.size = ref_off[m]
+            return True
+        except BaseException:
+            self.usable = False
+            raise
+        finally:
+            self.busy = False
+
+    def finish(self):
+        """``(tok_off, ids, pred_sid, ref_sid)`` of every question added, as
+        answer_encode_squad_flat gives them (the indices as int32 arrays)."""
+        cdef int64_t zero_off = self.e.nref
+        self._enter()
+        try:
+            _ak_enc_lower(&self.e)
+            _ak_enc_step(&self.e, 0, &zero_off, NULL, NULL, 0)
+            tok_off, ids = _ak_enc_tokens(&self.e)
+            return tok_off, ids, _ak_ids_array(&self.pred), _ak_ids_array(&self.ref)
+        finally:
+            self.usable = False
+            self.busy = False
 
 
 cdef int _ak_snap_chars(const char* arena, int64_t off, _AkWork* work, char** w,
@@ -1585,7 +1838,7 @@ cdef int _ak_hard_chars(const int64_t* hard, const int64_t* hard_a, int64_t nhar
 
 @cython.boundscheck(True)
 def answer_char_f1_direct(list predictions, list references, bint v2, double[::1] out,
-                          double[::1] sums):
+                          double[::1] sums, Py_ssize_t slice_questions=4096):
     """Character F1 with SQuAD's normalizer, question by question, with no interning: each
     answer is normalized as it is met and compared while its code points are in cache.
 
@@ -1599,17 +1852,19 @@ def answer_char_f1_direct(list predictions, list references, bint v2, double[::1
     list or a tuple, are taken: any other, a str subclass included, is returned as not a
     str (the general path converts it), so no Python code of the caller's runs here.
 
-    As answer_encode_squad, the GIL is held to check every value and copy the strings out
-    (and to lower, answer by answer, text that needs CPython's str.lower); normalizing and
-    scoring read the copies without it."""
-    cdef Py_ssize_t n = len(predictions), i, g, ng_refs
+    As answer_encode_squad, ``slice_questions`` questions at a time: the GIL is held to
+    check every value and copy the strings out (and to lower, answer by answer, text that
+    needs CPython's str.lower); normalizing and scoring read the copies without it."""
+    cdef Py_ssize_t n = len(predictions), i = 0, i0, g, ng_refs
     cdef PyObject* p
     cdef PyObject* r
     cdef PyObject* x
     cdef _AkSnap snap
-    cdef int64_t* q_off = NULL
-    cdef int64_t* hard = NULL          # the answers str.lower normalizes, ascending
+    cdef int64_t* q_off = NULL         # the slice's questions: strings q_off[i]:q_off[i + 1]
+    cdef int64_t q_cap = 0
+    cdef int64_t* hard = NULL          # the slice's answers str.lower normalizes, ascending
     cdef int64_t* hard_a = NULL        # their code points: side.data[hard_a[h]:hard_a[h + 1]]
+    cdef int64_t hard_cap = 0, hard_a_cap = 0
     cdef int64_t nt = 0, nhard = 0, h = 0, off
     cdef uint64_t head
     cdef const char* arena
@@ -1620,7 +1875,7 @@ def answer_char_f1_direct(list predictions, list references, bint v2, double[::1
     cdef Py_ssize_t wcap = 0
     cdef int32_t* cnt = NULL
     cdef int32_t* used = NULL
-    cdef int64_t np_, ng, k, same, kept
+    cdef int64_t np_, ng, k, same, kept, qi
     cdef int32_t t, take
     cdef double best_f, f, prec, rec, total = 0.0
     cdef bint keep_rows = out.shape[0] == n
@@ -1631,6 +1886,8 @@ def answer_char_f1_direct(list predictions, list references, bint v2, double[::1
         raise InputError("one reference entry per prediction is expected")
     if sums.shape[0] < 2:
         raise InputError("sums must have two entries")
+    if slice_questions < 1:
+        raise InputError("slice_questions must be at least 1")
     pu.data = NULL
     pu.size = 0
     pu.cap = 0
@@ -1650,121 +1907,125 @@ def answer_char_f1_direct(list predictions, list references, bint v2, double[::1
     snap.cap = 0
     _ak_char_work_init(&c)
     try:
-        _ak_snap_init(&snap, 4 * <int64_t>n + 16)  # a prediction and three references each
-        q_off = <int64_t*>malloc((n + 1) * sizeof(int64_t))
-        if q_off == NULL:
-            raise MemoryError()
-        q_off[0] = 0
-        for i in range(n):
-            if _ak_pause_gil(i) and (PyList_GET_SIZE(predictions) != n
-                                     or PyList_GET_SIZE(references) != n):
-                _ak_lists_changed("predictions or references")
-            _ak_prefetch_walk(predictions, references, i, n, &asked)
-            p = _ak_list_at(<PyObject*>predictions, i)
-            if not _ak_is_exact_str(p):
-                return i, "prediction"
-            r = _ak_list_at(<PyObject*>references, i)
-            if _ak_is_exact_str(r):
-                ng_refs = 1
-            elif _ak_is_list(r):
-                ng_refs = _ak_list_len(r)
-            elif _ak_is_tuple(r):
-                ng_refs = _ak_tuple_len(r)
-            else:
-                return i, "reference"
-            if ng_refs == 0:
-                return i, "none"
-            _ak_snap_reserve(&snap, nt + 1 + ng_refs)
-            _ak_snap_add(&snap, nt, p)
-            nt += 1
-            for g in range(ng_refs):
-                if _ak_is_exact_str(r):
-                    x = r
-                elif _ak_is_list(r):
-                    x = _ak_list_at(r, g)
-                else:
-                    x = _ak_tuple_at(r, g)
-                if not _ak_is_exact_str(x):
-                    return i, "reference"
-                _ak_snap_add(&snap, nt, x)
-                nt += 1
-            q_off[i + 1] = nt
-        arena = snap.arena
-        hard = <int64_t*>malloc((nt + 1) * sizeof(int64_t))
-        if hard == NULL:
-            raise MemoryError()
-        with nogil:
-            for k in range(nt):
-                off = snap.rec[k]
-                if _ak_needs_lower(_ak_head(arena + off), arena + off + 8):
-                    hard[nhard] = k
-                    nhard += 1
-        # the text CPython lowers, with the GIL, answer by answer (a str made anew from the
-        # copy: an equal str, so the same code points)
-        hard_a = <int64_t*>malloc((nhard + 1) * sizeof(int64_t))
-        if hard_a == NULL:
-            raise MemoryError()
-        hard_a[0] = 0
-        for h in range(nhard):
-            _ak_pause_gil(<Py_ssize_t>h)
-            off = snap.rec[hard[h]]
-            head = _ak_head(arena + off)
-            text = PyUnicode_FromKindAndData(<int>(head & 7), arena + off + 8,
-                                             <Py_ssize_t>((head >> 4) // (head & 7)))
-            _ak_squad_chars_into(text, &c, &side)
-            hard_a[h + 1] = side.size
-        text = None
+        # a prediction and three references a question; each slice reuses the copies' room
+        _ak_snap_init(&snap, 4 * <int64_t>min(n, slice_questions) + 16)
         # one count per code point: only the pages of the scripts met are ever touched
         cnt = <int32_t*>calloc(0x110000, sizeof(int32_t))
         used = <int32_t*>calloc(0x110000, sizeof(int32_t))
         if cnt == NULL or used == NULL:
             raise MemoryError()
-        with nogil:
-            h = 0
-            for i in range(n):
-                pu.size = 0
-                k = q_off[i]
-                if _ak_snap_chars(arena, snap.rec[k], &work, &w, &wcap, &pu) < 0:
-                    _ak_hard_chars(hard, hard_a, nhard, &h, k, &side, &pu)
-                np_ = pu.size
-                for k in range(np_):
-                    cnt[pu.data[k]] += 1
-                best_f = 0.0
-                kept = 0
-                for g in range(q_off[i] + 1, q_off[i + 1]):
-                    gu.size = 0
-                    if _ak_snap_chars(arena, snap.rec[g], &work, &w, &wcap, &gu) < 0:
-                        _ak_hard_chars(hard, hard_a, nhard, &h, g, &side, &gu)
-                    ng = gu.size
-                    if v2 and ng == 0:
-                        continue
-                    if v2 and np_ == 0:
-                        f = 1.0 if np_ == ng else 0.0
+        while i < n:
+            # with the GIL: the slice's strings checked and copied, and the text that
+            # CPython lowers lowered
+            if PyList_GET_SIZE(predictions) != n or PyList_GET_SIZE(references) != n:
+                _ak_lists_changed("predictions or references")
+            i0 = i
+            nt = 0
+            snap.size = 0
+            _ak_grow_i64(&q_off, &q_cap, 1)
+            q_off[0] = 0
+            while not (i >= n or i - i0 >= slice_questions
+                       or snap.size >= <uint64_t>slice_questions * 256):
+                _ak_prefetch_walk(predictions, references, i, n, &asked)
+                p = _ak_list_at(<PyObject*>predictions, i)
+                if not _ak_is_exact_str(p):
+                    return i, "prediction"
+                r = _ak_list_at(<PyObject*>references, i)
+                if _ak_is_exact_str(r):
+                    ng_refs = 1
+                elif _ak_is_list(r):
+                    ng_refs = _ak_list_len(r)
+                elif _ak_is_tuple(r):
+                    ng_refs = _ak_tuple_len(r)
+                else:
+                    return i, "reference"
+                if ng_refs == 0:
+                    return i, "none"
+                _ak_snap_reserve(&snap, nt + 1 + ng_refs)
+                _ak_snap_add(&snap, nt, p)
+                nt += 1
+                for g in range(ng_refs):
+                    if _ak_is_exact_str(r):
+                        x = r
+                    elif _ak_is_list(r):
+                        x = _ak_list_at(r, g)
                     else:
-                        same = 0
-                        for k in range(ng):
-                            t = gu.data[k]
-                            take = used[t] < cnt[t]
-                            used[t] += take
-                            same += take
-                        for k in range(ng):
-                            used[gu.data[k]] = 0
-                        if same == 0:
-                            f = 0.0
+                        x = _ak_tuple_at(r, g)
+                    if not _ak_is_exact_str(x):
+                        return i, "reference"
+                    _ak_snap_add(&snap, nt, x)
+                    nt += 1
+                i += 1
+                _ak_grow_i64(&q_off, &q_cap, i - i0 + 1)
+                q_off[i - i0] = nt
+            arena = snap.arena
+            nhard = 0
+            side.size = 0
+            for k in range(nt):
+                off = snap.rec[k]
+                if _ak_needs_lower(_ak_head(arena + off), arena + off + 8):
+                    _ak_grow_i64(&hard, &hard_cap, nhard + 1)
+                    hard[nhard] = k
+                    nhard += 1
+            # (a str made anew from the copy: an equal str, so the same code points)
+            _ak_grow_i64(&hard_a, &hard_a_cap, nhard + 1)
+            hard_a[0] = 0
+            for h in range(nhard):
+                _ak_pause_gil(<Py_ssize_t>h)
+                off = snap.rec[hard[h]]
+                head = _ak_head(arena + off)
+                text = PyUnicode_FromKindAndData(<int>(head & 7), arena + off + 8,
+                                                 <Py_ssize_t>((head >> 4) // (head & 7)))
+                _ak_squad_chars_into(text, &c, &side)
+                hard_a[h + 1] = side.size
+            text = None
+            # without it: the slice's questions normalized and scored
+            with nogil:
+                h = 0
+                for qi in range(i0, i):
+                    pu.size = 0
+                    k = q_off[qi - i0]
+                    if _ak_snap_chars(arena, snap.rec[k], &work, &w, &wcap, &pu) < 0:
+                        _ak_hard_chars(hard, hard_a, nhard, &h, k, &side, &pu)
+                    np_ = pu.size
+                    for k in range(np_):
+                        cnt[pu.data[k]] += 1
+                    best_f = 0.0
+                    kept = 0
+                    for g in range(q_off[qi - i0] + 1, q_off[qi - i0 + 1]):
+                        gu.size = 0
+                        if _ak_snap_chars(arena, snap.rec[g], &work, &w, &wcap, &gu) < 0:
+                            _ak_hard_chars(hard, hard_a, nhard, &h, g, &side, &gu)
+                        ng = gu.size
+                        if v2 and ng == 0:
+                            continue
+                        if v2 and np_ == 0:
+                            f = 1.0 if np_ == ng else 0.0
                         else:
-                            prec = 1.0 * same / np_
-                            rec = 1.0 * same / ng
-                            f = (2 * prec * rec) / (prec + rec)
-                    if kept == 0 or f > best_f:
-                        best_f = f
-                    kept += 1
-                for k in range(np_):
-                    cnt[pu.data[k]] = 0
-                if kept == 0 and v2:
-                    best_f = 1.0 if np_ == 0 else 0.0
-                if keep_rows:
-                    outp[i] = best_f
-                total += best_f
+                            same = 0
+                            for k in range(ng):
+                                t = gu.data[k]
+                                take = used[t] < cnt[t]
+                                used[t] += take
+                                same += take
+                            for k in range(ng):
+                                used[gu.data[k]] = 0
+                            if same == 0:
+                                f = 0.0
+                            else:
+                                prec = 1.0 * same / np_
+                                rec = 1.0 * same / ng
+                                f = (2 * prec * rec) / (prec + rec)
+                        if kept == 0 or f > best_f:
+                            best_f = f
+                        kept += 1
+                    for k in range(np_):
+                        cnt[pu.data[k]] = 0
+                    if kept == 0 and v2:
+                        best_f = 1.0 if np_ == 0 else 0.0
+                    if keep_rows:
+                        outp[qi] = best_f
+                    total += best_f
         sums[1] = total
         return -1
     finally:
@@ -2068,25 +2329,110 @@ def squad_flatten(object data, list ids, list answers):
     return all_str
 
 
+cdef inline int _ak_put(list lst, Py_ssize_t* n, object v) except -1:
+    # lst[n] = v where the caller made room (a list of None), else an append: lists made to
+    # size grow without the copies of the appends' reallocations
+    if n[0] < PyList_GET_SIZE(lst):
+        lst[n[0]] = v
+    else:
+        lst.append(v)
+    n[0] += 1
+    return 0
+
+
+cdef inline int _ak_walk_question(object qa, list ids, Py_ssize_t* nids, list texts,
+                                  Py_ssize_t* ntexts, bint* all_str) except -1:
+    """Put question qa's id in ``ids`` at nids[0] and its answer texts in ``texts`` at
+    ntexts[0] (see _ak_put), as squad_flatten_flat; all_str[0] becomes False at a value
+    that is not exactly a str."""
+    cdef object a, t, qid
+    cdef Py_ssize_t k
+    qid = _ak_item(qa, "id")
+    _ak_put(ids, nids, qid)
+    if type(qid) is not str:
+        all_str[0] = False
+    a = _ak_item(qa, "answers")
+    if type(a) is list:
+        # read up to the list's length at each step (a lookup may run a key's __eq__,
+        # which could shorten it), as Python's own iteration does
+        k = 0
+        while k < PyList_GET_SIZE(a):
+            t = _ak_item((<list>a)[k], "text")
+            k += 1
+            if type(t) is not str:
+                all_str[0] = False
+            _ak_put(texts, ntexts, t)
+    elif isinstance(a, _AkMapping):
+        t = a["text"]
+        if not isinstance(t, list):
+            raise TypeError
+        for t in list(t):
+            if type(t) is not str:
+                all_str[0] = False
+            _ak_put(texts, ntexts, t)
+    else:
+        raise TypeError
+    return 0
+
+
+cdef struct _AkOffsets:
+    int64_t* off
+    uint64_t cap
+    uint64_t n           # questions: off[0..n] are set
+
+
+cdef int _ak_offsets_init(_AkOffsets* o, int64_t first, uint64_t cap) except -1:
+    o.cap = cap
+    o.n = 0
+    o.off = <int64_t*>_trec_mem_resize(NULL, 0, o.cap * sizeof(int64_t))
+    if o.off == NULL:
+        raise MemoryError()
+    o.off[0] = first
+    return 0
+
+
+cdef int _ak_offsets_push(_AkOffsets* o, int64_t v) except -1:
+    cdef void* grown
+    if o.n + 2 > o.cap:
+        grown = _trec_mem_resize(o.off, o.cap * sizeof(int64_t), 2 * o.cap * sizeof(int64_t))
+        if grown == NULL:
+            raise MemoryError()
+        o.off = <int64_t*>grown
+        o.cap *= 2
+    o.n += 1
+    o.off[o.n] = v
+    return 0
+
+
+cdef object _ak_offsets_array(_AkOffsets* o):
+    result = _trec_wrap(o.off, o.cap, o.n + 1, 8, b"q", _trec_np.int64)
+    o.off = NULL
+    return result
+
+
+cdef void _ak_offsets_free(_AkOffsets* o) noexcept:
+    if o.off != NULL:
+        _trec_mem_free(o.off, o.cap * sizeof(int64_t))
+        o.off = NULL
+
+
 @cython.boundscheck(True)
 def squad_flatten_flat(object data, list ids, list texts):
     """squad_flatten into one flat list: question i's answer texts are
-    ``texts[offsets[i]:offsets[i + 1]]``. Returns ``(all_str, offsets)``; no list is made
-    per question (making and freeing a million of them was a third of the walk).
+    ``texts[offsets[i]:offsets[i + 1]]`` (``offsets[0]`` is the length ``texts`` had).
+    Returns ``(all_str, offsets)``; no list is made per question (making and freeing a
+    million of them was a third of the walk).
 
     A lookup in a dict may run Python code (a key's ``__eq__``) that changes the lists
     being walked: each list is read up to its length at that moment, as Python's own
     iteration does."""
-    cdef object article, paragraph, qa, a, t, qid, qas
-    cdef Py_ssize_t k, j, nqa
+    cdef object article, paragraph, qa, qas
+    cdef Py_ssize_t j, nqa, nids = len(ids), ntexts = len(texts)
     cdef bint all_str = True
-    cdef uint64_t cap = 1 << 16, nq = 0
-    cdef int64_t* off = <int64_t*>_trec_mem_resize(NULL, 0, cap * sizeof(int64_t))
-    cdef void* grown
-    if off == NULL:
-        raise MemoryError()
-    off[0] = 0
+    cdef _AkOffsets off
+    off.off = NULL
     try:
+        _ak_offsets_init(&off, ntexts, 1 << 16)
         for article in data:
             for paragraph in _ak_item(article, "paragraphs"):
                 qas = _ak_item(paragraph, "qas")
@@ -2103,45 +2449,62 @@ def squad_flatten_flat(object data, list ids, list texts):
                         AK_PREFETCH(_ak_list_item(qas, j + 2))
                     qa = <object>_ak_list_item(qas, j)
                     j += 1
-                    qid = _ak_item(qa, "id")
-                    ids.append(qid)
-                    if type(qid) is not str:
-                        all_str = False
-                    a = _ak_item(qa, "answers")
-                    if type(a) is list:
-                        k = 0
-                        while k < PyList_GET_SIZE(a):
-                            t = _ak_item((<list>a)[k], "text")
-                            k += 1
-                            if type(t) is not str:
-                                all_str = False
-                            texts.append(t)
-                    elif isinstance(a, _AkMapping):
-                        t = a["text"]
-                        if not isinstance(t, list):
-                            raise TypeError
-                        for t in list(t):
-                            if type(t) is not str:
-                                all_str = False
-                            texts.append(t)
-                    else:
-                        raise TypeError
-                    nq += 1
-                    if nq + 1 > cap:
-                        grown = _trec_mem_resize(off, cap * sizeof(int64_t),
-                                                 2 * cap * sizeof(int64_t))
-                        if grown == NULL:
-                            raise MemoryError()
-                        off = <int64_t*>grown
-                        cap *= 2
-                    off[nq] = len(texts)
-                    _ak_pause_gil(<Py_ssize_t>nq)
-        result = _trec_wrap(off, cap, nq + 1, 8, b"q", _trec_np.int64)
-        off = NULL
-        return all_str, result
+                    _ak_walk_question(qa, ids, &nids, texts, &ntexts, &all_str)
+                    _ak_offsets_push(&off, ntexts)
+                    _ak_pause_gil(<Py_ssize_t>off.n)
+        return all_str, _ak_offsets_array(&off)
     finally:
-        if off != NULL:
-            _trec_mem_free(off, cap * sizeof(int64_t))
+        _ak_offsets_free(&off)
+
+
+@cython.boundscheck(True)
+def squad_flatten_slice(list articles, Py_ssize_t article, Py_ssize_t paragraph,
+                        Py_ssize_t question, Py_ssize_t questions, list ids, Py_ssize_t nids,
+                        list texts, Py_ssize_t ntexts):
+    """squad_flatten_flat from question ``question`` of paragraph ``paragraph`` of article
+    ``article`` on, for at most ``questions`` questions (a slice of a walk made a slice at
+    a time), putting the ids in ``ids`` from index ``nids`` on and the texts in ``texts``
+    from ``ntexts`` on (over the Nones of lists made to a size, then appended). Paragraph
+    lists must be lists as well (a TypeError otherwise, and the caller takes the whole
+    walk). Returns ``(all_str, offsets, article, paragraph, question, nids, ntexts)``: the
+    place where the next slice starts (``article == len(articles)``: the walk is over) and
+    the lists' filled lengths."""
+    cdef object paragraphs, qas
+    cdef Py_ssize_t nqa
+    cdef bint all_str = True
+    cdef _AkOffsets off
+    if (article < 0 or paragraph < 0 or question < 0 or questions < 1 or nids < 0
+            or nids > len(ids) or ntexts < 0 or ntexts > len(texts)):
+        raise InputError("a walk starts at a place, for at least one question")
+    off.off = NULL
+    try:
+        _ak_offsets_init(&off, ntexts, <uint64_t>min(questions, 1 << 16) + 2)
+        while article < PyList_GET_SIZE(articles):
+            paragraphs = _ak_item(articles[article], "paragraphs")
+            if type(paragraphs) is not list:
+                raise TypeError
+            while paragraph < PyList_GET_SIZE(paragraphs):
+                qas = _ak_item((<list>paragraphs)[paragraph], "qas")
+                if type(qas) is not list:
+                    raise TypeError
+                while question < PyList_GET_SIZE(qas):
+                    if <Py_ssize_t>off.n >= questions:
+                        return (all_str, _ak_offsets_array(&off), article, paragraph,
+                                question, nids, ntexts)
+                    nqa = PyList_GET_SIZE(qas)
+                    if question + 2 < nqa:
+                        AK_PREFETCH(_ak_list_item(qas, question + 2))
+                    qa = <object>_ak_list_item(qas, question)
+                    question += 1
+                    _ak_walk_question(qa, ids, &nids, texts, &ntexts, &all_str)
+                    _ak_offsets_push(&off, ntexts)
+                paragraph += 1
+                question = 0
+            article += 1
+            paragraph = 0
+        return all_str, _ak_offsets_array(&off), article, 0, 0, nids, ntexts
+    finally:
+        _ak_offsets_free(&off)
 
 
 cdef inline void _ak_prefetch_at(_sh_Slots* t, list lst, Py_ssize_t i, bint held) noexcept:
@@ -2205,6 +2568,38 @@ def answer_intern_flat(list predictions, list ref_texts, const int64_t[::1] ref_
         _sh_slots_free(&t)
 
 
+cdef Py_ssize_t _ak_lookup(list ids, Py_ssize_t lo, Py_ssize_t n, dict preds, Py_ssize_t* pos,
+                           bint* aligned, bint* all_str, list texts,
+                           Py_ssize_t at) except -1:
+    """``texts[at + i - lo] = preds.get(ids[i])`` for the n ids from ``lo`` on (``texts``
+    has room); returns how many are None. While aligned[0], the dict's items are taken in
+    turn from pos[0]."""
+    cdef Py_ssize_t i, absent = 0
+    cdef PyObject* v
+    cdef PyObject* k
+    cdef PyObject* q
+    cdef object held
+    for i in range(lo, lo + n):
+        if i >= PyList_GET_SIZE(ids):
+            raise InputError("the question ids changed while they were read")
+        q = _ak_list_item(ids, i)
+        if aligned[0]:
+            if _enc_dict_next(preds, pos, &k, &v) and _ak_same_key(k, q):
+                all_str[0] &= _ak_is_exact_str(v)
+                texts[at + i - lo] = <object>v
+                continue
+            aligned[0] = False
+        _ak_prefetch_str(ids, i + 8)
+        held = <object>q
+        v = PyDict_GetItemWithError(preds, held)
+        if v == NULL:
+            absent += 1
+        else:
+            all_str[0] &= _ak_is_exact_str(v)
+            texts[at + i - lo] = <object>v
+    return absent
+
+
 @cython.boundscheck(True)
 def squad_lookup(list ids, dict preds):
     """``([preds.get(q) for q in ids], number of None among them, aligned, all_str)`` in
@@ -2219,32 +2614,30 @@ def squad_lookup(list ids, dict preds):
     A lookup by hash may run Python code (an id's ``__hash__`` or ``__eq__``) that changes
     ``ids``: each id is held while it is looked up, and ``ids`` is read up to its length at
     that moment."""
-    cdef Py_ssize_t i, n = len(ids), absent = 0, pos = 0
+    cdef Py_ssize_t n = len(ids), absent, pos = 0
     cdef list texts = [None] * n
-    cdef PyObject* v
-    cdef PyObject* k
-    cdef PyObject* q
-    cdef object held
     cdef bint aligned = True, all_str = True
-    for i in range(n):
-        if i >= PyList_GET_SIZE(ids):
-            raise InputError("the question ids changed while they were read")
-        q = _ak_list_item(ids, i)
-        if aligned:
-            if _enc_dict_next(preds, &pos, &k, &v) and _ak_same_key(k, q):
-                all_str &= _ak_is_exact_str(v)
-                texts[i] = <object>v
-                continue
-            aligned = False
-        _ak_prefetch_str(ids, i + 8)
-        held = <object>q
-        v = PyDict_GetItemWithError(preds, held)
-        if v == NULL:
-            absent += 1
-        else:
-            all_str &= _ak_is_exact_str(v)
-            texts[i] = <object>v
+    absent = _ak_lookup(ids, 0, n, preds, &pos, &aligned, &all_str, texts, 0)
     return texts, absent, aligned and len(preds) == n, all_str
+
+
+@cython.boundscheck(True)
+def squad_lookup_slice(list ids, Py_ssize_t lo, Py_ssize_t hi, dict preds, Py_ssize_t pos,
+                       list texts):
+    """squad_lookup of ``ids[lo:hi]``, the questions a walk made a slice at a time has added
+    since the last call, into ``texts[lo:hi]`` (a list made to a size with None, appended
+    to where short): ``(absent, pos, all_str)``. ``pos`` is where the dict's items are taken
+    from while they follow the ids (0 at the first slice; the call returns the next
+    slice's), -1 once they have not: squad_lookup's ``aligned`` is ``pos >= 0`` after the
+    last slice and ``len(preds)`` the number of ids."""
+    cdef Py_ssize_t absent, i
+    cdef bint aligned = pos >= 0, all_str = True
+    if lo < 0 or hi < lo or hi > len(ids) or lo > len(texts):
+        raise InputError("the slice lies outside the ids")
+    for i in range(len(texts), hi):
+        texts.append(None)
+    absent = _ak_lookup(ids, lo, hi - lo, preds, &pos, &aligned, &all_str, texts, lo)
+    return absent, pos if aligned else -1, all_str
 
 
 def squad_keys_are(dict d, list ids):

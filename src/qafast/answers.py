@@ -36,6 +36,12 @@ UNITS = ("token", "char", "cmrc")
 _EMPTY_I64 = np.zeros(0, dtype=np.int64)
 _EMPTY_F64 = np.zeros(0, dtype=np.float64)
 
+#: Questions whose strings the kernels copy out with the GIL before they give it up to
+#: normalize and score them, and take it back for the next ones. Slices of this size keep a
+#: call's time with the GIL short and spread over the call, so that threads scoring at once
+#: overlap it with their work without it; the results do not depend on it.
+_SLICE_QUESTIONS = 4096
+
 # --------------------------------------------------------------------------------------------
 # Normalizers
 # --------------------------------------------------------------------------------------------
@@ -292,7 +298,7 @@ def _intern(predictions: list, references: list, empty_rule: str, squad_tokens: 
     ref_sid = np.empty(int(ref_off[-1]), dtype=np.int32)
     if squad_tokens:
         tokens = _kernels.answer_encode_squad(predictions, references, ref_off, pred_sid,
-                                              ref_sid)
+                                              ref_sid, _SLICE_QUESTIONS)
         if tokens is None:
             return None
         return tokens, pred_sid, ref_off, ref_sid
@@ -375,7 +381,7 @@ def _score(predictions, references, normalizer, unit, empty_rule, em: bool, per_
         out = np.empty(len(predictions), dtype=np.float64)
         sums = np.zeros(2, dtype=np.float64)
         if _kernels.answer_char_f1_direct(predictions, references, empty_rule == "v2", out,
-                                          sums) == -1:
+                                          sums, _SLICE_QUESTIONS) == -1:
             return out if per_question else _mean(out)
     mode = 0 if em else _F1_MODES[unit]
     pred_sid, ref_off, ref_sid, enc = _prepare_encoded(

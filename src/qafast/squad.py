@@ -30,8 +30,10 @@ from .errors import InputError, InputTypeError
 from .io.squad import (
     SquadDataset,
     SquadFormatError,
+    _dataset_head,
     _predictions_unchecked,
     _read_na_probs,
+    _walk_articles,
     float64_stands_in,
     is_hf_predictions,
     read_hf_predictions,
@@ -230,9 +232,103 @@ def _gc_paused():
             gc.enable()
 
 
+class _Walked:
+    """What the walk over the dataset's articles found beside its questions, when it looked
+    up their predictions and encoded their answers as it went (see :func:`_read_dataset`):
+    for the questions ``ids`` and the dict ``preds``, ``squad_lookup``'s four values, and
+    ``answer_encode_squad_flat``'s encoding of the predictions ``texts`` and the answers
+    ``golds`` (None when some prediction is missing or not a str)."""
+
+    __slots__ = ("absent", "aligned", "all_str", "encoding", "golds", "ids", "preds", "texts")
+
+    def __init__(self, ids, preds, texts, absent, aligned, all_str, golds, encoding):
+        self.ids, self.preds, self.texts = ids, preds, texts
+        self.absent, self.aligned, self.all_str = absent, aligned, all_str
+        self.golds, self.encoding = golds, encoding
+
+    def looked(self, ids, preds):
+        """squad_lookup(ids, preds), if that is what was looked up, else None."""
+        if ids is self.ids and preds is self.preds:
+            return self.texts, self.absent, self.aligned, self.all_str
+        return None
+
+    def encoded(self, texts, golds_texts):
+        """The encoding of these predictions and answers (``(tok_off, ids, pred_sid,
+        ref_sid)``), if it is what was encoded, else None."""
+        if self.encoding is not None and texts is self.texts and golds_texts is self.golds:
+            return self.encoding
+        return None
+
+
+def _read_dataset(dataset, predictions) -> tuple[SquadDataset, _Walked | None]:
+    """read_squad_dataset(dataset), and, when the predictions are a dict, each question's
+    prediction looked up and its answers encoded as the walk goes, a slice of questions at
+    a time: a slice's walk, lookup and copy of its strings hold the GIL, its encoding then
+    runs without it while other threads take their turn. (Walked whole first, four threads
+    each scoring a dataset on two cores spent their walks one after the other before any
+    encoding, with a core idle.) A dataset the slices cannot walk (a malformed one, ids or
+    texts that are not str) is read by read_squad_dataset's walk, which says what is wrong."""
+    head = _dataset_head(dataset)
+    if isinstance(head, SquadDataset):
+        return head, None
+    if type(predictions) is dict:
+        walked = _walk_encoded(head.data, predictions)
+        if walked is not None:
+            ds, walk = walked
+            return SquadDataset(ds[0], None, head.version, head.name, texts=ds[1],
+                                offsets=ds[2]), walk
+    return _walk_articles(head), None
+
+
+def _walk_encoded(data: list, preds: dict):
+    """``((ids, texts, offsets), _Walked)`` of the articles, or None when a slice's walk
+    meets something the whole walk has to look at (then nothing of it is kept)."""
+    from . import answers
+
+    articles = list(data)
+    step = answers._SLICE_QUESTIONS
+    # lists made to the likely sizes (a question per prediction, answers as in the first
+    # slice) and filled: grown by appends between the slices' other allocations, they were
+    # copied at each reallocation (5% of a call)
+    ids: list = [None] * len(preds)
+    texts: list = []
+    pred_texts: list = [None] * len(preds)
+    offsets = []
+    encoder = _kernels.SquadEncoder(4 * len(preds) + 16)
+    at = (0, 0, 0)
+    nids = ntexts = 0
+    pos, absent, all_str = 0, 0, True
+    while True:
+        lo = nids
+        try:
+            ok, off, *at, nids, ntexts = _kernels.squad_flatten_slice(
+                articles, *at, step, ids, nids, texts, ntexts)
+        except (KeyError, TypeError, AttributeError):
+            return None
+        if not ok:
+            return None
+        if not offsets and nids:
+            texts.extend([None] * (ntexts * (len(preds) - nids) // nids))
+        n_absent, pos, looked_str = _kernels.squad_lookup_slice(ids, lo, nids, preds, pos,
+                                                                pred_texts)
+        absent += n_absent
+        all_str = all_str and looked_str
+        if encoder is not None and (n_absent or not looked_str
+                                    or not encoder.add(pred_texts, lo, texts, off)):
+            encoder = None       # scored the general way, after the walk
+        offsets.append(off if not offsets else off[1:])
+        if at[0] >= len(articles):
+            break
+    del ids[nids:], texts[ntexts:], pred_texts[nids:]
+    encoding = encoder.finish() if encoder is not None else None
+    aligned = pos >= 0 and len(preds) == len(ids)
+    walk = _Walked(ids, preds, pred_texts, absent, aligned, all_str, texts, encoding)
+    return (ids, texts, np.concatenate(offsets)), walk
+
+
 def _evaluate_inputs(dataset, predictions, version, na_probs, na_prob_thresh, missing,
                      curves, version_warning=True) -> _Evaluation:
-    ds = read_squad_dataset(dataset)
+    ds, walked = _read_dataset(dataset, predictions)
     hf = is_hf_predictions(predictions)
     hf_version = None
     if hf:
@@ -259,8 +355,10 @@ def _evaluate_inputs(dataset, predictions, version, na_probs, na_prob_thresh, mi
         missing = "zero" if version == "1.1" else "skip"
     source = "<predictions>" if not isinstance(predictions, (str, os.PathLike)) \
         else os.fspath(predictions)
+    if walked is not None and walked.preds is not preds:
+        walked = None
     if version == "1.1":
-        ev = _evaluate_v1(ds, preds, missing, source, check_preds)
+        ev = _evaluate_v1(ds, preds, missing, source, check_preds, walked)
     else:
         probs = probs_info = None
         na_source = na_probs
@@ -273,7 +371,7 @@ def _evaluate_inputs(dataset, predictions, version, na_probs, na_prob_thresh, mi
                 probs if hf else na_probs, ds.ids)
             probs_info = (probs_values, probs_aligned)
         ev = _evaluate_v2(ds, preds, probs, na_prob_thresh, missing, source, na_source,
-                          curves and not hf, check_preds, probs_info)
+                          curves and not hf, check_preds, probs_info, walked)
         if hf:
             for k in ("pr_exact_ap", "pr_f1_ap", "pr_oracle_ap"):
                 ev.result.pop(k, None)
@@ -281,12 +379,15 @@ def _evaluate_inputs(dataset, predictions, version, na_probs, na_prob_thresh, mi
     return ev
 
 
-def _lookup(ids: list, preds: dict, check=None):
+def _lookup(ids: list, preds: dict, check=None, walked: _Walked | None = None):
     """``([preds.get(q) for q in ids], how many are None, aligned)``: ``aligned`` is True
     when the predictions' keys are exactly ``ids``, in order (no unknown question then).
     ``check()`` (which raises for a prediction that is not a str) is called unless every
-    prediction was seen here and is a str."""
-    if type(preds) is dict and type(ids) is list:
+    prediction was seen here and is a str. ``walked``: what the walk looked up, if any."""
+    looked = walked.looked(ids, preds) if walked is not None else None
+    if looked is not None:
+        texts, absent, aligned, all_str = looked
+    elif type(preds) is dict and type(ids) is list:
         texts, absent, aligned, all_str = _kernels.squad_lookup(ids, preds)
     else:
         texts = list(map(preds.get, ids))
@@ -296,10 +397,11 @@ def _lookup(ids: list, preds: dict, check=None):
     return texts, absent, aligned
 
 
-def _predictions_of(ids: list, preds: dict, missing: str, looked=None, check=None):
+def _predictions_of(ids: list, preds: dict, missing: str, looked=None, check=None,
+                    walked=None):
     """Each question's prediction (None when missing) and the ids of the missing ones
     (``looked``: what ``_lookup(ids, preds)`` gave, if done already)."""
-    texts, n_absent, _ = _lookup(ids, preds, check) if looked is None else looked
+    texts, n_absent, _ = _lookup(ids, preds, check, walked) if looked is None else looked
     if not n_absent:
         return texts, []
     absent = [q for q, t in zip(ids, texts) if t is None]
@@ -384,16 +486,24 @@ class _Golds:
         return _Golds(texts, new_off)
 
 
-def _scores_flat(preds: list, golds: _Golds, empty_rule: str):
-    """_answer_scores on flat golds: per-question exact match and token F1 arrays."""
+def _scores_flat(preds: list, golds: _Golds, empty_rule: str, walked=None):
+    """_answer_scores on flat golds: per-question exact match and token F1 arrays
+    (``walked``: the walk's encoding, used if it is of these strings)."""
     from . import answers
 
     v2 = empty_rule == "v2"
     n = len(preds)
-    pred_sid = np.empty(n, dtype=np.int32)
-    ref_sid = np.empty(len(golds.texts), dtype=np.int32)
-    # interned and tokenized in one kernel that holds the GIL only to copy the strings out
-    tokens = _kernels.answer_encode_squad_flat(preds, golds.texts, golds.off, pred_sid, ref_sid)
+    encoded = walked.encoded(preds, golds.texts) if walked is not None else None
+    if encoded is not None:
+        tok_off, ids, pred_sid, ref_sid = encoded
+        tokens = tok_off, ids
+    else:
+        pred_sid = np.empty(n, dtype=np.int32)
+        ref_sid = np.empty(len(golds.texts), dtype=np.int32)
+        # interned and tokenized in one kernel that holds the GIL only to copy the strings
+        # out, a slice of questions at a time
+        tokens = _kernels.answer_encode_squad_flat(preds, golds.texts, golds.off, pred_sid,
+                                                   ref_sid, answers._SLICE_QUESTIONS)
     if tokens is None:  # the readers let only str through; a caller's own lists may not
         return _answer_scores(preds, [golds.texts[a:b] for a, b in
                                       zip(golds.off.tolist(), golds.off[1:].tolist())],
@@ -407,9 +517,9 @@ def _scores_flat(preds: list, golds: _Golds, empty_rule: str):
 
 
 def _evaluate_v1(ds: SquadDataset, preds: dict, missing: str, source: str,
-                 check=None) -> _Evaluation:
+                 check=None, walked=None) -> _Evaluation:
     ids = ds.ids
-    looked = _lookup(ids, preds, check)
+    looked = _lookup(ids, preds, check, walked)
     # every prediction is for a question when the keys are the ids in order, or when as many
     # matched as there are, ids being unique
     if not (looked[2] or len(preds) == len(ids) - looked[1] and type(ids) is list
@@ -430,7 +540,7 @@ def _evaluate_v1(ds: SquadDataset, preds: dict, missing: str, source: str,
     total = len(ids) if missing == "skip" else len(ds.ids)
     if total == 0:
         raise InputError(f"{ds.source}: no question to score")
-    em, f1 = _scores_flat(texts, golds, "v1")
+    em, f1 = _scores_flat(texts, golds, "v1", walked)
     result = {"exact_match": 100.0 * float(em.sum()) / total,
               "f1": 100.0 * _seq_sum(f1) / total}
     return _Evaluation(result, missing=absent, dataset=ds)
@@ -443,12 +553,14 @@ def _keys_are(d: dict, ids: list) -> bool:
     return len(d) == len(ids) and list(d) == ids
 
 
-def _unique_questions(ds: SquadDataset, probs, aligned=None):
+def _unique_questions(ds: SquadDataset, probs, aligned=None, walked=None):
     """v2.0 keys questions by id: first place, last answers. Returns the ids, the answers
     and whether the probabilities' keys are those ids in order (``aligned``, if known)."""
     ids = ds.ids
     if probs is not None and (aligned if aligned is not None else _keys_are(probs, ids)):
         return ids, _Golds(*ds.flat()), True  # the keys of a dict: no repeat (usual case)
+    if walked is not None and walked.ids is ids and walked.aligned:
+        return ids, _Golds(*ds.flat()), False  # the predictions' keys: no repeat either
     if _kernels.squad_count_distinct(ids) == len(ids):
         return ids, _Golds(*ds.flat()), False
     last = dict(zip(ids, range(len(ids))))
@@ -463,16 +575,16 @@ def _mean_dict(exact: np.ndarray, f1: np.ndarray) -> dict:
 
 
 def _evaluate_v2(ds, preds, probs, thresh, missing, source, na_source, curves,
-                 check=None, probs_info=None) -> _Evaluation:
+                 check=None, probs_info=None, walked=None) -> _Evaluation:
     values, aligned = probs_info if probs_info is not None else (None, None)
-    ids, golds, probs_aligned = _unique_questions(ds, probs, aligned)
-    texts, absent = _predictions_of(ids, preds, missing, check=check)
+    ids, golds, probs_aligned = _unique_questions(ds, probs, aligned, walked)
+    texts, absent = _predictions_of(ids, preds, missing, check=check, walked=walked)
     n = len(ids)
     if len(preds) != n - len(absent):   # ids are unique: some prediction matched no question
         warn_unknown(preds, set(ids), "predictions", source)
     has_ans = golds.counts() > 0
     if not absent:
-        em_raw, f1_raw = _scores_flat(texts, golds, "v2")
+        em_raw, f1_raw = _scores_flat(texts, golds, "v2", walked)
         text = _nonempty(texts)
         scored, live = np.arange(n), np.ones(n, dtype=bool)
     else:

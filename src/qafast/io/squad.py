@@ -193,6 +193,24 @@ def read_squad_dataset(source) -> SquadDataset:
     >>> ds.ids, ds.answers, ds.version
     (['q1', 'q2'], [['Paris', 'Paris, France'], []], '1.1')
     """
+    head = _dataset_head(source)
+    return head if isinstance(head, SquadDataset) else _walk_articles(head)
+
+
+class _Articles:
+    """A dataset's articles, not walked yet: ``data`` (a list), the ``version`` field (None
+    when absent), ``name`` (the file, or ``<dataset>``) and whether it came from a file."""
+
+    __slots__ = ("data", "from_file", "name", "version")
+
+    def __init__(self, data: list, version: str | None, name: str, from_file: bool):
+        self.data, self.version, self.name, self.from_file = data, version, name, from_file
+
+
+def _dataset_head(source) -> SquadDataset | _Articles:
+    """read_squad_dataset up to the walk over the articles: a file in the usual shape is read
+    all the way (a SquadDataset); otherwise the articles, checked to be a list, are
+    returned for _walk_articles (or a walk of one's own that falls back on it)."""
     if isinstance(source, SquadDataset):
         return source
     from_file = _is_path(source)
@@ -220,6 +238,13 @@ def read_squad_dataset(source) -> SquadDataset:
     if not isinstance(data, list):
         raise _fail(from_file, f"'data' must be a list of articles, got {_type_name(data)}",
                     path=name)
+    return _Articles(data, version, name, from_file)
+
+
+def _walk_articles(head: _Articles) -> SquadDataset:
+    """The questions of the articles: read_squad_dataset's walk, which names the first
+    question (or article, paragraph) that is malformed."""
+    data, version, name, from_file = head.data, head.version, head.name, head.from_file
     ids: list = []
     answers: list = []
     flat = _flatten_flat(data)
