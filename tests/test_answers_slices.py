@@ -12,7 +12,6 @@ slices gets a result or a ValueError from the scoring thread, never a crash.
 
 import importlib
 import random
-import threading
 import warnings
 
 import numpy as np
@@ -23,6 +22,7 @@ from qafast import _kernels, answers
 from qafast.errors import InputError
 from qafast.reference import answers as ref_answers
 from qafast.reference import squad as ref_squad
+from test_answers_threads import _score_beside
 
 # the module, not the function qafast.squad that the package exports under the same name
 squad_module = importlib.import_module("qafast.squad")
@@ -292,34 +292,6 @@ def test_squad_errors_do_not_depend_on_the_slices(monkeypatch, size):
     assert "q1" in whole[3][0][1] and "q30" in whole[4][0][1]
 
 
-def _beside(score_once, rounds, disturb):
-    """``score_once()`` ``rounds`` times on one thread while ``disturb(stop)`` runs on
-    another: the outcomes, a ValueError kept as one (any other error is raised)."""
-    stop = threading.Event()
-    outcomes, errors = [], []
-
-    def score():
-        try:
-            for _ in range(rounds):
-                try:
-                    outcomes.append(score_once())
-                except ValueError as exc:
-                    outcomes.append(exc)
-        except BaseException as exc:  # noqa: BLE001 - raised below, on the test's thread
-            errors.append(exc)
-        finally:
-            stop.set()
-
-    threads = [threading.Thread(target=score), threading.Thread(target=disturb, args=(stop,))]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert not errors, errors
-    assert len(outcomes) == rounds
-    return outcomes
-
-
 @pytest.mark.filterwarnings("ignore")  # predictions for questions the changes removed
 @pytest.mark.parametrize("call", ["f1", "exact_match", "f1_char", "squad-1.1", "squad-2.0"])
 def test_lists_changed_between_slices(monkeypatch, call):
@@ -363,7 +335,7 @@ def test_lists_changed_between_slices(monkeypatch, call):
                 q.append(rng.choice(qas))
             by_id[rng.choice(ids)] = rng.choice(WORDS)
 
-    for o in _beside(score_once, 15, mutate):
+    for o in _score_beside(score_once, 15, mutate):
         assert isinstance(o, (float, ValueError)), o
         if isinstance(o, ValueError):
             # the kernels' "... changed while they were read", or, caught between the
