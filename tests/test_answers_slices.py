@@ -22,7 +22,7 @@ from qafast import _kernels, answers
 from qafast.errors import InputError
 from qafast.reference import answers as ref_answers
 from qafast.reference import squad as ref_squad
-from test_answers_threads import _score_beside
+from test_answers_threads import LIST_CALLS, _score_beside
 
 # the module, not the function qafast.squad that the package exports under the same name
 squad_module = importlib.import_module("qafast.squad")
@@ -307,12 +307,8 @@ def test_lists_changed_between_slices(monkeypatch, call):
     paragraphs = data["data"][0]["paragraphs"]
 
     def score_once():
-        if call == "f1":
-            return answers.f1(preds, refs)
-        if call == "exact_match":
-            return answers.exact_match(preds, refs)
-        if call == "f1_char":
-            return answers.f1(preds, refs, unit="char")
+        if call in LIST_CALLS:
+            return LIST_CALLS[call](preds, refs)
         version = call.split("-")[1]
         return qafast.squad(data, by_id, version=version)["f1"]
 
