@@ -293,16 +293,16 @@ def _walk_encoded(data: list, preds: dict):
     ids: list = [None] * len(preds)
     texts: list = []
     pred_texts: list = [None] * len(preds)
-    offsets = []
-    encoder = _kernels.SquadEncoder(4 * len(preds) + 16)
-    at = (0, 0, 0)
+    offsets: list = []
+    encoder: _kernels.SquadEncoder | None = _kernels.SquadEncoder(4 * len(preds) + 16)
+    at: list[int] = [0, 0, 0]  # where the next slice starts: article, paragraph, question
     nids = ntexts = 0
     pos, absent, all_str = 0, 0, True
     while True:
         lo = nids
         try:
             ok, off, *at, nids, ntexts = _kernels.squad_flatten_slice(
-                articles, *at, step, ids, nids, texts, ntexts)
+                articles, at[0], at[1], at[2], step, ids, nids, texts, ntexts)
         except (KeyError, TypeError, AttributeError):
             return None
         if not ok:
@@ -494,6 +494,7 @@ def _scores_flat(preds: list, golds: _Golds, empty_rule: str, walked=None):
     v2 = empty_rule == "v2"
     n = len(preds)
     encoded = walked.encoded(preds, golds.texts) if walked is not None else None
+    tokens: tuple | None
     if encoded is not None:
         tok_off, ids, pred_sid, ref_sid = encoded
         tokens = tok_off, ids
