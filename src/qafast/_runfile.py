@@ -607,14 +607,13 @@ def check_readable(name: str, run) -> None:
         if not os.access(path, os.R_OK):
             raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), path)
     except OSError as e:
-        from .io.trec import text_as_path_hint
+        from .io.trec import shown_path, text_as_path_hint
 
         what = e.strerror or str(e)
         hint = text_as_path_hint(path) if isinstance(e, FileNotFoundError) else None
         if hint is not None:
             what = f"{what} ({hint})"
-            path = path if len(path) <= 60 else path[:57] + "..."
-            name = path
+            name = path = shown_path(path)
         where = f"run file {path!r}" if name == path else f"run {name!r} ({path!r})"
         raise type(e)(f"{where} cannot be read: {what}") from None
 

@@ -305,6 +305,11 @@ def text_as_path_hint(name: str) -> str | None:
     return "a str is read as a file's path; to give a TREC file's text, pass bytes: text.encode()"
 
 
+def shown_path(name: str) -> str:
+    """A path for a message, cut to 60 characters: one made of a file's text can be huge."""
+    return name if len(name) <= 60 else name[:57] + "..."
+
+
 def _open_path(name: str) -> Any:
     try:
         return open(name, "rb", buffering=0)
@@ -312,8 +317,7 @@ def _open_path(name: str) -> Any:
         hint = text_as_path_hint(name)
         if hint is None:
             raise
-        shown = name if len(name) <= 60 else name[:57] + "..."
-        raise FileNotFoundError(e.errno, f"{e.strerror} ({hint})", shown) from None
+        raise FileNotFoundError(e.errno, f"{e.strerror} ({hint})", shown_path(name)) from None
 
 
 def _open_blocks(source: Source, chunk: int, stack: contextlib.ExitStack) -> tuple[str, Iterator]:
