@@ -173,6 +173,21 @@ def test_ranges_are_disjoint_exactly_when_no_query_is_in_two(parts):
     assert _runfile._disjoint(parts) == (len(set(everything)) == len(everything))
 
 
+@given(st.lists(st.tuples(st.lists(st.integers(0, 30), unique=True, max_size=12),
+                          st.booleans()), max_size=5))
+def test_ranges_told_apart_by_qrels_positions_share_no_query(parts):
+    # a range paired with the qrels by position knows the span of positions of its
+    # queries: spans that do not overlap prove the ranges disjoint without a set of ids
+    made = []
+    for positions, paired in parts:
+        made.append(_runfile._Part(span=(min(positions), max(positions) + 1) if positions
+                                   else None, paired=paired))
+    if _runfile._spans_disjoint(made):
+        everything = [q for positions, _ in parts for q in positions]
+        assert len(set(everything)) == len(everything)
+        assert all(paired for _, paired in parts)
+
+
 def test_errors_in_a_later_range_name_the_line_in_the_file(tmp_path, monkeypatch):
     monkeypatch.setattr(_runfile, "_RANGE_MIN_BYTES", 100)
     lines = run_text(20, 10).splitlines(keepends=True)

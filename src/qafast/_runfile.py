@@ -70,6 +70,10 @@ class _Part:
     run_query_ids: list = field(default_factory=list)
     run_id: str | None = None
     grouped: bool = True
+    # the qrels positions [lo, hi) of every query in ids, when each batch of queries was
+    # paired with the qrels by position (the run follows the qrels' order); None otherwise
+    span: tuple[int, int] | None = None
+    paired: bool = True
 
 
 def _plain_path(source) -> str | None:
@@ -346,6 +350,10 @@ def _stream(qrels: Qrels, path: str, blocks, columns: list[Column], options: dic
         if qrels_ids[qpos:qpos + nq] == qids:
             pairs = (qids, np.arange(nq, dtype=np.int64),
                      np.arange(qpos, qpos + nq, dtype=np.int64))
+            lo, hi = part.span or (qpos, qpos + nq)
+            part.span = (min(lo, qpos), max(hi, qpos + nq))
+        else:
+            part.paired = False
         ev = _Evaluation(qrels, chunk, queries="run", qrels_start=qpos, allow_none=True,
                          pairs=pairs, **options)
         qpos += nq
@@ -427,6 +435,16 @@ def _in_id_order(ids: list, values: np.ndarray, rels: dict):
             {j: [s[k] for k in order] for j, s in rels.items()})
 
 
+def _spans_disjoint(parts: list[_Part]) -> bool:
+    """Whether the parts' queries are told apart by the qrels positions they were paired
+    with: no two parts' spans of positions overlap. Comparing a million ids through a set
+    took 0.08 s at the end of a 100M-line run, when both cores are otherwise idle."""
+    if not all(p.paired for p in parts):
+        return False
+    spans = sorted(p.span for p in parts if p.span is not None)
+    return all(a[1] <= b[0] for a, b in itertools.pairwise(spans))
+
+
 def _disjoint(id_lists: list[list]) -> bool:
     """Whether no id is in two of the lists, each of distinct ids (a parser gives each of
     its queries once). Only the shorter lists go into a set; the longest is looked up."""
@@ -449,7 +467,7 @@ def _finish(qrels: Qrels, parts: list[_Part], columns, queries: str, options: di
     places (the run is then read whole). Without ``ordered`` the queries stay in file
     order (sorting a million ids costs more than a second's reading, and a mean does not
     depend on the order)."""
-    if not _disjoint([p.ids for p in parts]):
+    if not (_spans_disjoint(parts) or _disjoint([p.ids for p in parts])):
         return None  # a query in two ranges
     ids = list(itertools.chain.from_iterable(p.ids for p in parts))
     blocks = [b for p in parts for b in p.blocks]
