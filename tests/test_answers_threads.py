@@ -283,3 +283,40 @@ def test_lists_refilled_by_another_thread(call):
 
     for o in _score_beside(lambda: answers.f1(preds, refs, unit=unit), 20, churn):
         assert isinstance(o, ValueError) or o == expected, o
+
+
+def test_collection_paused_until_the_last_thread_is_done():
+    # squad() pauses the process-wide garbage collector while it builds its lists: with
+    # two calls overlapping, the first to end must not resume collection under the other,
+    # and the last restores the state found before the first
+    import gc
+    import importlib
+
+    squad_module = importlib.import_module("qafast.squad")  # the module, not the function
+    both_in = threading.Barrier(3, timeout=30)
+    first_out, second_out = threading.Event(), threading.Event()
+
+    def call(leave):
+        with squad_module._gc_paused():
+            both_in.wait()
+            leave.wait(30)
+
+    assert gc.isenabled()
+    threads = [threading.Thread(target=call, args=(e,)) for e in (first_out, second_out)]
+    for t in threads:
+        t.start()
+    both_in.wait()
+    assert not gc.isenabled()
+    first_out.set()
+    threads[0].join()
+    assert not gc.isenabled()  # the other call is still running
+    second_out.set()
+    threads[1].join()
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        with squad_module._gc_paused():
+            pass
+        assert not gc.isenabled()  # the caller's choice is kept
+    finally:
+        gc.enable()

@@ -21,6 +21,7 @@ import operator
 import os
 import re
 import sys
+import threading
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -218,18 +219,31 @@ def _evaluate(dataset, predictions, *, version=None, na_probs=None, na_prob_thre
                                 missing, curves, version_warning)
 
 
+_gc_lock = threading.Lock()
+_gc_pauses = 0           # evaluations running with the collector paused, on any thread
+_gc_was_enabled = False  # the collector's state before the first of them
+
+
 @contextlib.contextmanager
 def _gc_paused():
     """No cyclic garbage collection while millions of small lists and strings are made: each
     collection would walk the caller's whole dataset, for nothing (the inputs hold no cycles
-    we create). The previous state is restored."""
-    was = gc.isenabled()
-    gc.disable()
+    we create). The collector is process-wide: with calls on several threads, the state
+    before the first is restored after the last, so that one call's end does not resume
+    collection under another still running."""
+    global _gc_pauses, _gc_was_enabled
+    with _gc_lock:
+        if _gc_pauses == 0:
+            _gc_was_enabled = gc.isenabled()
+            gc.disable()
+        _gc_pauses += 1
     try:
         yield
     finally:
-        if was:
-            gc.enable()
+        with _gc_lock:
+            _gc_pauses -= 1
+            if _gc_pauses == 0 and _gc_was_enabled:
+                gc.enable()
 
 
 class _Walked:
