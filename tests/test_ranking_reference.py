@@ -8,8 +8,9 @@ grades include negatives (judged but unjudged) and values above 9.
 import math
 import warnings
 
+import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 import qafast
@@ -131,3 +132,81 @@ def test_workers_change_nothing(case, workers):
     other = qafast.evaluate(qrels, run, names, per_query=True, workers=workers)
     # repr: NaN (trec_eval's 0/0, e.g. Rndcg) must match NaN, and 0.0 must not match -0.0
     assert repr(other) == repr(one)
+
+
+# Large queries take the kernels' other paths: a table of the judged hashes past 32
+# judgments, ranks read off the positions of a run already in rank order, and a sort of the
+# whole query past 24 judged retrieved documents. Ids share their first 8 bytes
+# ("document-..."), so that ties in score are settled by the bytes after them.
+LARGE_IDS = ([f"d{i}" for i in range(120)] + [f"document-{i}" for i in range(80)]
+             + [f"é{i}" for i in range(30)] + [f"中文{i}" for i in range(30)] + ["", "z z"])
+LARGE_MEASURES = ["map", "P.5,30,100", "ndcg_cut.10,50", "recip_rank", "recall.20,100",
+                  "bpref", "Rprec", "num_rel_ret", "infAP"]
+LARGE_COLUMNS = parse_measures(LARGE_MEASURES)
+
+
+@st.composite
+def large_cases(draw):
+    ints = draw(st.booleans())
+    pool = list(range(260)) if ints else LARGE_IDS
+    scores = draw(st.sampled_from([SCORES, SCORES[:3], [float(x) for x in range(200)]]))
+    qrels, run = {}, {}
+    for q in range(draw(st.integers(1, 3))):
+        qid = f"q{q}"
+        # sizes on both sides of the kernels' thresholds (32 judgments; 8 and 24 judged
+        # retrieved documents), from permutations: hypothesis keeps unique lists short
+        judged = draw(st.permutations(pool))[:draw(st.sampled_from([0, 6, 30, 33, 60, 150]))]
+        grades = draw(st.lists(st.sampled_from(GRADES), min_size=len(judged),
+                               max_size=len(judged)))
+        qrels[qid] = dict(zip(judged, grades))
+        retrieved = draw(st.permutations(pool))[:draw(st.sampled_from([1, 12, 40, 100, 200]))]
+        values = draw(st.lists(st.sampled_from(scores), min_size=len(retrieved),
+                               max_size=len(retrieved)))
+        docs = dict(zip(retrieved, values))
+        order = draw(st.sampled_from(["rank", "rank", "shuffled", "one swap"]))
+        if order != "shuffled":
+            # trec_eval's order: score descending, then docno descending (bytes, or value)
+            items = sorted(docs.items(), reverse=True, key=lambda kv: (
+                kv[1], kv[0] if ints else kv[0].encode()))
+            if order == "one swap" and len(items) > 1:
+                i = draw(st.integers(0, len(items) - 2))
+                items[i], items[i + 1] = items[i + 1], items[i]
+            docs = dict(items)
+        run[qid] = docs
+    return {q: v for q, v in qrels.items() if v}, run, ints
+
+
+def _as_arrays(cls, data):
+    rows = [(q, d, v) for q, docs in data.items() for d, v in docs.items()]
+    q, d, v = zip(*rows)
+    return cls.from_arrays(np.array(q), np.array(d, dtype=np.int64), np.array(v))
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                   HealthCheck.data_too_large])
+@given(case=large_cases(), judged_only=st.booleans(), max_docs=st.sampled_from([None, 7, 60]))
+def test_large_queries_equal_the_reference(case, judged_only, max_docs):
+    qrels, run, ints = case
+    if not any(q in run for q in qrels):
+        return
+    for q, docs in run.items():
+        judged = [d for d in docs if d in qrels.get(q, {})]
+        event(f"judgments > 32: {len(qrels.get(q, {})) > 32}; judged retrieved: "
+              f"{'>24' if len(judged) > 24 else '9-24' if len(judged) > 8 else '<=8'}")
+    if ints:
+        # integer ids rank by value; the reference gets them as zero-padded str, whose
+        # order is the same
+        got = qafast.evaluate(_as_arrays(qafast.Qrels, qrels), _as_arrays(qafast.Run, run),
+                              LARGE_MEASURES, judged_only=judged_only, max_docs=max_docs,
+                              per_query=True)
+        qrels, run = ({q: {f"{d:03d}": v for d, v in docs.items()} for q, docs in x.items()}
+                      for x in (qrels, run))
+    else:
+        got = qafast.evaluate(qrels, run, LARGE_MEASURES, judged_only=judged_only,
+                              max_docs=max_docs, per_query=True)
+    specs = [(c.family, reference_param(c)) for c in LARGE_COLUMNS]
+    want = reference.evaluate(qrels, run, specs, judged_only=judged_only, max_docs=max_docs)
+    assert set(got) == set(want)
+    for q in want:
+        for c, spec in zip(LARGE_COLUMNS, specs):
+            assert close(got[q][c.name], want[q][spec]), (q, c.name, got[q][c.name], want[q][spec])

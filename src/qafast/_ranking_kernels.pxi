@@ -3,9 +3,10 @@
 # Step 1, ``rank_judged``: for each evaluated query, find the retrieved documents that the
 # qrels judge and give each its rank under trec_eval's order (score descending, then docno
 # descending). Only those documents are written out, as (rank, grade) pairs sorted by rank;
-# every other rank holds a document absent from the qrels (NONPOOL). Finding a judged
-# document's rank costs a count of the documents ahead of it, so a query with few judged
-# documents needs no sort at all; a query with many judged documents is sorted instead.
+# every other rank holds a document absent from the qrels (NONPOOL). A run written in rank
+# order, as retrieval systems write them, gives each judged document its position as its
+# rank. Otherwise finding a rank costs a count of the documents ahead, so a query with few
+# judged documents needs no sort at all; a query with many judged documents is sorted.
 #
 # Step 2, ``ranking_measures``: expand each query's pairs into its ranked grade list (the
 # ``results_rel_list`` of trec_eval's form_res_rels.c) and compute every requested measure
@@ -14,7 +15,7 @@
 from libc.math cimport log2, lround, NAN
 from libc.stdlib cimport malloc, free, calloc
 from libc.string cimport memcmp, memset
-from libc.stdint cimport int32_t, int64_t, uint8_t
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint64_t
 from cpython.dict cimport PyDict_GetItem, PyDict_SetItem
 
 cdef extern from "_simd.h" nogil:
@@ -139,6 +140,23 @@ cdef inline bint _ahead(const double* scores, const DocKeys* d, int64_t a, int64
     return _cmp_bytes(d, _key(d, a), d, _key(d, b)) > 0
 
 
+cdef inline bint _in_rank_order(const double* scores, const DocKeys* d, int64_t r0,
+                                int64_t n) noexcept nogil:
+    """Whether entries r0..r0+n-1 are already in rank order, as a run file written by
+    rank usually is: then an entry's rank is its position, with no count and no sort."""
+    cdef int64_t i
+    for i in range(r0, r0 + n - 1):
+        if _ahead(scores, d, i + 1, i):
+            return False
+    return True
+
+
+cdef inline uint64_t _judged_slot(int64_t h, int shift) noexcept nogil:
+    # a document's home slot in a query's table of judged hashes; integer ids are their own
+    # "hashes", hence the multiplicative mix
+    return (<uint64_t>h * 0x9E3779B97F4A7C15ULL) >> shift
+
+
 cdef DocKeys _doc_keys(const int64_t[::1] hashes, const int64_t[::1] keys,
                        const int64_t[::1] key_off, const uint8_t[::1] blob):
     cdef DocKeys d
@@ -232,12 +250,32 @@ def rank_judged(
     ``judged_only``. Grades below 0 come out as UNJUDGED.
     """
     cdef Py_ssize_t n_pairs = pair_run.shape[0], p
-    cdef int64_t max_n = 0, n
+    cdef int64_t max_n = 0, max_judged = 0, n
     for p in range(n_pairs):
         if pair_run[p] >= 0:
             n = run_offsets[pair_run[p] + 1] - run_offsets[pair_run[p]]
             if n > max_n:
                 max_n = n
+            n = qrels_offsets[pair_qrels[p] + 1] - qrels_offsets[pair_qrels[p]]
+            if n > max_judged:
+                max_judged = n
+    # a query with many judgments looks each retrieved document up in a table of its judged
+    # hashes, at most a quarter full; a slot belongs to the pair that stamped it, so the
+    # table is never cleared
+    cdef int shift = 64 - 6
+    while (<int64_t>1 << (64 - shift)) < 4 * max_judged:
+        shift -= 1
+    cdef uint64_t slot, slot_mask = (<uint64_t>1 << (64 - shift)) - 1
+    cdef int64_t* slot_entry = NULL
+    cdef int64_t* slot_pair = NULL
+    if max_judged > 32:
+        slot_entry = <int64_t*>malloc((slot_mask + 1) * sizeof(int64_t))
+        slot_pair = <int64_t*>malloc((slot_mask + 1) * sizeof(int64_t))
+        if slot_entry == NULL or slot_pair == NULL:
+            free(slot_entry); free(slot_pair)
+            raise MemoryError()
+        for slot in range(slot_mask + 1):
+            slot_pair[slot] = -1
     cdef DocKeys rk = _doc_keys(run_hashes, run_keys, run_key_off, run_blob)
     if run_tiekeys.shape[0]:
         rk.tiekeys = &run_tiekeys[0]
@@ -251,11 +289,13 @@ def rank_judged(
     cdef int32_t* grade_of = <int32_t*>malloc((max_n + 1) * sizeof(int32_t))
     if not (judged and jgrade and jrank and order and tmp and grade_of):
         free(judged); free(jgrade); free(jrank); free(order); free(tmp); free(grade_of)
+        free(slot_entry); free(slot_pair)
         raise MemoryError()
-    cdef int64_t r0, q0, q1, i, j, k, c, nj, rank, ahead, base, cnt, num_ret, h, lo, hi, mid, pos, tk
+    cdef int64_t r0, q0, q1, i, j, k, c, nj, rank, ahead, base, cnt, num_ret, h, lo, pos, tk
     cdef int64_t tkey
     cdef int32_t tg, g
     cdef double sj
+    cdef bint presorted
     try:
         with nogil:
             for p in range(n_pairs):
@@ -310,38 +350,52 @@ def rank_judged(
                         g = qrels_grades[tmp[c]]
                         jgrade[c] = g if g >= 0 else UNJUDGED
                 else:
+                    # many judgments: each retrieved document is one probe of a table of
+                    # the judged hashes (a binary search per document mispredicted half of
+                    # its branches); judged documents come out in run order
+                    for j in range(q0, q1):
+                        slot = _judged_slot(qk.hashes[j], shift)
+                        while slot_pair[slot] == p:
+                            slot = (slot + 1) & slot_mask
+                        slot_pair[slot] = p
+                        slot_entry[slot] = j
                     for i in range(r0, r0 + n):
                         h = rk.hashes[i]
-                        lo = q0
-                        hi = q1
-                        while lo < hi:
-                            mid = (lo + hi) >> 1
-                            if qk.hashes[mid] < h:
-                                lo = mid + 1
-                            else:
-                                hi = mid
-                        while lo < q1 and qk.hashes[lo] == h:
-                            if rk.key_off == NULL or _cmp_bytes(&rk, _key(&rk, i), &qk, _key(&qk, lo)) == 0:
+                        slot = _judged_slot(h, shift)
+                        while slot_pair[slot] == p:
+                            lo = slot_entry[slot]
+                            if qk.hashes[lo] == h and (
+                                    rk.key_off == NULL
+                                    or _cmp_bytes(&rk, _key(&rk, i), &qk, _key(&qk, lo)) == 0):
                                 g = qrels_grades[lo]
                                 judged[nj] = i
                                 jgrade[nj] = g if g >= 0 else UNJUDGED
                                 nj += 1
                                 break
-                            lo += 1
-                if nj <= 24:
-                    # few judged documents: a rank is 1 + the number of documents ahead
-                    for j in range(nj):
-                        sj = scores[judged[j]]
-                        tk = rk.tiekeys[judged[j]]
-                        ahead = qafast_count_ahead_int(scores + r0, rk.tiekeys + r0, n, sj, tk)
-                        if rk.key_off != NULL and \
-                                qafast_count_same(scores + r0, rk.tiekeys + r0, n, sj, tk) > 1:
-                            # same score and same first 8 bytes: the rest of the bytes decide
-                            for i in range(r0, r0 + n):
-                                if scores[i] == sj and rk.tiekeys[i] == tk and i != judged[j] \
-                                        and _cmp_bytes(&rk, _key(&rk, i), &rk, _key(&rk, judged[j])) > 0:
-                                    ahead += 1
-                        jrank[j] = ahead + 1
+                            slot = (slot + 1) & slot_mask
+                # a run written in rank order (checked in one pass, worth it past a few
+                # judged documents) gives each rank as a position; otherwise a query with
+                # few judged documents counts the documents ahead of each, and one with many
+                # is sorted
+                presorted = nj > 8 and _in_rank_order(scores, &rk, r0, n)
+                if presorted or nj <= 24:
+                    if presorted:
+                        for j in range(nj):
+                            jrank[j] = judged[j] - r0 + 1
+                    else:
+                        # few judged documents: a rank is 1 + the number of documents ahead
+                        for j in range(nj):
+                            sj = scores[judged[j]]
+                            tk = rk.tiekeys[judged[j]]
+                            ahead = qafast_count_ahead_int(scores + r0, rk.tiekeys + r0, n, sj, tk)
+                            if rk.key_off != NULL and \
+                                    qafast_count_same(scores + r0, rk.tiekeys + r0, n, sj, tk) > 1:
+                                # same score and same first 8 bytes: the rest of the bytes decide
+                                for i in range(r0, r0 + n):
+                                    if scores[i] == sj and rk.tiekeys[i] == tk and i != judged[j] \
+                                            and _cmp_bytes(&rk, _key(&rk, i), &rk, _key(&rk, judged[j])) > 0:
+                                        ahead += 1
+                            jrank[j] = ahead + 1
                     # insertion sort of the judged rows by rank
                     for j in range(1, nj):
                         rank = jrank[j]
@@ -395,6 +449,7 @@ def rank_judged(
                 out_num_ret[p] = num_ret
     finally:
         free(judged); free(jgrade); free(jrank); free(order); free(tmp); free(grade_of)
+        free(slot_entry); free(slot_pair)
 
 
 cdef void _sort_group(const int64_t* hashes, int64_t* order, int64_t* tmp, int64_t lo,
