@@ -3,9 +3,9 @@
 # Step 1, ``rank_judged``: for each evaluated query, find the retrieved documents that the
 # qrels judge and give each its rank under trec_eval's order (score descending, then docno
 # descending). Only those documents are written out, as (rank, grade) pairs sorted by rank;
-# every other rank holds a document absent from the qrels (NONPOOL). A run written in rank
+# every other rank holds a document absent from the qrels (NONPOOL). A run written in score
 # order, as retrieval systems write them, gives each judged document its position as its
-# rank. Otherwise finding a rank costs a count of the documents ahead, so a query with few
+# rank (corrected among equal scores). Otherwise finding a rank costs a count of the documents ahead, so a query with few
 # judged documents needs no sort at all; a query with many judged documents is sorted.
 #
 # Step 2, ``ranking_measures``: expand each query's pairs into its ranked grade list (the
@@ -140,14 +140,34 @@ cdef inline bint _ahead(const double* scores, const DocKeys* d, int64_t a, int64
     return _cmp_bytes(d, _key(d, a), d, _key(d, b)) > 0
 
 
-cdef inline bint _in_rank_order(const double* scores, const DocKeys* d, int64_t r0,
-                                int64_t n) noexcept nogil:
-    """Whether entries r0..r0+n-1 are already in rank order, as a run file written by
-    rank usually is: then an entry's rank is its position, with no count and no sort."""
-    cdef int64_t i
+cdef bint _ranks_by_position(const double* scores, const DocKeys* d, int64_t r0, int64_t n,
+                             const int64_t* judged, int64_t nj, int64_t* jrank) noexcept nogil:
+    """The ranks of the judged entries ``judged[:nj]`` among entries r0..r0+n-1 when these
+    are in descending score order, as a run file written by rank is: an entry's position,
+    corrected within its group of equal scores by the docno order. False (ranks unset)
+    when the scores are not in that order, or a judged entry's group of equal scores is
+    too large for this to pay."""
+    cdef int64_t i, j, pos, a, b, ahead
+    cdef double s
     for i in range(r0, r0 + n - 1):
-        if _ahead(scores, d, i + 1, i):
+        if scores[i] < scores[i + 1]:
             return False
+    for j in range(nj):
+        pos = judged[j]
+        s = scores[pos]
+        a = pos
+        while a > r0 and scores[a - 1] == s:
+            a -= 1
+        b = pos + 1
+        while b < r0 + n and scores[b] == s:
+            b += 1
+        if b - a > 32:
+            return False
+        ahead = 0
+        for i in range(a, b):
+            if i != pos and _ahead(scores, d, i, pos):
+                ahead += 1
+        jrank[j] = a - r0 + ahead + 1
     return True
 
 
@@ -377,12 +397,10 @@ def rank_judged(
                 # judged documents) gives each rank as a position; otherwise a query with
                 # few judged documents counts the documents ahead of each, and one with many
                 # is sorted
-                presorted = nj > 8 and _in_rank_order(scores, &rk, r0, n)
+                presorted = nj > 8 and _ranks_by_position(scores, &rk, r0, n, judged, nj,
+                                                          jrank)
                 if presorted or nj <= 24:
-                    if presorted:
-                        for j in range(nj):
-                            jrank[j] = judged[j] - r0 + 1
-                    else:
+                    if not presorted:
                         # few judged documents: a rank is 1 + the number of documents ahead
                         for j in range(nj):
                             sj = scores[judged[j]]
