@@ -27,6 +27,7 @@ cdef extern from "_simd.h" nogil:
                               int64_t kx)
     int64_t qafast_count_ahead_int(const double* s, const int64_t* id, int64_t n, double x,
                                    int64_t hx)
+    int64_t qafast_count_rises(const double* s, int64_t n)
 
 
 cdef enum:
@@ -149,9 +150,8 @@ cdef bint _ranks_by_position(const double* scores, const DocKeys* d, int64_t r0,
     too large for this to pay."""
     cdef int64_t i, j, pos, a, b, ahead
     cdef double s
-    for i in range(r0, r0 + n - 1):
-        if scores[i] < scores[i + 1]:
-            return False
+    if qafast_count_rises(scores + r0, n):
+        return False
     for j in range(nj):
         pos = judged[j]
         s = scores[pos]
@@ -393,11 +393,10 @@ def rank_judged(
                                 nj += 1
                                 break
                             slot = (slot + 1) & slot_mask
-                # a run written in rank order (checked in one pass, worth it past a few
-                # judged documents) gives each rank as a position; otherwise a query with
-                # few judged documents counts the documents ahead of each, and one with many
-                # is sorted
-                presorted = nj > 8 and _ranks_by_position(scores, &rk, r0, n, judged, nj,
+                # a run written in score order (checked in one vector pass, less than one
+                # count) gives each rank as a position; otherwise a query with few judged
+                # documents counts the documents ahead of each, and one with many is sorted
+                presorted = nj > 0 and _ranks_by_position(scores, &rk, r0, n, judged, nj,
                                                           jrank)
                 if presorted or nj <= 24:
                     if not presorted:

@@ -71,6 +71,17 @@ QAFAST_CLONES static int64_t qafast_count_ahead_int(const double *s, const int64
     return ahead;
 }
 
+/* How many neighbours rise in score (s[i] < s[i + 1]): none when the entries are in
+ * descending score order, as a run file written by rank is. No early exit, so that the loop
+ * is a vector compare and add. */
+QAFAST_CLONES static int64_t qafast_count_rises(const double *s, int64_t n)
+{
+    int64_t rises = 0;
+    for (int64_t i = 0; i + 1 < n; i++)
+        rises += s[i] < s[i + 1];
+    return rises;
+}
+
 /* How many entries have score x and tie key kx (the entry itself included). */
 QAFAST_CLONES static int64_t qafast_count_same(const double *s, const int64_t *key, int64_t n,
                                                double x, int64_t kx)
