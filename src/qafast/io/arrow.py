@@ -114,6 +114,12 @@ def _schema_and_reader(source, columns: list[str], src: str):
             raise InputError(f"{src}: not a readable Parquet file ({e})") from None
         schema = pf.schema_arrow
         _check_names(schema, columns, src)
+        qtype = schema.field(columns[0]).type
+        if pa.types.is_string(qtype) or pa.types.is_large_string(qtype):
+            # query ids as the file's dictionary (per row group) and indices: each distinct
+            # id is decoded once, not once per row (a tenth of a 10M-line run's time)
+            pf = pq.ParquetFile(path, read_dictionary=[columns[0]])
+            schema = pf.schema_arrow
         return schema, lambda: _row_group_batches(pf, columns)
     name = type(source).__name__
     if name == "RecordBatchReader":
