@@ -5,8 +5,9 @@
 # descending). Only those documents are written out, as (rank, grade) pairs sorted by rank;
 # every other rank holds a document absent from the qrels (NONPOOL). A run written in score
 # order, as retrieval systems write them, gives each judged document its position as its
-# rank (corrected among equal scores). Otherwise finding a rank costs a count of the documents ahead, so a query with few
-# judged documents needs no sort at all; a query with many judged documents is sorted.
+# rank (corrected among equal scores). Otherwise finding a rank costs a count of the
+# documents ahead, so a query with few judged documents needs no sort at all; a query with
+# many judged documents is sorted.
 #
 # Step 2, ``ranking_measures``: expand each query's pairs into its ranked grade list (the
 # ``results_rel_list`` of trec_eval's form_res_rels.c) and compute every requested measure
@@ -409,8 +410,10 @@ def rank_judged(
                                     qafast_count_same(scores + r0, rk.tiekeys + r0, n, sj, tk) > 1:
                                 # same score and same first 8 bytes: the rest of the bytes decide
                                 for i in range(r0, r0 + n):
-                                    if scores[i] == sj and rk.tiekeys[i] == tk and i != judged[j] \
-                                            and _cmp_bytes(&rk, _key(&rk, i), &rk, _key(&rk, judged[j])) > 0:
+                                    if (scores[i] == sj and rk.tiekeys[i] == tk
+                                            and i != judged[j]
+                                            and _cmp_bytes(&rk, _key(&rk, i), &rk,
+                                                           _key(&rk, judged[j])) > 0):
                                         ahead += 1
                             jrank[j] = ahead + 1
                     # insertion sort of the judged rows by rank
