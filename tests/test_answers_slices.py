@@ -22,7 +22,7 @@ from qafast import _kernels, answers
 from qafast.errors import InputError
 from qafast.reference import answers as ref_answers
 from qafast.reference import squad as ref_squad
-from test_answers_threads import LIST_CALLS, _score_beside
+from test_answers_threads import LIST_CALLS, _grow_or_shrink, _score_beside
 
 # the module, not the function qafast.squad that the package exports under the same name
 squad_module = importlib.import_module("qafast.squad")
@@ -315,14 +315,7 @@ def test_lists_changed_between_slices(monkeypatch, call):
     def mutate(stop):
         rng = random.Random(7)
         while not stop.is_set():
-            k = rng.randrange(len(preds))
-            if rng.random() < 0.5 and len(preds) > 2000:
-                preds.pop(k)
-                refs.pop(k)
-            else:
-                preds.append(preds[k])
-                refs.append(list(refs[k]))
-            refs[rng.randrange(len(refs))].append(rng.choice(WORDS))
+            _grow_or_shrink(rng, [preds, refs], 2000, refs, WORDS)
             preds[rng.randrange(len(preds))] = rng.choice(WORDS)
             q = paragraphs[rng.randrange(2)]["qas"]
             if rng.random() < 0.5 and len(q) > 1000:

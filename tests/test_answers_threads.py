@@ -167,6 +167,20 @@ def _score_beside(score_once, rounds, disturb):
     return outcomes
 
 
+def _grow_or_shrink(rng, rows: list, floor: int, refs: list, words=WORDS) -> None:
+    """One change another thread makes to the lists being scored: drop a row from each of
+    ``rows`` (while they hold more than ``floor``) or repeat one, then add one of ``words``
+    to some reference list."""
+    k = rng.randrange(len(rows[0]))
+    if rng.random() < 0.5 and len(rows[0]) > floor:
+        for column in rows:
+            column.pop(k)
+    else:
+        for column in rows:
+            column.append(column[k])
+    refs[rng.randrange(len(refs))].append(rng.choice(words))
+
+
 @pytest.mark.filterwarnings("ignore")  # predictions for questions the changes removed
 @pytest.mark.parametrize("call", ["f1", "exact_match", "f1_char", "squad"])
 def test_lists_changed_by_another_thread(call):
@@ -187,16 +201,7 @@ def test_lists_changed_by_another_thread(call):
     def mutate(stop):
         rng = random.Random(7)
         while not stop.is_set():
-            k = rng.randrange(len(preds))
-            if rng.random() < 0.5 and len(preds) > 5000:
-                preds.pop(k)
-                refs.pop(k)
-                qas.pop(k)
-            else:
-                preds.append(preds[k])
-                refs.append(refs[k])
-                qas.append(qas[k])
-            refs[rng.randrange(len(refs))].append(rng.choice(WORDS))
+            _grow_or_shrink(rng, [preds, refs, qas], 5000, refs)
 
     for o in _score_beside(score_once, 20, mutate):
         assert isinstance(o, (float, ValueError)), o
