@@ -261,7 +261,7 @@ def rank_judged(
     """Rank the judged retrieved documents of each (run query, qrels query) pair.
 
     Run and qrels documents are given as keys with their tables (see ``DocKeys``; an empty
-    array stands for NULL). Qrels entries are sorted by hash within each query.
+    array stands for NULL). Qrels entries may be in any order within a query.
     ``pair_run[p] < 0`` marks a qrels query missing from the run: trec_eval 10.0 ranks one
     document absent from the qrels for it, so its num_ret is 1 (0 under ``judged_only``).
 

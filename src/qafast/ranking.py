@@ -498,7 +498,9 @@ class Qrels(_Ranked):
                            value_col=relevance_col)
 
     def _sort_within_queries(self, in_place: bool = False) -> None:
-        """Order each query's judgments by document hash, for the kernels' binary search.
+        """Order each query's judgments by document hash. Ranking takes them in any order
+        (since the judged-hash table); a file's duplicate check compares neighbours
+        (``first_duplicate_sorted``).
         ``in_place``: the hashes, values and line numbers are this object's alone (read from
         a file here), and are reordered where they are rather than copied."""
         n = self.num_entries
