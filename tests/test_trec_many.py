@@ -269,6 +269,78 @@ def test_ungrouped_run_from_stdin_is_kept_in_a_temporary_file(files, capsys, mon
     assert spilled == [True, True]  # the text was read again from a temporary file
 
 
+def test_ungrouped_gzip_file_is_read_again_not_kept(files, capsys, monkeypatch):
+    # a regular file can be read a second time: no temporary copy of its text
+    qrels, runs = files
+    code, want, _ = cli(capsys, "-q", "-m", "all_trec", qrels, runs[1])
+    text = runs[1].read_bytes().splitlines(keepends=True)
+    packed = runs[1].with_name("ungrouped.gz")
+    packed.write_bytes(gzip.compress(b"".join(text[2:] + text[:2])))
+    monkeypatch.setattr(rk, "_FILE_CHUNK_ROWS", 20)
+    monkeypatch.setattr(_runfile, "_SPILL_BYTES", 0)
+
+    def no_copy(*args, **kwargs):
+        raise AssertionError("a regular file's text was copied")
+    monkeypatch.setattr(_runfile.tempfile, "TemporaryFile", no_copy)
+    for workers in ("1", "2"):
+        code, out, err = cli(capsys, "-q", "-m", "all_trec", "-w", workers, qrels, packed)
+        assert code == 0, err
+        assert out == want
+
+
+class _FullDisk(io.BytesIO):
+    def write(self, b):
+        raise OSError(28, "No space left on device")
+
+
+def test_a_failed_copy_of_piped_text_matters_only_when_it_is_read_back(files, capsys,
+                                                                        monkeypatch):
+    qrels, runs = files
+    code, want, _ = cli(capsys, "-q", "-m", "all_trec", qrels, runs[1])
+    grouped = runs[1].read_bytes()
+    text = grouped.splitlines(keepends=True)
+    monkeypatch.setattr("qafast.io.trec._CHUNK_BYTES", 256)
+    monkeypatch.setattr(rk, "_FILE_CHUNK_ROWS", 20)
+    monkeypatch.setattr(_runfile, "_SPILL_BYTES", 0)
+    monkeypatch.setattr(_runfile.tempfile, "TemporaryFile", lambda **kw: _FullDisk())
+    for workers in ("1", "2"):
+        monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(grouped)))
+        code, out, err = cli(capsys, "-q", "-m", "all_trec", "-w", workers, qrels, "-")
+        assert code == 0, err  # grouped: the copy is never needed
+        assert out == want
+        run = io.BytesIO(b"".join(text[2:] + text[:2]))
+        with pytest.raises(OSError, match="not grouped by query.*No space left on device"):
+            qafast.evaluate(str(qrels), run, ["map"], workers=int(workers))
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="F_SETPIPE_SZ is Linux's")
+def test_a_piped_run_gets_a_wider_pipe(files):
+    import fcntl
+    import os
+    import threading
+
+    qrels, runs = files
+    want = qafast.evaluate(str(qrels), str(runs[1]), ["map", "P_5"], per_query=True)
+    r, w = os.pipe()
+    data = runs[1].read_bytes()
+
+    def feed():
+        with os.fdopen(w, "wb") as out:
+            out.write(data)
+    writer = threading.Thread(target=feed)
+    writer.start()
+    with os.fdopen(r, "rb", buffering=0) as source:
+        got = qafast.evaluate(str(qrels), source, ["map", "P_5"], per_query=True)
+        size = fcntl.fcntl(source.fileno(), fcntl.F_GETPIPE_SZ)
+    writer.join()
+    assert got == want
+    # the kernel may refuse (a lower pipe-max-size, the user's pipe quota): never narrower
+    assert size >= 65536
+    with open("/proc/sys/fs/pipe-max-size") as f:
+        if int(f.read()) >= (1 << 20):
+            assert size == 1 << 20
+
+
 # ------------------------------------------------------------------------------ many runs
 
 
