@@ -386,6 +386,40 @@ def test_gzip_in_small_chunks(tmp_path, workers):
     check_flat(flat, cols)
 
 
+GZIP_READERS = ["standard-library",
+                pytest.param("isal", marks=pytest.mark.skipif(
+                    __import__("importlib").util.find_spec("isal") is None,
+                    reason="python-isal (the gzip extra) is not installed"))]
+
+
+@pytest.mark.parametrize("reader", GZIP_READERS)
+@both_modes
+def test_gzip_readers_read_the_same_and_refuse_the_same(tmp_path, monkeypatch, reader,
+                                                         workers):
+    monkeypatch.setattr(trec_module, "_USE_ISAL", reader == "isal")
+    kind = type(trec_module._gzip_reader(io.BytesIO(b""))[0]).__module__
+    assert kind.startswith("isal") == (reader == "isal")
+    data = b"".join(b"q%d Q0 d%d %d %d.5 r\n" % (i // 7, i, i, i) for i in range(3000))
+    whole = gzip.compress(data, compresslevel=1)
+    half = len(data) // 2
+    members = gzip.compress(data[:half]) + gzip.compress(data[half:])  # as `cat a.gz b.gz`
+    for packed in (whole, members):
+        path = tmp_path / "run.gz"
+        path.write_bytes(packed)
+        check_same(trec_module._read(path, is_run=True, chunk_bytes=333, workers=workers),
+                   data, True)
+    crc = bytearray(whole)
+    crc[-8] ^= 0xFF
+    bad = {"truncated": whole[:-5], "cut in the middle": whole[:len(whole) // 2],
+           "a wrong CRC": bytes(crc), "not deflate": b"\x1f\x8b" + b"x" * 20}
+    for label, packed in bad.items():
+        path = tmp_path / "bad.gz"
+        path.write_bytes(packed)
+        with pytest.raises(TrecFormatError, match="(truncated|corrupt) gzip data") as e:
+            trec_module._read(path, is_run=True, chunk_bytes=333, workers=workers)
+        assert e.value.path == str(path), label
+
+
 def test_file_objects():
     check_same(read_trec_run(io.BytesIO(RUN)), RUN, True)
     check_same(read_trec_run(io.BufferedReader(io.BytesIO(RUN))), RUN, True)
