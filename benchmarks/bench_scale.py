@@ -356,6 +356,22 @@ def main(argv=None) -> int:
         trec1 = measure([sys.executable, "-m", "qafast.cli", "trec", "--no-progress", "-w",
                          "1", str(qrels), str(run)], env=e)
         table.add("qafast trec -w 1 (one thread)", trec1["s"], trec1["mb"])
+        # the same text compressed, and through a pipe: read once, as it arrives
+        packed = tmp / "run.gz"
+        subprocess.run(["gzip", "-1", "-k", "-c", str(run)], stdout=packed.open("wb"),
+                       check=True)
+        zcat = measure(["gzip", "-d", "-c", str(packed)], repeat=3)
+        table.add("gzip -d -c run.gz (GNU gzip alone)", zcat["s"], zcat["mb"])
+        gz = measure([sys.executable, "-m", "qafast.cli", "trec", "--no-progress", "-o",
+                      "json", str(qrels), str(packed)], env=e, repeat=3)
+        isal = "with python-isal" if importlib.util.find_spec("isal") else "standard gzip"
+        table.add("qafast trec run.gz", gz["s"], gz["mb"],
+                  f"{isal}; identical numbers: {json.loads(gz['out']) == json.loads(trec['out'])}")
+        piped = measure(["sh", "-c", f'cat "{run}" | "{sys.executable}" -m qafast.cli trec '
+                         f'--no-progress -o json "{qrels}" -'], env=e, repeat=3)
+        table.add("cat run | qafast trec QRELS -", piped["s"], piped["mb"],
+                  f"identical numbers: {json.loads(piped['out']) == json.loads(trec['out'])}")
+        packed.unlink()
         if not args.skip_pytrec and importlib.util.find_spec("pytrec_eval"):
             pt = measure(py(PYTREC, qrels, run), env=e)
             ok_t, ok_m = pt["s"] >= 20 * trec["s"], pt["mb"] >= 10 * trec["mb"]
