@@ -79,37 +79,39 @@ class _Part:
     paired: bool = True
 
 
-def _plain_path(source) -> str | None:
-    """The path of a regular, uncompressed file that can be read again and cut into ranges,
-    else None."""
+def _regular_path(source) -> str | None:
+    """The path ``source`` names when it is a regular file (so it can be read again), else
+    None (bytes, ``-``, a pipe, a file object)."""
     if not isinstance(source, (str, os.PathLike)):
         return None
     name = os.fspath(source)
-    if not isinstance(name, str) or name == "-" or name.endswith(".gz"):
+    if not isinstance(name, str) or name == "-":
         return None
     try:
-        if not stat.S_ISREG(os.stat(name).st_mode):
-            return None
+        return name if stat.S_ISREG(os.stat(name).st_mode) else None
+    except (OSError, ValueError):
+        return None
+
+
+def _plain_path(source) -> str | None:
+    """The path of a regular, uncompressed file that can be cut into ranges, else None."""
+    name = _regular_path(source)
+    if name is None or name.endswith(".gz"):
+        return None
+    try:
         with open(name, "rb") as f:
             if f.read(2) == _GZIP_MAGIC:
                 return None
-    except (OSError, ValueError):
+    except OSError:
         return None
     return name
 
 
 def _rereadable(source) -> bool:
-    """Whether the text of ``source`` can be read a second time: bytes, or a path naming a
-    regular file (compressed or not)."""
-    if isinstance(source, (bytes, bytearray, memoryview)):
-        return True
-    if not isinstance(source, (str, os.PathLike)):
-        return False
-    name = os.fspath(source)
-    try:
-        return isinstance(name, str) and name != "-" and stat.S_ISREG(os.stat(name).st_mode)
-    except (OSError, ValueError):
-        return False
+    """Whether the text of ``source`` can be read a second time: bytes, or a regular file
+    (compressed or not)."""
+    return (isinstance(source, (bytes, bytearray, memoryview))
+            or _regular_path(source) is not None)
 
 
 def is_run_source(run) -> bool:

@@ -337,8 +337,7 @@ def _open_blocks(source: Source, chunk: int, stack: contextlib.ExitStack) -> tup
         if not gz and raw.seekable():  # not a pipe: sniff the gzip magic
             gz = raw.read(2) == _GZIP_MAGIC
             raw.seek(0)
-        elif not raw.seekable():
-            _widen_pipe(raw)
+        _widen_pipe(raw)  # a named pipe (FIFO)
         if gz:
             return name, _gzip_blocks(raw, chunk, name, stack)
         return name, _stream_blocks(raw, chunk)
