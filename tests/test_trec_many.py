@@ -309,8 +309,9 @@ def test_a_failed_copy_of_piped_text_matters_only_when_it_is_read_back(files, ca
         assert code == 0, err  # grouped: the copy is never needed
         assert out == want
         run = io.BytesIO(b"".join(text[2:] + text[:2]))
-        with pytest.raises(OSError, match="not grouped by query.*No space left on device"):
+        with pytest.raises(OSError, match="not grouped by query.*No space left on device") as e:
             qafast.evaluate(str(qrels), run, ["map"], workers=int(workers))
+        assert e.value.filename == "<file>"  # named as a format error in it would be
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="F_SETPIPE_SZ is Linux's")

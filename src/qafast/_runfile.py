@@ -273,6 +273,7 @@ class _Spill:
     _DEPTH = 8  # blocks waiting for the writer; the parser waits beyond that
 
     def __init__(self) -> None:
+        self.source = "<run>"  # what an error names; set once the source is opened
         self.blocks: list = []
         self.size = 0
         self.file: IO[bytes] | None = None
@@ -325,7 +326,7 @@ class _Spill:
             if isinstance(e, OSError):
                 raise OSError(e.errno, f"the run is not grouped by query, so its text is read "
                                        f"twice, kept in a temporary file, which failed: "
-                                       f"{e.strerror or e}") from e
+                                       f"{e.strerror or e}", self.source) from e
             raise e
         self.file.flush()
         self.file.seek(0)
@@ -637,6 +638,8 @@ def evaluate_run_source(qrels: Qrels, run, columns: list[Column], *, queries: st
         if spill is not None:
             stack.callback(spill.close)
         name, blocks = _open_blocks(run, trec._CHUNK_BYTES, stack)
+        if spill is not None:
+            spill.source = name
         if workers > 1:
             # each block is a fresh buffer, so handing it over copies nothing
             blocks = _read_ahead(blocks, 4, "qafast-run-reader")

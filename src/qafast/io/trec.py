@@ -280,23 +280,6 @@ def _threaded(workers: int) -> bool:
 # sources, as an iterator of blocks that each end at a line end
 
 
-def _rereadable(source: Source) -> bool:
-    """Whether opening ``source`` again gives the same bytes: bytes, or a path to a regular
-    file. A pipe, FIFO, socket, terminal or ``-`` (stdin) gives only what is left, and an
-    open file object is read from where it is."""
-    if isinstance(source, (bytes, bytearray, memoryview)):
-        return True
-    if isinstance(source, (str, os.PathLike)):
-        name = os.fspath(source)
-        if not isinstance(name, str) or name == "-":
-            return False
-        try:
-            return stat.S_ISREG(os.stat(name).st_mode)
-        except (OSError, ValueError):
-            return False
-    return False
-
-
 def text_as_path_hint(name: str) -> str | None:
     """What to say when a str that is not an existing file holds a line break: it is most
     likely a file's text given where a path is read."""
