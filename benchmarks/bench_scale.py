@@ -252,7 +252,7 @@ if __name__ == "__main__":
 # imports.
 PARQUET = """
 import json, sys, time, qafast
-import pyarrow.parquet  # loaded before the clock starts, as dask is below
+import pyarrow.compute, pyarrow.parquet  # loaded before the clock starts, as dask is below
 kind, qrels_path, parquet_path = sys.argv[1:4]
 measures = sys.argv[4].split(",")
 qrels = qafast.Qrels.from_file(qrels_path)
