@@ -7,6 +7,7 @@ import gzip
 import io
 import json
 import random
+import re
 import sys
 
 import pytest
@@ -222,6 +223,138 @@ def test_compressed_run_and_stdin_with_a_reading_thread(files, capsys, monkeypat
     code, out, err = cli(capsys, "-m", "all_trec", "-w", "2", qrels, "-")
     assert code == 0, err
     assert out == want
+
+
+# ------------------------------------------------------------------------------ segments
+# text that cannot be cut into byte ranges (compressed, in memory) is cut as it is read into
+# segments of whole queries, each parsed and measured by a thread
+
+
+def small_segments(monkeypatch, size):
+    monkeypatch.setattr("qafast.io.trec._CHUNK_BYTES", 256)
+    monkeypatch.setattr(_runfile, "_SEGMENT_BYTES", size)
+    monkeypatch.setattr(rk, "_FILE_CHUNK_ROWS", 30)
+
+
+@pytest.mark.parametrize("size", [300, 2000, 1 << 20])
+def test_segments_of_a_compressed_run_give_the_file_numbers_bitwise(files, monkeypatch, size):
+    qrels, runs = files  # runs[1] has comment lines inside queries
+    q = qafast.Qrels.from_file(qrels)
+    want_q = qafast.evaluate(q, str(runs[1]), "all_trec", per_query=True, workers=1)
+    want = qafast.evaluate(q, str(runs[1]), "all_trec", workers=1)
+    packed = runs[1].with_suffix(".gz")
+    packed.write_bytes(gzip.compress(runs[1].read_bytes()))
+    small_segments(monkeypatch, size)
+    no_whole_run(monkeypatch)
+    parts = []
+    real = _runfile._finish
+    monkeypatch.setattr(_runfile, "_finish", lambda qrels, p, *a, **k: parts.append(len(p))
+                        or real(qrels, p, *a, **k))
+    assert qafast.evaluate(q, str(packed), "all_trec", per_query=True, workers=2) == want_q
+    assert qafast.evaluate(q, runs[1].read_bytes(), "all_trec", workers=3) == want
+    assert (min(parts) > 1) if size < 10_000 else (parts == [1, 1])
+
+
+def test_a_segment_ends_where_its_last_query_ends():
+    text = run_text(6, 40, seed=2, comment_every=7).encode()
+    blocks = list(_runfile._segments(iter(_whole_lines(text, 90)), 500))
+    assert b"".join(b"".join(bytes(b) for b in s) for s in blocks) == text
+    seen = set()
+    for segment in blocks:
+        ids = {_runfile._first_field(line)
+               for line in b"".join(bytes(b) for b in segment).splitlines()} - {None}
+        assert not ids & seen  # no query in two segments
+        seen |= ids
+    assert len(blocks) > 2
+
+
+def _whole_lines(text: bytes, size: int):
+    """Blocks of about ``size`` bytes, each ending at a line end, as the readers give them."""
+    out, start = [], 0
+    while start < len(text):
+        cut = text.find(b"\n", start + size)
+        end = len(text) if cut < 0 else cut + 1
+        out.append(memoryview(text)[start:end])
+        start = end
+    return out
+
+
+def test_segments_in_memory_stay_bounded(files, monkeypatch):
+    qrels, runs = files
+    small_segments(monkeypatch, 300)
+    made, done, most = [0], [0], [0]
+    real_segments, real_stream = _runfile._segments, _runfile._stream
+
+    def segments(blocks, size):
+        for s in real_segments(blocks, size):
+            made[0] += 1
+            most[0] = max(most[0], made[0] - done[0])
+            yield s
+
+    def stream(*args, **kwargs):
+        try:
+            return real_stream(*args, **kwargs)
+        finally:
+            done[0] += 1
+    monkeypatch.setattr(_runfile, "_segments", segments)
+    monkeypatch.setattr(_runfile, "_stream", stream)
+    want = qafast.evaluate(str(qrels), str(runs[0]), MEASURES, workers=1)
+    assert qafast.evaluate(str(qrels), runs[0].read_bytes(), MEASURES, workers=2) == want
+    assert made[0] > 10
+    assert most[0] <= 2 + 1 + 1  # the threads' segments, one waiting, one being made
+
+
+def test_errors_in_a_later_segment_name_the_line_in_the_text(tmp_path, monkeypatch):
+    small_segments(monkeypatch, 300)
+    lines = run_text(20, 10).splitlines(keepends=True)
+    qrels = qrels_text(20, 10).encode()
+    bad = list(lines)
+    bad[170] = "q0017 Q0 dx 1 not-a-number r\n"
+    dup = list(lines)
+    dup[181] = dup[180]  # q0018 retrieves a document twice
+    doc = dup[180].split()[2]
+    for text, pattern in ((bad, r"<bytes>, line 171: .*'not-a-number'"),
+                          (dup, rf"<bytes>, line 182: query 'q0018' retrieves document "
+                                rf"'{doc}' twice")):
+        for workers in (1, 3):
+            with pytest.raises(ValueError, match=pattern):
+                qafast.evaluate(qrels, "".join(text).encode(), MEASURES, workers=workers)
+
+
+def test_of_errors_in_several_segments_the_first_in_the_text_is_raised(monkeypatch):
+    import time
+
+    small_segments(monkeypatch, 300)
+    lines = run_text(20, 10).splitlines(keepends=True)
+    lines[15] = "q0001 Q0 dx 1 first-error r\n"
+    lines[185] = "q0018 Q0 dy 1 second-error r\n"
+    real = _runfile._stream
+
+    def slow_first(*args, **kwargs):
+        if not kwargs.get("searched"):  # the first segment takes longer
+            time.sleep(0.3)
+        return real(*args, **kwargs)
+    monkeypatch.setattr(_runfile, "_stream", slow_first)
+    with pytest.raises(ValueError, match=r"line 16: .*'first-error'"):
+        qafast.evaluate(qrels_text(20, 10).encode(), "".join(lines).encode(), MEASURES,
+                        workers=3)
+
+
+def test_a_query_in_two_segments_is_still_evaluated_whole(files, monkeypatch):
+    # were a query's lines cut apart, its id would come out of two segments: the run is
+    # then read whole
+    qrels, runs = files
+    want = qafast.evaluate(str(qrels), str(runs[2]), MEASURES, per_query=True, workers=1)
+    small_segments(monkeypatch, 300)
+    never = re.compile(rb"(?!)")
+    monkeypatch.setattr(_runfile, "_query_lines", lambda query: (never, re.compile(rb"\n")))
+    read_whole = []
+    real = rk._from_trec_columns
+    monkeypatch.setattr(rk, "_from_trec_columns",
+                        lambda cls, *a, **k: read_whole.append(cls) or real(cls, *a, **k))
+    assert qafast.evaluate(str(qrels), runs[2].read_bytes(), MEASURES, per_query=True,
+                           workers=2) == want
+    assert rk.Run in read_whole
 
 
 # ------------------------------------------------------------------------------ ungrouped

@@ -1508,6 +1508,11 @@ cdef class _trec_Parser:
         return self.it.rows
 
     @property
+    def lines(self):
+        """Lines scanned so far (comments and blank lines included)."""
+        return self.sc.line_no
+
+    @property
     def interns_docs(self):
         """Whether document ids are interned (else only hashed, and scan_intern() works)."""
         return self.it.intern_docs
