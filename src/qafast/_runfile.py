@@ -301,8 +301,8 @@ def _segments(blocks, size: int):
     """The blocks of a stream's text gathered into lists of about ``size`` bytes that each
     end where a query's lines end (a block cut in two there without a copy), for threads
     to parse as a plain file's ranges are. Each block ends at a line end, as _open_blocks
-    gives them; a query split anyway (by a comment line in its middle) is caught as a
-    plain file's is, its id coming out of two segments."""
+    gives them; a query split anyway (a line of it that does not start with its id) is
+    caught as a plain file's is, its id coming out of two segments."""
     segment: list = []
     total = 0
     query = None  # once the segment is full: the patterns of its last query's lines
