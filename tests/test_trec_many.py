@@ -716,3 +716,29 @@ def test_range_blocks_give_the_range_in_whole_lines(tmp_path, chunk):
             got = [bytes(block) for block in _runfile._range_blocks(raw, a, b, chunk)]
         assert b"".join(got) == data[a:b]
         assert all(g.endswith(b"\n") for g in got[:-1])
+
+
+def test_an_error_in_a_segment_of_one_of_many_runs_is_that_error(files, monkeypatch):
+    # each run's segments stop at its own error; the other runs stop as any error stops
+    # them, and the error raised is the failing run's, named
+    qrels, runs = files
+    small_segments(monkeypatch, 300)
+    good = runs[0].read_bytes()
+    lines = runs[1].read_text().splitlines(keepends=True)
+    lines[700] = "q0033 Q0 dx 1 not-a-number sys1\n"
+    real = _runfile._stream
+
+    def good_is_slow(qrels, path, blocks, *args, **kwargs):
+        import time
+
+        blocks = list(blocks)
+        first = bytes(blocks[0])
+        if first.startswith(b"q0000 ") and b"sys0" in first:
+            time.sleep(0.3)  # the good run's first segment is read when the bad one fails
+        return real(qrels, path, iter(blocks), *args, **kwargs)
+    monkeypatch.setattr(_runfile, "_stream", good_is_slow)
+    for order in (("good", "bad"), ("bad", "good")):
+        given = {"good": good, "bad": "".join(lines).encode()}
+        with pytest.raises(ValueError, match=r"<bytes>, line 701: .*'not-a-number'") as e:
+            qafast.evaluate_runs(qrels, {k: given[k] for k in order}, "map", workers=4)
+        assert e.value.__notes__ == ["while evaluating run 'bad'"]

@@ -4,9 +4,10 @@ A run file whose queries keep their lines together (as every retrieval system wr
 is parsed a block at a time, and each batch of complete queries is ranked and measured in
 the parser's own arrays and dropped: memory stays flat whatever the size of the file. With
 ``workers`` above 1, a plain file is cut into byte ranges at query boundaries, each parsed
-and measured by its own thread (the kernels release the GIL); a compressed file or a pipe is
-read and decompressed by a helper thread, and its text cut as it arrives into segments of
-whole queries, which the threads parse and measure.
+and measured by its own thread (the kernels release the GIL); a compressed file is read and
+decompressed by a helper thread, and its text cut as it arrives into segments of whole
+queries, which the other threads parse and measure. A pipe is read by a helper thread while
+the calling thread parses (its text is also kept: see below).
 
 A run whose queries are not grouped is still evaluated exactly, by reading it whole (a
 ``Run``): about 90 bytes a line at the peak. A file, compressed or not, is then read a
@@ -48,7 +49,7 @@ from .ranking import (
 _RANGE_MIN_BYTES = 32 << 20
 # a pipe's text kept in memory before it goes to a temporary file
 _SPILL_BYTES = 256 << 20
-# the text of a stream (a pipe, a compressed file) handed to a thread at a time
+# the text of a compressed file (or bytes) handed to a thread at a time
 _SEGMENT_BYTES = 32 << 20
 _GZIP_MAGIC = b"\x1f\x8b"
 
@@ -433,7 +434,7 @@ def _qrels_position(qrels: Qrels, qid: str, searched: bool) -> int:
 
 
 def _stream(qrels: Qrels, path: str, blocks, columns: list[Column], options: dict,
-            relcols: dict, on_bytes, line_base, cancel: threading.Event | None = None,
+            relcols: dict, on_bytes, line_base, cancel: threading.Event | _Either | None = None,
             searched: bool = False) -> _Part:
     """Parse ``blocks`` and measure each batch of complete queries; ``line_base()`` gives
     the number of lines before the first block, for messages. ``searched``: look the first
@@ -448,8 +449,6 @@ def _stream(qrels: Qrels, path: str, blocks, columns: list[Column], options: dic
     qrels_ids = qrels.query_ids
     first = 0
     qpos = 0  # where the next query is expected in the qrels, if the run follows their order
-
-    # whether a query was looked up in the qrels already (then the dictionary is used)
 
     def measure(everything: bool) -> bool:
         nonlocal first, qpos, searched
@@ -528,21 +527,34 @@ def _stream(qrels: Qrels, path: str, blocks, columns: list[Column], options: dic
     return part
 
 
+class _Either:
+    """Set when either of two events is."""
+
+    def __init__(self, a: threading.Event, b: threading.Event | None) -> None:
+        self.a, self.b = a, b
+
+    def is_set(self) -> bool:
+        return self.a.is_set() or (self.b is not None and self.b.is_set())
+
+
 def _stream_segments(qrels: Qrels, path: str, blocks, columns: list[Column], options: dict,
-                     relcols: dict, on_bytes, workers: int, halt: threading.Event
+                     relcols: dict, on_bytes, workers: int, cancel: threading.Event | None
                      ) -> list[_Part]:
     """_stream over the segments of a stream's text (_segments), ``workers`` threads parsing
     and measuring them while this one reads. At most one segment more than the threads is
     in memory. Reading stops at the first segment that fails or turns out not grouped; the
     parts of the segments read are returned in order (their errors raised in order: the
-    first is the text's first, as one reader meets it)."""
+    first is the text's first, as one reader meets it). ``cancel``: the caller's, which
+    stops the segments being read as this function's own error does."""
     from concurrent.futures import FIRST_COMPLETED, wait
 
     from .ranking import _pool
 
     pool = _pool(workers)
     futures: list = []
-    stop = threading.Event()  # a segment failed, or is not grouped
+    stop = threading.Event()  # a segment failed, or is not grouped: read no more
+    halt = threading.Event()  # an error raised here: the segments being read stop too
+    either = _Either(halt, cancel)
 
     def one(k: int, segment: list) -> _Part:
         def line_base() -> int:
@@ -550,7 +562,7 @@ def _stream_segments(qrels: Qrels, path: str, blocks, columns: list[Column], opt
             return sum(f.result().lines for f in futures[:k])
 
         part = _stream(qrels, path, iter(segment), columns, options, relcols, on_bytes,
-                       line_base, halt, searched=k > 0)
+                       line_base, either, searched=k > 0)
         if not part.grouped:
             stop.set()
         return part
@@ -565,7 +577,7 @@ def _stream_segments(qrels: Qrels, path: str, blocks, columns: list[Column], opt
             while len(running) > workers:
                 wait(running, return_when=FIRST_COMPLETED)
                 running = [f for f in running if not f.done()]
-            if stop.is_set() or halt.is_set():
+            if stop.is_set() or either.is_set():
                 break
             future = pool.submit(one, len(futures), segment)
             future.add_done_callback(failed)
@@ -782,7 +794,7 @@ def evaluate_run_source(qrels: Qrels, run, columns: list[Column], *, queries: st
             # parsing threads then lacked (a 100M-line run from cat: 7.4 s with one, 10.8 s
             # with two)
             parts = _stream_segments(qrels, name, kept, columns, opts, relcols, on_bytes,
-                                     workers, halt)
+                                     workers, cancel)
         else:
             parts = [_stream(qrels, name, kept, columns, opts, relcols, on_bytes, lambda: 0,
                              cancel)]
