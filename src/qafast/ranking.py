@@ -1208,9 +1208,9 @@ def evaluate(qrels: Any, run: Any, measures: str | Iterable[str], *, relevance_l
         accumulates them and pytrec_eval returns them.
     workers : int, default 1
         Threads to use (-1: all cores), also to read files given by path; results do not
-        depend on it. A run file is cut into ranges of at least 32 MB, one per thread; a
-        compressed run (or bytes) into segments of whole queries as it is read; a Parquet
-        run or a ``RecordBatchReader`` is read ahead by a thread of its own.
+        depend on it. A run file is cut into ranges of at least 32 MB, one per thread, and
+        a run's text given as bytes into segments of whole queries; a compressed run or a
+        Parquet run is read (decompressed, decoded) by a thread of its own.
     progress : bool, optional
         A progress bar on stderr while a run file is read (needs tqdm). By default only
         when stderr is a terminal and the file takes more than a moment; True: always;
