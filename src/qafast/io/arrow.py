@@ -324,7 +324,8 @@ def _unified(encoded):
     if encoded.num_chunks == 0:
         return pa.array([], encoded.type.value_type), _EMPTY_I64
     dictionary = encoded.chunk(0).dictionary
-    idx = np.concatenate([_numbers(c.indices).astype(np.int64, copy=False) for c in encoded.chunks])
+    idx = np.concatenate([_numbers(c.indices).astype(np.int64, copy=False)
+                          for c in encoded.chunks])
     return dictionary, idx
 
 
@@ -395,8 +396,8 @@ def _doc_keys(col, name: str, src: str, row_base: int):
             col = pa.chunked_array(chunks, t).unify_dictionaries()
             chunks = list(col.chunks)
         dictionary = chunks[0].dictionary if chunks else pa.array([], t.value_type)
-        indices = (np.concatenate([_numbers(c.indices).astype(np.int64, copy=False) for c in chunks])
-                   if chunks else _EMPTY_I64)
+        indices = (np.concatenate([_numbers(c.indices).astype(np.int64, copy=False)
+                                   for c in chunks]) if chunks else _EMPTY_I64)
         if dictionary.null_count:
             null = ~np.asarray(dictionary.is_valid())
             hit = np.flatnonzero(null[indices])
