@@ -148,6 +148,44 @@ def test_grouped_runs_cut_anywhere_need_no_shuffle(client, data, tmp_path):
     assert qafast.dask.evaluate(qrels, str(tmp_path / "spread-*.parquet"), MEASURES) == expected
 
 
+def test_parquet_files_are_read_in_row_groups_by_the_workers(client, data, tmp_path,
+                                                             monkeypatch):
+    qrels, run, expected = data
+    grouped = run.sort_values("query_id", kind="stable").reset_index(drop=True)
+    path = tmp_path / "run.parquet"
+    pq.write_table(pa.Table.from_pandas(grouped, preserve_index=False), path,
+                   row_group_size=97)
+    assert pq.ParquetFile(path).num_row_groups > 5
+    frames = []
+    real = dd.read_parquet
+    monkeypatch.setattr(dd, "read_parquet", lambda *a, **k: frames.append(a) or real(*a, **k))
+    # a task per row group, per few, or one for the file: queries cut between tasks are
+    # joined on the client
+    for rows in (1, 300, 1 << 20):
+        monkeypatch.setattr(qafast.dask, "_TASK_ROWS", rows)
+        assert qafast.dask.evaluate(qrels, str(path), MEASURES) == expected
+        assert qafast.dask.evaluate(qrels, str(path), MEASURES, assume_grouped=True) == expected
+    assert qafast.dask.compare(qrels, {"a": str(path), "b": grouped}, ["map"]).means.tolist()[0] \
+        == qafast.compare(qrels, {"a": grouped, "b": grouped}, ["map"]).means.tolist()[0]
+    assert not frames  # pyarrow read the files on the workers, no dask DataFrame
+    # queries spread over files: those become a dask DataFrame, shuffled
+    shuffled = run.iloc[::-1]
+    for i, lo in enumerate(range(0, len(shuffled), 300)):
+        pq.write_table(pa.Table.from_pandas(shuffled.iloc[lo:lo + 300], preserve_index=False),
+                       tmp_path / f"spread-{i}.parquet")
+    assert qafast.dask.evaluate(qrels, str(tmp_path / "spread-*.parquet"), MEASURES) == expected
+    assert frames
+    # a column missing (found on the client) or of the wrong type (by the worker)
+    pq.write_table(pa.Table.from_pandas(grouped.rename(columns={"score": "s"}),
+                                        preserve_index=False), tmp_path / "renamed.parquet")
+    with pytest.raises(ValueError, match="Parquet file .*renamed.parquet.*no column 'score'"):
+        qafast.dask.evaluate(qrels, str(tmp_path / "renamed.parquet"), MEASURES)
+    bad = grouped.assign(score=grouped.score.astype(str))
+    pq.write_table(pa.Table.from_pandas(bad, preserve_index=False), tmp_path / "bad.parquet")
+    with pytest.raises(TypeError, match="'score'.*string"):
+        qafast.dask.evaluate(qrels, str(tmp_path / "bad.parquet"), MEASURES)
+
+
 def test_compare_gives_the_in_memory_comparison(client, data):
     qrels, run, _ = data
     other = run.assign(score=run.score[::-1].to_numpy())

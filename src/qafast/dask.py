@@ -151,14 +151,8 @@ def _frame(source, columns: list[str], role: str):
 
         paths = _paths(source)
         if all(is_parquet(p) for p in paths):
-            import pyarrow.parquet as pq
-
-            names = pq.read_schema(paths[0]).names if os.path.isfile(paths[0]) else None
-            if names is not None:
-                missing = [c for c in columns if c not in names]
-                if missing:
-                    raise InputError(f"{role} Parquet file {paths[0]!r}: no column "
-                                     f"{missing[0]!r} (columns: {names[:20]})")
+            if os.path.isfile(paths[0]):
+                _check_parquet_names(paths[0], columns, role)
             # a partition per row group: a worker holds one at a time, and a big file is
             # spread over the workers (a query cut at a row group boundary is joined back)
             return dd.read_parquet(paths if len(paths) > 1 else paths[0], columns=columns,
@@ -184,28 +178,104 @@ def _measure_partition(frame, qrels, columns, options, names, edges):
     and with ``edges`` the ids and rows of its first and last query, which may go on in the
     partitions before and after it)."""
     import pyarrow as pa
+
+    if frame is None or len(frame) == 0:
+        return [], [], np.zeros((0, len(columns)), dtype=np.float64), [], None
+    table = pa.Table.from_pandas(frame[names], preserve_index=False)
+    return _measure_table(table, qrels, columns, options, names, edges)
+
+
+def _measure_row_groups(path: str, groups: list[int], qrels, columns, options, names):
+    """_measure_partition of row groups of a Parquet file, read by pyarrow on the worker
+    (query ids as the file's dictionary): no pandas frame in between."""
+    from .io.arrow import read_row_groups
+
+    return _measure_table(read_row_groups(path, groups, names), qrels, columns, options,
+                          names, True)
+
+
+def _measure_table(table, qrels, columns, options, names, edges):
+    import pyarrow as pa
     import pyarrow.compute as pc
 
     from ._arrow_input import from_arrow
     from .ranking import Run, _Evaluation
 
     m = len(columns)
-    if frame is None or len(frame) == 0:
+    if table.num_rows == 0:
         return [], [], np.zeros((0, m), dtype=np.float64), [], None
-    table = pa.Table.from_pandas(frame[names], preserve_index=False)
     run = from_arrow(Run, table, query_col=names[0], doc_col=names[1], value_col=names[2])
     ev = _Evaluation(qrels, run, queries="run", allow_none=True, **options)
     values = ev.values(columns) if ev.ids else np.zeros((0, m), dtype=np.float64)
     edge_ids, edge_rows = [], None
     if edges:
         qcol = table.column(names[0])
+        if pa.types.is_dictionary(qcol.type):
+            # as strings, for the look-up below and for the client, which joins the rows
+            # of partitions read with other dictionaries
+            qcol = qcol.cast(qcol.type.value_type)
+            table = table.set_column(table.column_names.index(names[0]), names[0], qcol)
         edge_ids = list(dict.fromkeys([qcol[0].as_py(), qcol[-1].as_py()]))
         edge_rows = table.filter(pc.is_in(qcol, value_set=pa.array(edge_ids, qcol.type)))
     return list(run.query_ids), list(ev.ids), values, edge_ids, edge_rows
 
 
+def _check_parquet_names(path: str, columns: list[str], role: str) -> None:
+    import pyarrow.parquet as pq
+
+    names = pq.read_schema(path).names
+    missing = [c for c in columns if c not in names]
+    if missing:
+        raise InputError(f"{role} Parquet file {path!r}: no column {missing[0]!r} (columns: "
+                         f"{names[:20]})")
+
+
+def _parquet_files(source) -> list[str] | None:
+    """The Parquet files a run names (a path, a glob or a list of paths), or None when it
+    names something else (a dask or pandas frame, TREC files, a directory)."""
+    if not isinstance(source, (str, os.PathLike, list, tuple)):
+        return None
+    from .io.arrow import is_parquet
+
+    try:
+        paths = _paths(source)
+    except InputError:
+        return None
+    if all(os.path.isfile(p) and is_parquet(p) for p in paths):
+        return paths
+    return None
+
+
+# rows of a Parquet file read and measured by one task: fewer tasks cost less to schedule,
+# and each opens the file (its footer lists every row group) once
+_TASK_ROWS = 1 << 20
+
+
+def _row_group_tasks(paths: list[str], shared_qrels, columns, options, names):
+    """Tasks of consecutive row groups of each file (about _TASK_ROWS rows each), in file
+    order, read by pyarrow on the workers."""
+    import pyarrow.parquet as pq
+
+    dask, _ = _modules()
+    measure = dask.delayed(_measure_row_groups, pure=True)
+    tasks = []
+    for path in paths:
+        meta = pq.ParquetFile(path).metadata
+        groups: list[int] = []
+        rows = 0
+        for g in range(meta.num_row_groups):
+            groups.append(g)
+            rows += meta.row_group(g).num_rows
+            if rows >= _TASK_ROWS or g == meta.num_row_groups - 1:
+                tasks.append(measure(path, groups, shared_qrels, columns, options, names))
+                groups, rows = [], 0
+    return tasks
+
+
 def _partition_tasks(frame, shared_qrels, columns, options, names, shuffle, npartitions):
     dask, _ = _modules()
+    if isinstance(frame, list):  # Parquet files, measured as they are partitioned
+        return _row_group_tasks(frame, shared_qrels, columns, options, names)
     if shuffle:
         frame = frame.shuffle(on=names[0], npartitions=npartitions or frame.npartitions)
     measure = dask.delayed(_measure_partition, pure=True)
@@ -323,7 +393,13 @@ def _measure_runs(qrels, runs: list, columns, options, names, queries, assume_gr
     query's rows are together in them, as runs are written; a run whose queries turn out
     to be spread over partitions is then shuffled and measured again, unless
     ``assume_grouped`` (an error naming the query)."""
-    frames = [_frame(run, names, "run") for run in runs]
+    # Parquet files are read by pyarrow on the workers, row groups at a time, unless they
+    # turn out to need a shuffle: then (only) they become a dask DataFrame
+    files = [_parquet_files(run) for run in runs]
+    for paths in files:
+        if paths:
+            _check_parquet_names(paths[0], names, "run")
+    frames = [None if files[r] else _frame(run, names, "run") for r, run in enumerate(runs)]
     shuffle = [not assume_grouped and _is_dask_frame(run) for run in runs]
     shared = _shared(qrels)
     out: list = [None] * len(runs)
@@ -331,7 +407,11 @@ def _measure_runs(qrels, runs: list, columns, options, names, queries, assume_gr
         todo = [r for r in range(len(runs)) if out[r] is None]
         if not todo:
             return out
-        tasks = {r: _partition_tasks(frames[r], shared, columns, options, names, shuffle[r],
+        for r in todo:
+            if shuffle[r] and frames[r] is None:
+                frames[r] = _frame(runs[r], names, "run")
+        tasks = {r: _partition_tasks(frames[r] if frames[r] is not None else files[r],
+                                     shared, columns, options, names, shuffle[r],
                                      npartitions) for r in todo}
         flat = _compute([t for r in todo for t in tasks[r]], progress)
         at = 0
@@ -370,9 +450,10 @@ def evaluate(qrels, run, measures: str | Iterable[str], *, per_query: bool = Fal
         client and sent once to every worker.
     run : dask DataFrame, pandas DataFrame, path, glob or list of paths
         Rows ``query_id, doc_id, score`` (names set by the ``*_col`` options): a dask
-        DataFrame, or Parquet files or TREC run files (each file one partition, read by
-        qafast's own reader), named by a path, a glob such as ``"runs/part-*.parquet"`` or
-        a list.
+        DataFrame, or Parquet files or TREC run files named by a path, a glob such as
+        ``"runs/part-*.parquet"`` or a list. A TREC file is a partition, read by qafast's
+        own reader; a Parquet file is read by pyarrow on the workers, about a million rows
+        (whole row groups) per task, without a pandas frame in between.
     measures : str or iterable of str
         As for :func:`qafast.evaluate`.
     per_query : bool, default False

@@ -152,6 +152,23 @@ def _dataset_batches(dataset, columns):
                                        use_threads=False)
 
 
+def read_row_groups(path: str, groups: list[int], columns: list[str]):
+    """Row groups ``groups`` of the Parquet file ``path`` as a Table of ``columns``, the
+    first (the query ids) as the file's dictionary when it is a string column; the names
+    and types checked first."""
+    pa = _pyarrow()
+    import pyarrow.parquet as pq
+
+    src = describe(path, "run")
+    pf = pq.ParquetFile(path)
+    _check_names(pf.schema_arrow, columns, src)
+    qtype = pf.schema_arrow.field(columns[0]).type
+    if pa.types.is_string(qtype) or pa.types.is_large_string(qtype):
+        pf = pq.ParquetFile(path, read_dictionary=[columns[0]])
+    _check_types(pf.schema_arrow, columns, src)
+    return pf.read_row_groups(groups, columns=columns)
+
+
 def _check_names(schema, columns: list[str], src: str) -> None:
     names = list(schema.names)
     for c in columns:
