@@ -106,21 +106,8 @@ def _schema_and_reader(source, columns: list[str], src: str):
             dataset = ds.dataset(path, format="parquet")
             _check_names(dataset.schema, columns, src)
             return dataset.schema, lambda: _dataset_batches(dataset, columns)
-        import pyarrow.parquet as pq
-
-        try:
-            pf = pq.ParquetFile(path)
-        except (pa.ArrowInvalid, OSError) as e:
-            raise InputError(f"{src}: not a readable Parquet file ({e})") from None
-        schema = pf.schema_arrow
-        _check_names(schema, columns, src)
-        qtype = schema.field(columns[0]).type
-        if pa.types.is_string(qtype) or pa.types.is_large_string(qtype):
-            # query ids as the file's dictionary (per row group) and indices: each distinct
-            # id is decoded once, not once per row (a tenth of a 10M-line run's time)
-            pf = pq.ParquetFile(path, read_dictionary=[columns[0]])
-            schema = pf.schema_arrow
-        return schema, lambda: _row_group_batches(pf, columns)
+        pf = _open_parquet(path, columns, src)
+        return pf.schema_arrow, lambda: _row_group_batches(pf, columns)
     name = type(source).__name__
     if name == "RecordBatchReader":
         _check_names(source.schema, columns, src)
@@ -152,19 +139,30 @@ def _dataset_batches(dataset, columns):
                                        use_threads=False)
 
 
-def read_row_groups(path: str, groups: list[int], columns: list[str]):
-    """Row groups ``groups`` of the Parquet file ``path`` as a Table of ``columns``, the
-    first (the query ids) as the file's dictionary when it is a string column; the names
-    and types checked first."""
+def _open_parquet(path: str, columns: list[str], src: str):
+    """The ``pyarrow.parquet.ParquetFile`` at ``path``, its ``columns`` present, the first
+    (the query ids) read as the file's dictionary when it is a string column."""
     pa = _pyarrow()
     import pyarrow.parquet as pq
 
-    src = describe(path, "run")
-    pf = pq.ParquetFile(path)
+    try:
+        pf = pq.ParquetFile(path)
+    except (pa.ArrowInvalid, OSError) as e:
+        raise InputError(f"{src}: not a readable Parquet file ({e})") from None
     _check_names(pf.schema_arrow, columns, src)
     qtype = pf.schema_arrow.field(columns[0]).type
     if pa.types.is_string(qtype) or pa.types.is_large_string(qtype):
+        # query ids as the file's dictionary (per row group) and indices: each distinct id
+        # is decoded once, not once per row (a tenth of a 10M-line run's time)
         pf = pq.ParquetFile(path, read_dictionary=[columns[0]])
+    return pf
+
+
+def read_row_groups(path: str, groups: list[int], columns: list[str]):
+    """Row groups ``groups`` of the Parquet file ``path`` as a Table of ``columns``, read as
+    :func:`batches` reads the file (names and types checked first)."""
+    src = describe(path, "run")
+    pf = _open_parquet(path, columns, src)
     _check_types(pf.schema_arrow, columns, src)
     return pf.read_row_groups(groups, columns=columns)
 
