@@ -31,8 +31,8 @@ Rows:
    ``qafast.evaluate(..., workers=1)`` after another in one process: target >= 1.6x; also
    the same 8 runs spread over 2 forked processes, to compare threads with processes.
 4. Arrow/Parquet and Dask: the run as Parquet through ``qafast.evaluate`` and through
-   ``qafast.dask.evaluate`` on a two-worker ``distributed.LocalCluster``: identical numbers,
-   times. Runs when ``qafast.dask`` is importable, else "n/a".
+   ``qafast.dask.evaluate`` on a two-worker ``distributed.LocalCluster``, and the TREC file
+   through ``qafast.dask.evaluate``: identical numbers, times. Runs when ``qafast.dask`` is importable, else "n/a".
 5. The 100M-line run: ``wc -l``, ``qafast trec`` and ``qafast.evaluate`` with five measures
    (map, ndcg_cut_10, P_10, recall_100, recip_rank), time and peak memory; million lines per
    second for the run and for the qrels. Targets: within 6x of ``wc -l``, at most 1 GB.
@@ -259,8 +259,8 @@ print(json.dumps({"s": time.perf_counter() - t, "means": means}))
 """
 
 # Arrow/Parquet and Dask: ``qafast.evaluate`` taking a Parquet path, ``qafast.dask.evaluate``
-# a Parquet path or glob with query_id, doc_id, score columns; run only when ``qafast.dask``
-# imports.
+# a Parquet path or glob with query_id, doc_id, score columns, or a TREC run file; run only
+# when ``qafast.dask`` imports.
 PARQUET = """
 import json, sys, time, qafast
 import pyarrow.compute, pyarrow.parquet  # loaded before the clock starts, as dask is below
@@ -447,6 +447,10 @@ def main(argv=None) -> int:
                       f"{ra['means'] == ra2['means']}")
             table.add("Parquet, qafast.dask.evaluate (LocalCluster, 2 workers)", rb["s"],
                       b["mb"], f"identical numbers: {ra['means'] == rb['means']}")
+            c = measure(py(PARQUET, "dask", qrels, run, names), env=e)
+            rc = json.loads(c["out"])
+            table.add("TREC file, qafast.dask.evaluate (LocalCluster, 2 workers)", rc["s"],
+                      c["mb"], f"identical numbers: {ra['means'] == rc['means']}")
         else:
             table.add("Parquet, qafast.evaluate", None, None, "n/a (qafast.dask not importable)")
             table.add("Parquet, qafast.dask.evaluate", None, None,

@@ -186,6 +186,87 @@ def test_parquet_files_are_read_in_row_groups_by_the_workers(client, data, tmp_p
         qafast.dask.evaluate(qrels, str(tmp_path / "bad.parquet"), MEASURES)
 
 
+def write_trec(path, rows, opener=open):
+    with opener(path, "wt") as f:
+        for q, d, s in rows.itertuples(index=False):
+            f.write(f"{q} Q0 {d} 0 {s!r} sys\n")
+
+
+def test_trec_files_are_read_in_byte_ranges_by_the_workers(client, data, tmp_path,
+                                                           monkeypatch):
+    import gzip
+
+    qrels, run, _ = data
+    grouped = run.sort_values("query_id", kind="stable").reset_index(drop=True)
+    path = tmp_path / "run.txt"
+    write_trec(path, grouped)
+    expected = qafast.evaluate(qrels, str(path), MEASURES)
+    expected_per_query = qafast.evaluate(qrels, str(path), MEASURES, per_query=True)
+    frames = []
+    real = dd.from_map
+    monkeypatch.setattr(dd, "from_map", lambda *a, **k: frames.append(a) or real(*a, **k))
+    monkeypatch.setattr(qafast._runfile, "_RANGE_MIN_BYTES", 1)
+    tasks = []
+    real_tasks = qafast.dask._trec_tasks
+    monkeypatch.setattr(qafast.dask, "_trec_tasks",
+                        lambda *a: tasks.append(real_tasks(*a)[1]) or real_tasks(*a))
+    # a task per 2 KB, per 20 KB, or one for the file: ranges end where a query ends
+    for size in (2000, 20000, 1 << 30):
+        monkeypatch.setattr(qafast.dask, "_TASK_BYTES", size)
+        assert qafast.dask.evaluate(qrels, str(path), MEASURES) == expected
+        assert qafast.dask.evaluate(qrels, str(path), MEASURES, assume_grouped=True) == expected
+    assert tasks[0][0] > 10 and tasks[-1][0] == 1
+    monkeypatch.setattr(qafast.dask, "_TASK_BYTES", 2000)
+    got = qafast.dask.evaluate(qrels, str(path), MEASURES, per_query=True)
+    assert got.set_index("query_id").to_dict(orient="index") == expected_per_query
+    # a run cut into files anywhere, queries going on from one file into the next; .gz too
+    lines = path.read_bytes().splitlines(keepends=True)
+    for i, lo in enumerate(range(0, len(lines), 97)):
+        opener = gzip.open if i % 2 else open
+        with opener(tmp_path / f"cut-{i:02d}.run{'.gz' if i % 2 else ''}", "wb") as f:
+            f.write(b"".join(lines[lo:lo + 97]))
+    cut = str(tmp_path / "cut-*")
+    assert qafast.dask.evaluate(qrels, cut, MEASURES, assume_grouped=True) == expected
+    assert qafast.dask.compare(qrels, {"a": cut, "b": str(path)}, ["map"]).means.tolist() \
+        == qafast.compare(qrels, {"a": str(path), "b": str(path)}, ["map"]).means.tolist()
+    assert not frames  # qafast's reader on the workers, no dask DataFrame
+    # a file whose queries are not grouped is measured whole, by one task
+    ungrouped = tmp_path / "ungrouped.txt"
+    write_trec(ungrouped, run)
+    assert qafast.dask.evaluate(qrels, str(ungrouped), MEASURES) == expected
+    assert qafast.dask.evaluate(qrels, str(ungrouped), MEASURES, assume_grouped=True) \
+        == expected
+    assert not frames
+    # queries spread over files (not where one ends and the next starts) are shuffled
+    shuffled = run.iloc[::-1]
+    for i, lo in enumerate(range(0, len(shuffled), 300)):
+        write_trec(tmp_path / f"spread-{i}.txt", shuffled.iloc[lo:lo + 300])
+    spread = str(tmp_path / "spread-*.txt")
+    assert qafast.dask.evaluate(qrels, spread, MEASURES) == expected
+    assert frames
+    with pytest.raises(ValueError, match="has rows in partitions"):
+        qafast.dask.evaluate(qrels, spread, MEASURES, assume_grouped=True)
+
+
+def test_trec_file_errors_name_the_line(client, data, tmp_path, monkeypatch):
+    qrels, run, _ = data
+    grouped = run.sort_values("query_id", kind="stable").reset_index(drop=True)
+    lines = [f"{q} Q0 {d} 0 {s!r} sys\n" for q, d, s in grouped.itertuples(index=False)]
+    monkeypatch.setattr(qafast._runfile, "_RANGE_MIN_BYTES", 1)
+    monkeypatch.setattr(qafast.dask, "_TASK_BYTES", 2000)
+    bad = tmp_path / "bad.txt"
+    bad.write_text("".join(lines[:700]) + "q500 Q0 dx 0 high sys\n" + "".join(lines[700:]))
+    with pytest.raises(ValueError, match=r"bad\.txt, line 701: .*score"):
+        qafast.dask.evaluate(qrels, str(bad), MEASURES)
+    q, d = grouped.query_id[600], grouped.doc_id[600]
+    twice = [line for line in lines[:601]] + [f"{q} Q0 {d} 0 0.5 sys\n"] + lines[601:]
+    dup = tmp_path / "dup.txt"
+    dup.write_text("".join(twice))
+    with pytest.raises(ValueError, match=rf"dup\.txt, line 60[0-9].*{q!r} retrieves "
+                                         rf"document {d!r} twice"):
+        qafast.dask.evaluate(qrels, str(dup), MEASURES)
+
+
 def test_compare_gives_the_in_memory_comparison(client, data):
     qrels, run, _ = data
     other = run.assign(score=run.score[::-1].to_numpy())

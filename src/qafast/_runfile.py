@@ -434,11 +434,12 @@ def _qrels_position(qrels: Qrels, qid: str, searched: bool) -> int:
 
 def _stream(qrels: Qrels, path: str, blocks, columns: list[Column], options: dict,
             relcols: dict, on_bytes, line_base, cancel: threading.Event | _Either | None = None,
-            searched: bool = False) -> _Part:
+            searched: bool = False, edges: list | None = None) -> _Part:
     """Parse ``blocks`` and measure each batch of complete queries; ``line_base()`` gives
     the number of lines before the first block, for messages. ``searched``: look the first
     query up in the qrels' dictionary of ids (built once and kept) rather than scan their
-    list, as text from the middle of a run does."""
+    list, as text from the middle of a run does. ``edges``: an empty list, given the rows
+    (_query_rows) of the first and of the last query."""
     from . import ranking
     from .io.trec import TrecFormatError, _raise_scan_error
 
@@ -470,6 +471,11 @@ def _stream(qrels: Qrels, path: str, blocks, columns: list[Column], options: dic
         if i >= 0:
             chunk._lines = np.asarray(lines) + line_base()
             _raise_duplicate(chunk, i, False)
+        if edges is not None:
+            if not edges:
+                edges[:] = [_query_rows(qids[0], 0, int(q_off[1]), offsets, blob, scores),
+                            None]
+            edges[1] = _query_rows(qids[-1], int(q_off[-2]), n, offsets, blob, scores)
         # the queries are looked up from the qrels position of the chunk's first one on:
         # when the run follows the qrels' order, no dictionary of the qrels' ids is needed
         # (building one for a million queries costs more than reading them), and the
@@ -524,6 +530,13 @@ def _stream(qrels: Qrels, path: str, blocks, columns: list[Column], options: dic
     part.run_id = parser.run_id
     part.lines = parser.lines
     return part
+
+
+def _query_rows(qid: str, lo: int, hi: int, offsets, blob, scores):
+    """(qid, document ids, scores) of rows [lo, hi) of a parsed batch, copied out of the
+    parser's arrays."""
+    docs = [bytes(blob[offsets[i]:offsets[i + 1]]).decode("utf-8") for i in range(lo, hi)]
+    return qid, docs, np.array(scores[lo:hi], dtype=np.float64)
 
 
 class _Either:
@@ -815,6 +828,89 @@ def evaluate_run_source(qrels: Qrels, run, columns: list[Column], *, queries: st
 
         whole = _from_trec_columns(Run, cols, False)
         return _whole(qrels, whole, columns, queries, options, relcols)
+
+
+# ---------------------------------------------------------------------------------------------
+# parts of a run file measured on their own (qafast.dask's tasks)
+
+
+@dataclass
+class RangeResult:
+    """A part of a run file measured on its own: queries in file order, ``ids`` those
+    evaluated (with ``values``), ``present`` every one met, ``grouped`` whether each kept
+    its lines together (if not, nothing else is set), and ``first`` / ``last``: the rows
+    (query id, document ids, scores) of the first and of the last query, which may go on
+    before or after the part."""
+
+    present: list
+    ids: list
+    values: np.ndarray
+    grouped: bool
+    first: tuple | None = None
+    last: tuple | None = None
+
+
+def task_ranges(path: str, target: int) -> list[tuple[int, int | None]]:
+    """Byte ranges of about ``target`` bytes of a run file, cut where a query's lines end;
+    a compressed file (or one that is not a regular file) is one part, (0, None)."""
+    if _plain_path(path) is None:
+        return [(0, None)]
+    return [(a, b) for a, b in _ranges(path, max(1, -(-os.path.getsize(path) // target)))]
+
+
+def measure_range(qrels: Qrels, path: str, start: int, end: int | None,
+                  columns: list[Column], options: dict) -> RangeResult:
+    """Per-query values of bytes [start, end) of a plain run file (a range task_ranges gave),
+    or of a whole file (``end`` None: compressed files too), streamed as evaluate_run_source
+    streams a file."""
+    from .io import trec
+
+    opts = dict(options, workers=1)
+    edges: list = []
+    with contextlib.ExitStack() as stack:
+        if end is None:
+            name, blocks = trec._open_blocks(path, trec._CHUNK_BYTES, stack)
+            base = (lambda: 0)
+        else:
+            name = path
+            raw = stack.enter_context(open(path, "rb", buffering=0))
+            blocks = _range_blocks(raw, start, end, trec._CHUNK_BYTES)
+            base = (lambda: _lines_before(path, start) if start else 0)
+        part = _stream(qrels, name, blocks, columns, opts, {}, lambda n: None, base,
+                       edges=edges)
+    if not part.grouped:
+        return RangeResult([], [], np.zeros((0, len(columns))), False)
+    values = (np.concatenate(part.blocks) if part.blocks
+              else np.zeros((0, len(columns)), dtype=np.float64))
+    first, last = edges if edges else (None, None)
+    return RangeResult(part.run_query_ids, part.ids, values, True, first, last)
+
+
+def measure_whole_file(qrels: Qrels, path: str, columns: list[Column],
+                       options: dict) -> RangeResult:
+    """measure_range of a whole run file whose queries are not grouped: read whole (a
+    ``Run``), ``first`` and ``last`` the queries of its first and last data lines, every
+    row of each."""
+    from .io import trec
+    from .ranking import _from_trec_columns
+
+    with contextlib.ExitStack() as stack:
+        name, blocks = trec._open_blocks(path, trec._CHUNK_BYTES, stack)
+        cols = trec._parse_blocks(name, blocks, is_run=True, intern_docs=False)
+    qidx = np.asarray(cols.query_index)
+    run = _from_trec_columns(Run, cols, False)
+    if not len(qidx):
+        return RangeResult([], [], np.zeros((0, len(columns))), True)
+    ev = _Evaluation(qrels, run, queries="run", allow_none=True, **dict(options, workers=1))
+    values = ev.values(columns) if ev.ids else np.zeros((0, len(columns)), dtype=np.float64)
+
+    def rows(q: int):
+        lo, hi = int(run.offsets[q]), int(run.offsets[q + 1])
+        return (run.query_ids[q], [run.doc_id(i) for i in range(lo, hi)],
+                np.array(run.values[lo:hi], dtype=np.float64))
+
+    return RangeResult(run.query_ids, ev.ids, values, True, rows(int(qidx[0])),
+                       rows(int(qidx[-1])))
 
 
 def _kept(blocks, spill: _Spill):

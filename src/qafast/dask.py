@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import glob
+import itertools
 import os
 import warnings
 from typing import Any, Iterable, Mapping
@@ -273,6 +274,107 @@ def _row_group_tasks(paths: list[str], shared_qrels, columns, options, names):
     return tasks
 
 
+# bytes of a TREC run file read and measured by one task (a compressed file is one task):
+# a 700 MB file is 11 tasks, each about 2M lines and a tenth of a second
+_TASK_BYTES = 64 << 20
+
+
+def _trec_files(source, qrels) -> list[str] | None:
+    """The TREC run files a run names (a path, a glob or a list of paths: regular files,
+    none of them Parquet), when the workers can stream them (qrels with string ids; integer
+    ids go through a frame), else None."""
+    if not isinstance(source, (str, os.PathLike, list, tuple)) or not qrels.string_ids:
+        return None
+    from .io.arrow import is_parquet
+
+    try:
+        paths = _paths(source)
+    except InputError:
+        return None
+    if all(os.path.isfile(p) and not is_parquet(p) for p in paths):
+        return paths
+    return None
+
+
+def _measure_trec_range(path: str, start: int, end: int | None, qrels, columns, options):
+    from ._runfile import measure_range
+
+    return measure_range(qrels, path, start, end, columns, options)
+
+
+def _measure_trec_file(path: str, qrels, columns, options):
+    from ._runfile import measure_whole_file
+
+    return measure_whole_file(qrels, path, columns, options)
+
+
+def _trec_tasks(paths: list[str], shared_qrels, columns, options):
+    """Tasks of byte ranges of each file (about _TASK_BYTES each, cut where a query's lines
+    end), in file order, parsed and measured by qafast's reader on the workers; and the
+    number of tasks of each file."""
+    from ._runfile import task_ranges
+
+    dask, _ = _modules()
+    measure = dask.delayed(_measure_trec_range, pure=True)
+    tasks: list = []
+    counts = []
+    for path in paths:
+        ranges = task_ranges(path, _TASK_BYTES)
+        tasks.extend(measure(path, a, b, shared_qrels, columns, options) for a, b in ranges)
+        counts.append(len(ranges))
+    return tasks, counts
+
+
+def _trec_partitions(paths, counts, results, shared_qrels, columns, options, names,
+                     progress):
+    """The results of _trec_tasks as one partition per file, as _gather takes them. A file
+    whose queries turn out not to keep their lines together (in a range, or across two) is
+    measured again, whole, by one task."""
+    from ._runfile import _disjoint
+
+    per_file, again = [], []
+    at = 0
+    for f, k in enumerate(counts):
+        parts = results[at:at + k]
+        at += k
+        if not (all(p.grouped for p in parts) and _disjoint([p.present for p in parts])):
+            again.append(f)
+        per_file.append(parts)
+    if again:
+        dask, _ = _modules()
+        measure = dask.delayed(_measure_trec_file, pure=True)
+        redone = _compute([measure(paths[f], shared_qrels, columns, options) for f in again],
+                          progress)
+        for f, result in zip(again, redone):
+            per_file[f] = [result]
+    return [_file_partition(parts, names, len(columns)) for parts in per_file]
+
+
+def _file_partition(parts, names, m: int):
+    """One file's range results as one partition's: its first and last queries are its
+    edges, with their rows as an Arrow table."""
+    import pyarrow as pa
+
+    present = list(itertools.chain.from_iterable(p.present for p in parts))
+    ids = list(itertools.chain.from_iterable(p.ids for p in parts))
+    values = (np.concatenate([p.values for p in parts]) if parts
+              else np.zeros((0, m), dtype=np.float64))
+    first = next((p.first for p in parts if p.first is not None), None)
+    last = next((p.last for p in reversed(parts) if p.last is not None), None)
+    edges = [e for e in (first, last) if e is not None]
+    if len(edges) == 2 and edges[0][0] == edges[1][0]:
+        # the same query first and last: the file's only one, every row of it in each
+        edges = edges[:1]
+    if not edges:
+        return present, ids, values, [], None
+    rows = pa.table({
+        names[0]: pa.array([q for q, docs, _ in edges for _d in docs], pa.string()),
+        names[1]: pa.array([d for _q, docs, _ in edges for d in docs], pa.string()),
+        names[2]: pa.array(np.concatenate([s for _q, _d, s in edges]), pa.float64()),
+    })
+    return present, ids, values, [q for q, _d, _s in edges], rows
+
+
 def _partition_tasks(frame, shared_qrels, columns, options, names, shuffle, npartitions):
     dask, _ = _modules()
     if isinstance(frame, list):  # Parquet files, measured as they are partitioned
@@ -400,7 +502,10 @@ def _measure_runs(qrels, runs: list, columns, options, names, queries, assume_gr
     for paths in files:
         if paths:
             _check_parquet_names(paths[0], names, "run")
-    frames = [None if files[r] else _frame(run, names, "run") for r, run in enumerate(runs)]
+    # TREC files likewise, by qafast's reader on the workers, byte ranges at a time
+    texts = [None if files[r] else _trec_files(run, qrels) for r, run in enumerate(runs)]
+    frames = [None if files[r] or texts[r] else _frame(run, names, "run")
+              for r, run in enumerate(runs)]
     shuffle = [not assume_grouped and _is_dask_frame(run) for run in runs]
     shared = _shared(qrels)
     out: list = [None] * len(runs)
@@ -411,14 +516,23 @@ def _measure_runs(qrels, runs: list, columns, options, names, queries, assume_gr
         for r in todo:
             if shuffle[r] and frames[r] is None:
                 frames[r] = _frame(runs[r], names, "run")
-        tasks = {r: _partition_tasks(frames[r] if frames[r] is not None else files[r],
-                                     shared, columns, options, names, shuffle[r],
-                                     npartitions) for r in todo}
+        tasks, counts = {}, {}
+        for r in todo:
+            text = texts[r]
+            if frames[r] is None and text:
+                tasks[r], counts[r] = _trec_tasks(text, shared, columns, options)
+            else:
+                tasks[r] = _partition_tasks(frames[r] if frames[r] is not None else files[r],
+                                            shared, columns, options, names, shuffle[r],
+                                            npartitions)
         flat = _compute([t for r in todo for t in tasks[r]], progress)
         at = 0
         for r in todo:
             results = flat[at:at + len(tasks[r])]
             at += len(tasks[r])
+            if r in counts:
+                results = _trec_partitions(texts[r], counts[r], results, shared, columns,
+                                           options, names, progress)
             name = run_names[r] if run_names is not None else None
             try:
                 out[r] = _finish(qrels, results, columns, options, names, queries, name)
@@ -452,9 +566,11 @@ def evaluate(qrels, run, measures: str | Iterable[str], *, per_query: bool = Fal
     run : dask DataFrame, pandas DataFrame, path, glob or list of paths
         Rows ``query_id, doc_id, score`` (names set by the ``*_col`` options): a dask
         DataFrame, or Parquet files or TREC run files named by a path, a glob such as
-        ``"runs/part-*.parquet"`` or a list. A TREC file is a partition, read by qafast's
-        own reader; a Parquet file is read by pyarrow on the workers, whole row groups of
-        about 260,000 rows per task, without a pandas frame in between.
+        ``"runs/part-*.parquet"`` or a list, read on the workers without a pandas frame
+        in between: a TREC file (``.gz`` too) by qafast's own reader, byte ranges of
+        about 64 MB per task cut where a query's lines end (a compressed file whole; a
+        file whose queries' lines are not together is read whole, by one task); a Parquet
+        file by pyarrow, whole row groups of about 260,000 rows per task.
     measures : str or iterable of str
         As for :func:`qafast.evaluate`.
     per_query : bool, default False
