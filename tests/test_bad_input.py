@@ -522,6 +522,40 @@ def _(tmp):
     assert qafast.Run.from_file(RUN_TEXT).num_entries == 3  # TREC readers: bytes are content
 
 
+@case("bad-parquet")
+def _(tmp):
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    good = {"query_id": ["q1", "q1"], "doc_id": ["d1", "d2"], "score": [1.0, 2.0]}
+    cases = {
+        "renamed": ({**good, "s": good["score"]}, "score", InputError, "no column 'score'"),
+        "text": ({**good, "score": ["x", "y"]}, None, InputTypeError,
+                 "column 'score' .*string"),
+        "null": ({**good, "query_id": ["q1", None]}, None, InputError,
+                 "column 'query_id' is null at row 1"),
+    }
+    for name, (columns, drop, error, words) in cases.items():
+        table = pa.table({k: v for k, v in columns.items() if k != drop})
+        path = tmp / f"{name}.parquet"
+        pq.write_table(table, path)
+        with pytest.raises(error, match=f"{name}\\.parquet'.*{words}"):
+            qafast.evaluate(QRELS, str(path), "map")
+    with pytest.raises(InputError, match="not a readable Parquet file"):
+        qafast.evaluate(QRELS, write(tmp, "fake.parquet", b"PAR1 and nothing else"), "map")
+    n = 6000
+    path = tmp / "damaged.parquet"
+    pq.write_table(pa.table({"query_id": [f"q{i // 100}" for i in range(n)],
+                             "doc_id": [f"d{i}" for i in range(n)],
+                             "score": np.arange(n, dtype=float)}), path, row_group_size=1000)
+    start = pq.ParquetFile(path).metadata.row_group(3).column(1).data_page_offset
+    data = bytearray(path.read_bytes())
+    data[start + 40:start + 400] = b"\xab" * 360
+    path.write_bytes(bytes(data))
+    for workers in (1, 2):
+        with pytest.raises(OSError, match="damaged\\.parquet', row group 3: "):
+            qafast.evaluate({"q1": {"d101": 1}}, str(path), "map", workers=workers)
+
+
 @case("bad-text-as-path")
 def _(tmp):
     text = RUN_TEXT.decode()

@@ -105,16 +105,16 @@ def _schema_and_reader(source, columns: list[str], src: str):
 
             dataset = ds.dataset(path, format="parquet")
             _check_names(dataset.schema, columns, src)
-            return dataset.schema, lambda: _dataset_batches(dataset, columns)
+            return dataset.schema, lambda: _dataset_batches(dataset, columns, src)
         pf = _open_parquet(path, columns, src)
-        return pf.schema_arrow, lambda: _row_group_batches(pf, columns)
+        return pf.schema_arrow, lambda: _row_group_batches(pf, columns, src)
     name = type(source).__name__
     if name == "RecordBatchReader":
         _check_names(source.schema, columns, src)
         return source.schema, lambda: (b.select(columns) for b in source)
     if name.endswith("Dataset"):
         _check_names(source.schema, columns, src)
-        return source.schema, lambda: _dataset_batches(source, columns)
+        return source.schema, lambda: _dataset_batches(source, columns, src)
     if name in ("Table", "RecordBatch"):
         _check_names(source.schema, columns, src)
         table = source.select(columns)
@@ -125,18 +125,36 @@ def _schema_and_reader(source, columns: list[str], src: str):
                     f"Parquet path, not {name}")
 
 
-def _row_group_batches(pf, columns):
+def _damaged(e: Exception, where: str) -> Exception:
+    """``e`` (pyarrow's error reading data, which names neither the file nor the row
+    group) as the same kind of error, saying where."""
+    try:
+        return type(e)(f"{where}: {e}")
+    except Exception:  # noqa: BLE001 - a class that wants other arguments
+        return OSError(f"{where}: {e}")
+
+
+def _row_group_batches(pf, columns, src: str):
     # one row group decoded at a time, handed on in batches of at most BATCH_ROWS rows
+    pa = _pyarrow()
     for i in range(pf.num_row_groups):
-        yield from pf.iter_batches(batch_size=BATCH_ROWS, row_groups=[i], columns=columns,
-                                   use_threads=False)
-
-
-def _dataset_batches(dataset, columns):
-    # fragments in the dataset's (sorted path) order, so a query's rows keep their order
-    for fragment in dataset.get_fragments():
-        yield from fragment.to_batches(columns=columns, batch_size=BATCH_ROWS,
+        try:
+            yield from pf.iter_batches(batch_size=BATCH_ROWS, row_groups=[i], columns=columns,
                                        use_threads=False)
+        except (pa.ArrowException, OSError) as e:
+            raise _damaged(e, f"{src}, row group {i}") from e
+
+
+def _dataset_batches(dataset, columns, src: str):
+    # fragments in the dataset's (sorted path) order, so a query's rows keep their order
+    pa = _pyarrow()
+    for fragment in dataset.get_fragments():
+        try:
+            yield from fragment.to_batches(columns=columns, batch_size=BATCH_ROWS,
+                                           use_threads=False)
+        except (pa.ArrowException, OSError) as e:
+            where = getattr(fragment, "path", None)
+            raise _damaged(e, f"{src}, file {where!r}" if where else src) from e
 
 
 def _open_parquet(path: str, columns: list[str], src: str):
@@ -162,9 +180,14 @@ def read_row_groups(path: str, groups: list[int], columns: list[str]):
     """Row groups ``groups`` of the Parquet file ``path`` as a Table of ``columns``, read as
     :func:`batches` reads the file (names and types checked first)."""
     src = describe(path, "run")
+    pa = _pyarrow()
     pf = _open_parquet(path, columns, src)
     _check_types(pf.schema_arrow, columns, src)
-    return pf.read_row_groups(groups, columns=columns)
+    try:
+        return pf.read_row_groups(groups, columns=columns)
+    except (pa.ArrowException, OSError) as e:
+        span = f"{groups[0]}" if len(groups) == 1 else f"{groups[0]}-{groups[-1]}"
+        raise _damaged(e, f"{src}, row group{'s' if len(groups) > 1 else ''} {span}") from e
 
 
 def _check_names(schema, columns: list[str], src: str) -> None:
@@ -283,8 +306,8 @@ def _first_null(col) -> int:
     return -1
 
 
-def _null_error(src: str, column: str, row: int, row_base: int) -> ValueError:
-    return ValueError(f"{src}: column {column!r} is null at row {row_base + row}; every row "
+def _null_error(src: str, column: str, row: int, row_base: int) -> InputError:
+    return InputError(f"{src}: column {column!r} is null at row {row_base + row}; every row "
                       "needs a query id, a document id and a value")
 
 
