@@ -27,7 +27,7 @@ import stat
 import tempfile
 import threading
 from dataclasses import dataclass, field
-from typing import IO
+from typing import IO, Sequence
 
 import numpy as np
 
@@ -850,12 +850,12 @@ class RangeResult:
     last: tuple | None = None
 
 
-def task_ranges(path: str, target: int) -> list[tuple[int, int | None]]:
+def task_ranges(path: str, target: int) -> Sequence[tuple[int, int | None]]:
     """Byte ranges of about ``target`` bytes of a run file, cut where a query's lines end;
     a compressed file (or one that is not a regular file) is one part, (0, None)."""
     if _plain_path(path) is None:
         return [(0, None)]
-    return [(a, b) for a, b in _ranges(path, max(1, -(-os.path.getsize(path) // target)))]
+    return _ranges(path, max(1, -(-os.path.getsize(path) // target)))
 
 
 def measure_range(qrels: Qrels, path: str, start: int, end: int | None,

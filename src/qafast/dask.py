@@ -231,9 +231,10 @@ def _check_parquet_names(path: str, columns: list[str], role: str) -> None:
                          f"{names[:20]})")
 
 
-def _parquet_files(source) -> list[str] | None:
-    """The Parquet files a run names (a path, a glob or a list of paths), or None when it
-    names something else (a dask or pandas frame, TREC files, a directory)."""
+def _named_files(source) -> tuple[list[str], bool] | None:
+    """The files a run names (a path, a glob or a list of paths), all regular files, and
+    whether they are Parquet; None when it names something else (a dask or pandas frame, a
+    directory, a missing file) or Parquet and other files together (_frame says which)."""
     if not isinstance(source, (str, os.PathLike, list, tuple)):
         return None
     from .io.arrow import is_parquet
@@ -242,9 +243,10 @@ def _parquet_files(source) -> list[str] | None:
         paths = _paths(source)
     except InputError:
         return None
-    if all(os.path.isfile(p) and is_parquet(p) for p in paths):
-        return paths
-    return None
+    if not all(os.path.isfile(p) for p in paths):
+        return None
+    kinds = {is_parquet(p) for p in paths}
+    return (paths, kinds.pop()) if len(kinds) == 1 else None
 
 
 # rows of a Parquet file read and measured by one task: each task opens the file, whose
@@ -277,23 +279,6 @@ def _row_group_tasks(paths: list[str], shared_qrels, columns, options, names):
 # bytes of a TREC run file read and measured by one task (a compressed file is one task):
 # a 700 MB file is 11 tasks, each about 2M lines and a tenth of a second
 _TASK_BYTES = 64 << 20
-
-
-def _trec_files(source, qrels) -> list[str] | None:
-    """The TREC run files a run names (a path, a glob or a list of paths: regular files,
-    none of them Parquet), when the workers can stream them (qrels with string ids; integer
-    ids go through a frame), else None."""
-    if not isinstance(source, (str, os.PathLike, list, tuple)) or not qrels.string_ids:
-        return None
-    from .io.arrow import is_parquet
-
-    try:
-        paths = _paths(source)
-    except InputError:
-        return None
-    if all(os.path.isfile(p) and not is_parquet(p) for p in paths):
-        return paths
-    return None
 
 
 def _measure_trec_range(path: str, start: int, end: int | None, qrels, columns, options):
@@ -498,12 +483,14 @@ def _measure_runs(qrels, runs: list, columns, options, names, queries, assume_gr
     ``assume_grouped`` (an error naming the query)."""
     # Parquet files are read by pyarrow on the workers, row groups at a time, unless they
     # turn out to need a shuffle: then (only) they become a dask DataFrame
-    files = [_parquet_files(run) for run in runs]
+    named = [_named_files(run) for run in runs]
+    files = [n[0] if n and n[1] else None for n in named]
     for paths in files:
         if paths:
             _check_parquet_names(paths[0], names, "run")
-    # TREC files likewise, by qafast's reader on the workers, byte ranges at a time
-    texts = [None if files[r] else _trec_files(run, qrels) for r, run in enumerate(runs)]
+    # TREC files likewise, by qafast's reader on the workers, byte ranges at a time (qrels
+    # with string ids; integer ids go through a frame)
+    texts = [n[0] if n and not n[1] and qrels.string_ids else None for n in named]
     frames = [None if files[r] or texts[r] else _frame(run, names, "run")
               for r, run in enumerate(runs)]
     shuffle = [not assume_grouped and _is_dask_frame(run) for run in runs]
