@@ -668,12 +668,12 @@ def test_of_errors_in_several_ranges_the_first_in_the_file_is_raised(tmp_path, m
     real = _runfile._stream
 
     def slow_first(qrels, path, blocks, columns, options, relcols, on_bytes, line_base,
-                   cancel=None):
+                   cancel=None, **kwargs):
         if line_base() == 0:
             import time
             time.sleep(0.3)
         return real(qrels, path, blocks, columns, options, relcols, on_bytes, line_base,
-                    cancel)
+                    cancel, **kwargs)
     monkeypatch.setattr(_runfile, "_stream", slow_first)
     with pytest.raises(ValueError, match=r"run, line 16: .*'first-error'"):
         qafast.evaluate(qrels_text(20, 10).encode(), str(run), MEASURES, workers=4)

@@ -539,6 +539,20 @@ def _query_rows(qid: str, lo: int, hi: int, offsets, blob, scores):
     return qid, docs, np.array(scores[lo:hi], dtype=np.float64)
 
 
+def _stream_range(qrels: Qrels, path: str, start: int, end: int, columns: list[Column],
+                  options: dict, relcols: dict, on_bytes,
+                  cancel: threading.Event | None = None, edges: list | None = None) -> _Part:
+    """_stream over bytes [start, end) of a plain file, error lines counted from the file's
+    start."""
+    from .io import trec
+
+    with open(path, "rb", buffering=0) as raw:
+        blocks = _range_blocks(raw, start, end, trec._CHUNK_BYTES)
+        return _stream(qrels, path, blocks, columns, options, relcols, on_bytes,
+                       lambda: _lines_before(path, start) if start else 0, cancel,
+                       edges=edges)
+
+
 class _Either:
     """Set when either of two events is."""
 
@@ -747,10 +761,8 @@ def evaluate_run_source(qrels: Qrels, run, columns: list[Column], *, queries: st
         ranges = _ranges(path, workers) if workers > 1 else [(0, os.path.getsize(path))]
 
         def one(start: int, end: int) -> _Part:
-            with open(path, "rb", buffering=0) as raw:
-                blocks = _range_blocks(raw, start, end, trec._CHUNK_BYTES)
-                return _stream(qrels, path, blocks, columns, opts, relcols, on_bytes,
-                               lambda: _lines_before(path, start) if start else 0, halt)
+            return _stream_range(qrels, path, start, end, columns, opts, relcols, on_bytes,
+                                 halt)
 
         if len(ranges) == 1:
             parts = [one(*ranges[0])]
@@ -867,17 +879,14 @@ def measure_range(qrels: Qrels, path: str, start: int, end: int | None,
 
     opts = dict(options, workers=1)
     edges: list = []
-    with contextlib.ExitStack() as stack:
-        if end is None:
+    if end is None:
+        with contextlib.ExitStack() as stack:
             name, blocks = trec._open_blocks(path, trec._CHUNK_BYTES, stack)
-            base = (lambda: 0)
-        else:
-            name = path
-            raw = stack.enter_context(open(path, "rb", buffering=0))
-            blocks = _range_blocks(raw, start, end, trec._CHUNK_BYTES)
-            base = (lambda: _lines_before(path, start) if start else 0)
-        part = _stream(qrels, name, blocks, columns, opts, {}, lambda n: None, base,
-                       edges=edges)
+            part = _stream(qrels, name, blocks, columns, opts, {}, lambda n: None,
+                           lambda: 0, edges=edges)
+    else:
+        part = _stream_range(qrels, path, start, end, columns, opts, {}, lambda n: None,
+                             edges=edges)
     if not part.grouped:
         return RangeResult([], [], np.zeros((0, len(columns))), False)
     values = (np.concatenate(part.blocks) if part.blocks
