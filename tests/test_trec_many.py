@@ -119,6 +119,64 @@ def test_ranges_give_bitwise_identical_results(files, monkeypatch, parts):
     assert qafast.evaluate(q, str(runs[1]), "all_trec", workers=parts) == want
 
 
+def test_thread_ranges_start_queries_cover_the_file_and_shrink(files, monkeypatch):
+    # threads take the ranges in turn; the last ones are small, so that the threads end
+    # close together, and each thread reads several with one parser
+    qrels, runs = files
+    monkeypatch.setattr(_runfile, "_RANGE_MIN_BYTES", 100)
+    ranges = _runfile._thread_ranges(str(runs[2]), 2)
+    text = runs[2].read_bytes()
+    assert ranges[0][0] == 0 and ranges[-1][1] == len(text) and len(ranges) > 4
+    assert all(a[1] == b[0] for a, b in zip(ranges, ranges[1:]))
+    for a, _ in ranges[1:]:
+        before = text[:a].rstrip(b"\n").rsplit(b"\n", 1)[-1].split()[0]
+        assert text[a:].split()[0] != before
+    sizes = [b - a for a, b in ranges]
+    assert sizes[0] > 2 * sizes[-2]
+    seen = []
+    real = _runfile._stream
+
+    def parsers(*args, reused=None, **kwargs):
+        seen.append(id(reused.parser) if reused.parser is not None else None)
+        return real(*args, reused=reused, **kwargs)
+    monkeypatch.setattr(_runfile, "_stream", parsers)
+    q = qafast.Qrels.from_file(qrels)
+    want = qafast.evaluate(q, qafast.Run.from_file(runs[2]), MEASURES, per_query=True)
+    assert qafast.evaluate(q, str(runs[2]), MEASURES, per_query=True, workers=2) == want
+    assert len(seen) == len(ranges) and sum(s is not None for s in seen) >= len(ranges) - 2
+
+
+def test_a_restarted_parser_reads_as_a_new_one():
+    from qafast import _kernels
+
+    first = run_text(7, 30, seed=1, tag="a").encode()
+    second = run_text(5, 20, seed=2, comment_every=9, tag="b").encode()
+
+    def read(parser, text):
+        batch = parser.scan_intern(text)
+        assert not batch.error_line
+        batch.release()
+        n, arrays = parser.complete_rows(True, 0)
+        got = (list(parser.query_ids), parser.run_id, parser.lines, n,
+               [a.tolist() for a in arrays])
+        parser.drop_rows(n)
+        return got
+
+    used = _kernels._trec_Parser(True, False)
+    read(used, first)
+    used.restart()
+    assert read(used, second) == read(_kernels._trec_Parser(True, False), second)
+
+
+@given(st.lists(st.integers(0, 5000), unique=True, max_size=3000).map(
+           lambda ids: [str(i) for i in ids]),
+       st.integers(-1, 5001), st.floats(-0.5, 1.5))
+def test_the_first_query_of_a_range_is_found_among_the_qrels_from_anywhere(ids, qid, near):
+    qrels = qafast.Qrels({q: {"d": 1} for q in ids})
+    want = qrels.query_ids.index(str(qid)) if str(qid) in qrels.query_ids else 0
+    assert _runfile._qrels_position(qrels, str(qid), False, near) == want
+
+
 @pytest.mark.parametrize("workers", [1, 3])
 def test_a_run_in_another_query_order_than_the_qrels_streams_the_same(files, tmp_path,
                                                                      monkeypatch, workers):
@@ -157,7 +215,8 @@ def test_a_query_split_by_a_range_is_still_evaluated_whole(tmp_path, monkeypatch
     qrels = qrels_text(10, 30, seed=4).encode()
     want = qafast.evaluate(qrels, qafast.Run.from_file(run), MEASURES, per_query=True)
     cut, size = sum(len(x) for x in lines[:45]), run.stat().st_size
-    monkeypatch.setattr(_runfile, "_ranges", lambda path, parts: [(0, cut), (cut, size)])
+    monkeypatch.setattr(_runfile, "_thread_ranges",
+                        lambda path, workers: [(0, cut), (cut, size)])
     read_whole = []
     real = rk.Run.from_file.__func__
     monkeypatch.setattr(rk.Run, "from_file", classmethod(
@@ -677,6 +736,31 @@ def test_of_errors_in_several_ranges_the_first_in_the_file_is_raised(tmp_path, m
     monkeypatch.setattr(_runfile, "_stream", slow_first)
     with pytest.raises(ValueError, match=r"run, line 16: .*'first-error'"):
         qafast.evaluate(qrels_text(20, 10).encode(), str(run), MEASURES, workers=4)
+
+
+def test_ranges_after_a_failed_one_are_not_read(tmp_path, monkeypatch):
+    # their errors would come later in the file than the one raised
+    monkeypatch.setattr(_runfile, "_RANGE_MIN_BYTES", 100)
+    lines = run_text(40, 10).splitlines(keepends=True)
+    lines[5] = "q0000 Q0 dx 1 not-a-score r\n"
+    run = tmp_path / "run"
+    run.write_text("".join(lines))
+    ranges = _runfile._thread_ranges(str(run), 1)
+    assert len(ranges) > 4
+    started = []
+    real = _runfile._stream_range
+
+    def counted(qrels, path, start, *args, **kwargs):
+        started.append(start)
+        if start:  # the failing first range ends first
+            import time
+            time.sleep(0.2)
+        return real(qrels, path, start, *args, **kwargs)
+    monkeypatch.setattr(_runfile, "_stream_range", counted)
+    monkeypatch.setattr(_runfile, "_thread_ranges", lambda path, workers: ranges)
+    with pytest.raises(ValueError, match=r"run, line 6: .*'not-a-score'"):
+        qafast.evaluate(qrels_text(40, 10).encode(), str(run), MEASURES, workers=2)
+    assert 0 in started and len(started) <= 2
 
 
 def test_an_error_in_one_run_stops_the_others_being_read(files, monkeypatch):
