@@ -316,6 +316,24 @@ def test_segments_of_text_in_memory_give_the_file_numbers_bitwise(files, monkeyp
     assert parts[2] == 1
 
 
+def test_threads_reading_segments_keep_one_parser_each(files, monkeypatch):
+    qrels, runs = files
+    q = qafast.Qrels.from_file(qrels)
+    want = qafast.evaluate(q, str(runs[2]), MEASURES, per_query=True, workers=1)
+    small_segments(monkeypatch, 2000)
+    parsers = []
+    real = _runfile._stream
+
+    def recorded(*args, reused=None, **kwargs):
+        part = real(*args, reused=reused, **kwargs)
+        parsers.append(id(reused.parser))
+        return part
+    monkeypatch.setattr(_runfile, "_stream", recorded)
+    assert qafast.evaluate(q, runs[2].read_bytes(), MEASURES, per_query=True,
+                           workers=2) == want
+    assert len(parsers) > 4 and len(set(parsers)) <= 2
+
+
 def test_a_segment_ends_where_its_last_query_ends():
     text = run_text(6, 40, seed=2, comment_every=7).encode()
     blocks = list(_runfile._segments(iter(_whole_lines(text, 90)), 500))

@@ -488,15 +488,13 @@ def _qrels_position(qrels: Qrels, qid: str, searched: bool, near: float = 0.0) -
 
 def _stream(qrels: Qrels, path: str, blocks, columns: list[Column], options: dict,
             relcols: dict, on_bytes, line_base, cancel: threading.Event | _Either | None = None,
-            searched: bool = False, edges: list | None = None,
-            reused: _Reused | None = None, near: float = 0.0) -> _Part:
+            edges: list | None = None, reused: _Reused | None = None,
+            near: float = 0.0) -> _Part:
     """Parse ``blocks`` and measure each batch of complete queries; ``line_base()`` gives
-    the number of lines before the first block, for messages. ``searched``: look the first
-    query up in the qrels' dictionary of ids (built once and kept) rather than scan their
-    list, as text from the middle of a run does. ``edges``: an empty list, given the rows
-    (_query_rows) of the first and of the last query. ``reused``: the parser of this
-    thread's previous stream, restarted rather than made anew. ``near``: how far into
-    the run the text starts (0 to 1), where its first query is looked for among the
+    the number of lines before the first block, for messages. ``edges``: an empty list,
+    given the rows (_query_rows) of the first and of the last query. ``reused``: the parser
+    of this thread's previous stream, restarted rather than made anew. ``near``: how far
+    into the run the text starts (0 to 1), where its first query is looked for among the
     qrels'."""
     from . import ranking
     from .io.trec import TrecFormatError, _raise_scan_error
@@ -513,6 +511,7 @@ def _stream(qrels: Qrels, path: str, blocks, columns: list[Column], options: dic
     qrels_ids = qrels.query_ids
     first = 0
     qpos = 0  # where the next query is expected in the qrels, if the run follows their order
+    searched = False  # a query was not where expected: the qrels' dictionary is looked in
 
     def measure(everything: bool) -> bool:
         nonlocal first, qpos, searched
@@ -630,14 +629,15 @@ class _Either:
 
 
 def _stream_segments(qrels: Qrels, path: str, blocks, columns: list[Column], options: dict,
-                     relcols: dict, on_bytes, workers: int, cancel: threading.Event | None
-                     ) -> list[_Part]:
-    """_stream over the segments of a text (_segments), ``workers`` threads parsing and
-    measuring them while this one cuts them. At most one segment more than the threads is
-    in memory. Reading stops at the first segment that fails or turns out not grouped; the
-    parts of the segments read are returned in order (their errors raised in order: the
-    first is the text's first, as one reader meets it). ``cancel``: the caller's, which
-    stops the segments being read as this function's own error does."""
+                     relcols: dict, on_bytes, workers: int, cancel: threading.Event | None,
+                     size: int) -> list[_Part]:
+    """_stream over the segments of a text of ``size`` bytes (_segments), ``workers``
+    threads parsing and measuring them while this one cuts them, each thread with one
+    parser. At most one segment more than the threads is in memory. Reading stops at the
+    first segment that fails or turns out not grouped; the parts of the segments read are
+    returned in order (their errors raised in order: the first is the text's first, as one
+    reader meets it). ``cancel``: the caller's, which stops the segments being read as this
+    function's own error does."""
     from concurrent.futures import FIRST_COMPLETED, wait
 
     from .ranking import _pool
@@ -647,14 +647,18 @@ def _stream_segments(qrels: Qrels, path: str, blocks, columns: list[Column], opt
     stop = threading.Event()  # a segment failed, or is not grouped: read no more
     halt = threading.Event()  # an error raised here: the segments being read stop too
     either = _Either(halt, cancel)
+    per_thread = threading.local()  # each thread's _Reused, for this call only
 
-    def one(k: int, segment: list) -> _Part:
+    def one(k: int, segment: list, near: float) -> _Part:
         def line_base() -> int:
             # the segments before this one have all started: they end without waiting
             return sum(f.result().lines for f in futures[:k])
 
+        reused = getattr(per_thread, "reused", None)
+        if reused is None:
+            reused = per_thread.reused = _Reused()
         part = _stream(qrels, path, iter(segment), columns, options, relcols, on_bytes,
-                       line_base, either, searched=k > 0)
+                       line_base, either, reused=reused, near=near)
         if not part.grouped:
             stop.set()
         return part
@@ -663,6 +667,7 @@ def _stream_segments(qrels: Qrels, path: str, blocks, columns: list[Column], opt
         if not f.cancelled() and f.exception() is not None:
             stop.set()
 
+    offset = 0  # of the segment in the text
     try:
         for segment in _segments(blocks, _SEGMENT_BYTES):
             running = [f for f in futures[-(workers + 1):] if not f.done()]
@@ -671,9 +676,10 @@ def _stream_segments(qrels: Qrels, path: str, blocks, columns: list[Column], opt
                 running = [f for f in running if not f.done()]
             if stop.is_set() or either.is_set():
                 break
-            future = pool.submit(one, len(futures), segment)
+            future = pool.submit(one, len(futures), segment, offset / size if size else 0.0)
             future.add_done_callback(failed)
             futures.append(future)
+            offset += sum(len(block) for block in segment)
             del segment
         parts: list[_Part] = []
         for f in futures:
@@ -913,7 +919,7 @@ def evaluate_run_source(qrels: Qrels, run, columns: list[Column], *, queries: st
         kept = blocks if spill is None else _kept(blocks, spill)
         if workers > 1 and in_memory:
             parts = _stream_segments(qrels, name, kept, columns, opts, relcols, on_bytes,
-                                     workers, cancel)
+                                     workers, cancel, memoryview(run).nbytes)
         else:
             parts = [_stream(qrels, name, kept, columns, opts, relcols, on_bytes, lambda: 0,
                              cancel)]
