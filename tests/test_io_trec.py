@@ -203,6 +203,21 @@ def test_flat_run_columns():
     assert flat_qrels.doc_blob.tobytes() == b"d1d3d1"
 
 
+def test_qrels_read_for_a_qrels_object_keep_no_tie_keys():
+    from qafast.io import trec
+
+    flat = trec._read(QRELS, is_run=False, intern_docs=False, tie_keys=False)
+    full = read_trec_qrels(QRELS, intern_docs=False)
+    assert flat.doc_tiekeys is None and full.doc_tiekeys is not None
+    for name in ("query_ids", "query_index", "values", "line_numbers", "doc_hashes",
+                 "doc_offsets", "doc_blob"):
+        assert np.array_equal(np.asarray(getattr(flat, name)), np.asarray(getattr(full, name)))
+    for workers in (1, 2):  # the threaded reader interns in its own loop
+        got = trec._read(QRELS * 3000, is_run=False, workers=workers, intern_docs=False,
+                         tie_keys=False, chunk_bytes=4096)
+        assert got.doc_tiekeys is None and len(got) == 3000 * len(full)
+
+
 def test_flat_empty_inputs():
     for data in (b"", b"\n", b"# only a comment\n"):
         for reader in (read_trec_run, read_trec_qrels):

@@ -361,6 +361,27 @@ def test_sorting_qrels_in_place_equals_sorting_into_new_arrays(groups):
         assert (li == (want[2] if with_lines else lines)).all()
 
 
+@given(st.lists(st.integers(0, 6), max_size=60), st.integers(0, 3))
+def test_group_offsets_are_the_summed_counts_of_each_query(qidx, extra):
+    # a file's query index column (int32) measured where it is, not copied to int64
+    nq = (max(qidx) + 1 if qidx else 0) + extra
+    index = np.array(qidx, dtype=np.int32)
+    offsets = np.full(nq + 1, -5, dtype=np.int64)
+    grouped = _kernels.group_offsets(index, offsets)
+    counts = np.bincount(index, minlength=nq) if qidx else np.zeros(nq, dtype=np.int64)
+    assert offsets.tolist() == [0] + np.cumsum(counts).tolist()
+    assert grouped == (qidx == sorted(qidx))
+
+
+def test_group_offsets_refuse_an_index_outside_the_queries():
+    offsets = np.zeros(3, dtype=np.int64)
+    for bad in ([0, 2], [1, -1]):
+        with pytest.raises(ValueError, match=r"query index -?\d of row 1 is outside 0\.\.1"):
+            _kernels.group_offsets(np.array(bad, dtype=np.int32), offsets)
+    with pytest.raises(ValueError, match="at least one entry"):
+        _kernels.group_offsets(np.zeros(0, dtype=np.int32), offsets[:0])
+
+
 def test_sorting_qrels_in_place_checks_the_array_sizes():
     one = np.zeros(1, dtype=np.int64)
     with pytest.raises(ValueError, match="one entry per row"):

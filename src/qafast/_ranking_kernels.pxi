@@ -490,6 +490,38 @@ cdef void _sort_group(const int64_t* hashes, int64_t* order, int64_t* tmp, int64
         _merge_sort_by_hash(hashes, &order[lo], tmp, hi - lo)
 
 
+def group_offsets(const int32_t[::1] query_index, int64_t[::1] offsets):
+    """Fill ``offsets`` (one entry more than there are queries) so that, once the rows are
+    grouped by query, query q's rows are offsets[q]:offsets[q + 1]: the counts of each index,
+    summed. Returns whether the rows are grouped already (no index below the one before
+    it). Reads the reader's int32 column as it is, where ``np.bincount`` made an int64 copy
+    of it: 48 MB of fresh memory for 6M qrels lines."""
+    cdef Py_ssize_t n = query_index.shape[0], nq = offsets.shape[0] - 1, i, bad = -1
+    cdef int32_t q, prev = 0
+    cdef bint grouped = True
+    if nq < 0:
+        raise ValueError("offsets must have at least one entry")
+    with nogil:
+        for i in range(nq + 1):
+            offsets[i] = 0
+        for i in range(n):
+            q = query_index[i]
+            if q < 0 or q >= nq:
+                bad = i
+                break
+            offsets[q + 1] += 1
+            if q < prev:
+                grouped = False
+            prev = q
+        if bad < 0:
+            for i in range(nq):
+                offsets[i + 1] += offsets[i]
+    if bad >= 0:
+        raise ValueError(f"query index {query_index[bad]} of row {bad} is outside "
+                         f"0..{nq - 1}")
+    return grouped
+
+
 def sort_groups(const int64_t[::1] offsets, const int64_t[::1] hashes, int64_t[::1] order):
     """order[lo:hi] = the indices lo..hi-1 of each group sorted by hash (stable)."""
     cdef Py_ssize_t ng = offsets.shape[0] - 1, g

@@ -720,6 +720,7 @@ ctypedef struct _trec_InternState:
     _trec_Table dtab                 # document ids, when interned
     int32_t *qidx
     int32_t *didx                    # when interned
+    bint keep_tiekeys                # a qrels reader has no use for them
     int64_t *tiekeys                 # otherwise: each line's document tie key,
     int64_t *offsets                 # the document's bytes blob[offsets[i]:offsets[i + 1]]
     unsigned char *blob              # (cap + 1 offsets, offsets[0] = 0)
@@ -983,10 +984,11 @@ cdef int _trec_intern_grow(_trec_InternState *it, uint64_t need) noexcept nogil:
             return -1
         it.didx = <int32_t *>a
     else:
-        a = _trec_mem_resize(it.tiekeys, it.cap * sizeof(int64_t), cap * sizeof(int64_t))
-        if a == NULL:
-            return -1
-        it.tiekeys = <int64_t *>a
+        if it.keep_tiekeys:
+            a = _trec_mem_resize(it.tiekeys, it.cap * sizeof(int64_t), cap * sizeof(int64_t))
+            if a == NULL:
+                return -1
+            it.tiekeys = <int64_t *>a
         a = _trec_mem_resize(it.offsets, (it.cap + 1) * sizeof(int64_t),
                              (cap + 1) * sizeof(int64_t))
         if a == NULL:
@@ -1093,7 +1095,9 @@ cdef inline int _trec_take_row(_trec_InternState *it, uint64_t row, const unsign
             return _trec_intern_code(qi, _trec_E_UTF8_QID)
         prev_q[0] = qi
         it.prev_q = qi
-    ascii = _trec_take_doc(dp, dn, end, it.blob + blob_len[0], &it.tiekeys[row])
+    cdef int64_t unkept
+    ascii = _trec_take_doc(dp, dn, end, it.blob + blob_len[0],
+                           it.tiekeys + row if it.tiekeys != NULL else &unkept)
     if ascii != 1 and not _trec_utf8_ok(dp, dn):
         return _trec_E_UTF8_DOCNO
     blob_len[0] += <uint64_t>dn
@@ -1119,6 +1123,7 @@ cdef int _trec_doc_rows(_trec_InternState *it, _trec_BatchData *b, const unsigne
     cdef int32_t *qidx
     cdef int64_t *tiekeys
     cdef int64_t *offsets
+    cdef int64_t unkept
     if b.row_start != it.rows:
         return _trec_E_NOMEM                      # batches out of order: a caller bug
     if b.row_start + n > it.cap and _trec_intern_grow(it, b.row_start + n) != 0:
@@ -1153,7 +1158,8 @@ cdef int _trec_doc_rows(_trec_InternState *it, _trec_BatchData *b, const unsigne
             it.prev_q = qi
         dp = buf + b.d_off[k]
         dn = b.d_len[k]
-        ascii = _trec_take_doc(dp, dn, end, it.blob + blen, &tiekeys[row])
+        ascii = _trec_take_doc(dp, dn, end, it.blob + blen,
+                               tiekeys + row if tiekeys != NULL else &unkept)
         if ascii != 1 and not _trec_utf8_ok(dp, dn):
             it.err = _trec_E_UTF8_DOCNO
             it.err_k = k
@@ -1302,7 +1308,8 @@ cdef class _trec_Parser:
 
     With ``intern_docs=False`` document ids are not interned: the scan keeps each line's
     document hash, and ``intern`` (query ids only) copies the document's bytes to one blob
-    and computes its tie key.
+    and computes its tie key, kept unless ``tie_keys=False`` (then ``finish()`` gives None
+    for them: qrels are never ranked by document id).
     """
 
     cdef _trec_ScanState sc
@@ -1314,11 +1321,12 @@ cdef class _trec_Parser:
     cdef uint64_t error_row
     cdef bint finished
 
-    def __cinit__(self, bint is_run, bint intern_docs=True):
+    def __cinit__(self, bint is_run, bint intern_docs=True, bint tie_keys=True):
         self.sc.is_run = is_run
         self.sc.intern_docs = intern_docs
         self.sc.hashes = NULL
         self.it.intern_docs = intern_docs
+        self.it.keep_tiekeys = tie_keys and not intern_docs
         self.it.tiekeys = NULL
         self.it.offsets = NULL
         self.it.blob = NULL
@@ -1573,7 +1581,8 @@ cdef class _trec_Parser:
             memmove(it.qidx, it.qidx + cut, rest * sizeof(int32_t))
             memmove(sc.scores, sc.scores + cut, rest * sizeof(double))
             memmove(sc.hashes, sc.hashes + cut, rest * sizeof(int64_t))
-            memmove(it.tiekeys, it.tiekeys + cut, rest * sizeof(int64_t))
+            if it.tiekeys != NULL:
+                memmove(it.tiekeys, it.tiekeys + cut, rest * sizeof(int64_t))
             memmove(sc.lines, sc.lines + cut, rest * sizeof(int64_t))
             memmove(it.blob, it.blob + nbytes, it.blob_len - nbytes)
         for i in range(rest + 1):
@@ -1646,8 +1655,10 @@ cdef class _trec_Parser:
         else:
             hashes = _trec_wrap(self.sc.hashes, self.sc.cap, n, 8, b"q", _trec_np.int64)
             self.sc.hashes = NULL
-            tiekeys = _trec_wrap(self.it.tiekeys, self.it.cap, n, 8, b"q", _trec_np.int64)
-            self.it.tiekeys = NULL
+            if self.it.keep_tiekeys:
+                tiekeys = _trec_wrap(self.it.tiekeys, self.it.cap, n, 8, b"q",
+                                     _trec_np.int64)
+                self.it.tiekeys = NULL
             offsets = _trec_wrap(self.it.offsets, self.it.cap + 1, n + 1, 8, b"q",
                                  _trec_np.int64)
             self.it.offsets = NULL

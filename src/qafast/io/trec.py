@@ -229,7 +229,9 @@ def _read(
     workers: int = 1,
     chunk_bytes: int | None = None,
     intern_docs: bool = True,
+    tie_keys: bool = True,
 ) -> TrecColumns:
+    # tie_keys=False: no doc_tiekeys (None), for qrels, which are never ranked by document
     threaded = _threaded(workers)
     if not isinstance(intern_docs, (bool, np.bool_)):
         raise InputTypeError(f"intern_docs must be a bool, got {type(intern_docs).__name__}")
@@ -238,14 +240,14 @@ def _read(
     with contextlib.ExitStack() as stack:
         path, blocks = _open_blocks(source, chunk, stack)
         return _parse_blocks(path, blocks, is_run=is_run, threaded=threaded,
-                             intern_docs=intern_docs)
+                             intern_docs=intern_docs, tie_keys=tie_keys)
 
 
 def _parse_blocks(path: str, blocks: Iterator, *, is_run: bool, threaded: bool = False,
-                  intern_docs: bool = True) -> TrecColumns:
+                  intern_docs: bool = True, tie_keys: bool = True) -> TrecColumns:
     """The columns of the lines in ``blocks`` (each ending at a line end, as _open_blocks
     gives them)."""
-    parser = _trec_Parser(is_run, intern_docs)
+    parser = _trec_Parser(is_run, intern_docs, tie_keys)
     (_pipelined if threaded else _sequential)(parser, blocks, path)
     (query_ids, query_index, doc_ids, doc_index, values, line_numbers, run_id,
      doc_hashes, doc_tiekeys, doc_offsets, doc_blob) = parser.finish()
