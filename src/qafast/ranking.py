@@ -1208,9 +1208,11 @@ def evaluate(qrels: Any, run: Any, measures: str | Iterable[str], *, relevance_l
         accumulates them and pytrec_eval returns them.
     workers : int, default 1
         Threads to use (-1: all cores), also to read files given by path; results do not
-        depend on it. A run file is cut into ranges of at least 32 MB, one per thread, and
-        a run's text given as bytes into segments of whole queries; a compressed run or a
-        Parquet run is read (decompressed, decoded) by a thread of its own.
+        depend on it. A run file of 64 MB or more is cut into ranges of whole queries that
+        the threads take in turn, each a share of what is left (down to 8 MB), so that the
+        threads finish together; a run's text given as bytes is cut into segments of whole
+        queries; a compressed run or a Parquet run is read (decompressed, decoded) by a
+        thread of its own.
     progress : bool, optional
         A progress bar on stderr while a run file is read (needs tqdm). By default only
         when stderr is a terminal and the file takes more than a moment; True: always;
