@@ -96,6 +96,15 @@ class _Reused:
     buffers: list | None = None
 
 
+def _thread_reused(per_thread: threading.local) -> _Reused:
+    """This thread's _Reused in ``per_thread`` (a ``threading.local`` made for one call),
+    made on first use."""
+    reused = getattr(per_thread, "reused", None)
+    if reused is None:
+        reused = per_thread.reused = _Reused()
+    return reused
+
+
 def _regular_path(source) -> str | None:
     """The path ``source`` names when it is a regular file (so it can be read again), else
     None (bytes, ``-``, a pipe, a file object)."""
@@ -280,9 +289,9 @@ def _thread_ranges(path: str, workers: int) -> list[tuple[int, int]]:
     other on a 100M-line run: the same work per byte, but not the same share of the cores.
     A file under 2 * _RANGE_MIN_BYTES is one range."""
     size = os.path.getsize(path)
-    cuts = [0]
     if size < 2 * _RANGE_MIN_BYTES:
         return [(0, size)]
+    cuts = [0]
     smallest = min(_TAIL_RANGE_BYTES, _RANGE_MIN_BYTES)
     with open(path, "rb") as f:
         while size - cuts[-1] >= 2 * smallest:
@@ -654,11 +663,8 @@ def _stream_segments(qrels: Qrels, path: str, blocks, columns: list[Column], opt
             # the segments before this one have all started: they end without waiting
             return sum(f.result().lines for f in futures[:k])
 
-        reused = getattr(per_thread, "reused", None)
-        if reused is None:
-            reused = per_thread.reused = _Reused()
         part = _stream(qrels, path, iter(segment), columns, options, relcols, on_bytes,
-                       line_base, either, reused=reused, near=near)
+                       line_base, either, reused=_thread_reused(per_thread), near=near)
         if not part.grouped:
             stop.set()
         return part
@@ -840,12 +846,9 @@ def evaluate_run_source(qrels: Qrels, run, columns: list[Column], *, queries: st
         def one(start: int, end: int) -> _Part | None:
             if stopped and start > min(stopped):
                 return None
-            reused = getattr(per_thread, "reused", None)
-            if reused is None:
-                reused = per_thread.reused = _Reused()
             try:
                 part = _stream_range(qrels, path, start, end, columns, opts, relcols,
-                                     on_bytes, halt, reused=reused)
+                                     on_bytes, halt, reused=_thread_reused(per_thread))
             except _Cancelled:
                 raise
             except Exception:

@@ -1333,14 +1333,11 @@ cdef class _trec_Parser:
         self.it.blob_len = 0
         self.it.blob_cap = 0
         self.sc.need = 6 if is_run else 4
-        self.sc.line_no = 0
-        self.sc.rows = 0
         self.sc.cap = 0
         self.sc.scores = NULL
         self.sc.grades = NULL
         self.sc.lines = NULL
         self.sc.pend = NULL
-        self.sc.npend = 0
         self.sc.pend_cap = 0
         self.it.qtab.h.slots = NULL
         self.it.qtab.arena = NULL
@@ -1350,20 +1347,35 @@ cdef class _trec_Parser:
         self.it.dtab.id_off = NULL
         self.it.qidx = NULL
         self.it.didx = NULL
-        self.it.rows = 0
         self.it.cap = 0
-        self.it.prev_q = -1
-        self.it.err = _trec_OK
-        if (_trec_table_init(&self.it.qtab, 10) != 0
-                or _trec_table_init(&self.it.dtab, 16 if intern_docs else 4) != 0
-                or _trec_scan_grow(&self.sc) != 0 or _trec_intern_grow(&self.it, 1) != 0
+        if (_trec_scan_grow(&self.sc) != 0 or _trec_intern_grow(&self.it, 1) != 0
                 or (not intern_docs and _trec_blob_grow(&self.it, 1) != 0)):
             raise MemoryError()
+        self.finished = False
+        self._start_text()
+
+    cdef int _start_text(self) except -1:
+        # the state of a parser that has read nothing (new tables; the arrays are kept)
+        _trec_table_free(&self.it.qtab)
+        _trec_table_free(&self.it.dtab)
+        if (_trec_table_init(&self.it.qtab, 10) != 0
+                or _trec_table_init(&self.it.dtab, 16 if self.it.intern_docs else 4) != 0):
+            raise MemoryError()
+        self.sc.line_no = 0
+        self.sc.rows = 0
+        self.sc.npend = 0
+        self.sc.err = _trec_OK
+        self.it.rows = 0
+        self.it.prev_q = -1
+        self.it.err = _trec_OK
+        self.it.blob_len = 0
+        if self.it.offsets != NULL:
+            self.it.offsets[0] = 0
         self.query_ids = []
         self.doc_ids = []
         self.run_id = None
         self.error_message = None
-        self.finished = False
+        return 0
 
     def __dealloc__(self):
         _trec_table_free(&self.it.qtab)
@@ -1598,25 +1610,7 @@ cdef class _trec_Parser:
         cost 7 ms a range."""
         if self.finished:
             raise RuntimeError("restart() after finish()")
-        _trec_table_free(&self.it.qtab)
-        _trec_table_free(&self.it.dtab)
-        if (_trec_table_init(&self.it.qtab, 10) != 0
-                or _trec_table_init(&self.it.dtab, 16 if self.it.intern_docs else 4) != 0):
-            raise MemoryError()
-        self.sc.line_no = 0
-        self.sc.rows = 0
-        self.sc.npend = 0
-        self.sc.err = _trec_OK
-        self.it.rows = 0
-        self.it.prev_q = -1
-        self.it.err = _trec_OK
-        self.it.blob_len = 0
-        if self.it.offsets != NULL:
-            self.it.offsets[0] = 0
-        self.query_ids = []
-        self.doc_ids = []
-        self.run_id = None
-        self.error_message = None
+        self._start_text()
 
     def error_line(self):
         """The line of the row intern() failed on. Only while no scan() is running."""
