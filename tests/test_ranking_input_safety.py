@@ -341,26 +341,6 @@ def test_string_ids_from_lists_equal_the_dict_path(rows):
         qafast.evaluate(qrels, as_dict, MEASURES, per_query=True)
 
 
-@given(st.lists(st.lists(st.tuples(st.integers(-3, 3), st.integers(0, 3)), max_size=40),
-                max_size=6))
-def test_sorting_qrels_in_place_equals_sorting_into_new_arrays(groups):
-    # a qrels file's columns are reordered where they are; any other qrels gets new arrays
-    sizes = [len(g) for g in groups]
-    offsets = np.zeros(len(groups) + 1, dtype=np.int64)
-    np.cumsum(sizes, out=offsets[1:])
-    hashes = np.array([h for g in groups for h, _ in g], dtype=np.int64)
-    values = np.array([v for g in groups for _, v in g], dtype=np.int32)
-    lines = np.arange(len(hashes), dtype=np.int64) + 7
-    order = np.empty(len(hashes), dtype=np.int64)
-    _kernels.sort_groups(offsets, hashes, order)
-    want = hashes[order], values[order], lines[order], order.copy()
-    for with_lines in (True, False):
-        h, v, li = hashes.copy(), values.copy(), lines.copy()
-        _kernels.sort_groups_in_place(offsets, h, v, li if with_lines else li[:0], order)
-        assert (h == want[0]).all() and (v == want[1]).all() and (order == want[3]).all()
-        assert (li == (want[2] if with_lines else lines)).all()
-
-
 @given(st.lists(st.integers(0, 6), max_size=60), st.integers(0, 3))
 def test_group_offsets_are_the_summed_counts_of_each_query(qidx, extra):
     # a file's query index column (int32) measured where it is, not copied to int64
@@ -380,13 +360,3 @@ def test_group_offsets_refuse_an_index_outside_the_queries():
             _kernels.group_offsets(np.array(bad, dtype=np.int32), offsets)
     with pytest.raises(ValueError, match="at least one entry"):
         _kernels.group_offsets(np.zeros(0, dtype=np.int32), offsets[:0])
-
-
-def test_sorting_qrels_in_place_checks_the_array_sizes():
-    one = np.zeros(1, dtype=np.int64)
-    with pytest.raises(ValueError, match="one entry per row"):
-        _kernels.sort_groups_in_place(np.array([0, 1]), one, np.zeros(2, np.int32), one, one)
-    with pytest.raises(ValueError, match="offsets"):
-        _kernels.sort_groups_in_place(np.array([0, 2]), one, np.zeros(1, np.int32), one, one)
-    with pytest.raises(ValueError, match="offsets"):
-        _kernels.sort_groups_in_place(np.array([1, 0, 1]), one, np.zeros(1, np.int32), one, one)

@@ -540,49 +540,6 @@ def sort_groups(const int64_t[::1] offsets, const int64_t[::1] hashes, int64_t[:
     free(tmp)
 
 
-def sort_groups_in_place(const int64_t[::1] offsets, int64_t[::1] hashes, int32_t[::1] values,
-                         int64_t[::1] lines, int64_t[::1] order):
-    """sort_groups, and each group's hashes, values and lines (if not empty) put in that
-    order where they are: a qrels file's columns, which no one else holds, without a new
-    array each (fresh pages cost more than the sort)."""
-    cdef Py_ssize_t ng = offsets.shape[0] - 1, g, n = order.shape[0]
-    cdef int64_t max_n = 0, lo, hi, i
-    cdef bint with_lines = lines.shape[0] > 0
-    if hashes.shape[0] != n or values.shape[0] != n or (with_lines and lines.shape[0] != n):
-        raise ValueError("hashes, values, lines and order must have one entry per row")
-    if n == 0:
-        return
-    if ng < 0 or (ng >= 0 and offsets[ng] != n):
-        raise ValueError("offsets must end at the number of rows")
-    for g in range(ng):
-        if offsets[g] < 0 or offsets[g + 1] < offsets[g]:
-            raise ValueError("offsets must be ascending from 0")
-        if offsets[g + 1] - offsets[g] > max_n:
-            max_n = offsets[g + 1] - offsets[g]
-    cdef int64_t* tmp = <int64_t*>malloc((2 * max_n + 1) * sizeof(int64_t))
-    cdef int32_t* tmp32 = <int32_t*>malloc((max_n + 1) * sizeof(int32_t))
-    if tmp == NULL or tmp32 == NULL:
-        free(tmp)
-        free(tmp32)
-        raise MemoryError()
-    with nogil:
-        for g in range(ng):
-            lo = offsets[g]
-            hi = offsets[g + 1]
-            _sort_group(&hashes[0], &order[0], tmp, lo, hi)
-            for i in range(lo, hi):
-                tmp[i - lo] = hashes[order[i]]
-                tmp[max_n + i - lo] = lines[order[i]] if with_lines else 0
-                tmp32[i - lo] = values[order[i]]
-            for i in range(lo, hi):
-                hashes[i] = tmp[i - lo]
-                values[i] = tmp32[i - lo]
-                if with_lines:
-                    lines[i] = tmp[max_n + i - lo]
-    free(tmp)
-    free(tmp32)
-
-
 cdef void _merge_sort_by_hash(const int64_t* hashes, int64_t* idx, int64_t* tmp,
                               Py_ssize_t n) noexcept nogil:
     cdef Py_ssize_t width = 1, lo, mid, hi, i, j, k
@@ -621,30 +578,6 @@ cdef void _merge_sort_by_hash(const int64_t* hashes, int64_t* idx, int64_t* tmp,
     if src != idx:
         for i in range(n):
             idx[i] = src[i]
-
-
-def first_duplicate_sorted(const int64_t[::1] offsets, const int64_t[::1] hashes,
-                           const int64_t[::1] keys, const int64_t[::1] key_off,
-                           const uint8_t[::1] blob):
-    """Index of the first entry naming the same document as an earlier one of its group, or
-    -1; entries are sorted by hash within each group."""
-    cdef DocKeys d = _doc_keys(hashes, keys, key_off, blob)
-    cdef Py_ssize_t ng = offsets.shape[0] - 1, q
-    cdef int64_t i, j, found = -1
-    with nogil:
-        for q in range(ng):
-            for i in range(offsets[q] + 1, offsets[q + 1]):
-                j = i - 1
-                while j >= offsets[q] and _hash_of(&d, j) == _hash_of(&d, i):
-                    if _same_doc(&d, j, &d, i):
-                        found = i
-                        break
-                    j -= 1
-                if found >= 0:
-                    break
-            if found >= 0:
-                break
-    return found
 
 
 def hash_keys(const int64_t[::1] key_off, const uint8_t[::1] blob, int64_t[::1] out,

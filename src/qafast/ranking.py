@@ -418,12 +418,14 @@ def _from_trec_columns(cls, cols, integer_values: bool):
              np.asarray(cols.doc_offsets, dtype=np.int64),
              np.asarray(cols.doc_blob, dtype=np.uint8), cols.path, lines)
     if integer_values:
-        obj._sort_within_queries(in_place=True)
-        i = _kernels.first_duplicate_sorted(obj.offsets, obj.hashes, *obj.kernel_args()[1:])
+        # judgments stay in file order: ranking takes them in any order, and sorting them
+        # by hash (for a neighbour-comparing duplicate check) cost a row order array, 48 MB
+        # of fresh memory for 6M lines, besides the sort
+        obj._check_grades()
     else:
         obj.tiekeys = tiekeys
         obj.run_id = cols.run_id
-        i = _kernels.first_duplicate_hashed(obj.offsets, *obj.kernel_args())
+    i = _kernels.first_duplicate_hashed(obj.offsets, *obj.kernel_args())
     _raise_duplicate(obj, i, integer_values)
     return obj
 
@@ -497,30 +499,25 @@ class Qrels(_Ranked):
         return _from_arrow(cls, source, query_col=query_col, doc_col=doc_col,
                            value_col=relevance_col)
 
-    def _sort_within_queries(self, in_place: bool = False) -> None:
-        """Order each query's judgments by document hash. Ranking takes them in any order
-        (since the judged-hash table); a file's duplicate check compares neighbours
-        (``first_duplicate_sorted``).
-        ``in_place``: the hashes, values and line numbers are this object's alone (read from
-        a file here), and are reordered where they are rather than copied."""
+    def _sort_within_queries(self) -> None:
+        """Order each query's judgments by document hash, as the dict, array and Arrow
+        constructors do. Ranking takes them in any order (since the judged-hash table), so
+        a file's judgments are left in file order: sorting them cost a row-order array."""
         n = self.num_entries
         order = np.empty(n, dtype=np.int64)
-        lines = self._lines if self._lines is not None else np.zeros(0, dtype=np.int64)
-        if in_place and all(isinstance(a, np.ndarray) and a.dtype == dtype
-                            and a.flags.writeable and a.flags.c_contiguous
-                            for a, dtype in ((self.hashes, np.int64), (self.values, np.int32),
-                                             (lines, np.int64))):
-            _kernels.sort_groups_in_place(self.offsets, self.hashes, self.values, lines, order)
-        else:
-            _kernels.sort_groups(self.offsets, self.hashes, order)
-            self.hashes = np.ascontiguousarray(self.hashes[order])
-            self.values = np.ascontiguousarray(self.values[order])
-            if self._lines is not None:
-                self._lines = np.asarray(self._lines)[order]
+        _kernels.sort_groups(self.offsets, self.hashes, order)
+        self.hashes = np.ascontiguousarray(self.hashes[order])
+        self.values = np.ascontiguousarray(self.values[order])
+        if self._lines is not None:
+            self._lines = np.asarray(self._lines)[order]
         if self.key_off is not None:
             self.keys = order if self.keys is None else np.ascontiguousarray(self.keys[order])
         else:
             self.keys = self.hashes
+        self._check_grades()
+
+    def _check_grades(self) -> None:
+        n = self.num_entries
         if n and int(self.values.max()) > _MAX_GRADE:
             i = int(np.argmax(self.values))
             raise InputError(f"{self.where(i)}: grade {int(self.values[i])} is above "
