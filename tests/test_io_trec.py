@@ -1059,3 +1059,67 @@ def test_fields_at_the_edges_of_the_64_byte_window():
         for chunk in (None, 64, 100):
             check_both(data + tail, True, chunk)
             check_both(data + tail, True, chunk, stream=True)
+
+
+# line numbers kept where they jump (qafast._lines), not as a column
+
+
+@given(st.lists(st.integers(0, 3), max_size=40))
+def test_line_numbers_are_the_column_they_stand_for(gaps):
+    from qafast._lines import LineNumbers
+
+    # each row's line is the previous one's + 1 + a gap (skipped comment or blank lines)
+    column, line = [], 0
+    for gap in gaps:
+        line += 1 + gap
+        column.append(line)
+    jumps = [r for r in range(len(column)) if r == 0 or column[r] != column[r - 1] + 1]
+    lines = LineNumbers(np.array(jumps, dtype=np.int64),
+                        np.array([column[r] for r in jumps], dtype=np.int64), len(column))
+    assert np.asarray(lines).tolist() == lines.tolist() == column
+    assert np.asarray(lines).dtype == np.int64 and len(lines) == len(column)
+    assert [lines[r] for r in range(len(column))] == column
+    assert [lines[np.int32(r)] for r in range(len(column))] == column
+    if column:
+        assert lines[-1] == column[-1]
+        assert lines[1:].tolist() == column[1:]
+    for outside in (len(column), -len(column) - 1):
+        with pytest.raises(IndexError):
+            lines[outside]
+    assert pickle.loads(pickle.dumps(lines)).tolist() == column
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sampled_from(["data", "data", "data", "comment", "blank"]), max_size=80),
+       st.lists(st.integers(1, 25), min_size=1, max_size=12))
+def test_a_streamed_run_numbers_its_lines_across_batches_and_drops(kinds, block_lines):
+    # the parser hands out the rows of complete queries and forgets them (drop_rows): the
+    # line numbers of the rows it keeps are renumbered from the jumps, not from a column
+    text, want, row = [], [], 0
+    for number, kind in enumerate(kinds, 1):
+        if kind == "data":
+            text.append(f"q{row // 3} Q0 d{row} 1 {100 - row} r")
+            want.append(number)
+            row += 1
+        else:
+            text.append("# a comment" if kind == "comment" else "")
+    lines = [(t + "\n").encode() for t in text]
+    blocks, k = [], 0
+    while k < len(lines):
+        size = block_lines[len(blocks) % len(block_lines)]
+        blocks.append(b"".join(lines[k:k + size]))
+        k += size
+    parser = _kernels._trec_Parser(True, False)
+    got, first = [], 0
+    for i, block in enumerate(blocks + [None]):
+        if block is not None:
+            batch = parser.scan_intern(block)
+            assert not batch.error_line
+            batch.release()
+        n, arrays = parser.complete_rows(block is None, first)
+        if n:
+            got += arrays[4].tolist()
+            assert [arrays[4][r] for r in range(n)] == arrays[4].tolist()
+            first = int(arrays[0][n - 1]) + 1
+            parser.drop_rows(n)
+    assert got == want

@@ -701,7 +701,14 @@ ctypedef struct _trec_ScanState:
     uint64_t cap
     double *scores                   # run
     int32_t *grades                  # qrels
-    int64_t *lines
+    # line numbers: the rows whose line is not the previous row's + 1 (row 0 among them),
+    # row r's line being jump_line[k] + r - jump_row[k] for the last jump k at or before r
+    # (a column of them was 8 bytes a row, 48 MB for 6M qrels lines)
+    int64_t *jump_row
+    int64_t *jump_line
+    uint64_t njump
+    uint64_t jump_cap
+    int64_t next_line                # the line of a row without a jump; -1: a jump is due
     int64_t *hashes                  # without interning: _trec_hash of each document id
     _trec_Pending *pend              # per block
     uint64_t npend
@@ -762,10 +769,6 @@ cdef int _trec_scan_grow(_trec_ScanState *sc) noexcept nogil:
         if a == NULL:
             return -1
         sc.grades = <int32_t *>a
-    a = _trec_mem_resize(sc.lines, sc.cap * sizeof(int64_t), cap * sizeof(int64_t))
-    if a == NULL:
-        return -1
-    sc.lines = <int64_t *>a
     if not sc.intern_docs:
         a = _trec_mem_resize(sc.hashes, sc.cap * sizeof(int64_t), cap * sizeof(int64_t))
         if a == NULL:
@@ -773,6 +776,32 @@ cdef int _trec_scan_grow(_trec_ScanState *sc) noexcept nogil:
         sc.hashes = <int64_t *>a
     sc.cap = cap
     return 0
+
+
+cdef int _trec_jump_grow(_trec_ScanState *sc) noexcept nogil:
+    cdef uint64_t cap = sc.jump_cap * 2 if sc.jump_cap else 64
+    cdef void *a = realloc(sc.jump_row, cap * sizeof(int64_t))
+    if a == NULL:
+        return -1
+    sc.jump_row = <int64_t *>a
+    a = realloc(sc.jump_line, cap * sizeof(int64_t))
+    if a == NULL:
+        return -1
+    sc.jump_line = <int64_t *>a
+    sc.jump_cap = cap
+    return 0
+
+
+cdef int64_t _trec_line_of(const _trec_ScanState *sc, uint64_t row) noexcept nogil:
+    # the line of a scanned row (njump > 0: row 0 has a jump)
+    cdef uint64_t lo = 0, hi = sc.njump, mid
+    while hi - lo > 1:                   # the last jump at or before row
+        mid = (lo + hi) // 2
+        if <uint64_t>sc.jump_row[mid] <= row:
+            lo = mid
+        else:
+            hi = mid
+    return sc.jump_line[lo] + <int64_t>row - sc.jump_row[lo]
 
 
 cdef int _trec_batch_grow(_trec_BatchData *b) noexcept nogil:
@@ -954,7 +983,13 @@ cdef int _trec_scan_lines(_trec_ScanState *sc, _trec_BatchData *b, const unsigne
                 return _trec_scan_fail(sc, code, line, buf, tok[2], tlen[2])
             if code != _trec_OK:
                 return _trec_scan_fail(sc, code, line, buf, tok[0], tlen[0])
-        sc.lines[row] = line
+        if line != sc.next_line:
+            if sc.njump == sc.jump_cap and _trec_jump_grow(sc) != 0:
+                return _trec_scan_fail(sc, _trec_E_NOMEM, line, buf, NULL, 0)
+            sc.jump_row[sc.njump] = <int64_t>row
+            sc.jump_line[sc.njump] = line
+            sc.njump += 1
+        sc.next_line = line + 1
         sc.rows = row + 1
         b.n = k + 1
         sc.line_no = line
@@ -1336,7 +1371,9 @@ cdef class _trec_Parser:
         self.sc.cap = 0
         self.sc.scores = NULL
         self.sc.grades = NULL
-        self.sc.lines = NULL
+        self.sc.jump_row = NULL
+        self.sc.jump_line = NULL
+        self.sc.jump_cap = 0
         self.sc.pend = NULL
         self.sc.pend_cap = 0
         self.it.qtab.h.slots = NULL
@@ -1363,6 +1400,8 @@ cdef class _trec_Parser:
             raise MemoryError()
         self.sc.line_no = 0
         self.sc.rows = 0
+        self.sc.njump = 0
+        self.sc.next_line = -1
         self.sc.npend = 0
         self.sc.err = _trec_OK
         self.it.rows = 0
@@ -1387,7 +1426,8 @@ cdef class _trec_Parser:
         _trec_mem_free(self.it.blob, self.it.blob_cap)
         _trec_mem_free(self.sc.scores, self.sc.cap * sizeof(double))
         _trec_mem_free(self.sc.grades, self.sc.cap * sizeof(int32_t))
-        _trec_mem_free(self.sc.lines, self.sc.cap * sizeof(int64_t))
+        free(self.sc.jump_row)
+        free(self.sc.jump_line)
         _trec_mem_free(self.sc.hashes, self.sc.cap * sizeof(int64_t))
         free(self.sc.pend)
 
@@ -1575,7 +1615,7 @@ cdef class _trec_Parser:
             _trec_np.asarray(<double[:cut]> sc.scores),
             _trec_np.asarray(<int64_t[:cut]> sc.hashes),
             _trec_np.asarray(<int64_t[:cut]> it.tiekeys),
-            _trec_np.asarray(<int64_t[:cut]> sc.lines),
+            self._line_numbers(cut),
             _trec_np.asarray(<int64_t[:cut + 1]> it.offsets),
             _trec_np.asarray(<uint8_t[:max(it.offsets[cut], 1)]> it.blob))
 
@@ -1584,7 +1624,7 @@ cdef class _trec_Parser:
         the front."""
         cdef _trec_ScanState *sc = &self.sc
         cdef _trec_InternState *it = &self.it
-        cdef uint64_t n = it.rows, i, rest, nbytes
+        cdef uint64_t n = it.rows, i, rest, nbytes, k, kept
         if cut > n or sc.rows != n:
             raise RuntimeError("drop_rows() past the rows, or during a batch")
         rest = n - cut
@@ -1595,8 +1635,21 @@ cdef class _trec_Parser:
             memmove(sc.hashes, sc.hashes + cut, rest * sizeof(int64_t))
             if it.tiekeys != NULL:
                 memmove(it.tiekeys, it.tiekeys + cut, rest * sizeof(int64_t))
-            memmove(sc.lines, sc.lines + cut, rest * sizeof(int64_t))
             memmove(it.blob, it.blob + nbytes, it.blob_len - nbytes)
+            # the kept rows' jumps, renumbered, row `cut` (now 0) among them
+            k = 0
+            while k + 1 < sc.njump and <uint64_t>sc.jump_row[k + 1] <= cut:
+                k += 1
+            sc.jump_line[k] += <int64_t>cut - sc.jump_row[k]
+            sc.jump_row[k] = <int64_t>cut
+            kept = sc.njump - k
+            for i in range(kept):
+                sc.jump_row[i] = sc.jump_row[k + i] - <int64_t>cut
+                sc.jump_line[i] = sc.jump_line[k + i]
+            sc.njump = kept
+        else:
+            sc.njump = 0
+            sc.next_line = -1                 # the next row starts the jumps again
         for i in range(rest + 1):
             it.offsets[i] = it.offsets[cut + i] - <int64_t>nbytes
         it.blob_len -= nbytes
@@ -1614,7 +1667,23 @@ cdef class _trec_Parser:
 
     def error_line(self):
         """The line of the row intern() failed on. Only while no scan() is running."""
-        return self.sc.lines[self.error_row]
+        return _trec_line_of(&self.sc, self.error_row)
+
+    cdef object _line_numbers(self, uint64_t n):
+        # the lines of rows [0, n) (qafast._lines.LineNumbers), from the jumps before row n
+        from qafast._lines import LineNumbers
+        cdef uint64_t k = 0
+        while k < self.sc.njump and <uint64_t>self.sc.jump_row[k] < n:
+            k += 1
+        rows = _trec_np.empty(k, dtype=_trec_np.int64)
+        lines = _trec_np.empty(k, dtype=_trec_np.int64)
+        cdef int64_t[::1] r = rows
+        cdef int64_t[::1] v = lines
+        cdef uint64_t i
+        for i in range(k):
+            r[i] = self.sc.jump_row[i]
+            v[i] = self.sc.jump_line[i]
+        return LineNumbers(rows, lines, n)
 
     cdef int _make_strings(self, _trec_Table *t, list out) except -1:
         cdef uint64_t i
@@ -1665,8 +1734,7 @@ cdef class _trec_Parser:
         else:
             values = _trec_wrap(self.sc.grades, self.sc.cap, n, 4, b"i", _trec_np.int32)
             self.sc.grades = NULL
-        lines = _trec_wrap(self.sc.lines, self.sc.cap, n, 8, b"q", _trec_np.int64)
-        self.sc.lines = NULL
+        lines = self._line_numbers(n)
         return (self.query_ids, qidx, doc_ids, didx, values, lines, self.run_id,
                 hashes, tiekeys, offsets, blob)
 

@@ -391,9 +391,10 @@ def _read(cls, source, integer_values: bool, workers: int = 1):
     from .io import trec
 
     # what read_trec_qrels / read_trec_run do, without the qrels' tie keys (48 MB of fresh
-    # memory for 6M lines), which are never used
+    # memory for 6M lines), which are never used, nor a column of line numbers (another
+    # 48 MB): messages look a line up where the numbering jumps
     cols = trec._read(source, is_run=not integer_values, workers=_workers(workers),
-                      intern_docs=False, tie_keys=not integer_values)
+                      intern_docs=False, tie_keys=not integer_values, line_column=False)
     return _from_trec_columns(cls, cols, integer_values)
 
 

@@ -100,7 +100,7 @@ class TrecColumns:
     doc_ids: list[str] | None
     doc_index: np.ndarray | None
     values: np.ndarray
-    line_numbers: np.ndarray
+    line_numbers: Any  # numpy.ndarray; qafast._lines.LineNumbers inside qafast
     run_id: str | None
     path: str
     doc_hashes: np.ndarray | None = None
@@ -230,8 +230,11 @@ def _read(
     chunk_bytes: int | None = None,
     intern_docs: bool = True,
     tie_keys: bool = True,
+    line_column: bool = True,
 ) -> TrecColumns:
-    # tie_keys=False: no doc_tiekeys (None), for qrels, which are never ranked by document
+    # tie_keys=False: no doc_tiekeys (None), for qrels, which are never ranked by document.
+    # line_column=False: line_numbers as the parser keeps them, a qafast._lines.LineNumbers
+    # (the rows where the numbering jumps), not an int64 column (8 bytes a line)
     threaded = _threaded(workers)
     if not isinstance(intern_docs, (bool, np.bool_)):
         raise InputTypeError(f"intern_docs must be a bool, got {type(intern_docs).__name__}")
@@ -239,14 +242,17 @@ def _read(
     chunk = _CHUNK_BYTES if chunk_bytes is None else chunk_bytes
     with contextlib.ExitStack() as stack:
         path, blocks = _open_blocks(source, chunk, stack)
-        return _parse_blocks(path, blocks, is_run=is_run, threaded=threaded,
+        cols = _parse_blocks(path, blocks, is_run=is_run, threaded=threaded,
                              intern_docs=intern_docs, tie_keys=tie_keys)
+    if line_column:
+        cols.line_numbers = np.asarray(cols.line_numbers)
+    return cols
 
 
 def _parse_blocks(path: str, blocks: Iterator, *, is_run: bool, threaded: bool = False,
                   intern_docs: bool = True, tie_keys: bool = True) -> TrecColumns:
     """The columns of the lines in ``blocks`` (each ending at a line end, as _open_blocks
-    gives them)."""
+    gives them), line_numbers as a qafast._lines.LineNumbers."""
     parser = _trec_Parser(is_run, intern_docs, tie_keys)
     (_pipelined if threaded else _sequential)(parser, blocks, path)
     (query_ids, query_index, doc_ids, doc_index, values, line_numbers, run_id,
