@@ -9,7 +9,7 @@ segments of whole queries, which the threads parse and measure; a compressed fil
 is read and decompressed by a helper thread while the calling thread parses.
 
 A run whose queries are not grouped is still evaluated exactly, by reading it whole (a
-``Run``): about 80 bytes a line at the peak. A file, compressed or not, is then read a
+``Run``): about 85 bytes a line at the peak. A file, compressed or not, is then read a
 second time; a pipe's text, which can be read only once, is kept as it arrives (in memory
 up to ``_SPILL_BYTES``, then in a temporary file written by a thread of its own), so that
 it can be parsed again.

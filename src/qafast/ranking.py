@@ -1181,7 +1181,7 @@ def evaluate(qrels: Any, run: Any, measures: str | Iterable[str], *, relevance_l
         :meth:`Run.from_arrow`), read a row group at a time when each query's rows are
         together. A TREC file whose queries' lines are together is evaluated as it is
         read, in memory that does not grow with it; one whose queries' lines are scattered
-        is read whole first, about 80 bytes a line.
+        is read whole first, about 85 bytes a line.
     measures : str or iterable of str
         trec_eval names (``"map"``, ``"P_10"``, ``"ndcg_cut.10,20"``, ``"all_trec"``), ranx
         names (``"ndcg@10"``, ``"hits@10"``, ``"map@100-l2"``, ``"rbp.95"``), ir_measures
