@@ -792,16 +792,21 @@ cdef int _trec_jump_grow(_trec_ScanState *sc) noexcept nogil:
     return 0
 
 
-cdef int64_t _trec_line_of(const _trec_ScanState *sc, uint64_t row) noexcept nogil:
-    # the line of a scanned row (njump > 0: row 0 has a jump)
+cdef uint64_t _trec_last_jump(const _trec_ScanState *sc, uint64_t row) noexcept nogil:
+    # the last jump at or before a scanned row (njump > 0: row 0 has a jump)
     cdef uint64_t lo = 0, hi = sc.njump, mid
-    while hi - lo > 1:                   # the last jump at or before row
+    while hi - lo > 1:
         mid = (lo + hi) // 2
         if <uint64_t>sc.jump_row[mid] <= row:
             lo = mid
         else:
             hi = mid
-    return sc.jump_line[lo] + <int64_t>row - sc.jump_row[lo]
+    return lo
+
+
+cdef int64_t _trec_line_of(const _trec_ScanState *sc, uint64_t row) noexcept nogil:
+    cdef uint64_t k = _trec_last_jump(sc, row)
+    return sc.jump_line[k] + <int64_t>row - sc.jump_row[k]
 
 
 cdef int _trec_batch_grow(_trec_BatchData *b) noexcept nogil:
@@ -1637,9 +1642,7 @@ cdef class _trec_Parser:
                 memmove(it.tiekeys, it.tiekeys + cut, rest * sizeof(int64_t))
             memmove(it.blob, it.blob + nbytes, it.blob_len - nbytes)
             # the kept rows' jumps, renumbered, row `cut` (now 0) among them
-            k = 0
-            while k + 1 < sc.njump and <uint64_t>sc.jump_row[k + 1] <= cut:
-                k += 1
+            k = _trec_last_jump(sc, cut)
             sc.jump_line[k] += <int64_t>cut - sc.jump_row[k]
             sc.jump_row[k] = <int64_t>cut
             kept = sc.njump - k
@@ -1672,9 +1675,7 @@ cdef class _trec_Parser:
     cdef object _line_numbers(self, uint64_t n):
         # the lines of rows [0, n) (qafast._lines.LineNumbers), from the jumps before row n
         from qafast._lines import LineNumbers
-        cdef uint64_t k = 0
-        while k < self.sc.njump and <uint64_t>self.sc.jump_row[k] < n:
-            k += 1
+        cdef uint64_t k = _trec_last_jump(&self.sc, n - 1) + 1 if n else 0
         rows = _trec_np.empty(k, dtype=_trec_np.int64)
         lines = _trec_np.empty(k, dtype=_trec_np.int64)
         cdef int64_t[::1] r = rows
