@@ -975,6 +975,37 @@ def test_random_qrels_match_naive_parser(data, chunk, workers):
     check_both(data, False, chunk, workers, stream=True)
 
 
+@st.composite
+def mostly_sorted_query_ids(draw):
+    """Query ids in increasing order (as numbers, or as bytes), then maybe some out of
+    order: an id seen before, or one that sorts before its predecessor."""
+    kind = draw(st.sampled_from(["numbers", "padded", "text"]))
+    if kind == "text":
+        ids = sorted(set(draw(st.lists(id_text, min_size=1, max_size=30))),
+                     key=lambda q: q.encode("utf-8"))
+    else:
+        numbers = sorted(set(draw(st.lists(st.integers(0, 10**7), min_size=1, max_size=30))))
+        ids = [f"{n:08d}" if kind == "padded" else str(n) for n in numbers]
+    order = list(ids)
+    for _ in range(draw(st.integers(0, 3))):
+        order.insert(draw(st.integers(0, len(order))), draw(st.sampled_from(ids)))
+    return order
+
+
+@given(mostly_sorted_query_ids(), st.booleans(), st.sampled_from([None, 7, 64]),
+       st.sampled_from([1, 2]))
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+def test_sorted_query_ids_then_disorder_match_naive_parser(order, is_run, chunk, workers):
+    # sorted query ids are numbered without a table look-up until one comes out of order
+    lines = []
+    for k, q in enumerate(order):
+        for j in range(1 + k % 3):
+            lines.append(f"{q} Q0 d{j} {j} {0.5 - j} tag" if is_run else f"{q} 0 d{j} {k % 3}")
+    data = ("\n".join(lines) + "\n").encode("utf-8")
+    check_both(data, is_run, chunk, workers)
+    check_both(data, is_run, chunk, workers, stream=True)
+
+
 @given(trec_files(True))
 @settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 def test_random_runs_from_gzip_and_stdin(data):
