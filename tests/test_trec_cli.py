@@ -309,3 +309,20 @@ def test_a_reader_that_stops_early_is_no_error(entry):
     err = proc.stderr.read()
     assert proc.wait(timeout=120) == 0, err
     assert err == b""
+
+
+def test_python_dash_m_qafast_is_the_qafast_command():
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    import qafast
+
+    data = Path(qafast.__file__).parent / "data"
+    args = ["trec", "-m", "map", str(data / "sample.qrels"), str(data / "sample.run")]
+    got = subprocess.run([sys.executable, "-m", "qafast", *args], capture_output=True,
+                         timeout=120)
+    want = subprocess.run([sys.executable, "-m", "qafast.cli", *args], capture_output=True,
+                          timeout=120)
+    assert got.returncode == 0, got.stderr
+    assert got.stdout == want.stdout and got.stdout.startswith(b"map")
