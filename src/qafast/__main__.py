@@ -1,8 +1,9 @@
 """``python -m qafast``: the ``qafast`` command, for an environment whose scripts are not
 on the PATH."""
 
-import sys
+if __name__ == "__main__":  # not when a tool imports every module (the docs' doctests)
+    import sys
 
-from qafast._program import main
+    from qafast._program import main
 
-sys.exit(main())
+    sys.exit(main())
