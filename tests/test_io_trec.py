@@ -664,11 +664,12 @@ decimal_tokens = st.builds(
 )
 
 
-@given(decimal_tokens)
+@given(decimal_tokens, st.sampled_from([" ", "\t", "\x0b", "\x0c", "\r", "  "]))
 @settings(max_examples=500, deadline=None)
-def test_decimal_syntax_matches_float(tok):
+def test_decimal_syntax_matches_float(tok, after):
+    # the converter stops at the whitespace after the score instead of checking its bound
     assume(tok)  # an empty token is a missing field
-    data = f"q Q0 d 1 {tok} r\n".encode()
+    data = f"q Q0 d 1 {tok}{after}r\n".encode()
     try:
         want = float(tok)
     except ValueError:

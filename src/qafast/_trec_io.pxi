@@ -467,6 +467,8 @@ cdef inline bint _trec_fast_float(const unsigned char *p, Py_ssize_t n,
     # more than 19 mantissa digits (leading zeros included: then no digit count can
     # overflow the 64-bit mantissa, and the loops need no test but the digit's), a mantissa
     # above 2**53 or a power of ten beyond 22.
+    # p[n] must be readable and whitespace, as after a run's score (its tag follows): the
+    # loops then stop there without a bound check of their own, a third of their work.
     cdef const unsigned char *e = p + n
     cdef const unsigned char *first
     cdef bint neg = False, eneg = False
@@ -474,21 +476,21 @@ cdef inline bint _trec_fast_float(const unsigned char *p, Py_ssize_t n,
     cdef int ndig, frac = 0, ex = 0
     cdef unsigned d
     cdef double v
-    if p < e and (p[0] == 43 or p[0] == 45):        # '+' '-'
+    if p[0] == 43 or p[0] == 45:                      # '+' '-'
         neg = p[0] == 45
         p += 1
     first = p
-    while p < e:
+    while True:
         d = <unsigned>(p[0] - 48)
         if d >= 10:
             break
         m = m * 10 + d
         p += 1
     ndig = <int>(p - first)
-    if p < e and p[0] == 46:                          # '.'
+    if p[0] == 46:                                    # '.'
         p += 1
         first = p
-        while p < e:
+        while True:
             d = <unsigned>(p[0] - 48)
             if d >= 10:
                 break
@@ -498,14 +500,14 @@ cdef inline bint _trec_fast_float(const unsigned char *p, Py_ssize_t n,
         ndig += frac
     if ndig == 0 or ndig > 19:
         return False
-    if p < e and (p[0] == 101 or p[0] == 69):        # 'e' 'E'
+    if p[0] == 101 or p[0] == 69:                    # 'e' 'E'
         p += 1
-        if p < e and (p[0] == 43 or p[0] == 45):
+        if p[0] == 43 or p[0] == 45:
             eneg = p[0] == 45
             p += 1
-        if p == e:
+        if p >= e:
             return False
-        while p < e and <unsigned>(p[0] - 48) < 10:
+        while <unsigned>(p[0] - 48) < 10:
             if ex < 100000:
                 ex = ex * 10 + (p[0] - 48)
             p += 1
