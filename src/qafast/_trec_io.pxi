@@ -580,10 +580,11 @@ ctypedef struct _trec_Table:
     uint64_t arena_cap
     uint64_t *id_off    # count + 1 entries: id i's bytes are arena[id_off[i]:id_off[i + 1]]
     uint64_t id_cap
-    # ids given without a slot, after the h.count that have one (_trec_new_in_order)
+    # ids given without a slot, after the h.count that have one (_trec_query_id)
     uint64_t unslotted
-    # while ids come in increasing order, of these, each new id is known new without a
-    # look-up: bit 1 (length, then bytes), the order of numbers; bit 2 bytes alone
+    # the orders the ids have come in so far, increasing (then a new id is known new
+    # without a look-up): 1, (length, then bytes), the order of numbers; 2, bytes alone;
+    # 0 for a table whose every id has a slot
     int ascending
 
 
@@ -631,6 +632,14 @@ cdef void _trec_table_free(_trec_Table *t) noexcept nogil:
     t.id_off = NULL
 
 
+cdef inline uint64_t _trec_slot_key(uint64_t key8, uint64_t off, Py_ssize_t n) noexcept nogil:
+    # a slot's key (see above): the key itself up to 8 bytes, else its arena offset and
+    # length, the length capped
+    if n <= 8:
+        return key8
+    return (off << _trec_LEN_BITS) | min(<uint64_t>n, _trec_LEN_MASK)
+
+
 cdef inline int64_t _trec_table_intern(_trec_Table *t, const unsigned char *p, Py_ssize_t n,
                                        uint32_t meta, uint64_t key8,
                                        bint check_utf8) noexcept nogil:
@@ -661,7 +670,7 @@ cdef inline int64_t _trec_table_intern(_trec_Table *t, const unsigned char *p, P
     code = _trec_table_append(t, p, n)
     if code < 0:
         return code
-    return _sh_fill(h, i, key8 if n <= 8 else (off << _trec_LEN_BITS) | lenkey, meta)
+    return _sh_fill(h, i, _trec_slot_key(key8, off, n), meta)
 
 
 cdef int _trec_table_append(_trec_Table *t, const unsigned char *p, Py_ssize_t n) noexcept nogil:
@@ -721,9 +730,7 @@ cdef int _trec_give_slots(_trec_Table *t) noexcept nogil:
         while h.slots[i].idp1 != 0:               # the ids are distinct: no key to compare
             i = _sh_next(h, i)
         t.unslotted -= 1
-        if _sh_fill(h, i, _trec_key8(p, n, end) if n <= 8
-                    else (off << _trec_LEN_BITS) | min(<uint64_t>n, _trec_LEN_MASK),
-                    meta) < 0:
+        if _sh_fill(h, i, _trec_slot_key(_trec_key8(p, n, end), off, n), meta) < 0:
             return -1
     return 0
 
