@@ -36,6 +36,7 @@ Rows:
 5. The 100M-line run: ``wc -l``, ``qafast trec`` and ``qafast.evaluate`` with five measures
    (map, ndcg_cut_10, P_10, recall_100, recip_rank), time and peak memory; million lines per
    second for the run and for the qrels. Targets: within 6x of ``wc -l``, at most 1 GB.
+   The three are run in turn, three rounds, each one's best kept (``measure_together``).
 
 The machine is named in the header with its load average: timings on a shared machine move
 by 2x or more under other work, and a ratio of two timings taken at different moments
@@ -172,6 +173,21 @@ def measure(cmd: list[str], *, env=None, repeat: int = 1) -> dict:
         lines = [x for x in open(t.name).read().split() if x.isdigit()]
         peak = int(lines[-1]) / 1024 if lines else float("nan")
     return {"s": wall, "mb": peak, "out": proc.stdout.decode()}
+
+
+def measure_together(cmds: dict, *, repeat: int = 3) -> dict:
+    """``measure`` for several commands ({name: (cmd, env)}), taken in turn, ``repeat``
+    rounds: each one's best wall time and highest peak. A ratio between two of them then
+    compares runs made minutes apart at most, under the same load: on a shared machine the
+    speed drifts by a fifth from minute to minute, and measuring one command three times
+    and then the other three times let that drift into the ratio."""
+    runs: dict = {name: [] for name in cmds}
+    for _ in range(repeat):
+        for name, (cmd, env) in cmds.items():
+            runs[name].append(measure(cmd, env=env))
+    return {name: {"s": min(r["s"] for r in got), "mb": max(r["mb"] for r in got),
+                   "out": min(got, key=lambda r: r["s"])["out"]}
+            for name, got in runs.items()}
 
 
 def env(tmp: Path) -> dict:
@@ -468,16 +484,18 @@ def main(argv=None) -> int:
             print(f"  (generated in {time.perf_counter() - t:.0f} s, "
                   f"{r100.stat().st_size / 1e9:.1f} GB)", flush=True)
             warm(q100, r100)
-            wc = measure(["wc", "-l", str(r100)], repeat=3)
-            table.add("wc -l (floor)", wc["s"], wc["mb"])
             five = [x for m in FIVE for x in ("-m", m)]
-            tr = measure([sys.executable, "-m", "qafast.cli", "trec", "--no-progress", *five,
-                          str(q100), str(r100)], env=e, repeat=3)
+            got = measure_together({
+                "wc": (["wc", "-l", str(r100)], None),
+                "trec": ([sys.executable, "-m", "qafast.cli", "trec", "--no-progress", *five,
+                          str(q100), str(r100)], e),
+                "evaluate": (py(EVALUATE, q100, r100, names), e)})
+            wc, tr, ev = got["wc"], got["trec"], got["evaluate"]
+            table.add("wc -l (floor)", wc["s"], wc["mb"])
             table.add("qafast trec", tr["s"], tr["mb"],
                       f"{ratio(tr['s'], wc['s'])} wc -l (target 6x: "
                       f"{verdict(tr['s'] <= 6 * wc['s'])}); <= 1 GB: "
                       f"{verdict(tr['mb'] <= 1024)}")
-            ev = measure(py(EVALUATE, q100, r100, names), env=e, repeat=3)
             inner = json.loads(ev["out"])
             table.add("qafast.evaluate(workers=-1)", ev["s"], ev["mb"],
                       f"{ratio(ev['s'], wc['s'])} wc -l (target 6x: "
