@@ -159,9 +159,7 @@ def measure(cmd: list[str], *, env=None, repeat: int = 1) -> dict:
     machine a child's first touch of memory the host took back costs more, and one run of a
     one-second command moved by a third between otherwise equal runs."""
     if repeat > 1:
-        runs = [measure(cmd, env=env) for _ in range(repeat)]
-        best = min(runs, key=lambda r: r["s"])
-        return {"s": best["s"], "mb": max(r["mb"] for r in runs), "out": best["out"]}
+        return _best([measure(cmd, env=env) for _ in range(repeat)])
     with tempfile.NamedTemporaryFile("r", suffix=".time") as t:
         full = [TIME, "-f", "%M", "-o", t.name, *cmd] if os.path.exists(TIME) else cmd
         start = time.perf_counter()
@@ -185,9 +183,13 @@ def measure_together(cmds: dict, *, repeat: int = 3) -> dict:
     for _ in range(repeat):
         for name, (cmd, env) in cmds.items():
             runs[name].append(measure(cmd, env=env))
-    return {name: {"s": min(r["s"] for r in got), "mb": max(r["mb"] for r in got),
-                   "out": min(got, key=lambda r: r["s"])["out"]}
-            for name, got in runs.items()}
+    return {name: _best(got) for name, got in runs.items()}
+
+
+def _best(runs: list[dict]) -> dict:
+    """The fastest of several ``measure`` results, with the highest peak among them."""
+    best = min(runs, key=lambda r: r["s"])
+    return {"s": best["s"], "mb": max(r["mb"] for r in runs), "out": best["out"]}
 
 
 def env(tmp: Path) -> dict:
