@@ -495,21 +495,22 @@ def main(argv=None) -> int:
                           str(q100), str(r100)], e),
                 "evaluate": (py(EVALUATE, q100, r100, names), e)})
             wc, tr, ev = got["wc"], got["trec"], got["evaluate"]
+
+            def targets(r: dict) -> str:
+                return (f"{ratio(r['s'], wc['s'])} wc -l (target 6x: "
+                        f"{verdict(r['s'] <= 6 * wc['s'])}); <= 1 GB: "
+                        f"{verdict(r['mb'] <= 1024)}")
+
+            def each_round(r: dict) -> str:
+                return " ".join(ratio(a, b) for a, b in zip(r["rounds"], wc["rounds"]))
+
             table.add("wc -l (floor)", wc["s"], wc["mb"])
-            table.add("qafast trec", tr["s"], tr["mb"],
-                      f"{ratio(tr['s'], wc['s'])} wc -l (target 6x: "
-                      f"{verdict(tr['s'] <= 6 * wc['s'])}); <= 1 GB: "
-                      f"{verdict(tr['mb'] <= 1024)}")
+            table.add("qafast trec", tr["s"], tr["mb"], targets(tr))
             inner = json.loads(ev["out"])
-            table.add("qafast.evaluate(workers=-1)", ev["s"], ev["mb"],
-                      f"{ratio(ev['s'], wc['s'])} wc -l (target 6x: "
-                      f"{verdict(ev['s'] <= 6 * wc['s'])}); <= 1 GB: "
-                      f"{verdict(ev['mb'] <= 1024)}")
+            table.add("qafast.evaluate(workers=-1)", ev["s"], ev["mb"], targets(ev))
             # the best-of-three ratio above hides how far the host moved between rounds
             table.add("  each round, against that round's wc -l", None, None,
-                      "trec " + " ".join(ratio(a, b) for a, b in zip(tr["rounds"], wc["rounds"]))
-                      + "; evaluate "
-                      + " ".join(ratio(a, b) for a, b in zip(ev["rounds"], wc["rounds"])))
+                      f"trec {each_round(tr)}; evaluate {each_round(ev)}")
             table.add("  run: million lines per second", None, None,
                       f"{100 / inner['run_s']:.1f} (wc -l: {100 / wc['s']:.0f})")
             table.add("  qrels: million lines per second", None, None,
