@@ -326,3 +326,29 @@ def test_python_dash_m_qafast_is_the_qafast_command():
                           timeout=120, check=True)
     assert got.returncode == 0, got.stderr
     assert got.stdout == want.stdout and got.stdout.startswith(b"map")
+
+
+def test_trec_loads_no_other_family_and_help_lists_them_all():
+    # `qafast trec` registers only its own subcommand (the others' modules cost a tenth of
+    # its start-up); the top-level help and every other subcommand still see them all
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    import qafast
+    from qafast.cli import FAMILY_MODULES
+
+    data = Path(qafast.__file__).parent / "data"
+    code = ("import sys; from qafast.cli import main; main(sys.argv[1:]); "
+            "print(sorted(m for m in sys.modules if m.startswith('qafast.')))")
+    args = ["trec", "-m", "map", str(data / "sample.qrels"), str(data / "sample.run")]
+    got = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True,
+                         timeout=120, check=True)
+    loaded = got.stdout.splitlines()[-1]
+    assert got.stdout.startswith("map") and "'qafast.ranking'" in loaded
+    assert not [m for m in FAMILY_MODULES if f"'qafast.{m}'" in loaded]
+    helped = subprocess.run([sys.executable, "-m", "qafast", "--help"], capture_output=True,
+                            text=True, timeout=120, check=True).stdout
+    for name in ("trec", "example", "squad", "bioasq", "dbqa", "ap", "opencsr", "events",
+                 "compare"):
+        assert name in helped
