@@ -119,6 +119,32 @@ def test_ranges_give_bitwise_identical_results(files, monkeypatch, parts):
     assert qafast.evaluate(q, str(runs[1]), "all_trec", workers=parts) == want
 
 
+
+@pytest.mark.parametrize("dropped", [0, 7])
+def test_ranges_report_every_run_query_in_file_order(files, monkeypatch, dropped):
+    # the run's query ids (for the "not in the run" notes) are every query of the file in
+    # its order, whether or not each was measured; with all measured, the measured ids
+    # are the same list
+    from qafast._measures import parse_measures
+
+    qrels, runs = files
+    q = qafast.Qrels.from_file(qrels)
+    if dropped:  # qrels without some of the run's queries
+        keep = [i for i in range(len(q.query_ids)) if i % dropped]
+        q = _runfile._subset(q, rk.np.asarray(keep, dtype=rk.np.int64))
+    text = runs[0].read_text()
+    file_order = list(dict.fromkeys(line.split()[0] for line in text.splitlines()))
+    monkeypatch.setattr(_runfile, "_RANGE_MIN_BYTES", 100)
+    monkeypatch.setattr(rk, "_FILE_CHUNK_ROWS", 30)
+    options = dict(relevance_level=1, judged_only=False, max_docs=None, workers=3)
+    for ordered in (False, True):
+        got = _runfile.evaluate_run_source(q, str(runs[0]), parse_measures(["map"]),
+                                           queries="run", options=options, ordered=ordered)
+        assert got.run_query_ids == file_order
+        assert sorted(got.ids) == sorted(set(file_order) & set(q.query_ids))
+        assert (got.run_query_ids is got.ids) == (not dropped and not ordered)
+
+
 def test_thread_ranges_start_queries_cover_the_file_and_shrink(files, monkeypatch):
     # threads take the ranges in turn; the last ones are small, so that the threads end
     # close together, and each thread reads several with one parser
