@@ -136,7 +136,7 @@ def test_ranges_report_every_run_query_in_file_order(files, monkeypatch, dropped
     file_order = list(dict.fromkeys(line.split()[0] for line in text.splitlines()))
     monkeypatch.setattr(_runfile, "_RANGE_MIN_BYTES", 100)
     monkeypatch.setattr(rk, "_FILE_CHUNK_ROWS", 30)
-    options = dict(relevance_level=1, judged_only=False, max_docs=None, workers=3)
+    options = {"relevance_level": 1, "judged_only": False, "max_docs": None, "workers": 3}
     for ordered in (False, True):
         got = _runfile.evaluate_run_source(q, str(runs[0]), parse_measures(["map"]),
                                            queries="run", options=options, ordered=ordered)
