@@ -145,6 +145,39 @@ def test_ranges_report_every_run_query_in_file_order(files, monkeypatch, dropped
         assert (got.run_query_ids is got.ids) == (not dropped and not ordered)
 
 
+@pytest.mark.parametrize("gathered", [0, 1, 1000])
+def test_parts_gathered_while_waiting_give_the_same_numbers(files, monkeypatch, gathered):
+    # the waiting thread copies the first parts' values into one array as they arrive; the
+    # parts it has not gathered (after one that did not fit: a query measured twice) are
+    # joined to them at the end
+    qrels, runs = files
+    want = qafast.evaluate(str(qrels), str(runs[2]), MEASURES, per_query=True)
+    want_mean = qafast.evaluate(str(qrels), str(runs[2]), MEASURES)
+    real_add, real_finish = _runfile._Assembled.add, _runfile._finish
+    finished = []
+
+    def add(self, part):
+        if self.parts >= gathered:
+            self.full = True
+        real_add(self, part)
+
+    def finish(qrels, parts, *args):
+        finished.append([not p.blocks for p in parts])
+        return real_finish(qrels, parts, *args)
+
+    monkeypatch.setattr(_runfile._Assembled, "add", add)
+    monkeypatch.setattr(_runfile, "_finish", finish)
+    monkeypatch.setattr(_runfile, "_RANGE_MIN_BYTES", 100)
+    monkeypatch.setattr(rk, "_FILE_CHUNK_ROWS", 30)
+    for ordered in (True, False):
+        got = qafast.evaluate(str(qrels), str(runs[2]), MEASURES, per_query=ordered,
+                              workers=3)
+        assert got == (want if ordered else want_mean)
+        dropped = finished.pop()
+        assert len(dropped) > 2  # the file was read in ranges
+        k = min(gathered, len(dropped))  # the first k parts were gathered
+        assert dropped == [True] * k + [False] * (len(dropped) - k)
+
 def test_thread_ranges_start_queries_cover_the_file_and_shrink(files, monkeypatch):
     # threads take the ranges in turn; the last ones are small, so that the threads end
     # close together, and each thread reads several with one parser
