@@ -119,7 +119,6 @@ def test_ranges_give_bitwise_identical_results(files, monkeypatch, parts):
     assert qafast.evaluate(q, str(runs[1]), "all_trec", workers=parts) == want
 
 
-
 @pytest.mark.parametrize("dropped", [0, 7])
 def test_ranges_report_every_run_query_in_file_order(files, monkeypatch, dropped):
     # the run's query ids (for the "not in the run" notes) are every query of the file in
@@ -157,9 +156,8 @@ def test_parts_gathered_while_waiting_give_the_same_numbers(files, monkeypatch, 
     finished = []
 
     def add(self, part):
-        if self.parts >= gathered:
-            self.full = True
-        real_add(self, part)
+        if self.parts < gathered:  # as if the later parts did not fit
+            real_add(self, part)
 
     def finish(qrels, parts, *args):
         finished.append([not p.blocks for p in parts])
@@ -177,6 +175,7 @@ def test_parts_gathered_while_waiting_give_the_same_numbers(files, monkeypatch, 
         assert len(dropped) > 2  # the file was read in ranges
         k = min(gathered, len(dropped))  # the first k parts were gathered
         assert dropped == [True] * k + [False] * (len(dropped) - k)
+
 
 def test_thread_ranges_start_queries_cover_the_file_and_shrink(files, monkeypatch):
     # threads take the ranges in turn; the last ones are small, so that the threads end

@@ -784,14 +784,13 @@ class _Assembled:
         self.values = np.empty((rows, columns), dtype=np.float64)
         self.rows = 0
         self.parts = 0  # parts gathered, the first ones of the run
-        self.full = False  # a part did not fit: no more are gathered
 
     def add(self, part: _Part) -> None:
         """Gather the next part of the run, handing its values over (its blocks are
-        dropped)."""
+        dropped). A part that does not fit is left as it is; the caller gathers only the
+        part after the last one gathered, so none after it is gathered either."""
         n = sum(len(b) for b in part.blocks)
-        if self.full or self.rows + n > len(self.values):
-            self.full = True
+        if self.rows + n > len(self.values):
             return
         for block in part.blocks:
             self.values[self.rows:self.rows + len(block)] = block
@@ -811,16 +810,16 @@ def _finish(qrels: Qrels, parts: list[_Part], columns, queries: str, options: di
     (their blocks dropped)."""
     if not (_spans_disjoint(parts) or _disjoint([p.ids for p in parts])):
         return None  # a query in two ranges
-    gathered = assembled.parts if assembled is not None else 0
     ids: list = []
     blocks: list = []
-    if assembled is not None and gathered:
+    rest = parts
+    if assembled is not None and assembled.parts:
         ids, blocks = assembled.ids, [assembled.values[:assembled.rows]]
-    rest = parts[gathered:]
+        rest = parts[assembled.parts:]
     ids.extend(itertools.chain.from_iterable(p.ids for p in rest))
     blocks += [b for p in rest for b in p.blocks]
-    if gathered and not rest:
-        values = blocks[0]  # every part gathered: nothing to copy
+    if len(blocks) == 1:
+        values = blocks[0]  # nothing to join, as when every part was gathered
     else:
         values = (np.concatenate(blocks) if blocks
                   else np.zeros((0, len(columns)), dtype=np.float64))
