@@ -6,6 +6,7 @@ import csv
 import gzip
 import io
 import json
+import os
 import random
 import re
 import sys
@@ -18,6 +19,7 @@ import qafast
 from qafast import _runfile
 from qafast import ranking as rk
 from qafast.cli import main
+from qafast.io import TrecFormatError
 
 MEASURES = ["num_ret", "num_rel_ret", "map", "P_5", "ndcg_cut_10", "recip_rank", "bpref"]
 
@@ -878,6 +880,40 @@ def test_range_blocks_give_the_range_in_whole_lines(tmp_path, chunk):
             got = [bytes(block) for block in _runfile._range_blocks(raw, a, b, chunk)]
         assert b"".join(got) == data[a:b]
         assert all(g.endswith(b"\n") for g in got[:-1])
+
+
+def test_range_blocks_of_a_file_truncated_while_read_raise(tmp_path):
+    # the unfinished line was taken for one longer than the buffers, which doubled until
+    # memory ran out
+    p = tmp_path / "run.txt"
+    p.write_text(run_text(50, 20))
+    size = p.stat().st_size
+    with open(p, "rb", buffering=0) as raw:
+        blocks = _runfile._range_blocks(raw, 0, size, 4096)
+        next(blocks)
+        os.truncate(p, 5000)
+        with pytest.raises(TrecFormatError, match=rf"run\.txt: the file is shorter than when "
+                           rf"its reading began \(it ends at byte 5000, not {size}\): it was "
+                           rf"truncated or rewritten while being read"):
+            list(blocks)
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_run_truncated_while_evaluated_is_an_error_not_a_shorter_mean(files, monkeypatch,
+                                                                        workers):
+    qrels, runs = files
+    size = runs[0].stat().st_size
+    real = _runfile._range_blocks
+
+    def truncating(raw, start, end, chunk, reused=None):
+        for k, block in enumerate(real(raw, start, end, 256, reused)):
+            yield block
+            if k == 0:
+                os.truncate(raw.name, min(os.path.getsize(raw.name), size // 4))
+
+    monkeypatch.setattr(_runfile, "_range_blocks", truncating)
+    with pytest.raises(TrecFormatError, match="truncated or rewritten while being read"):
+        qafast.evaluate(str(qrels), str(runs[0]), "map", workers=workers)
 
 
 def test_an_error_in_a_segment_of_one_of_many_runs_is_that_error(files, monkeypatch):

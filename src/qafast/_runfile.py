@@ -155,7 +155,8 @@ def _range_blocks(raw, start: int, end: int, chunk: int, reused: _Reused | None 
     each ending at a line end. The blocks share two buffers (``reused``'s, if it has them):
     each is valid only until the next is asked for, which the parser allows, as it copies
     what it keeps (a fresh buffer per block had every range thread page-fault a megabyte
-    per block)."""
+    per block). A file that ends before ``end`` changed after the range was measured: a
+    TrecFormatError says so."""
     from .io.trec import _trec_last_newline
 
     raw.seek(start)
@@ -175,7 +176,7 @@ def _range_blocks(raw, start: int, end: int, chunk: int, reused: _Reused | None 
         while want > 0:
             got = raw.readinto(buf.data[filled:filled + want])
             if not got:
-                break
+                raise _changed_while_read(raw.name, end - left, end)
             filled += got
             want -= got
             left -= got
@@ -197,6 +198,16 @@ def _range_blocks(raw, start: int, end: int, chunk: int, reused: _Reused | None 
         yield view[:cut + 1]
         nxt[:rest] = buf[cut + 1:filled]
         k, carry = 1 - k, rest
+
+
+def _changed_while_read(name, at: int, end: int):
+    """The error for a file found to end at byte ``at``, before the byte ``end`` it reached
+    when its reading began."""
+    from .io.trec import TrecFormatError
+
+    return TrecFormatError(f"the file is shorter than when its reading began (it ends at byte "
+                           f"{at}, not {end}): it was truncated or rewritten while being read",
+                           path=os.fsdecode(name) if isinstance(name, (str, bytes)) else "<file>")
 
 
 def _first_field(line: bytes):
