@@ -1847,3 +1847,52 @@ def _trec_last_newline(const unsigned char[::1] data not None):
         while i >= 0 and data[i] != 10:
             i -= 1
     return i
+
+
+cdef extern from "_mapguard.h":
+    int _trec_MAPPED_FILES "QAFAST_MAPPED_FILES"
+    int _trec_guard_take "qafast_guard_take" () noexcept
+    void _trec_guard_set "qafast_guard_set" (int i, const void *at, size_t size) noexcept
+    int _trec_guard_changed_at "qafast_guard_changed_at" (int i) noexcept
+    void _trec_guard_give_back "qafast_guard_give_back" (int i) noexcept
+
+
+cdef class _trec_MapGuard:
+    """One slot of the SIGBUS guard (_mapguard.h) for a run file read through memory maps:
+    ``cover(window)`` before a mapped window's bytes are read; ``changed`` true once a page of
+    it was lost to the file being truncated (it then reads as zeros); ``close()`` gives the
+    slot back. Made by ``take()``, which gives None where files cannot be mapped safely or
+    every slot is in use."""
+    cdef int slot
+
+    def __cinit__(self):
+        self.slot = -1
+
+    @staticmethod
+    def take():
+        cdef _trec_MapGuard guard
+        cdef int slot = _trec_guard_take()
+        if slot < 0:
+            return None
+        guard = _trec_MapGuard.__new__(_trec_MapGuard)
+        guard.slot = slot
+        return guard
+
+    def cover(self, const unsigned char[::1] window not None):
+        if self.slot < 0:
+            raise ValueError("the guard is closed")
+        cdef Py_ssize_t n = window.shape[0]
+        _trec_guard_set(self.slot, &window[0] if n > 0 else NULL, <size_t>n)
+
+    @property
+    def changed(self):
+        return self.slot >= 0 and _trec_guard_changed_at(self.slot) != 0
+
+    def close(self):
+        if self.slot >= 0:
+            _trec_guard_give_back(self.slot)
+            self.slot = -1
+
+    def __dealloc__(self):
+        if self.slot >= 0:
+            _trec_guard_give_back(self.slot)
