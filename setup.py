@@ -62,7 +62,7 @@ extensions = [
         "qafast._kernels",
         ["src/qafast/_kernels.pyx"],
         include_dirs=["src/qafast"],
-        depends=["src/qafast/_simd.h", "src/qafast/_portable.h", "src/qafast/_mapguard.h"]
+        depends=["src/qafast/_simd.h", "src/qafast/_portable.h"]
         + [str(p) for p in Path("src/qafast").glob("*.pxi")],
         extra_compile_args=compile_args,
         # the debug build also compiles the plain (not multi-versioned) loops that macOS and

@@ -497,36 +497,6 @@ def _(tmp):
     assert r.returncode == 2 and b"r.gz: truncated gzip data" in r.stderr, r.stderr
 
 
-@case("bad-file-changed")
-def _(tmp):
-    from qafast import _kernels, _runfile
-
-    qrels = write(tmp, "qrels", b"".join(b"q%d 0 d%d 1\n" % (i // 20, i) for i in range(4000)))
-    text = b"".join(b"q%d Q0 d%d %d 1.5 r\n" % (i // 20, i, i % 20) for i in range(40000))
-    for reader in ("_mapped_blocks", "_range_blocks"):
-        real = getattr(_runfile, reader)
-
-        def truncating(raw, start, end, chunk, *args, real=real):
-            for k, block in enumerate(real(raw, start, end, 4096, *args)):
-                yield block
-                if k == 0:
-                    # mapped, the pages of the window being read are lost: a bus error
-                    os.truncate(raw.name, min(os.path.getsize(raw.name), 5000))
-
-        for workers in (1, 2):
-            path = write(tmp, "run", text)
-            with pytest.MonkeyPatch.context() as mp:
-                mp.setattr(_runfile, reader, truncating)
-                mp.setattr(_runfile, "_MAP_WINDOW", 1 << 16)
-                if reader == "_range_blocks":
-                    mp.setattr(_runfile, "_map_guard", lambda: None)
-                elif not _kernels._build_features()["mapped_files"]:
-                    continue  # this build reads files into buffers
-                with pytest.raises(TrecFormatError, match=re.escape(path) + ": the file is now "
-                                   r"\d+ bytes long, .* truncated or rewritten while being read"):
-                    qafast.evaluate(qrels, path, "map", workers=workers)
-
-
 @case("bad-gzip-stdin")
 def _(tmp):
     q = write(tmp, "q", QRELS_TEXT)

@@ -30,7 +30,7 @@ def private_capi():
 def test_build_features_are_consistent():
     if FEATURES["portable"]:
         assert not (FEATURES["sse2"] or FEATURES["target_clones"] or FEATURES["gnu_builtins"]
-                    or FEATURES["linux_memory"] or FEATURES["mapped_files"])
+                    or FEATURES["linux_memory"])
     # the switches are also set while CI tests those builds: the build must have taken them
     if _switch("QAFAST_PORTABLE"):
         assert FEATURES["portable"]

@@ -16,7 +16,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import qafast
-from qafast import _kernels, _runfile
+from qafast import _runfile
 from qafast import ranking as rk
 from qafast.cli import main
 from qafast.io import TrecFormatError
@@ -867,145 +867,53 @@ def test_an_error_in_one_run_stops_the_others_being_read(files, monkeypatch):
     assert len(yielded) < total
 
 
-MAPPED = _kernels._build_features()["mapped_files"]
-
-
-@pytest.fixture(params=["mapped", "read"])
-def reader(request, monkeypatch):
-    """Ranges of a run file read through memory maps (where the build can) or into
-    buffers."""
-    if request.param == "mapped" and not MAPPED:
-        pytest.skip("this build reads run files into buffers")
-    if request.param == "read":
-        monkeypatch.setattr(_runfile, "_map_guard", lambda: None)
-    return request.param
-
-
-def range_blocks(reader, path, start, end, chunk):
-    with open(path, "rb", buffering=0) as raw:
-        if reader == "read":
-            yield from _runfile._range_blocks(raw, start, end, chunk)
-            return
-        guard = _runfile._map_guard()
-        try:
-            yield from _runfile._mapped_blocks(raw, start, end, chunk, guard)
-        finally:
-            guard.close()
-
-
-@pytest.mark.parametrize("window", [64, 4096, 1 << 16])
 @pytest.mark.parametrize("chunk", [8, 64, 4096])
-def test_range_blocks_give_the_range_in_whole_lines(tmp_path, reader, chunk, window,
-                                                    monkeypatch):
-    monkeypatch.setattr(_runfile, "_MAP_WINDOW", window)
-    rnd = random.Random(chunk + window)
-    # lines longer than the buffers and the windows too
-    text = "".join("x" * rnd.choice([0, 1, 20, 199, 5000, 9000]) + "\n"
-                   for _ in range(300)) + "tail"
+def test_range_blocks_give_the_range_in_whole_lines(tmp_path, chunk):
+    rnd = random.Random(chunk)
+    text = "".join("x" * rnd.randrange(0, 200) + "\n" for _ in range(300)) + "tail"
     p = tmp_path / "f"
     p.write_text(text)
     data = text.encode()
     starts = [0] + sorted(rnd.sample([i + 1 for i, c in enumerate(data) if c == 10], 5))
     for a, b in zip(starts, starts[1:] + [len(data)]):
-        got = [bytes(block) for block in range_blocks(reader, p, a, b, chunk)]
+        with open(p, "rb", buffering=0) as raw:
+            got = [bytes(block) for block in _runfile._range_blocks(raw, a, b, chunk)]
         assert b"".join(got) == data[a:b]
         assert all(g.endswith(b"\n") for g in got[:-1])
 
 
-def test_range_blocks_of_a_file_truncated_while_read_raise(tmp_path, reader, monkeypatch):
-    # read: the unfinished line at the cut was taken for one longer than the buffers, which
-    # doubled until memory ran out. Mapped: the next window is refused (the file is shorter)
-    # or, within a window, the lost pages raise SIGBUS, which ended the process
-    monkeypatch.setattr(_runfile, "_MAP_WINDOW", 1 << 16)
+def test_range_blocks_of_a_file_truncated_while_read_raise(tmp_path):
+    # the unfinished line was taken for one longer than the buffers, which doubled until
+    # memory ran out
     p = tmp_path / "run.txt"
-    p.write_text(run_text(300, 40))
+    p.write_text(run_text(50, 20))
     size = p.stat().st_size
-    for cut, chunk in [(5000, 4096), (5000, 1 << 15), (size - 1000, 4096)]:
-        p.write_text(run_text(300, 40))
-        blocks = range_blocks(reader, p, 0, size, chunk)
+    with open(p, "rb", buffering=0) as raw:
+        blocks = _runfile._range_blocks(raw, 0, size, 4096)
         next(blocks)
-        os.truncate(p, cut)
-        with pytest.raises(TrecFormatError, match=rf"run\.txt: the file is now {cut} bytes "
-                           rf"long, but it had at least {size} when its reading began: it "
-                           rf"was truncated or rewritten while being read"):
-            for block in blocks:
-                bytes(block)
+        os.truncate(p, 5000)
+        with pytest.raises(TrecFormatError, match=rf"run\.txt: the file is shorter than when "
+                           rf"its reading began \(it ends at byte 5000, not {size}\): it was "
+                           rf"truncated or rewritten while being read"):
+            list(blocks)
 
 
 @pytest.mark.parametrize("workers", [1, 2])
-def test_a_run_truncated_while_evaluated_is_an_error_not_a_shorter_mean(tmp_path, reader,
-                                                                        monkeypatch, workers):
-    qrels = tmp_path / "qrels.txt"
-    qrels.write_text(qrels_text(300, 40))
-    run = tmp_path / "run.txt"
-    run.write_text(run_text(300, 40))
-    size = run.stat().st_size
-    monkeypatch.setattr(_runfile, "_MAP_WINDOW", 1 << 16)
-    name = "_range_blocks" if reader == "read" else "_mapped_blocks"
-    real = getattr(_runfile, name)
+def test_a_run_truncated_while_evaluated_is_an_error_not_a_shorter_mean(files, monkeypatch,
+                                                                        workers):
+    qrels, runs = files
+    size = runs[0].stat().st_size
+    real = _runfile._range_blocks
 
-    def truncating(raw, start, end, chunk, *args):
-        # small blocks: the scan itself meets the lost pages of a mapped window
-        for k, block in enumerate(real(raw, start, end, 4096, *args)):
+    def truncating(raw, start, end, chunk, reused=None):
+        for k, block in enumerate(real(raw, start, end, 256, reused)):
             yield block
             if k == 0:
-                os.truncate(raw.name, min(os.path.getsize(raw.name), size // 8))
+                os.truncate(raw.name, min(os.path.getsize(raw.name), size // 4))
 
-    monkeypatch.setattr(_runfile, name, truncating)
+    monkeypatch.setattr(_runfile, "_range_blocks", truncating)
     with pytest.raises(TrecFormatError, match="truncated or rewritten while being read"):
-        qafast.evaluate(str(qrels), str(run), "map", workers=workers)
-
-
-@pytest.mark.skipif(not MAPPED, reason="this build reads run files into buffers")
-def test_ranges_are_read_into_buffers_when_no_guard_is_left(files, monkeypatch):
-    qrels, runs = files
-    want = qafast.evaluate(str(qrels), str(runs[0]), MEASURES, workers=1, per_query=True)
-    used = []
-    real = _runfile._range_blocks
-    monkeypatch.setattr(_runfile, "_range_blocks", lambda *a: used.append(1) or real(*a))
-    guards = []
-    while (guard := _kernels._trec_MapGuard.take()) is not None:
-        guards.append(guard)
-    try:
-        got = qafast.evaluate(str(qrels), str(runs[0]), MEASURES, workers=2, per_query=True)
-    finally:
-        for guard in guards:
-            guard.close()
-    assert len(guards) == 64 and used
-    assert got == want
-    # every slot is free again
-    taken = [_kernels._trec_MapGuard.take() for _ in range(64)]
-    assert None not in taken
-    for guard in taken:
-        guard.close()
-
-
-@pytest.mark.skipif(not MAPPED, reason="this build reads run files into buffers")
-@pytest.mark.parametrize("faulthandler", [False, True])
-def test_a_bus_error_outside_a_run_being_read_still_ends_the_process(tmp_path, faulthandler):
-    # the guard sees only the pages of the windows being read; any other SIGBUS goes to the
-    # handler before it (Python's faulthandler here) or to the default action
-    import signal
-    import subprocess
-
-    code = f"""if True:
-        import faulthandler, mmap, os, sys
-        if {faulthandler}:
-            faulthandler.enable()
-        from qafast import _runfile
-        _runfile._map_guard().close()  # the guard installed
-        path = sys.argv[1]
-        with open(path, "wb") as f:
-            f.write(b"x" * 100000)
-        f = open(path, "rb")
-        mapped = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
-        os.truncate(path, 10)
-        print(mapped[50000])
-        """
-    got = subprocess.run([sys.executable, "-c", code, str(tmp_path / "f")],
-                         capture_output=True, text=True, timeout=60, check=False)
-    assert got.returncode == -signal.SIGBUS, got
-    assert ("Fatal Python error: Bus error" in got.stderr) is faulthandler
+        qafast.evaluate(str(qrels), str(runs[0]), "map", workers=workers)
 
 
 def test_an_error_in_a_segment_of_one_of_many_runs_is_that_error(files, monkeypatch):

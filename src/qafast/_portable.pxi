@@ -4,7 +4,6 @@
 cdef extern from *:
     """
     #include "_portable.h"
-    #include "_mapguard.h"
     #if defined(QAFAST_PORTABLE)
     #define _pt_portable 1
     #else
@@ -17,7 +16,6 @@ cdef extern from *:
     int _pt_sse2 "QAFAST_SSE2"
     int _pt_clones "QAFAST_HAVE_CLONES"
     int _pt_linux_memory "QAFAST_LINUX_MEMORY"
-    int _pt_mapped_files "QAFAST_MAPPED_FILES"
     int _pt_private_capi "qafast_private_capi"
     int _pt_set_private_capi "qafast_set_private_capi" (int on) noexcept
 
@@ -31,7 +29,6 @@ def _build_features():
         "sse2": bool(_pt_sse2),
         "target_clones": bool(_pt_clones),
         "linux_memory": bool(_pt_linux_memory),
-        "mapped_files": bool(_pt_mapped_files),
     }
 
 

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import functools
 import itertools
 import os
 import queue
@@ -177,7 +176,7 @@ def _range_blocks(raw, start: int, end: int, chunk: int, reused: _Reused | None 
         while want > 0:
             got = raw.readinto(buf.data[filled:filled + want])
             if not got:
-                raise _changed_while_read(raw.name, os.fstat(raw.fileno()).st_size, end)
+                raise _changed_while_read(raw.name, end - left, end)
             filled += got
             want -= got
             left -= got
@@ -201,79 +200,13 @@ def _range_blocks(raw, start: int, end: int, chunk: int, reused: _Reused | None 
         k, carry = 1 - k, rest
 
 
-# bytes of a run file mapped at a time by each range's reader: about 40 MB more at the peak
-# with 16 MiB windows, nothing measurable with 4 MiB (a window's pages count in the process's
-# resident memory until it is unmapped)
-_MAP_WINDOW = 4 << 20
-
-
-def _map_guard():
-    """A SIGBUS guard slot for reading a range through memory maps, or None where a file
-    cannot be mapped safely (the range is then read into buffers)."""
-    return _kernels._trec_MapGuard.take()
-
-
-def _mapped_blocks(raw, start: int, end: int, chunk: int, guard):
-    """The blocks _range_blocks gives, without copying the file: each a view of a mapping of
-    it, a window of _MAP_WINDOW bytes at a time (more for a longer line), valid until the
-    next block is asked for. ``guard`` covers the window being read: a page lost to the file
-    being truncated reads as zeros instead of ending the process, and the reader, checking
-    ``guard.changed`` after every block, raises instead (as here, where it reads)."""
-    import mmap
-
-    from .io.trec import _trec_last_newline
-
-    check = functools.partial(_check_mapped, guard, raw, end)
-    window = _MAP_WINDOW
-    pos = start
-    while pos < end:
-        base = pos - pos % mmap.ALLOCATIONGRANULARITY
-        length = min(end - base, window)
-        try:
-            mapped = mmap.mmap(raw.fileno(), length, access=mmap.ACCESS_READ, offset=base)
-        except ValueError:  # the file is now shorter than the window
-            raise _changed_while_read(raw.name, os.fstat(raw.fileno()).st_size, end) from None
-        view = memoryview(mapped)
-        guard.cover(view)
-        if base + length == end:
-            stop = length
-        else:
-            cut = _trec_last_newline(view[pos - base:])
-            check()
-            if cut < 0:  # a line longer than the window
-                window *= 2
-                del view, mapped
-                continue
-            stop = pos - base + cut + 1
-        at = pos - base
-        while at < stop:
-            nxt = min(stop, at + chunk)
-            if nxt < stop:
-                cut = _trec_last_newline(view[at:nxt])
-                check()
-                nxt = stop if cut < 0 else at + cut + 1
-            yield view[at:nxt]
-            check()
-            at = nxt
-        pos = base + stop
-        # unmapped once the caller lets go of the last block
-        del view, mapped
-
-
-def _check_mapped(guard, raw, end: int) -> None:
-    """Raises if a page of a range of ``raw`` read through _mapped_blocks was lost to the file
-    being truncated."""
-    if guard.changed:
-        raise _changed_while_read(raw.name, os.fstat(raw.fileno()).st_size, end)
-
-
-def _changed_while_read(name, size: int, end: int):
-    """The error for a file found to be ``size`` bytes long while a range of it ending at
-    ``end`` (within the file when its reading began) was read."""
+def _changed_while_read(name, at: int, end: int):
+    """The error for a file found to end at byte ``at``, before the byte ``end`` it reached
+    when its reading began."""
     from .io.trec import TrecFormatError
 
-    return TrecFormatError(f"the file is now {size} bytes long, but it had at least {end} when "
-                           f"its reading began: it was truncated or rewritten while being read",
+    return TrecFormatError(f"the file is shorter than when its reading began (it ends at byte "
+                           f"{at}, not {end}): it was truncated or rewritten while being read",
                            path=os.fsdecode(name) if isinstance(name, (str, bytes)) else "<file>")
 
 
@@ -576,14 +509,13 @@ def _qrels_position(qrels: Qrels, qid: str, searched: bool, near: float = 0.0) -
 def _stream(qrels: Qrels, path: str, blocks, columns: list[Column], options: dict,
             relcols: dict, on_bytes, line_base, cancel: threading.Event | _Either | None = None,
             edges: list | None = None, reused: _Reused | None = None,
-            near: float = 0.0, check=None) -> _Part:
+            near: float = 0.0) -> _Part:
     """Parse ``blocks`` and measure each batch of complete queries; ``line_base()`` gives
     the number of lines before the first block, for messages. ``edges``: an empty list,
     given the rows (_query_rows) of the first and of the last query. ``reused``: the parser
     of this thread's previous stream, restarted rather than made anew. ``near``: how far
     into the run the text starts (0 to 1), where its first query is looked for among the
-    qrels'. ``check``: called after each block is scanned, before anything is made of it;
-    raises if the text changed while being read (_mapped_blocks)."""
+    qrels'."""
     from . import ranking
     from .io.trec import TrecFormatError, _raise_scan_error
 
@@ -667,8 +599,6 @@ def _stream(qrels: Qrels, path: str, blocks, columns: list[Column], options: dic
             if cancel is not None and cancel.is_set():
                 raise _Cancelled()
             batch = parser.scan_intern(block, batch)
-            if check is not None:
-                check()
             _raise_scan_error(batch, path)
             batch.release()
             on_bytes(len(block))
@@ -704,21 +634,12 @@ def _stream_range(qrels: Qrels, path: str, start: int, end: int, columns: list[C
     start."""
     from .io import trec
 
-    with open(path, "rb", buffering=0) as raw, contextlib.ExitStack() as stack:
+    with open(path, "rb", buffering=0) as raw:
+        blocks = _range_blocks(raw, start, end, trec._CHUNK_BYTES, reused)
         size = os.fstat(raw.fileno()).st_size
-        guard = _map_guard()
-        if guard is None:
-            blocks = _range_blocks(raw, start, end, trec._CHUNK_BYTES, reused)
-            check = None
-        else:
-            stack.callback(guard.close)
-            blocks = stack.enter_context(contextlib.closing(
-                _mapped_blocks(raw, start, end, trec._CHUNK_BYTES, guard)))
-            check = functools.partial(_check_mapped, guard, raw, end)
         return _stream(qrels, path, blocks, columns, options, relcols, on_bytes,
                        lambda: _lines_before(path, start) if start else 0, cancel,
-                       edges=edges, reused=reused, near=start / size if size else 0.0,
-                       check=check)
+                       edges=edges, reused=reused, near=start / size if size else 0.0)
 
 
 class _Either:
