@@ -497,6 +497,30 @@ def _(tmp):
     assert r.returncode == 2 and b"r.gz: truncated gzip data" in r.stderr, r.stderr
 
 
+@case("bad-file-changed")
+def _(tmp):
+    from qafast import _runfile
+
+    qrels = write(tmp, "qrels", b"".join(b"q%d 0 d%d 1\n" % (i // 20, i) for i in range(4000)))
+    text = b"".join(b"q%d Q0 d%d %d 1.5 r\n" % (i // 20, i, i % 20) for i in range(40000))
+    real = _runfile._range_blocks
+
+    def truncating(raw, start, end, chunk, *args):
+        for k, block in enumerate(real(raw, start, end, 4096, *args)):
+            yield block
+            if k == 0:
+                os.truncate(raw.name, min(os.path.getsize(raw.name), 5000))
+
+    for workers in (1, 2):
+        path = write(tmp, "run", text)
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(_runfile, "_range_blocks", truncating)
+            with pytest.raises(TrecFormatError, match=re.escape(path) + ": the file is now 5000 "
+                               r"bytes long, but it had at least \d+ when its reading began: it "
+                               r"was truncated or rewritten while being read"):
+                qafast.evaluate(qrels, path, "map", workers=workers)
+
+
 @case("bad-gzip-stdin")
 def _(tmp):
     q = write(tmp, "q", QRELS_TEXT)

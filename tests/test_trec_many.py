@@ -892,8 +892,8 @@ def test_range_blocks_of_a_file_truncated_while_read_raise(tmp_path):
         blocks = _runfile._range_blocks(raw, 0, size, 4096)
         next(blocks)
         os.truncate(p, 5000)
-        with pytest.raises(TrecFormatError, match=rf"run\.txt: the file is shorter than when "
-                           rf"its reading began \(it ends at byte 5000, not {size}\): it was "
+        with pytest.raises(TrecFormatError, match=rf"run\.txt: the file is now 5000 bytes long, "
+                           rf"but it had at least {size} when its reading began: it was "
                            rf"truncated or rewritten while being read"):
             list(blocks)
 

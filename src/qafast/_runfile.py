@@ -176,7 +176,7 @@ def _range_blocks(raw, start: int, end: int, chunk: int, reused: _Reused | None 
         while want > 0:
             got = raw.readinto(buf.data[filled:filled + want])
             if not got:
-                raise _changed_while_read(raw.name, end - left, end)
+                raise _changed_while_read(raw.name, os.fstat(raw.fileno()).st_size, end)
             filled += got
             want -= got
             left -= got
@@ -200,13 +200,13 @@ def _range_blocks(raw, start: int, end: int, chunk: int, reused: _Reused | None 
         k, carry = 1 - k, rest
 
 
-def _changed_while_read(name, at: int, end: int):
-    """The error for a file found to end at byte ``at``, before the byte ``end`` it reached
-    when its reading began."""
+def _changed_while_read(name, size: int, end: int):
+    """The error for a file found to be ``size`` bytes long while a range of it ending at
+    ``end`` (within the file when its reading began) was read."""
     from .io.trec import TrecFormatError
 
-    return TrecFormatError(f"the file is shorter than when its reading began (it ends at byte "
-                           f"{at}, not {end}): it was truncated or rewritten while being read",
+    return TrecFormatError(f"the file is now {size} bytes long, but it had at least {end} when "
+                           f"its reading began: it was truncated or rewritten while being read",
                            path=os.fsdecode(name) if isinstance(name, (str, bytes)) else "<file>")
 
 
