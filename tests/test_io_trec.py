@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import io
+import itertools
 import math
 import pickle
 import re
@@ -1155,3 +1156,38 @@ def test_a_streamed_run_numbers_its_lines_across_batches_and_drops(kinds, block_
             first = int(arrays[0][n - 1]) + 1
             parser.drop_rows(n)
     assert got == want
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.integers(0, 4), min_size=1, max_size=40),
+       st.lists(st.integers(1, 9), min_size=1, max_size=6), st.booleans())
+def test_a_streamed_run_is_grouped_exactly_when_each_querys_lines_are_together(
+        queries, block_lines, restarted):
+    # a query's lines in two places, within a block or across blocks and dropped batches:
+    # complete_rows() says so (None) whichever rows it still holds; a restarted parser
+    # forgets what an earlier text was
+    lines = [f"q{q} Q0 d{i} 1 {-i} r\n".encode() for i, q in enumerate(queries)]
+    starts = [q for q, _ in itertools.groupby(queries)]
+    grouped = len(starts) == len(set(starts))
+    parser = _kernels._trec_Parser(True, False)
+    if restarted:
+        parser.scan_intern(b"a Q0 d 1 1 r\nb Q0 d 1 1 r\na Q0 e 1 1 r\n").release()
+        assert parser.complete_rows(True, 0) is None
+        parser.restart()
+    first, k, said_scattered = 0, 0, False
+    for size in itertools.cycle(block_lines):
+        batch = parser.scan_intern(b"".join(lines[k:k + size]))
+        assert not batch.error_line
+        batch.release()
+        k += size
+        got = parser.complete_rows(k >= len(lines), first)
+        if got is None:
+            said_scattered = True
+            break
+        n, arrays = got
+        if n:
+            first = int(arrays[0][n - 1]) + 1
+            parser.drop_rows(n)
+        if k >= len(lines):
+            break
+    assert said_scattered is not grouped
