@@ -1160,12 +1160,14 @@ def test_a_streamed_run_numbers_its_lines_across_batches_and_drops(kinds, block_
 
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.integers(0, 4), min_size=1, max_size=40),
-       st.lists(st.integers(1, 9), min_size=1, max_size=6), st.booleans())
+       st.lists(st.integers(1, 9), min_size=1, max_size=6), st.booleans(),
+       st.lists(st.floats(0, 1), min_size=1, max_size=5))
 def test_a_streamed_run_is_grouped_exactly_when_each_querys_lines_are_together(
-        queries, block_lines, restarted):
+        queries, block_lines, restarted, keep):
     # a query's lines in two places, within a block or across blocks and dropped batches:
     # complete_rows() says so (None) whichever rows it still holds; a restarted parser
-    # forgets what an earlier text was
+    # forgets what an earlier text was. Each query's first row comes with the rows, also
+    # after the caller drops fewer rows than it was handed (a cut within a query)
     lines = [f"q{q} Q0 d{i} 1 {-i} r\n".encode() for i, q in enumerate(queries)]
     starts = [q for q, _ in itertools.groupby(queries)]
     grouped = len(starts) == len(set(starts))
@@ -1174,8 +1176,8 @@ def test_a_streamed_run_is_grouped_exactly_when_each_querys_lines_are_together(
         parser.scan_intern(b"a Q0 d 1 1 r\nb Q0 d 1 1 r\na Q0 e 1 1 r\n").release()
         assert parser.complete_rows(True, 0) is None
         parser.restart()
-    first, k, said_scattered = 0, 0, False
-    for size in itertools.cycle(block_lines):
+    first, k, said_scattered, dropped = 0, 0, False, 0
+    for i, size in enumerate(itertools.cycle(block_lines)):
         batch = parser.scan_intern(b"".join(lines[k:k + size]))
         assert not batch.error_line
         batch.release()
@@ -1186,8 +1188,14 @@ def test_a_streamed_run_is_grouped_exactly_when_each_querys_lines_are_together(
             break
         n, arrays = got
         if n:
-            first = int(arrays[0][n - 1]) + 1
-            parser.drop_rows(n)
+            qidx = arrays[0].tolist()
+            assert qidx == [starts.index(q) for q in queries[dropped:dropped + n]]
+            want = [0] + [r for r in range(1, n) if qidx[r] != qidx[r - 1]] + [n]
+            assert arrays[7].tolist() == want
+            cut = max(1, round(n * keep[i % len(keep)]))
+            first = qidx[cut] if cut < n else qidx[-1] + 1
+            parser.drop_rows(cut)
+            dropped += cut
         if k >= len(lines):
             break
     assert said_scattered is not grouped

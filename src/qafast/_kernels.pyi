@@ -85,8 +85,9 @@ class _trec_Batch:
     def error_message(self) -> str | None: ...
     def release(self) -> None: ...
 
-# the rows complete_rows() hands over: qidx, scores, hashes, tiekeys, lines, byte offsets, blob
-_CompleteRows: TypeAlias = tuple[_I32, _F64, _I64, _I64, _I64, _I64, _U8]
+# the rows complete_rows() hands over: qidx, scores, hashes, tiekeys, lines, byte offsets, blob,
+# and each query's first row (with the number of rows last)
+_CompleteRows: TypeAlias = tuple[_I32, _F64, _I64, _I64, _I64, _I64, _U8, _I64]
 
 @disjoint_base
 class _trec_Parser:

@@ -541,12 +541,8 @@ def _stream(qrels: Qrels, path: str, blocks, columns: list[Column], options: dic
         n, arrays = got
         if n == 0:
             return True
-        qidx, scores, hashes, tiekeys, lines, offsets, blob = arrays
-        starts = np.flatnonzero(qidx[1:] != qidx[:-1]) + 1
-        nq = len(starts) + 1
-        q_off = np.empty(nq + 1, dtype=np.int64)
-        q_off[0], q_off[-1] = 0, n
-        q_off[1:-1] = starts
+        qidx, scores, hashes, tiekeys, lines, offsets, blob, q_off = arrays
+        nq = len(q_off) - 1
         qids = parser.query_ids[first:first + nq]
         chunk = _Chunked.run(qids, q_off, scores, hashes, offsets, blob, tiekeys, path, lines)
         # checked before it is measured; each query's lines are all in this chunk
@@ -588,7 +584,7 @@ def _stream(qrels: Qrels, path: str, blocks, columns: list[Column], options: dic
             for j, (length, name) in relcols.items():
                 part.relstrings[j].extend(ev.relstring(p, length, name)
                                           for p in range(len(ev.ids)))
-        del chunk, ev, arrays, qidx, scores, hashes, tiekeys, lines, offsets, blob
+        del chunk, ev, arrays, qidx, scores, hashes, tiekeys, lines, offsets, blob, q_off
         parser.drop_rows(n)
         first += nq
         return True

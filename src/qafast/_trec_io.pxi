@@ -830,6 +830,9 @@ ctypedef struct _trec_InternState:
     int64_t prev_q                   # query index of the previous row, -1 if none
     bint scattered                   # a row's query was neither the previous row's nor the
                                      # next new one: the queries' lines are not together
+    int64_t *qstart                  # without interning documents: the rows held where a
+    uint64_t nqstart                 # query starts (qstart[0] = 0 while rows are held)
+    uint64_t qstart_cap
     int err
     uint64_t err_k                   # row within the batch
     Py_ssize_t err_off
@@ -883,6 +886,23 @@ cdef int _trec_jump_grow(_trec_ScanState *sc) noexcept nogil:
         return -1
     sc.jump_line = <int64_t *>a
     sc.jump_cap = cap
+    return 0
+
+
+cdef int _trec_qstart_push(_trec_InternState *it, uint64_t row) noexcept nogil:
+    # Notes that a query starts at `row` (complete_rows() hands the starts over, so no pass
+    # over the rows looks for them)
+    cdef uint64_t cap
+    cdef void *a
+    if it.nqstart == it.qstart_cap:
+        cap = it.qstart_cap * 2 if it.qstart_cap else 1024
+        a = realloc(it.qstart, cap * sizeof(int64_t))
+        if a == NULL:
+            return -1
+        it.qstart = <int64_t *>a
+        it.qstart_cap = cap
+    it.qstart[it.nqstart] = <int64_t>row
+    it.nqstart += 1
     return 0
 
 
@@ -1231,6 +1251,8 @@ cdef inline int _trec_take_row(_trec_InternState *it, uint64_t row, const unsign
             return _trec_intern_code(qi, _trec_E_UTF8_QID)
         if qi != prev_q[0] + 1:
             it.scattered = True
+        if _trec_qstart_push(it, row) != 0:
+            return _trec_E_NOMEM
         prev_q[0] = qi
         it.prev_q = qi
     cdef int64_t unkept
@@ -1294,6 +1316,13 @@ cdef int _trec_doc_rows(_trec_InternState *it, _trec_BatchData *b, const unsigne
                 return it.err
             if qi != it.prev_q + 1:
                 it.scattered = True
+            if _trec_qstart_push(it, row) != 0:
+                it.err = _trec_E_NOMEM
+                it.err_k = k
+                it.err_off = b.q_off[k]
+                it.err_len = qn
+                it.blob_len = blen
+                return it.err
             it.prev_q = qi
         dp = buf + b.d_off[k]
         dn = b.d_len[k]
@@ -1489,6 +1518,8 @@ cdef class _trec_Parser:
         self.it.qidx = NULL
         self.it.didx = NULL
         self.it.cap = 0
+        self.it.qstart = NULL
+        self.it.qstart_cap = 0
         if (_trec_scan_grow(&self.sc) != 0 or _trec_intern_grow(&self.it, 1) != 0
                 or (not intern_docs and _trec_blob_grow(&self.it, 1) != 0)):
             raise MemoryError()
@@ -1512,6 +1543,7 @@ cdef class _trec_Parser:
         self.it.rows = 0
         self.it.prev_q = -1
         self.it.scattered = False
+        self.it.nqstart = 0
         self.it.err = _trec_OK
         self.it.blob_len = 0
         if self.it.offsets != NULL:
@@ -1536,6 +1568,7 @@ cdef class _trec_Parser:
         free(self.sc.jump_line)
         _trec_mem_free(self.sc.hashes, self.sc.cap * sizeof(int64_t))
         free(self.sc.pend)
+        free(self.it.qstart)
 
     def scan(self, block, _trec_Batch batch=None):
         """Stage 1 on ``block`` (bytes-like, complete lines; the last may lack its newline).
@@ -1687,7 +1720,8 @@ cdef class _trec_Parser:
         """For evaluating a run file as it is read: the rows of the queries that are
         complete (all but the last query's rows; every row with ``everything``), as numpy
         views of the parser's own arrays (qidx, scores, hashes, tiekeys, lines, byte
-        offsets, blob). The views are valid until the next scan() or drop_rows(); the caller
+        offsets, blob), and each query's first row (q_off, a new array, with the number of
+        rows last). The views are valid until the next scan() or drop_rows(); the caller
         then drops the rows with drop_rows(), so the arrays stay small and in cache. For a
         run parser without document interning, between batches.
 
@@ -1697,8 +1731,7 @@ cdef class _trec_Parser:
         """
         cdef _trec_ScanState *sc = &self.sc
         cdef _trec_InternState *it = &self.it
-        cdef uint64_t n = it.rows, cut
-        cdef int32_t last
+        cdef uint64_t n = it.rows, cut, nq
         if not sc.is_run or it.intern_docs or sc.rows != n:
             raise RuntimeError("complete_rows() needs a run parser without document "
                                "interning, between batches")
@@ -1708,13 +1741,17 @@ cdef class _trec_Parser:
         # rows here was 1.7% of a 100M-line run's time)
         if it.scattered or it.qidx[0] != first_query:
             return None
+        nq = it.nqstart
         cut = n
         if not everything:
-            last = it.qidx[n - 1]
-            while cut > 0 and it.qidx[cut - 1] == last:
-                cut -= 1
+            nq -= 1
+            cut = <uint64_t>it.qstart[nq]       # the last query's lines may go on
         if cut == 0:
             return 0, None
+        q_off = _trec_np.empty(nq + 1, dtype=_trec_np.int64)
+        cdef int64_t[::1] qo = q_off
+        memcpy(&qo[0], it.qstart, nq * sizeof(int64_t))
+        qo[nq] = <int64_t>cut
         return cut, (
             _trec_np.asarray(<int32_t[:cut]> it.qidx),
             _trec_np.asarray(<double[:cut]> sc.scores),
@@ -1722,7 +1759,8 @@ cdef class _trec_Parser:
             _trec_np.asarray(<int64_t[:cut]> it.tiekeys),
             self._line_numbers(cut),
             _trec_np.asarray(<int64_t[:cut + 1]> it.offsets),
-            _trec_np.asarray(<uint8_t[:max(it.offsets[cut], 1)]> it.blob))
+            _trec_np.asarray(<uint8_t[:max(it.offsets[cut], 1)]> it.blob),
+            q_off)
 
     def drop_rows(self, uint64_t cut):
         """Forget the first ``cut`` rows (those complete_rows() showed), moving the rest to
@@ -1758,6 +1796,20 @@ cdef class _trec_Parser:
         it.blob_len -= nbytes
         it.rows = rest
         sc.rows = rest
+        # the starts of the queries kept, renumbered; row 0 starts one, even if the cut was
+        # within a query
+        k = 0
+        while k < it.nqstart and <uint64_t>it.qstart[k] < cut:
+            k += 1
+        kept = it.nqstart - k
+        for i in range(kept):
+            it.qstart[i] = it.qstart[k + i] - <int64_t>cut
+        it.nqstart = kept
+        if rest and (kept == 0 or it.qstart[0] != 0):
+            if _trec_qstart_push(&self.it, 0) != 0:
+                raise MemoryError()
+            memmove(it.qstart + 1, it.qstart, kept * sizeof(int64_t))
+            it.qstart[0] = 0
 
     def restart(self):
         """Forget every line read, to read another text from its start, keeping the
