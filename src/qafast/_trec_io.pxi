@@ -828,10 +828,11 @@ ctypedef struct _trec_InternState:
     uint64_t rows                    # rows interned so far
     uint64_t cap
     int64_t prev_q                   # query index of the previous row, -1 if none
+    # without interning documents (what complete_rows() reads):
     bint scattered                   # a row's query was neither the previous row's nor the
                                      # next new one: the queries' lines are not together
-    int64_t *qstart                  # without interning documents: the rows held where a
-    uint64_t nqstart                 # query starts (qstart[0] = 0 while rows are held)
+    int64_t *qstart                  # the rows held where a query starts (qstart[0] = 0
+    uint64_t nqstart                 # while rows are held)
     uint64_t qstart_cap
     int err
     uint64_t err_k                   # row within the batch
@@ -890,8 +891,7 @@ cdef int _trec_jump_grow(_trec_ScanState *sc) noexcept nogil:
 
 
 cdef int _trec_qstart_push(_trec_InternState *it, uint64_t row) noexcept nogil:
-    # Notes that a query starts at `row` (complete_rows() hands the starts over, so no pass
-    # over the rows looks for them)
+    # Notes that a query starts at `row`
     cdef uint64_t cap
     cdef void *a
     if it.nqstart == it.qstart_cap:
@@ -904,6 +904,15 @@ cdef int _trec_qstart_push(_trec_InternState *it, uint64_t row) noexcept nogil:
     it.qstart[it.nqstart] = <int64_t>row
     it.nqstart += 1
     return 0
+
+
+cdef inline int _trec_new_query(_trec_InternState *it, int64_t qi, uint64_t row) noexcept nogil:
+    # Row `row` starts query `qi` (it.prev_q still the previous row's): the queries' lines are
+    # together only if it is the next new one, and complete_rows() hands the starts over, so
+    # that no pass over the rows looks for either. -1 when out of memory.
+    if qi != it.prev_q + 1:
+        it.scattered = True
+    return _trec_qstart_push(it, row)
 
 
 cdef uint64_t _trec_last_jump(const _trec_ScanState *sc, uint64_t row) noexcept nogil:
@@ -1217,8 +1226,6 @@ cdef int _trec_intern_rows(_trec_InternState *it, _trec_BatchData *b, const unsi
                 it.err_off = b.q_off[k]
                 it.err_len = qn
                 return it.err
-            if qi != it.prev_q + 1:
-                it.scattered = True
             it.prev_q = qi
         di = _trec_intern(dt, buf + b.d_off[k], b.d_len[k], b.d_meta[k], b.d_key8[k])
         if di < 0:
@@ -1249,9 +1256,7 @@ cdef inline int _trec_take_row(_trec_InternState *it, uint64_t row, const unsign
         qi = _trec_query_id(&it.qtab, qp, qn, end)
         if qi < 0:
             return _trec_intern_code(qi, _trec_E_UTF8_QID)
-        if qi != prev_q[0] + 1:
-            it.scattered = True
-        if _trec_qstart_push(it, row) != 0:
+        if _trec_new_query(it, qi, row) != 0:
             return _trec_E_NOMEM
         prev_q[0] = qi
         it.prev_q = qi
@@ -1314,9 +1319,7 @@ cdef int _trec_doc_rows(_trec_InternState *it, _trec_BatchData *b, const unsigne
                 it.err_len = qn
                 it.blob_len = blen
                 return it.err
-            if qi != it.prev_q + 1:
-                it.scattered = True
-            if _trec_qstart_push(it, row) != 0:
+            if _trec_new_query(it, qi, row) != 0:
                 it.err = _trec_E_NOMEM
                 it.err_k = k
                 it.err_off = b.q_off[k]
