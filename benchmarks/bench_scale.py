@@ -345,6 +345,13 @@ def verdict(ok: bool) -> str:
     return "met" if ok else "NOT met"
 
 
+def _reports_free_pages() -> bool:
+    """Whether this Linux guest hands the pages it frees back to its host: their next first
+    touch is then faulted in by the host too, a cost that depends on the moments before."""
+    return (os.path.isdir("/sys/bus/virtio/drivers/virtio_balloon")
+            and os.path.isdir("/sys/module/page_reporting"))
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="a tenth of the sizes, no 100M case")
@@ -359,6 +366,9 @@ def main(argv=None) -> int:
           f"(affinity {len(os.sched_getaffinity(0))}), load average "
           f"{'/'.join(f'{x:.2f}' for x in os.getloadavg())}; timings on a shared machine "
           "vary by 2x or more", flush=True)
+    if _reports_free_pages():
+        print("  this VM returns freed memory to its host (virtio-balloon free page reporting): "
+              "fresh memory costs more after idle moments (benchmarks/README.md)", flush=True)
     tmp = Path(tempfile.mkdtemp(prefix="qafast-bench-scale-", dir=args.tmp))
     e = env(tmp)
     table = Table()
