@@ -828,9 +828,10 @@ ctypedef struct _trec_InternState:
     uint64_t rows                    # rows interned so far
     uint64_t cap
     int64_t prev_q                   # query index of the previous row, -1 if none
-    # without interning documents (what complete_rows() reads):
+    # a run without interning documents (what complete_rows() reads):
     bint scattered                   # a row's query was neither the previous row's nor the
                                      # next new one: the queries' lines are not together
+    bint keep_starts                 # a run's parser; a qrels reader never hands them over
     int64_t *qstart                  # the rows held where a query starts (qstart[0] = 0
     uint64_t nqstart                 # while rows are held)
     uint64_t qstart_cap
@@ -907,12 +908,12 @@ cdef int _trec_qstart_push(_trec_InternState *it, uint64_t row) noexcept nogil:
 
 
 cdef inline int _trec_new_query(_trec_InternState *it, int64_t qi, uint64_t row) noexcept nogil:
-    # Row `row` starts query `qi` (it.prev_q still the previous row's): the queries' lines are
-    # together only if it is the next new one, and complete_rows() hands the starts over, so
-    # that no pass over the rows looks for either. -1 when out of memory.
+    # Row `row` starts query `qi` (it.prev_q still the previous row's): the queries' lines
+    # are together only if it is the next new one, and complete_rows() hands a run's starts
+    # over, so that no pass over the rows looks for either. -1 when out of memory.
     if qi != it.prev_q + 1:
         it.scattered = True
-    return _trec_qstart_push(it, row)
+    return _trec_qstart_push(it, row) if it.keep_starts else 0
 
 
 cdef uint64_t _trec_last_jump(const _trec_ScanState *sc, uint64_t row) noexcept nogil:
@@ -1521,6 +1522,7 @@ cdef class _trec_Parser:
         self.it.qidx = NULL
         self.it.didx = NULL
         self.it.cap = 0
+        self.it.keep_starts = is_run and not intern_docs
         self.it.qstart = NULL
         self.it.qstart_cap = 0
         if (_trec_scan_grow(&self.sc) != 0 or _trec_intern_grow(&self.it, 1) != 0
@@ -1808,7 +1810,7 @@ cdef class _trec_Parser:
         for i in range(kept):
             it.qstart[i] = it.qstart[k + i] - <int64_t>cut
         it.nqstart = kept
-        if rest and (kept == 0 or it.qstart[0] != 0):
+        if it.keep_starts and rest and (kept == 0 or it.qstart[0] != 0):
             if _trec_qstart_push(&self.it, 0) != 0:
                 raise MemoryError()
             memmove(it.qstart + 1, it.qstart, kept * sizeof(int64_t))
