@@ -977,6 +977,49 @@ def test_random_qrels_match_naive_parser(data, chunk, workers):
     check_both(data, False, chunk, workers, stream=True)
 
 
+# A run's line after another of its query goes through a lane of its own in the scan
+# (_trec_run_lane): the six fields and the newline within 64 bytes, a score of up to 8 bytes
+# converted eight digits at a time. The same line with 64 blanks before its newline is taken
+# by the general loop; both must store the same bits, and the naive parser's rows.
+lane_scores = st.one_of(
+    st.text("0123456789", min_size=1, max_size=8),
+    st.builds(lambda a, b: a + "." + b, st.text("0123456789", max_size=7),
+              st.text("0123456789", max_size=7)).filter(lambda t: 1 < len(t) <= 8),
+    decimal_tokens,
+).filter(lambda t: t not in ("", ".", "+", "-", "+.", "-.") and not t.endswith(("e", "E")))
+
+
+@st.composite
+def run_of_grouped_lines(draw):
+    lines = []
+    for q in draw(st.lists(id_text, min_size=1, max_size=3, unique=True)):
+        for _ in range(draw(st.integers(1, 12))):
+            score = draw(lane_scores)
+            try:
+                float(score)
+            except ValueError:
+                score = "1"
+            fields = [q, "Q0", draw(long_id_text), "1", score, draw(st.sampled_from(
+                ["r", "run", "bm25\u00e9"]))]
+            lines.append(draw(sep).join(fields))
+    return lines
+
+
+@given(run_of_grouped_lines(), st.sampled_from([None, 64, 200]))
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+def test_the_run_lane_stores_what_the_general_loop_stores(lines, chunk):
+    text = ("\n".join(lines) + "\n").encode("utf-8")
+    padded = ("".join(line + " " * 64 + "\n" for line in lines)).encode("utf-8")
+    lane, general = (read(t, True, chunk, intern_docs=False) for t in (text, padded))
+    check_same(read(text, True, chunk), text, True)
+    check_flat(lane, read(text, True, chunk))
+    for column in ("values", "query_index", "line_numbers", "doc_hashes", "doc_tiekeys",
+                   "doc_offsets", "doc_blob"):
+        a, b = getattr(lane, column), getattr(general, column)
+        assert a.dtype == b.dtype and np.array_equal(a.view(np.uint8), b.view(np.uint8)), column
+    assert (lane.query_ids, lane.run_id) == (general.query_ids, general.run_id)
+
+
 @st.composite
 def mostly_sorted_query_ids(draw):
     """Query ids in increasing order (as numbers, or as bytes), then maybe some out of
