@@ -148,19 +148,19 @@ cdef extern from *:
        a varying number of digits, the processor cannot predict. */
     static inline int _trec_lane_digits(const unsigned char *p, Py_ssize_t n, uint64_t *m,
                                         int *frac) {
-    #if _trec_LITTLE_ENDIAN && QAFAST_GNU_BUILTINS
+    #if _trec_LITTLE_ENDIAN
         const uint64_t ones = 0x0101010101010101ULL, zeros = 0x30 * ones;
-        uint64_t w, t, dot, s, below;
+        uint64_t w, keep, t, dot, s, below;
         int at, k = (int)n;
         if (n < 1 || n > 8)
             return 0;
-        /* the byte masks are shifts, not _trec_BYTEMASK's loads: each line's conversion is a
-           chain of dependent steps, and a load is four of them */
+        /* byte masks by shifts, not loads from _trec_BYTEMASK: a load would add its latency
+           to the chain of dependent steps that each line's conversion is */
+        keep = ~(uint64_t)0 >> (64 - 8 * n);
         memcpy(&w, p, 8);
-        w &= ~(uint64_t)0 >> (64 - 8 * n);
+        w &= keep;
         t = w ^ (0x2E * ones);                           /* a '.' becomes a zero byte */
-        dot = ~(((t & (0x7F * ones)) + 0x7F * ones) | t) & (0x80 * ones)
-              & (~(uint64_t)0 >> (64 - 8 * n));
+        dot = ~(((t & (0x7F * ones)) + 0x7F * ones) | t) & (0x80 * ones) & keep;
         *frac = 0;
         if (dot != 0) {                                  /* the first '.' taken out */
             at = qafast_ctz64(dot) >> 3;
