@@ -60,6 +60,20 @@
 #define QAFAST_CLONES
 #endif
 
+/* Where clones are built, also: a function built for x86-64-v3 (AVX2 with BMI1/BMI2's shifts
+ * by a register and bit resets) besides the baseline, one picked at load time; a function
+ * built for AVX2 alone, for AVX2 intrinsics, called only where qafast_cpu_has_avx2() */
+#if QAFAST_HAVE_CLONES
+#include <immintrin.h>
+#define QAFAST_CLONES_V3 __attribute__((target_clones("arch=x86-64-v3", "default")))
+#define QAFAST_TARGET_AVX2 __attribute__((target("avx2")))
+#define qafast_cpu_has_avx2() __builtin_cpu_supports("avx2")
+#else
+#define QAFAST_CLONES_V3
+#define QAFAST_TARGET_AVX2
+#define qafast_cpu_has_avx2() 0
+#endif
+
 /* Linux's mmap/mremap/madvise for the growing arrays (elsewhere realloc) */
 #if defined(__linux__) && !defined(QAFAST_PORTABLE)
 #define QAFAST_LINUX_MEMORY 1
