@@ -1022,6 +1022,21 @@ def test_the_run_lane_stores_what_the_general_loop_stores(lines, chunk):
     assert (lane.query_ids, lane.run_id) == (general.query_ids, general.run_id)
 
 
+@pytest.mark.parametrize("byte", range(256))
+def test_every_byte_in_an_id_is_split_as_c_isspace_says(byte):
+    # the scan's index of spaces and newlines (16 bytes a step, or 32 with AVX2) against
+    # bytes.split(), for every byte value: inside a document id, at each of the 64 offsets
+    # of an index word, in lines the run lane takes; bytes of 128 and above as UTF-8
+    if byte == 10:
+        return
+    char = bytes([byte]) if byte < 0x80 else chr(byte).encode("utf-8")
+    lines = [b"q%d Q0 %sd%s%d 1 %d.5 run" % (k // 40, b"x" * (k % 11), char, k, k)
+             for k in range(200)]
+    text = b"\n".join(lines) + b"\n"
+    check_both(text, True)
+    check_both(text, True, chunk=300)
+
+
 @st.composite
 def mostly_sorted_query_ids(draw):
     """Query ids in increasing order (as numbers, or as bytes), then maybe some out of
