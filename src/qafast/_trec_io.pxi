@@ -622,7 +622,7 @@ cdef extern from *:
             }
             lim = seg_end < safe ? seg_end : safe;
             while (p < lim) {
-                if (row == stop)
+                if (row >= stop)
                     goto done;
                 /* a comment's first token starts with '#', which no query id of the run
                    can */
