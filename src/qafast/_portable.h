@@ -51,8 +51,11 @@
 #endif
 
 /* target_clones: each marked loop built for AVX2, SSE4.2 and the baseline, one picked at load
- * time (needs GCC or clang, and the loader's ifunc support: x86-64 Linux) */
-#if defined(__x86_64__) && defined(__linux__) && QAFAST_GNU_BUILTINS && !defined(QAFAST_NO_CLONES)
+ * time (needs GCC or clang, and the loader's ifunc support: x86-64 Linux with glibc; musl's
+ * loader refuses the module, "unsupported relocation type 37": a musl build takes the
+ * baseline alone) */
+#if defined(__x86_64__) && defined(__linux__) && defined(__GLIBC__) && QAFAST_GNU_BUILTINS \
+    && !defined(QAFAST_NO_CLONES)
 #define QAFAST_HAVE_CLONES 1
 #define QAFAST_CLONES __attribute__((target_clones("avx2", "sse4.2", "default")))
 #else
