@@ -590,9 +590,9 @@ cdef extern from *:
        general loop would and returns where it stopped. Lines starting in the last 80 bytes
        of the text are left to the general loop: a line of the lane ends within 64 bytes of
        its start, and its widest loads (the score's 8 bytes, the document id's 16, from
-       within the line) then end within 79, inside the text without a check of their own. */
-    /* Built for x86-64-v3 as well (where clones are built): on the 100M-line benchmark's
-       run, callgrind counted 321 instructions a line for the lane instead of 361. */
+       within the line) then end within 79, inside the text without a check of their own.
+       Built for x86-64-v3 as well, where clones are built: on the 100M-line benchmark's run,
+       callgrind counted 321 instructions a line for the lane instead of 361. */
     QAFAST_CLONES_V3
     static const unsigned char *_trec_lane_rows(_trec_LaneState *st, const unsigned char *p,
                                                 const unsigned char *end) {
