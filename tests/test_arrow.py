@@ -285,9 +285,11 @@ def test_a_damaged_row_group_is_an_error_whoever_reads_it(tmp_path, workers):
     data[start + 40:start + 400] = b"\xab" * 360
     path.write_bytes(bytes(data))
     threads = threading.active_count()
-    # pyarrow's message names neither the file nor the row group
-    with pytest.raises(OSError, match=r"run\.parquet', row group 6: (?s:.*)page header"):
+    # pyarrow's message names neither the file, the row group nor the column
+    with pytest.raises(qafast.io.ArrowFormatError,
+                       match=r"run\.parquet', row group 6, column 'doc_id': (?s:.*)page header") as e:
         qafast.evaluate({"q1": {"d101": 1}}, str(path), ["map"], workers=workers)
+    assert (e.value.path, e.value.row_group, e.value.column) == (str(path), 6, "doc_id")
     assert threading.active_count() == threads
 
 

@@ -184,14 +184,17 @@ def test_parquet_files_are_read_in_row_groups_by_the_workers(client, data, tmp_p
     pq.write_table(pa.Table.from_pandas(bad, preserve_index=False), tmp_path / "bad.parquet")
     with pytest.raises(TypeError, match="'score'.*string"):
         qafast.dask.evaluate(qrels, str(tmp_path / "bad.parquet"), MEASURES)
-    # a damaged page: pyarrow's error, saying which file and row groups (from the worker)
+    # a damaged page: a qafast error (pyarrow's words), saying which file, row group and
+    # column (from the worker)
     start = pq.ParquetFile(path).metadata.row_group(4).column(1).data_page_offset
     damaged = bytearray(path.read_bytes())
     damaged[start + 20:start + 200] = b"\xab" * 180
     (tmp_path / "damaged.parquet").write_bytes(bytes(damaged))
     monkeypatch.setattr(qafast.dask, "_TASK_ROWS", 300)
-    with pytest.raises(OSError, match=r"damaged\.parquet', row groups 4-7: "):
+    with pytest.raises(qafast.io.ArrowFormatError,
+                       match=r"damaged\.parquet', row group 4, column 'doc_id': ") as e:
         qafast.dask.evaluate(qrels, str(tmp_path / "damaged.parquet"), MEASURES)
+    assert (e.value.row_group, e.value.column) == (4, "doc_id")
 
 
 def write_trec(path, rows, opener=open):

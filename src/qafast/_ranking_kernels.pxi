@@ -583,13 +583,27 @@ cdef void _merge_sort_by_hash(const int64_t* hashes, int64_t* idx, int64_t* tmp,
 def hash_keys(const int64_t[::1] key_off, const uint8_t[::1] blob, int64_t[::1] out,
               int64_t[::1] tiekeys):
     """out[k] = the 64-bit hash of key k's bytes blob[key_off[k]:key_off[k + 1]], and
-    tiekeys[k] their tie key (qafast_tie_key)."""
-    cdef Py_ssize_t n = out.shape[0], k
-    cdef const uint8_t* base = &blob[0] if blob.shape[0] else NULL
+    tiekeys[k] their tie key (qafast_tie_key). Returns -1, or the first k whose offsets do
+    not lie within blob in order, or whose bytes are not UTF-8: the offsets come from Arrow
+    buffers, which an IPC stream or a Feather file may carry unchecked, and nothing outside
+    blob is read."""
+    cdef Py_ssize_t n = out.shape[0], k, bad = -1
+    cdef int64_t lo, hi, size = blob.shape[0]
+    if key_off.shape[0] != n + 1 or tiekeys.shape[0] != n:
+        raise ValueError(f"hash_keys: {key_off.shape[0]} offsets and {tiekeys.shape[0]} tie "
+                         f"keys for {n} keys")
+    cdef const uint8_t* base = &blob[0] if size else NULL
     with nogil:
         for k in range(n):
-            out[k] = <int64_t>_trec_hash(base + key_off[k], key_off[k + 1] - key_off[k])
-            tiekeys[k] = qafast_tie_key(base + key_off[k], key_off[k + 1] - key_off[k])
+            lo = key_off[k]
+            hi = key_off[k + 1]
+            if lo < 0 or hi < lo or hi > size or (hi > lo and not _trec_utf8_ok(base + lo,
+                                                                                hi - lo)):
+                bad = k
+                break
+            out[k] = <int64_t>_trec_hash(base + lo, hi - lo)
+            tiekeys[k] = qafast_tie_key(base + lo, hi - lo)
+    return bad
 
 
 # ---------------------------------------------------------------------------------------------

@@ -348,12 +348,23 @@ def _from_columns(cls, query_ids, doc_ids, values, integer_values: bool, source:
                     id_bias=id_bias)
 
 
+def _check_range(index: np.ndarray, size: int, what: str, source: str) -> None:
+    if len(index) and (index.min() < 0 or index.max() >= size):
+        row = int(np.flatnonzero((index < 0) | (index >= size))[0])
+        raise InputError(f"{source}: row {row}: {what} {int(index[row])} is outside 0..{size - 1}")
+
+
 def _grouped(cls, qlist, qidx, keys, vcol, vocab, source, lines, integer_values, *,
              id_bias=False):
     """Group rows by query (first-seen query order, row order kept within a query), attach
     the document tables (``vocab``: per-row string tables, or None for integer ids) and check
     for documents named twice in one query."""
     nq = len(qlist)
+    # the sources check what they were given; this is the last gate before the kernels,
+    # which index with both, so a source that let a bad one through fails here, not there
+    _check_range(qidx, nq, "query index", source)
+    if vocab is not None:
+        _check_range(keys, len(vocab[0]), "document key", source)
     counts = np.bincount(qidx, minlength=nq) if len(qidx) else np.zeros(nq, dtype=np.int64)
     offsets = np.zeros(nq + 1, dtype=np.int64)
     np.cumsum(counts, out=offsets[1:])

@@ -9,6 +9,7 @@ from ._errors import LineFormatError
 
 # one reader module loads only when used: reading a DBQA file needs none of the others
 _LAZY = {
+    "arrow": ("ArrowFormatError",),
     "bioasq": ("BioasqFormatError", "BioasqWarning", "read_bioasq"),
     "conll": ("ConllFormatError", "read_conll"),
     "dbqa": ("DbqaData", "DbqaFormatError", "read_dbqa"),
@@ -20,6 +21,7 @@ _LAZY = {
 _MODULE_OF = {name: module for module, names in _LAZY.items() for name in names}
 
 if TYPE_CHECKING:
+    from .arrow import ArrowFormatError
     from .bioasq import BioasqFormatError, BioasqWarning, read_bioasq
     from .conll import ConllFormatError, read_conll
     from .dbqa import DbqaData, DbqaFormatError, read_dbqa
@@ -49,6 +51,7 @@ def __dir__() -> list[str]:
 
 
 __all__ = [
+    "ArrowFormatError",
     "BioasqFormatError",
     "BioasqWarning",
     "ConllFormatError",

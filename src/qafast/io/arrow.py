@@ -26,10 +26,10 @@ from typing import Any, Iterator
 import numpy as np
 
 from .._kernels import hash_keys
-from ..errors import InputError, InputTypeError
+from ..errors import FormatError, InputError, InputTypeError
 
-__all__ = ["ArrowColumns", "batches", "describe", "encode", "is_arrow", "is_parquet",
-           "read_table"]
+__all__ = ["ArrowColumns", "ArrowFormatError", "batches", "describe", "encode", "is_arrow",
+           "is_parquet", "read_table"]
 
 _PARQUET_SUFFIXES = (".parquet", ".parq", ".pq")
 _PARQUET_MAGIC = b"PAR1"
@@ -50,14 +50,44 @@ def _pyarrow():
     return pyarrow
 
 
+class ArrowFormatError(FormatError):
+    """Arrow or Parquet data that pyarrow cannot decode: a damaged Parquet page, footer or
+    row group, an IPC stream cut short. ``path`` is the file (``'<arrow>'`` for an object in
+    memory); ``row_group`` and ``column`` say where, when known; the message ends with
+    pyarrow's own."""
+
+    row_group: int | None = None
+    column: str | None = None
+
+    def __init__(self, message: str, *, path: str, where: str, row_group: int | None = None,
+                 column: str | None = None) -> None:
+        InputError.__init__(self, f"{where}: {message}", path=path, field=column)
+        self.path = path
+        self.line = None
+        self.message = message
+        self.row_group = row_group
+        self.column = column
+
+
+def _kind(obj) -> str | None:
+    """'Table', 'RecordBatch', 'RecordBatchReader' or 'Dataset' for such a pyarrow object
+    (an IPC reader is a RecordBatchReader; a FileSystemDataset a Dataset), told by its
+    classes' modules and names so that pyarrow is not imported to ask; else None."""
+    for cls in type(obj).__mro__:
+        module = cls.__module__ or ""
+        if not (module == "pyarrow" or module.startswith(("pyarrow.", "pyarrow._"))):
+            continue
+        if cls.__name__ in ("Table", "RecordBatch", "RecordBatchReader"):
+            return cls.__name__
+        if cls.__name__.endswith("Dataset"):
+            return "Dataset"
+    return None
+
+
 def is_arrow(obj) -> bool:
-    """Whether ``obj`` is a pyarrow Table, RecordBatch, RecordBatchReader or Dataset (told
-    by its type's module, so pyarrow is not imported to ask)."""
-    module = type(obj).__module__ or ""
-    if not (module == "pyarrow" or module.startswith(("pyarrow.", "pyarrow._"))):
-        return False
-    name = type(obj).__name__
-    return name in ("Table", "RecordBatch", "RecordBatchReader") or name.endswith("Dataset")
+    """Whether ``obj`` is a pyarrow Table, RecordBatch, RecordBatchReader (an IPC stream or
+    file reader too) or Dataset."""
+    return _kind(obj) is not None
 
 
 def is_parquet(obj) -> bool:
@@ -103,16 +133,19 @@ def _schema_and_reader(source, columns: list[str], src: str):
         if os.path.isdir(path):
             import pyarrow.dataset as ds
 
-            dataset = ds.dataset(path, format="parquet")
+            try:
+                dataset = ds.dataset(path, format="parquet")
+            except (pa.ArrowException, OSError) as e:
+                raise _damaged(e, src, path) from None
             _check_names(dataset.schema, columns, src)
             return dataset.schema, lambda: _dataset_batches(dataset, columns, src)
         pf = _open_parquet(path, columns, src)
-        return pf.schema_arrow, lambda: _row_group_batches(pf, columns, src)
-    name = type(source).__name__
+        return pf.schema_arrow, lambda: _row_group_batches(pf, path, columns, src)
+    name = _kind(source) or type(source).__name__
     if name == "RecordBatchReader":
         _check_names(source.schema, columns, src)
-        return source.schema, lambda: (b.select(columns) for b in source)
-    if name.endswith("Dataset"):
+        return source.schema, lambda: _reader_batches(source, columns, src)
+    if name == "Dataset":
         _check_names(source.schema, columns, src)
         return source.schema, lambda: _dataset_batches(source, columns, src)
     if name in ("Table", "RecordBatch"):
@@ -125,36 +158,72 @@ def _schema_and_reader(source, columns: list[str], src: str):
                     f"Parquet path, not {name}")
 
 
-def _damaged(e: Exception, where: str) -> Exception:
-    """``e`` (pyarrow's error reading data, which names neither the file nor the row
-    group) as the same kind of error, saying where."""
-    try:
-        return type(e)(f"{where}: {e}")
-    except Exception:  # noqa: BLE001 - a class that wants other arguments
-        return OSError(f"{where}: {e}")
+# what pyarrow raises for data it cannot decode (a damaged page can end in any of them)
+def _decode_errors():
+    return (_pyarrow().ArrowException, OSError, UnicodeDecodeError, EOFError)
 
 
-def _row_group_batches(pf, columns, src: str):
+def _damaged(e: Exception | str, src: str, path: str | None, *, row_group: int | None = None,
+             span: str = "", column: str | None = None) -> ArrowFormatError:
+    """pyarrow's error ``e`` decoding data, which names neither the file, the row group nor
+    the column, as an :class:`ArrowFormatError` that does."""
+    where = src + (f", row group {row_group}" if row_group is not None else span)
+    if column is not None:
+        where += f", column {column!r}"
+    message = str(e).strip() or type(e).__name__
+    return ArrowFormatError(message, path=path if path is not None else "<arrow>",
+                            where=where, row_group=row_group, column=column)
+
+
+def _failing_column(read_one, columns):
+    """The first of ``columns`` that ``read_one(column)`` fails to read, or None: pyarrow
+    names no column when a row group is damaged, so each is read alone (after a failure
+    only, so this costs nothing on good data)."""
+    for c in columns:
+        try:
+            read_one(c)
+        except _decode_errors():
+            return c
+    return None
+
+
+def _row_group_batches(pf, path: str, columns, src: str):
     # one row group decoded at a time, handed on in batches of at most BATCH_ROWS rows
-    pa = _pyarrow()
     for i in range(pf.num_row_groups):
         try:
             yield from pf.iter_batches(batch_size=BATCH_ROWS, row_groups=[i], columns=columns,
                                        use_threads=False)
-        except (pa.ArrowException, OSError) as e:
-            raise _damaged(e, f"{src}, row group {i}") from e
+        except _decode_errors() as e:
+            column = _failing_column(lambda c, i=i: pf.read_row_group(i, columns=[c]), columns)
+            raise _damaged(e, src, path, row_group=i, column=column) from None
+
+
+def _reader_batches(reader, columns, src: str):
+    # an IPC stream is decoded as it is read: a damaged message fails here
+    batches = iter(reader)
+    i = 0
+    while True:
+        try:
+            batch = next(batches)
+        except StopIteration:
+            return
+        except _decode_errors() as e:
+            raise _damaged(e, src, None, span=f", record batch {i}") from None
+        yield batch.select(columns)
+        i += 1
 
 
 def _dataset_batches(dataset, columns, src: str):
     # fragments in the dataset's (sorted path) order, so a query's rows keep their order
-    pa = _pyarrow()
     for fragment in dataset.get_fragments():
         try:
             yield from fragment.to_batches(columns=columns, batch_size=BATCH_ROWS,
                                            use_threads=False)
-        except (pa.ArrowException, OSError) as e:
+        except _decode_errors() as e:
             where = getattr(fragment, "path", None)
-            raise _damaged(e, f"{src}, file {where!r}" if where else src) from e
+            column = _failing_column(lambda c, f=fragment: f.to_table(columns=[c]), columns)
+            raise _damaged(e, src, where, span=f", file {where!r}" if where else "",
+                           column=column) from None
 
 
 def _open_parquet(path: str, columns: list[str], src: str):
@@ -165,8 +234,8 @@ def _open_parquet(path: str, columns: list[str], src: str):
 
     try:
         pf = pq.ParquetFile(path)
-    except (pa.ArrowInvalid, OSError) as e:
-        raise InputError(f"{src}: not a readable Parquet file ({e})") from None
+    except _decode_errors() as e:
+        raise _damaged(f"not a readable Parquet file ({e})", src, path) from None
     _check_names(pf.schema_arrow, columns, src)
     qtype = pf.schema_arrow.field(columns[0]).type
     if pa.types.is_string(qtype) or pa.types.is_large_string(qtype):
@@ -180,18 +249,25 @@ def read_row_groups(path: str, groups: list[int], columns: list[str]):
     """Row groups ``groups`` of the Parquet file ``path`` as a Table of ``columns``, read as
     :func:`batches` reads the file (names and types checked first)."""
     src = describe(path, "run")
-    pa = _pyarrow()
     pf = _open_parquet(path, columns, src)
     _check_types(pf.schema_arrow, columns, src)
     try:
         return pf.read_row_groups(groups, columns=columns)
-    except (pa.ArrowException, OSError) as e:
+    except _decode_errors() as e:
+        for g in groups:  # the first damaged one, and its column
+            column = _failing_column(lambda c, g=g: pf.read_row_group(g, columns=[c]), columns)
+            if column is not None:
+                raise _damaged(e, src, path, row_group=g, column=column) from None
         span = f"{groups[0]}" if len(groups) == 1 else f"{groups[0]}-{groups[-1]}"
-        raise _damaged(e, f"{src}, row group{'s' if len(groups) > 1 else ''} {span}") from e
+        raise _damaged(e, src, path, span=f", row group{'s' if len(groups) > 1 else ''} "
+                                          f"{span}") from None
 
 
 def _check_names(schema, columns: list[str], src: str) -> None:
-    names = list(schema.names)
+    try:
+        names = list(schema.names)
+    except UnicodeDecodeError as e:  # an IPC stream's schema is read unchecked
+        raise _damaged(f"a column name is not UTF-8 ({e})", src, None) from None
     for c in columns:
         if c not in names:
             shown = ", ".join(map(repr, names[:20])) + (", ..." if len(names) > 20 else "")
@@ -308,7 +384,44 @@ def _first_null(col) -> int:
 
 def _null_error(src: str, column: str, row: int, row_base: int) -> InputError:
     return InputError(f"{src}: column {column!r} is null at row {row_base + row}; every row "
-                      "needs a query id, a document id and a value")
+                      "needs a query id, a document id and a value", field=column)
+
+
+def _validated(arr, name: str, src: str, what: str):
+    """``arr`` (an Array or ChunkedArray) after pyarrow's full validation: offsets in order
+    and within the data, UTF-8 text, views within their buffers. An IPC stream, a Feather
+    file or an array made from raw buffers may break any of these, and pyarrow's own
+    functions (dictionary encoding, casts, ``to_pylist``) read where the offsets point."""
+    pa = _pyarrow()
+    try:
+        arr.validate(full=True)
+    except pa.ArrowException as e:
+        raise InputError(f"{src}: column {name!r} ({what}) is not valid Arrow data: {e}",
+                         field=name) from None
+    return arr
+
+
+def _dictionary_indices(chunks, name: str, src: str, row_base: int) -> np.ndarray:
+    """The int64 indices of a dictionary-encoded column without nulls, each chunk's checked
+    against that chunk's own dictionary. Arrow does not promise them in range: IPC streams,
+    Feather and damaged Parquet files can carry any value, and
+    ``DictionaryArray.from_arrays(..., safe=False)`` checks nothing. Unifying the
+    dictionaries, taking from them or using the indices as keys all read where an index
+    points, so nothing else may see them first."""
+    parts = []
+    base = row_base
+    for chunk in chunks:
+        idx = _numbers(chunk.indices)
+        size = len(chunk.dictionary)
+        # compared in the indices' own type, so a uint64 index above 2**63 is caught too
+        if len(idx) and (idx.min() < 0 or idx.max() >= size):
+            i = int(np.flatnonzero((idx < 0) | (idx >= size))[0])
+            raise InputError(f"{src}: column {name!r}, row {base + i}: dictionary index "
+                             f"{idx[i].item()} is outside the column's dictionary of {size} "
+                             f"{'entry' if size == 1 else 'entries'}", field=name)
+        parts.append(idx.astype(np.int64, copy=False))
+        base += len(chunk)
+    return np.concatenate(parts) if len(parts) > 1 else parts[0] if parts else _EMPTY_I64
 
 
 def _query_codes(col, name: str, src: str, row_base: int):
@@ -323,6 +436,9 @@ def _query_codes(col, name: str, src: str, row_base: int):
     if not isinstance(col, pa.ChunkedArray):
         col = pa.chunked_array([col])
     if pa.types.is_dictionary(col.type):
+        _dictionary_indices(col.chunks, name, src, row_base)
+        for chunk in col.chunks:
+            _validated(chunk.dictionary, name, src, "its dictionary")
         if col.num_chunks > 1:
             col = col.unify_dictionaries()
         dictionary = (col.chunk(0).dictionary if col.num_chunks
@@ -332,6 +448,7 @@ def _query_codes(col, name: str, src: str, row_base: int):
         positions = _unified(encoded)
         names_arr = dictionary.take(positions[0])
     else:
+        _validated(col, name, src, "query ids")
         t = col.type
         if pa.types.is_binary(t) or pa.types.is_large_binary(t) or str(t) == "binary_view":
             col = _utf8(col, name, src)
@@ -375,12 +492,15 @@ def _utf8(col, name: str, src: str):
         raise InputError(f"{src}: column {name!r} holds bytes that are not UTF-8 text") from None
 
 
-def _string_table(arr, name: str, src: str):
-    """(hashes, tiekeys, key_off, blob) of a string Array's values, read from its buffers."""
+def _string_table(arr, name: str, src: str, where):
+    """(hashes, tiekeys, key_off, blob) of a string Array's values, read from its buffers;
+    ``where(k)`` names value k in messages. The kernel checks each value's offsets against
+    the data buffer and its UTF-8 (nothing before it reads them), so a plain string column
+    needs no validation pass of pyarrow's."""
     pa = _pyarrow()
     t = arr.type
     if not (pa.types.is_string(t) or pa.types.is_large_string(t)):
-        arr = _utf8(arr, name, src)
+        arr = _utf8(_validated(arr, name, src, "document ids"), name, src)
         t = arr.type
     n = len(arr)
     width = np.int32 if pa.types.is_string(t) else np.int64
@@ -393,7 +513,15 @@ def _string_table(arr, name: str, src: str):
             else _EMPTY_U8)
     hashes = np.empty(n, dtype=np.int64)
     tiekeys = np.empty(n, dtype=np.int64)
-    hash_keys(off, blob, hashes, tiekeys)
+    k = hash_keys(off, blob, hashes, tiekeys)
+    if k >= 0:
+        lo, hi = int(off[k]), int(off[k + 1])
+        if 0 <= lo <= hi <= len(blob):
+            raise InputError(f"{src}: column {name!r}, {where(k)}: the id's bytes are not UTF-8 "
+                             "text", field=name)
+        raise InputError(f"{src}: column {name!r}, {where(k)}: not valid Arrow data: the "
+                         f"id's offsets {lo}..{hi} are not within the column's {len(blob)} "
+                         "bytes of data", field=name)
     return hashes, tiekeys, off, blob
 
 
@@ -430,12 +558,13 @@ def _doc_keys(col, name: str, src: str, row_base: int):
     chunks = _chunks(col)
     t = col.type
     if pa.types.is_dictionary(t):
+        indices = _dictionary_indices(chunks, name, src, row_base)
+        for chunk in chunks:  # unifying, filling nulls and hashing read the strings
+            _validated(chunk.dictionary, name, src, "its dictionary")
         if len(chunks) > 1:
-            col = pa.chunked_array(chunks, t).unify_dictionaries()
-            chunks = list(col.chunks)
+            chunks = list(pa.chunked_array(chunks, t).unify_dictionaries().chunks)
+            indices = _dictionary_indices(chunks, name, src, row_base)
         dictionary = chunks[0].dictionary if chunks else pa.array([], t.value_type)
-        indices = (np.concatenate([_numbers(c.indices).astype(np.int64, copy=False)
-                                   for c in chunks]) if chunks else _EMPTY_I64)
         if dictionary.null_count:
             null = ~np.asarray(dictionary.is_valid())
             hit = np.flatnonzero(null[indices])
@@ -447,13 +576,18 @@ def _doc_keys(col, name: str, src: str, row_base: int):
             keys, bias = _integer_keys(_numbers(dictionary))
             return keys[indices], None, bias
         # the dictionary is hashed once; each row is its index
-        return indices, _string_table(dictionary, name, src), False
+        return indices, _string_table(dictionary, name, src,
+                                      lambda k: f"dictionary entry {k}"), False
     if pa.types.is_integer(t):
         values = (np.concatenate([_numbers(c) for c in chunks]) if chunks
                   else np.zeros(0, dtype=t.to_pandas_dtype()))
         keys, bias = _integer_keys(values)
         return keys, None, bias
-    tables = [_string_table(c, name, src) for c in chunks if len(c)]
+    tables, base = [], row_base
+    for c in chunks:
+        if len(c):
+            tables.append(_string_table(c, name, src, lambda k, b=base: f"row {b + k}"))
+        base += len(c)
     if not tables:
         return _EMPTY_I64, (_EMPTY_I64, _EMPTY_I64, np.zeros(1, dtype=np.int64), _EMPTY_U8), False
     vocab = _merge_tables(tables)
@@ -466,6 +600,9 @@ def _values(col, name: str, src: str, integer_values: bool, row_base: int, names
     if i >= 0:
         raise _null_error(src, name, i, row_base)
     if pa.types.is_dictionary(col.type):
+        for chunk in _chunks(col):
+            _validated(chunk.dictionary, name, src, "its dictionary")
+        _dictionary_indices(_chunks(col), name, src, row_base)
         col = col.cast(col.type.value_type)
     chunks = _chunks(col)
     if chunks:
