@@ -503,7 +503,13 @@ def fq_dbqa(const int64_t[::1] offsets, const double[::1] scores, const int8_t[:
         reciprocal[i] = 1.0 / <double>i
         for j in range(1, 17):
             quotient[i][j] = <double>i / <double>j
+    if offsets.shape[0] == 0 or labels.shape[0] != total or offsets[0] != 0 or \
+            offsets[nq] != total:
+        raise ValueError("fq_dbqa: the offsets must run from 0 to the number of candidates, "
+                         "with a label beside each score")
     for q in range(nq):
+        if offsets[q + 1] < offsets[q]:
+            raise ValueError("fq_dbqa: the offsets must not decrease")
         maxn = max(maxn, offsets[q + 1] - offsets[q])
     idx = <int64_t*>malloc((maxn + 1) * sizeof(int64_t))
     tmp = <int64_t*>malloc((maxn + 1) * sizeof(int64_t))
@@ -675,6 +681,11 @@ def fq_threshold_counts(const double[::1] s, const int8_t[::1] y, const double[:
     cdef int64_t* bins
     cdef double* td
     cdef double x
+    if y.shape[0] != n or tp.shape[0] != thresholds.shape[0] or fp.shape[0] != tp.shape[0]:
+        raise ValueError("fq_threshold_counts: y, tp and fp must match s and thresholds")
+    for j in range(nt):
+        if order[j] < 0 or order[j] >= thresholds.shape[0]:
+            raise ValueError("fq_threshold_counts: order indexes outside the thresholds")
     bins = <int64_t*>calloc(2 * (nt + 1), sizeof(int64_t))
     td = <double*>malloc((nt + 1) * sizeof(double))
     if bins == NULL or td == NULL:
@@ -700,7 +711,7 @@ def fq_threshold_counts(const double[::1] s, const int8_t[::1] y, const double[:
                         lo = mid + 1
                     else:
                         hi = mid
-            bins[2 * lo + (1 - y[i])] += 1
+            bins[2 * lo + (y[i] == 0)] += 1
         for j in range(1, nt):
             bins[2 * j] += bins[2 * (j - 1)]
             bins[2 * j + 1] += bins[2 * (j - 1) + 1]

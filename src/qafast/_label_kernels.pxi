@@ -60,6 +60,14 @@ def lb_concepts_at_k(const int64_t[::1] pred_offsets, const int32_t[::1] pred_id
     cdef int64_t i, j, lo, hi, c, g, m, r, s, cut, found, g0, g1
     cdef bint weighted = pred_weights.shape[0] > 0, again
     cdef int64_t bad = -1
+    # the shapes the caller sized from its own reads: O(1) here, and the loops below then
+    # index only within them (ids and offsets themselves are checked by the caller)
+    if (n < 0 or gold_offsets.shape[0] != n + 1 or seen.shape[0] != gold_mark.shape[0]
+            or hit.shape[0] != n or rec.shape[0] != n or hit.shape[1] != nk
+            or rec.shape[1] != nk or (weighted and pred_weights.shape[0] != pred_ids.shape[0])
+            or (n > 0 and (pred_offsets[n] != pred_ids.shape[0]
+                           or gold_offsets[n] != gold_ids.shape[0]))):
+        raise ValueError("lb_concepts_at_k: arrays of mismatched shapes")
     with nogil:
         for q in range(n):
             # mark the gold set: gold_mark[c] is the index of c's first gold entry, so it
@@ -128,6 +136,10 @@ def lb_tweet_scores(const int64_t[::1] offsets, const int32_t[::1] res, const in
     """
     cdef Py_ssize_t n = offsets.shape[0] - 1, q
     cdef int64_t i, lab, n_res_ems, n_ann_ems
+    if (n < 0 or out.shape[0] != n or (mention.shape[0] > 0 and (
+            mention.shape[0] != n or mention.shape[1] != _LB_N_LABELS))
+            or (n > 0 and (offsets[n] > res.shape[0] or offsets[n] > ann.shape[0]))):
+        raise ValueError("lb_tweet_scores: arrays of mismatched shapes")
     cdef int64_t cr[_LB_N_LABELS]
     cdef int64_t ca[_LB_N_LABELS]
     cdef int64_t tp[_LB_N_LABELS]

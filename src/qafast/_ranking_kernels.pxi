@@ -1267,6 +1267,7 @@ def ranking_measures(
     cdef Query q
     cdef int32_t g
     cdef int64_t nrr, base, cnt, n_here, r
+    cdef bint stale = False
     q.L = relevance_level
     q.v9_rounding = v9_rounding
     q.levels = levels
@@ -1283,9 +1284,14 @@ def ranking_measures(
                 for i in range(lo, hi):
                     g = qrels_grades[i]
                     if g >= 0:
+                        if g > max_grade:  # the table is sized by max_grade
+                            stale = True
+                            break
                         levels[g] += 1
                         if g + 1 > q.num_levels:
                             q.num_levels = g + 1
+                if stale:
+                    break
                 q.num_rel = 0
                 q.num_nonrel = 0
                 for i in range(q.num_levels):
@@ -1320,6 +1326,9 @@ def ranking_measures(
                         list_offsets[m + 1] - list_offsets[m], gains, gains2, fscratch)
     finally:
         free(row); free(levels); free(gains); free(gains2); free(fscratch)
+    if stale:
+        raise ValueError(f"ranking_measures: a qrels grade above max_grade ({max_grade}): the "
+                         "qrels' grades changed after their largest was taken")
 
 
 def column_sums(const double[:, ::1] values, double[::1] out):

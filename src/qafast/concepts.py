@@ -30,6 +30,7 @@ sorted concept order so that the kernel breaks ties on ids.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
 from collections.abc import Iterable, Mapping
@@ -210,6 +211,27 @@ def _raise_nan_weight(pred: ConceptLists) -> None:
 
 
 
+def _plain_lists(pred, gold):
+    """``pred`` and ``gold`` with their question ids and vocabularies as plain lists (one
+    copy of a list both share); anything that is not a ConceptLists is left to the checks."""
+    copies: dict = {}
+
+    def plain(values):
+        if id(values) not in copies:
+            copies[id(values)] = (values, list(values))
+        return copies[id(values)][1]
+
+    def copy(x):
+        if not isinstance(x, ConceptLists):
+            return x
+        out = dataclasses.replace(x, question_ids=plain(x.question_ids),
+                                  vocabulary=plain(x.vocabulary))
+        out._distinct = x._distinct
+        return out
+
+    return copy(pred), copy(gold)
+
+
 def _check_lists(x: ConceptLists, name: str) -> None:
     if not isinstance(x, ConceptLists):
         raise InputTypeError(f"{name}: expected ConceptLists, got {type(x).__name__}")
@@ -274,7 +296,9 @@ def _values(predictions, references, ks: list[int | None], drfact: bool, per_que
             strict: bool):
     """Per-question hit and recall arrays, shape (n, len(ks)), and the question ids."""
     if isinstance(predictions, ConceptLists) or isinstance(references, ConceptLists):
-        pred, gold = predictions, references
+        # the caller's lists are read once, into plain lists: every size below (and the
+        # checks) then come from the same read, whatever their len() or == would say next
+        pred, gold = _plain_lists(predictions, references)
         _check_lists(pred, "predictions")
         _check_lists(gold, "references")
         if pred.vocabulary is not gold.vocabulary and pred.vocabulary != gold.vocabulary:

@@ -66,7 +66,12 @@ def _prepare(y_true, y_score, pos_label):
         if len(values) > 2:
             raise InputError(f"y_true must hold two classes, got {len(values)}: "
                              f"{sorted(map(repr, values))[:5]}")
-        return np.ascontiguousarray(y == pos_label, dtype=np.int8), s
+        positive = np.asarray(y == pos_label)
+        if positive.shape != y.shape:
+            # a pos_label whose own == answered for numpy's
+            raise InputError(f"pos_label {pos_label!r}: comparing y_true with it gave shape "
+                             f"{positive.shape}, not {y.shape}")
+        return np.ascontiguousarray(positive.astype(bool), dtype=np.int8), s
     if y.dtype.kind in "biuf":
         bad = ~((y == 0) | (y == 1))
     else:

@@ -153,18 +153,23 @@ def _flatten(labels, scores):
                              f"{type(labels).__name__}")
     if len(labels) != len(scores):
         raise InputError(f"labels has {len(labels)} questions but scores has {len(scores)}")
-    off = np.zeros(len(labels) + 1, dtype=np.int64)
+    # each question's lists are read once, into plain lists: the offsets and the flat
+    # labels and scores then come from the same read, whatever len() says
+    pairs = []
     for q, (a, b) in enumerate(zip(labels, scores)):
         if not hasattr(a, "__len__") or not hasattr(b, "__len__") or isinstance(a, str):
             raise InputTypeError(f"question {q}: expected a list of labels and a list of scores")
+        a, b = list(a), list(b)
         if len(a) != len(b):
             raise InputError(f"question {q}: {len(a)} labels but {len(b)} scores")
-        off[q + 1] = off[q] + len(a)
-    y = [v for a in labels for v in a]
+        pairs.append((a, b))
+    off = np.zeros(len(pairs) + 1, dtype=np.int64)
+    np.cumsum([len(a) for a, _ in pairs], out=off[1:])
+    y = [v for a, _ in pairs for v in a]
     try:
-        s = np.array([v for b in scores for v in b], dtype=np.float64)
+        s = np.array([v for _, b in pairs for v in b], dtype=np.float64)
     except (TypeError, ValueError):
-        bad = next(q for q, b in enumerate(scores) if not _numbers(b))
+        bad = next(q for q, (_, b) in enumerate(pairs) if not _numbers(b))
         raise InputTypeError(f"question {bad}: scores must be numbers") from None
     return off, np.array(y, dtype=object) if y else np.zeros(0, dtype=np.int8), s
 

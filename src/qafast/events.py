@@ -154,7 +154,9 @@ def _check_encoded(res: LabelSequences, ann: LabelSequences) -> None:
 
 
 def _kernel_scores(res: LabelSequences, ann: LabelSequences, mention: bool = False):
-    out = np.empty(len(res.tweet_ids), dtype=np.float64)
+    # one output per tweet the offsets hold: the kernel's loop bound, whatever
+    # len(res.tweet_ids) says on another call
+    out = np.empty(len(res.offsets) - 1, dtype=np.float64)
     ms = np.empty((len(out), len(LABELS)), dtype=np.float64) if mention else _NO_MENTIONS
     _kernels.lb_tweet_scores(res.offsets, res.codes, ann.codes, out, ms)
     return out, ms

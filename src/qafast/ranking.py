@@ -104,8 +104,20 @@ class _Ranked:
         """The largest grade, 0 if none (cached: a run measured a batch at a time asks for
         it at every batch)."""
         if self._max is None:
+            self._freeze()
             self._max = int(self.values.max()) if len(self.values) else 0
         return self._max
+
+    def _freeze(self) -> None:
+        """Make the arrays read-only views, once evaluated: the kernels size their tables by
+        what was measured of them (the largest grade, the offsets), so an edit in place
+        afterwards would have them index past those tables."""
+        for name in ("offsets", "values", "hashes", "tiekeys", "keys", "key_off", "blob"):
+            a = getattr(self, name)
+            if isinstance(a, np.ndarray) and a.flags.writeable:
+                a = a.view()
+                a.flags.writeable = False
+                setattr(self, name, a)
 
     def query_index(self) -> dict:
         if self._qindex is None:
@@ -833,6 +845,8 @@ class _Evaluation:
         # ``pairs``: (ids, run positions, qrels positions) of the queries to evaluate, when
         # the caller knows them (a streamed chunk following the qrels' order), in any order
         qrels, run = _comparable_int_ids(qrels, run)
+        qrels._freeze()
+        run._freeze()
         self.qrels, self.run = qrels, run
         # grades are int32: every level above their range selects the same (no) documents,
         # and a cutoff past every ranking is no cutoff; clip what the kernels' C long holds

@@ -34,6 +34,10 @@ __all__ = ["AnswerMetrics", "RankingMetrics"]
 
 _EMPTY_MODES = {"skip": 0, "zero": 1, "error": 2}
 _MAX_GRADE = 1_000_000
+#: the most relevant documents a query may have (a run's documents are counted in int32):
+#: nDCG and G walk the ideal ranking one document at a time, so an unbounded count would be
+#: an unbounded loop
+_MAX_NUM_RELEVANT = 2**31 - 1
 _MIN_GEO_MEAN = 0.00001
 _STATE_VERSION = 1
 #: measure families whose values change when a candidate judged 0 is treated as not judged:
@@ -331,6 +335,10 @@ class RankingMetrics:
                                               or not (np.floor(nr) == nr).all()):
                 raise InputTypeError(f"num_relevant must hold integers, not {nr.dtype}")
             nr = np.ascontiguousarray(nr, dtype=np.int64)
+            if nq and (nr.min() < 0 or nr.max() > _MAX_NUM_RELEVANT):
+                i = int(np.flatnonzero((nr < 0) | (nr > _MAX_NUM_RELEVANT))[0])
+                raise InputError(f"num_relevant: {where((i,))}: {int(nr[i])} is outside "
+                                 f"0..{_MAX_NUM_RELEVANT}")
         else:
             nr = _EMPTY_I64
         m = len(self._columns)
