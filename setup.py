@@ -10,6 +10,11 @@ against code that a default build here does not run:
   multi-versioned loops, no GCC/clang builtins, no Linux-only memory calls): the code that
   aarch64, macOS and MSVC builds run, built and tested on x86-64 Linux.
 - ``QAFAST_PUBLIC_API_ONLY=1`` never reads CPython's own structures (see ``_portable.h``).
+- ``QAFAST_SANITIZE=address`` builds with AddressSanitizer, so a read or write past an
+  allocation faults where it happens. Python itself is not instrumented: run it with the
+  runtime preloaded, ``LD_PRELOAD=$(gcc -print-file-name=libasan.so)
+  ASAN_OPTIONS=detect_leaks=0`` (and ``ARROW_DEFAULT_MEMORY_POOL=system``, so that Arrow's
+  buffers come from malloc and are watched too); ``.ci/run`` runs the fuzz targets so.
 """
 
 import os
@@ -25,6 +30,9 @@ def _switch(name):
 
 
 debug = _switch("QAFAST_CYTHON_DEBUG")
+sanitize = os.environ.get("QAFAST_SANITIZE", "")
+if sanitize not in ("", "address"):
+    raise SystemExit(f"QAFAST_SANITIZE={sanitize!r}: the one sanitizer built is 'address'")
 portable = _switch("QAFAST_PORTABLE")
 public_api_only = _switch("QAFAST_PUBLIC_API_ONLY")
 
@@ -35,6 +43,7 @@ _mode = "+".join(
     ["debug" if debug else "release"]
     + (["portable"] if portable else [])
     + (["public-api"] if public_api_only else [])
+    + ([f"sanitize-{sanitize}"] if sanitize else [])
 )
 _mode_changed = not _stamp.exists() or _stamp.read_text() != _mode
 if _mode_changed:
@@ -52,10 +61,14 @@ directives = {
 }
 
 compile_args = []
+link_args = []
 if os.name != "nt":
     compile_args = ["-O0", "-g"] if debug else ["-O3"]
 else:
     compile_args = ["/Od"] if debug else ["/O2"]
+if sanitize:
+    compile_args = ["-O1", "-g", "-fno-omit-frame-pointer", f"-fsanitize={sanitize}"]
+    link_args = [f"-fsanitize={sanitize}"]
 
 extensions = [
     Extension(
@@ -65,6 +78,7 @@ extensions = [
         depends=["src/qafast/_simd.h", "src/qafast/_portable.h"]
         + [str(p) for p in Path("src/qafast").glob("*.pxi")],
         extra_compile_args=compile_args,
+        extra_link_args=link_args,
         # the debug build also compiles the plain (not multi-versioned) loops that macOS and
         # Windows get, so Linux CI exercises both
         define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")]

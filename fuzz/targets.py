@@ -59,6 +59,50 @@ SEEDS: dict[str, list[bytes]] = {
 _QRELS = qafast.Qrels.from_file(QRELS_TEXT)
 
 
+def _arrow_seeds() -> dict[str, list[bytes]]:
+    """Valid IPC streams, Feather files and Parquet files of the sample run (dictionary
+    encoded and plain ids, several batches and row groups), when pyarrow is installed."""
+    try:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+        from pyarrow import feather
+    except ImportError:
+        return {}
+    run = qafast.Run.from_file(RUN_TEXT).to_dict()
+    rows = [(q, d, s) for q, docs in run.items() for d, s in docs.items()]
+    plain = pa.table({"query_id": [r[0] for r in rows], "doc_id": [r[1] for r in rows],
+                      "score": [r[2] for r in rows]})
+    encoded = pa.table({
+        "query_id": plain.column("query_id").dictionary_encode().cast(
+            pa.dictionary(pa.int8(), pa.string())),
+        "doc_id": plain.column("doc_id").dictionary_encode(),
+        "score": plain.column("score")})
+
+    def ipc(table):
+        sink = pa.BufferOutputStream()
+        with pa.ipc.new_stream(sink, table.schema) as writer:
+            for batch in table.to_batches(max_chunksize=7):
+                writer.write_batch(batch)
+        return sink.getvalue().to_pybytes()
+
+    def feather_file(table):
+        sink = pa.BufferOutputStream()
+        feather.write_feather(table, sink, compression="uncompressed", chunksize=7)
+        return sink.getvalue().to_pybytes()
+
+    def parquet(table, **options):
+        sink = pa.BufferOutputStream()
+        pq.write_table(table, sink, row_group_size=9, compression="none", **options)
+        return sink.getvalue().to_pybytes()
+
+    return {"arrow_ipc": [ipc(encoded), ipc(plain)],
+            "arrow_file": [feather_file(encoded), feather_file(plain)],
+            "parquet": [parquet(plain), parquet(plain, use_dictionary=False)]}
+
+
+SEEDS.update(_arrow_seeds())
+
+
 @contextlib.contextmanager
 def _tmpfile(data: bytes, suffix: str = ""):
     fd, path = tempfile.mkstemp(suffix=suffix, prefix="qafast-fuzz-")
@@ -175,6 +219,113 @@ def arrays(data: bytes):
     return results
 
 
+def _evaluate_arrow(source_of, workers=(1,)):
+    """``qafast.evaluate`` and ``Run.from_arrow`` on the Arrow source ``source_of()`` gives
+    (called anew for each, as a reader is read once); None when pyarrow itself refuses to
+    open the bytes, which is the caller's call to pyarrow, not qafast's."""
+    import pyarrow as pa
+
+    results = []
+    for w in workers:
+        try:
+            source = source_of()
+        except (pa.ArrowException, OSError, EOFError):
+            return None
+        results.append(qafast.evaluate(_QRELS, source, ["map", "ndcg@10", "P.5"],
+                                       queries="qrels", workers=w))
+    try:
+        source = source_of()
+    except (pa.ArrowException, OSError, EOFError):
+        return None
+    results.append(qafast.Run.from_arrow(source))
+    return results
+
+
+def arrow_ipc(data: bytes):
+    """The bytes as an IPC stream: its reader, then the table pyarrow reads from it."""
+    import pyarrow as pa
+
+    results = [_evaluate_arrow(lambda: pa.ipc.open_stream(data), workers=(1, 2))]
+    with contextlib.suppress(QafastError):
+        results.append(_evaluate_arrow(lambda: pa.ipc.open_stream(data).read_all()))
+    return results
+
+
+def arrow_file(data: bytes):
+    """The bytes as an IPC file (Feather version 2), read by pyarrow as a table."""
+    import pyarrow as pa
+
+    return _evaluate_arrow(lambda: pa.ipc.open_file(pa.BufferReader(data)).read_all())
+
+
+def parquet(data: bytes):
+    """The bytes as a Parquet file, read by qafast a row group at a time (and whole)."""
+    with _tmpfile(data, ".parquet") as path:
+        results = []
+        for workers in (1, 2):
+            results.append(qafast.evaluate(_QRELS, path, ["map", "ndcg@10", "P.5"],
+                                           queries="qrels", workers=workers))
+        with contextlib.suppress(QafastError):
+            results.append(qafast.Run.from_arrow(path))
+        return results
+
+
+def _arrow_column(pa, data: bytes, pick: int, n: int, kinds):
+    """A column of ``n`` rows of the type ``kinds[pick]``, its buffers cut from ``data``,
+    made with ``Array.from_buffers`` (which checks only the buffers' sizes) or, for
+    dictionaries, ``DictionaryArray.from_arrays(..., safe=False)`` (which checks nothing)."""
+    kind = kinds[pick % len(kinds)]
+    if isinstance(kind, tuple):  # (index type, dictionary type)
+        index_type, value_type = kind
+        width = index_type.bit_width // 8
+        size = data[0] % 5 if data else 0
+        indices = _arrow_column(pa, data[1:], 0, n, [index_type])
+        dictionary = _arrow_column(pa, data[1 + n * width:], 0, size, [value_type])
+        return pa.DictionaryArray.from_arrays(indices, dictionary, safe=False)
+    if pa.types.is_string(kind) or pa.types.is_binary(kind) or pa.types.is_large_string(
+            kind) or pa.types.is_large_binary(kind):
+        width = 8 if pa.types.is_large_string(kind) or pa.types.is_large_binary(kind) else 4
+        offsets = np.frombuffer(data[: (n + 1) * width].ljust((n + 1) * width, b"\0"),
+                                dtype=np.int32 if width == 4 else np.int64) % 64
+        return pa.Array.from_buffers(kind, n, [None, pa.py_buffer(offsets.tobytes()),
+                                               pa.py_buffer(data.ljust(64, b"d"))])
+    width = max(kind.bit_width // 8, 1)
+    raw = data[: n * width].ljust(n * width, b"\1")
+    return pa.Array.from_buffers(kind, n, [None, pa.py_buffer(raw)])
+
+
+def arrow_columns(data: bytes):
+    """A run and qrels as Arrow tables whose column types are picked by the first bytes and
+    whose buffers are cut from the rest: string, binary and view ids, integer ids of every
+    width, dictionaries with any index, scores as float16, decimals, booleans..."""
+    import pyarrow as pa
+
+    if len(data) < 4:
+        return None
+    n = data[0] % 9
+    ids = [pa.string(), pa.large_string(), pa.binary(), pa.int8(), pa.int64(), pa.uint64(),
+           (pa.int8(), pa.string()), (pa.int16(), pa.large_string()), (pa.uint32(), pa.string()),
+           (pa.int64(), pa.int32()), (pa.int8(), pa.binary())]
+    values = [pa.float64(), pa.float32(), pa.float16(), pa.int32(), pa.uint64(), pa.bool_(),
+              (pa.int8(), pa.float64()), (pa.uint8(), pa.int16())]
+    rest = data[4:]
+    third = len(rest) // 3
+    try:
+        columns = [_arrow_column(pa, rest[:third], data[1], n, ids),
+                   _arrow_column(pa, rest[third:2 * third], data[2], n, ids),
+                   _arrow_column(pa, rest[2 * third:], data[3], n, values)]
+    except (pa.ArrowException, ValueError):
+        return None  # pyarrow refused to make the arrays
+    results = []
+    run = pa.table(columns, names=["query_id", "doc_id", "score"])
+    with contextlib.suppress(QafastError):
+        results.append(qafast.evaluate(_QRELS, run, ["map", "P.5"], queries="qrels"))
+    qrels = pa.table(columns, names=["query_id", "doc_id", "relevance"])
+    with contextlib.suppress(QafastError):
+        results.append(qafast.evaluate(qrels, run, ["map", "ndcg@10", "bpref"]))
+    return results
+
+
 def _json(data: bytes):
     try:
         return json.loads(data)
@@ -240,6 +391,11 @@ TARGETS = {
     "dicts": dicts,
     "answers": answers,
 }
+if "parquet" in SEEDS:  # pyarrow is installed
+    TARGETS.update({"arrow_ipc": arrow_ipc, "arrow_file": arrow_file, "parquet": parquet,
+                    "arrow_columns": arrow_columns})
+    SEEDS["arrow_columns"] = [bytes([8, 0, 1, 0]) + b"q1q1q1q2q3" * 4 + b"d1d2d3d4" * 6,
+                              bytes([5, 6, 7, 6]) + bytes(range(40)) * 3]
 
 
 def run_target(name: str, data: bytes):

@@ -576,8 +576,44 @@ def _(tmp):
     data[start + 40:start + 400] = b"\xab" * 360
     path.write_bytes(bytes(data))
     for workers in (1, 2):
-        with pytest.raises(OSError, match="damaged\\.parquet', row group 3: "):
+        with pytest.raises(qafast.io.ArrowFormatError,
+                           match="damaged\\.parquet', row group 3, column 'doc_id': "):
             qafast.evaluate({"q1": {"d101": 1}}, str(path), "map", workers=workers)
+
+
+@case("bad-arrow-data")
+def _(tmp):
+    pa = pytest.importorskip("pyarrow")
+    docs = pa.DictionaryArray.from_arrays(pa.array([0, 1, -1], pa.int32()),
+                                          pa.array(["d1", "d2", "d3"]), safe=False)
+    table = pa.table({"query_id": ["q1", "q1", "q2"], "doc_id": docs, "score": [1.0, 0.5, 0.3]})
+    with pytest.raises(InputError, match="column 'doc_id', row 2: dictionary index -1 is "
+                                         "outside the column's dictionary of 3 entries"):
+        qafast.evaluate(QRELS, table, "map")
+    offsets = pa.py_buffer(np.array([0, 2, 1000, 6], np.int32).tobytes())
+    broken = pa.Array.from_buffers(pa.string(), 3, [None, offsets, pa.py_buffer(b"d1d2d3")])
+    with pytest.raises(InputError, match="column 'doc_id', row 1: not valid Arrow data"):
+        qafast.evaluate(QRELS, table.set_column(1, "doc_id", broken), "map")
+
+
+@case("bad-lying-object")
+def _(tmp):
+    class Longer:  # says 4000 items, iterates one
+        def __init__(self, items):
+            self.items = items
+
+        def __len__(self):
+            return 4000
+
+        def __iter__(self):
+            return iter(self.items)
+
+    assert qafast.evaluate_dbqa([Longer([1])], [Longer([0.5])]) == qafast.evaluate_dbqa(
+        [[1]], [[0.5]])
+    qrels = qafast.Qrels.from_file(QRELS_TEXT)
+    qafast.evaluate(qrels, RUN_TEXT, "ndcg")
+    with pytest.raises(ValueError, match="read-only"):
+        qrels.values[:] = 900_000
 
 
 @case("bad-text-as-path")
