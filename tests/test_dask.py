@@ -366,3 +366,24 @@ def test_a_worker_lost_mid_evaluation_never_leaves_queries_out(client, data, tmp
     with pytest.raises(RuntimeError, match="worker was lost.*nothing was averaged"):
         qafast.dask.evaluate(qrels, dying, MEASURES, assume_grouped=True)
     client.wait_for_workers(2, timeout=60)
+
+
+def test_a_damaged_dictionary_index_is_named_by_the_worker_that_reads_it(client, tmp_path,
+                                                                         monkeypatch):
+    # a Parquet file's string query ids are read as the file's dictionary and indices, on
+    # the workers, a task per row group here; an index outside the dictionary (index 3 of
+    # 3, in the second row group's last row) is refused there, before any kernel, naming the
+    # file, the column and the file's row
+    path = tmp_path / "run.parquet"
+    table = pa.table({"query_id": [f"q{i}" for i in range(6)],
+                      "doc_id": [f"d{i}" for i in range(6)], "score": [1.0] * 6})
+    pq.write_table(table, str(path), compression="none", row_group_size=3)
+    data = bytearray(path.read_bytes())
+    chunk = pq.ParquetFile(str(path)).metadata.row_group(1).column(0)
+    at = data.find(bytes([2, 0x03, 0x24]), chunk.data_page_offset)  # bit width 2, indices 0 1 2
+    data[at + 2] = 0x34  # indices 0 1 3
+    path.write_bytes(bytes(data))
+    monkeypatch.setattr(qafast.dask, "_TASK_ROWS", 3)
+    with pytest.raises(qafast.InputError, match=r"run Parquet file '.*run\.parquet': column "
+                                                r"'query_id', row 5: dictionary index 3 is"):
+        qafast.dask.evaluate({"q1": {"d1": 1}}, str(path), ["map"])

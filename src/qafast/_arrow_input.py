@@ -43,14 +43,18 @@ def _from_encoded(cls, enc: _arrow.ArrowColumns, src: str):
 
 
 def from_arrow(cls, source, *, query_col: str = "query_id", doc_col: str = "doc_id",
-               value_col: str | None = None):
-    """A Qrels or Run from an Arrow or Parquet source, read whole."""
+               value_col: str | None = None, src: str | None = None, row_base: int = 0):
+    """A Qrels or Run from an Arrow or Parquet source, read whole. ``src`` names the source
+    in messages and ``row_base`` numbers its first row there, for a table that holds part of
+    a file (a Dask task's row groups)."""
     if value_col is None:
         value_col = "relevance" if cls is Qrels else "score"
     names = _names(cls, query_col, doc_col, value_col)
-    src = _arrow.describe(source, "qrels" if cls is Qrels else "run")
+    if src is None:
+        src = _arrow.describe(source, "qrels" if cls is Qrels else "run")
     table = _arrow.read_table(source, names, src)
-    return _from_encoded(cls, _arrow.encode(table, names, cls is Qrels, src), src)
+    return _from_encoded(cls, _arrow.encode(table, names, cls is Qrels, src,
+                                            row_base=row_base), src)
 
 
 def evaluate_stream(qrels: Qrels, source, columns, *, query_col: str = "query_id",

@@ -189,13 +189,14 @@ def _measure_partition(frame, qrels, columns, options, names, edges):
 def _measure_row_groups(path: str, groups: list[int], qrels, columns, options, names):
     """_measure_partition of row groups of a Parquet file, read by pyarrow on the worker
     (query ids as the file's dictionary): no pandas frame in between."""
-    from .io.arrow import read_row_groups
+    from .io.arrow import describe, read_row_groups
 
-    return _measure_table(read_row_groups(path, groups, names), qrels, columns, options,
-                          names, True)
+    table, first_row = read_row_groups(path, groups, names)
+    return _measure_table(table, qrels, columns, options, names, True,
+                          src=describe(path, "run"), row_base=first_row)
 
 
-def _measure_table(table, qrels, columns, options, names, edges):
+def _measure_table(table, qrels, columns, options, names, edges, *, src=None, row_base=0):
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -205,7 +206,8 @@ def _measure_table(table, qrels, columns, options, names, edges):
     m = len(columns)
     if table.num_rows == 0:
         return [], [], np.zeros((0, m), dtype=np.float64), [], None
-    run = from_arrow(Run, table, query_col=names[0], doc_col=names[1], value_col=names[2])
+    run = from_arrow(Run, table, query_col=names[0], doc_col=names[1], value_col=names[2],
+                     src=src, row_base=row_base)
     ev = _Evaluation(qrels, run, queries="run", allow_none=True, **options)
     values = ev.values(columns) if ev.ids else np.zeros((0, m), dtype=np.float64)
     edge_ids, edge_rows = [], None

@@ -246,13 +246,15 @@ def _open_parquet(path: str, columns: list[str], src: str):
 
 
 def read_row_groups(path: str, groups: list[int], columns: list[str]):
-    """Row groups ``groups`` of the Parquet file ``path`` as a Table of ``columns``, read as
-    :func:`batches` reads the file (names and types checked first)."""
+    """(row groups ``groups`` of the Parquet file ``path`` as a Table of ``columns``, the
+    file's row number of the table's first row), read as :func:`batches` reads the file
+    (names and types checked first)."""
     src = describe(path, "run")
     pf = _open_parquet(path, columns, src)
     _check_types(pf.schema_arrow, columns, src)
+    first_row = sum(pf.metadata.row_group(g).num_rows for g in range(groups[0]))
     try:
-        return pf.read_row_groups(groups, columns=columns)
+        return pf.read_row_groups(groups, columns=columns), first_row
     except _decode_errors() as e:
         for g in groups:  # the first damaged one, and its column
             column = _failing_column(lambda c, g=g: pf.read_row_group(g, columns=[c]), columns)
