@@ -17,7 +17,9 @@ against code that a default build here does not run:
   buffers come from malloc and are watched too); ``.ci/run`` runs the fuzz targets so.
 """
 
+import importlib.util
 import os
+import sys
 from pathlib import Path
 
 from Cython.Build import cythonize
@@ -49,6 +51,25 @@ _mode_changed = not _stamp.exists() or _stamp.read_text() != _mode
 if _mode_changed:
     _stamp.parent.mkdir(exist_ok=True)
     _stamp.write_text(_mode)
+
+
+
+def _write_measure_codes() -> None:
+    """``_measure_codes.pxi`` from the measure table, so that a family's kernel code is
+    written in one place (the table's order). The table imports only the standard library;
+    the file is rewritten only when it changes, so Cython does not recompile for nothing."""
+    spec = importlib.util.spec_from_file_location("qafast_measure_table",
+                                                  Path("src/qafast/_measures.py"))
+    table = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = table  # dataclasses look their module up
+    spec.loader.exec_module(table)
+    target = Path("src/qafast/_measure_codes.pxi")
+    text = table.kernel_constants()
+    if not target.exists() or target.read_text() != text:
+        target.write_text(text)
+
+
+_write_measure_codes()
 
 directives = {
     "language_level": 3,

@@ -659,7 +659,7 @@ def test_errors_are_qafast_classes_and_pickle():
     for error_cls in (TrecFormatError, SquadFormatError, BioasqFormatError, DbqaFormatError,
                       DrFactFormatError, ConllFormatError):
         assert issubclass(error_cls, FormatError)
-    assert issubclass(qafast._measures.UnknownMeasureError, MeasureError)
+    assert issubclass(qafast._measure_parser.UnknownMeasureError, MeasureError)
     errors = []
     for fn in (lambda: qafast.Run.from_file(b"q1\n"),
                lambda: qafast.evaluate(QRELS, RUN, "mapp"),

@@ -1,6 +1,7 @@
-"""The measure reference (``qafast._measure_docs``, rendered by the docs build) says what the
-parser does: every name ``qafast.evaluate`` accepts is listed under the family it computes,
-every listed name parses to that family, and the torchmetrics classes it names compute it."""
+"""The measure reference (the measure table, ``qafast._measures``, rendered by the docs build)
+says what the parser does: every name ``qafast.evaluate`` accepts is listed under the family it
+computes, every listed name parses to that family, and the torchmetrics classes it names
+compute it."""
 
 import re
 
@@ -8,16 +9,19 @@ import numpy as np
 import pytest
 
 import qafast
-from qafast import _measure_docs as docs
+from qafast import _measure_parser as parser
 from qafast import _measures as measures
-from qafast._measures import UnknownMeasureError, parse_measure
+from qafast._measure_parser import UnknownMeasureError, listed_names, parse_measure
 
-BY_FAMILY = {d.family: d for d in docs.RANKING}
+#: the families the reference documents: those with a per-query number
+DOCUMENTED = [d for d in measures.TABLE if d.kernel is not None]
+BY_FAMILY = {d.name: d for d in DOCUMENTED}
 TOOLS = ("trec_eval", "qafast", "ranx", "ir_measures")
 
 
 def listed(doc):
-    return {name for tool in TOOLS for name in getattr(doc, tool)}
+    names = listed_names(doc)
+    return {name for tool in TOOLS for name in names[tool]}
 
 
 def pattern(name):
@@ -47,20 +51,20 @@ def accepted_names():
     """Every base name the parser knows, in the forms users write it: bare, with a cut-off
     (or recall point), and for ranx's names with its -lN level suffix."""
     forms = set()
-    for base in measures._known_names():
+    for base in parser.known_names():
         if base in measures.NICKNAMES:
             continue
         at = "@0.5" if base == "IPrec" else "@10"
         forms.update({base, base + at})
-        if base in measures._RANX_NAMES:
+        if base in parser.RANX_BASES:
             forms.update({base + "-l2", base + at + "-l2"})
     forms.update({"rbp.95", "rbp.95-l2", "rbp@95"})
-    forms.update(f"{family}@10" for family in measures._CUT_FAMILIES)
+    forms.update(f"{family}@10" for family in parser.CUT_FAMILIES)
     return sorted(forms)
 
 
 def test_every_kernel_family_has_one_entry():
-    families = [d.family for d in docs.RANKING]
+    families = [d.name for d in DOCUMENTED]
     assert len(families) == len(set(families))
     text_only = measures.TEXT_MEASURES
     assert set(families) == set(measures.CODES) - text_only
@@ -70,8 +74,8 @@ def test_every_trec_eval_family_and_nickname_is_listed():
     for family in measures.FAMILIES:
         if family in measures.TEXT_MEASURES:
             continue
-        assert family in BY_FAMILY[family].trec_eval, family
-    assert set(docs.NICKNAMES) == set(measures.NICKNAMES)
+        assert family in listed_names(BY_FAMILY[family])["trec_eval"], family
+    assert set(measures.NICKNAME_DOCS) == set(measures.NICKNAMES)
 
 
 @pytest.mark.parametrize("name", accepted_names())
@@ -89,23 +93,23 @@ def test_every_accepted_name_is_listed_under_its_family(name):
         assert pattern(name) in names, (name, family)
 
 
-@pytest.mark.parametrize("doc", docs.RANKING, ids=lambda d: d.family)
+@pytest.mark.parametrize("doc", DOCUMENTED, ids=lambda d: d.name)
 def test_every_listed_name_parses_to_its_family(doc):
     for tool in TOOLS:
-        for name in getattr(doc, tool):
+        for name in listed_names(doc)[tool]:
             cols = parse_measure(concrete(name))
-            assert {c.family for c in cols} == {doc.family}, (tool, name)
+            assert {c.family for c in cols} == {doc.name}, (tool, name)
             if tool in ("ranx", "ir_measures"):
                 # the tool's own definition, or trec_eval's where the name is trec_eval's too
                 assert cols[0].tool in (tool, "trec_eval"), (tool, name)
 
 
 def test_agreement_keys_and_answer_entries_are_known():
-    for doc in docs.RANKING:
-        assert doc.agrees, doc.family
-        assert set(doc.agrees) <= set(docs.AGREEMENT), doc.family
+    for doc in DOCUMENTED:
+        assert doc.agrees, doc.name
+        assert set(doc.agrees) <= set(measures.AGREEMENT), doc.name
         assert doc.definition and doc.title
-    assert all(a.name and a.api and a.definition and a.reference for a in docs.ANSWERS)
+    assert all(a.name and a.api and a.definition and a.reference for a in measures.ANSWERS)
 
 
 def test_the_docs_build_renders_every_family():
@@ -120,9 +124,9 @@ def test_the_docs_build_renders_every_family():
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     text = module.render()
-    for doc in docs.RANKING:
-        assert f".. _measure-{doc.family}:" in text
-    for answer in docs.ANSWERS:
+    for doc in DOCUMENTED:
+        assert f".. _measure-{doc.name}:" in text
+    for answer in measures.ANSWERS:
         assert answer.name in text
 
 
@@ -131,9 +135,9 @@ def test_the_docs_build_renders_every_family():
 
 
 def torchmetrics_cases():
-    for doc in docs.RANKING:
-        for spelled in doc.torchmetrics:
-            yield pytest.param(doc.family, spelled, id=f"{doc.family}-{spelled}")
+    for doc in DOCUMENTED:
+        for spelled in doc.spelled("torchmetrics"):
+            yield pytest.param(doc.name, spelled, id=f"{doc.name}-{spelled}")
 
 
 @pytest.mark.parametrize("family,spelled", list(torchmetrics_cases()))

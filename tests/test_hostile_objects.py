@@ -136,7 +136,7 @@ def test_the_ranking_kernel_refuses_grades_above_the_table_it_was_given():
                                     judged_only=False, max_docs=None, queries="run", workers=1)
     qrels._max = 1  # a stale cache: the kernel must not trust it to size its table
     with pytest.raises(ValueError, match="grade above max_grade"):
-        ev.values(qafast._measures.parse_measures(["ndcg"]))
+        ev.values(qafast._measure_parser.parse_measures(["ndcg"]))
 
 
 def test_num_relevant_is_bounded():

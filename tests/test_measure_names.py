@@ -19,7 +19,8 @@ from hypothesis import strategies as st
 
 import qafast
 from qafast import reference
-from qafast._measures import _NO_CUTOFF, Column, parse_measures
+from qafast._measure_parser import Column, parse_measures
+from qafast._measures import NO_CUTOFF as _NO_CUTOFF
 
 
 def tie_free_case(seed, *, n_queries=30, negatives=False):

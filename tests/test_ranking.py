@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import qafast
-from qafast._measures import parse_measures
+from qafast._measure_parser import parse_measures
 
 pytrec_eval = pytest.importorskip("pytrec_eval")
 

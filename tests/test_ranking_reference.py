@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 import qafast
 from qafast import reference
-from qafast._measures import Column, parse_measures
+from qafast._measure_parser import Column, parse_measures
 
 DOC_IDS = ["a", "b", "B", "ab", "d9", "d10", "d100", "é", "e", "Ω", "中文", "😀", "#x", "", "z z"]
 SCORES = [0.0, -0.0, 0.5, 1.0, -1.0, 0.25, 1e-300, 3.0]

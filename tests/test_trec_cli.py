@@ -266,7 +266,7 @@ API_NAMES = ["P@10", "recall@100", "map@100", "ndcg@10", "mrr@10", "hit@10", "r-
 
 @pytest.mark.parametrize("name", API_NAMES)
 def test_every_name_evaluate_takes_is_a_command_line_measure(name):
-    from qafast._measures import parse_measure, trec_columns
+    from qafast._measure_parser import parse_measure, trec_columns
 
     api = parse_measure(name)
     cli = trec_columns([name])
@@ -275,9 +275,9 @@ def test_every_name_evaluate_takes_is_a_command_line_measure(name):
 
 
 def test_every_at_alias_is_a_command_line_measure():
-    from qafast._measures import _AT_ALIASES, UnknownMeasureError, parse_measure, trec_columns
+    from qafast._measure_parser import OWN_NAMES, UnknownMeasureError, parse_measure, trec_columns
 
-    for alias in _AT_ALIASES:
+    for alias in OWN_NAMES:
         for name in (alias, f"{alias}@10"):
             try:
                 api = parse_measure(name)

@@ -126,7 +126,7 @@ def test_ranges_report_every_run_query_in_file_order(files, monkeypatch, dropped
     # the run's query ids (for the "not in the run" notes) are every query of the file in
     # its order, whether or not each was measured; with all measured, the measured ids
     # are the same list
-    from qafast._measures import parse_measures
+    from qafast._measure_parser import parse_measures
 
     qrels, runs = files
     q = qafast.Qrels.from_file(qrels)

@@ -1,18 +1,14 @@
-"""Sphinx extension: writes ``measures.rst`` from the measure registry before each build.
+"""Sphinx extension: writes ``measures.rst`` from the measure table before each build.
 
-The registry (``qafast._measure_docs``) lists each ranking-measure family with its definition,
-its names in trec_eval, ranx, ir_measures and torchmetrics, and the checks it passes;
-``tests/test_docs_measures.py`` keeps it in step with the measure parser, so this page lists
-every name ``qafast.evaluate`` accepts.
+The table (``qafast._measures``) declares each ranking-measure family with its definition,
+its names in trec_eval, ranx, ir_measures and torchmetrics, and the checks it passes; the
+parser reads the same rows, and ``tests/test_docs_measures.py`` checks that every name
+``qafast.evaluate`` accepts is listed here.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-
-TOOLS = (("trec_eval", "trec_eval"), ("qafast", "qafast"), ("ranx", "ranx"),
-         ("ir_measures", "ir_measures"), ("torchmetrics", "torchmetrics"))
-
 
 def _literals(names) -> str:
     return ", ".join(f"``{n}``" for n in names)
@@ -34,9 +30,13 @@ def _table(header: list[str], rows: list[list[str]], widths: str | None = None) 
 
 
 def render() -> str:
-    from qafast import _measure_docs as docs
+    from qafast import _measures as table
+    from qafast._measure_parser import listed_names
 
-    agreement = docs.AGREEMENT
+    agreement = table.AGREEMENT
+    # per section, in the table's order; runid, num_q and relstring are not numbers
+    families = sorted((d for d in table.TABLE if d.kernel is not None),
+                      key=lambda d: table.GROUPS.index(d.group))
     out = _heading("Measure reference", "=")
     out += [
         ("Every ranking measure ``qafast.evaluate``, ``qafast.RankingMetrics``, "
@@ -62,9 +62,11 @@ def render() -> str:
 
     out += _heading("Summary", "-")
     rows = []
-    for d in docs.RANKING:
-        rows.append([f":ref:`{d.family} <measure-{d.family}>`", _literals(d.trec_eval),
-                     _literals(d.ranx), _literals(d.ir_measures), _literals(d.torchmetrics),
+    for d in families:
+        names = listed_names(d)
+        rows.append([f":ref:`{d.name} <measure-{d.name}>`", _literals(names["trec_eval"]),
+                     _literals(names["ranx"]), _literals(names["ir_measures"]),
+                     _literals(names["torchmetrics"]),
                      ", ".join(a for a in agreement if a in d.agrees)])
     out += _table(["Family", "trec_eval", "ranx", "ir_measures", "torchmetrics", "Agrees with"],
                   rows, "14 14 18 20 20 14")
@@ -81,18 +83,17 @@ def render() -> str:
 
     out += _heading("Ranking measures", "-")
     groups: dict[str, list] = {}
-    for d in docs.RANKING:
+    for d in families:
         groups.setdefault(d.group, []).append(d)
     for group, entries in groups.items():
         out += _heading(group, "~")
         for d in entries:
-            out += [f".. _measure-{d.family}:", ""]
-            out += _heading(f"{d.family}: {d.title}", "^")
+            out += [f".. _measure-{d.name}:", ""]
+            out += _heading(f"{d.name}: {d.title}", "^")
             out += [d.definition, ""]
-            for attr, label in TOOLS:
-                names = getattr(d, attr)
+            for tool, names in listed_names(d).items():
                 if names:
-                    out.append(f":{label}: {_literals(names)}")
+                    out.append(f":{tool}: {_literals(names)}")
             tools = ", ".join(agreement[a][0] for a in agreement if a in d.agrees)
             out += [f":agrees with: {tools} (:ref:`how <agreement>`)", ""]
             if d.note:
@@ -101,13 +102,13 @@ def render() -> str:
     out += _heading("Nicknames", "-")
     out += [("A nickname asks for several trec_eval families at once (``evaluate(..., "
             "\"all_trec\")``, ``qafast trec -m all_trec``):"), ""]
-    for name, text in docs.NICKNAMES.items():
+    for name, text in table.NICKNAME_DOCS.items():
         out += [f"``{name}``", f"   {text}", ""]
 
     out += _heading("Answer metrics", "-")
     out += [("The answer, factoid, selection, concept, event and curve metrics, with the tool "
             "or definition each reproduces."), ""]
-    for a in docs.ANSWERS:
+    for a in table.ANSWERS:
         out += _heading(a.name, "~")
         out += [a.definition, "", f":API: {a.api}", f":reference: {a.reference}",
                 f":checked: {a.checked}", ""]

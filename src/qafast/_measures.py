@@ -1,690 +1,619 @@
-"""The ranking-measure registry and the one parser for every way a user names a measure.
+"""The ranking-measure table: every family qafast computes, declared once.
 
-A request such as ``"P.5,10"``, ``"ndcg_cut_10"``, ``"ndcg@10"`` or ``"all_trec"`` becomes a
-list of :class:`Column`: one output value per query, with the kernel code and parameters that
-compute it and the rule that summarises it over queries.
+Each :class:`Family` row says what a family is called in each tool, what parameters it
+takes, how its per-query values are summarised, what the kernel reads, where trec_eval
+prints it, which nicknames include it, which function of the plain-Python specification
+defines it, and what the measure reference says of it. Everything else derives from the
+table: the name parser (``_measure_parser``), the kernel's measure codes (``setup.py``
+writes them into ``_measure_codes.pxi`` before Cython runs; :data:`CODES` gives the same
+numbers here), the specification's registry (``qafast.reference.ranking``), the docs'
+measure reference (``docs/_ext/measure_reference.py``), the command line's print order and
+the tests (``tests/test_measure_table.py``).
+
+This module imports nothing but the standard library: the build reads it without numpy.
+
+Adding a family is one row here, one branch of ``_one_measure`` in
+``_ranking_kernels.pxi`` (testing the code ``M_<NAME>``), one function in
+``qafast.reference.ranking`` and its tests; ``docs/adding-a-measure.md`` walks through it.
+
+Name patterns use placeholders: ``k`` a positive integer cut-off, ``N`` a relevance level,
+``r`` a recall point in [0, 1], ``p`` ranx's persistence digits (``rbp.95`` is p = 0.95).
+Definitions are written for one query; R is the number of relevant documents in the qrels
+(grade at least the relevance level), n the number of documents retrieved (after
+``max_docs``), "relevant" means a grade at least the relevance level.
 """
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
 
-import numpy as np
+__all__ = ["AGREEMENT", "ANSWERS", "BY_NAME", "CODES", "DENSE", "FAMILIES", "GROUPS",
+           "NICKNAMES", "NICKNAMES_V9", "NO_CUTOFF", "TABLE", "TEXT_MEASURES", "TREC_ORDER",
+           "V10_ONLY", "AnswerMetric", "Family", "Name", "kernel_constants"]
 
-from .errors import InputError, InputTypeError, MeasureError
-
-# Kernel measure codes (``_ranking_kernels.pxi``).
-CODES = {
-    "num_ret": 0, "num_rel": 1, "num_rel_ret": 2, "num_nonrel_judged_ret": 3, "map": 4,
-    "Rprec": 5, "bpref": 6, "recip_rank": 7, "iprec_at_recall": 8, "P": 9, "recall": 10,
-    "infAP": 11, "Rprec_mult": 12, "utility": 13, "11pt_avg": 14, "binG": 15, "G": 16,
-    "dcg": 17, "ideal_dcg": 18, "ndcg": 19, "ndcg_rel": 20, "Rndcg": 21, "ndcg_cut": 22,
-    "map_cut": 23, "relative_P": 24, "success": 25, "set_P": 26, "set_relative_P": 27,
-    "set_recall": 28, "set_map": 29, "set_F": 30, "rbp": 31, "rbp_resid": 32, "unj": 33,
-    "recip_rank_cut": 34, "ndcg_cut_exp": 35,
-    # computed from other columns: gm_map from map, gm_bpref from bpref
-    "gm_map": 4, "gm_bpref": 6,
-    # ranx's and ir_measures' definitions that no trec_eval measure gives; reached only
-    # through those tools' names (parse_measure), never as trec_eval names
-    "hits": 36, "f1": 37, "graded_dcg": 38, "rbp_graded": 39, "judged": 40, "err": 41,
-    "query_count": 42,
-}
-
-#: trec_eval 10.0's measure order (measures.c): the CLI prints measures in this order.
-TREC_ORDER = (
-    "runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref",
-    "recip_rank", "iprec_at_recall", "P", "relstring", "recall", "infAP", "gm_bpref",
-    "Rprec_mult", "utility", "11pt_avg", "binG", "G", "dcg", "ideal_dcg", "ndcg", "ndcg_rel",
-    "Rndcg", "ndcg_cut", "map_cut", "relative_P", "success", "set_P", "set_relative_P",
-    "set_recall", "set_map", "set_F", "num_nonrel_judged_ret", "rbp", "rbp_resid", "unj",
-    # qafast's own, after trec_eval's
-    "recip_rank_cut", "ndcg_cut_exp",
-)
-
-NICKNAMES = {
-    "official": ("runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec",
-                 "bpref", "recip_rank", "iprec_at_recall", "P"),
-    "set": ("runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "utility", "set_P",
-            "set_recall", "set_relative_P", "set_map", "set_F"),
-    "all_trec": ("runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec",
-                 "bpref", "recip_rank", "iprec_at_recall", "P", "relstring", "recall", "infAP",
-                 "gm_bpref", "Rprec_mult", "utility", "11pt_avg", "binG", "G", "ndcg",
-                 "ndcg_rel", "Rndcg", "ndcg_cut", "map_cut", "relative_P", "success", "set_P",
-                 "set_relative_P", "set_recall", "set_map", "set_F", "num_nonrel_judged_ret",
-                 "rbp", "rbp_resid", "unj"),
-}
-#: trec_eval 9.0.8 (inside pytrec_eval) has no dcg, ideal_dcg, rbp, rbp_resid, unj.
-NICKNAMES_V9 = {
-    name: tuple(m for m in fams if m not in ("rbp", "rbp_resid", "unj", "dcg", "ideal_dcg"))
-    for name, fams in NICKNAMES.items()
-}
-V10_ONLY = frozenset({"rbp", "rbp_resid", "unj", "dcg", "ideal_dcg"})
-
-_CUTOFFS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
-# family -> (kind, default parameters)
-#   cut: sorted positive integer cutoffs, one column each, named family_k
-#   fcut: sorted float points, one column each, named family_%.2f
-#   pairs: "level=gain" pairs (and p=... for rbp), one column
-#   floats: a float list, one column
-#   none: no parameter
-FAMILIES: dict[str, tuple[str, Any]] = {
-    "runid": ("none", None), "num_q": ("none", None), "num_ret": ("none", None),
-    "num_rel": ("none", None), "num_rel_ret": ("none", None), "map": ("none", None),
-    "gm_map": ("none", None), "Rprec": ("none", None), "bpref": ("none", None),
-    "recip_rank": ("none", None),
-    "iprec_at_recall": ("fcut", (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)),
-    "P": ("cut", _CUTOFFS), "relstring": ("floats", (10.0,)), "recall": ("cut", _CUTOFFS),
-    "infAP": ("none", None), "gm_bpref": ("none", None),
-    "Rprec_mult": ("fcut", (0.2, 0.4, 0.6, 0.8, 1.0, 1.2, 1.4, 1.6, 1.8, 2.0)),
-    "utility": ("floats", (1.0, -1.0, 0.0, 0.0)),
-    "11pt_avg": ("floats", (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)),
-    "binG": ("none", None), "G": ("pairs", ()), "dcg": ("pairs", ()), "ideal_dcg": ("pairs", ()),
-    "ndcg": ("pairs", ()), "ndcg_rel": ("pairs", ()), "Rndcg": ("pairs", ()),
-    "ndcg_cut": ("cut", _CUTOFFS), "map_cut": ("cut", _CUTOFFS),
-    "relative_P": ("cut", _CUTOFFS), "success": ("cut", (1, 5, 10)), "set_P": ("none", None),
-    "set_relative_P": ("none", None), "set_recall": ("none", None), "set_map": ("none", None),
-    "set_F": ("floats", (1.0,)), "num_nonrel_judged_ret": ("none", None),
-    "rbp": ("pairs", ()), "rbp_resid": ("pairs", ()), "unj": ("cut", (5, 10, 20)),
-    "recip_rank_cut": ("cut", (10,)), "ndcg_cut_exp": ("cut", (10,)),
-}
-SUMMED = frozenset({"num_q", "num_ret", "num_rel", "num_rel_ret", "num_nonrel_judged_ret",
-                    "query_count"})
-GEOMETRIC = frozenset({"gm_map", "gm_bpref"})
-INTEGER_VALUED = SUMMED
-#: Measures that read each query's whole ranked grade list; the others read only the ranks
-#: and grades of its judged documents, or counts.
-DENSE = frozenset({"iprec_at_recall", "11pt_avg", "Rprec_mult", "G", "dcg", "ideal_dcg", "ndcg",
-                   "ndcg_rel", "Rndcg", "rbp", "rbp_resid"})
-#: Not numbers, or not per query: the CLI prints them, evaluate() does not return them.
-TEXT_MEASURES = frozenset({"runid", "num_q", "relstring"})
-
-_NO_CUTOFF = 2**62  # "k = None": larger than any ranking
+#: the tools whose names the parser reads (torchmetrics' classes are listed for the docs)
+TOOLS = ("trec_eval", "qafast", "ranx", "ir_measures", "torchmetrics")
 
 
 @dataclass(frozen=True)
-class Column:
-    """One per-query value: its output name, the family computing it and its parameters."""
+class Name:
+    """How one tool spells a family: a pattern in the tool's own syntax, with placeholders
+    (``map@k``, ``AP(rel=N)@k``, ``rbp.p``, ``RetrievalMAP(top_k=k)``), and the parameters
+    the spelling itself fixes."""
+
+    tool: str
+    text: str
+    #: the family's float parameter, fixed by this spelling (ranx's DCG forms)
+    x: float | None = None
+    #: trec_eval 9.0.8's recall cut points (ir_measures' IPrec, which pytrec_eval computes)
+    v9: bool = False
+
+
+def _names(tool: str, texts: tuple[str, ...], **fixed) -> tuple[Name, ...]:
+    return tuple(Name(tool, t, **fixed) for t in texts)
+
+
+def qafast(*texts: str) -> tuple[Name, ...]:
+    return _names("qafast", texts)
+
+
+def ranx(*texts: str, x: float | None = None) -> tuple[Name, ...]:
+    return _names("ranx", texts, x=x)
+
+
+def ir(*texts: str, v9: bool = False) -> tuple[Name, ...]:
+    return _names("ir_measures", texts, v9=v9)
+
+
+def tm(*texts: str) -> tuple[Name, ...]:
+    return _names("torchmetrics", texts)
+
+
+@dataclass(frozen=True)
+class Family:
+    """One ranking-measure family.
+
+    ``params`` is the kind of its parameters, ``defaults`` trec_eval's default for them:
+
+    - ``"none"``: none;
+    - ``"cut"``: sorted positive integer cut-offs, a column each, named ``family_k``
+      (without one, the whole ranking);
+    - ``"fcut"``: sorted float points, a column each, named ``family_%.2f``;
+    - ``"floats"``: a list of floats, one column (``arity`` of them when it is fixed);
+    - ``"pairs"``: ``level=gain`` pairs (and ``p=...`` where ``persistence``), one column.
+    """
 
     name: str
-    family: str
-    k: int = 0
-    x: float = 0.0
-    keys: tuple[int, ...] = ()
-    values: tuple[float, ...] = ()
-    order: tuple[int, float] = field(default=(0, 0.0), compare=False)
-    #: relevance level of this column alone (ranx's ``-lN``, ir_measures' ``rel=``); None:
-    #: the evaluation's
-    rel: int | None = None
-    #: trec_eval 9.0.8's recall cut points for iprec_at_recall (ir_measures' IPrec, which
-    #: pytrec_eval computes)
-    v9: bool = False
-    #: whose definition the name asked for: "trec_eval", "ranx" or "ir_measures". For the
-    #: last two a qrels query missing from the run scores 0 in every column, as those tools
-    #: give it, where trec_eval -c ranks a placeholder document for it.
-    tool: str = "trec_eval"
+    title: str
+    group: str
+    definition: str
+    params: str = "none"
+    defaults: tuple = ()
+    #: how per-query values become one number: "mean", "sum" (counts) or "gm" (geometric)
+    summary: str = "mean"
+    #: reads each query's whole ranked grade list (else only its judged documents' ranks)
+    dense: bool = False
+    #: changes when a document judged non-relevant is treated as unjudged (the stream
+    #: kernels skip non-relevant candidates unless a requested family reads them)
+    reads_nonrelevant: bool = False
+    #: "" for a branch of its own in the kernel; another family's name when that family's
+    #: branch computes it (gm_map is map, logged); None: not a per-query number
+    kernel: str | None = ""
+    #: where the name comes from: trec_eval ("trec_eval"), qafast's own trec_eval-style
+    #: family ("qafast"), or another tool's definition ("ranx", "ir_measures")
+    origin: str = "trec_eval"
+    #: the first trec_eval version that has it ("9.0.8" or "10.0")
+    since: str = "9.0.8"
+    #: trec_eval's nicknames that include it
+    nicknames: tuple[str, ...] = ()
+    #: the parameter count, where fixed (utility 4, set_F 1, relstring 1)
+    arity: int | None = None
+    #: ``p=...`` among its pairs (rbp, rbp_resid; its default is ``defaults[0]``)
+    persistence: bool = False
+    #: its pairs' gains are read (rbp_resid reads only p)
+    gains: bool = True
+    #: the relevance level it is measured at when its name sets none (ranx's graded names)
+    level: int | None = None
+    #: the highest grade it takes (ERR's gdeval.pl scale), else None
+    max_grade: int | None = None
+    #: its function in ``qafast.reference.ranking``, the specification
+    reference: str = ""
+    #: its spellings in the other tools (trec_eval's is ``name`` itself)
+    names: tuple[Name, ...] = ()
+    #: keys of AGREEMENT: the checks its numbers pass
+    agrees: tuple[str, ...] = ()
+    note: str = ""
 
-    @property
-    def code(self) -> int:
-        return CODES[self.family]
-
-    @property
-    def aggregate(self) -> str:
-        if self.family in SUMMED:
-            return "sum"
-        if self.family in GEOMETRIC:
-            return "gm"
-        return "mean"
-
-class UnknownMeasureError(MeasureError):
-    """A measure name that no family, alias or nickname matches, or malformed parameters."""
-
-
-def _leading_int(text: str, measure: str) -> int:
-    m = re.match(r"\s*[+-]?\d+", text)
-    if not m:
-        raise UnknownMeasureError(f"measure {measure!r}: cutoff {text!r} is not an integer")
-    value = int(m.group())
-    if value > _NO_CUTOFF:
-        raise UnknownMeasureError(f"measure {measure!r}: cutoff {value} is too large (at most "
-                                  "2**62)")
-    return value
-
-
-def _float(text: str, measure: str) -> float:
-    try:
-        return float(text)
-    except ValueError:
-        raise UnknownMeasureError(
-            f"measure {measure!r}: parameter {text!r} is not a number") from None
+    def spelled(self, tool: str) -> tuple[str, ...]:
+        """Its spellings in ``tool`` that the table lists (trec_eval's is its name)."""
+        if tool == "trec_eval":
+            return (self.name,) if self.origin in ("trec_eval", "qafast") else ()
+        return tuple(n.text for n in self.names if n.tool == tool)
 
 
-def _columns_for(family: str, params: str | None, measure: str, *, explicit_name: str | None = None
-                 ) -> list[Column]:
-    kind, default = FAMILIES[family]
-    rank = TREC_ORDER.index(family)
-    if kind == "cut":
-        if params is None:
-            cuts = list(default)
-        else:
-            cuts = [_leading_int(p, measure) for p in params.split(",") if p != ""]
-            if not cuts:
-                raise UnknownMeasureError(f"measure {measure!r}: no cutoff given")
-            if any(c <= 0 for c in cuts):
-                raise UnknownMeasureError(f"measure {measure!r}: cutoffs must be positive")
-            if len(set(cuts)) != len(cuts):
-                raise UnknownMeasureError(f"measure {measure!r}: a cutoff is repeated")
-            cuts.sort()
-        return [Column(explicit_name or f"{family}_{c}", family, k=c, order=(rank, c))
-                for c in cuts]
-    if kind == "fcut":
-        if params is None:
-            points = list(default)
-        else:
-            points = sorted(_float(p, measure) for p in params.split(",") if p != "")
-            if not points:
-                raise UnknownMeasureError(f"measure {measure!r}: no parameter given")
-        return [Column(explicit_name or f"{family}_{p:.2f}", family, x=p, order=(rank, p))
-                for p in points]
-    if kind == "floats":
-        values = tuple(default) if params is None else tuple(
-            _float(p, measure) for p in params.split(",") if p != "")
-        if family == "utility" and len(values) != 4:
-            raise UnknownMeasureError(f"measure {measure!r}: utility takes 4 coefficients")
-        if family in ("set_F", "relstring") and len(values) != 1:
-            raise UnknownMeasureError(f"measure {measure!r}: {family} takes one parameter")
-        name = explicit_name or (family if params is None else f"{family}_{params}")
-        x = values[0] if family in ("set_F", "relstring") else 0.0
-        return [Column(name, family, x=x, values=values, order=(rank, 0))]
-    if kind == "pairs":
-        keys: list[int] = []
-        gains: list[float] = []
-        p = 0.9
-        if params:
-            for item in params.split(","):
-                lhs, sep, rhs = item.partition("=")
-                if not sep:
-                    raise UnknownMeasureError(
-                        f"measure {measure!r}: parameter {item!r} is not name=value")
-                if family in ("rbp", "rbp_resid") and lhs == "p":
-                    p = _float(rhs, measure)
-                elif re.fullmatch(r"[+-]?\d+", lhs):
-                    if family == "rbp_resid":
-                        continue
-                    keys.append(int(lhs))
-                    gains.append(_float(rhs, measure))
-                else:
-                    raise UnknownMeasureError(
-                        f"measure {measure!r}: {lhs!r} is not a relevance level")
-        name = explicit_name or (family if not params else f"{family}_{params}")
-        return [Column(name, family, x=p if family in ("rbp", "rbp_resid") else 0.0,
-                       keys=tuple(keys), values=tuple(gains), order=(rank, 0))]
-    if params:
-        raise UnknownMeasureError(f"measure {measure!r}: {family} takes no parameter")
-    return [Column(explicit_name or family, family, order=(rank, 0))]
+_DEPTHS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
+_RECALL_POINTS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
+_CUT = "trec_eval -m ``{0}.5,10`` gives ``{0}_5`` and ``{0}_10``; the default cut-offs are {1}."
+_DEFAULT_CUTS = "5, 10, 15, 20, 30, 100, 200, 500, 1000"
+_GAINS = ("The gain of a document is its grade unless ``family.grade=gain,...`` maps it "
+          "(``ndcg.1=3,2=9``); the relevance level is ignored.")
+_TREC = ("trec_eval", "pytrec_eval", "specification")
+_OFFICIAL = ("official", "all_trec")
+_SET = ("set", "all_trec")
+_ALL = ("official", "set", "all_trec")
 
+#: ranx's DCG forms, as the graded_dcg family's float parameter (flags)
+DCG_EXP, DCG_NORMALISED = 1, 2
+#: "no cut-off" (k = None) for the families that read k as the whole ranking: larger than
+#: any ranking, and than any cut-off a name may give
+NO_CUTOFF = 2**62
 
-# Names of the other tools. Each maps to a trec_eval column where the tool's definition is
-# trec_eval's (on tie-free runs), and to one of qafast's own families where it is not.
-# Names are matched exactly, case included, as each tool matches them.
+#: The families, in trec_eval 10.0's measure order (measures.c: the order ``trec_eval``
+#: prints them in), then qafast's own trec_eval-style families, then the other tools'
+#: definitions that no trec_eval measure gives.
+TABLE: tuple[Family, ...] = (
+    # -- trec_eval ---------------------------------------------------------------------------
+    Family("runid", "Run id", "Counts", "The run's tag (its sixth column); printed, not a "
+           "number.", kernel=None, nicknames=_ALL),
+    Family("num_q", "Queries evaluated", "Counts", "The number of queries evaluated; "
+           "printed by ``qafast trec``, not returned per query.", summary="sum", kernel=None,
+           nicknames=_ALL, reference="_num_q"),
+    Family("num_ret", "Documents retrieved", "Counts",
+           "n, the number of documents ranked for the query. Summed over queries.",
+           summary="sum", nicknames=_ALL, reference="_num_ret", names=ir("NumRet"),
+           agrees=_TREC + ("ir_measures",)),
+    Family("num_rel", "Relevant documents", "Counts",
+           "R, the number of judged documents whose grade is at least the relevance level, "
+           "retrieved or not. Summed over queries.",
+           summary="sum", nicknames=_ALL, reference="_num_rel", names=ir("NumRel"),
+           agrees=_TREC + ("ir_measures",),
+           note="ir_measures' ``NumRel`` scores a qrels query missing from the run 0, where "
+                "trec_eval ``-c`` counts its R."),
+    Family("num_rel_ret", "Relevant documents retrieved", "Counts",
+           "The number of ranked documents that are relevant. Summed over queries.",
+           summary="sum", nicknames=_ALL, reference="_num_rel_ret",
+           names=ir("NumRelRet", "NumRet(rel=N)"), agrees=_TREC + ("ir_measures",)),
+    Family("map", "Average precision", "Ranks",
+           "The sum over relevant ranked documents of the precision at their rank, divided by "
+           "R (unretrieved relevant documents add 0); its mean is MAP.",
+           nicknames=_OFFICIAL, reference="_map",
+           names=ranx("map") + ir("AP", "AP(rel=N)", "MAP") + tm("RetrievalMAP()"),
+           agrees=_TREC + ("ranx", "ir_measures", "torchmetrics")),
+    Family("gm_map", "Geometric mean average precision", "Ranks",
+           "AP per query; the summary is the geometric mean, each AP floored at 1e-5. The "
+           "per-query value returned is log(max(AP, 1e-5)), as pytrec_eval returns it.",
+           summary="gm", kernel="map", nicknames=_OFFICIAL, reference="_gm_map",
+           agrees=_TREC),
+    Family("Rprec", "R-precision", "Precision and recall",
+           "(relevant documents in the top min(n, R)) / R: precision at rank R; 0 when n or R "
+           "is 0.",
+           nicknames=_OFFICIAL, reference="_rprec",
+           names=(qafast("r_precision") + ranx("r-precision", "r-precision@k")
+                  + ir("Rprec", "RPrec") + tm("RetrievalRPrecision()")),
+           agrees=_TREC + ("ranx", "ir_measures", "torchmetrics"),
+           note="ranx ignores a cut-off on ``r-precision``."),
+    Family("bpref", "Binary preference", "Ranks",
+           "(1/R) times the sum over judged relevant ranked documents of "
+           "1 - min(N_above, R) / min(N, R), where N_above counts the judged non-relevant "
+           "documents ranked above it and N those in the qrels; 0 when R = 0.",
+           reads_nonrelevant=True, nicknames=_OFFICIAL, reference="_bpref",
+           names=ranx("bpref", "bpref@k") + ir("Bpref", "BPref"),
+           agrees=_TREC + ("ranx", "ir_measures"),
+           note="ranx 0.3.21 agrees one query at a time; over several queries it scores 0 the "
+                "queries after one without a relevant document."),
+    Family("recip_rank", "Reciprocal rank", "Ranks",
+           "1 / the rank of the first relevant document; 0 if none is ranked. Its mean is "
+           "MRR.",
+           nicknames=_OFFICIAL, reference="_recip_rank",
+           names=ranx("mrr") + ir("RR", "RR(rel=N)", "MRR") + tm("RetrievalMRR()"),
+           agrees=_TREC + ("ranx", "ir_measures", "torchmetrics")),
+    Family("iprec_at_recall", "Interpolated precision at recall points", "Ranks",
+           "The best precision at any rank from the one where round(r * R) relevant documents "
+           "are retrieved on; 0 when fewer are retrieved.",
+           params="fcut", defaults=_RECALL_POINTS, dense=True, nicknames=_OFFICIAL,
+           reference="_iprec_at_recall", names=ir("IPrec@r", v9=True),
+           agrees=_TREC + ("ir_measures",),
+           note="trec_eval -m ``iprec_at_recall..25,.5`` gives ``iprec_at_recall_0.25`` and "
+                "``iprec_at_recall_0.50``; the default points are 0, 0.1, ..., 1. ir_measures' "
+                "``IPrec`` rounds the recall points as trec_eval 9.0.8 (pytrec_eval) does: "
+                "floor(r * R + 0.9)."),
+    Family("P", "Precision at k", "Precision and recall",
+           "(relevant documents in the top k) / k, also when fewer than k documents are "
+           "ranked.",
+           params="cut", defaults=_DEPTHS, nicknames=_OFFICIAL, reference="_precision",
+           names=(ranx("precision@k") + ir("P@k", "P(rel=N)@k", "Precision@k")
+                  + tm("RetrievalPrecision(top_k=k)")),
+           agrees=_TREC + ("ranx", "ir_measures", "torchmetrics"),
+           note=_CUT.format("P", _DEFAULT_CUTS)),
+    Family("relstring", "Relevance string", "Counts",
+           "The grades of the top 10 (or the given number of) ranked documents as a string; "
+           "printed, not a number.",
+           params="floats", defaults=(10.0,), arity=1, kernel=None, nicknames=("all_trec",),
+           reference="_relstring"),
+    Family("recall", "Recall at k", "Precision and recall",
+           "(relevant documents in the top k) / R; 0 when R = 0.",
+           params="cut", defaults=_DEPTHS, nicknames=("all_trec",), reference="_recall",
+           names=(ranx("recall@k") + ir("R@k", "R(rel=N)@k", "Recall@k")
+                  + tm("RetrievalRecall(top_k=k)")),
+           agrees=_TREC + ("ranx", "ir_measures", "torchmetrics"),
+           note=_CUT.format("recall", _DEFAULT_CUTS)),
+    Family("infAP", "Inferred average precision", "Ranks",
+           "AP estimated from a sampled judgment pool (Yilmaz and Aslam): documents with a "
+           "negative grade count as pooled but unjudged; equals AP when every ranked document "
+           "is judged.",
+           reads_nonrelevant=True, nicknames=("all_trec",), reference="_infap",
+           names=ir("infAP"), agrees=_TREC + ("ir_measures",)),
+    Family("gm_bpref", "Geometric mean bpref", "Ranks",
+           "bpref per query, summarised by the geometric mean (floored at 1e-5) as gm_map is.",
+           summary="gm", kernel="bpref", reads_nonrelevant=True, nicknames=("all_trec",),
+           reference="_gm_bpref", agrees=_TREC),
+    Family("Rprec_mult", "Precision at multiples of R", "Precision and recall",
+           "Precision at rank floor(x * R + 0.9), missing ranks counting as non-relevant; 0 "
+           "when that rank is 0.",
+           params="fcut", defaults=(0.2, 0.4, 0.6, 0.8, 1.0, 1.2, 1.4, 1.6, 1.8, 2.0),
+           dense=True, nicknames=("all_trec",), reference="_rprec_mult", agrees=_TREC,
+           note="trec_eval -m ``Rprec_mult.0.5,2`` gives ``Rprec_mult_0.50`` and "
+                "``Rprec_mult_2.00``; the default multiples are 0.2, 0.4, ..., 2.0."),
+    Family("utility", "Set utility", "Sets",
+           "a * (relevant retrieved) + b * (non-relevant retrieved) + c * (relevant not "
+           "retrieved) + d * (non-relevant not retrieved), coefficients (1, -1, 0, 0) by "
+           "default.",
+           params="floats", defaults=(1.0, -1.0, 0.0, 0.0), arity=4, nicknames=_SET,
+           reference="_utility", agrees=_TREC,
+           note="trec_eval -m ``utility.2,-1,0,0`` sets the four coefficients."),
+    Family("11pt_avg", "11-point interpolated average precision", "Ranks",
+           "The mean of the interpolated precision at the given recall points (0, 0.1, ..., 1 "
+           "by default).",
+           params="floats", defaults=_RECALL_POINTS, dense=True, nicknames=("all_trec",),
+           reference="_11pt_avg", agrees=_TREC),
+    Family("binG", "Binary G", "Gains",
+           "(1/R) times the sum over relevant ranked documents of "
+           "1 / log2(2 + non-relevant documents ranked above it).",
+           nicknames=("all_trec",), reference="_bin_g", agrees=_TREC),
+    Family("G", "Normalised gain G", "Gains",
+           "The sum over ranked documents of gain_i / log2(2 + C_i - S_i), S_i the gain "
+           "gathered by rank i and C_i the ideal ranking's, divided by the total ideal gain. "
+           + _GAINS,
+           params="pairs", dense=True, nicknames=("all_trec",), reference="_g", agrees=_TREC),
+    Family("dcg", "DCG", "Gains",
+           "The DCG of ndcg, unnormalised. trec_eval 10.0 only. " + _GAINS,
+           params="pairs", dense=True, since="10.0", reference="_dcg", names=ranx("dcg"),
+           agrees=("ranx", "specification"),
+           note="Checked against a trec_eval 10.0 binary by tests/fuzz_trec_eval.py, run by "
+                "hand (CI has no binary)."),
+    Family("ideal_dcg", "Ideal DCG", "Gains",
+           "The ideal DCG of ndcg (it depends on the qrels alone). trec_eval 10.0 only.",
+           params="pairs", dense=True, since="10.0", reference="_ideal_dcg",
+           agrees=("specification",)),
+    Family("ndcg", "nDCG", "Gains",
+           "DCG / ideal DCG over the whole ranking, DCG = sum of gain_i / log2(i + 1); the "
+           "ideal ranking sorts every judged document by gain. " + _GAINS,
+           params="pairs", dense=True, nicknames=("all_trec",), reference="_ndcg",
+           names=ranx("ndcg") + ir("nDCG", "NDCG") + tm("RetrievalNormalizedDCG()"),
+           agrees=_TREC + ("ranx", "ir_measures", "torchmetrics")),
+    Family("ndcg_rel", "nDCG averaged over relevant documents", "Gains",
+           "The mean of nDCG at each ideal relevant position: at the rank of each ranked "
+           "document with a gain above 0, and at the end of the ranking for the others. "
+           + _GAINS,
+           params="pairs", dense=True, nicknames=("all_trec",), reference="_ndcg_rel",
+           agrees=_TREC),
+    Family("Rndcg", "nDCG averaged at R levels", "Gains",
+           "The mean of nDCG sampled where the ideal ranking moves to a lower gain or ends "
+           "(and at the end of a longer ranking). " + _GAINS,
+           params="pairs", dense=True, nicknames=("all_trec",), reference="_rndcg",
+           agrees=_TREC),
+    Family("ndcg_cut", "nDCG at k", "Gains",
+           "nDCG with both the ranking and the ideal ranking cut at k; the gains are the "
+           "grades above 0 (no gain map); the relevance level is ignored.",
+           params="cut", defaults=_DEPTHS, nicknames=("all_trec",), reference="_ndcg_cut",
+           names=(ranx("ndcg@k") + ir("nDCG@k", "NDCG@k")
+                  + tm("RetrievalNormalizedDCG(top_k=k)")),
+           agrees=_TREC + ("ranx", "ir_measures", "torchmetrics"),
+           note=_CUT.format("ndcg_cut", _DEFAULT_CUTS)),
+    Family("map_cut", "Average precision at k", "Ranks",
+           "The AP sum over the top k, divided by R (not by min(k, R)); 0 when R = 0.",
+           params="cut", defaults=_DEPTHS, nicknames=("all_trec",), reference="_map_cut",
+           names=ranx("map@k") + ir("AP@k", "MAP@k"),
+           agrees=_TREC + ("ranx", "ir_measures"),
+           note=_CUT.format("map_cut", _DEFAULT_CUTS) + " torchmetrics' "
+                "``RetrievalMAP(top_k=k)`` divides by the relevant documents in the top k "
+                "instead, so it is not this measure."),
+    Family("relative_P", "Relative precision at k", "Precision and recall",
+           "(relevant documents in the top k) / min(k, R): precision up to rank R, recall "
+           "after it; 0 when R = 0.",
+           params="cut", defaults=_DEPTHS, nicknames=("all_trec",), reference="_relative_p",
+           agrees=_TREC,
+           note=_CUT.format("relative_P", _DEFAULT_CUTS)),
+    Family("success", "Success at k", "Precision and recall",
+           "1 if a relevant document is in the top k, else 0.",
+           params="cut", defaults=(1, 5, 10), nicknames=("all_trec",), reference="_success",
+           names=(qafast("hit@k", "hit") + ranx("hit_rate", "hit_rate@k")
+                  + ir("Success@k", "Success(rel=N)@k") + tm("RetrievalHitRate(top_k=k)")),
+           agrees=_TREC + ("ranx", "ir_measures", "torchmetrics"),
+           note=_CUT.format("success", "1, 5, 10")),
+    Family("set_P", "Set precision", "Sets",
+           "(relevant documents retrieved) / n; 0 when n = 0.",
+           nicknames=_SET, reference="_set_p", names=ranx("precision") + ir("SetP"),
+           agrees=_TREC + ("ranx", "ir_measures")),
+    Family("set_relative_P", "Relative set precision", "Sets",
+           "(relevant documents retrieved) / min(n, R); 0 when n or R is 0.",
+           nicknames=_SET, reference="_set_relative_p",
+           names=ir("SetRelP", "SetP(relative=True)"), agrees=_TREC + ("ir_measures",)),
+    Family("set_recall", "Set recall", "Sets",
+           "(relevant documents retrieved) / R; 0 when R = 0.",
+           nicknames=_SET, reference="_set_recall",
+           names=ranx("recall@0", "recall-lN") + ir("SetR"),
+           agrees=_TREC + ("ranx", "ir_measures"),
+           note="ranx's ``recall`` without a cut-off is written ``recall@0`` here: bare "
+                "``recall`` is trec_eval's family."),
+    Family("set_map", "Set average precision", "Sets",
+           "set_P * set_recall = (relevant retrieved)^2 / (n * R); 0 when n or R is 0.",
+           nicknames=_SET, reference="_set_map", names=ir("SetAP"),
+           agrees=_TREC + ("ir_measures",)),
+    Family("set_F", "Set F-measure", "Sets",
+           "(x + 1) * P * R / (x * P + R) over the retrieved set, x = 1 by default; 0 when no "
+           "relevant document is retrieved. x multiplies P directly (it is van Rijsbergen's "
+           "beta squared).",
+           params="floats", defaults=(1.0,), arity=1, nicknames=_SET, reference="_set_f",
+           names=ir("SetF"), agrees=_TREC + ("ir_measures",),
+           note="trec_eval -m ``set_F.0.5`` gives ``set_F_0.5``; ir_measures' "
+                "``SetF(beta=x)`` hands its beta to trec_eval's x."),
+    Family("num_nonrel_judged_ret", "Judged non-relevant documents retrieved", "Counts",
+           "The number of ranked documents judged below the relevance level. Summed over "
+           "queries.",
+           summary="sum", reads_nonrelevant=True, nicknames=("all_trec",),
+           reference="_num_nonrel_judged_ret", agrees=_TREC),
+    Family("rbp", "Rank-biased precision", "Gains",
+           "(1 - p) * sum of gain_i * p^(i - 1), p = 0.9 by default; gains outside [0, 1] are "
+           "rescaled to (gain - min) / (max - min), so grades 0-4 count as grade / 4.",
+           params="pairs", defaults=(0.9,), persistence=True, dense=True, since="10.0",
+           nicknames=("all_trec",), reference="_rbp", agrees=("trec_eval", "specification"),
+           note="trec_eval -m ``rbp.p=0.8`` sets p. trec_eval 10.0 only."),
+    Family("rbp_resid", "Rank-biased precision residual", "Gains",
+           "p^n + (1 - p) * the sum of p^(i - 1) over unjudged ranks i: how much RBP could "
+           "rise if every unjudged document were fully relevant; 0 when every ranked document "
+           "is judged.",
+           params="pairs", defaults=(0.9,), persistence=True, gains=False, dense=True,
+           reads_nonrelevant=True,
+           since="10.0", nicknames=("all_trec",), reference="_rbp_resid",
+           agrees=("trec_eval", "specification"), note="trec_eval 10.0 only."),
+    Family("unj", "Unjudged at k", "Ranks",
+           "(documents in the top k that the qrels do not hold, or hold with a negative "
+           "grade) / k, also when fewer than k are ranked.",
+           params="cut", defaults=(5, 10, 20), reads_nonrelevant=True, since="10.0",
+           nicknames=("all_trec",), reference="_unj",
+           agrees=("trec_eval", "specification"),
+           note=_CUT.format("unj", "5, 10, 20") + " trec_eval 10.0 only: pytrec_eval does "
+                "not have it."),
+    # -- qafast's own, named and parameterised as trec_eval's --------------------------------
+    Family("recip_rank_cut", "Reciprocal rank at k", "Ranks",
+           "1 / the rank of the first relevant document within the top k, else 0; "
+           "trec_eval's recip_rank under ``-M k``. Not a trec_eval measure.",
+           params="cut", defaults=(10,), origin="qafast", reference="_recip_rank_cut",
+           names=(qafast("recip_rank@k") + ranx("mrr@k")
+                  + ir("RR@k", "MRR@k") + tm("RetrievalMRR(top_k=k)")),
+           agrees=("ranx", "ir_measures", "torchmetrics", "specification")),
+    Family("ndcg_cut_exp", "nDCG at k with exponential gain", "Gains",
+           "ndcg_cut with the gain 2^grade - 1 (Burges et al.) in the DCG and the ideal DCG. "
+           "Not a trec_eval measure.",
+           params="cut", defaults=(10,), origin="qafast", reference="_ndcg_cut_exp",
+           names=(qafast("ndcg_exp@k", "ndcg_exp")
+                  + ranx("ndcg_burges", "ndcg_burges@k") + ir("nDCG(dcg='exp-log2')@k")),
+           agrees=("ranx", "gdeval", "specification")),
+    # -- the other tools' definitions that no trec_eval measure gives -------------------------
+    Family("hits", "Relevant documents in the top k (a count)", "Precision and recall",
+           "The number of relevant documents in the top k (the whole ranking without a "
+           "cut-off), averaged over queries: ranx's ``hits``, not a hit rate.",
+           params="cut", origin="ranx", reference="_hits", names=ranx("hits", "hits@k"),
+           agrees=("ranx", "specification")),
+    Family("f1", "F1 at k", "Precision and recall",
+           "2PR / (P + R) with P = hits@k / k and R = hits@k / R (k = n without a cut-off); 0 "
+           "when no relevant document is in the top k.",
+           params="cut", origin="ranx", reference="_f1", names=ranx("f1", "f1@k"),
+           agrees=("ranx", "specification"),
+           note="Without a cut-off it equals trec_eval's ``set_F``."),
+    Family("graded_dcg", "DCG and nDCG with a relevance level", "Gains",
+           "ranx's DCG: sum over the top k of gain / log2(rank + 1), the gain being the grade "
+           "(``_burges``: 2^grade - 1) when the grade is at least the level given by ``-lN`` "
+           "(1 by default), else 0; the normalised forms divide by the DCG of the qrels' gains "
+           "sorted best first and cut at k.",
+           params="cut", origin="ranx", level=1, reference="_graded_dcg",
+           names=(ranx("dcg@k", "dcg-lN", x=0)
+                  + ranx("dcg_burges", "dcg_burges@k", x=DCG_EXP)
+                  + ranx("ndcg@k-lN", "ndcg-lN", x=DCG_NORMALISED)
+                  + ranx("ndcg_burges@k-lN", "ndcg_burges-lN", x=DCG_NORMALISED | DCG_EXP)),
+           agrees=("ranx", "specification"),
+           note="Bare ``dcg`` is trec_eval's family; ``ndcg@k`` without ``-lN`` is trec_eval's "
+                "ndcg_cut, which never drops gains below a level."),
+    Family("rbp_graded", "Rank-biased precision on grades", "Gains",
+           "(1 - p) * sum of grade_i * p^(i - 1) over ranked documents whose grade is at "
+           "least the level (``-lN``, 1 by default): the raw grades, which trec_eval's rbp "
+           "rescales.",
+           origin="ranx", level=1, reference="_rbp_graded",
+           names=ranx("rbp.p", "rbp.p-lN", "rbp@p"), agrees=("ranx", "specification")),
+    Family("judged", "Judged share of the top k", "Ranks",
+           "The share of the top min(k, n) ranked documents that the qrels hold, any grade; 0 "
+           "when nothing is ranked.",
+           params="cut", reads_nonrelevant=True, origin="ir_measures", reference="_judged",
+           names=ir("Judged@k", "Judged"), agrees=("ir_measures", "specification"),
+           note="trec_eval's ``unj`` is its complement over k instead of min(k, n)."),
+    Family("err", "Expected reciprocal rank", "Ranks",
+           "The sum over the top k of r_i / i times the probability that no document above "
+           "rank i satisfied the user, where a grade g > 0 satisfies with probability "
+           "r = (2^g - 1) / 16 (grades up to 4, as gdeval.pl of the TREC Web track).",
+           params="cut", origin="ir_measures", max_grade=4, reference="_err",
+           names=ir("ERR@k", "ERR"), agrees=("gdeval", "specification")),
+    Family("query_count", "Queries", "Counts",
+           "1 for each query evaluated; the summary is the number of queries (0 for a qrels "
+           "query missing from the run).",
+           summary="sum", origin="ir_measures", reference="_query_count", names=ir("NumQ"),
+           agrees=("ir_measures", "specification"),
+           note="trec_eval's ``num_q`` is printed by ``qafast trec`` and not returned by "
+                "``evaluate``."),
+)
 
-#: qafast's own @k names (trec_eval definitions): name -> (family with k, family without k)
-_AT_ALIASES = {
-    "hit": ("success", "success"),
-    "ndcg_exp": ("ndcg_cut_exp", "ndcg_cut_exp"),
-    "recip_rank": ("recip_rank_cut", None),
-    "r_precision": (None, "Rprec"),
+BY_NAME: dict[str, Family] = {f.name: f for f in TABLE}
+
+#: the kernel's measure code of each family with a per-query number: the position of the
+#: family whose branch computes it among those with a branch of their own
+_BRANCHES = tuple(f.name for f in TABLE if f.kernel == "")
+CODES: dict[str, int] = {f.name: _BRANCHES.index(f.kernel or f.name) for f in TABLE
+                         if f.kernel is not None}
+
+#: trec_eval's families, in the order it prints them
+TREC_ORDER = tuple(f.name for f in TABLE if f.origin == "trec_eval")
+#: the families named as trec_eval names them (``map``, ``P.5``, ``P_5``): trec_eval's and
+#: qafast's own
+FAMILIES: dict[str, Family] = {f.name: f for f in TABLE if f.origin in ("trec_eval", "qafast")}
+#: trec_eval's nicknames and their families, in trec_eval's order
+NICKNAMES: dict[str, tuple[str, ...]] = {
+    nick: tuple(f.name for f in TABLE if nick in f.nicknames)
+    for nick in ("official", "set", "all_trec")}
+
+#: the families that are not per-query numbers: the command line prints them, evaluate()
+#: does not return them
+TEXT_MEASURES = frozenset(f.name for f in TABLE if f.kernel is None)
+#: the families that read each query's whole ranked grade list
+DENSE = frozenset(f.name for f in TABLE if f.dense)
+#: trec_eval 10.0's families that 9.0.8 (pytrec_eval) lacks
+V10_ONLY = frozenset(f.name for f in TABLE if f.origin == "trec_eval" and f.since == "10.0")
+#: the nicknames as trec_eval 9.0.8 has them
+NICKNAMES_V9 = {nick: tuple(f for f in fams if f not in V10_ONLY)
+                for nick, fams in NICKNAMES.items()}
+
+#: the measure reference's sections, in order
+GROUPS = ("Counts", "Precision and recall", "Sets", "Ranks", "Gains")
+
+#: what each nickname is, for the docs
+NICKNAME_DOCS = {
+    "official": "trec_eval's default set (what ``trec_eval`` prints without ``-m``).",
+    "set": "The set measures: utility, set_P, set_recall, set_relative_P, set_map, set_F and "
+           "the counts.",
+    "all_trec": "Every trec_eval 10.0 measure except dcg and ideal_dcg.",
 }
-#: families whose one cut-off is all there is: "family@k" is family_k (a trec_eval name)
-_CUT_FAMILIES = tuple(f for f, (kind, _) in FAMILIES.items() if kind == "cut")
 
-#: ranx 0.3.21's metric names (ranx.metrics.metric_switch), in its order
-_RANX_NAMES = ("hits", "hit_rate", "precision", "recall", "f1", "r-precision", "mrr", "map",
-               "dcg", "dcg_burges", "ndcg", "ndcg_burges", "bpref", "rbp")
-_RANX = re.compile(r"(hits|hit_rate|precision|recall|f1|r-precision|mrr|map|dcg_burges|dcg|"
-                   r"ndcg_burges|ndcg|bpref)(?:@(\d+))?(?:-l([+-]?\d+))?")
-_RANX_RBP = re.compile(r"rbp[.@](\d+)(?:-l([+-]?\d+))?")
-#: the flags of the graded_dcg family (its float parameter)
-_DCG_EXP, _DCG_NORMALISED = 1, 2
-#: ranx names whose gains are grades: like trec_eval's nDCG, they ignore the evaluation's
-#: relevance level (ranx's default level, 1, applies unless the name has -lN)
-_RANX_GRADED = frozenset({"dcg", "dcg_burges", "ndcg", "ndcg_burges", "rbp"})
-
-#: ir_measures 0.4.3's measures qafast computes: name -> (the parameter @ sets,
-#: {parameter: type}, required parameters)
-# name: (the parameter @k sets, {parameter: type}, required parameters)
-_IR_MEASURES: dict[str, tuple[str, dict[str, type], tuple[str, ...]]] = {
-    "AP": ("cutoff", {"cutoff": int, "rel": int, "judged_only": bool}, ()),
-    "P": ("cutoff", {"cutoff": int, "rel": int, "judged_only": bool}, ("cutoff",)),
-    "R": ("cutoff", {"cutoff": int, "rel": int, "judged_only": bool}, ("cutoff",)),
-    "RR": ("cutoff", {"cutoff": int, "rel": int, "judged_only": bool}, ()),
-    "nDCG": ("cutoff", {"cutoff": int, "dcg": str, "gains": dict, "judged_only": bool}, ()),
-    "Rprec": ("cutoff", {"rel": int, "judged_only": bool}, ()),
-    "Bpref": ("cutoff", {"rel": int}, ()),
-    "infAP": ("cutoff", {"rel": int}, ()),
-    "IPrec": ("recall", {"recall": float, "rel": int, "judged_only": bool}, ("recall",)),
-    "Judged": ("cutoff", {"cutoff": int}, ()),
-    "NumQ": ("cutoff", {}, ()),
-    "NumRel": ("cutoff", {"rel": int}, ()),
-    "NumRet": ("cutoff", {"rel": int}, ()),
-    "SetP": ("cutoff", {"rel": int, "relative": bool, "judged_only": bool}, ()),
-    "SetR": ("cutoff", {"rel": int}, ()),
-    "SetF": ("cutoff", {"rel": int, "beta": float, "judged_only": bool}, ()),
-    "SetAP": ("cutoff", {"rel": int, "judged_only": bool}, ()),
-    "Success": ("cutoff", {"cutoff": int, "rel": int, "judged_only": bool}, ("cutoff",)),
-    "ERR": ("cutoff", {"cutoff": int}, ()),
+#: How agreement is checked: key -> (tool, what is compared, where)
+AGREEMENT = {
+    "trec_eval": ("trec_eval 10.0", ("its own golden outputs reproduced byte for byte by "
+                  "``qafast trec``"), "tests/test_trec_golden.py"),
+    "pytrec_eval": ("pytrec_eval 0.5.11 (trec_eval 9.0.8)", ("every value, query by query, on "
+                    "random tie-heavy runs"), "tests/test_ranking.py"),
+    "ranx": ("ranx 0.3.21", "means on random tie-free graded runs", "tests/test_measure_names.py"),
+    "ir_measures": ("ir_measures 0.4.3", ("means on random tie-free graded runs, missing queries "
+                    "included"), "tests/test_measure_names.py"),
+    "gdeval": ("ir_measures 0.4.3 (gdeval.pl)", ("per-query values to gdeval.pl's 5 printed "
+               "decimals"), "tests/test_measure_names.py"),
+    "torchmetrics": ("torchmetrics 1.9.0", ("means on random tie-free batches, within its "
+                     "float32"), "tests/test_docs_measures.py"),
+    "specification": ("the specification", ("``qafast.reference``, the plain-Python "
+                      "definitions, on random tie-heavy runs"),
+                      "tests/test_ranking_reference.py, tests/test_measure_names.py"),
 }
-#: ir_measures' other names for them: name -> (measure, preset parameters)
-_IR_ALIASES: dict[str, tuple[str, dict[str, Any]]] = {
-    "MAP": ("AP", {}), "Precision": ("P", {}), "Recall": ("R", {}), "MRR": ("RR", {}),
-    "NDCG": ("nDCG", {}), "RPrec": ("Rprec", {}), "BPref": ("Bpref", {}),
-    "NumRelRet": ("NumRet", {"rel": 1}), "SetRelP": ("SetP", {"relative": True}),
-}
-#: ir_measures measures qafast does not compute (diversity, user models, cwl_eval's RBP, ...)
-_IR_OTHERS = frozenset({
-    "Accuracy", "BPM", "Compat", "ERR_IA", "nERR_IA", "alpha_DCG", "α_DCG", "alpha_nDCG",
-    "α_nDCG", "NRBP", "nNRBP", "AP_IA", "MAP_IA", "P_IA", "StRecall", "INST", "INSQ",
-    "NERR8", "NERR9", "NERR10", "NERR11", "SDCG", "RBP",
-})
-_IR_SYNTAX = re.compile(r"([^\W\d]\w*)\s*(\(.*\))?\s*(@.*)?", re.DOTALL)
-
-#: sort rank of the other tools' own families (after trec_eval's; the CLI never sees them)
-_OTHER_RANK = len(TREC_ORDER)
 
 
-def _column(name, family: str, *, k: int = 0, x: float = 0.0, rel: int | None = None,
-            v9: bool = False, tool: str = "trec_eval") -> Column:
-    rank = TREC_ORDER.index(family) if family in TREC_ORDER else _OTHER_RANK
-    if k > _NO_CUTOFF:
-        raise UnknownMeasureError(f"measure {name!r}: the cutoff {k} is too large (at most "
-                                  f"2**62)")
-    if rel is not None and isinstance(rel, int):
-        # above every int32 grade, every level selects the same (no) documents
-        rel = max(min(rel, 2**31), -(2**31))
-    return Column(name, family, k=k, x=x, order=(rank, k or x), rel=rel, v9=v9, tool=tool)
+def kernel_constants() -> str:
+    """The Cython source of what the kernel takes from the table (``setup.py`` writes it to
+    ``_measure_codes.pxi``): a code ``M_<NAME>`` for each family with a branch of its own
+    in ``_one_measure``, and the parameters' constants."""
+    lines = ["# Generated by setup.py from the measure table (_measures.py): do not edit.",
+             "", "# the families' codes, one per branch of _one_measure", "cdef enum:"]
+    lines += [f"    M_{name.upper()} = {CODES[name]}" for name in _BRANCHES]
+    lines += ["", "# k = None: the whole ranking",
+              f"cdef int64_t NO_CUTOFF = {NO_CUTOFF}",
+              "# the flags of graded_dcg, in its float parameter",
+              f"cdef int DCG_EXP = {DCG_EXP}", f"cdef int DCG_NORMALISED = {DCG_NORMALISED}",
+              "# ERR's grade scale: gdeval.pl's $MAX_JUDGMENT (the Python layer refuses higher)",
+              f"cdef double ERR_MAX_GRADE = {float(BY_NAME['err'].max_grade)}"]
+    return "\n".join(lines) + "\n"
 
 
-def _is_ir_measure(obj) -> bool:
-    """An ir_measures measure object, recognised without importing ir_measures."""
-    return (type(obj).__module__.split(".")[0] == "ir_measures"
-            and hasattr(obj, "NAME") and isinstance(getattr(obj, "params", None), dict))
+# --------------------------------------------------------------------------------------------
+# Answer metrics, for the measure reference
 
 
-def _ranx_columns(text: str, s: str) -> list[Column] | None:
-    """ranx's ``name[@k][-lN]`` and ``rbp.p[-lN]`` with ranx's definitions, or None."""
-    m = _RANX_RBP.fullmatch(s)
-    if m:
-        rel: int | None = int(m.group(2)) if m.group(2) is not None else 1
-        return [_column(text, "rbp_graded", x=float("0." + m.group(1)), rel=rel, tool="ranx")]
-    m = _RANX.fullmatch(s)
-    if not m:
-        return None
-    base, at, level = m.groups()
-    k = int(at) if at is not None and int(at) > 0 else None  # ranx: k = 0 is the whole list
-    whole = _NO_CUTOFF if k is None else k
-    rel = int(level) if level is not None else (1 if base in _RANX_GRADED else None)
-    if base == "hits":
-        spec = ("hits", whole, 0.0)
-    elif base == "hit_rate":
-        spec = ("success", whole, 0.0)
-    elif base == "precision":
-        spec = ("set_P", 0, 0.0) if k is None else ("P", k, 0.0)
-    elif base == "recall":
-        spec = ("set_recall", 0, 0.0) if k is None else ("recall", k, 0.0)
-    elif base == "f1":
-        spec = ("f1", whole, 0.0)
-    elif base == "r-precision":
-        spec = ("Rprec", 0, 0.0)  # ranx ignores k
-    elif base == "mrr":
-        spec = ("recip_rank", 0, 0.0) if k is None else ("recip_rank_cut", k, 0.0)
-    elif base == "map":
-        spec = ("map", 0, 0.0) if k is None else ("map_cut", k, 0.0)
-    elif base == "bpref":
-        spec = ("bpref", 0, 0.0)  # ranx ignores k
-    elif base in ("dcg", "dcg_burges"):
-        spec = ("graded_dcg", whole, float(_DCG_EXP if base == "dcg_burges" else 0))
-    elif level is not None:
-        # ranx's -lN drops the gains below N, which trec_eval's nDCG never does
-        spec = ("graded_dcg", whole,
-                float(_DCG_NORMALISED | (_DCG_EXP if base == "ndcg_burges" else 0)))
-    elif base == "ndcg":
-        spec = ("ndcg", 0, 0.0) if k is None else ("ndcg_cut", k, 0.0)
-    else:
-        spec = ("ndcg_cut_exp", whole, 0.0)
-    family, k, x = spec
-    return [_column(text, family, k=k, x=x, rel=rel, tool="ranx")]
+@dataclass(frozen=True)
+class AnswerMetric:
+    """An answer metric (or a family of them) outside the ranking kernels."""
+
+    name: str
+    api: str
+    definition: str
+    reference: str
+    checked: str
 
 
-def _ir_parse(s: str) -> tuple[str, dict[str, Any]] | None:
-    """(measure name, parameters) of an ir_measures string such as ``P(rel=2)@5``, or None
-    when it is not one."""
-    m = _IR_SYNTAX.fullmatch(s)
-    if not m or (m.group(1) not in _IR_MEASURES and m.group(1) not in _IR_ALIASES
-                 and m.group(1) not in _IR_OTHERS):
-        return None
-    import ast
-
-    try:
-        node = ast.parse(s, mode="eval").body
-        params: dict = {}
-        at = None
-        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.MatMult):
-            at = ast.literal_eval(node.right)
-            node = node.left
-        if isinstance(node, ast.Call):
-            if node.args or any(kw.arg is None for kw in node.keywords):
-                raise InputError("parameters must be named")
-            params = {kw.arg: ast.literal_eval(kw.value) for kw in node.keywords}
-            node = node.func
-        if not isinstance(node, ast.Name):
-            raise InputError("not a measure")
-    except (SyntaxError, ValueError):
-        # not ir_measures' Name(param=value, ...)@cutoff
-        raise UnknownMeasureError(_unknown(s)) from None
-    name = node.id
-    if at is not None:
-        base = _IR_ALIASES.get(name, (name, {}))[0]
-        params[_IR_MEASURES[base][0] if base in _IR_MEASURES else "cutoff"] = at
-    return name, params
-
-
-def _ir_columns(name: str, params: dict, key: str) -> list[Column]:
-    """The column of ir_measures' measure ``name`` with ``params``, output under ``key``."""
-    base, preset = _IR_ALIASES.get(name, (name, {}))
-    if base in _IR_OTHERS:
-        raise UnknownMeasureError(
-            f"measure {key!r}: ir_measures' {base} is not one qafast computes; it computes "
-            f"{', '.join(_IR_MEASURES)}")
-    _, types, required = _IR_MEASURES[base]
-    params = {**preset, **params}
-    for p, v in params.items():
-        want = types.get(p)
-        if want is None:
-            raise UnknownMeasureError(
-                f"measure {key!r}: {base} takes no parameter {p!r} (it takes "
-                f"{', '.join(types) or 'none'})")
-        ok = (isinstance(v, (int, float)) and not isinstance(v, bool) if want is float
-              else isinstance(v, want) and (want is bool or not isinstance(v, bool)))
-        if not ok:
-            article = "an" if want is int else "a"
-            raise UnknownMeasureError(
-                f"measure {key!r}: {p}={v!r} is not {article} {want.__name__}")
-    for p in required:
-        if p not in params:
-            raise UnknownMeasureError(
-                f"measure {key!r}: {base} needs {'a cutoff' if p == 'cutoff' else p}, "
-                f"e.g. {base}@{'10' if p == 'cutoff' else '0.5'}")
-    if params.get("judged_only"):
-        raise UnknownMeasureError(
-            f"measure {key!r}: judged_only applies to the whole evaluation in qafast; pass "
-            "judged_only=True to evaluate")
-    if "gains" in params:
-        raise UnknownMeasureError(
-            f"measure {key!r}: custom gains are not supported here; trec_eval's "
-            "ndcg.<grade>=<gain> sets them for nDCG without a cutoff")
-    cutoff = params.get("cutoff")
-    if cutoff is not None and cutoff <= 0:
-        raise UnknownMeasureError(f"measure {key!r}: the cutoff must be positive")
-    rel = params.get("rel")
-    whole = _NO_CUTOFF if cutoff is None else cutoff
-
-    def col(family, k=0, x=0.0, v9=False):
-        return [_column(key, family, k=k, x=x, rel=rel, v9=v9, tool="ir_measures")]
-
-    if base == "AP":
-        return col("map") if cutoff is None else col("map_cut", cutoff)
-    if base == "P":
-        return col("P", cutoff)
-    if base == "R":
-        return col("recall", cutoff)
-    if base == "RR":
-        return col("recip_rank") if cutoff is None else col("recip_rank_cut", cutoff)
-    if base == "nDCG":
-        dcg = params.get("dcg", "log2")
-        if dcg == "exp-log2":
-            return col("ndcg_cut_exp", whole)
-        if dcg != "log2":
-            raise UnknownMeasureError(f"measure {key!r}: dcg must be 'log2' or 'exp-log2'")
-        return col("ndcg") if cutoff is None else col("ndcg_cut", cutoff)
-    if base == "Rprec":
-        return col("Rprec")
-    if base == "Bpref":
-        return col("bpref")
-    if base == "infAP":
-        return col("infAP")
-    if base == "IPrec":
-        # pytrec_eval computes it: trec_eval 9.0.8's recall cut points
-        return col("iprec_at_recall", x=float(params["recall"]), v9=True)
-    if base == "Judged":
-        return col("judged", whole)
-    if base == "NumQ":
-        return col("query_count")
-    if base == "NumRel":
-        return col("num_rel")
-    if base == "NumRet":
-        return col("num_ret") if rel is None else col("num_rel_ret")
-    if base == "SetP":
-        return col("set_relative_P" if params.get("relative") else "set_P")
-    if base == "SetR":
-        return col("set_recall")
-    if base == "SetF":
-        # ir_measures hands beta to trec_eval's set_F, whose parameter multiplies P
-        return col("set_F", x=float(params.get("beta", 1.0)))
-    if base == "SetAP":
-        return col("set_map")
-    if base == "Success":
-        return col("success", cutoff)
-    return col("err", whole)  # ERR
-
-
-def _own_columns(text: str, s: str) -> list[Column] | None:
-    """qafast's own @k names and ``family@k`` for trec_eval's cut-off families, or None."""
-    name, at, k_text = s.partition("@")
-    if at and not re.fullmatch(r"\d+", k_text):
-        return None
-    if name in _AT_ALIASES:
-        family = _AT_ALIASES[name][0 if at else 1]
-        if family is None:
-            raise UnknownMeasureError(
-                f"measure {text!r} needs a cutoff, e.g. {name}@10" if not at
-                else f"measure {text!r}: {name} takes no cutoff")
-    elif at and name in _CUT_FAMILIES:
-        family = name
-    else:
-        return None
-    if not at:
-        k = _NO_CUTOFF if FAMILIES[family][0] == "cut" else 0
-        return [_column(text, family, k=k)]
-    k = int(k_text)
-    if k <= 0:
-        raise UnknownMeasureError(f"measure {text!r}: the cutoff must be positive")
-    return [_column(text, family, k=k)]
-
-
-def parse_measure(text, *, version: str = "10.0") -> list[Column]:
-    """Columns for one measure request (see :func:`parse_measures`)."""
-    if _is_ir_measure(text):
-        return _ir_columns(text.NAME, dict(text.params), text)
-    if not isinstance(text, str):
-        raise InputTypeError(f"a measure name must be a str, not {type(text).__name__}: {text!r}")
-    s = text.strip()
-    nick = NICKNAMES_V9 if version == "9.0.8" else NICKNAMES
-    if s in nick:
-        cols: list[Column] = []
-        for fam in nick[s]:
-            cols.extend(_columns_for(fam, None, s))
-        return cols
-    if s in FAMILIES:  # trec_eval's names come first: "map", "recall", "ndcg" are theirs
-        return _columns_for(s, None, text)
-    parsed = _ir_parse(s)
-    if parsed is not None:
-        return _ir_columns(*parsed, text)
-    for other in (_ranx_columns, _own_columns):
-        found = other(text, s)
-        if found is not None:
-            return found
-    # trec_eval -m style: family.params
-    fam, dot, params = s.partition(".")
-    if dot and fam in FAMILIES:
-        return _columns_for(fam, params, text)
-    # trec_eval printed names: P_5, iprec_at_recall_0.10, ndcg_1=3,2=9, utility_2,-1,0,0
-    for fam in sorted(FAMILIES, key=len, reverse=True):
-        if s.startswith(fam + "_") and len(s) > len(fam) + 1:
-            cols = _columns_for(fam, s[len(fam) + 1:], text)
-            if len(cols) == 1:
-                return [Column(s, cols[0].family, cols[0].k, cols[0].x, cols[0].keys,
-                               cols[0].values, cols[0].order)]
-    raise UnknownMeasureError(_unknown(text))
-
-
-def _known_names() -> dict[str, bool]:
-    """Every measure name a user may type, without parameters: name -> takes a cutoff."""
-    names: dict[str, bool] = {}
-    for fam, (kind, _) in FAMILIES.items():
-        names[fam] = kind == "cut"
-    for nick in NICKNAMES:
-        names[nick] = False
-    for name in _RANX_NAMES:
-        names[name] = name not in ("r-precision", "bpref", "rbp")
-    for name, (family, _) in _AT_ALIASES.items():
-        names[name] = family is not None
-    for name in (*_IR_MEASURES, *_IR_ALIASES):
-        base = _IR_ALIASES.get(name, (name, {}))[0]
-        names[name] = "cutoff" in _IR_MEASURES[base][1] or base == "IPrec"
-    return names
-
-
-def _unknown(text) -> str:
-    import difflib
-
-    s = str(text).strip()
-    base, at, k = s.partition("@")
-    base = base.partition("(")[0].strip()
-    names = _known_names()
-    by_lower: dict[str, list[str]] = {}
-    for name in names:
-        by_lower.setdefault(name.lower(), []).append(name)
-    close = difflib.get_close_matches(base.lower(), list(by_lower), n=4, cutoff=0.6)
-    suggestions = []
-    for low in close:
-        for name in by_lower[low]:
-            suggestions.append(f"{name}@{k if k.isdigit() else 10}" if at and names[name]
-                               else name)
-    hint = f" (did you mean {', '.join(suggestions)}?)" if suggestions else ""
-    return (f"unknown measure {text!r}{hint}. Measures are named as trec_eval (P_10, "
-            f"ndcg_cut.10, map), ranx (ndcg@10, hits@10, mrr@10, map@100, rbp.95) or "
-            f"ir_measures (nDCG@10, P(rel=2)@5, RR@10, Judged@10) names them, or by a "
-            f"nickname (all_trec, official, set)")
-
-
-def parse_measures(measures, *, version: str = "10.0") -> list[Column]:
-    """Columns for a measure request: one name or an iterable of names.
-
-    A name is trec_eval's (``map``, ``P_5``, ``ndcg_cut.10,20``, ``all_trec``), ranx's
-    (``ndcg@10``, ``hits@10``, ``map@100-l2``, ``rbp.95``), ir_measures' (``nDCG@10``,
-    ``P(rel=2)@5``, ``RR@10``, or an ir_measures measure object) or qafast's own
-    (``hit@10``, ``ndcg_exp@10``); each means what its tool computes. Duplicated output
-    names keep their first occurrence. A family named twice in trec_eval form (``P.5`` then
-    ``P.10``) yields both sets of columns.
-    """
-    if isinstance(measures, str) or _is_ir_measure(measures):
-        measures = [measures]
-    try:
-        items = list(measures)
-    except TypeError:
-        raise InputTypeError("measures must be a str or an iterable of str, not "
-                             f"{type(measures).__name__}") from None
-    if not items:
-        raise InputError("no measure requested")
-    seen: dict = {}
-    for item in items:
-        for col in parse_measure(item, version=version):
-            if version == "9.0.8" and col.family in V10_ONLY:
-                raise UnknownMeasureError(
-                    f"measure {item!r} does not exist in trec_eval 9.0.8 (pytrec_eval)")
-            seen.setdefault(col.name, col)
-    return list(seen.values())
-
-
-def trec_columns(requests: list[str] | None, *, version: str = "10.0") -> list[Column]:
-    """Columns for trec_eval's ``-m`` options, with trec_eval's own rules.
-
-    Each request marks a family (or a nickname's families). ``family.params`` also gives that
-    family parameters; as in trec_eval, the first parameters given for a family are the ones
-    used (``-m P.5 -m P.10`` yields ``P_5`` alone), and a nickname's are ignored. Columns come
-    out in trec_eval's measure order, so ``-m all_trec -m relstring.20`` yields one
-    ``relstring_20`` column.
-
-    A request that is not trec_eval's syntax (the name before its first ``.`` is neither a
-    trec_eval measure nor a nickname), such as ``ndcg@10``, ``mrr@10`` or ``P_5``, is read as
-    :func:`evaluate` reads it (:func:`parse_measure`); with ``version="10.0"`` those columns
-    follow trec_eval's, in request order, a column whose name is already there left out.
-    """
-    marked: dict[str, str | None] = {}
-    others: list[Column] = []
-    nick = NICKNAMES_V9 if version == "9.0.8" else NICKNAMES
-    trec_families = TREC_ORDER[:TREC_ORDER.index("unj") + 1]
-    for req in requests or ["official"]:
-        fam, dot, params = req.partition(".")
-        if fam in nick or fam in trec_families:
-            if dot and not params:
-                raise UnknownMeasureError(f"measure {req!r}: empty parameter list")
-            for f in nick.get(fam, (fam,)):
-                marked.setdefault(f, None)
-            if dot and fam not in nick and marked[fam] is None:
-                marked[fam] = params
-        elif version == "10.0":
-            others.extend(parse_measure(req))
-        else:
-            raise UnknownMeasureError(f"illegal measure {req!r}: trec_eval measures are "
-                                      f"{', '.join(trec_families)} "
-                                      f"and the nicknames {', '.join(nick)}")
-    cols: list[Column] = []
-    for fam in TREC_ORDER:
-        if fam in marked:
-            cols.extend(_columns_for(fam, marked[fam], fam))
-    names = {c.name for c in cols}
-    for c in others:
-        if c.name not in names:
-            names.add(c.name)
-            cols.append(c)
-    return cols
-
-
-def column_groups(columns: list[Column], relevance_level: int, v9: bool = False
-                  ) -> dict[tuple[int, bool], list[int]]:
-    """Column indices by the (relevance level, 9.0.8 recall rounding) they are measured at.
-
-    A column may set its own level (ranx's ``-lN``, ir_measures' ``rel=``) or ask for
-    trec_eval 9.0.8's recall cut points (ir_measures' ``IPrec``, computed by pytrec_eval):
-    the measure kernels take one setting per call, so callers make one call per group.
-    """
-    groups: dict[tuple[int, bool], list[int]] = {}
-    for j, c in enumerate(columns):
-        setting = (relevance_level if c.rel is None else c.rel, v9 or c.v9)
-        groups.setdefault(setting, []).append(j)
-    return groups
-
-
-def kernel_arrays(columns: list[Column]) -> tuple[np.ndarray, np.ndarray, np.ndarray,
-                                                  np.ndarray, np.ndarray, np.ndarray]:
-    """The measure kernels' per-column arrays: codes, integer parameters, float parameters,
-    and the CSR (offsets, keys, values) of gain maps and coefficient lists."""
-    m = len(columns)
-    codes = np.array([c.code for c in columns], dtype=np.int32)
-    kparams = np.array([min(c.k, _NO_CUTOFF) for c in columns], dtype=np.int64)
-    fparams = np.array([c.x for c in columns], dtype=np.float64)
-    loffs = np.zeros(m + 1, dtype=np.int64)
-    lkeys: list[int] = []
-    lvals: list[float] = []
-    for i, c in enumerate(columns):
-        if c.family in ("utility", "11pt_avg"):
-            lkeys.extend([0] * len(c.values))
-            lvals.extend(c.values)
-        elif c.keys:
-            lkeys.extend(c.keys)
-            lvals.extend(c.values)
-        loffs[i + 1] = len(lkeys)
-    return (codes, kparams, fparams, loffs, np.array(lkeys, dtype=np.int64),
-            np.array(lvals, dtype=np.float64))
+ANSWERS = (
+    AnswerMetric(
+        "Exact match", ":func:`qafast.exact_match`, :class:`qafast.AnswerMetrics`",
+        "1 when the normalised prediction equals a normalised gold answer, the best over the "
+        "gold answers; SQuAD's normaliser lowercases and drops punctuation, articles and extra "
+        "whitespace.",
+        "The official SQuAD v1.1 and v2.0 scripts; MLQA's per-language, CMRC 2018's and DRCD's "
+        "normalisers; PIAF's.",
+        "The plain-Python specification against values worked out from the scripts' rules "
+        "(tests/test_answers_reference.py); the kernels against the specification on random "
+        "Unicode text and every code point (tests/test_answers.py, "
+        "tests/test_answers_unicode.py)."),
+    AnswerMetric(
+        "F1", ":func:`qafast.f1`, :func:`qafast.exact_match_and_f1`, "
+        ":class:`qafast.AnswerMetrics`",
+        "The harmonic mean of token precision and recall between the normalised prediction and "
+        "a gold answer, the best over the gold answers; ``unit='char'`` counts characters and "
+        "``unit='cmrc'`` the longest common substring; ``empty_rule`` picks SQuAD v1.1's or "
+        "v2.0's treatment of empty answers.",
+        "As for exact match.",
+        "As for exact match."),
+    AnswerMetric(
+        "SQuAD report", ":func:`qafast.squad`, ``qafast squad``",
+        "The official scripts' output: ``exact_match`` and ``f1`` for v1.1; for v2.0 also "
+        "``HasAns_*``/``NoAns_*``, the no-answer threshold search (``best_*``) and the "
+        "precision-recall APs (``pr_*``), on a 0-100 scale.",
+        "The official SQuAD v1.1 and v2.0 evaluation scripts; Hugging Face evaluate's "
+        "``squad`` and ``squad_v2``.",
+        "The v2.0 script's own output on test files (tests/test_squad_exact.py), Hugging Face "
+        "evaluate's documented examples (tests/test_squad_hf.py), the specification on random "
+        "datasets (tests/test_squad_reference.py)."),
+    AnswerMetric(
+        "Factoid QA and BioASQ Phase B", ":func:`qafast.evaluate_factoid`, "
+        ":func:`qafast.evaluate_bioasq`, ``qafast bioasq``",
+        "Factoid strict accuracy (first answer right), lenient accuracy (a right answer in "
+        "the top k) and MRR; list precision, recall and F-measure; yes/no accuracy and macro "
+        "F1.",
+        "The BioASQ Evaluation-Measures tool (Java), Phase B.",
+        "The tool's printed output on odd inputs (tests/test_factoid.py), the specification "
+        "on random documents."),
+    AnswerMetric(
+        "Answer-sentence selection (NLPCC-DBQA)", ":func:`qafast.evaluate_dbqa`, "
+        "``qafast dbqa``",
+        "MRR and MAP of each question's candidate sentences ranked by score (ties keep the "
+        "input order), Accuracy@N and averaged F1 at a score threshold.",
+        "The NLPCC-DBQA task definition.",
+        "Its worked example, the kernels against the specification (tests/test_dbqa.py)."),
+    AnswerMetric(
+        "Open-ended commonsense answers (OpenCSR)", ":func:`qafast.evaluate_concepts`, "
+        ":func:`qafast.hit_at_k`, :func:`qafast.recall_at_k`, ``qafast opencsr``",
+        "Hit@K (a gold concept among the top K predicted) and Rec@K (the share of gold "
+        "concepts among them); ``drfact=True`` counts K + 1 concepts as the published script "
+        "does.",
+        "The published OpenCSR / DrFact evaluation script.",
+        "Values by hand, a transcription of the script's logic and the specification "
+        "(tests/test_concepts.py)."),
+    AnswerMetric(
+        "Event mentions in tweets", ":func:`qafast.event_mention_score`, "
+        ":func:`qafast.tweet_score`, :func:`qafast.tw_events_score`, ``qafast events``",
+        "The F1 of one label's tokens; a tweet's F1 over labels, each label counting its "
+        "mention score as a true positive; the corpus mean of tweet scores.",
+        "The definition's worked examples.",
+        "Those examples and the specification (tests/test_events.py)."),
+    AnswerMetric(
+        "Average precision from curves", ":func:`qafast.average_precision`, "
+        ":func:`qafast.threshold_average_precision`, :func:`qafast.precision_recall_curve`, "
+        "``qafast ap``",
+        "``step``: the sum of precision times the recall increase at each distinct score; "
+        "``voc``: PASCAL VOC's all-point interpolated AP (VOC2010 on); ``voc11``: VOC2007's "
+        "mean interpolated precision at 11 recall points; ``coco``: COCO's, at 101 points.",
+        "scikit-learn's ``average_precision_score`` (``step``); PASCAL VOC's and pycocotools' "
+        "evaluation code.",
+        "scikit-learn to the last bit; VOC and COCO against their steps transcribed in numpy "
+        "(tests/test_curves.py)."),
+)

@@ -35,60 +35,9 @@ cdef enum:
     NONPOOL = -1     # retrieved, absent from the query's qrels
     UNJUDGED = -2    # retrieved, in the qrels with a negative grade ("in pool, not judged")
 
-# Measure codes; keep in step with ranking._MEASURE_CODES.
-cdef enum:
-    M_NUM_RET = 0
-    M_NUM_REL = 1
-    M_NUM_REL_RET = 2
-    M_NUM_NONREL_JUDGED_RET = 3
-    M_MAP = 4
-    M_RPREC = 5
-    M_BPREF = 6
-    M_RECIP_RANK = 7
-    M_IPREC_AT_RECALL = 8
-    M_P = 9
-    M_RECALL = 10
-    M_INFAP = 11
-    M_RPREC_MULT = 12
-    M_UTILITY = 13
-    M_11PT_AVG = 14
-    M_BING = 15
-    M_G = 16
-    M_DCG = 17
-    M_IDEAL_DCG = 18
-    M_NDCG = 19
-    M_NDCG_REL = 20
-    M_RNDCG = 21
-    M_NDCG_CUT = 22
-    M_MAP_CUT = 23
-    M_RELATIVE_P = 24
-    M_SUCCESS = 25
-    M_SET_P = 26
-    M_SET_RELATIVE_P = 27
-    M_SET_RECALL = 28
-    M_SET_MAP = 29
-    M_SET_F = 30
-    M_RBP = 31
-    M_RBP_RESID = 32
-    M_UNJ = 33
-    M_RECIP_RANK_CUT = 34
-    M_NDCG_CUT_EXP = 35
-    # the definitions of ranx and ir_measures that no trec_eval measure gives
-    M_HITS = 36
-    M_F1 = 37
-    M_DCG_CUT = 38
-    M_RBP_GRADED = 39
-    M_JUDGED = 40
-    M_ERR = 41
-    M_QUERY_COUNT = 42
-
-# "no cut-off" (k = None): the measures that read k as the whole ranking get this
-cdef int64_t NO_CUTOFF = 4611686018427387904   # 2**62, _measures._NO_CUTOFF
-# flags of M_DCG_CUT, in its float parameter
-cdef int DCG_EXP_GAIN = 1
-cdef int DCG_NORMALISED = 2
-# ERR's grade scale: gdeval.pl's $MAX_JUDGMENT (the Python layer refuses higher grades)
-cdef double ERR_MAX_GRADE = 4.0
+# The measure codes (M_<FAMILY>), NO_CUTOFF, the DCG flags and ERR's grade scale come from the
+# measure table (_measures.py): setup.py writes them to _measure_codes.pxi.
+include "_measure_codes.pxi"
 
 # trec_eval's INFAP_EPSILON (trec_eval.h)
 cdef double INFAP_EPSILON = 0.00001
@@ -1050,7 +999,7 @@ cdef double _one_measure(const Query* q, int code, int64_t k, double x,
         return <double>_rel_in_top(q, k)
     elif code == M_F1:
         return _f1_at(q, k)
-    elif code == M_DCG_CUT:
+    elif code == M_GRADED_DCG:
         return _graded_dcg(q, k, <int>x)
     elif code == M_RBP_GRADED:
         return _rbp_graded(q, x)
@@ -1101,7 +1050,7 @@ cdef double _graded_dcg(const Query* q, int64_t k, int flags) noexcept nogil:
     a document is its grade (or 2**grade - 1) when the grade is at least the relevance level
     (and 1), else 0; discount log2(rank + 1) over the top k; the ideal list is the qrels'
     gains, best first, cut at k. Normalised: 0 when the ideal is 0."""
-    cdef bint exp_gain = (flags & DCG_EXP_GAIN) != 0
+    cdef bint exp_gain = (flags & DCG_EXP) != 0
     cdef int64_t t = q.L if q.L > 1 else 1
     cdef double dcg = 0.0, idcg = 0.0
     cdef int64_t i, lvl, cnt

@@ -32,7 +32,7 @@ from typing import IO, Any, Sequence
 import numpy as np
 
 from . import _kernels
-from ._measures import Column
+from ._measure_parser import Column
 from .ranking import (
     Qrels,
     Run,

@@ -18,11 +18,13 @@ import os
 import sys
 import warnings
 
-from ._measures import TEXT_MEASURES, UnknownMeasureError, trec_columns
+from ._measure_parser import UnknownMeasureError, trec_columns
+from ._measures import TABLE, TEXT_MEASURES
 from .ranking import Qrels, Run, _summaries
 from .ranking import _workers as _cores
 
-_COUNTS = frozenset({"num_q", "num_ret", "num_rel", "num_rel_ret", "num_nonrel_judged_ret"})
+#: trec_eval's counts, which it prints as integers
+_COUNTS = frozenset(f.name for f in TABLE if f.summary == "sum" and f.origin == "trec_eval")
 
 
 def _trec_parser(sub) -> None:

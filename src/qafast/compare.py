@@ -34,7 +34,8 @@ import numpy as np
 
 from . import _distributions as dist
 from . import _kernels
-from ._measures import TEXT_MEASURES, parse_measures
+from ._measure_parser import parse_measures
+from ._measures import TEXT_MEASURES
 from .errors import InputError, InputTypeError, in_context
 from .ranking import _as_qrels, _check_options, _per_query_values, _pool, _summaries, _workers
 

@@ -13,7 +13,8 @@ import warnings
 from collections import defaultdict
 from typing import Iterable, Mapping
 
-from ._measures import FAMILIES, NICKNAMES_V9, TREC_ORDER, Column, UnknownMeasureError, _columns_for
+from ._measure_parser import Column, UnknownMeasureError, columns_for
+from ._measures import FAMILIES, NICKNAMES_V9, TREC_ORDER, V10_ONLY
 from .errors import InputError, InputTypeError
 from .ranking import Qrels, _as_run, _Evaluation
 
@@ -21,13 +22,7 @@ __all__ = ["RelevanceEvaluator", "compute_aggregated_measure", "parse_qrel", "pa
            "supported_measures", "supported_nicknames"]
 
 #: The measure families pytrec_eval supports (trec_eval 9.0.8's).
-supported_measures = frozenset({
-    "11pt_avg", "G", "P", "Rndcg", "Rprec", "Rprec_mult", "binG", "bpref", "gm_bpref", "gm_map",
-    "infAP", "iprec_at_recall", "map", "map_cut", "ndcg", "ndcg_cut", "ndcg_rel",
-    "num_nonrel_judged_ret", "num_q", "num_rel", "num_rel_ret", "num_ret", "recall",
-    "recip_rank", "relative_P", "relstring", "runid", "set_F", "set_P", "set_map", "set_recall",
-    "set_relative_P", "success", "utility",
-})
+supported_measures = frozenset(TREC_ORDER) - V10_ONLY
 supported_nicknames = frozenset({"official", "set", "all_trec"})
 
 # pytrec_eval reports these per query with placeholder values
@@ -74,20 +69,19 @@ def _columns_v9(requests: dict[str, list[str]]) -> tuple[list[Column], dict[str,
         if fam not in requests:
             continue
         params = requests[fam]
-        kind = FAMILIES[fam][0]
-        rank = TREC_ORDER.index(fam)
+        kind = FAMILIES[fam].params
         joined = ",".join(params)
         if fam in _PLACEHOLDERS:
             fixed[fam] = _PLACEHOLDERS[fam]
-            columns.append(Column(fam, fam, order=(rank, 0)))
+            columns.append(Column(fam, fam))
         elif not params or kind == "none":
-            columns.extend(_columns_for(fam, None, fam))  # a parameter of map etc. is ignored
+            columns.extend(columns_for(fam, None, fam))  # a parameter of map etc. is ignored
         elif kind == "cut":
             # trec_eval 9.0.8 aborts (and pytrec_eval with it) on a repeated or non-positive
             # cutoff: refused here with a message instead
-            columns.extend(_columns_for(fam, joined, f"{fam}.{joined}"))
+            columns.extend(columns_for(fam, joined, f"{fam}.{joined}"))
         elif kind == "fcut":
-            cols = _columns_for(fam, joined, f"{fam}.{joined}")
+            cols = columns_for(fam, joined, f"{fam}.{joined}")
             if len({c.x for c in cols}) != len(cols):
                 raise UnknownMeasureError(
                     f"measure {fam}.{joined}: a cutoff is repeated (pytrec_eval aborts)")
@@ -103,12 +97,12 @@ def _columns_v9(requests: dict[str, list[str]]) -> tuple[list[Column], dict[str,
                 "ones); like pytrec_eval, every utility value is 0.0", RuntimeWarning,
                 stacklevel=3)
             fixed[fam] = 0.0
-            columns.append(Column(fam, fam, order=(rank, 0)))
+            columns.append(Column(fam, fam))
         else:
             values = tuple(float(p) for p in params)
             # set_F takes its first parameter, in pytrec_eval's string order
-            columns.append(Column(fam, fam, x=values[0] if fam == "set_F" else 0.0,
-                                  values=values, order=(rank, 0)))
+            columns.append(Column(fam, fam, x=values[0] if FAMILIES[fam].arity == 1 else 0.0,
+                                  values=values))
     return columns, fixed
 
 
@@ -147,7 +141,7 @@ class RelevanceEvaluator:
             columns, self._fixed = _columns_v9(_combine_measures(measures))
         except UnknownMeasureError as e:
             raise InputError(str(e)) from None
-        self._columns = sorted(columns, key=lambda c: c.order)
+        self._columns = columns  # in trec_eval's order, each family's parameters sorted
         self._numeric = [c for c in self._columns if c.name not in self._fixed]
         if not isinstance(query_relevance, Mapping):
             raise InputTypeError("query_relevance must be a dict {query_id: {doc_id: grade}}")

@@ -447,8 +447,9 @@ def _with_missing(qrels, ids, values, columns, options):
 
 
 def _setup(qrels, measures, relevance_level, judged_only, max_docs, queries):
-    from ._measures import TEXT_MEASURES, parse_measures
-    from .ranking import _as_qrels, _check_err_grades, _check_options
+    from ._measure_parser import parse_measures
+    from ._measures import TEXT_MEASURES
+    from .ranking import _as_qrels, _check_max_grades, _check_options
 
     _check_options(relevance_level, judged_only, max_docs)
     if queries not in ("run", "qrels"):
@@ -457,8 +458,7 @@ def _setup(qrels, measures, relevance_level, judged_only, max_docs, queries):
     if not columns:
         raise InputError(f"measures {measures!r}: none of them is a per-query number")
     qrels = _as_qrels(qrels)
-    if any(c.family == "err" for c in columns):
-        _check_err_grades(qrels)
+    _check_max_grades(qrels, columns)
     options = dict(relevance_level=int(relevance_level), judged_only=bool(judged_only),
                    max_docs=max_docs, workers=1)
     return qrels, columns, options

@@ -20,27 +20,15 @@ from typing import Any, Iterable, Literal, Mapping, overload
 import numpy as np
 
 from . import _exactsum, _kernels
-from ._measures import (
-    _NO_CUTOFF,
-    DENSE,
-    TEXT_MEASURES,
-    Column,
-    column_groups,
-    kernel_arrays,
-    parse_measures,
-)
+from ._measure_parser import Column, column_groups, kernel_arrays, parse_measures
+from ._measures import BY_NAME, DENSE, FAMILIES, NO_CUTOFF, TEXT_MEASURES
 from .errors import InputError, InputTypeError
 
 __all__ = ["MEASURE_FAMILIES", "Qrels", "Run", "evaluate", "evaluate_runs"]
 
-#: Measure families :func:`evaluate` accepts (trec_eval 10.0's, plus qafast's own).
-MEASURE_FAMILIES = frozenset({
-    "num_ret", "num_rel", "num_rel_ret", "num_nonrel_judged_ret", "map", "gm_map", "Rprec",
-    "bpref", "gm_bpref", "recip_rank", "iprec_at_recall", "P", "recall", "infAP", "Rprec_mult",
-    "utility", "11pt_avg", "binG", "G", "dcg", "ideal_dcg", "ndcg", "ndcg_rel", "Rndcg",
-    "ndcg_cut", "map_cut", "relative_P", "success", "set_P", "set_relative_P", "set_recall",
-    "set_map", "set_F", "rbp", "rbp_resid", "unj", "recip_rank_cut", "ndcg_cut_exp",
-})
+#: Measure families :func:`evaluate` accepts by their trec_eval-style names (trec_eval
+#: 10.0's, plus qafast's own).
+MEASURE_FAMILIES = frozenset(FAMILIES) - TEXT_MEASURES
 
 _EMPTY_I64 = np.zeros(0, dtype=np.int64)
 _EMPTY_U8 = np.zeros(0, dtype=np.uint8)
@@ -885,7 +873,7 @@ class _Evaluation:
         scores = run.values
         if float32_scores:
             scores = scores.astype(np.float32).astype(np.float64)
-        md = 0 if max_docs is None else min(int(max_docs), _NO_CUTOFF)
+        md = 0 if max_docs is None else min(int(max_docs), NO_CUTOFF)
         run_tables = run.kernel_args()
         run_tiekeys = run.tiekeys if run.tiekeys is not None else _EMPTY_I64
         qrels_tables = qrels.kernel_args()
@@ -991,15 +979,18 @@ class _Evaluation:
         return "".join(chars)
 
 
-def _check_err_grades(qrels: Qrels) -> None:
-    """ERR, as gdeval.pl defines it, takes grades up to 4 (its stopping probabilities are
-    (2**grade - 1) / 16)."""
-    if len(qrels.values) and int(qrels.values.max()) > 4:
-        i = int(np.argmax(qrels.values))
-        q = qrels.query_ids[int(np.searchsorted(qrels.offsets, i, side="right")) - 1]
-        raise InputError(f"{qrels.where(i)}: query {q!r}, document {qrels.doc_id(i)!r}: grade "
-                         f"{int(qrels.values[i])} is above 4, the highest grade ERR takes "
-                         "(gdeval.pl's scale)")
+def _check_max_grades(qrels: Qrels, columns: list[Column]) -> None:
+    """A family with a grade scale of its own (ERR, as gdeval.pl defines it, takes grades up
+    to 4: its stopping probabilities are (2**grade - 1) / 16) refuses a higher grade."""
+    scales = {BY_NAME[c.family].max_grade for c in columns} - {None}
+    if not scales or not len(qrels.values) or int(qrels.values.max()) <= min(scales):
+        return
+    row = next(BY_NAME[c.family] for c in columns if BY_NAME[c.family].max_grade == min(scales))
+    i = int(np.argmax(qrels.values))
+    q = qrels.query_ids[int(np.searchsorted(qrels.offsets, i, side="right")) - 1]
+    raise InputError(f"{qrels.where(i)}: query {q!r}, document {qrels.doc_id(i)!r}: grade "
+                     f"{int(qrels.values[i])} is above {row.max_grade}, the highest grade "
+                     f"{row.title} ({row.name}) takes")
 
 
 # entries per chunk of a run dict evaluated as it is encoded (about 10 MB of buffers)
@@ -1276,11 +1267,10 @@ def evaluate(qrels: Any, run: Any, measures: str | Iterable[str], *, relevance_l
         raise InputError(f"measures {measures!r}: none of them is a per-query number "
                          "(runid, num_q and relstring are printed by the qafast trec command)")
     qrels = _as_qrels(qrels, workers)
-    if any(c.family == "err" for c in columns):
-        _check_err_grades(qrels)
+    _check_max_grades(qrels, columns)
     options = dict(relevance_level=min(int(relevance_level), _LEVEL_CEILING),
                    judged_only=bool(judged_only),
-                   max_docs=None if max_docs is None else min(int(max_docs), _NO_CUTOFF),
+                   max_docs=None if max_docs is None else min(int(max_docs), NO_CUTOFF),
                    workers=workers)
     from ._progress import Progress
     from ._runfile import is_run_source, source_size
@@ -1367,8 +1357,7 @@ def evaluate_runs(qrels, runs, measures: str | Iterable[str], *, relevance_level
     for name, run in named:
         check_readable(name, run)
     qrels = _as_qrels(qrels, min(workers, 2))
-    if any(c.family == "err" for c in columns):
-        _check_err_grades(qrels)
+    _check_max_grades(qrels, columns)
     options = dict(relevance_level=int(relevance_level), judged_only=bool(judged_only),
                    max_docs=max_docs, workers=workers)
     names = [c.name for c in columns]

@@ -26,7 +26,8 @@ import numpy as np
 
 from . import _exactsum, _kernels
 from ._convert import as_array
-from ._measures import DENSE, TEXT_MEASURES, column_groups, kernel_arrays, parse_measures
+from ._measure_parser import column_groups, kernel_arrays, parse_measures
+from ._measures import DENSE, TABLE, TEXT_MEASURES
 from .errors import InputError, InputTypeError
 from .ranking import _summary
 
@@ -42,8 +43,7 @@ _MIN_GEO_MEAN = 0.00001
 _STATE_VERSION = 1
 #: measure families whose values change when a candidate judged 0 is treated as not judged:
 #: with none of them, the kernels rank only the candidates with a positive grade (faster)
-_JUDGED_ZERO_MATTERS = frozenset({"num_nonrel_judged_ret", "bpref", "gm_bpref", "infAP",
-                                  "rbp_resid", "unj", "judged"})
+_JUDGED_ZERO_MATTERS = frozenset(f.name for f in TABLE if f.reads_nonrelevant)
 _EMPTY_I64 = np.zeros(0, dtype=np.int64)
 _EMPTY_U8_2D = np.zeros((0, 0), dtype=np.uint8)
 _NO_SCORES = np.zeros((0, 0), dtype=np.float64)

@@ -79,6 +79,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Callable, NamedTuple
 
+from .._measures import TABLE as _TABLE
+
 __all__ = [
     "NONPOOL",
     "UNJUDGED",
@@ -107,39 +109,20 @@ BOGUS_DOCNO = "ceci_nest_pas_un_docno"
 """Docno of the one-document ranking trec_eval 10.0 -c gives a missing query (trec_eval.c)."""
 VERSIONS = ("10.0", "9.0.8")
 
-_DEPTHS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
-_RECALL_POINTS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
-
+# The families' parameters and summaries are the measure table's (qafast._measures, which
+# imports only the standard library): declared once, for the kernels and for this module.
+_TREC_ROWS = tuple(f for f in _TABLE if f.origin == "trec_eval")
 DEFAULT_PARAMS: dict[str, Any] = {
-    # Families whose trec_eval default is a *list* of cut-offs; ``measure`` takes one at a time,
-    # so ``param=None`` is an error for them. These are the lists ``-m <family>`` prints.
-    "P": _DEPTHS,
-    "recall": _DEPTHS,
-    "map_cut": _DEPTHS,
-    "ndcg_cut": _DEPTHS,
-    "relative_P": _DEPTHS,
-    "success": (1, 5, 10),
-    "unj": (5, 10, 20),
-    "iprec_at_recall": _RECALL_POINTS,
-    "Rprec_mult": (0.2, 0.4, 0.6, 0.8, 1.0, 1.2, 1.4, 1.6, 1.8, 2.0),
-    # Families with a single default (``param=None`` selects it).
-    "utility": (1.0, -1.0, 0.0, 0.0),
-    "11pt_avg": _RECALL_POINTS,
-    "relstring": 10,
-    "set_F": 1.0,
-    "rbp": 0.9,
-    "rbp_resid": 0.9,
-}
-"""trec_eval's default parameters (measures.c and the m_*.c files)."""
+    f.name: f.defaults if f.params in ("cut", "fcut", "floats") and f.arity != 1
+    else f.defaults[0] for f in _TREC_ROWS if f.defaults}
+"""trec_eval's default parameters (measures.c and the m_*.c files): a tuple of cut-offs for the
+families that take one per call (``param=None`` is an error for them; these are the lists
+``-m <family>`` prints), else the one default ``param=None`` selects."""
 
-_MULTI_DEFAULT = frozenset(
-    ("P", "recall", "map_cut", "ndcg_cut", "relative_P", "success", "unj", "iprec_at_recall",
-     "Rprec_mult")
-)
-_SUM_FAMILIES = frozenset(("num_ret", "num_rel", "num_rel_ret", "num_nonrel_judged_ret", "num_q",
-                           "query_count"))
-_GM_FAMILIES = frozenset(("gm_map", "gm_bpref"))
-_NOT_IN_908 = frozenset(("dcg", "ideal_dcg", "rbp", "rbp_resid", "unj"))
+_MULTI_DEFAULT = frozenset(f.name for f in _TREC_ROWS if f.params in ("cut", "fcut"))
+_SUM_FAMILIES = frozenset(f.name for f in _TABLE if f.summary == "sum")
+_GM_FAMILIES = frozenset(f.name for f in _TABLE if f.summary == "gm")
+_NOT_IN_908 = frozenset(f.name for f in _TREC_ROWS if f.since == "10.0")
 
 
 # --------------------------------------------------------------------------------------------
@@ -1129,57 +1112,9 @@ def _query_count(rq: RankedQuery, param: Any, version: str) -> float:
     return 1.0
 
 
+# each family's function, as the measure table names it
 _MEASURES: dict[str, Callable[[RankedQuery, Any, str], Any]] = {
-    "num_q": _num_q,
-    "num_ret": _num_ret,
-    "num_rel": _num_rel,
-    "num_rel_ret": _num_rel_ret,
-    "num_nonrel_judged_ret": _num_nonrel_judged_ret,
-    "map": _map,
-    "gm_map": _gm_map,
-    "Rprec": _rprec,
-    "bpref": _bpref,
-    "gm_bpref": _gm_bpref,
-    "recip_rank": _recip_rank,
-    "infAP": _infap,
-    "iprec_at_recall": _iprec_at_recall,
-    "P": _precision,
-    "recall": _recall,
-    "Rprec_mult": _rprec_mult,
-    "utility": _utility,
-    "11pt_avg": _11pt_avg,
-    "binG": _bin_g,
-    "G": _g,
-    "ndcg": _ndcg,
-    "ndcg_rel": _ndcg_rel,
-    "Rndcg": _rndcg,
-    "ndcg_cut": _ndcg_cut,
-    "map_cut": _map_cut,
-    "relative_P": _relative_p,
-    "success": _success,
-    "set_P": _set_p,
-    "set_relative_P": _set_relative_p,
-    "set_recall": _set_recall,
-    "set_map": _set_map,
-    "set_F": _set_f,
-    "rbp": _rbp,
-    "rbp_resid": _rbp_resid,
-    "unj": _unj,
-    "relstring": _relstring,
-    "dcg": _dcg,
-    "ideal_dcg": _ideal_dcg,
-    # qafast extensions (not trec_eval measures)
-    "recip_rank_cut": _recip_rank_cut,
-    "ndcg_cut_exp": _ndcg_cut_exp,
-    # ranx's and ir_measures' definitions where trec_eval has none
-    "hits": _hits,
-    "f1": _f1,
-    "graded_dcg": _graded_dcg,
-    "rbp_graded": _rbp_graded,
-    "judged": _judged,
-    "err": _err,
-    "query_count": _query_count,
-}
+    f.name: globals()[f.reference] for f in _TABLE if f.reference}
 
 FAMILIES = tuple(_MEASURES)
 """Every measure family ``measure`` accepts."""

@@ -1,0 +1,689 @@
+"""The one parser for every way a user names a ranking measure, read off the measure table.
+
+A request such as ``"P.5,10"``, ``"ndcg_cut_10"``, ``"ndcg@10"``, ``"nDCG(dcg='exp-log2')@10"``
+or ``"all_trec"`` becomes a list of :class:`Column`: one output value per query, with the
+kernel code and parameters that compute it and the rule that summarises it over queries.
+
+A name means what its tool computes, and the tools are tried in this order: an ir_measures
+measure object; a nickname; a trec_eval family name; ir_measures' syntax; ranx's; qafast's
+own ``@k`` names; trec_eval's ``family.params``; trec_eval's printed names (``P_5``). Which
+family each tool's spelling selects is not written here: the spellings are rows' data in
+``_measures.py`` (``Family.names``), indexed below at import.
+"""
+
+from __future__ import annotations
+
+import ast
+import difflib
+import re
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ._measures import (
+    BY_NAME,
+    CODES,
+    FAMILIES,
+    NICKNAMES,
+    NICKNAMES_V9,
+    NO_CUTOFF,
+    TABLE,
+    TOOLS,
+    TREC_ORDER,
+    V10_ONLY,
+    Family,
+    Name,
+)
+from .errors import InputError, InputTypeError, MeasureError
+
+__all__ = ["Column", "UnknownMeasureError", "column_groups", "columns_for", "kernel_arrays",
+           "known_names", "listed_names", "parse_measure", "parse_measures", "trec_columns"]
+
+
+@dataclass(frozen=True)
+class Column:
+    """One per-query value: its output name, the family computing it and its parameters."""
+
+    name: str
+    family: str
+    k: int = 0
+    x: float = 0.0
+    keys: tuple[int, ...] = ()
+    values: tuple[float, ...] = ()
+    #: relevance level of this column alone (ranx's ``-lN``, ir_measures' ``rel=``); None:
+    #: the evaluation's
+    rel: int | None = None
+    #: trec_eval 9.0.8's recall cut points for iprec_at_recall (ir_measures' IPrec, which
+    #: pytrec_eval computes)
+    v9: bool = False
+    #: whose definition the name asked for: "trec_eval", "ranx" or "ir_measures". For the
+    #: last two a qrels query missing from the run scores 0 in every column, as those tools
+    #: give it, where trec_eval -c ranks a placeholder document for it.
+    tool: str = "trec_eval"
+
+    @property
+    def code(self) -> int:
+        return CODES[self.family]
+
+    @property
+    def aggregate(self) -> str:
+        """"mean", "sum" (counts) or "gm" (the geometric mean)."""
+        return BY_NAME[self.family].summary
+
+
+class UnknownMeasureError(MeasureError):
+    """A measure name that no family, alias or nickname matches, or malformed parameters."""
+
+
+def _column(name, family: str, *, k: int = 0, x: float = 0.0, rel: int | None = None,
+            v9: bool = False, tool: str = "trec_eval") -> Column:
+    if k > NO_CUTOFF:
+        raise UnknownMeasureError(f"measure {name!r}: the cutoff {k} is too large (at most "
+                                  f"2**62)")
+    if rel is not None and isinstance(rel, int):
+        # above every int32 grade, every level selects the same (no) documents
+        rel = max(min(rel, 2**31), -(2**31))
+    return Column(name, family, k=k, x=x, rel=rel, v9=v9, tool=tool)
+
+
+def _depth(family: Family, k: int | None) -> int:
+    """The cut-off a column of ``family`` holds: k, or the whole ranking for a family of
+    cut-offs given none; 0 for a family that takes none (ranx's ``r-precision@k``)."""
+    if family.params != "cut":
+        return 0
+    return NO_CUTOFF if k is None else k
+
+
+# --------------------------------------------------------------------------------------------
+# trec_eval's syntax: family, family.params, family_params
+
+def _leading_int(text: str, measure: str) -> int:
+    m = re.match(r"\s*[+-]?\d+", text)
+    if not m:
+        raise UnknownMeasureError(f"measure {measure!r}: cutoff {text!r} is not an integer")
+    value = int(m.group())
+    if value > NO_CUTOFF:
+        raise UnknownMeasureError(f"measure {measure!r}: cutoff {value} is too large (at most "
+                                  "2**62)")
+    return value
+
+
+def _float(text: str, measure: str) -> float:
+    try:
+        return float(text)
+    except ValueError:
+        raise UnknownMeasureError(
+            f"measure {measure!r}: parameter {text!r} is not a number") from None
+
+
+def _cut_columns(row: Family, params: str | None, measure: str, name: str | None):
+    if params is None:
+        cuts = list(row.defaults)
+    else:
+        cuts = [_leading_int(p, measure) for p in params.split(",") if p != ""]
+        if not cuts:
+            raise UnknownMeasureError(f"measure {measure!r}: no cutoff given")
+        if any(c <= 0 for c in cuts):
+            raise UnknownMeasureError(f"measure {measure!r}: cutoffs must be positive")
+        if len(set(cuts)) != len(cuts):
+            raise UnknownMeasureError(f"measure {measure!r}: a cutoff is repeated")
+        cuts.sort()
+    return [Column(name or f"{row.name}_{c}", row.name, k=c) for c in cuts]
+
+
+def _point_columns(row: Family, params: str | None, measure: str, name: str | None):
+    if params is None:
+        points = list(row.defaults)
+    else:
+        points = sorted(_float(p, measure) for p in params.split(",") if p != "")
+        if not points:
+            raise UnknownMeasureError(f"measure {measure!r}: no parameter given")
+    return [Column(name or f"{row.name}_{p:.2f}", row.name, x=p) for p in points]
+
+
+def _float_columns(row: Family, params: str | None, measure: str, name: str | None):
+    values = tuple(row.defaults) if params is None else tuple(
+        _float(p, measure) for p in params.split(",") if p != "")
+    if row.arity is not None and len(values) != row.arity:
+        takes = "one parameter" if row.arity == 1 else f"{row.arity} coefficients"
+        raise UnknownMeasureError(f"measure {measure!r}: {row.name} takes {takes}")
+    name = name or (row.name if params is None else f"{row.name}_{params}")
+    return [Column(name, row.name, x=values[0] if row.arity == 1 else 0.0, values=values)]
+
+
+def _pair_columns(row: Family, params: str | None, measure: str, name: str | None):
+    keys: list[int] = []
+    gains: list[float] = []
+    p = row.defaults[0] if row.persistence else 0.0
+    for item in params.split(",") if params else ():
+        lhs, sep, rhs = item.partition("=")
+        if not sep:
+            raise UnknownMeasureError(f"measure {measure!r}: parameter {item!r} is not "
+                                      "name=value")
+        if row.persistence and lhs == "p":
+            p = _float(rhs, measure)
+        elif re.fullmatch(r"[+-]?\d+", lhs):
+            if row.gains:
+                keys.append(int(lhs))
+                gains.append(_float(rhs, measure))
+        else:
+            raise UnknownMeasureError(f"measure {measure!r}: {lhs!r} is not a relevance level")
+    name = name or (row.name if not params else f"{row.name}_{params}")
+    return [Column(name, row.name, x=p, keys=tuple(keys), values=tuple(gains))]
+
+
+def _plain_columns(row: Family, params: str | None, measure: str, name: str | None):
+    if params:
+        raise UnknownMeasureError(f"measure {measure!r}: {row.name} takes no parameter")
+    return [Column(name or row.name, row.name)]
+
+
+_COLUMNS_OF_KIND = {"cut": _cut_columns, "fcut": _point_columns, "floats": _float_columns,
+                    "pairs": _pair_columns, "none": _plain_columns}
+
+
+def columns_for(family: str, params: str | None, measure: str, *,
+                name: str | None = None) -> list[Column]:
+    """The columns of a trec_eval-style family with ``params`` as trec_eval reads them
+    (``"5,10"``, ``"1=3,2=9"``, None for the defaults); ``name`` names a single column."""
+    row = FAMILIES[family]
+    return _COLUMNS_OF_KIND[row.params](row, params, measure, name)
+
+
+# --------------------------------------------------------------------------------------------
+# The spellings of the table, indexed per tool
+
+
+def _spellings(tool: str):
+    for row in TABLE:
+        for spelled in row.names:
+            if spelled.tool == tool:
+                yield row, spelled
+
+
+# qafast's own: "hit@k", "ndcg_exp", "r_precision", ...: base -> {has @k: (family, spelling)}
+_OWN: dict[str, dict[bool, Family]] = {}
+for _row, _spelled in _spellings("qafast"):
+    _base, _at, _ = _spelled.text.partition("@")
+    _OWN.setdefault(_base, {})[bool(_at)] = _row
+#: qafast's own names, bare and with @k
+OWN_NAMES = tuple(_OWN)
+#: the trec_eval-style families that take cut-offs: "family@k" is family_k
+CUT_FAMILIES = tuple(f for f, row in FAMILIES.items() if row.params == "cut")
+
+
+
+
+def listed_names(row: Family) -> dict[str, tuple[str, ...]]:
+    """What the measure reference lists for ``row``: its spellings in each tool, with
+    qafast's ``family@k`` for a trec_eval-style family of cut-offs where no other tool's
+    name is spelled so (``P@k`` is ir_measures', ``recall@k`` ranx's)."""
+    listed = {tool: row.spelled(tool) for tool in TOOLS}
+    generic = f"{row.name}@k"
+    if row.name in CUT_FAMILIES and generic not in _CLAIMED:
+        listed["qafast"] += (generic,)
+    return listed
+
+
+_CLAIMED = frozenset(n.text for row in TABLE for n in row.names)
+
+# ranx: "map@k", "ndcg@k-lN", "recall@0", "rbp.p": (base, has k, has -lN) -> spelling
+_RANX_SPELLING = re.compile(r"(?P<base>[a-z][a-z0-9_-]*?)(?:@(?P<at>k|0))?(?P<level>-lN)?")
+_RANX_RBP_SPELLING = re.compile(r"rbp[.@]p(?P<level>-lN)?")
+_RANX: dict[tuple[str, bool, bool], tuple[Family, Name]] = {}
+_RANX_RBP: dict[bool, tuple[Family, Name]] = {}
+for _row, _spelled in _spellings("ranx"):
+    _m = _RANX_RBP_SPELLING.fullmatch(_spelled.text)
+    if _m:
+        _RANX_RBP[bool(_m.group("level"))] = (_row, _spelled)
+        continue
+    _m = _RANX_SPELLING.fullmatch(_spelled.text)
+    # ranx reads @0 as the whole ranking: "recall@0" is "recall" without a cut-off
+    _RANX[(_m.group("base"), _m.group("at") == "k", bool(_m.group("level")))] = (_row, _spelled)
+#: ranx's metric names (ranx.metrics.metric_switch), as a user writes them
+RANX_BASES = tuple(dict.fromkeys(base for base, _, _ in _RANX)) + ("rbp",)
+_RANX_NAME = re.compile(
+    "(" + "|".join(re.escape(b) for b in sorted(RANX_BASES[:-1], key=len, reverse=True))
+    + r")(?:@(\d+))?(?:-l([+-]?\d+))?")
+_RANX_RBP_NAME = re.compile(r"rbp[.@](\d+)(?:-l([+-]?\d+))?")
+
+
+def _ranx_columns(text: str, s: str) -> list[Column] | None:
+    """ranx's ``name[@k][-lN]`` and ``rbp.p[-lN]`` with ranx's definitions, or None."""
+    m = _RANX_RBP_NAME.fullmatch(s)
+    if m:
+        digits, level = m.groups()
+        row, _ = _RANX_RBP.get(level is not None) or _RANX_RBP[False]
+        rel = int(level) if level is not None else row.level
+        return [_column(text, row.name, x=float("0." + digits), rel=rel, tool="ranx")]
+    m = _RANX_NAME.fullmatch(s)
+    if not m:
+        return None
+    base, at, level = m.groups()
+    k = int(at) if at is not None and int(at) > 0 else None  # ranx: k = 0 is the whole list
+    found = _RANX.get((base, k is not None, level is not None))
+    if found is None:  # -lN sets the level of any name whose family it does not change
+        found = _RANX.get((base, k is not None, False))
+    if found is None:
+        return None
+    row, spelled = found
+    rel = int(level) if level is not None else row.level
+    return [_column(text, row.name, k=_depth(row, k), x=float(spelled.x or 0), rel=rel,
+                    tool="ranx")]
+
+
+# ir_measures: its measures' parameters are its own syntax (data of ir_measures 0.4.3, not of
+# the families); which family a name with parameters selects is the table's spellings'.
+
+#: ir_measures 0.4.3's measures qafast computes: name -> (the parameter @ sets,
+#: {parameter: type}, required parameters)
+_IR_MEASURES: dict[str, tuple[str, dict[str, type], tuple[str, ...]]] = {
+    "AP": ("cutoff", {"cutoff": int, "rel": int, "judged_only": bool}, ()),
+    "P": ("cutoff", {"cutoff": int, "rel": int, "judged_only": bool}, ("cutoff",)),
+    "R": ("cutoff", {"cutoff": int, "rel": int, "judged_only": bool}, ("cutoff",)),
+    "RR": ("cutoff", {"cutoff": int, "rel": int, "judged_only": bool}, ()),
+    "nDCG": ("cutoff", {"cutoff": int, "dcg": str, "gains": dict, "judged_only": bool}, ()),
+    "Rprec": ("cutoff", {"rel": int, "judged_only": bool}, ()),
+    "Bpref": ("cutoff", {"rel": int}, ()),
+    "infAP": ("cutoff", {"rel": int}, ()),
+    "IPrec": ("recall", {"recall": float, "rel": int, "judged_only": bool}, ("recall",)),
+    "Judged": ("cutoff", {"cutoff": int}, ()),
+    "NumQ": ("cutoff", {}, ()),
+    "NumRel": ("cutoff", {"rel": int}, ()),
+    "NumRet": ("cutoff", {"rel": int}, ()),
+    "SetP": ("cutoff", {"rel": int, "relative": bool, "judged_only": bool}, ()),
+    "SetR": ("cutoff", {"rel": int}, ()),
+    "SetF": ("cutoff", {"rel": int, "beta": float, "judged_only": bool}, ()),
+    "SetAP": ("cutoff", {"rel": int, "judged_only": bool}, ()),
+    "Success": ("cutoff", {"cutoff": int, "rel": int, "judged_only": bool}, ("cutoff",)),
+    "ERR": ("cutoff", {"cutoff": int}, ()),
+}
+#: ir_measures' other names for them: name -> (measure, preset parameters)
+_IR_ALIASES: dict[str, tuple[str, dict[str, Any]]] = {
+    "MAP": ("AP", {}), "Precision": ("P", {}), "Recall": ("R", {}), "MRR": ("RR", {}),
+    "NDCG": ("nDCG", {}), "RPrec": ("Rprec", {}), "BPref": ("Bpref", {}),
+    "NumRelRet": ("NumRet", {"rel": 1}), "SetRelP": ("SetP", {"relative": True}),
+}
+#: the defaults of the parameters that choose between families (nDCG's dcg, SetP's
+#: relative): a spelling that does not name one asks for its default
+_IR_DEFAULTS: dict[str, Any] = {"dcg": "log2", "relative": False}
+#: ir_measures measures qafast does not compute (diversity, user models, cwl_eval's RBP, ...)
+_IR_OTHERS = frozenset({
+    "Accuracy", "BPM", "Compat", "ERR_IA", "nERR_IA", "alpha_DCG", "α_DCG", "alpha_nDCG",
+    "α_nDCG", "NRBP", "nNRBP", "AP_IA", "MAP_IA", "P_IA", "StRecall", "INST", "INSQ",
+    "NERR8", "NERR9", "NERR10", "NERR11", "SDCG", "RBP",
+})
+_IR_SYNTAX = re.compile(r"([^\W\d]\w*)\s*(\(.*\))?\s*(@.*)?", re.DOTALL)
+#: ir_measures' parameters as a Column holds them (rel is the column's level)
+_IR_FLOAT_PARAMS = ("recall", "beta")
+
+
+@dataclass(frozen=True)
+class _IrSpelling:
+    """A table spelling in ir_measures' syntax, read: the measure it names (aliases
+    resolved), the parameters it fixes, those it requires (``N``) and whether it has ``@``."""
+
+    family: Family
+    spelled: Name
+    fixed: dict
+    required: frozenset
+    at: bool
+
+    @property
+    def specificity(self) -> int:
+        return len(self.fixed) + len(self.required)
+
+
+def _read_ir_spelling(row: Family, spelled: Name) -> tuple[str, _IrSpelling]:
+    m = re.fullmatch(r"(\w+)(?:\((.*)\))?(@[kr])?", spelled.text)
+    name, args, at = m.groups()
+    base, preset = _IR_ALIASES.get(name, (name, {}))
+    fixed, required = dict(preset), set()
+    for item in args.split(",") if args else ():
+        key, _, value = (part.strip() for part in item.partition("="))
+        if value == "N":
+            required.add(key)
+        else:
+            fixed[key] = ast.literal_eval(value)
+    return base, _IrSpelling(row, spelled, fixed, frozenset(required), at is not None)
+
+
+_IR_SPELLINGS: dict[str, list[_IrSpelling]] = {}
+for _row, _spelled in _spellings("ir_measures"):
+    _base, _reading = _read_ir_spelling(_row, _spelled)
+    _IR_SPELLINGS.setdefault(_base, []).append(_reading)
+
+
+def _is_ir_measure(obj) -> bool:
+    """An ir_measures measure object, recognised without importing ir_measures."""
+    return (type(obj).__module__.split(".")[0] == "ir_measures"
+            and hasattr(obj, "NAME") and isinstance(getattr(obj, "params", None), dict))
+
+
+def _ir_parse(s: str) -> tuple[str, dict[str, Any]] | None:
+    """(measure name, parameters) of an ir_measures string such as ``P(rel=2)@5``, or None
+    when it is not one."""
+    m = _IR_SYNTAX.fullmatch(s)
+    if not m or (m.group(1) not in _IR_MEASURES and m.group(1) not in _IR_ALIASES
+                 and m.group(1) not in _IR_OTHERS):
+        return None
+    try:
+        node = ast.parse(s, mode="eval").body
+        params: dict = {}
+        at = None
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.MatMult):
+            at = ast.literal_eval(node.right)
+            node = node.left
+        if isinstance(node, ast.Call):
+            if node.args or any(kw.arg is None for kw in node.keywords):
+                raise InputError("parameters must be named")
+            params = {kw.arg: ast.literal_eval(kw.value) for kw in node.keywords}
+            node = node.func
+        if not isinstance(node, ast.Name):
+            raise InputError("not a measure")
+    except (SyntaxError, ValueError):
+        # not ir_measures' Name(param=value, ...)@cutoff
+        raise UnknownMeasureError(_unknown(s)) from None
+    name = node.id
+    if at is not None:
+        base = _IR_ALIASES.get(name, (name, {}))[0]
+        params[_IR_MEASURES[base][0] if base in _IR_MEASURES else "cutoff"] = at
+    return name, params
+
+
+def _check_ir_params(base: str, params: dict, key) -> None:
+    """ir_measures' own rules for ``base``'s parameters, and what qafast does not take."""
+    _, types, required = _IR_MEASURES[base]
+    for p, v in params.items():
+        want = types.get(p)
+        if want is None:
+            raise UnknownMeasureError(
+                f"measure {key!r}: {base} takes no parameter {p!r} (it takes "
+                f"{', '.join(types) or 'none'})")
+        ok = (isinstance(v, (int, float)) and not isinstance(v, bool) if want is float
+              else isinstance(v, want) and (want is bool or not isinstance(v, bool)))
+        if not ok:
+            article = "an" if want is int else "a"
+            raise UnknownMeasureError(
+                f"measure {key!r}: {p}={v!r} is not {article} {want.__name__}")
+    for p in required:
+        if p not in params:
+            raise UnknownMeasureError(
+                f"measure {key!r}: {base} needs {'a cutoff' if p == 'cutoff' else p}, "
+                f"e.g. {base}@{'10' if p == 'cutoff' else '0.5'}")
+    if params.get("judged_only"):
+        raise UnknownMeasureError(
+            f"measure {key!r}: judged_only applies to the whole evaluation in qafast; pass "
+            "judged_only=True to evaluate")
+    if "gains" in params:
+        raise UnknownMeasureError(
+            f"measure {key!r}: custom gains are not supported here; trec_eval's "
+            "ndcg.<grade>=<gain> sets them for nDCG without a cutoff")
+    cutoff = params.get("cutoff")
+    if cutoff is not None and cutoff <= 0:
+        raise UnknownMeasureError(f"measure {key!r}: the cutoff must be positive")
+
+
+def _ir_spelling(base: str, params: dict, key) -> _IrSpelling:
+    """The table's most specific spelling of ``base`` that ``params`` fit: the parameters
+    it fixes have those values, those it requires are given, its ``@`` is given (a family
+    of cut-offs also takes a name without one: the whole ranking)."""
+    at_param = _IR_MEASURES[base][0]
+    given_at = at_param in params
+
+    def fits(s: _IrSpelling) -> bool:
+        chooser = {p: d for p, d in _IR_DEFAULTS.items() if p in _IR_MEASURES[base][1]}
+        return (all(params.get(p, chooser.get(p)) == v for p, v in s.fixed.items())
+                and all(params.get(p, d) == d for p, d in chooser.items() if p not in s.fixed)
+                and s.required <= params.keys())
+
+    fitting = [s for s in _IR_SPELLINGS.get(base, ()) if fits(s)]
+    chosen = [s for s in fitting if s.at == given_at] or (
+        [] if given_at else [s for s in fitting if s.at and s.family.params == "cut"])
+    if not chosen:
+        for p, default in _IR_DEFAULTS.items():
+            values = [default] + [s.fixed[p] for s in _IR_SPELLINGS.get(base, ())
+                                  if p in s.fixed and s.fixed[p] != default]
+            if p in params and params[p] not in values:
+                raise UnknownMeasureError(f"measure {key!r}: {p} must be "
+                                          f"{' or '.join(map(repr, values))}")
+        raise UnknownMeasureError(f"measure {key!r}: qafast computes no {base} with these "
+                                  "parameters")
+    return max(chosen, key=lambda s: s.specificity)
+
+
+def _ir_columns(name: str, params: dict, key) -> list[Column]:
+    """The column of ir_measures' measure ``name`` with ``params``, output under ``key``."""
+    base, preset = _IR_ALIASES.get(name, (name, {}))
+    if base in _IR_OTHERS:
+        raise UnknownMeasureError(
+            f"measure {key!r}: ir_measures' {base} is not one qafast computes; it computes "
+            f"{', '.join(_IR_MEASURES)}")
+    params = {**preset, **params}
+    _check_ir_params(base, params, key)
+    spelling = _ir_spelling(base, params, key)
+    row = spelling.family
+    x = spelling.spelled.x
+    for p in _IR_FLOAT_PARAMS:
+        if p in params:
+            x = float(params[p])
+    if x is None:
+        x = row.defaults[0] if row.arity == 1 else 0.0
+    return [_column(key, row.name, k=_depth(row, params.get("cutoff")), x=x,
+                    rel=params.get("rel"), v9=spelling.spelled.v9, tool="ir_measures")]
+
+
+def _own_columns(text: str, s: str) -> list[Column] | None:
+    """qafast's own @k names and ``family@k`` for trec_eval's cut-off families, or None."""
+    name, at, k_text = s.partition("@")
+    if at and not re.fullmatch(r"\d+", k_text):
+        return None
+    if name in _OWN:
+        row = _OWN[name].get(bool(at))
+        if row is None:
+            raise UnknownMeasureError(
+                f"measure {text!r} needs a cutoff, e.g. {name}@10" if not at
+                else f"measure {text!r}: {name} takes no cutoff")
+    elif at and name in CUT_FAMILIES:
+        row = FAMILIES[name]
+    else:
+        return None
+    if not at:
+        return [_column(text, row.name, k=_depth(row, None))]
+    k = int(k_text)
+    if k <= 0:
+        raise UnknownMeasureError(f"measure {text!r}: the cutoff must be positive")
+    return [_column(text, row.name, k=k)]
+
+
+# --------------------------------------------------------------------------------------------
+# Requests
+
+
+def parse_measure(text, *, version: str = "10.0") -> list[Column]:
+    """Columns for one measure request (see :func:`parse_measures`)."""
+    if _is_ir_measure(text):
+        return _ir_columns(text.NAME, dict(text.params), text)
+    if not isinstance(text, str):
+        raise InputTypeError(f"a measure name must be a str, not {type(text).__name__}: {text!r}")
+    s = text.strip()
+    nick = NICKNAMES_V9 if version == "9.0.8" else NICKNAMES
+    if s in nick:
+        cols: list[Column] = []
+        for fam in nick[s]:
+            cols.extend(columns_for(fam, None, s))
+        return cols
+    if s in FAMILIES:  # trec_eval's names come first: "map", "recall", "ndcg" are theirs
+        return columns_for(s, None, text)
+    parsed = _ir_parse(s)
+    if parsed is not None:
+        return _ir_columns(*parsed, text)
+    for other in (_ranx_columns, _own_columns):
+        found = other(text, s)
+        if found is not None:
+            return found
+    # trec_eval -m style: family.params
+    fam, dot, params = s.partition(".")
+    if dot and fam in FAMILIES:
+        return columns_for(fam, params, text)
+    # trec_eval printed names: P_5, iprec_at_recall_0.10, ndcg_1=3,2=9, utility_2,-1,0,0
+    for fam in sorted(FAMILIES, key=len, reverse=True):
+        if s.startswith(fam + "_") and len(s) > len(fam) + 1:
+            cols = columns_for(fam, s[len(fam) + 1:], text)
+            if len(cols) == 1:
+                return [Column(s, cols[0].family, cols[0].k, cols[0].x, cols[0].keys,
+                               cols[0].values)]
+    raise UnknownMeasureError(_unknown(text))
+
+
+def known_names() -> dict[str, bool]:
+    """Every measure name a user may type, without parameters: name -> takes a cutoff."""
+    names: dict[str, bool] = {}
+    for fam, row in FAMILIES.items():
+        names[fam] = row.params == "cut"
+    for nick in NICKNAMES:
+        names[nick] = False
+    for base in RANX_BASES:
+        names[base] = any(has_k and row.params == "cut"
+                          for (b, has_k, _), (row, _) in _RANX.items() if b == base)
+    for name, forms in _OWN.items():
+        names[name] = True in forms
+    for name in (*_IR_MEASURES, *_IR_ALIASES):
+        base = _IR_ALIASES.get(name, (name, {}))[0]
+        names[name] = "cutoff" in _IR_MEASURES[base][1] or base == "IPrec"
+    return names
+
+
+
+def _unknown(text) -> str:
+    s = str(text).strip()
+    base, at, k = s.partition("@")
+    base = base.partition("(")[0].strip()
+    names = known_names()
+    by_lower: dict[str, list[str]] = {}
+    for name in names:
+        by_lower.setdefault(name.lower(), []).append(name)
+    close = difflib.get_close_matches(base.lower(), list(by_lower), n=4, cutoff=0.6)
+    suggestions = []
+    for low in close:
+        for name in by_lower[low]:
+            suggestions.append(f"{name}@{k if k.isdigit() else 10}" if at and names[name]
+                               else name)
+    hint = f" (did you mean {', '.join(suggestions)}?)" if suggestions else ""
+    return (f"unknown measure {text!r}{hint}. Measures are named as trec_eval (P_10, "
+            f"ndcg_cut.10, map), ranx (ndcg@10, hits@10, mrr@10, map@100, rbp.95) or "
+            f"ir_measures (nDCG@10, P(rel=2)@5, RR@10, Judged@10) names them, or by a "
+            f"nickname (all_trec, official, set)")
+
+
+def parse_measures(measures, *, version: str = "10.0") -> list[Column]:
+    """Columns for a measure request: one name or an iterable of names.
+
+    A name is trec_eval's (``map``, ``P_5``, ``ndcg_cut.10,20``, ``all_trec``), ranx's
+    (``ndcg@10``, ``hits@10``, ``map@100-l2``, ``rbp.95``), ir_measures' (``nDCG@10``,
+    ``P(rel=2)@5``, ``RR@10``, or an ir_measures measure object) or qafast's own
+    (``hit@10``, ``ndcg_exp@10``); each means what its tool computes. Duplicated output
+    names keep their first occurrence. A family named twice in trec_eval form (``P.5`` then
+    ``P.10``) yields both sets of columns.
+    """
+    if isinstance(measures, str) or _is_ir_measure(measures):
+        measures = [measures]
+    try:
+        items = list(measures)
+    except TypeError:
+        raise InputTypeError("measures must be a str or an iterable of str, not "
+                             f"{type(measures).__name__}") from None
+    if not items:
+        raise InputError("no measure requested")
+    seen: dict = {}
+    for item in items:
+        for col in parse_measure(item, version=version):
+            if version == "9.0.8" and col.family in V10_ONLY:
+                raise UnknownMeasureError(
+                    f"measure {item!r} does not exist in trec_eval 9.0.8 (pytrec_eval)")
+            seen.setdefault(col.name, col)
+    return list(seen.values())
+
+
+def trec_columns(requests: list[str] | None, *, version: str = "10.0") -> list[Column]:
+    """Columns for trec_eval's ``-m`` options, with trec_eval's own rules.
+
+    Each request marks a family (or a nickname's families). ``family.params`` also gives that
+    family parameters; as in trec_eval, the first parameters given for a family are the ones
+    used (``-m P.5 -m P.10`` yields ``P_5`` alone), and a nickname's are ignored. Columns come
+    out in trec_eval's measure order, so ``-m all_trec -m relstring.20`` yields one
+    ``relstring_20`` column.
+
+    A request that is not trec_eval's syntax (the name before its first ``.`` is neither a
+    trec_eval measure nor a nickname), such as ``ndcg@10``, ``mrr@10`` or ``P_5``, is read as
+    :func:`evaluate` reads it (:func:`parse_measure`); with ``version="10.0"`` those columns
+    follow trec_eval's, in request order, a column whose name is already there left out.
+    """
+    marked: dict[str, str | None] = {}
+    others: list[Column] = []
+    nick = NICKNAMES_V9 if version == "9.0.8" else NICKNAMES
+    for req in requests or ["official"]:
+        fam, dot, params = req.partition(".")
+        if fam in nick or fam in TREC_ORDER:
+            if dot and not params:
+                raise UnknownMeasureError(f"measure {req!r}: empty parameter list")
+            for f in nick.get(fam, (fam,)):
+                marked.setdefault(f, None)
+            if dot and fam not in nick and marked[fam] is None:
+                marked[fam] = params
+        elif version == "10.0":
+            others.extend(parse_measure(req))
+        else:
+            raise UnknownMeasureError(f"illegal measure {req!r}: trec_eval measures are "
+                                      f"{', '.join(TREC_ORDER)} "
+                                      f"and the nicknames {', '.join(nick)}")
+    cols: list[Column] = []
+    for fam in TREC_ORDER:
+        if fam in marked:
+            cols.extend(columns_for(fam, marked[fam], fam))
+    names = {c.name for c in cols}
+    for c in others:
+        if c.name not in names:
+            names.add(c.name)
+            cols.append(c)
+    return cols
+
+
+def column_groups(columns: list[Column], relevance_level: int, v9: bool = False
+                  ) -> dict[tuple[int, bool], list[int]]:
+    """Column indices by the (relevance level, 9.0.8 recall rounding) they are measured at.
+
+    A column may set its own level (ranx's ``-lN``, ir_measures' ``rel=``) or ask for
+    trec_eval 9.0.8's recall cut points (ir_measures' ``IPrec``, computed by pytrec_eval):
+    the measure kernels take one setting per call, so callers make one call per group.
+    """
+    groups: dict[tuple[int, bool], list[int]] = {}
+    for j, c in enumerate(columns):
+        setting = (relevance_level if c.rel is None else c.rel, v9 or c.v9)
+        groups.setdefault(setting, []).append(j)
+    return groups
+
+
+def kernel_arrays(columns: list[Column]) -> tuple[np.ndarray, np.ndarray, np.ndarray,
+                                                  np.ndarray, np.ndarray, np.ndarray]:
+    """The measure kernels' per-column arrays: codes, integer parameters, float parameters,
+    and the CSR (offsets, keys, values) of gain maps and coefficient lists."""
+    m = len(columns)
+    codes = np.array([c.code for c in columns], dtype=np.int32)
+    kparams = np.array([min(c.k, NO_CUTOFF) for c in columns], dtype=np.int64)
+    fparams = np.array([c.x for c in columns], dtype=np.float64)
+    loffs = np.zeros(m + 1, dtype=np.int64)
+    lkeys: list[int] = []
+    lvals: list[float] = []
+    for i, c in enumerate(columns):
+        row = BY_NAME[c.family]
+        if row.params == "floats" and row.arity != 1:  # utility's coefficients, 11pt_avg's points
+            lkeys.extend([0] * len(c.values))
+            lvals.extend(c.values)
+        elif c.keys:
+            lkeys.extend(c.keys)
+            lvals.extend(c.values)
+        loffs[i + 1] = len(lkeys)
+    return (codes, kparams, fparams, loffs, np.array(lkeys, dtype=np.int64),
+            np.array(lvals, dtype=np.float64))

@@ -1,0 +1,148 @@
+"""The measure table (``qafast._measures``) is the one declaration of every ranking family, and
+these tests are derived from it, row by row: every row is complete, the kernel codes the build
+generated are the table's, every name a row lists parses to that row's family, and the kernel
+computes each family exactly as the plain-Python specification the row names, on random
+tie-heavy input, for every name of the family."""
+
+import math
+import re
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import qafast
+from qafast import _measures as table
+from qafast import reference
+from qafast._measure_parser import Column, listed_names, parse_measure
+from qafast.reference import ranking as spec
+
+KERNEL_ROWS = [row for row in table.TABLE if row.kernel is not None]
+
+
+@pytest.mark.parametrize("row", table.TABLE, ids=lambda r: r.name)
+def test_every_row_is_complete(row):
+    assert row.params in ("none", "cut", "fcut", "floats", "pairs")
+    assert row.summary in ("mean", "sum", "gm")
+    assert row.origin in ("trec_eval", "qafast", "ranx", "ir_measures")
+    assert row.since in ("9.0.8", "10.0")
+    assert row.group in table.GROUPS
+    assert row.title and row.definition
+    assert set(row.nicknames) <= set(table.NICKNAMES)
+    assert {n.tool for n in row.names} <= set(table.TOOLS) - {"trec_eval"}
+    assert row.kernel in ("", None) or table.BY_NAME[row.kernel].kernel == ""
+    if row.kernel is not None:
+        assert row.agrees and set(row.agrees) <= set(table.AGREEMENT)
+    if row.name != "runid":
+        assert callable(getattr(spec, row.reference)), row.reference
+
+
+def test_the_build_wrote_the_tables_codes():
+    generated = Path(qafast.__file__).parent / "_measure_codes.pxi"
+    if not generated.exists():
+        pytest.skip("an installed qafast: the codes were compiled in, their source is not here")
+    assert generated.read_text() == table.kernel_constants()
+    codes = re.findall(r"M_(\w+) = (\d+)", generated.read_text())
+    assert {name: int(code) for name, code in codes} == {
+        row.name.upper(): table.CODES[row.name] for row in table.TABLE if row.kernel == ""}
+
+
+def test_the_specification_registry_is_the_tables():
+    assert spec.FAMILIES == tuple(row.name for row in table.TABLE if row.reference)
+
+
+def concrete(name: str) -> str:
+    """A name the user types, from a table pattern: k = 3, N = 2, r = 0.5, p = 0.8."""
+    return (name.replace("@k", "@3").replace("@r", "@0.5").replace("-lN", "-l2")
+            .replace("rel=N", "rel=2").replace("rbp.p", "rbp.8").replace("rbp@p", "rbp@8")
+            .replace("top_k=k", "top_k=3"))
+
+
+def names_of(row) -> list[str]:
+    """Every name of the family: its trec_eval-style name and each tool's spellings."""
+    listed = listed_names(row)
+    return [concrete(n) for tool in ("trec_eval", "qafast", "ranx", "ir_measures")
+            for n in listed[tool]]
+
+
+@pytest.mark.parametrize("row", KERNEL_ROWS, ids=lambda r: r.name)
+def test_every_listed_name_parses_to_its_row(row):
+    assert names_of(row) or row.origin != "trec_eval", row.name
+    for name in names_of(row):
+        assert {c.family for c in parse_measure(name)} == {row.name}, name
+
+
+# ---------------------------------------------------------------------------------------------
+# The kernel against the specification, family by family
+
+DOC_IDS = ["a", "b", "B", "ab", "d9", "d10", "é", "中文", "", "z z"]
+SCORES = [0.0, 0.5, 1.0, -1.0, 0.25, 3.0]
+GRADES = [-1, 0, 0, 1, 1, 2, 3, 4]  # ERR takes grades up to 4
+
+
+def spec_param(c: Column):
+    """The parameter ``reference.ranking.measure`` takes for column ``c``, read off the row."""
+    row = table.BY_NAME[c.family]
+    whole = c.k >= table.NO_CUTOFF
+    if c.family == "graded_dcg":
+        flags = int(c.x)
+        return (None if whole else c.k, bool(flags & table.DCG_EXP),
+                bool(flags & table.DCG_NORMALISED))
+    if row.origin in ("ranx", "ir_measures"):
+        if row.params == "cut":
+            return None if whole else c.k
+        return c.x if c.family == "rbp_graded" else None
+    if row.params == "cut":
+        return c.k
+    if row.params == "fcut":
+        return c.x
+    if row.params == "floats":
+        return c.x if row.arity == 1 else tuple(c.values)
+    if row.params == "pairs":
+        pairs = tuple(zip(c.keys, c.values))
+        if row.persistence:
+            return pairs + (("p", c.x),) if pairs else c.x
+        return pairs or None
+    return None
+
+
+@st.composite
+def cases(draw):
+    qrels, run = {}, {}
+    for q in ("q1", "q2", "q10"):
+        judged = draw(st.lists(st.sampled_from(DOC_IDS), unique=True, min_size=1, max_size=6))
+        qrels[q] = {d: draw(st.sampled_from(GRADES)) for d in judged}
+        retrieved = draw(st.lists(st.sampled_from(DOC_IDS), unique=True, min_size=1,
+                                  max_size=8))
+        run[q] = {d: draw(st.sampled_from(SCORES)) for d in retrieved}
+    return qrels, run
+
+
+def close(a, b):
+    if isinstance(a, float) and math.isnan(a):
+        return isinstance(b, float) and math.isnan(b)
+    return a == b or abs(a - b) <= 1e-12 * max(1.0, abs(b))
+
+
+@pytest.mark.parametrize("row", KERNEL_ROWS, ids=lambda r: r.name)
+def test_the_kernel_computes_what_the_specification_of_its_row_defines(row):
+    columns = [c for name in names_of(row) for c in parse_measure(name)]
+
+    @settings(max_examples=25, deadline=None, database=None,
+              suppress_health_check=list(HealthCheck))
+    @given(case=cases(), level=st.sampled_from([1, 2]))
+    def check(case, level):
+        qrels, run = case
+        got = qafast.evaluate(qrels, run, [c.name for c in columns], relevance_level=level,
+                              per_query=True)
+        for c in columns:
+            param = spec_param(c)
+            want = reference.evaluate(qrels, run, [(c.family, param)],
+                                      relevance_level=c.rel if c.rel is not None else level,
+                                      version="9.0.8" if c.v9 else "10.0")
+            for q in want:
+                assert close(got[q][c.name], want[q][(c.family, param)]), (
+                    q, c.name, got[q][c.name], want[q][(c.family, param)])
+
+    check()
