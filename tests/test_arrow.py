@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import qafast
-from qafast import ranking
+from qafast import _engine
 
 pa = pytest.importorskip("pyarrow")
 pq = pytest.importorskip("pyarrow.parquet")
@@ -185,14 +185,14 @@ def test_a_parquet_run_is_read_a_row_group_at_a_time(tmp_path, monkeypatch, work
         return real_iter(self, *args, **kwargs)
 
     seen = []   # (row groups read so far, bytes Arrow holds) at each batch of queries measured
-    real_add = ranking._Chunked.add
+    real_add = _engine.Chunked.add
 
     def add(self, chunk, first):
         seen.append((len(read), pa.total_allocated_bytes()))
         return real_add(self, chunk, first)
 
     monkeypatch.setattr(pq.ParquetFile, "iter_batches", counting)
-    monkeypatch.setattr(ranking._Chunked, "add", add)
+    monkeypatch.setattr(_engine.Chunked, "add", add)
     del run
     base = pa.total_allocated_bytes()
     threads = threading.active_count()

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import qafast
-from qafast import ranking
+from qafast import _ranked
 
 pa = pytest.importorskip("pyarrow")
 pq = pytest.importorskip("pyarrow.parquet")
@@ -202,7 +202,7 @@ def test_the_engine_refuses_keys_outside_their_table_whatever_source_gives_them(
                        (np.array([-1, 0]), np.array([0, 0])),
                        (np.array([0, 1]), np.array([0, 1]))):
         with pytest.raises(qafast.InputError, match="is outside 0.."):
-            ranking._grouped(qafast.Run, ["q1"], qidx, keys, np.array([1.0, 2.0]), vocab,
+            _ranked.grouped(qafast.Run, ["q1"], qidx, keys, np.array([1.0, 2.0]), vocab,
                              "test source", None, False)
 
 

@@ -132,7 +132,7 @@ def test_qrels_and_runs_cannot_be_edited_in_place_once_evaluated():
 
 def test_the_ranking_kernel_refuses_grades_above_the_table_it_was_given():
     qrels = qafast.Qrels({"q": {"d1": 3}})
-    ev = qafast.ranking._Evaluation(qrels, qafast.Run({"q": {"d1": 1.0}}), relevance_level=1,
+    ev = qafast._engine.Evaluation(qrels, qafast.Run({"q": {"d1": 1.0}}), relevance_level=1,
                                     judged_only=False, max_docs=None, queries="run", workers=1)
     qrels._max = 1  # a stale cache: the kernel must not trust it to size its table
     with pytest.raises(ValueError, match="grade above max_grade"):

@@ -111,7 +111,7 @@ def check_same(cols: TrecColumns, data: bytes, is_run: bool) -> None:
 def read(
     data: bytes, is_run: bool, chunk: int | None = None, workers: int = 1, intern_docs: bool = True
 ) -> TrecColumns:
-    return trec_module._read(
+    return trec_module.read_columns(
         data, is_run=is_run, chunk_bytes=chunk, workers=workers, intern_docs=intern_docs
     )
 
@@ -119,7 +119,7 @@ def read(
 def read_stream(
     data: bytes, is_run: bool, chunk: int | None = None, workers: int = 1, intern_docs: bool = True
 ) -> TrecColumns:
-    return trec_module._read(
+    return trec_module.read_columns(
         io.BytesIO(data), is_run=is_run, chunk_bytes=chunk, workers=workers,
         intern_docs=intern_docs,
     )
@@ -207,14 +207,14 @@ def test_flat_run_columns():
 def test_qrels_read_for_a_qrels_object_keep_no_tie_keys():
     from qafast.io import trec
 
-    flat = trec._read(QRELS, is_run=False, intern_docs=False, tie_keys=False)
+    flat = trec.read_columns(QRELS, is_run=False, intern_docs=False, tie_keys=False)
     full = read_trec_qrels(QRELS, intern_docs=False)
     assert flat.doc_tiekeys is None and full.doc_tiekeys is not None
     for name in ("query_ids", "query_index", "values", "line_numbers", "doc_hashes",
                  "doc_offsets", "doc_blob"):
         assert np.array_equal(np.asarray(getattr(flat, name)), np.asarray(getattr(full, name)))
     for workers in (1, 2):  # the threaded reader interns in its own loop
-        got = trec._read(QRELS * 3000, is_run=False, workers=workers, intern_docs=False,
+        got = trec.read_columns(QRELS * 3000, is_run=False, workers=workers, intern_docs=False,
                          tie_keys=False, chunk_bytes=4096)
         assert got.doc_tiekeys is None and len(got) == 3000 * len(full)
 
@@ -396,9 +396,9 @@ def test_gzip_in_small_chunks(tmp_path, workers):
     data = b"".join(b"q%d Q0 d%d %d %d.5 r\n" % (i // 7, i, i, i) for i in range(2000))
     gz = tmp_path / "big.gz"
     gz.write_bytes(gzip.compress(data))
-    cols = trec_module._read(gz, is_run=True, chunk_bytes=100, workers=workers)
+    cols = trec_module.read_columns(gz, is_run=True, chunk_bytes=100, workers=workers)
     check_same(cols, data, True)
-    flat = trec_module._read(gz, is_run=True, chunk_bytes=100, workers=workers, intern_docs=False)
+    flat = trec_module.read_columns(gz, is_run=True, chunk_bytes=100, workers=workers, intern_docs=False)
     check_flat(flat, cols)
 
 
@@ -422,7 +422,7 @@ def test_gzip_readers_read_the_same_and_refuse_the_same(tmp_path, monkeypatch, r
     for packed in (whole, members):
         path = tmp_path / "run.gz"
         path.write_bytes(packed)
-        check_same(trec_module._read(path, is_run=True, chunk_bytes=333, workers=workers),
+        check_same(trec_module.read_columns(path, is_run=True, chunk_bytes=333, workers=workers),
                    data, True)
     crc = bytearray(whole)
     crc[-8] ^= 0xFF
@@ -432,7 +432,7 @@ def test_gzip_readers_read_the_same_and_refuse_the_same(tmp_path, monkeypatch, r
         path = tmp_path / "bad.gz"
         path.write_bytes(packed)
         with pytest.raises(TrecFormatError, match="(truncated|corrupt) gzip data") as e:
-            trec_module._read(path, is_run=True, chunk_bytes=333, workers=workers)
+            trec_module.read_columns(path, is_run=True, chunk_bytes=333, workers=workers)
         assert e.value.path == str(path), label
 
 
@@ -451,7 +451,7 @@ def test_file_objects():
         def read(self, n=-1):
             return self._f.read(n)
 
-    check_same(trec_module._read(ReadOnly(RUN), is_run=True, chunk_bytes=5), RUN, True)
+    check_same(trec_module.read_columns(ReadOnly(RUN), is_run=True, chunk_bytes=5), RUN, True)
     assert read_trec_run(io.BytesIO(RUN)).path == "<file>"
 
 
@@ -799,12 +799,12 @@ def test_read_errors_propagate_and_no_thread_is_left(workers, intern_docs):
 
     before = threading.active_count()
     with pytest.raises(OSError, match="disk on fire"):
-        trec_module._read(
+        trec_module.read_columns(
             Broken(), is_run=True, chunk_bytes=8, workers=workers, intern_docs=intern_docs
         )
     bad = b"".join(b"q Q0 d%d 1 1 r\n" % i for i in range(5000)) + b"q Q0 \xff 1 1 r\n" * 9000
     with pytest.raises(TrecFormatError):
-        trec_module._read(
+        trec_module.read_columns(
             bad, is_run=True, chunk_bytes=1000, workers=workers, intern_docs=intern_docs
         )
     assert threading.active_count() == before

@@ -332,7 +332,9 @@ def cases(draw):
 @given(case=cases(), level=st.sampled_from([1, 1, 2, 3]), judged_only=st.booleans(),
        max_docs=st.sampled_from([None, None, 2]))
 def test_new_families_equal_the_specification(case, level, judged_only, max_docs):
-    from qafast.ranking import _as_qrels, _as_run, _Evaluation
+    from qafast._engine import Evaluation as _Evaluation
+    from qafast._ranked import as_qrels as _as_qrels
+    from qafast._ranked import as_run as _as_run
 
     qrels, run = case
     ev = _Evaluation(_as_qrels(qrels), _as_run(run), relevance_level=level,

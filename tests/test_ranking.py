@@ -192,7 +192,7 @@ def test_run_dict_in_chunks_gives_bitwise_identical_results(monkeypatch, seed, c
     whole = qafast.Run.from_dict(run)
     want_q = qafast.evaluate(qrels, whole, "all_trec", per_query=True)
     want = qafast.evaluate(qrels, whole, "all_trec")
-    monkeypatch.setattr(qafast.ranking, "_CHUNK_ENTRIES", chunk)
+    monkeypatch.setattr(qafast._run_sources, "_CHUNK_ENTRIES", chunk)
     assert qafast.evaluate(qrels, run, "all_trec", per_query=True) == want_q
     assert qafast.evaluate(qrels, run, "all_trec") == want
     assert qafast.evaluate(qrels, run, "all_trec", workers=2) == want
@@ -203,7 +203,7 @@ def test_run_dict_in_chunks_gives_bitwise_identical_results(monkeypatch, seed, c
 
 
 def test_run_dict_in_chunks_falls_back_to_name_bad_entries(monkeypatch):
-    monkeypatch.setattr(qafast.ranking, "_CHUNK_ENTRIES", 2)
+    monkeypatch.setattr(qafast._run_sources, "_CHUNK_ENTRIES", 2)
     qrels = {f"q{i}": {"d1": 1} for i in range(10)}
     run = {f"q{i}": {"d1": 0.5, "d2": 0.25} for i in range(10)}
     run["q7"] = {"d1": 1, "d2": np.float64(0.5)}  # int and numpy scores: converted
@@ -239,7 +239,7 @@ def test_run_file_in_chunks_gives_bitwise_identical_results(monkeypatch, tmp_pat
     whole = qafast.Run.from_file(p)
     want_q = qafast.evaluate(qrels, whole, "all_trec", per_query=True)
     want = qafast.evaluate(qrels, whole, "all_trec")
-    monkeypatch.setattr(qafast.ranking, "_FILE_CHUNK_ROWS", chunk)
+    monkeypatch.setattr(qafast._runfile, "FILE_CHUNK_ROWS", chunk)
     assert qafast.evaluate(qrels, str(p), "all_trec", per_query=True) == want_q
     assert qafast.evaluate(qrels, p, "all_trec") == want
     assert qafast.evaluate(qrels, p.read_bytes(), "all_trec") == want
@@ -260,7 +260,7 @@ def test_a_run_file_evaluated_in_batches_leaves_no_reference_cycles(monkeypatch,
     qrels, run = random_case(3, n_queries=60)
     p = tmp_path / "run.txt"
     _write_run(p, run, order=sorted(run))
-    monkeypatch.setattr(qafast.ranking, "_FILE_CHUNK_ROWS", 16)
+    monkeypatch.setattr(qafast._runfile, "FILE_CHUNK_ROWS", 16)
     gc.collect()
     gc.disable()
     try:
@@ -272,7 +272,7 @@ def test_a_run_file_evaluated_in_batches_leaves_no_reference_cycles(monkeypatch,
 
 
 def test_run_file_in_chunks_names_bad_lines(monkeypatch, tmp_path):
-    monkeypatch.setattr(qafast.ranking, "_FILE_CHUNK_ROWS", 2)
+    monkeypatch.setattr(qafast._runfile, "FILE_CHUNK_ROWS", 2)
     qrels = {f"q{i}": {"d1": 1} for i in range(5)}
     p = tmp_path / "run.txt"
     body = "".join(f"q{i} Q0 d{j} {j} {1 - j / 10} t\n" for i in range(5) for j in range(3))

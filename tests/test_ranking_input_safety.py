@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 import qafast
 from qafast import _kernels
-from qafast import ranking as rk
+from qafast import _runfile
 
 MEASURES = ["num_ret", "num_rel_ret", "map", "P_5", "ndcg_cut_10", "recip_rank"]
 
@@ -84,7 +84,7 @@ def test_ungrouped_run_from_a_fifo_after_some_queries_were_measured(tmp_path, mo
     import qafast.io.trec as trec
 
     monkeypatch.setattr(trec, "_CHUNK_BYTES", 4096)
-    monkeypatch.setattr(rk, "_FILE_CHUNK_ROWS", 64)
+    monkeypatch.setattr(_runfile, "FILE_CHUNK_ROWS", 64)
     lines = run_lines(80, 40, grouped=True, seed=3).splitlines(keepends=True)
     # grouped for 2000 lines, then the first query's first line comes back at the end
     data = b"".join(lines[1:] + lines[:1])

@@ -109,7 +109,9 @@ def test_kernels_equal_the_reference(case, level, judged_only, max_docs, queries
 @settings(max_examples=100, deadline=None)
 @given(case=cases())
 def test_relstring_equals_the_reference(case):
-    from qafast.ranking import _as_qrels, _as_run, _Evaluation
+    from qafast._engine import Evaluation as _Evaluation
+    from qafast._ranked import as_qrels as _as_qrels
+    from qafast._ranked import as_run as _as_run
 
     qrels, run = case
     if not any(run.get(q) for q in qrels):

@@ -11,13 +11,13 @@ import random
 import re
 import sys
 
+import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 import qafast
-from qafast import _runfile
-from qafast import ranking as rk
+from qafast import _ranked, _runfile
 from qafast.cli import main
 from qafast.io import TrecFormatError
 
@@ -63,14 +63,14 @@ def cli(capsys, *args):
 
 def no_whole_run(monkeypatch):
     """Make building a whole Run from a file fail: what is streamed never needs one."""
-    real = rk._from_trec_columns
+    real = _ranked.from_trec_columns
 
     def refuse(cls, *a, **k):
-        if cls is rk.Run:
+        if cls is _ranked.Run:
             raise AssertionError("the run was read whole")
         return real(cls, *a, **k)
-    monkeypatch.setattr(rk.Run, "from_file", classmethod(refuse))
-    monkeypatch.setattr(rk, "_from_trec_columns", refuse)
+    monkeypatch.setattr(_ranked.Run, "from_file", classmethod(refuse))
+    monkeypatch.setattr(_runfile, "from_trec_columns", refuse)
 
 
 # ------------------------------------------------------------------------------ streaming
@@ -80,7 +80,7 @@ def test_cli_streams_a_grouped_run_without_building_it(files, capsys, monkeypatc
     qrels, runs = files
     code, want, err = cli(capsys, "-q", "-m", "all_trec", qrels, runs[0])
     assert code == 0, err
-    monkeypatch.setattr(rk, "_FILE_CHUNK_ROWS", 50)  # many batches
+    monkeypatch.setattr(_runfile, "FILE_CHUNK_ROWS", 50)  # many batches
     no_whole_run(monkeypatch)
     for workers in ("1", "2"):
         code, out, err = cli(capsys, "-q", "-m", "all_trec", "-w", workers, qrels, runs[0])
@@ -108,7 +108,7 @@ def test_ranges_give_bitwise_identical_results(files, monkeypatch, parts):
     want_q = qafast.evaluate(q, whole, "all_trec", per_query=True)
     want = qafast.evaluate(q, whole, "all_trec")
     monkeypatch.setattr(_runfile, "_RANGE_MIN_BYTES", 100)
-    monkeypatch.setattr(rk, "_FILE_CHUNK_ROWS", 30)
+    monkeypatch.setattr(_runfile, "FILE_CHUNK_ROWS", 30)
     ranges = _runfile._ranges(str(runs[1]), parts)
     assert len(ranges) > 1 and ranges[0][0] == 0 and ranges[-1][1] == runs[1].stat().st_size
     text = runs[1].read_bytes()
@@ -132,11 +132,11 @@ def test_ranges_report_every_run_query_in_file_order(files, monkeypatch, dropped
     q = qafast.Qrels.from_file(qrels)
     if dropped:  # qrels without some of the run's queries
         keep = [i for i in range(len(q.query_ids)) if i % dropped]
-        q = _runfile._subset(q, rk.np.asarray(keep, dtype=rk.np.int64))
+        q = _runfile._subset(q, np.asarray(keep, dtype=np.int64))
     text = runs[0].read_text()
     file_order = list(dict.fromkeys(line.split()[0] for line in text.splitlines()))
     monkeypatch.setattr(_runfile, "_RANGE_MIN_BYTES", 100)
-    monkeypatch.setattr(rk, "_FILE_CHUNK_ROWS", 30)
+    monkeypatch.setattr(_runfile, "FILE_CHUNK_ROWS", 30)
     options = {"relevance_level": 1, "judged_only": False, "max_docs": None, "workers": 3}
     for ordered in (False, True):
         got = _runfile.evaluate_run_source(q, str(runs[0]), parse_measures(["map"]),
@@ -168,7 +168,7 @@ def test_parts_gathered_while_waiting_give_the_same_numbers(files, monkeypatch, 
     monkeypatch.setattr(_runfile._Assembled, "add", add)
     monkeypatch.setattr(_runfile, "_finish", finish)
     monkeypatch.setattr(_runfile, "_RANGE_MIN_BYTES", 100)
-    monkeypatch.setattr(rk, "_FILE_CHUNK_ROWS", 30)
+    monkeypatch.setattr(_runfile, "FILE_CHUNK_ROWS", 30)
     for ordered in (True, False):
         got = qafast.evaluate(str(qrels), str(runs[2]), MEASURES, per_query=ordered,
                               workers=3)
@@ -257,7 +257,7 @@ def test_a_run_in_another_query_order_than_the_qrels_streams_the_same(files, tmp
     want_q = qafast.evaluate(q, whole, MEASURES, per_query=True)
     want = qafast.evaluate(q, whole, MEASURES)
     monkeypatch.setattr(_runfile, "_RANGE_MIN_BYTES", 100)
-    monkeypatch.setattr(rk, "_FILE_CHUNK_ROWS", 30)
+    monkeypatch.setattr(_runfile, "FILE_CHUNK_ROWS", 30)
     no_whole_run(monkeypatch)
     got_q = qafast.evaluate(q, str(other), MEASURES, per_query=True, workers=workers)
     assert list(got_q) == sorted(got_q) == list(want_q)
@@ -278,8 +278,8 @@ def test_a_query_split_by_a_range_is_still_evaluated_whole(tmp_path, monkeypatch
     monkeypatch.setattr(_runfile, "_thread_ranges",
                         lambda path, workers: [(0, cut), (cut, size)])
     read_whole = []
-    real = rk.Run.from_file.__func__
-    monkeypatch.setattr(rk.Run, "from_file", classmethod(
+    real = _ranked.Run.from_file.__func__
+    monkeypatch.setattr(_ranked.Run, "from_file", classmethod(
         lambda cls, *a, **k: read_whole.append(1) or real(cls, *a, **k)))
     assert qafast.evaluate(qrels, str(run), MEASURES, per_query=True, workers=2) == want
     assert read_whole
@@ -290,7 +290,7 @@ def test_ranges_are_disjoint_exactly_when_no_query_is_in_two(parts):
     # each range's parser gives its queries once; a query in two ranges means the run is
     # read whole
     everything = [q for ids in parts for q in ids]
-    assert _runfile._disjoint(parts) == (len(set(everything)) == len(everything))
+    assert _runfile.disjoint(parts) == (len(set(everything)) == len(everything))
 
 
 @given(st.lists(st.tuples(st.lists(st.integers(0, 30), unique=True, max_size=12),
@@ -352,7 +352,7 @@ def test_compressed_run_and_stdin_with_a_reading_thread(files, capsys, monkeypat
 def small_segments(monkeypatch, size):
     monkeypatch.setattr("qafast.io.trec._CHUNK_BYTES", 256)
     monkeypatch.setattr(_runfile, "_SEGMENT_BYTES", size)
-    monkeypatch.setattr(rk, "_FILE_CHUNK_ROWS", 30)
+    monkeypatch.setattr(_runfile, "FILE_CHUNK_ROWS", 30)
 
 
 @pytest.mark.parametrize("size", [300, 2000, 1 << 20])
@@ -488,12 +488,12 @@ def test_a_query_in_two_segments_is_still_evaluated_whole(files, monkeypatch):
     never = re.compile(rb"(?!)")
     monkeypatch.setattr(_runfile, "_query_lines", lambda query: (never, re.compile(rb"\n")))
     read_whole = []
-    real = rk._from_trec_columns
-    monkeypatch.setattr(rk, "_from_trec_columns",
+    real = _ranked.from_trec_columns
+    monkeypatch.setattr(_runfile, "from_trec_columns",
                         lambda cls, *a, **k: read_whole.append(cls) or real(cls, *a, **k))
     assert qafast.evaluate(str(qrels), runs[2].read_bytes(), MEASURES, per_query=True,
                            workers=2) == want
-    assert rk.Run in read_whole
+    assert _ranked.Run in read_whole
 
 
 # ------------------------------------------------------------------------------ ungrouped
@@ -510,7 +510,7 @@ def test_ungrouped_run_file_evaluates_as_its_grouped_self(files, capsys, monkeyp
     q = qafast.Qrels.from_file(qrels)
     want_q = qafast.evaluate(q, qafast.Run.from_file(runs[0]), MEASURES, per_query=True)
     monkeypatch.setattr(_runfile, "_RANGE_MIN_BYTES", 100)
-    monkeypatch.setattr(rk, "_FILE_CHUNK_ROWS", 40)
+    monkeypatch.setattr(_runfile, "FILE_CHUNK_ROWS", 40)
     assert qafast.evaluate(q, str(ungrouped), MEASURES, per_query=True,
                            workers=workers) == want_q
     code, out, err = cli(capsys, "-q", "-m", "all_trec", "-w", str(workers), qrels, ungrouped)
@@ -524,7 +524,7 @@ def test_ungrouped_run_from_stdin_is_kept_in_a_temporary_file(files, capsys, mon
     text = runs[1].read_bytes().splitlines(keepends=True)
     data = b"".join(text[2:] + text[:2])  # the first query's first lines come last
     monkeypatch.setattr("qafast.io.trec._CHUNK_BYTES", 256)
-    monkeypatch.setattr(rk, "_FILE_CHUNK_ROWS", 20)
+    monkeypatch.setattr(_runfile, "FILE_CHUNK_ROWS", 20)
     monkeypatch.setattr(_runfile, "_SPILL_BYTES", 1000)
     spilled = []
     real = _runfile._Spill.replay
@@ -548,7 +548,7 @@ def test_ungrouped_gzip_file_is_read_again_not_kept(files, capsys, monkeypatch):
     text = runs[1].read_bytes().splitlines(keepends=True)
     packed = runs[1].with_name("ungrouped.gz")
     packed.write_bytes(gzip.compress(b"".join(text[2:] + text[:2])))
-    monkeypatch.setattr(rk, "_FILE_CHUNK_ROWS", 20)
+    monkeypatch.setattr(_runfile, "FILE_CHUNK_ROWS", 20)
     monkeypatch.setattr(_runfile, "_SPILL_BYTES", 0)
 
     def no_copy(*args, **kwargs):
@@ -572,7 +572,7 @@ def test_a_failed_copy_of_piped_text_matters_only_when_it_is_read_back(files, ca
     grouped = runs[1].read_bytes()
     text = grouped.splitlines(keepends=True)
     monkeypatch.setattr("qafast.io.trec._CHUNK_BYTES", 256)
-    monkeypatch.setattr(rk, "_FILE_CHUNK_ROWS", 20)
+    monkeypatch.setattr(_runfile, "FILE_CHUNK_ROWS", 20)
     monkeypatch.setattr(_runfile, "_SPILL_BYTES", 0)
     monkeypatch.setattr(_runfile.tempfile, "TemporaryFile", lambda **kw: _FullDisk())
     for workers in ("1", "2"):

@@ -1,4 +1,5 @@
-"""Qrels and runs from Arrow tables and Parquet files (``qafast.io.arrow`` reads them).
+"""Runs from Arrow tables and Parquet files evaluated as they are read (``qafast.io.arrow``
+reads them; ``_ranked.from_arrow`` builds a whole Qrels or Run from them).
 
 A run is evaluated as it is read, a batch of complete queries at a time, exactly as a
 grouped TREC run file is: rows are read a Parquet row group (or a record batch) at a time,
@@ -12,49 +13,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from .errors import InputTypeError
+from ._engine import Chunked
+from ._ranked import Qrels, Run, from_arrow_columns
+from ._threads import resolve_workers
 from .io import arrow as _arrow
-from .io.trec import _read_ahead
-from .ranking import Qrels, Run, _Chunked, _grouped, _workers
+from .io.trec import read_ahead
 
-__all__ = ["evaluate_stream", "from_arrow", "is_source"]
-
-
-def is_source(data) -> bool:
-    """Whether ``data`` is an Arrow object or a Parquet path."""
-    return _arrow.is_arrow(data) or _arrow.is_parquet(data)
-
-
-def _names(cls, query_col, doc_col, value_col) -> list[str]:
-    for what, c in (("query_col", query_col), ("doc_col", doc_col),
-                    ("relevance_col" if cls is Qrels else "score_col", value_col)):
-        if not isinstance(c, str):
-            raise InputTypeError(f"{what} must be a column name (str), not {type(c).__name__}")
-    return [query_col, doc_col, value_col]
-
-
-def _from_encoded(cls, enc: _arrow.ArrowColumns, src: str):
-    integer_values = cls is Qrels
-    obj = _grouped(cls, enc.query_ids, enc.query_index, enc.doc_keys, enc.values, enc.vocab,
-                   src, None, integer_values, id_bias=enc.id_bias)
-    if cls is Run:
-        obj.run_id = None
-    return obj
-
-
-def from_arrow(cls, source, *, query_col: str = "query_id", doc_col: str = "doc_id",
-               value_col: str | None = None, src: str | None = None, row_base: int = 0):
-    """A Qrels or Run from an Arrow or Parquet source, read whole. ``src`` names the source
-    in messages and ``row_base`` numbers its first row there, for a table that holds part of
-    a file (a Dask task's row groups)."""
-    if value_col is None:
-        value_col = "relevance" if cls is Qrels else "score"
-    names = _names(cls, query_col, doc_col, value_col)
-    if src is None:
-        src = _arrow.describe(source, "qrels" if cls is Qrels else "run")
-    table = _arrow.read_table(source, names, src)
-    return _from_encoded(cls, _arrow.encode(table, names, cls is Qrels, src,
-                                            row_base=row_base), src)
+__all__ = ["evaluate_stream"]
 
 
 def evaluate_stream(qrels: Qrels, source, columns, *, query_col: str = "query_id",
@@ -63,13 +28,13 @@ def evaluate_stream(qrels: Qrels, source, columns, *, query_col: str = "query_id
     its queries' rows are not together and the source can be read again (the caller reads
     it whole), or the whole :class:`Run` when it cannot (a ``RecordBatchReader``). With
     ``workers`` above 1, a thread of its own reads the batches ahead."""
-    names = _names(Run, query_col, doc_col, score_col)
+    names = [query_col, doc_col, score_col]
     src = _arrow.describe(source, "run")
     stream = _arrow.batches(source, names, src)
-    if _workers(options["workers"]) > 1 and type(source).__name__ not in ("Table", "RecordBatch"):
+    if resolve_workers(options["workers"]) > 1 and type(source).__name__ not in ("Table", "RecordBatch"):
         # reading a Parquet row group (decompressing and decoding it) releases the GIL, and
         # was half of a 20M-row run's time on the thread that measures
-        stream = _read_ahead(stream, 2, "qafast-arrow-reader")
+        stream = read_ahead(stream, 2, "qafast-arrow-reader")
     try:
         return _measure_batches(qrels, stream, columns, names, src,
                                 type(source).__name__ == "RecordBatchReader", options)
@@ -85,7 +50,7 @@ def _measure_batches(qrels: Qrels, stream, columns, names: list[str], src: str, 
 
     query_col = names[0]
     kept: list | None = [] if once else None
-    chunks = _Chunked(qrels, columns, options)
+    chunks = Chunked(qrels, columns, options)
     done: set = set()          # queries measured already
     pending: list = []         # batches holding the rows of the last query met so far
     first = 0                  # queries measured so far
@@ -94,7 +59,7 @@ def _measure_batches(qrels: Qrels, stream, columns, names: list[str], src: str, 
     def measure(table, codes, rows: int) -> None:
         nonlocal first, row_base
         enc = _arrow.encode(table, names, False, src, row_base=row_base, query_codes=codes)
-        run = _from_encoded(Run, enc, src)
+        run = from_arrow_columns(Run, enc, src)
         chunks.add(run, first)
         first += len(run.query_ids)
         done.update(codes[0])
@@ -104,7 +69,7 @@ def _measure_batches(qrels: Qrels, stream, columns, names: list[str], src: str, 
         if not once:
             return None
         table = pa.Table.from_batches(kept + list(stream))
-        return _from_encoded(Run, _arrow.encode(table, names, False, src), src)
+        return from_arrow_columns(Run, _arrow.encode(table, names, False, src), src)
 
     for batch in stream:
         if kept is not None:

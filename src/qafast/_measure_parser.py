@@ -239,6 +239,7 @@ for _row, _spelled in _spellings("ranx"):
         _RANX_RBP[bool(_m.group("level"))] = (_row, _spelled)
         continue
     _m = _RANX_SPELLING.fullmatch(_spelled.text)
+    assert _m is not None, _spelled  # the table's spellings are checked by its tests
     # ranx reads @0 as the whole ranking: "recall@0" is "recall" without a cut-off
     _RANX[(_m.group("base"), _m.group("at") == "k", bool(_m.group("level")))] = (_row, _spelled)
 #: ranx's metric names (ranx.metrics.metric_switch), as a user writes them
@@ -337,6 +338,7 @@ class _IrSpelling:
 
 def _read_ir_spelling(row: Family, spelled: Name) -> tuple[str, _IrSpelling]:
     m = re.fullmatch(r"(\w+)(?:\((.*)\))?(@[kr])?", spelled.text)
+    assert m is not None, spelled  # the table's spellings are checked by its tests
     name, args, at = m.groups()
     base, preset = _IR_ALIASES.get(name, (name, {}))
     fixed, required = dict(preset), set()

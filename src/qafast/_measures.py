@@ -523,7 +523,7 @@ def kernel_constants() -> str:
               "# the flags of graded_dcg, in its float parameter",
               f"cdef int DCG_EXP = {DCG_EXP}", f"cdef int DCG_NORMALISED = {DCG_NORMALISED}",
               "# ERR's grade scale: gdeval.pl's $MAX_JUDGMENT (the Python layer refuses higher)",
-              f"cdef double ERR_MAX_GRADE = {float(BY_NAME['err'].max_grade)}"]
+              f"cdef double ERR_MAX_GRADE = {float(BY_NAME['err'].max_grade or 0)}"]
     return "\n".join(lines) + "\n"
 
 

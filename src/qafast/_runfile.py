@@ -32,17 +32,10 @@ from typing import IO, Any, Sequence
 import numpy as np
 
 from . import _kernels
+from ._engine import Chunked, Evaluation, no_common
 from ._measure_parser import Column
-from .ranking import (
-    Qrels,
-    Run,
-    _as_run,
-    _Chunked,
-    _Evaluation,
-    _no_common,
-    _raise_duplicate,
-    _workers,
-)
+from ._ranked import Qrels, Run, as_run, from_trec_columns, raise_duplicate
+from ._threads import resolve_workers, thread_pool
 
 # smallest byte range worth a thread of its own
 _RANGE_MIN_BYTES = 32 << 20
@@ -54,6 +47,8 @@ _SPILL_BYTES = 256 << 20
 # the text in memory (bytes) handed to a thread at a time
 _SEGMENT_BYTES = 32 << 20
 _GZIP_MAGIC = b"\x1f\x8b"
+# rows per batch of complete queries measured at once
+FILE_CHUNK_ROWS = 1 << 18
 
 
 @dataclass
@@ -157,7 +152,7 @@ def _range_blocks(raw, start: int, end: int, chunk: int, reused: _Reused | None 
     what it keeps (a fresh buffer per block had every range thread page-fault a megabyte
     per block). A file that ends before ``end`` changed after the range was measured: a
     TrecFormatError says so."""
-    from .io.trec import _trec_last_newline
+    from ._kernels import _trec_last_newline
 
     raw.seek(start)
     left = end - start
@@ -361,7 +356,7 @@ def _query_lines(query: bytes):
 def _segments(blocks, size: int):
     """The blocks of a text gathered into lists of about ``size`` bytes that each
     end where a query's lines end (a block cut in two there without a copy), for threads
-    to parse as a plain file's ranges are. Each block ends at a line end, as _open_blocks
+    to parse as a plain file's ranges are. Each block ends at a line end, as open_blocks
     gives them; a query split anyway (a line of it that does not start with its id) is
     caught as a plain file's is, its id coming out of two segments."""
     segment: list = []
@@ -452,7 +447,7 @@ class _Spill:
         if self.file is None:
             yield from self.blocks
             return
-        from .io.trec import _readinto_blocks
+        from .io.trec import readinto_blocks
 
         self._join()
         if self._error is not None:
@@ -464,7 +459,7 @@ class _Spill:
             raise e
         self.file.flush()
         self.file.seek(0)
-        yield from _readinto_blocks(self.file.readinto, 1 << 20)
+        yield from readinto_blocks(self.file.readinto, 1 << 20)
 
     def close(self):
         self._join()
@@ -516,10 +511,9 @@ def _stream(qrels: Qrels, path: str, blocks, columns: list[Column], options: dic
     of this thread's previous stream, restarted rather than made anew. ``near``: how far
     into the run the text starts (0 to 1), where its first query is looked for among the
     qrels'."""
-    from . import ranking
-    from .io.trec import TrecFormatError, _raise_scan_error
+    from .io.trec import TrecFormatError, raise_scan_error
 
-    batch_rows = ranking._FILE_CHUNK_ROWS
+    batch_rows = FILE_CHUNK_ROWS
     if reused is not None and reused.parser is not None:
         parser = reused.parser
         parser.restart()
@@ -544,12 +538,12 @@ def _stream(qrels: Qrels, path: str, blocks, columns: list[Column], options: dic
         qidx, scores, hashes, tiekeys, lines, offsets, blob, q_off = arrays
         nq = len(q_off) - 1
         qids = parser.query_ids[first:first + nq]
-        chunk = _Chunked.run(qids, q_off, scores, hashes, offsets, blob, tiekeys, path, lines)
+        chunk = Chunked.run(qids, q_off, scores, hashes, offsets, blob, tiekeys, path, lines)
         # checked before it is measured; each query's lines are all in this chunk
         i = _kernels.first_duplicate_hashed(chunk.offsets, *chunk.kernel_args())
         if i >= 0:
             chunk._lines = np.asarray(lines) + line_base()
-            _raise_duplicate(chunk, i, False)
+            raise_duplicate(chunk, i, False)
         if edges is not None:
             if not edges:
                 edges[:] = [_query_rows(qids[0], 0, int(q_off[1]), offsets, blob, scores),
@@ -575,7 +569,7 @@ def _stream(qrels: Qrels, path: str, blocks, columns: list[Column], options: dic
             part.span = (min(lo, qpos), max(hi, qpos + nq))
         else:
             part.paired = False
-        ev = _Evaluation(qrels, chunk, queries="run", qrels_start=qpos, allow_none=True,
+        ev = Evaluation(qrels, chunk, queries="run", qrels_start=qpos, allow_none=True,
                          pairs=pairs, **options)
         qpos += nq
         if ev.ids:
@@ -595,7 +589,7 @@ def _stream(qrels: Qrels, path: str, blocks, columns: list[Column], options: dic
             if cancel is not None and cancel.is_set():
                 raise _Cancelled()
             batch = parser.scan_intern(block, batch)
-            _raise_scan_error(batch, path)
+            raise_scan_error(batch, path)
             batch.release()
             on_bytes(len(block))
             if parser.rows >= batch_rows and not measure(False):
@@ -660,9 +654,7 @@ def _stream_segments(qrels: Qrels, path: str, blocks, columns: list[Column], opt
     function's own error does."""
     from concurrent.futures import FIRST_COMPLETED, wait
 
-    from .ranking import _pool
-
-    pool = _pool(workers)
+    pool = thread_pool(workers)
     futures: list = []
     stop = threading.Event()  # a segment failed, or is not grouped: read no more
     halt = threading.Event()  # an error raised here: the segments being read stop too
@@ -716,7 +708,7 @@ def _stream_segments(qrels: Qrels, path: str, blocks, columns: list[Column], opt
 
 def _whole(qrels: Qrels, run: Run, columns, queries: str, options: dict,
            relcols: dict, allow_none: bool = False) -> RunResult:
-    ev = _Evaluation(qrels, run, queries=queries, allow_none=allow_none, **options)
+    ev = Evaluation(qrels, run, queries=queries, allow_none=allow_none, **options)
     values = ev.values(columns)
     rels = {j: [ev.relstring(p, length, name) for p in range(len(ev.ids))]
             for j, (length, name) in relcols.items()}
@@ -725,7 +717,7 @@ def _whole(qrels: Qrels, run: Run, columns, queries: str, options: dict,
 
 
 def _empty_run(source: str) -> Run:
-    run = _Chunked.run([], np.zeros(1, dtype=np.int64), np.zeros(0), np.zeros(0, np.int64),
+    run = Chunked.run([], np.zeros(1, dtype=np.int64), np.zeros(0), np.zeros(0, np.int64),
                        np.zeros(1, dtype=np.int64), np.zeros(0, np.uint8),
                        np.zeros(0, np.int64), source)
     return run
@@ -762,7 +754,7 @@ def _spans_disjoint(parts: list[_Part]) -> bool:
     return all(a[1] <= b[0] for a, b in itertools.pairwise(spans))
 
 
-def _disjoint(id_lists: list[list]) -> bool:
+def disjoint(id_lists: list[list]) -> bool:
     """Whether no id is in two of the lists, each of distinct ids (a parser gives each of
     its queries once). Only the shorter lists go into a set; the longest is looked up."""
     if len(id_lists) < 2:
@@ -815,7 +807,7 @@ def _finish(qrels: Qrels, parts: list[_Part], columns, queries: str, options: di
     order (sorting a million ids costs more than a second's reading, and a mean does not
     depend on the order). ``assembled``: the first parts' ids and values, already gathered
     (their blocks dropped)."""
-    if not (_spans_disjoint(parts) or _disjoint([p.ids for p in parts])):
+    if not (_spans_disjoint(parts) or disjoint([p.ids for p in parts])):
         return None  # a query in two ranges
     ids: list = []
     blocks: list = []
@@ -851,7 +843,7 @@ def _finish(qrels: Qrels, parts: list[_Part], columns, queries: str, options: di
         missing = np.array([i for i, q in enumerate(qrels.query_ids) if q not in present],
                            dtype=np.int64)
         if not ids:
-            _no_common(qrels, stub, queries)  # a warning: every qrels query scores 0
+            no_common(qrels, stub, queries)  # a warning: every qrels query scores 0
         if len(missing):
             extra = _whole(_subset(qrels, missing), _empty_run(source), columns, "qrels",
                            options, relcols, allow_none=True)
@@ -861,7 +853,7 @@ def _finish(qrels: Qrels, parts: list[_Part], columns, queries: str, options: di
             if ordered:
                 ids, values, rels = _in_id_order(ids, values, rels)
     elif not ids:
-        _no_common(qrels, stub, queries)  # raises
+        no_common(qrels, stub, queries)  # raises
     return RunResult(ids, values, rels, run_id, run_query_ids, source)
 
 
@@ -879,16 +871,16 @@ def evaluate_run_source(qrels: Qrels, run, columns: list[Column], *, queries: st
     stay in file order.
     """
     from .io import trec
-    from .io.trec import _open_blocks, _parse_blocks, _read_ahead
+    from .io.trec import open_blocks, parse_blocks, read_ahead
 
     if queries not in ("run", "qrels"):
         raise ValueError(f"queries must be 'run' (run and qrels in common) or 'qrels' (every "
                          f"qrels query, missing ones scoring 0, as trec_eval -c), not {queries!r}")
     relcols = relcols or {}
-    workers = _workers(options["workers"])
+    workers = resolve_workers(options["workers"])
     on_bytes = progress or (lambda n: None)
     if not (is_run_source(run) and qrels.string_ids):
-        return _whole(qrels, _as_run(run, workers), columns, queries, options, relcols)
+        return _whole(qrels, as_run(run, workers), columns, queries, options, relcols)
     opts = dict(options, workers=1)  # each stream measures its batches on its own thread
     path = _plain_path(run)
     # set by the caller, or here when this thread is interrupted while ranges are read
@@ -923,11 +915,9 @@ def evaluate_run_source(qrels: Qrels, run, columns: list[Column], *, queries: st
             assert part is not None  # nothing stopped before it
             parts.append(part)
         else:
-            from .ranking import _pool
-
-            # a range before a failed one still runs to its end: the error raised is then
+                    # a range before a failed one still runs to its end: the error raised is then
             # the file's first, the one a single reader meets
-            pool = _pool(min(workers, len(ranges)))
+            pool = thread_pool(min(workers, len(ranges)))
             futures = [pool.submit(one, a, b) for a, b in ranges]
             outcomes: list = []
             assembled = _Assembled(len(qrels.query_ids), len(columns))
@@ -970,7 +960,7 @@ def evaluate_run_source(qrels: Qrels, run, columns: list[Column], *, queries: st
     with contextlib.ExitStack() as stack:
         if spill is not None:
             stack.callback(spill.close)
-        name, blocks = _open_blocks(run, trec._CHUNK_BYTES, stack)
+        name, blocks = open_blocks(run, trec._CHUNK_BYTES, stack)
         if spill is not None:
             spill.source = name
         # text in memory (not compressed) is cut into segments parsed by threads: 20M lines
@@ -983,7 +973,7 @@ def evaluate_run_source(qrels: Qrels, run, columns: list[Column], *, queries: st
                      and memoryview(run).cast("B")[:2] != _GZIP_MAGIC)
         if workers > 1 and not in_memory:
             # each block is a fresh buffer, so handing it over copies nothing
-            blocks = _read_ahead(blocks, 4, "qafast-run-reader")
+            blocks = read_ahead(blocks, 4, "qafast-run-reader")
             stack.callback(blocks.close)
         kept = blocks if spill is None else _kept(blocks, spill)
         if workers > 1 and in_memory:
@@ -997,14 +987,12 @@ def evaluate_run_source(qrels: Qrels, run, columns: list[Column], *, queries: st
             if result is not None:
                 return result
         if spill is None:
-            cols = _parse_blocks(name, _open_blocks(run, trec._CHUNK_BYTES, stack)[1], is_run=True,
+            cols = parse_blocks(name, open_blocks(run, trec._CHUNK_BYTES, stack)[1], is_run=True,
                                  intern_docs=False)
         else:
-            cols = _parse_blocks(name, itertools.chain(spill.replay(), blocks), is_run=True,
+            cols = parse_blocks(name, itertools.chain(spill.replay(), blocks), is_run=True,
                                  intern_docs=False)
-        from .ranking import _from_trec_columns
-
-        whole = _from_trec_columns(Run, cols, False)
+        whole = from_trec_columns(Run, cols, False)
         return _whole(qrels, whole, columns, queries, options, relcols)
 
 
@@ -1047,7 +1035,7 @@ def measure_range(qrels: Qrels, path: str, start: int, end: int | None,
     edges: list = []
     if end is None:
         with contextlib.ExitStack() as stack:
-            name, blocks = trec._open_blocks(path, trec._CHUNK_BYTES, stack)
+            name, blocks = trec.open_blocks(path, trec._CHUNK_BYTES, stack)
             part = _stream(qrels, name, blocks, columns, opts, {}, lambda n: None,
                            lambda: 0, edges=edges)
     else:
@@ -1067,16 +1055,15 @@ def measure_whole_file(qrels: Qrels, path: str, columns: list[Column],
     ``Run``), ``first`` and ``last`` the queries of its first and last data lines, every
     row of each."""
     from .io import trec
-    from .ranking import _from_trec_columns
 
     with contextlib.ExitStack() as stack:
-        name, blocks = trec._open_blocks(path, trec._CHUNK_BYTES, stack)
-        cols = trec._parse_blocks(name, blocks, is_run=True, intern_docs=False)
+        name, blocks = trec.open_blocks(path, trec._CHUNK_BYTES, stack)
+        cols = trec.parse_blocks(name, blocks, is_run=True, intern_docs=False)
     qidx = np.asarray(cols.query_index)
-    run = _from_trec_columns(Run, cols, False)
+    run = from_trec_columns(Run, cols, False)
     if not len(qidx):
         return RangeResult([], [], np.zeros((0, len(columns))), True)
-    ev = _Evaluation(qrels, run, queries="run", allow_none=True, **dict(options, workers=1))
+    ev = Evaluation(qrels, run, queries="run", allow_none=True, **dict(options, workers=1))
     values = ev.values(columns) if ev.ids else np.zeros((0, len(columns)), dtype=np.float64)
 
     def rows(q: int):
@@ -1140,7 +1127,7 @@ def evaluate_run_sources(qrels: Qrels, runs: list, columns: list[Column], *, que
     depend on the number of threads. ``progress``: a _progress.Progress counting runs."""
     for name, run in runs:
         check_readable(name, run)
-    workers = _workers(options["workers"])
+    workers = resolve_workers(options["workers"])
     n = len(runs)
     if n == 0:
         return []

@@ -225,7 +225,9 @@ class _Encoded:
 # Validation
 # --------------------------------------------------------------------------------------------
 
-def _check_options(normalizer, unit: str, empty_rule: str) -> None:
+def check_answer_options(normalizer, unit: str, empty_rule: str) -> None:
+    """The answer metrics' options, checked as every form of them (the functions here, the
+    streaming AnswerMetrics, qafast.dask.answers) checks them."""
     get_normalizer(normalizer)
     if unit not in UNITS:
         raise InputError(f"unknown unit {unit!r}; expected one of {UNITS}")
@@ -355,7 +357,7 @@ def _seq_sum(values: np.ndarray) -> float:
 
 
 def _score_both(predictions, references, normalizer, unit, empty_rule):
-    _check_options(normalizer, unit, empty_rule)
+    check_answer_options(normalizer, unit, empty_rule)
     mode = _F1_MODES[unit]
     pred_sid, ref_off, ref_sid, enc = _prepare_encoded(predictions, references, empty_rule,
                                                        normalizer, unit, bag=mode == 1)
@@ -370,7 +372,7 @@ def _score_both(predictions, references, normalizer, unit, empty_rule):
 
 
 def _score(predictions, references, normalizer, unit, empty_rule, em: bool, per_question):
-    _check_options(normalizer, unit, empty_rule)
+    check_answer_options(normalizer, unit, empty_rule)
     if not isinstance(per_question, (bool, np.bool_)):
         raise InputTypeError(f"per_question must be a bool, not {type(per_question).__name__}")
     if (not em and unit == "char" and normalizer == "squad" and type(predictions) is list
@@ -626,7 +628,7 @@ def reader_metrics(predictions: Sequence[Sequence[str | None]],
     >>> m["reader_topk_no_answer_accuracy"]
     1.0
     """
-    _check_options(normalizer, unit, empty_rule)
+    check_answer_options(normalizer, unit, empty_rule)
     if k is not None and (not isinstance(k, (int, np.integer)) or isinstance(k, bool) or k < 1):
         raise InputError(f"k must be a positive int or None, not {k!r}")
     predictions = _as_list(predictions, "predictions")

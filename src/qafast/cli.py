@@ -18,10 +18,11 @@ import os
 import sys
 import warnings
 
+from ._engine import column_summaries
 from ._measure_parser import UnknownMeasureError, trec_columns
 from ._measures import TABLE, TEXT_MEASURES
-from .ranking import Qrels, Run, _summaries
-from .ranking import _workers as _cores
+from ._threads import resolve_workers
+from .ranking import Qrels, Run
 
 #: trec_eval's counts, which it prints as integers
 _COUNTS = frozenset(f.name for f in TABLE if f.summary == "sum" and f.origin == "trec_eval")
@@ -98,7 +99,7 @@ def _run_trec(args) -> int:
 
     for name, run in runs:
         check_readable(name, run)
-    qrels = Qrels.from_file(args.qrels, workers=min(_cores(args.workers), 2))
+    qrels = Qrels.from_file(args.qrels, workers=min(resolve_workers(args.workers), 2))
     queries = "qrels" if args.c else "run"
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -153,7 +154,7 @@ def _trec_block(args, columns, numeric, qrels, r) -> dict:
     """One run's output as data: {"per_query": {qid: {name: value}}, "all": {...}} (as -o
     json writes it), the values in trec_eval's types; gm_* per query are left out."""
     col_of = {c.name: j for j, c in enumerate(numeric)}
-    summary = dict(zip([c.name for c in numeric], _summaries(
+    summary = dict(zip([c.name for c in numeric], column_summaries(
         numeric, r.values, every_qrels_query=qrels if args.c else None)))
     run_id = r.run_id if r.run_id is not None else ""
     doc: dict = {}

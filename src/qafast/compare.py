@@ -34,10 +34,13 @@ import numpy as np
 
 from . import _distributions as dist
 from . import _kernels
+from ._engine import check_options, column_summaries
 from ._measure_parser import parse_measures
 from ._measures import TEXT_MEASURES
+from ._ranked import as_qrels
+from ._run_sources import per_query_values
+from ._threads import resolve_workers, thread_pool
 from .errors import InputError, InputTypeError, in_context
-from .ranking import _as_qrels, _check_options, _per_query_values, _pool, _summaries, _workers
 
 __all__ = ["Comparison", "compare", "plot_precision_recall", "to_frame"]
 
@@ -245,7 +248,7 @@ def _run_parallel(work, n):
         for i in range(n):
             work(i)
         return
-    pool = _pool(n)
+    pool = thread_pool(n)
     for f in [pool.submit(work, i) for i in range(n)]:
         f.result()
 
@@ -769,7 +772,7 @@ def compare(qrels, runs: Mapping[str, Any], measures: str | Iterable[str], *,
     if not isinstance(runs, Mapping):
         raise InputTypeError("runs must be a mapping {name: run}, not " + type(runs).__name__)
     names = _run_names(runs)
-    _check_options(relevance_level, judged_only, max_docs)
+    check_options(relevance_level, judged_only, max_docs)
     _check_settings(names, baseline, test, correction, alpha, n_resamples, seed, ci)
     if queries not in ("run", "qrels"):
         raise InputError(f"queries must be 'run' or 'qrels', not {queries!r}")
@@ -777,13 +780,13 @@ def compare(qrels, runs: Mapping[str, Any], measures: str | Iterable[str], *,
     if not columns:
         raise InputError(f"measures {measures!r}: none of them is a per-query number")
     _check_averaged(columns)
-    qrels = _as_qrels(qrels, workers)
+    qrels = as_qrels(qrels, workers)
     options = dict(relevance_level=int(relevance_level), judged_only=bool(judged_only),
                    max_docs=max_docs, workers=workers)
     def measured():
         for name in names:
             try:
-                yield _per_query_values(qrels, runs[name], columns, queries, options)
+                yield per_query_values(qrels, runs[name], columns, queries, options)
             except (ValueError, TypeError) as e:
                 raise in_context(e, f"run {name!r}") from None
 
@@ -815,7 +818,7 @@ def _stack_runs(names, measured, columns):
         else:
             _check_same_queries(names[0], query_ids, name, ids)
         blocks.append(values)
-        means[r] = _summaries(columns, values, exact=True)
+        means[r] = column_summaries(columns, values, exact=True)
     return query_ids, np.stack(blocks), means
 
 
@@ -845,7 +848,7 @@ def _analyse(names, measures, query_ids, values, means, *, baseline, test, corre
     _check_settings(names, baseline, test, correction, alpha, n_resamples, seed, ci)
     test = _test_name(test)
     correction = "none" if test == "tukey" else _correction_name(correction)
-    workers = _workers(workers)
+    workers = resolve_workers(workers)
     n_runs, n, n_measures = values.shape
     if n < 2:
         raise InputError(f"a paired test needs at least two queries; the runs share {n}"
@@ -962,7 +965,7 @@ def plot_precision_recall(qrels, runs: Mapping[str, Any], *, path=None, ax=None,
     plt = _pyplot()
     if not isinstance(runs, Mapping):
         raise InputTypeError("runs must be a mapping {name: run}, not " + type(runs).__name__)
-    qrels = _as_qrels(qrels)
+    qrels = as_qrels(qrels)
     if ax is None:
         fig, ax = plt.subplots(figsize=(5, 4))
     else:

@@ -13,10 +13,11 @@ import warnings
 from collections import defaultdict
 from typing import Iterable, Mapping
 
+from ._engine import Evaluation
 from ._measure_parser import Column, UnknownMeasureError, columns_for
 from ._measures import FAMILIES, NICKNAMES_V9, TREC_ORDER, V10_ONLY
+from ._ranked import Qrels, as_run
 from .errors import InputError, InputTypeError
-from .ranking import Qrels, _as_run, _Evaluation
 
 __all__ = ["RelevanceEvaluator", "compute_aggregated_measure", "parse_qrel", "parse_run",
            "supported_measures", "supported_nicknames"]
@@ -155,13 +156,13 @@ class RelevanceEvaluator:
         Queries absent from the judgments are skipped; so are judged queries absent from
         the run.
         """
-        run = _as_run(scores)
+        run = as_run(scores)
         if not len(run) or not len(self._qrels):
             return {}
         qindex = self._qrels.query_index()
         if not any(q in qindex for q in run.query_ids):
             return {}
-        ev = _Evaluation(self._qrels, run, relevance_level=self.relevance_level,
+        ev = Evaluation(self._qrels, run, relevance_level=self.relevance_level,
                          judged_only=self.judged_docs_only_flag, max_docs=None, queries="run",
                          workers=1, float32_scores=True, v9=True, keep_empty=True)
         values = ev.values(self._numeric).tolist() if self._numeric else [[]] * len(ev.ids)

@@ -200,15 +200,15 @@ def _measure_table(table, qrels, columns, options, names, edges, *, src=None, ro
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    from ._arrow_input import from_arrow
-    from .ranking import Run, _Evaluation
+    from ._engine import Evaluation
+    from ._ranked import Run, from_arrow
 
     m = len(columns)
     if table.num_rows == 0:
         return [], [], np.zeros((0, m), dtype=np.float64), [], None
     run = from_arrow(Run, table, query_col=names[0], doc_col=names[1], value_col=names[2],
                      src=src, row_base=row_base)
-    ev = _Evaluation(qrels, run, queries="run", allow_none=True, **options)
+    ev = Evaluation(qrels, run, queries="run", allow_none=True, **options)
     values = ev.values(columns) if ev.ids else np.zeros((0, m), dtype=np.float64)
     edge_ids, edge_rows = [], None
     if edges:
@@ -317,14 +317,14 @@ def _trec_partitions(paths, counts, results, shared_qrels, columns, options, nam
     """The results of _trec_tasks as one partition per file, as _gather takes them. A file
     whose queries turn out not to keep their lines together (in a range, or across two) is
     measured again, whole, by one task."""
-    from ._runfile import _disjoint
+    from ._runfile import disjoint
 
     per_file, again = [], []
     at = 0
     for f, k in enumerate(counts):
         parts = results[at:at + k]
         at += k
-        if not (all(p.grouped for p in parts) and _disjoint([p.present for p in parts])):
+        if not (all(p.grouped for p in parts) and disjoint([p.present for p in parts])):
             again.append(f)
         per_file.append(parts)
     if again:
@@ -384,8 +384,8 @@ def _gather(results, qrels, columns, options, names, run_name: str | None):
     met twice raises _Split."""
     import pyarrow as pa
 
-    from ._arrow_input import from_arrow
-    from .ranking import Run, _Evaluation
+    from ._engine import Evaluation
+    from ._ranked import Run, from_arrow
 
     where: dict = {}
     for p, result in enumerate(results):
@@ -416,7 +416,7 @@ def _gather(results, qrels, columns, options, names, run_name: str | None):
         mask = pa.array([q in spread for q in rows.column(names[0]).to_pylist()])
         run = from_arrow(Run, rows.filter(mask), query_col=names[0], doc_col=names[1],
                          value_col=names[2])
-        ev = _Evaluation(qrels, run, queries="run", allow_none=True, **options)
+        ev = Evaluation(qrels, run, queries="run", allow_none=True, **options)
         if ev.ids:
             ids.extend(ev.ids)
             blocks.append(ev.values(columns))
@@ -428,7 +428,8 @@ def _gather(results, qrels, columns, options, names, run_name: str | None):
 
 def _with_missing(qrels, ids, values, columns, options):
     """Add the qrels queries the run lacks, scored on an empty ranking (trec_eval -c)."""
-    from .ranking import NoCommonQueryWarning, Run, _Evaluation
+    from ._engine import Evaluation, NoCommonQueryWarning
+    from ._ranked import Run
 
     have = set(ids)
     if all(q in have for q in qrels.query_ids):
@@ -437,7 +438,7 @@ def _with_missing(qrels, ids, values, columns, options):
                             np.zeros(0, dtype=np.float64))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", NoCommonQueryWarning)
-        ev = _Evaluation(qrels, empty, queries="qrels", **options)
+        ev = Evaluation(qrels, empty, queries="qrels", **options)
         zero = ev.values(columns)
     keep = [i for i, q in enumerate(ev.ids) if q not in have]
     all_ids = ids + [ev.ids[i] for i in keep]
@@ -447,18 +448,19 @@ def _with_missing(qrels, ids, values, columns, options):
 
 
 def _setup(qrels, measures, relevance_level, judged_only, max_docs, queries):
+    from ._engine import check_max_grades, check_options
     from ._measure_parser import parse_measures
     from ._measures import TEXT_MEASURES
-    from .ranking import _as_qrels, _check_max_grades, _check_options
+    from ._ranked import as_qrels
 
-    _check_options(relevance_level, judged_only, max_docs)
+    check_options(relevance_level, judged_only, max_docs)
     if queries not in ("run", "qrels"):
         raise InputError(f"queries must be 'run' or 'qrels', not {queries!r}")
     columns = [c for c in parse_measures(measures) if c.family not in TEXT_MEASURES]
     if not columns:
         raise InputError(f"measures {measures!r}: none of them is a per-query number")
-    qrels = _as_qrels(qrels)
-    _check_max_grades(qrels, columns)
+    qrels = as_qrels(qrels)
+    check_max_grades(qrels, columns)
     options = dict(relevance_level=int(relevance_level), judged_only=bool(judged_only),
                    max_docs=max_docs, workers=1)
     return qrels, columns, options
@@ -607,7 +609,7 @@ def evaluate(qrels, run, measures: str | Iterable[str], *, per_query: bool = Fal
     >>> qafast.dask.evaluate(qrels, run, ["map", "P@1"])
     {'map': 0.75, 'P@1': 0.5}
     """
-    from .ranking import _summaries
+    from ._engine import column_summaries
 
     names = _names(query_col, doc_col, score_col)
     qrels, columns, options = _setup(qrels, measures, relevance_level, judged_only, max_docs,
@@ -616,7 +618,7 @@ def evaluate(qrels, run, measures: str | Iterable[str], *, per_query: bool = Fal
                                    bool(assume_grouped), npartitions, progress=progress)
     if per_query:
         return _per_query_frame(ids, values, columns)
-    return dict(zip([c.name for c in columns], _summaries(
+    return dict(zip([c.name for c in columns], column_summaries(
         columns, values, exact=True,
         every_qrels_query=qrels if queries == "qrels" else None)))
 
@@ -726,10 +728,10 @@ def answers(data, *, prediction_col: str = "prediction", references_col: str = "
     {'exact_match': 0.5, 'f1': 0.8333333333333333}
     """
     from . import _exactsum
-    from .answers import _check_options
+    from .answers import check_answer_options
 
     dask, dd = _modules()
-    _check_options(normalizer, unit, empty_rule)
+    check_answer_options(normalizer, unit, empty_rule)
     wanted = [prediction_col, references_col] + ([id_col] if id_col is not None else [])
     if _is_dask_frame(data):
         frame = data

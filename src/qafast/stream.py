@@ -26,10 +26,10 @@ import numpy as np
 
 from . import _exactsum, _kernels
 from ._convert import as_array
+from ._engine import column_summary
 from ._measure_parser import column_groups, kernel_arrays, parse_measures
 from ._measures import DENSE, TABLE, TEXT_MEASURES
 from .errors import InputError, InputTypeError
-from .ranking import _summary
 
 __all__ = ["AnswerMetrics", "RankingMetrics"]
 
@@ -513,7 +513,7 @@ class RankingMetrics:
                              "candidates" + (" and a relevant document (empty_queries='skip')"
                                              if self._empty == "skip" else ""))
         totals = _exactsum.rounded(limbs, special)
-        return {c.name: _summary(c, t, count) for c, t in zip(self._columns, totals)}
+        return {c.name: column_summary(c, t, count) for c, t in zip(self._columns, totals)}
 
     # ------------------------------------------------------------------ merge, state
     def _check_compatible(self, other) -> None:
@@ -683,9 +683,9 @@ class AnswerMetrics:
 
     def __init__(self, *, normalizer: str | Callable[[str], str] = "squad", unit: str = "token",
                  empty_rule: str = "v2"):
-        from .answers import _check_options
+        from .answers import check_answer_options
 
-        _check_options(normalizer, unit, empty_rule)
+        check_answer_options(normalizer, unit, empty_rule)
         self._normalizer, self._unit, self._empty_rule = normalizer, unit, empty_rule
         norm_name = normalizer if isinstance(normalizer, str) else (
             f"{getattr(normalizer, '__module__', '?')}.{getattr(normalizer, '__qualname__', '?')}")

@@ -178,7 +178,7 @@ def read_trec_run(source: Source, *, workers: int = 1, intern_docs: bool = True)
     >>> hex(int(flat.doc_tiekeys[0]) % 2**64)  # b"d1" + 6 zero bytes, top bit flipped
     '0xe431000000000000'
     """
-    return _read(source, is_run=True, workers=workers, intern_docs=intern_docs)
+    return read_columns(source, is_run=True, workers=workers, intern_docs=intern_docs)
 
 
 def read_trec_qrels(
@@ -219,10 +219,10 @@ def read_trec_qrels(
     ...     print(e.path, e.line, e.message)
     <bytes> 2 relevance grade (4th field) '1.5' is not an integer
     """
-    return _read(source, is_run=False, workers=workers, intern_docs=intern_docs)
+    return read_columns(source, is_run=False, workers=workers, intern_docs=intern_docs)
 
 
-def _read(
+def read_columns(
     source: Source,
     *,
     is_run: bool,
@@ -241,17 +241,17 @@ def _read(
     intern_docs = bool(intern_docs)
     chunk = _CHUNK_BYTES if chunk_bytes is None else chunk_bytes
     with contextlib.ExitStack() as stack:
-        path, blocks = _open_blocks(source, chunk, stack)
-        cols = _parse_blocks(path, blocks, is_run=is_run, threaded=threaded,
+        path, blocks = open_blocks(source, chunk, stack)
+        cols = parse_blocks(path, blocks, is_run=is_run, threaded=threaded,
                              intern_docs=intern_docs, tie_keys=tie_keys)
     if line_column:
         cols.line_numbers = np.asarray(cols.line_numbers)
     return cols
 
 
-def _parse_blocks(path: str, blocks: Iterator, *, is_run: bool, threaded: bool = False,
+def parse_blocks(path: str, blocks: Iterator, *, is_run: bool, threaded: bool = False,
                   intern_docs: bool = True, tie_keys: bool = True) -> TrecColumns:
-    """The columns of the lines in ``blocks`` (each ending at a line end, as _open_blocks
+    """The columns of the lines in ``blocks`` (each ending at a line end, as open_blocks
     gives them), line_numbers as a qafast._lines.LineNumbers."""
     parser = _trec_Parser(is_run, intern_docs, tie_keys)
     (_pipelined if threaded else _sequential)(parser, blocks, path)
@@ -311,7 +311,7 @@ def _open_path(name: str) -> Any:
         raise FileNotFoundError(e.errno, f"{e.strerror} ({hint})", shown_path(name)) from None
 
 
-def _open_blocks(source: Source, chunk: int, stack: contextlib.ExitStack) -> tuple[str, Iterator]:
+def open_blocks(source: Source, chunk: int, stack: contextlib.ExitStack) -> tuple[str, Iterator]:
     if isinstance(source, (bytes, bytearray, memoryview)):
         data = memoryview(source).cast("B")
         if data[:2] == _GZIP_MAGIC:
@@ -438,10 +438,10 @@ def _stream_blocks(f: Any, chunk: int) -> Iterator[memoryview]:
     readinto = getattr(f, "readinto", None)
     if readinto is None:
         return _read_blocks(f, chunk)
-    return _readinto_blocks(readinto, chunk)
+    return readinto_blocks(readinto, chunk)
 
 
-def _readinto_blocks(readinto: Any, chunk: int) -> Iterator[memoryview]:
+def readinto_blocks(readinto: Any, chunk: int) -> Iterator[memoryview]:
     # Each block is a fresh buffer (a batch may still hold the previous one): the partial
     # line at the end of one read starts the next buffer.
     carry = b""
@@ -501,7 +501,7 @@ def _sequential(parser: _trec_Parser, blocks: Iterator, path: str) -> None:
     for block in blocks:
         if fused:  # both stages in one pass over the text
             batch = parser.scan_intern(block, batch)
-            _raise_scan_error(batch, path)
+            raise_scan_error(batch, path)
         else:
             batch = parser.scan(block, batch)
             _intern(parser, batch, path, lambda: None)
@@ -513,15 +513,15 @@ def _intern(parser: _trec_Parser, batch: Any, path: str, quiesce: Callable[[], N
         quiesce()  # error_line() reads an array the scanning thread may be growing
         assert parser.error_message is not None  # set whenever intern() fails
         raise TrecFormatError(parser.error_message, path=path, line=parser.error_line())
-    _raise_scan_error(batch, path)
+    raise_scan_error(batch, path)
 
 
-def _raise_scan_error(batch: Any, path: str) -> None:
+def raise_scan_error(batch: Any, path: str) -> None:
     if batch.error_line:
         raise TrecFormatError(batch.error_message, path=path, line=batch.error_line)
 
 
-def _read_ahead(items: Iterator, depth: int, name: str) -> Generator[Any, None, None]:
+def read_ahead(items: Iterator, depth: int, name: str) -> Generator[Any, None, None]:
     """``items``, produced by a helper thread up to ``depth`` items ahead of the caller
     (the producer's work, reading, decompressing or scanning, releases the GIL). An
     exception the producer raises is raised here; closing this generator stops the producer
@@ -580,7 +580,7 @@ def _pipelined(parser: _trec_Parser, blocks: Iterator, path: str) -> None:
             if batch.error_line:
                 return
 
-    ahead = _read_ahead(scanned(), 2, "qafast-trec-scan")
+    ahead = read_ahead(scanned(), 2, "qafast-trec-scan")
     try:
         for batch in ahead:
             _intern(parser, batch, path, ahead.close)
