@@ -25,7 +25,7 @@ KERNEL_ROWS = [row for row in table.TABLE if row.kernel is not None]
 def test_every_row_is_complete(row):
     assert row.params in ("none", "cut", "fcut", "floats", "pairs")
     assert row.summary in ("mean", "sum", "gm")
-    assert row.origin in ("trec_eval", "qafast", "ranx", "ir_measures")
+    assert row.origin in ("trec_eval", "qafast", "ranx", "ir_measures", "torchmetrics")
     assert row.since in ("9.0.8", "10.0")
     assert row.group in table.GROUPS
     assert row.title and row.definition
@@ -89,7 +89,7 @@ def spec_param(c: Column):
         flags = int(c.x)
         return (None if whole else c.k, bool(flags & table.DCG_EXP),
                 bool(flags & table.DCG_NORMALISED))
-    if row.origin in ("ranx", "ir_measures"):
+    if row.origin not in ("trec_eval", "qafast"):  # the other tools' definitions
         if row.params == "cut":
             return None if whole else c.k
         return c.x if c.family == "rbp_graded" else None

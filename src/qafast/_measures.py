@@ -100,7 +100,8 @@ class Family:
     #: branch computes it (gm_map is map, logged); None: not a per-query number
     kernel: str | None = ""
     #: where the name comes from: trec_eval ("trec_eval"), qafast's own trec_eval-style
-    #: family ("qafast"), or another tool's definition ("ranx", "ir_measures")
+    #: family ("qafast"), or another tool's definition ("ranx", "ir_measures",
+    #: "torchmetrics")
     origin: str = "trec_eval"
     #: the first trec_eval version that has it ("9.0.8" or "10.0")
     since: str = "9.0.8"
@@ -443,6 +444,16 @@ TABLE: tuple[Family, ...] = (
            "r = (2^g - 1) / 16 (grades up to 4, as gdeval.pl of the TREC Web track).",
            params="cut", origin="ir_measures", max_grade=4, reference="_err",
            names=ir("ERR@k", "ERR"), agrees=("gdeval", "specification")),
+    Family("fallout", "Fall-out at k", "Precision and recall",
+           "(non-relevant documents in the top k) / (non-relevant documents ranked), a "
+           "document being non-relevant when it is unjudged or graded below the relevance "
+           "level; 0 when every ranked document is relevant.",
+           params="cut", origin="torchmetrics", reference="_fallout",
+           names=qafast("fallout@k", "fallout") + tm("RetrievalFallOut(top_k=k)"),
+           agrees=("torchmetrics", "specification"),
+           note="torchmetrics' ``RetrievalFallOut`` class scores a query without a "
+                "non-relevant candidate 1 by default (``empty_target_action='pos'``); qafast "
+                "gives it 0, as torchmetrics' ``retrieval_fall_out`` function does."),
     Family("query_count", "Queries", "Counts",
            "1 for each query evaluated; the summary is the number of queries (0 for a qrels "
            "query missing from the run).",

@@ -933,6 +933,11 @@ cdef double _one_measure(const Query* q, int code, int64_t k, double x,
         return <double>_rel_in_top(q, k) / <double>(q.num_rel if k > q.num_rel else k)
     elif code == M_SUCCESS:
         return 1.0 if _rel_in_top(q, k) > 0 else 0.0
+    elif code == M_FALLOUT:
+        c = q.n - q.num_rel_ret  # the non-relevant ranked documents
+        if c <= 0:
+            return 0.0
+        return <double>((k if k < q.n else q.n) - _rel_in_top(q, k)) / <double>c
     elif code == M_RPREC_MULT:
         return _rprec_mult(q, x)
     elif code == M_UTILITY:

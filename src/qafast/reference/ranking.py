@@ -1107,6 +1107,17 @@ def _err(rq: RankedQuery, param: Any, version: str) -> float:
     return score
 
 
+def _fallout(rq: RankedQuery, param: Any, version: str) -> float:
+    """torchmetrics' fall-out at k (``RetrievalFallOut(top_k=k)``): the non-relevant ranked
+    documents within the top k, over all the non-relevant ranked documents, a document being
+    non-relevant when it is unjudged or graded below the level; 0 when none is ranked (the
+    rule of torchmetrics' ``retrieval_fall_out``). No cut-off: the whole ranking."""
+    k = _depth(rq, param, "fallout")
+    nonrelevant = [g < rq.relevance_level for g in rq.grades]
+    total = sum(nonrelevant)
+    return sum(nonrelevant[:k]) / total if total else 0.0
+
+
 def _query_count(rq: RankedQuery, param: Any, version: str) -> float:
     """ir_measures' NumQ: 1 per evaluated query (summed)."""
     return 1.0
