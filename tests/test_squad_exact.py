@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 
 from qafast import cli
-from qafast.io.squad import _read_na_probs
+from qafast.io.squad import na_probs_with_values
 from qafast.reference import squad as spec
 
 # the module, not the function qafast.squad that the package exports under the same name
@@ -158,10 +158,10 @@ def test_float64_path_is_kept_for_ordinary_probabilities():
     ids = ["a", "b", "c"]
     for probs in ({"a": 0.5, "b": 1, "c": 0.0}, {"a": 2 ** 53, "b": -2 ** 53, "c": INF},
                   {"a": True, "b": np.float32(0.25), "c": -INF}):
-        assert _read_na_probs(probs, ids)[1] is not None, probs
+        assert na_probs_with_values(probs, ids)[1] is not None, probs
     for probs in ({"a": NAN, "b": 1, "c": 0.0}, {"a": 2 ** 53 + 1, "b": 0.5, "c": 0.0},
                   {"a": BIG, "b": 0.5, "c": 0.0}, {"a": np.float64("nan"), "b": 1, "c": 0}):
-        assert _read_na_probs(probs, ids)[1] is None, probs
+        assert na_probs_with_values(probs, ids)[1] is None, probs
 
 
 POOL = [0.0, 0.1, 0.5, 1.0, 1, 0, True, False, NAN, NAN, INF, -INF, 2 ** 53, 2 ** 53 + 1,

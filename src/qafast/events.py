@@ -22,7 +22,7 @@ import numpy as np
 
 from . import _kernels
 from .errors import InputError, InputTypeError
-from .io._encoded import _CODE, EM_LABELS, LABELS, LabelSequences
+from .io._encoded import EM_LABELS, LABEL_CODES, LABELS, LabelSequences
 
 __all__ = ["EM_LABELS", "LABELS", "LabelSequences", "encode_labels", "event_mention_score",
            "tw_events_score", "tweet_score", "tweet_scores"]
@@ -101,12 +101,12 @@ def encode_labels(results, annotations) -> tuple[LabelSequences, LabelSequences]
     out = []
     for name, seqs in (("results", res), ("annotations", ann)):
         try:
-            codes = np.fromiter(map(_CODE.__getitem__, itertools.chain.from_iterable(seqs)),
+            codes = np.fromiter(map(LABEL_CODES.__getitem__, itertools.chain.from_iterable(seqs)),
                                 dtype=np.int32, count=total)
         except (KeyError, TypeError):
             for t, seq in zip(ids, seqs):
                 for label in seq:
-                    if not isinstance(label, str) or label not in _CODE:
+                    if not isinstance(label, str) or label not in LABEL_CODES:
                         raise InputError(f"tweet {t!r}: label {label!r} in the {name} is not "
                                          f"one of {', '.join(LABELS)}") from None
             raise
@@ -197,11 +197,11 @@ def event_mention_score(res: Sequence[str], ann: Sequence[str], label: str) -> f
     >>> event_mention_score(ann, ann, "en")
     1.0
     """
-    if not isinstance(label, str) or label not in _CODE:
+    if not isinstance(label, str) or label not in LABEL_CODES:
         raise InputError(f"label {label!r} is not one of {', '.join(LABELS)}")
     r, a = encode_labels([res], [ann])
     _, ms = _kernel_scores(r, a, mention=True)
-    return float(ms[0, _CODE[label]])
+    return float(ms[0, LABEL_CODES[label]])
 
 
 def tweet_score(res: Sequence[str], ann: Sequence[str]) -> float:

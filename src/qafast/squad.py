@@ -31,14 +31,14 @@ from .errors import InputError, InputTypeError
 from .io.squad import (
     SquadDataset,
     SquadFormatError,
-    _dataset_head,
-    _predictions_unchecked,
-    _read_na_probs,
-    _walk_articles,
+    dataset_head,
     float64_stands_in,
     is_hf_predictions,
+    na_probs_with_values,
+    predictions_unchecked,
     read_hf_predictions,
     read_squad_dataset,
+    walk_articles,
     warn_squad,
     warn_unknown,
 )
@@ -282,7 +282,7 @@ def _read_dataset(dataset, predictions) -> tuple[SquadDataset, _Walked | None]:
     each scoring a dataset on two cores spent their walks one after the other before any
     encoding, with a core idle.) A dataset the slices cannot walk (a malformed one, ids or
     texts that are not str) is read by read_squad_dataset's walk, which says what is wrong."""
-    head = _dataset_head(dataset)
+    head = dataset_head(dataset)
     if isinstance(head, SquadDataset):
         return head, None
     if type(predictions) is dict:
@@ -291,7 +291,7 @@ def _read_dataset(dataset, predictions) -> tuple[SquadDataset, _Walked | None]:
             ds, walk = walked
             return SquadDataset(ds[0], None, head.version, head.name, texts=ds[1],
                                 offsets=ds[2]), walk
-    return _walk_articles(head), None
+    return walk_articles(head), None
 
 
 def _walk_encoded(data: list, preds: dict):
@@ -355,7 +355,7 @@ def _evaluate_inputs(dataset, predictions, version, na_probs, na_prob_thresh, mi
             hf_version = "2.0" if hf_probs is not None else "1.1"
     else:
         # the values are checked to be str as they are looked up (see _lookup)
-        preds, check_preds = _predictions_unchecked(predictions)
+        preds, check_preds = predictions_unchecked(predictions)
     asked = version
     version, note = _resolve_version(asked, ds, hf_version)
     if note is not None and version_warning:
@@ -381,7 +381,7 @@ def _evaluate_inputs(dataset, predictions, version, na_probs, na_prob_thresh, mi
             if probs is None:            # squad_v2 always searches for the best threshold
                 probs = dict.fromkeys(preds, 0.0)
         if na_probs is not None or probs is not None:
-            probs, probs_values, probs_aligned = _read_na_probs(
+            probs, probs_values, probs_aligned = na_probs_with_values(
                 probs if hf else na_probs, ds.ids)
             probs_info = (probs_values, probs_aligned)
         ev = _evaluate_v2(ds, preds, probs, na_prob_thresh, missing, source, na_source,

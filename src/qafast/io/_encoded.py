@@ -13,7 +13,7 @@ from itertools import chain
 
 import numpy as np
 
-__all__ = ["EM_LABELS", "LABELS", "ConceptLists", "LabelSequences", "pack_concepts"]
+__all__ = ["EM_LABELS", "LABELS", "LABEL_CODES", "ConceptLists", "LabelSequences", "pack_concepts"]
 
 
 @dataclass(eq=False)
@@ -91,7 +91,7 @@ def pack_concepts(qids, lists, weights, index, vocabulary, source) -> ConceptLis
 EM_LABELS = ("en", "ep", "en1", "ep1", "en2", "ep2")
 #: Every label a token may carry; a label's code is its position here (``o`` is 0).
 LABELS = ("o",) + EM_LABELS
-_CODE = {label: i for i, label in enumerate(LABELS)}
+LABEL_CODES = {label: i for i, label in enumerate(LABELS)}
 
 
 @dataclass(eq=False)

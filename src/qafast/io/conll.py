@@ -15,7 +15,7 @@ from typing import IO, Union
 import numpy as np
 
 from ..errors import InputTypeError
-from ._encoded import _CODE, LABELS, LabelSequences
+from ._encoded import LABEL_CODES, LABELS, LabelSequences
 from ._errors import LineFormatError
 
 __all__ = ["ConllFormatError", "read_conll"]
@@ -110,9 +110,9 @@ def read_conll(source: Source):
     out = {}
     for name, labels in (("results", pred), ("annotations", gold)):
         try:
-            codes = np.fromiter(map(_CODE.__getitem__, labels), dtype=np.int32, count=n)
+            codes = np.fromiter(map(LABEL_CODES.__getitem__, labels), dtype=np.int32, count=n)
         except KeyError:
-            j = next(j for j, lab in enumerate(labels) if lab not in _CODE)
+            j = next(j for j, lab in enumerate(labels) if lab not in LABEL_CODES)
             t = int(np.searchsorted(offsets, j, side="right")) - 1
             which = "predicted" if name == "results" else "gold"
             raise ConllFormatError(

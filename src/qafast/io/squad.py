@@ -193,8 +193,8 @@ def read_squad_dataset(source) -> SquadDataset:
     >>> ds.ids, ds.answers, ds.version
     (['q1', 'q2'], [['Paris', 'Paris, France'], []], '1.1')
     """
-    head = _dataset_head(source)
-    return head if isinstance(head, SquadDataset) else _walk_articles(head)
+    head = dataset_head(source)
+    return head if isinstance(head, SquadDataset) else walk_articles(head)
 
 
 class _Articles:
@@ -207,10 +207,10 @@ class _Articles:
         self.data, self.version, self.name, self.from_file = data, version, name, from_file
 
 
-def _dataset_head(source) -> SquadDataset | _Articles:
+def dataset_head(source) -> SquadDataset | _Articles:
     """read_squad_dataset up to the walk over the articles: a file in the usual shape is read
     all the way (a SquadDataset); otherwise the articles, checked to be a list, are
-    returned for _walk_articles (or a walk of one's own that falls back on it)."""
+    returned for walk_articles (or a walk of one's own that falls back on it)."""
     if isinstance(source, SquadDataset):
         return source
     from_file = _is_path(source)
@@ -241,7 +241,7 @@ def _dataset_head(source) -> SquadDataset | _Articles:
     return _Articles(data, version, name, from_file)
 
 
-def _walk_articles(head: _Articles) -> SquadDataset:
+def walk_articles(head: _Articles) -> SquadDataset:
     """The questions of the articles: read_squad_dataset's walk, which names the first
     question (or article, paragraph) that is malformed."""
     data, version, name, from_file = head.data, head.version, head.name, head.from_file
@@ -413,12 +413,12 @@ def read_squad_predictions(source) -> dict:
     >>> read_squad_predictions({"q1": "Paris", "q2": ""})
     {'q1': 'Paris', 'q2': ''}
     """
-    preds, check = _predictions_unchecked(source)
+    preds, check = predictions_unchecked(source)
     check()
     return preds
 
 
-def _predictions_unchecked(source):
+def predictions_unchecked(source):
     """``(predictions, check)``: read_squad_predictions without its pass over the values,
     which ``check()`` makes (raising for the first one that is not a str). A caller that
     sees every value itself may call it only if it found one that is not a str."""
@@ -463,7 +463,7 @@ def read_na_probs(source) -> dict:
     >>> read_na_probs({"q1": 0.25, "q2": 1})
     {'q1': 0.25, 'q2': 1}
     """
-    return _read_na_probs(source)[0]
+    return na_probs_with_values(source)[0]
 
 
 #: Integers up to this magnitude are exact as float64; beyond, two of them (or one and a
@@ -471,7 +471,7 @@ def read_na_probs(source) -> dict:
 _EXACT_INT = 2 ** 53
 
 
-def _read_na_probs(source, ids=None):
+def na_probs_with_values(source, ids=None):
     """``(probabilities, values, aligned)``: read_na_probs, with ``aligned`` True when the
     keys are ``ids`` (a list) in order. ``values`` is a float64 array of the values in dict
     order when float64 orders and compares them exactly as Python does, else None (a NaN, an
