@@ -91,11 +91,50 @@ def test_every_module_imports_only_its_layer_and_below(module):
     assert not up, f"{module} ({layer(module)}) imports a higher layer: {up}"
 
 
+def private_uses(module: str):
+    """(line, module.name) of every private name ``module`` takes from another module: by
+    ``from m import _name``, or as ``m._name`` where ``m`` is a module it imported."""
+    bound: dict = {}  # local name -> the qafast modules it is bound to, in any scope
+    for line, target, name in imports(module):
+        if name is None:
+            continue
+        if name.startswith("_") and not name.startswith("__"):
+            yield line, target, name
+    path = MODULES[module]
+    tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            for alias in node.names:
+                for _, target, name in imports_of_node(module, node, alias):
+                    if name is None:
+                        bound.setdefault(alias.asname or alias.name, set()).add(target)
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
+                and node.value.id in bound and node.attr.startswith("_")
+                and not node.attr.startswith("__")):
+            # a name bound to several modules in different scopes: the nearest layer's
+            targets = sorted(bound[node.value.id], key=lambda t: t != module and (
+                layer(t) != layer(module)))
+            yield node.lineno, targets[0], node.attr
+
+
+def imports_of_node(module: str, node: ast.ImportFrom, alias):
+    path = MODULES[module]
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    base = package.split(".")[: len(package.split(".")) - node.level + 1] if node.level else []
+    target = ".".join(base + ([node.module] if node.module else [])) if node.level else (
+        node.module or "")
+    sub = f"{target}.{alias.name}"
+    if sub in MODULES:
+        yield node.lineno, sub, None
+    else:
+        yield node.lineno, target, alias.name
+
+
 @pytest.mark.parametrize("module", sorted(MODULES))
 def test_private_names_stay_within_a_layer(module):
-    crossing = [(line, f"{target}.{name}") for line, target, name in imports(module)
-                if name and name.startswith("_") and not name.startswith("__")
-                and target in MODULES and layer(target) != layer(module)]
+    crossing = [(line, f"{target}.{name}") for line, target, name in private_uses(module)
+                if target in MODULES and layer(target) != layer(module)]
     assert not crossing, f"{module} takes private names across layers: {crossing}"
 
 

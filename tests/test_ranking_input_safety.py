@@ -83,7 +83,7 @@ def test_ungrouped_run_from_a_fifo_after_some_queries_were_measured(tmp_path, mo
     # small chunks: queries are measured before the run is found ungrouped
     import qafast.io.trec as trec
 
-    monkeypatch.setattr(trec, "_CHUNK_BYTES", 4096)
+    monkeypatch.setattr(trec, "CHUNK_BYTES", 4096)
     monkeypatch.setattr(_runfile, "FILE_CHUNK_ROWS", 64)
     lines = run_lines(80, 40, grouped=True, seed=3).splitlines(keepends=True)
     # grouped for 2000 lines, then the first query's first line comes back at the end

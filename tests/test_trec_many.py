@@ -334,7 +334,7 @@ def test_compressed_run_and_stdin_with_a_reading_thread(files, capsys, monkeypat
     code, want, _ = cli(capsys, "-m", "all_trec", "-w", "1", qrels, runs[2])
     gz = runs[2].with_suffix(".gz")
     gz.write_bytes(gzip.compress(runs[2].read_bytes()))
-    monkeypatch.setattr("qafast.io.trec._CHUNK_BYTES", 512)
+    monkeypatch.setattr("qafast.io.trec.CHUNK_BYTES", 512)
     code, out, err = cli(capsys, "-m", "all_trec", "-w", "2", qrels, gz)
     assert code == 0, err
     assert out == want
@@ -350,7 +350,7 @@ def test_compressed_run_and_stdin_with_a_reading_thread(files, capsys, monkeypat
 
 
 def small_segments(monkeypatch, size):
-    monkeypatch.setattr("qafast.io.trec._CHUNK_BYTES", 256)
+    monkeypatch.setattr("qafast.io.trec.CHUNK_BYTES", 256)
     monkeypatch.setattr(_runfile, "_SEGMENT_BYTES", size)
     monkeypatch.setattr(_runfile, "FILE_CHUNK_ROWS", 30)
 
@@ -523,7 +523,7 @@ def test_ungrouped_run_from_stdin_is_kept_in_a_temporary_file(files, capsys, mon
     code, want, _ = cli(capsys, "-q", "-m", "all_trec", qrels, runs[1])
     text = runs[1].read_bytes().splitlines(keepends=True)
     data = b"".join(text[2:] + text[:2])  # the first query's first lines come last
-    monkeypatch.setattr("qafast.io.trec._CHUNK_BYTES", 256)
+    monkeypatch.setattr("qafast.io.trec.CHUNK_BYTES", 256)
     monkeypatch.setattr(_runfile, "FILE_CHUNK_ROWS", 20)
     monkeypatch.setattr(_runfile, "_SPILL_BYTES", 1000)
     spilled = []
@@ -571,7 +571,7 @@ def test_a_failed_copy_of_piped_text_matters_only_when_it_is_read_back(files, ca
     code, want, _ = cli(capsys, "-q", "-m", "all_trec", qrels, runs[1])
     grouped = runs[1].read_bytes()
     text = grouped.splitlines(keepends=True)
-    monkeypatch.setattr("qafast.io.trec._CHUNK_BYTES", 256)
+    monkeypatch.setattr("qafast.io.trec.CHUNK_BYTES", 256)
     monkeypatch.setattr(_runfile, "FILE_CHUNK_ROWS", 20)
     monkeypatch.setattr(_runfile, "_SPILL_BYTES", 0)
     monkeypatch.setattr(_runfile.tempfile, "TemporaryFile", lambda **kw: _FullDisk())
@@ -847,7 +847,7 @@ def test_an_error_in_one_run_stops_the_others_being_read(files, monkeypatch):
     from qafast.io import trec
 
     qrels, runs = files
-    monkeypatch.setattr(trec, "_CHUNK_BYTES", 256)
+    monkeypatch.setattr(trec, "CHUNK_BYTES", 256)
     yielded = []
     real = trec._buffer_blocks
 

@@ -36,6 +36,7 @@ from ._engine import Chunked, Evaluation, no_common
 from ._measure_parser import Column
 from ._ranked import Qrels, Run, as_run, from_trec_columns, raise_duplicate
 from ._threads import resolve_workers, thread_pool
+from .io.trec import open_blocks, parse_blocks, read_ahead
 
 # smallest byte range worth a thread of its own
 _RANGE_MIN_BYTES = 32 << 20
@@ -625,7 +626,7 @@ def _stream_range(qrels: Qrels, path: str, start: int, end: int, columns: list[C
     from .io import trec
 
     with open(path, "rb", buffering=0) as raw:
-        blocks = _range_blocks(raw, start, end, trec._CHUNK_BYTES, reused)
+        blocks = _range_blocks(raw, start, end, trec.CHUNK_BYTES, reused)
         size = os.fstat(raw.fileno()).st_size
         return _stream(qrels, path, blocks, columns, options, relcols, on_bytes,
                        lambda: _lines_before(path, start) if start else 0, cancel,
@@ -870,23 +871,53 @@ def evaluate_run_source(qrels: Qrels, run, columns: list[Column], *, queries: st
     ``ordered``: False when only the mean is wanted: a streamed run's queries may then
     stay in file order.
     """
-    from .io import trec
-    from .io.trec import open_blocks, parse_blocks, read_ahead
-
     if queries not in ("run", "qrels"):
         raise ValueError(f"queries must be 'run' (run and qrels in common) or 'qrels' (every "
                          f"qrels query, missing ones scoring 0, as trec_eval -c), not {queries!r}")
     relcols = relcols or {}
     workers = resolve_workers(options["workers"])
-    on_bytes = progress or (lambda n: None)
     if not (is_run_source(run) and qrels.string_ids):
         return _whole(qrels, as_run(run, workers), columns, queries, options, relcols)
-    opts = dict(options, workers=1)  # each stream measures its batches on its own thread
+    read = _Reading(qrels, columns, queries, options, relcols, workers,
+                    progress or (lambda n: None), cancel, ordered)
     path = _plain_path(run)
-    # set by the caller, or here when this thread is interrupted while ranges are read
-    halt = cancel if cancel is not None else threading.Event()
-    if path is not None:
-        ranges = (_thread_ranges(path, workers) if workers > 1
+    return read.file(path) if path is not None else read.stream(run)
+
+
+@dataclass
+class _Reading:
+    """One run's reading, by evaluate_run_source: a plain file in byte ranges, one per
+    thread, or any other source as one stream; each measures its batches of complete
+    queries on its own thread (``opts``), and a run found ungrouped is read whole."""
+
+    qrels: Qrels
+    columns: list
+    queries: str
+    options: dict
+    relcols: dict
+    workers: int
+    on_bytes: Any
+    cancel: threading.Event | None
+    ordered: bool
+
+    @property
+    def opts(self) -> dict:
+        return dict(self.options, workers=1)
+
+    def finish(self, parts: list[_Part], name: str, assembled=None) -> RunResult | None:
+        if not all(p.grouped for p in parts):
+            return None
+        return _finish(self.qrels, parts, self.columns, self.queries, self.options,
+                       self.relcols, name, self.ordered, assembled)
+
+    def whole(self, run: Run) -> RunResult:
+        return _whole(self.qrels, run, self.columns, self.queries, self.options, self.relcols)
+
+    def file(self, path: str) -> RunResult:
+        """A plain file, in byte ranges, each parsed and measured by a thread of its own."""
+        # set by the caller, or here when this thread is interrupted while ranges are read
+        halt = self.cancel if self.cancel is not None else threading.Event()
+        ranges = (_thread_ranges(path, self.workers) if self.workers > 1
                   else [(0, os.path.getsize(path))])
         # starts of ranges that failed or found the run ungrouped: a range after one of
         # them is not read, as nothing it could find would be used
@@ -897,8 +928,9 @@ def evaluate_run_source(qrels: Qrels, run, columns: list[Column], *, queries: st
             if stopped and start > min(stopped):
                 return None
             try:
-                part = _stream_range(qrels, path, start, end, columns, opts, relcols,
-                                     on_bytes, halt, reused=_thread_reused(per_thread))
+                part = _stream_range(self.qrels, path, start, end, self.columns, self.opts,
+                                     self.relcols, self.on_bytes, halt,
+                                     reused=_thread_reused(per_thread))
             except _Cancelled:
                 raise
             except Exception:
@@ -908,92 +940,96 @@ def evaluate_run_source(qrels: Qrels, run, columns: list[Column], *, queries: st
                 stopped.append(start)
             return part
 
-        parts: list[_Part] = []
         assembled = None
         if len(ranges) == 1:
             part = one(*ranges[0])
             assert part is not None  # nothing stopped before it
-            parts.append(part)
+            parts = [part]
         else:
-                    # a range before a failed one still runs to its end: the error raised is then
-            # the file's first, the one a single reader meets
-            pool = thread_pool(min(workers, len(ranges)))
-            futures = [pool.submit(one, a, b) for a, b in ranges]
-            outcomes: list = []
-            assembled = _Assembled(len(qrels.query_ids), len(columns))
-            try:
-                for f in futures:
-                    try:
-                        got = f.result()
-                    except _Cancelled:
-                        raise
-                    except Exception as e:  # noqa: BLE001 - raised below, in file order
-                        outcomes.append(e)
-                        continue
-                    outcomes.append(got)
-                    # the next part in file order, after only gathered ones
-                    if got is not None and got.grouped and assembled.parts == len(outcomes) - 1:
-                        assembled.add(got)
-            except BaseException:  # an interrupt: the other ranges stop at their next block
-                halt.set()
-                for f in futures:
-                    f.cancel()
-                raise
-            for got in outcomes:
-                if isinstance(got, Exception):
-                    raise got
-                assert got is not None  # only after a range that raised or was ungrouped
-                parts.append(got)
-                if not got.grouped:
-                    break  # the run is read whole, which meets any later error itself
-        if all(p.grouped for p in parts):
-            result = _finish(qrels, parts, columns, queries, options, relcols, path, ordered,
-                             assembled)
+            assembled = _Assembled(len(self.qrels.query_ids), len(self.columns))
+            parts = self._ranges_in_threads(one, ranges, assembled, halt)
+        result = self.finish(parts, path, assembled)
+        if result is not None:
+            return result
+        return self.whole(Run.from_file(path, workers=min(self.workers, 2)))
+
+    def _ranges_in_threads(self, one, ranges, assembled: _Assembled,
+                           halt: threading.Event) -> list[_Part]:
+        """The parts of the ranges, read by a pool of threads, in file order up to the first
+        ungrouped one; each grouped part gathered into ``assembled`` as it arrives."""
+        # a range before a failed one still runs to its end: the error raised is then the
+        # file's first, the one a single reader meets
+        pool = thread_pool(min(self.workers, len(ranges)))
+        futures = [pool.submit(one, a, b) for a, b in ranges]
+        outcomes: list = []
+        try:
+            for f in futures:
+                try:
+                    got = f.result()
+                except _Cancelled:
+                    raise
+                except Exception as e:  # noqa: BLE001 - raised below, in file order
+                    outcomes.append(e)
+                    continue
+                outcomes.append(got)
+                # the next part in file order, after only gathered ones
+                if got is not None and got.grouped and assembled.parts == len(outcomes) - 1:
+                    assembled.add(got)
+        except BaseException:  # an interrupt: the other ranges stop at their next block
+            halt.set()
+            for f in futures:
+                f.cancel()
+            raise
+        parts: list[_Part] = []
+        for got in outcomes:
+            if isinstance(got, Exception):
+                raise got
+            assert got is not None  # only after a range that raised or was ungrouped
+            parts.append(got)
+            if not got.grouped:
+                break  # the run is read whole, which meets any later error itself
+        return parts
+
+    def stream(self, run) -> RunResult:
+        """Bytes, a compressed file, a pipe, stdin or a file object: one stream. Text that
+        cannot be read again (a pipe, stdin, a file object) is kept as it is read, in case
+        the run turns out not to be grouped."""
+        from .io import trec
+
+        spill = None if _rereadable(run) else _Spill()
+        with contextlib.ExitStack() as stack:
+            if spill is not None:
+                stack.callback(spill.close)
+            name, blocks = open_blocks(run, trec.CHUNK_BYTES, stack)
+            if spill is not None:
+                spill.source = name
+            # text in memory (not compressed) is cut into segments parsed by threads: 20M
+            # lines in 0.63 s instead of 1.00 s. Other streams keep one parsing thread, a
+            # helper reading: decompressing takes a core, and on two cores a second parser
+            # only added its overhead (a 100M-line .gz run: 6.2 s with one, 7.0 s with two);
+            # a pipe's text is also kept as it arrives, which took another core's time (from
+            # cat: 7.4 s with one, 10.8 s with two)
+            in_memory = (isinstance(run, (bytes, bytearray, memoryview))
+                         and memoryview(run).cast("B")[:2] != _GZIP_MAGIC)
+            if self.workers > 1 and not in_memory:
+                # each block is a fresh buffer, so handing it over copies nothing
+                blocks = read_ahead(blocks, 4, "qafast-run-reader")
+                stack.callback(blocks.close)
+            kept = blocks if spill is None else _kept(blocks, spill)
+            if self.workers > 1 and in_memory:
+                parts = _stream_segments(self.qrels, name, kept, self.columns, self.opts,
+                                         self.relcols, self.on_bytes, self.workers,
+                                         self.cancel, memoryview(run).nbytes)
+            else:
+                parts = [_stream(self.qrels, name, kept, self.columns, self.opts,
+                                 self.relcols, self.on_bytes, lambda: 0, self.cancel)]
+            result = self.finish(parts, name)
             if result is not None:
                 return result
-        whole = Run.from_file(path, workers=min(workers, 2))
-        return _whole(qrels, whole, columns, queries, options, relcols)
-    # bytes, a compressed file, a pipe, stdin or a file object: one stream
-    # text that cannot be read again (a pipe, stdin, a file object) is kept as it is read,
-    # in case the run turns out not to be grouped
-    spill = None if _rereadable(run) else _Spill()
-    with contextlib.ExitStack() as stack:
-        if spill is not None:
-            stack.callback(spill.close)
-        name, blocks = open_blocks(run, trec._CHUNK_BYTES, stack)
-        if spill is not None:
-            spill.source = name
-        # text in memory (not compressed) is cut into segments parsed by threads: 20M lines
-        # in 0.63 s instead of 1.00 s. Other streams keep one parsing thread, a helper
-        # reading: decompressing takes a core, and on two cores a second parser only added
-        # its overhead (a 100M-line .gz run: 6.2 s with one, 7.0 s with two); a pipe's text
-        # is also kept as it arrives, which took another core's time (from cat: 7.4 s with
-        # one, 10.8 s with two)
-        in_memory = (isinstance(run, (bytes, bytearray, memoryview))
-                     and memoryview(run).cast("B")[:2] != _GZIP_MAGIC)
-        if workers > 1 and not in_memory:
-            # each block is a fresh buffer, so handing it over copies nothing
-            blocks = read_ahead(blocks, 4, "qafast-run-reader")
-            stack.callback(blocks.close)
-        kept = blocks if spill is None else _kept(blocks, spill)
-        if workers > 1 and in_memory:
-            parts = _stream_segments(qrels, name, kept, columns, opts, relcols, on_bytes,
-                                     workers, cancel, memoryview(run).nbytes)
-        else:
-            parts = [_stream(qrels, name, kept, columns, opts, relcols, on_bytes, lambda: 0,
-                             cancel)]
-        if all(p.grouped for p in parts):
-            result = _finish(qrels, parts, columns, queries, options, relcols, name, ordered)
-            if result is not None:
-                return result
-        if spill is None:
-            cols = parse_blocks(name, open_blocks(run, trec._CHUNK_BYTES, stack)[1], is_run=True,
-                                 intern_docs=False)
-        else:
-            cols = parse_blocks(name, itertools.chain(spill.replay(), blocks), is_run=True,
-                                 intern_docs=False)
-        whole = from_trec_columns(Run, cols, False)
-        return _whole(qrels, whole, columns, queries, options, relcols)
+            again = (open_blocks(run, trec.CHUNK_BYTES, stack)[1] if spill is None
+                     else itertools.chain(spill.replay(), blocks))
+            cols = parse_blocks(name, again, is_run=True, intern_docs=False)
+            return self.whole(from_trec_columns(Run, cols, False))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1035,7 +1071,7 @@ def measure_range(qrels: Qrels, path: str, start: int, end: int | None,
     edges: list = []
     if end is None:
         with contextlib.ExitStack() as stack:
-            name, blocks = trec.open_blocks(path, trec._CHUNK_BYTES, stack)
+            name, blocks = trec.open_blocks(path, trec.CHUNK_BYTES, stack)
             part = _stream(qrels, name, blocks, columns, opts, {}, lambda n: None,
                            lambda: 0, edges=edges)
     else:
@@ -1057,7 +1093,7 @@ def measure_whole_file(qrels: Qrels, path: str, columns: list[Column],
     from .io import trec
 
     with contextlib.ExitStack() as stack:
-        name, blocks = trec.open_blocks(path, trec._CHUNK_BYTES, stack)
+        name, blocks = trec.open_blocks(path, trec.CHUNK_BYTES, stack)
         cols = trec.parse_blocks(name, blocks, is_run=True, intern_docs=False)
     qidx = np.asarray(cols.query_index)
     run = from_trec_columns(Run, cols, False)

@@ -54,7 +54,7 @@ def _mlqa_table() -> dict:
     return dict.fromkeys(map(ord, _ref.mlqa_punctuation()))
 _ARTICLES = re.compile(r"\b(a|an|the)\b", re.UNICODE)
 _MLQA_PATTERNS = {lang: None if p is None else re.compile(p)
-                  for lang, p in _ref._MLQA_ARTICLES.items()}
+                  for lang, p in _ref.MLQA_ARTICLES.items()}
 
 
 def normalize_squad(s: str) -> str:
@@ -101,7 +101,7 @@ def normalize_mlqa(s: str, lang: str) -> str:
     if pattern is not None:
         t = pattern.sub(" ", t)
     if lang == "zh":
-        return " ".join(x for x in _ref._mlqa_segments(t) if x.strip() != "")
+        return " ".join(x for x in _ref.mlqa_segments(t) if x.strip() != "")
     return " ".join(t.split())
 
 

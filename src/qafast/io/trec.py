@@ -7,7 +7,7 @@ Blank lines are skipped, and so are lines whose first character is ``#`` (in a r
 non-blank character is, as trec_eval reads runs); a ``#`` anywhere else is data (MS MARCO
 document ids contain one). Lines end in ``\\n`` or ``\\r\\n``.
 
-The text is read in blocks of about ``_CHUNK_BYTES`` (1 MiB, so that a block is still in
+The text is read in blocks of about ``CHUNK_BYTES`` (1 MiB, so that a block is still in
 cache for the second stage; more only for a single longer line), each ending at a line end,
 and parsed by the compiled ``qafast._kernels._trec_Parser`` in two stages that release the
 GIL: scanning lines (fields, scores, hashes) and interning ids (one Python ``str`` per
@@ -43,7 +43,7 @@ from ._errors import LineFormatError
 
 __all__ = ["TrecColumns", "TrecFormatError", "read_trec_qrels", "read_trec_run"]
 
-_CHUNK_BYTES = 1024 * 1024
+CHUNK_BYTES = 1024 * 1024
 _GZIP_MAGIC = b"\x1f\x8b"
 
 Source = Union[str, "os.PathLike[str]", bytes, bytearray, memoryview, IO[bytes]]
@@ -239,7 +239,7 @@ def read_columns(
     if not isinstance(intern_docs, (bool, np.bool_)):
         raise InputTypeError(f"intern_docs must be a bool, got {type(intern_docs).__name__}")
     intern_docs = bool(intern_docs)
-    chunk = _CHUNK_BYTES if chunk_bytes is None else chunk_bytes
+    chunk = CHUNK_BYTES if chunk_bytes is None else chunk_bytes
     with contextlib.ExitStack() as stack:
         path, blocks = open_blocks(source, chunk, stack)
         cols = parse_blocks(path, blocks, is_run=is_run, threaded=threaded,

@@ -96,7 +96,7 @@ CJK_RANGE = ("\u4e00", "\u9fa5")
 
 _SQUAD_ARTICLES = re.compile(r"\b(a|an|the)\b", re.UNICODE)
 
-_MLQA_ARTICLES = {
+MLQA_ARTICLES = {
     "en": r"\b(a|an|the)\b",
     "es": r"\b(un|una|unos|unas|el|la|los|las)\b",
     "hi": None,
@@ -108,7 +108,7 @@ _MLQA_ARTICLES = {
     "zh": None,
 }
 #: The answer languages MLQA knows.
-MLQA_LANGUAGES = tuple(_MLQA_ARTICLES)
+MLQA_LANGUAGES = tuple(MLQA_ARTICLES)
 
 
 def normalize_squad(s: str) -> str:
@@ -137,7 +137,7 @@ def _is_cjk(ch: str) -> bool:
     return CJK_RANGE[0] <= ch <= CJK_RANGE[1]
 
 
-def _mlqa_segments(text: str) -> list:
+def mlqa_segments(text: str) -> list:
     """MLQA's ``mixed_segmentation``: each basic-CJK character or punctuation mark is a token,
     the text between them is split on whitespace."""
     out, buf = [], ""
@@ -161,15 +161,15 @@ def normalize_mlqa(s: str, lang: str) -> str:
     language's articles, then tokenize (whitespace; for ``zh`` each basic-CJK character is a
     token) and join the tokens with single spaces.
     """
-    if lang not in _MLQA_ARTICLES:
+    if lang not in MLQA_ARTICLES:
         raise ValueError(f"unknown MLQA language {lang!r}; expected one of {MLQA_LANGUAGES}")
     s = s.lower()
     punctuation = mlqa_punctuation()
     s = "".join(ch for ch in s if ch not in punctuation)
-    pattern = _MLQA_ARTICLES[lang]
+    pattern = MLQA_ARTICLES[lang]
     if pattern is not None:
         s = re.sub(pattern, " ", s)
-    tokens = _mlqa_segments(s) if lang == "zh" else s.split()
+    tokens = mlqa_segments(s) if lang == "zh" else s.split()
     return " ".join(t for t in tokens if t.strip() != "")
 
 
