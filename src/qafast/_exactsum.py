@@ -44,6 +44,18 @@ def is_normal(limbs: np.ndarray) -> bool:
     return bool(((low >= 0) & (low < (1 << _LIMB_BITS))).all())
 
 
+def as_integer(row: np.ndarray) -> int:
+    """One normal accumulator row as the integer it holds, in units of 2**-1074."""
+    total = int.from_bytes(row[:-1].astype("<u4").tobytes(), "little")
+    return total + (int(row[-1]) << (_LIMB_BITS * (LIMBS - 1)))
+
+
+def units(x: float) -> int:
+    """The finite double ``x`` in units of 2**-1074: an integer, exactly."""
+    numerator, denominator = float(x).as_integer_ratio()  # denominator: a power of 2
+    return numerator * (_SCALE // denominator)
+
+
 def rounded(limbs: np.ndarray, special: np.ndarray) -> list[float]:
     """Each accumulator's sum, rounded once to the nearest double."""
     limbs = np.array(limbs, dtype=np.int64, copy=True)
@@ -53,8 +65,7 @@ def rounded(limbs: np.ndarray, special: np.ndarray) -> list[float]:
         if sp != 0.0:  # an infinity or NaN was added: it decides the sum
             out.append(float(sp))
             continue
-        total = int.from_bytes(row[:-1].astype("<u4").tobytes(), "little")
-        total += int(row[-1]) << (_LIMB_BITS * (LIMBS - 1))
+        total = as_integer(row)
         try:
             out.append(total / _SCALE)  # int / int is correctly rounded
         except OverflowError:
