@@ -4,6 +4,7 @@ Hostile states (each one seen by a user) are refused with an error naming the fi
 state that honest updates and merges make is accepted, and loads back to the same bits.
 """
 
+import io
 import math
 import pickle
 import struct
@@ -290,6 +291,36 @@ def test_arrays_may_be_lists_or_tensors():
     assert got.state_dict()["row_grades"].dtype == np.int32
 
 
+@pytest.mark.skipif(torch is None, reason="torch is not installed")
+def test_tensors_checkpoint_loads_with_weights_only():
+    m = qafast.RankingMetrics(["mrr@10", "ndcg@10", "gm_map"])
+    m.update([[0.9, 0.5, 0.3], [0.2, 0.8, 0.1]], [[0, 1, 2], [1, 0, 0]])
+    r = qafast.RankingMetrics(["mrr@10", "ndcg@10", "gm_map"])
+    r.update([0.5, 0.25, 0.75], [1, 0, 2], [7, 7, 8])
+    a = qafast.AnswerMetrics()
+    a.update(["Paris", "the tower"], [["paris"], ["Eiffel Tower"]])
+    saved = {"model": {"w": torch.ones(2)}, "batch": m.state_dict(tensors=True),
+             "rows": r.state_dict(tensors=True), "answers": a.state_dict(tensors=True)}
+    buffer = io.BytesIO()
+    torch.save(saved, buffer)
+    buffer.seek(0)
+    loaded = torch.load(buffer, weights_only=True)
+    assert isinstance(loaded["batch"]["sums"], torch.Tensor)
+    for key, metric in (("batch", m), ("rows", r), ("answers", a)):
+        fresh = type(metric)(["mrr@10", "ndcg@10", "gm_map"]) if key != "answers" \
+            else qafast.AnswerMetrics()
+        fresh.load_state_dict(loaded[key])
+        assert bits(fresh.compute()) == bits(metric.compute())
+        assert all(np.array_equal(fresh.state_dict()[k], v)
+                   for k, v in metric.state_dict().items())
+    # numpy arrays, today's format, are what torch's default refuses
+    buffer = io.BytesIO()
+    torch.save(m.state_dict(), buffer)
+    buffer.seek(0)
+    with pytest.raises(pickle.UnpicklingError):
+        torch.load(buffer, weights_only=True)
+
+
 # ------------------------------------------------------------------ honest states pass
 
 SPECIAL = ["11pt_avg.", "11pt_avg.0.5,0.2", "ndcg_exp@5", "ndcg.1=3,2=7", "ndcg.1=-2",
@@ -373,10 +404,10 @@ def feed(metric, batch):
         metric.update(s, g, q, d, mask=mask)
 
 
-def round_trip(metric, measures, options):
+def round_trip(metric, measures, options, tensors=False):
     """The metric through state_dict -> load_state_dict: the state must be accepted, and
     give back the same state and the same bits."""
-    state = metric.state_dict()
+    state = metric.state_dict(tensors=tensors and torch is not None)
     again = fresh(measures, options)
     again.load_state_dict(state)
     assert all(np.array_equal(v, again.state_dict()[k], equal_nan=True)
@@ -408,7 +439,7 @@ def test_honest_updates_and_merges_make_states_the_validator_accepts(data, measu
     for other in accs[1:]:
         how = rnd.choice(["merge", "state", "pickle"])
         if how == "state":
-            other = round_trip(other, measures, options)
+            other = round_trip(other, measures, options, tensors=rnd.random() < 0.3)
         elif how == "pickle" and "11pt_avg." not in measures:
             # (its column is named 11pt_avg_, which names no measure: such a metric does not
             # unpickle, before the state record as after)

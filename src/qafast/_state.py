@@ -206,18 +206,31 @@ class StateRecord:
         return self.values[name]
 
 
-def state_dict(spec: StateSpec, values: Mapping[str, Any]) -> dict[str, Any]:
-    """The state dict of ``values`` (every field of ``spec``): arrays copied, the names of a
-    ``names`` field as a list."""
+def state_dict(spec: StateSpec, values: Mapping[str, Any], *,
+               tensors: bool = False) -> dict[str, Any]:
+    """The state dict of ``values`` (every field of ``spec``): arrays copied, as numpy arrays
+    or, with ``tensors``, as torch tensors; the names of a ``names`` field as a list."""
     out: dict[str, Any] = {"format": spec.format, "version": spec.version}
     for f in spec.fields:
         value = values[f.name]
         if f.kind == "array":
             value = np.array(value, order="C")  # a copy the caller owns
+            if tensors:
+                value = _torch().from_numpy(value)
         elif f.kind == "names":
             value = list(value)
         out[f.name] = value
     return out
+
+
+def _torch():
+    # imported for this option only: qafast itself never needs torch
+    try:
+        import torch
+    except ImportError:
+        raise ImportError("state_dict(tensors=True) gives torch tensors: install torch, or "
+                          "save the numpy arrays state_dict() gives") from None
+    return torch
 
 
 # ------------------------------------------------------------------------------ field readers

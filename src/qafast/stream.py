@@ -3,8 +3,11 @@
 :class:`RankingMetrics` accumulates any measure :func:`qafast.evaluate` accepts, and
 :class:`AnswerMetrics` SQuAD-style exact match and F1. Both merge (``merge``), save and load
 their state (``state_dict`` / ``load_state_dict``: plain numpy arrays, ints and strings,
-picklable), and are synchronised across torch.distributed ranks by
-:func:`qafast.integrations.torch.sync`.
+picklable; with ``state_dict(tensors=True)`` torch tensors in place of the arrays, for a
+checkpoint that ``torch.load(..., weights_only=True)`` reads), and are synchronised across
+torch.distributed ranks by :func:`qafast.integrations.torch.sync`. A state is checked as it
+is loaded, merged or unpickled (``qafast._state``): one that updates and merges cannot make
+is refused, with an error naming the field.
 
 Every mean is an exactly rounded sum divided by a count (the accumulator of
 ``qafast._exactsum``), so the result never depends on how the data was split into batches,
@@ -719,15 +722,37 @@ class RankingMetrics:
         return _RANKING_STATE.validate(state, config=self._state_config(),
                                        columns=self._allowed)
 
-    def state_dict(self) -> dict[str, Any]:
-        """The state as plain numpy arrays, ints and strings (picklable)."""
-        return state_dict(_RANKING_STATE, self._state_values())
+    def state_dict(self, *, tensors: bool = False) -> dict[str, Any]:
+        """The state as plain numpy arrays, ints and strings (picklable).
+
+        Parameters
+        ----------
+        tensors : bool, default False
+            Give the arrays as torch CPU tensors (torch is imported then): a checkpoint
+            holding this state then loads with ``torch.load(path, weights_only=True)``,
+            torch's default since 2.6, which refuses numpy arrays.
+            :meth:`load_state_dict` takes either.
+
+        Examples
+        --------
+        >>> import io, torch, qafast
+        >>> m = qafast.RankingMetrics(["mrr@10"])
+        >>> m.update([[0.9, 0.5]], [[0, 1]])
+        >>> buffer = io.BytesIO()
+        >>> torch.save({"metric": m.state_dict(tensors=True)}, buffer)
+        >>> _ = buffer.seek(0)
+        >>> again = qafast.RankingMetrics(["mrr@10"])
+        >>> again.load_state_dict(torch.load(buffer, weights_only=True)["metric"])
+        >>> again.compute()
+        {'mrr@10': 0.5}
+        """
+        return state_dict(_RANKING_STATE, self._state_values(), tensors=tensors)
 
     def load_state_dict(self, state: dict) -> None:
         """Replace the state by one from :meth:`state_dict` of a metric with the same
         measures and options.
 
-        Arrays may be numpy arrays, torch tensors or lists.
+        Arrays may be numpy arrays, torch tensors (``state_dict(tensors=True)``) or lists.
         Every field is checked (type, dtype, shape, range, and consistency with the others,
         sums within what their count allows): a state this accepts is one that updates and
         merges can make.
@@ -870,9 +895,10 @@ class AnswerMetrics:
         return _ANSWER_STATE.validate(state, config=self._state_config(),
                                       columns=_ANSWER_VALUES)
 
-    def state_dict(self) -> dict[str, Any]:
-        """The state as plain numpy arrays, ints and strings (picklable)."""
-        return state_dict(_ANSWER_STATE, self._state_values())
+    def state_dict(self, *, tensors: bool = False) -> dict[str, Any]:
+        """The state as plain numpy arrays, ints and strings (picklable); with ``tensors``,
+        the arrays as torch tensors, as for :meth:`RankingMetrics.state_dict`."""
+        return state_dict(_ANSWER_STATE, self._state_values(), tensors=tensors)
 
     def load_state_dict(self, state: dict) -> None:
         """Replace the state by one from :meth:`state_dict` with the same options, checked
