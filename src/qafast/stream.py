@@ -329,6 +329,9 @@ class RankingMetrics:
     {'mrr@10': 0.75}
     """
 
+    #: the fields and rules of this metric's state (read by the torch integrations)
+    _state_spec = _RANKING_STATE
+
     def __init__(self, measures: str | Iterable[str], *, relevance_level: int = 1,
                  empty_queries: str = "skip", max_docs: int | None = None):
         columns = [c for c in parse_measures(measures) if c.family not in TEXT_MEASURES]
@@ -823,6 +826,9 @@ class AnswerMetrics:
     >>> m.compute()
     {'exact_match': 0.6666666666666666, 'f1': 0.8888888888888888}
     """
+
+    #: the fields and rules of this metric's state (read by the torch integrations)
+    _state_spec = _ANSWER_STATE
 
     def __init__(self, *, normalizer: str | Callable[[str], str] = "squad", unit: str = "token",
                  empty_rule: str = "v2"):
