@@ -44,10 +44,13 @@ def is_normal(limbs: np.ndarray) -> bool:
     return bool(((low >= 0) & (low < (1 << _LIMB_BITS))).all())
 
 
-def as_integer(row: np.ndarray) -> int:
-    """One normal accumulator row as the integer it holds, in units of 2**-1074."""
-    total = int.from_bytes(row[:-1].astype("<u4").tobytes(), "little")
-    return total + (int(row[-1]) << (_LIMB_BITS * (LIMBS - 1)))
+def as_integers(limbs: np.ndarray) -> list[int]:
+    """Each normal accumulator row as the integer it holds, in units of 2**-1074."""
+    low = limbs[:, :-1].astype("<u4").tobytes()  # every row's low limbs, one row after another
+    width = 4 * (LIMBS - 1)
+    return [int.from_bytes(low[i * width:(i + 1) * width], "little")
+            + (int(top) << (_LIMB_BITS * (LIMBS - 1)))
+            for i, top in enumerate(limbs[:, -1].tolist())]
 
 
 def units(x: float) -> int:
@@ -61,11 +64,10 @@ def rounded(limbs: np.ndarray, special: np.ndarray) -> list[float]:
     limbs = np.array(limbs, dtype=np.int64, copy=True)
     _kernels.exact_normalize(limbs)
     out = []
-    for row, sp in zip(limbs, special.tolist()):
+    for total, sp in zip(as_integers(limbs), special.tolist()):
         if sp != 0.0:  # an infinity or NaN was added: it decides the sum
             out.append(float(sp))
             continue
-        total = as_integer(row)
         try:
             out.append(total / _SCALE)  # int / int is correctly rounded
         except OverflowError:

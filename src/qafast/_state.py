@@ -21,6 +21,7 @@ An array may come as a numpy array, a torch tensor or a plain list (read by
 
 from __future__ import annotations
 
+import functools
 import operator
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -394,9 +395,9 @@ def _sums_within(noun: str, nouns: str) -> Check:
         """Each exact sum is between count times the least and the greatest value one
         query can have: the sum of ``count`` such values, added exactly, always is."""
         count = values["count"]
-        for j, (row, (name, allowed)) in enumerate(zip(values["sums"], columns)):
-            total = _exactsum.as_integer(row)
-            low, high = _exactsum.units(allowed.low), _exactsum.units(allowed.high)
+        totals = _exactsum.as_integers(values["sums"])
+        for j, (total, (name, allowed)) in enumerate(zip(totals, columns)):
+            low, high = _fixed_point(allowed)
             if not count * low <= total <= count * high:
                 return (f"out of range: column {j} ({name!r}) adds up to "
                         f"{_approx(total)} over {count} {noun if count == 1 else nouns}, "
@@ -404,6 +405,12 @@ def _sums_within(noun: str, nouns: str) -> Check:
                         f"{allowed.describe()}")
         return None
     return check
+
+
+@functools.lru_cache(maxsize=64)
+def _fixed_point(allowed: ValueRange) -> tuple[int, int]:
+    """The range's ends as exact integers in units of 2**-1074, as exact sums hold values."""
+    return _exactsum.units(allowed.low), _exactsum.units(allowed.high)
 
 
 def _nonfinite_sums(values, columns) -> str | None:
