@@ -872,13 +872,7 @@ class AnswerMetrics:
 
         Each state merged is checked as :meth:`load_state_dict` checks a state.
         """
-        for o in others:
-            if not isinstance(o, AnswerMetrics):
-                raise InputTypeError(f"cannot merge a {type(o).__name__} into an AnswerMetrics")
-            if o._config != self._config:
-                raise InputError(f"cannot merge AnswerMetrics with different options: "
-                                 f"{self._config} and {o._config} (normalizer, unit, "
-                                 "empty_rule)")
+        self._check_compatible(others)
         # checked copies first: a metric may be merged into itself
         records = [self._checked(o._state_values()) for o in others]
         _check_merged_total("count", self._count + sum(r["count"] for r in records))
@@ -887,6 +881,15 @@ class AnswerMetrics:
                             record["nonfinite_sums"])
             self._count += record["count"]
         return self
+
+    def _check_compatible(self, others: Sequence[AnswerMetrics]) -> None:
+        for o in others:
+            if not isinstance(o, AnswerMetrics):
+                raise InputTypeError(f"cannot merge a {type(o).__name__} into an AnswerMetrics")
+            if o._config != self._config:
+                raise InputError(f"cannot merge AnswerMetrics with different options: "
+                                 f"{self._config} and {o._config} (normalizer, unit, "
+                                 "empty_rule)")
 
     def _state_config(self) -> dict[str, Any]:
         return dict(zip(_ANSWER_STATE.config, self._config))
