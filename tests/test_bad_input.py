@@ -349,6 +349,49 @@ def _(tmp):
 
 
 # ------------------------------------------------------------------------------------------
+# saved metric state
+
+@case("bad-state")
+def _(tmp):
+    m = qafast.RankingMetrics(["mrr@10", "map"])
+    m.update([[0.1, 0.5]], [[0, 1]])
+    good = m.state_dict()
+    huge = good["sums"].copy()
+    huge[0, 36] = 2**31  # mrr@10 of 6.5e32 for one query
+    wrapping = good["sums"].copy()
+    wrapping[:, -1] = 2**62  # a merge into itself wrapped it to -inf
+    rows = {"row_query_ids": [1], "row_doc_ids": [1], "row_scores": [0.5], "row_grades": [1]}
+    for change, error, field in [
+        ({"sums": huge}, InputError, "sums"),
+        ({"sums": wrapping}, InputError, "sums"),
+        ({"count": 10**400}, InputError, "count"),
+        ({"measures": 5}, InputTypeError, "measures"),
+        (rows, InputError, "row_query_ids"),
+        ({**rows, "mode": "rows", "count": 0, "sums": good["sums"] * 0, "row_has_doc_ids": 1,
+          "row_scores": [float("nan")]}, InputError, "row_scores"),
+        ({"sums": good["sums"].astype(float)}, InputError, "sums"),
+    ]:
+        fresh = qafast.RankingMetrics(["mrr@10", "map"])
+        with pytest.raises(error) as e:
+            fresh.load_state_dict({**good, **change})
+        assert e.value.field == field, (field, e.value)
+        assert fresh.state_dict()["count"] == 0  # unchanged
+        twin = qafast.RankingMetrics(["mrr@10", "map"])
+        state = {**good, **change}
+        with pytest.raises(error):  # unpickling reads the state the same way
+            pickle.loads(pickle.dumps(twin)).__setstate__({"config": None, "state": state})
+    a = qafast.AnswerMetrics()
+    a.update(["x", "y", "z"], ["x", "q", "r"])
+    with pytest.raises(InputError, match="nonfinite_sums holds -1.0"):  # exact_match -0.33
+        qafast.AnswerMetrics().load_state_dict({**a.state_dict(),
+                                                "nonfinite_sums": np.array([-1.0, 0.0])})
+    fortran = qafast.RankingMetrics(["mrr@10", "map"])
+    fortran.load_state_dict({**good, "sums": np.asfortranarray(good["sums"])})
+    fortran.update([[0.1, 0.5]], [[0, 1]])  # was "ndarray is not C-contiguous"
+    assert fortran.compute() == {"mrr@10": 1.0, "map": 1.0}
+
+
+# ------------------------------------------------------------------------------------------
 # files
 
 @case("bad-trec-line")

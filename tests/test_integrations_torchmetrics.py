@@ -51,3 +51,13 @@ def test_rows_through_torchmetrics_need_doc_ids_and_drop_repeats():
     assert float(metric.compute()["mrr@10"]) == 0.5
     with pytest.raises(ValueError, match="holds rows"):
         metric.update(torch.tensor([[0.3]]), torch.tensor([[1]]))
+
+
+def test_compute_reads_its_states_through_the_state_validator():
+    from qafast.integrations.torchmetrics import RankingMetric
+
+    metric = RankingMetric(["mrr@10"])
+    metric.update(torch.tensor([[0.3, 0.9]]), torch.tensor([[1, 0]]))
+    metric.sums[0, 40] += 1  # 2**206 more: a sum one query cannot give
+    with pytest.raises(ValueError, match=r"sums out of range: column 0 \('mrr@10'\)"):
+        metric.compute()

@@ -28,6 +28,8 @@ def test_every_row_is_complete(row):
     assert row.origin in ("trec_eval", "qafast", "ranx", "ir_measures", "torchmetrics")
     assert row.since in ("9.0.8", "10.0")
     assert row.group in table.GROUPS
+    assert row.values in ("count", "ratio", "ratio or nan", "rounded ratio",
+                          "rounded ratio or nan", "log", "any")
     assert row.title and row.definition
     assert set(row.nicknames) <= set(table.NICKNAMES)
     assert {n.tool for n in row.names} <= set(table.TOOLS) - {"trec_eval"}

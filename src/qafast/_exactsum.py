@@ -44,17 +44,30 @@ def is_normal(limbs: np.ndarray) -> bool:
     return bool(((low >= 0) & (low < (1 << _LIMB_BITS))).all())
 
 
+def as_integers(limbs: np.ndarray) -> list[int]:
+    """Each normal accumulator row as the integer it holds, in units of 2**-1074."""
+    low = limbs[:, :-1].astype("<u4").tobytes()  # every row's low limbs, one row after another
+    width = 4 * (LIMBS - 1)
+    return [int.from_bytes(low[i * width:(i + 1) * width], "little")
+            + (int(top) << (_LIMB_BITS * (LIMBS - 1)))
+            for i, top in enumerate(limbs[:, -1].tolist())]
+
+
+def units(x: float) -> int:
+    """The finite double ``x`` in units of 2**-1074: an integer, exactly."""
+    numerator, denominator = float(x).as_integer_ratio()  # denominator: a power of 2
+    return numerator * (_SCALE // denominator)
+
+
 def rounded(limbs: np.ndarray, special: np.ndarray) -> list[float]:
     """Each accumulator's sum, rounded once to the nearest double."""
     limbs = np.array(limbs, dtype=np.int64, copy=True)
     _kernels.exact_normalize(limbs)
     out = []
-    for row, sp in zip(limbs, special.tolist()):
+    for total, sp in zip(as_integers(limbs), special.tolist()):
         if sp != 0.0:  # an infinity or NaN was added: it decides the sum
             out.append(float(sp))
             continue
-        total = int.from_bytes(row[:-1].astype("<u4").tobytes(), "little")
-        total += int(row[-1]) << (_LIMB_BITS * (LIMBS - 1))
         try:
             out.append(total / _SCALE)  # int / int is correctly rounded
         except OverflowError:

@@ -117,6 +117,12 @@ class Family:
     level: int | None = None
     #: the highest grade it takes (ERR's gdeval.pl scale), else None
     max_grade: int | None = None
+    #: what one query's value can be, whatever the input (saved states are checked against
+    #: it): "count" (an int64 count), "ratio" (in [0, 1]: a ratio of counts, or c terms each
+    #: at most 1 over a count of at least c), "rounded ratio" (at most 1 exactly, but a
+    #: quotient of float sums: within [0, 2]), "log" (log(max(v, 1e-5)) of a ratio), "any";
+    #: "... or nan" where an empty ranking or parameter list gives NaN
+    values: str = "any"
     #: its function in ``qafast.reference.ranking``, the specification
     reference: str = ""
     #: its spellings in the other tools (trec_eval's is ``name`` itself)
@@ -161,34 +167,34 @@ TABLE: tuple[Family, ...] = (
            nicknames=_ALL, reference="_num_q"),
     Family("num_ret", "Documents retrieved", "Counts",
            "n, the number of documents ranked for the query. Summed over queries.",
-           summary="sum", nicknames=_ALL, reference="_num_ret", names=ir("NumRet"),
+           summary="sum", nicknames=_ALL, values="count", reference="_num_ret", names=ir("NumRet"),
            agrees=_TREC + ("ir_measures",)),
     Family("num_rel", "Relevant documents", "Counts",
            "R, the number of judged documents whose grade is at least the relevance level, "
            "retrieved or not. Summed over queries.",
-           summary="sum", nicknames=_ALL, reference="_num_rel", names=ir("NumRel"),
+           summary="sum", nicknames=_ALL, values="count", reference="_num_rel", names=ir("NumRel"),
            agrees=_TREC + ("ir_measures",),
            note="ir_measures' ``NumRel`` scores a qrels query missing from the run 0, where "
                 "trec_eval ``-c`` counts its R."),
     Family("num_rel_ret", "Relevant documents retrieved", "Counts",
            "The number of ranked documents that are relevant. Summed over queries.",
-           summary="sum", nicknames=_ALL, reference="_num_rel_ret",
+           summary="sum", nicknames=_ALL, values="count", reference="_num_rel_ret",
            names=ir("NumRelRet", "NumRet(rel=N)"), agrees=_TREC + ("ir_measures",)),
     Family("map", "Average precision", "Ranks",
            "The sum over relevant ranked documents of the precision at their rank, divided by "
            "R (unretrieved relevant documents add 0); its mean is MAP.",
-           nicknames=_OFFICIAL, reference="_map",
+           nicknames=_OFFICIAL, values="ratio", reference="_map",
            names=ranx("map") + ir("AP", "AP(rel=N)", "MAP") + tm("RetrievalMAP()"),
            agrees=_TREC + ("ranx", "ir_measures", "torchmetrics")),
     Family("gm_map", "Geometric mean average precision", "Ranks",
            "AP per query; the summary is the geometric mean, each AP floored at 1e-5. The "
            "per-query value returned is log(max(AP, 1e-5)), as pytrec_eval returns it.",
-           summary="gm", kernel="map", nicknames=_OFFICIAL, reference="_gm_map",
+           summary="gm", kernel="map", nicknames=_OFFICIAL, values="log", reference="_gm_map",
            agrees=_TREC),
     Family("Rprec", "R-precision", "Precision and recall",
            "(relevant documents in the top min(n, R)) / R: precision at rank R; 0 when n or R "
            "is 0.",
-           nicknames=_OFFICIAL, reference="_rprec",
+           nicknames=_OFFICIAL, values="ratio", reference="_rprec",
            names=(qafast("r_precision") + ranx("r-precision", "r-precision@k")
                   + ir("Rprec", "RPrec") + tm("RetrievalRPrecision()")),
            agrees=_TREC + ("ranx", "ir_measures", "torchmetrics"),
@@ -197,7 +203,7 @@ TABLE: tuple[Family, ...] = (
            "(1/R) times the sum over judged relevant ranked documents of "
            "1 - min(N_above, R) / min(N, R), where N_above counts the judged non-relevant "
            "documents ranked above it and N those in the qrels; 0 when R = 0.",
-           reads_nonrelevant=True, nicknames=_OFFICIAL, reference="_bpref",
+           reads_nonrelevant=True, nicknames=_OFFICIAL, values="ratio", reference="_bpref",
            names=ranx("bpref", "bpref@k") + ir("Bpref", "BPref"),
            agrees=_TREC + ("ranx", "ir_measures"),
            note="ranx 0.3.21 agrees one query at a time; over several queries it scores 0 the "
@@ -205,14 +211,14 @@ TABLE: tuple[Family, ...] = (
     Family("recip_rank", "Reciprocal rank", "Ranks",
            "1 / the rank of the first relevant document; 0 if none is ranked. Its mean is "
            "MRR.",
-           nicknames=_OFFICIAL, reference="_recip_rank",
+           nicknames=_OFFICIAL, values="ratio", reference="_recip_rank",
            names=ranx("mrr") + ir("RR", "RR(rel=N)", "MRR") + tm("RetrievalMRR()"),
            agrees=_TREC + ("ranx", "ir_measures", "torchmetrics")),
     Family("iprec_at_recall", "Interpolated precision at recall points", "Ranks",
            "The best precision at any rank from the one where round(r * R) relevant documents "
            "are retrieved on; 0 when fewer are retrieved.",
            params="fcut", defaults=_RECALL_POINTS, dense=True, nicknames=_OFFICIAL,
-           reference="_iprec_at_recall", names=ir("IPrec@r", v9=True),
+           values="ratio or nan", reference="_iprec_at_recall", names=ir("IPrec@r", v9=True),
            agrees=_TREC + ("ir_measures",),
            note="trec_eval -m ``iprec_at_recall..25,.5`` gives ``iprec_at_recall_0.25`` and "
                 "``iprec_at_recall_0.50``; the default points are 0, 0.1, ..., 1. ir_measures' "
@@ -221,7 +227,8 @@ TABLE: tuple[Family, ...] = (
     Family("P", "Precision at k", "Precision and recall",
            "(relevant documents in the top k) / k, also when fewer than k documents are "
            "ranked.",
-           params="cut", defaults=_DEPTHS, nicknames=_OFFICIAL, reference="_precision",
+           params="cut", defaults=_DEPTHS, nicknames=_OFFICIAL,
+           values="ratio", reference="_precision",
            names=(ranx("precision@k") + ir("P@k", "P(rel=N)@k", "Precision@k")
                   + tm("RetrievalPrecision(top_k=k)")),
            agrees=_TREC + ("ranx", "ir_measures", "torchmetrics"),
@@ -233,7 +240,8 @@ TABLE: tuple[Family, ...] = (
            reference="_relstring"),
     Family("recall", "Recall at k", "Precision and recall",
            "(relevant documents in the top k) / R; 0 when R = 0.",
-           params="cut", defaults=_DEPTHS, nicknames=("all_trec",), reference="_recall",
+           params="cut", defaults=_DEPTHS, nicknames=("all_trec",),
+           values="ratio", reference="_recall",
            names=(ranx("recall@k") + ir("R@k", "R(rel=N)@k", "Recall@k")
                   + tm("RetrievalRecall(top_k=k)")),
            agrees=_TREC + ("ranx", "ir_measures", "torchmetrics"),
@@ -242,17 +250,19 @@ TABLE: tuple[Family, ...] = (
            "AP estimated from a sampled judgment pool (Yilmaz and Aslam): documents with a "
            "negative grade count as pooled but unjudged; equals AP when every ranked document "
            "is judged.",
-           reads_nonrelevant=True, nicknames=("all_trec",), reference="_infap",
+           reads_nonrelevant=True, nicknames=("all_trec",),
+           values="rounded ratio", reference="_infap",
            names=ir("infAP"), agrees=_TREC + ("ir_measures",)),
     Family("gm_bpref", "Geometric mean bpref", "Ranks",
            "bpref per query, summarised by the geometric mean (floored at 1e-5) as gm_map is.",
            summary="gm", kernel="bpref", reads_nonrelevant=True, nicknames=("all_trec",),
-           reference="_gm_bpref", agrees=_TREC),
+           values="log", reference="_gm_bpref", agrees=_TREC),
     Family("Rprec_mult", "Precision at multiples of R", "Precision and recall",
            "Precision at rank floor(x * R + 0.9), missing ranks counting as non-relevant; 0 "
            "when that rank is 0.",
            params="fcut", defaults=(0.2, 0.4, 0.6, 0.8, 1.0, 1.2, 1.4, 1.6, 1.8, 2.0),
-           dense=True, nicknames=("all_trec",), reference="_rprec_mult", agrees=_TREC,
+           dense=True, nicknames=("all_trec",),
+           values="ratio", reference="_rprec_mult", agrees=_TREC,
            note="trec_eval -m ``Rprec_mult.0.5,2`` gives ``Rprec_mult_0.50`` and "
                 "``Rprec_mult_2.00``; the default multiples are 0.2, 0.4, ..., 2.0."),
     Family("utility", "Set utility", "Sets",
@@ -266,11 +276,11 @@ TABLE: tuple[Family, ...] = (
            "The mean of the interpolated precision at the given recall points (0, 0.1, ..., 1 "
            "by default).",
            params="floats", defaults=_RECALL_POINTS, dense=True, nicknames=("all_trec",),
-           reference="_11pt_avg", agrees=_TREC),
+           values="ratio or nan", reference="_11pt_avg", agrees=_TREC),
     Family("binG", "Binary G", "Gains",
            "(1/R) times the sum over relevant ranked documents of "
            "1 / log2(2 + non-relevant documents ranked above it).",
-           nicknames=("all_trec",), reference="_bin_g", agrees=_TREC),
+           nicknames=("all_trec",), values="ratio", reference="_bin_g", agrees=_TREC),
     Family("G", "Normalised gain G", "Gains",
            "The sum over ranked documents of gain_i / log2(2 + C_i - S_i), S_i the gain "
            "gathered by rank i and C_i the ideal ranking's, divided by the total ideal gain. "
@@ -289,14 +299,16 @@ TABLE: tuple[Family, ...] = (
     Family("ndcg", "nDCG", "Gains",
            "DCG / ideal DCG over the whole ranking, DCG = sum of gain_i / log2(i + 1); the "
            "ideal ranking sorts every judged document by gain. " + _GAINS,
-           params="pairs", dense=True, nicknames=("all_trec",), reference="_ndcg",
+           params="pairs", dense=True, nicknames=("all_trec",),
+           values="rounded ratio", reference="_ndcg",
            names=ranx("ndcg") + ir("nDCG", "NDCG") + tm("RetrievalNormalizedDCG()"),
            agrees=_TREC + ("ranx", "ir_measures", "torchmetrics")),
     Family("ndcg_rel", "nDCG averaged over relevant documents", "Gains",
            "The mean of nDCG at each ideal relevant position: at the rank of each ranked "
            "document with a gain above 0, and at the end of the ranking for the others. "
            + _GAINS,
-           params="pairs", dense=True, nicknames=("all_trec",), reference="_ndcg_rel",
+           params="pairs", dense=True, nicknames=("all_trec",),
+           values="rounded ratio", reference="_ndcg_rel",
            agrees=_TREC),
     Family("Rndcg", "nDCG averaged at R levels", "Gains",
            "The mean of nDCG sampled where the ideal ranking moves to a lower gain or ends "
@@ -306,14 +318,16 @@ TABLE: tuple[Family, ...] = (
     Family("ndcg_cut", "nDCG at k", "Gains",
            "nDCG with both the ranking and the ideal ranking cut at k; the gains are the "
            "grades above 0 (no gain map); the relevance level is ignored.",
-           params="cut", defaults=_DEPTHS, nicknames=("all_trec",), reference="_ndcg_cut",
+           params="cut", defaults=_DEPTHS, nicknames=("all_trec",),
+           values="rounded ratio", reference="_ndcg_cut",
            names=(ranx("ndcg@k") + ir("nDCG@k", "NDCG@k")
                   + tm("RetrievalNormalizedDCG(top_k=k)")),
            agrees=_TREC + ("ranx", "ir_measures", "torchmetrics"),
            note=_CUT.format("ndcg_cut", _DEFAULT_CUTS)),
     Family("map_cut", "Average precision at k", "Ranks",
            "The AP sum over the top k, divided by R (not by min(k, R)); 0 when R = 0.",
-           params="cut", defaults=_DEPTHS, nicknames=("all_trec",), reference="_map_cut",
+           params="cut", defaults=_DEPTHS, nicknames=("all_trec",),
+           values="ratio", reference="_map_cut",
            names=ranx("map@k") + ir("AP@k", "MAP@k"),
            agrees=_TREC + ("ranx", "ir_measures"),
            note=_CUT.format("map_cut", _DEFAULT_CUTS) + " torchmetrics' "
@@ -322,34 +336,36 @@ TABLE: tuple[Family, ...] = (
     Family("relative_P", "Relative precision at k", "Precision and recall",
            "(relevant documents in the top k) / min(k, R): precision up to rank R, recall "
            "after it; 0 when R = 0.",
-           params="cut", defaults=_DEPTHS, nicknames=("all_trec",), reference="_relative_p",
+           params="cut", defaults=_DEPTHS, nicknames=("all_trec",),
+           values="ratio", reference="_relative_p",
            agrees=_TREC,
            note=_CUT.format("relative_P", _DEFAULT_CUTS)),
     Family("success", "Success at k", "Precision and recall",
            "1 if a relevant document is in the top k, else 0.",
-           params="cut", defaults=(1, 5, 10), nicknames=("all_trec",), reference="_success",
+           params="cut", defaults=(1, 5, 10), nicknames=("all_trec",),
+           values="ratio", reference="_success",
            names=(qafast("hit@k", "hit") + ranx("hit_rate", "hit_rate@k")
                   + ir("Success@k", "Success(rel=N)@k") + tm("RetrievalHitRate(top_k=k)")),
            agrees=_TREC + ("ranx", "ir_measures", "torchmetrics"),
            note=_CUT.format("success", "1, 5, 10")),
     Family("set_P", "Set precision", "Sets",
            "(relevant documents retrieved) / n; 0 when n = 0.",
-           nicknames=_SET, reference="_set_p", names=ranx("precision") + ir("SetP"),
+           nicknames=_SET, values="ratio", reference="_set_p", names=ranx("precision") + ir("SetP"),
            agrees=_TREC + ("ranx", "ir_measures")),
     Family("set_relative_P", "Relative set precision", "Sets",
            "(relevant documents retrieved) / min(n, R); 0 when n or R is 0.",
-           nicknames=_SET, reference="_set_relative_p",
+           nicknames=_SET, values="ratio", reference="_set_relative_p",
            names=ir("SetRelP", "SetP(relative=True)"), agrees=_TREC + ("ir_measures",)),
     Family("set_recall", "Set recall", "Sets",
            "(relevant documents retrieved) / R; 0 when R = 0.",
-           nicknames=_SET, reference="_set_recall",
+           nicknames=_SET, values="ratio", reference="_set_recall",
            names=ranx("recall@0", "recall-lN") + ir("SetR"),
            agrees=_TREC + ("ranx", "ir_measures"),
            note="ranx's ``recall`` without a cut-off is written ``recall@0`` here: bare "
                 "``recall`` is trec_eval's family."),
     Family("set_map", "Set average precision", "Sets",
            "set_P * set_recall = (relevant retrieved)^2 / (n * R); 0 when n or R is 0.",
-           nicknames=_SET, reference="_set_map", names=ir("SetAP"),
+           nicknames=_SET, values="ratio", reference="_set_map", names=ir("SetAP"),
            agrees=_TREC + ("ir_measures",)),
     Family("set_F", "Set F-measure", "Sets",
            "(x + 1) * P * R / (x * P + R) over the retrieved set, x = 1 by default; 0 when no "
@@ -363,7 +379,7 @@ TABLE: tuple[Family, ...] = (
            "The number of ranked documents judged below the relevance level. Summed over "
            "queries.",
            summary="sum", reads_nonrelevant=True, nicknames=("all_trec",),
-           reference="_num_nonrel_judged_ret", agrees=_TREC),
+           values="count", reference="_num_nonrel_judged_ret", agrees=_TREC),
     Family("rbp", "Rank-biased precision", "Gains",
            "(1 - p) * sum of gain_i * p^(i - 1), p = 0.9 by default; gains outside [0, 1] are "
            "rescaled to (gain - min) / (max - min), so grades 0-4 count as grade / 4.",
@@ -382,7 +398,7 @@ TABLE: tuple[Family, ...] = (
            "(documents in the top k that the qrels do not hold, or hold with a negative "
            "grade) / k, also when fewer than k are ranked.",
            params="cut", defaults=(5, 10, 20), reads_nonrelevant=True, since="10.0",
-           nicknames=("all_trec",), reference="_unj",
+           nicknames=("all_trec",), values="ratio", reference="_unj",
            agrees=("trec_eval", "specification"),
            note=_CUT.format("unj", "5, 10, 20") + " trec_eval 10.0 only: pytrec_eval does "
                 "not have it."),
@@ -390,14 +406,16 @@ TABLE: tuple[Family, ...] = (
     Family("recip_rank_cut", "Reciprocal rank at k", "Ranks",
            "1 / the rank of the first relevant document within the top k, else 0; "
            "trec_eval's recip_rank under ``-M k``. Not a trec_eval measure.",
-           params="cut", defaults=(10,), origin="qafast", reference="_recip_rank_cut",
+           params="cut", defaults=(10,), origin="qafast",
+           values="ratio", reference="_recip_rank_cut",
            names=(qafast("recip_rank@k") + ranx("mrr@k")
                   + ir("RR@k", "MRR@k") + tm("RetrievalMRR(top_k=k)")),
            agrees=("ranx", "ir_measures", "torchmetrics", "specification")),
     Family("ndcg_cut_exp", "nDCG at k with exponential gain", "Gains",
            "ndcg_cut with the gain 2^grade - 1 (Burges et al.) in the DCG and the ideal DCG. "
            "Not a trec_eval measure.",
-           params="cut", defaults=(10,), origin="qafast", reference="_ndcg_cut_exp",
+           params="cut", defaults=(10,), origin="qafast",
+           values="rounded ratio or nan", reference="_ndcg_cut_exp",
            names=(qafast("ndcg_exp@k", "ndcg_exp")
                   + ranx("ndcg_burges", "ndcg_burges@k") + ir("nDCG(dcg='exp-log2')@k")),
            agrees=("ranx", "gdeval", "specification")),
@@ -405,12 +423,14 @@ TABLE: tuple[Family, ...] = (
     Family("hits", "Relevant documents in the top k (a count)", "Precision and recall",
            "The number of relevant documents in the top k (the whole ranking without a "
            "cut-off), averaged over queries: ranx's ``hits``, not a hit rate.",
-           params="cut", origin="ranx", reference="_hits", names=ranx("hits", "hits@k"),
+           params="cut", origin="ranx",
+           values="count", reference="_hits", names=ranx("hits", "hits@k"),
            agrees=("ranx", "specification")),
     Family("f1", "F1 at k", "Precision and recall",
            "2PR / (P + R) with P = hits@k / k and R = hits@k / R (k = n without a cut-off); 0 "
            "when no relevant document is in the top k.",
-           params="cut", origin="ranx", reference="_f1", names=ranx("f1", "f1@k"),
+           params="cut", origin="ranx",
+           values="rounded ratio", reference="_f1", names=ranx("f1", "f1@k"),
            agrees=("ranx", "specification"),
            note="Without a cut-off it equals trec_eval's ``set_F``."),
     Family("graded_dcg", "DCG and nDCG with a relevance level", "Gains",
@@ -435,7 +455,8 @@ TABLE: tuple[Family, ...] = (
     Family("judged", "Judged share of the top k", "Ranks",
            "The share of the top min(k, n) ranked documents that the qrels hold, any grade; 0 "
            "when nothing is ranked.",
-           params="cut", reads_nonrelevant=True, origin="ir_measures", reference="_judged",
+           params="cut", reads_nonrelevant=True, origin="ir_measures",
+           values="ratio", reference="_judged",
            names=ir("Judged@k", "Judged"), agrees=("ir_measures", "specification"),
            note="trec_eval's ``unj`` is its complement over k instead of min(k, n)."),
     Family("err", "Expected reciprocal rank", "Ranks",
@@ -448,7 +469,7 @@ TABLE: tuple[Family, ...] = (
            "(non-relevant documents in the top k) / (non-relevant documents ranked), a "
            "document being non-relevant when it is unjudged or graded below the relevance "
            "level; 0 when every ranked document is relevant.",
-           params="cut", origin="torchmetrics", reference="_fallout",
+           params="cut", origin="torchmetrics", values="ratio", reference="_fallout",
            names=qafast("fallout@k", "fallout") + tm("RetrievalFallOut(top_k=k)"),
            agrees=("torchmetrics", "specification"),
            note="torchmetrics' ``RetrievalFallOut`` class scores a query without a "
@@ -457,7 +478,8 @@ TABLE: tuple[Family, ...] = (
     Family("query_count", "Queries", "Counts",
            "1 for each query evaluated; the summary is the number of queries (0 for a qrels "
            "query missing from the run).",
-           summary="sum", origin="ir_measures", reference="_query_count", names=ir("NumQ"),
+           summary="sum", origin="ir_measures",
+           values="count", reference="_query_count", names=ir("NumQ"),
            agrees=("ir_measures", "specification"),
            note="trec_eval's ``num_q`` is printed by ``qafast trec`` and not returned by "
                 "``evaluate``."),

@@ -3,8 +3,11 @@
 :class:`RankingMetrics` accumulates any measure :func:`qafast.evaluate` accepts, and
 :class:`AnswerMetrics` SQuAD-style exact match and F1. Both merge (``merge``), save and load
 their state (``state_dict`` / ``load_state_dict``: plain numpy arrays, ints and strings,
-picklable), and are synchronised across torch.distributed ranks by
-:func:`qafast.integrations.torch.sync`.
+picklable; with ``state_dict(tensors=True)`` torch tensors in place of the arrays, for a
+checkpoint that ``torch.load(..., weights_only=True)`` reads), and are synchronised across
+torch.distributed ranks by :func:`qafast.integrations.torch.sync`. A state is checked as it
+is loaded, merged or unpickled (``qafast._state``): one that updates and merges cannot make
+is refused, with an error naming the field.
 
 Every mean is an exactly rounded sum divided by a count (the accumulator of
 ``qafast._exactsum``), so the result never depends on how the data was split into batches,
@@ -19,6 +22,7 @@ each thread its own and merge them.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
@@ -28,7 +32,8 @@ from . import _exactsum, _kernels
 from ._convert import as_array
 from ._engine import column_summary
 from ._measure_parser import column_groups, kernel_arrays, parse_measures
-from ._measures import DENSE, TABLE, TEXT_MEASURES
+from ._measures import BY_NAME, DENSE, TABLE, TEXT_MEASURES
+from ._state import Field, Rule, StateRecord, StateSpec, ValueRange, exact_sum_rules, state_dict
 from .errors import InputError, InputTypeError
 
 __all__ = ["AnswerMetrics", "RankingMetrics"]
@@ -118,13 +123,129 @@ def _ids_array(ids, name: str, n: int) -> np.ndarray:
     return np.array(a, dtype=np.int64)  # a copy: the caller may reuse its buffer
 
 
-def _check_state_header(state, kind: str) -> None:
-    """``state`` is a dict from ``<kind>.state_dict()`` of the version this qafast writes."""
-    if not isinstance(state, dict) or state.get("format") != f"qafast.{kind}":
-        raise InputTypeError(f"not a qafast.{kind} state (from {kind}.state_dict())")
-    if state.get("version") != _STATE_VERSION:
-        raise InputError(f"{kind} state version {state.get('version')!r}; this qafast reads "
-                         f"version {_STATE_VERSION}")
+# ------------------------------------------------------------------------------ saved state
+#: the most queries (or questions) a state may count, and rows without document ids it may
+#: number: a mean divides by the count as a double, exact up to 2**53, and the torch
+#: integrations add counts of many ranks in int64
+_MAX_COUNT = 2**53
+_ROW_FIELDS = ("row_query_ids", "row_doc_ids", "row_scores", "row_grades")
+
+# What one query's value of a measure may be (the measure table's ``values``: see
+# ``Family.values`` for why each range is one the computation cannot leave): a state's exact
+# sum of a column is held to count x this range.
+_COUNT_VALUE = ValueRange(0.0, 2.0**63)
+_RATIO = ValueRange(0.0, 1.0)
+_ANY_VALUE = ValueRange(-sys.float_info.max, sys.float_info.max, nonfinite=True)
+_RANGES = {
+    "count": _COUNT_VALUE,
+    "ratio": _RATIO,
+    "ratio or nan": ValueRange(0.0, 1.0, nonfinite=True),
+    # at most 1 exactly, but quotients of float sums of one term per candidate: each sum is
+    # within a factor 1 +- n 2**-53 of its exact value for n candidates, which keeps the
+    # quotient far below 2 for any n that fits in memory (n < 2**44)
+    "rounded ratio": ValueRange(0.0, 2.0),
+    "rounded ratio or nan": ValueRange(0.0, 2.0, nonfinite=True),
+    "log": ValueRange(-12.0, 0.0),  # log(max(value, 0.00001)) of a value in [0, 1]
+    "any": _ANY_VALUE,
+}
+_ANSWER_VALUES = (("exact_match", _RATIO), ("f1", _RATIO))
+
+
+def _value_range(column) -> ValueRange:
+    """What one query's value of ``column`` may be (see above)."""
+    if column.keys:  # gains the user chose: nDCG may leave [0, 1] either way
+        return _ANY_VALUE
+    return _RANGES[BY_NAME[column.family].values]
+
+
+def _rows_only_in_rows_mode(values, columns) -> str | None:
+    n = len(values["row_query_ids"])
+    if n and values["mode"] != "rows":
+        return f"holds {n} rows in a state of mode {values['mode']!r}; only mode 'rows' has rows"
+    return None
+
+
+def _count_only_in_batch_mode(values, columns) -> str | None:
+    if values["count"] and values["mode"] != "batch":
+        return (f"{values['count']} in a state of mode {values['mode']!r}; only mode 'batch' "
+                "counts queries")
+    return None
+
+
+def _doc_id_flag(values, columns) -> str | None:
+    has_ids, mode = values["row_has_doc_ids"], values["mode"]
+    if mode != "rows" and has_ids != -1:
+        return f"{has_ids} in a state of mode {mode!r}; it is -1 until rows arrive"
+    if has_ids == -1 and len(values["row_query_ids"]):
+        return "-1 (no rows yet) in a state that holds rows"
+    return None
+
+
+def _rows_without_ids(values, columns) -> str | None:
+    if values["row_has_doc_ids"] != 0 and values["rows_without_ids"]:
+        return (f"{values['rows_without_ids']} where row_has_doc_ids is "
+                f"{values['row_has_doc_ids']}; only rows without document ids are numbered")
+    return None
+
+
+def _tie_keys(values, columns) -> str | None:
+    """Rows without document ids have tie keys 0, -1, -2, ... in arrival order."""
+    keys, numbered = values["row_doc_ids"], values["rows_without_ids"]
+    if values["row_has_doc_ids"] != 0 or not len(keys):
+        return None
+    if keys.max() > 0 or keys.min() <= -numbered:
+        return (f"of rows without document ids are tie keys from 0 down to "
+                f"-(rows_without_ids - 1) = {1 - numbered}, not {int(keys.min())}.."
+                f"{int(keys.max())}")
+    return None
+
+
+_RANKING_STATE = StateSpec(
+    kind="RankingMetrics", version=_STATE_VERSION,
+    config=("measures", "relevance_level", "empty_queries", "max_docs"),
+    fields=(
+        Field("measures", "names"),
+        Field("relevance_level", "int", low=1, high=_MAX_GRADE + 1),
+        Field("empty_queries", "str", choices=tuple(_EMPTY_MODES)),
+        Field("max_docs", "int", low=0, high=2**62),
+        Field("mode", "str", choices=("", "batch", "rows"), reduce="mode"),
+        Field("count", "int", low=0, high=_MAX_COUNT, reduce="sum"),
+        Field("sums", "array", "int64", ("columns", "limbs"), reduce="exact_sum"),
+        Field("nonfinite_sums", "array", "float64", ("columns",), reduce="sum"),
+        Field("row_query_ids", "array", "int64", ("rows",), reduce="cat"),
+        Field("row_doc_ids", "array", "int64", ("rows",), reduce="cat"),
+        Field("row_scores", "array", "float64", ("rows",), nan=False, reduce="cat"),
+        Field("row_grades", "array", "int32", ("rows",), low=0, high=_MAX_GRADE, reduce="cat"),
+        Field("row_has_doc_ids", "int", choices=(-1, 0, 1), reduce="flag"),
+        Field("rows_without_ids", "int", low=0, high=_MAX_COUNT, reduce="sum"),
+    ),
+    rules=exact_sum_rules("query", "queries") + (
+        Rule("count", _count_only_in_batch_mode),
+        Rule("row_query_ids", _rows_only_in_rows_mode),
+        Rule("row_has_doc_ids", _doc_id_flag),
+        Rule("rows_without_ids", _rows_without_ids),
+        Rule("row_doc_ids", _tie_keys),
+    ),
+)
+
+_ANSWER_STATE = StateSpec(
+    kind="AnswerMetrics", version=_STATE_VERSION, config=("normalizer", "unit", "empty_rule"),
+    fields=(
+        Field("normalizer", "str"),
+        Field("unit", "str"),
+        Field("empty_rule", "str"),
+        Field("count", "int", low=0, high=_MAX_COUNT, reduce="sum"),
+        Field("sums", "array", "int64", ("columns", "limbs"), reduce="exact_sum"),
+        Field("nonfinite_sums", "array", "float64", ("columns",), reduce="sum"),
+    ),
+    rules=exact_sum_rules("question", "questions"),
+)
+
+
+def _check_merged_total(name: str, total: int) -> None:
+    if total > _MAX_COUNT:
+        raise InputError(f"merging would make {name} {total}, more than a state holds "
+                         f"({_MAX_COUNT})", field=name)
 
 
 class RankingMetrics:
@@ -194,6 +315,9 @@ class RankingMetrics:
     {'mrr@10': 0.75}
     """
 
+    #: the fields and rules of this metric's state (read by the torch integrations)
+    _state_spec = _RANKING_STATE
+
     def __init__(self, measures: str | Iterable[str], *, relevance_level: int = 1,
                  empty_queries: str = "skip", max_docs: int | None = None):
         columns = [c for c in parse_measures(measures) if c.family not in TEXT_MEASURES]
@@ -218,6 +342,8 @@ class RankingMetrics:
                          _kernel_args([columns[j] for j in js], min(level, _MAX_GRADE + 1), v9))
                         for (level, v9), js in settings.items()]
         self._config = (tuple(self._names), self._level, self._empty, self._max_docs)
+        # what one query's value of each column may be: a loaded state's sums are held to it
+        self._allowed = [(c.name, _value_range(c)) for c in columns]
         self.reset()
 
     # ------------------------------------------------------------------ state
@@ -516,134 +642,140 @@ class RankingMetrics:
         return {c.name: column_summary(c, t, count) for c, t in zip(self._columns, totals)}
 
     # ------------------------------------------------------------------ merge, state
-    def _check_compatible(self, other) -> None:
-        if not isinstance(other, RankingMetrics):
-            raise InputTypeError(f"cannot merge a {type(other).__name__} into a RankingMetrics")
-        if other._config != self._config:
-            raise InputError(f"cannot merge RankingMetrics with different measures or options: "
-                             f"{_describe(self._config)} and {_describe(other._config)}")
-        if self._mode and other._mode and self._mode != other._mode:
+    def _check_compatible(self, others: Sequence[RankingMetrics]) -> None:
+        for o in others:
+            if not isinstance(o, RankingMetrics):
+                raise InputTypeError(f"cannot merge a {type(o).__name__} into a RankingMetrics")
+            if o._config != self._config:
+                raise InputError(f"cannot merge RankingMetrics with different measures or "
+                                 f"options: {_describe(self._config)} and "
+                                 f"{_describe(o._config)}")
+        # every metric merged, this one included, must hold the same input shape
+        metrics = (self, *others)
+        if len({m._mode for m in metrics} - {None}) > 1:
             raise InputError("cannot merge a RankingMetrics of whole-query batches with one of "
                              "rows")
-        if (self._doc_ids is not None and other._doc_ids is not None
-                and self._doc_ids != other._doc_ids):
+        if len({m._doc_ids for m in metrics} - {None}) > 1:
             raise InputError("cannot merge rows with document ids and rows without")
 
     def merge(self, *others: RankingMetrics) -> RankingMetrics:
-        """Add the state of ``others`` into this one (they are unchanged); returns self."""
-        for o in others:
-            self._check_compatible(o)
-        # snapshots first: a metric may be merged into itself, or twice
-        snapshots = [(o._mode, o._limbs.copy(), o._special.copy(), o._count, list(o._rows),
-                      o._seq, o._doc_ids) for o in others]
-        for mode, limbs, special, count, rows, seq, doc_ids in snapshots:
-            if mode is None:
-                continue
-            if mode == "batch":
-                _exactsum.merge(self._limbs, self._special, limbs, special)
-                self._count += count
-            else:
-                for q, d, s, g in rows:
-                    if not doc_ids:
-                        d = d - self._seq  # after this accumulator's rows
-                    self._rows.append((q, d, s, g))
-                self._seq += seq
-                self._doc_ids = doc_ids
-            self._mode = mode
+        """Add the state of ``others`` into this one (they are unchanged); returns self.
+
+        Each state merged is checked as :meth:`load_state_dict` checks a state.
+        """
+        self._check_compatible(others)
+        # checked copies first: a metric may be merged into itself, or twice
+        records = [self._checked(o._state_values()) for o in others]
+        _check_merged_total("count", self._count + sum(r["count"] for r in records))
+        _check_merged_total("rows_without_ids",
+                            self._seq + sum(r["rows_without_ids"] for r in records))
+        for record in records:
+            self._add(record)
         return self
 
-    def state_dict(self) -> dict[str, Any]:
-        """The state as plain numpy arrays, ints and strings (picklable)."""
+    def _add(self, record: StateRecord) -> None:
+        mode = record["mode"]
+        if mode == "batch":
+            _exactsum.merge(self._limbs, self._special, record["sums"],
+                            record["nonfinite_sums"])
+            self._count += record["count"]
+        elif mode == "rows":
+            q, d, s, g = (record[k] for k in _ROW_FIELDS)
+            has_ids = record["row_has_doc_ids"]
+            if len(q):
+                if has_ids == 0:
+                    d = d - self._seq  # tie keys after this accumulator's rows
+                self._rows.append((q, d, s, g))
+            self._seq += record["rows_without_ids"]
+            if has_ids != -1:
+                self._doc_ids = bool(has_ids)
+        if mode:
+            self._mode = mode
+
+    def _state_config(self) -> dict[str, Any]:
+        names, level, empty, max_docs = self._config
+        return {"measures": names, "relevance_level": level, "empty_queries": empty,
+                "max_docs": max_docs or 0}
+
+    def _state_values(self) -> dict[str, Any]:
+        """The state as :meth:`state_dict` gives it, sharing this metric's arrays."""
         q, d, s, g = self._row_arrays()
-        return {
-            "format": "qafast.RankingMetrics", "version": _STATE_VERSION,
-            "measures": list(self._names), "relevance_level": self._level,
-            "empty_queries": self._empty, "max_docs": self._max_docs or 0,
-            "mode": self._mode or "", "count": self._count,
-            "sums": self._limbs.copy(), "nonfinite_sums": self._special.copy(),
-            "row_query_ids": q.copy(), "row_doc_ids": d.copy(), "row_scores": s.copy(),
-            "row_grades": g.copy(),
-            "row_has_doc_ids": -1 if self._doc_ids is None else int(self._doc_ids),
-            "rows_without_ids": self._seq,
-        }
+        return {"format": _RANKING_STATE.format, "version": _STATE_VERSION,
+                **self._state_config(), "mode": self._mode or "", "count": self._count,
+                "sums": self._limbs, "nonfinite_sums": self._special,
+                "row_query_ids": q, "row_doc_ids": d, "row_scores": s, "row_grades": g,
+                "row_has_doc_ids": -1 if self._doc_ids is None else int(self._doc_ids),
+                "rows_without_ids": self._seq}
+
+    def _checked(self, state) -> StateRecord:
+        return _RANKING_STATE.validate(state, config=self._state_config(),
+                                       columns=self._allowed)
+
+    def state_dict(self, *, tensors: bool = False) -> dict[str, Any]:
+        """The state as plain numpy arrays, ints and strings (picklable).
+
+        Parameters
+        ----------
+        tensors : bool, default False
+            Give the arrays as torch CPU tensors (torch is imported then): a checkpoint
+            holding this state then loads with ``torch.load(path, weights_only=True)``,
+            torch's default since 2.6, which refuses numpy arrays.
+            :meth:`load_state_dict` takes either.
+
+        Examples
+        --------
+        >>> import io, torch, qafast
+        >>> m = qafast.RankingMetrics(["mrr@10"])
+        >>> m.update([[0.9, 0.5]], [[0, 1]])
+        >>> buffer = io.BytesIO()
+        >>> torch.save({"metric": m.state_dict(tensors=True)}, buffer)
+        >>> _ = buffer.seek(0)
+        >>> again = qafast.RankingMetrics(["mrr@10"])
+        >>> again.load_state_dict(torch.load(buffer, weights_only=True)["metric"])
+        >>> again.compute()
+        {'mrr@10': 0.5}
+        """
+        return state_dict(_RANKING_STATE, self._state_values(), tensors=tensors)
 
     def load_state_dict(self, state: dict) -> None:
         """Replace the state by one from :meth:`state_dict` of a metric with the same
         measures and options.
 
+        Arrays may be numpy arrays, torch tensors (``state_dict(tensors=True)``) or lists.
+        Every field is checked (type, dtype, shape, range, and consistency with the others,
+        sums within what their count allows): a state this accepts is one that updates and
+        merges can make.
+
         Raises
         ------
         TypeError, ValueError
-            A state of another kind, for other measures or options, or inconsistent.
+            A state of another kind, for other measures or options, or inconsistent
+            (:class:`~qafast.errors.InputTypeError`, :class:`~qafast.errors.InputError`;
+            ``field`` names the field at fault). The metric is unchanged.
         """
-        _check_state_header(state, "RankingMetrics")
-        try:
-            config = (tuple(state["measures"]), state["relevance_level"],
-                      state["empty_queries"], state["max_docs"] or None)
-            mode = state["mode"] or None
-            count = state["count"]
-            arrays = [np.asarray(state[k]) for k in ("sums", "nonfinite_sums", "row_query_ids",
-                                                     "row_doc_ids", "row_scores", "row_grades")]
-            has_ids, seq = state["row_has_doc_ids"], state["rows_without_ids"]
-        except KeyError as e:
-            raise InputError(f"corrupted RankingMetrics state: no {e.args[0]!r}") from None
-        if config != self._config:
-            raise InputError(f"the state is for {_describe(config)}; this metric computes "
-                             f"{_describe(self._config)}")
-        limbs, special, q, d, s, g = arrays
-        m = len(self._columns)
-        n = len(q)
-        problems = []
-        if mode not in (None, "batch", "rows"):
-            problems.append(f"mode {mode!r}")
-        if not isinstance(count, (int, np.integer)) or count < 0:
-            problems.append(f"count {count!r}")
-        if limbs.dtype != np.int64 or limbs.shape != (m, _exactsum.LIMBS):
-            problems.append(f"sums of dtype {limbs.dtype} and shape {limbs.shape}")
-        elif not _exactsum.is_normal(limbs):
-            problems.append("sums out of range")
-        if special.dtype != np.float64 or special.shape != (m,):
-            problems.append(f"nonfinite_sums of dtype {special.dtype} and shape "
-                            f"{special.shape}")
-        elif np.isfinite(special).any() and (special[np.isfinite(special)] != 0).any():
-            problems.append("finite nonfinite_sums")
-        for name, a, dt in (("row_query_ids", q, np.int64), ("row_doc_ids", d, np.int64),
-                            ("row_scores", s, np.float64), ("row_grades", g, np.int32)):
-            if a.dtype != dt or a.ndim != 1 or len(a) != n:
-                problems.append(f"{name} of dtype {a.dtype} and shape {a.shape}")
-        if not problems:
-            if np.isnan(s).any():
-                problems.append("NaN row scores")
-            if n and (g.min() < 0 or g.max() > _MAX_GRADE):
-                problems.append("row grades out of range")
-            if mode != "rows" and n:
-                problems.append("rows in a state that is not of rows")
-            if mode == "rows" and (count or limbs.any()):
-                problems.append("sums in a state of rows")
-            if mode is None and (count or limbs.any()):
-                problems.append("sums in an empty state")
-            if mode == "batch" and not count and limbs.any():
-                problems.append("sums without a count")
-            if has_ids not in (-1, 0, 1) or not isinstance(seq, (int, np.integer)) or seq < 0:
-                problems.append("row id flags")
-        if problems:
-            raise InputError("corrupted RankingMetrics state: " + "; ".join(problems))
-        self._mode = mode
-        self._count = int(count)
-        self._limbs = limbs.astype(np.int64, copy=True)
-        self._special = special.astype(np.float64, copy=True)
-        self._rows = [(q.copy(), d.copy(), s.copy(), g.copy())] if n else []
+        record = self._checked(state)
+        self._mode = record["mode"] or None
+        self._count = record["count"]
+        self._limbs = record["sums"].copy()  # the record's arrays are read-only
+        self._special = record["nonfinite_sums"].copy()
+        rows = tuple(record[k] for k in _ROW_FIELDS)
+        self._rows = [rows] if len(rows[0]) else []
+        has_ids = record["row_has_doc_ids"]
         self._doc_ids = None if has_ids == -1 else bool(has_ids)
-        self._seq = int(seq)
+        self._seq = record["rows_without_ids"]
 
     def __getstate__(self):
         return {"config": self._config, "state": self.state_dict()}
 
     def __setstate__(self, data):
-        names, level, empty, max_docs = data["config"]
-        self.__init__(list(names), relevance_level=level, empty_queries=empty,
-                      max_docs=max_docs)
-        self.load_state_dict(data["state"])
+        # the state holds the options too ("config" repeats them): read them, checked, to
+        # build the metric, then the state as load_state_dict reads it
+        state = data.get("state") if isinstance(data, dict) else None
+        config = _RANKING_STATE.read_config(state)
+        self.__init__(list(config["measures"]), relevance_level=config["relevance_level"],
+                      empty_queries=config["empty_queries"],
+                      max_docs=config["max_docs"] or None)
+        self.load_state_dict(state)
 
 
 def _describe(config) -> str:
@@ -680,6 +812,9 @@ class AnswerMetrics:
     >>> m.compute()
     {'exact_match': 0.6666666666666666, 'f1': 0.8888888888888888}
     """
+
+    #: the fields and rules of this metric's state (read by the torch integrations)
+    _state_spec = _ANSWER_STATE
 
     def __init__(self, *, normalizer: str | Callable[[str], str] = "squad", unit: str = "token",
                  empty_rule: str = "v2"):
@@ -719,7 +854,21 @@ class AnswerMetrics:
         return {"exact_match": em / self._count, "f1": f1 / self._count}
 
     def merge(self, *others: AnswerMetrics) -> AnswerMetrics:
-        """Add the state of ``others`` into this one (they are unchanged); returns self."""
+        """Add the state of ``others`` into this one (they are unchanged); returns self.
+
+        Each state merged is checked as :meth:`load_state_dict` checks a state.
+        """
+        self._check_compatible(others)
+        # checked copies first: a metric may be merged into itself
+        records = [self._checked(o._state_values()) for o in others]
+        _check_merged_total("count", self._count + sum(r["count"] for r in records))
+        for record in records:
+            _exactsum.merge(self._limbs, self._special, record["sums"],
+                            record["nonfinite_sums"])
+            self._count += record["count"]
+        return self
+
+    def _check_compatible(self, others: Sequence[AnswerMetrics]) -> None:
         for o in others:
             if not isinstance(o, AnswerMetrics):
                 raise InputTypeError(f"cannot merge a {type(o).__name__} into an AnswerMetrics")
@@ -727,40 +876,33 @@ class AnswerMetrics:
                 raise InputError(f"cannot merge AnswerMetrics with different options: "
                                  f"{self._config} and {o._config} (normalizer, unit, "
                                  "empty_rule)")
-        for o in others:
-            _exactsum.merge(self._limbs, self._special, o._limbs, o._special)
-            self._count += o._count
-        return self
 
-    def state_dict(self) -> dict[str, Any]:
-        """The state as plain numpy arrays, ints and strings (picklable)."""
-        return {"format": "qafast.AnswerMetrics", "version": _STATE_VERSION,
-                "normalizer": self._config[0], "unit": self._unit,
-                "empty_rule": self._empty_rule, "count": self._count,
-                "sums": self._limbs.copy(), "nonfinite_sums": self._special.copy()}
+    def _state_config(self) -> dict[str, Any]:
+        return dict(zip(_ANSWER_STATE.config, self._config))
+
+    def _state_values(self) -> dict[str, Any]:
+        """The state as :meth:`state_dict` gives it, sharing this metric's arrays."""
+        return {"format": _ANSWER_STATE.format, "version": _STATE_VERSION,
+                **self._state_config(), "count": self._count, "sums": self._limbs,
+                "nonfinite_sums": self._special}
+
+    def _checked(self, state) -> StateRecord:
+        return _ANSWER_STATE.validate(state, config=self._state_config(),
+                                      columns=_ANSWER_VALUES)
+
+    def state_dict(self, *, tensors: bool = False) -> dict[str, Any]:
+        """The state as plain numpy arrays, ints and strings (picklable); with ``tensors``,
+        the arrays as torch tensors, as for :meth:`RankingMetrics.state_dict`."""
+        return state_dict(_ANSWER_STATE, self._state_values(), tensors=tensors)
 
     def load_state_dict(self, state: dict) -> None:
-        """Replace the state by one from :meth:`state_dict` with the same options."""
-        _check_state_header(state, "AnswerMetrics")
-        try:
-            config = (state["normalizer"], state["unit"], state["empty_rule"])
-            count, limbs, special = state["count"], state["sums"], state["nonfinite_sums"]
-        except KeyError as e:
-            raise InputError(f"corrupted AnswerMetrics state: no {e.args[0]!r}") from None
-        if config != self._config:
-            raise InputError(f"the state is for {config} (normalizer, unit, empty_rule); this "
-                             f"metric uses {self._config}")
-        limbs, special = np.asarray(limbs), np.asarray(special)
-        if (not isinstance(count, (int, np.integer)) or count < 0
-                or limbs.dtype != np.int64 or limbs.shape != (2, _exactsum.LIMBS)
-                or not _exactsum.is_normal(limbs) or special.dtype != np.float64
-                or special.shape != (2,) or (count == 0 and limbs.any())
-                or limbs[:, -1].min() < 0):
-            raise InputError("corrupted AnswerMetrics state: counts or sums out of shape or "
-                             "range")
-        self._count = int(count)
-        self._limbs = limbs.astype(np.int64, copy=True)
-        self._special = special.astype(np.float64, copy=True)
+        """Replace the state by one from :meth:`state_dict` with the same options, checked
+        as :meth:`RankingMetrics.load_state_dict` checks one (arrays as numpy arrays, torch
+        tensors or lists)."""
+        record = self._checked(state)
+        self._count = record["count"]
+        self._limbs = record["sums"].copy()  # the record's arrays are read-only
+        self._special = record["nonfinite_sums"].copy()
 
     def __getstate__(self):
         if not isinstance(self._normalizer, str):
@@ -770,6 +912,9 @@ class AnswerMetrics:
                 "state": self.state_dict()}
 
     def __setstate__(self, data):
-        normalizer, unit, empty_rule = data["options"]
-        self.__init__(normalizer=normalizer, unit=unit, empty_rule=empty_rule)
-        self.load_state_dict(data["state"])
+        # the state holds the options too ("options" repeats them)
+        state = data.get("state") if isinstance(data, dict) else None
+        config = _ANSWER_STATE.read_config(state)
+        self.__init__(normalizer=config["normalizer"], unit=config["unit"],
+                      empty_rule=config["empty_rule"])
+        self.load_state_dict(state)

@@ -18,14 +18,12 @@ import copy
 
 import numpy as np
 
-from .. import _exactsum
+from .. import _kernels
+from .._state import Field, StateSpec
 from ..errors import InputError, InputTypeError
 from ..stream import AnswerMetrics, RankingMetrics
 
 __all__ = ["sync", "sync_and_compute"]
-
-_ROW_KEYS = ("row_query_ids", "row_doc_ids", "row_scores", "row_grades")
-_SUM_KEYS = ("count", "sums", "nonfinite_sums", "mode", "row_has_doc_ids", "rows_without_ids")
 
 
 def _dist():
@@ -75,75 +73,104 @@ def sync(metric: RankingMetrics | AnswerMetrics, group=None):
     import torch
 
     dist = _dist()
-    world = dist.get_world_size(group)
+    spec: StateSpec = metric._state_spec
     state = metric.state_dict()
-    has_rows = "row_query_ids" in state
-    header = {k: v for k, v in state.items() if not isinstance(v, np.ndarray)}
-    header["rows"] = len(state["row_query_ids"]) if has_rows else 0
-    headers: list = [None] * world
+    # every rank's fields that are not arrays, and its number of rows
+    header = {f.name: state[f.name] for f in spec.fields if f.kind != "array"}
+    header["rows"] = next((len(state[f.name]) for f in spec.fields if f.reduce == "cat"), 0)
+    headers: list = [None] * dist.get_world_size(group)
     dist.all_gather_object(headers, header, group=group)
-    configs = [{k: v for k, v in h.items() if k not in _SUM_KEYS + ("rows",)}
-               for h in headers]
+    _check_ranks_agree(spec, headers)
+    ranks = _Ranks(dist, torch, _device(dist, group), group, headers)
+    merged = dict(state)
+    for f in spec.fields:
+        merged[f.name] = ranks.combine(f, state[f.name])
+    _concatenate_rows(spec, merged, headers)
+    out = copy.deepcopy(metric)
+    out.load_state_dict(merged)  # the merged state is checked as any loaded state is
+    return out
+
+
+def _check_ranks_agree(spec: StateSpec, headers: list[dict]) -> None:
+    """The same options on every rank, and one input shape."""
+    configs = [{name: h[name] for name in spec.config} for h in headers]
     for rank, other in enumerate(configs):
         if other != configs[0]:
             raise InputError(f"the ranks' metrics differ: rank 0 has {configs[0]}, rank {rank} "
                              f"has {other}")
-    modes = {h.get("mode") for h in headers} - {"", None}
-    if len(modes) > 1:
+    if len({h.get("mode") for h in headers} - {"", None}) > 1:
         raise InputError("some ranks hold batches of whole queries and others rows; use one "
                          "input shape on every rank")
-    device = _device(dist, group)
-    m = state["sums"].shape[0]
-    counts_and_limbs = np.concatenate(([state["count"]], state["sums"].ravel()))
-    t = torch.from_numpy(counts_and_limbs).to(device)
-    dist.all_reduce(t, group=group)
-    special = torch.from_numpy(state["nonfinite_sums"].copy()).to(device)
-    dist.all_reduce(special, group=group)
-    total = t.cpu().numpy()
-    limbs = np.ascontiguousarray(total[1:].reshape(m, _exactsum.LIMBS), dtype=np.int64)
-    from .. import _kernels
-
-    _kernels.exact_normalize(limbs)
-    merged = dict(state)
-    merged["count"] = int(total[0])
-    merged["sums"] = limbs
-    merged["nonfinite_sums"] = special.cpu().numpy().astype(np.float64)
-    if has_rows:
-        merged["mode"] = modes.pop() if modes else ""
-        flags = {h["row_has_doc_ids"] for h in headers if h["rows"]} - {-1}
-        if len(flags) > 1:
-            raise InputError("some ranks give document ids and others do not; give them on "
-                             "every rank")
-        merged["row_has_doc_ids"] = flags.pop() if flags else state["row_has_doc_ids"]
-        seqs = [int(h["rows_without_ids"]) for h in headers]
-        merged["rows_without_ids"] = sum(seqs)
-        sizes = [int(h["rows"]) for h in headers]
-        gathered = {k: _gather_rows(dist, torch, state[k], sizes, device, group)
-                    for k in _ROW_KEYS}
-        if merged["row_has_doc_ids"] == 0:
-            # tie keys of rows without ids: rank r's come after ranks 0..r-1's
-            start = 0
-            for r in range(world):
-                gathered["row_doc_ids"][r] = gathered["row_doc_ids"][r] - start
-                start += seqs[r]
-        for k in _ROW_KEYS:
-            merged[k] = np.concatenate(gathered[k]).astype(state[k].dtype)
-    out = copy.deepcopy(metric)
-    out.load_state_dict(merged)
-    return out
+    if len({h.get("row_has_doc_ids") for h in headers if h.get("mode") == "rows"}
+           - {-1, None}) > 1:
+        raise InputError("some ranks give document ids and others do not; give them on "
+                         "every rank")
 
 
-def _gather_rows(dist, torch, array: np.ndarray, sizes: list[int], device, group):
-    """Every rank's 1-d ``array`` (of ``sizes[r]`` entries), padded to one length to be
-    gathered, then trimmed."""
-    longest = max(sizes)
-    wide = array.astype(np.float64 if array.dtype.kind == "f" else np.int64)
-    padded = np.zeros(longest, dtype=wide.dtype)
-    padded[:len(wide)] = wide
-    mine = torch.from_numpy(padded).to(device)
-    parts = [torch.empty_like(mine) for _ in sizes]
-    dist.all_gather(parts, mine, group=group)
-    return [p.cpu().numpy()[:n] for p, n in zip(parts, sizes)]
+class _Ranks:
+    """Combines one field of every rank's state as the field's ``reduce`` says."""
+
+    def __init__(self, dist, torch, device, group, headers: list[dict]):
+        self.dist, self.torch, self.device, self.group = dist, torch, device, group
+        self.headers = headers
+
+    def combine(self, f: Field, mine):
+        """Every rank's value of ``f`` as one (``mine``: this rank's)."""
+        return getattr(self, f"_{f.reduce}")(f, mine)
+
+    def _same(self, f: Field, mine):
+        return mine  # checked equal on every rank
+
+    def _sum(self, f: Field, mine):
+        if f.kind == "array":
+            return self._all_reduce(mine, exact=False)
+        return sum(int(h[f.name]) for h in self.headers)  # ints, from the headers: exact
+
+    def _exact_sum(self, f: Field, mine):
+        return self._all_reduce(mine, exact=True)
+
+    def _cat(self, f: Field, mine):
+        return self._gather(mine)  # one array per rank: _concatenate_rows joins them
+
+    def _mode(self, f: Field, mine):
+        return next((h[f.name] for h in self.headers if h[f.name]), mine)
+
+    def _flag(self, f: Field, mine):
+        # from the ranks that hold rows; -1 when none does
+        return next((h[f.name] for h in self.headers
+                     if h.get("mode") == "rows" and h[f.name] != -1), -1)
+
+    def _all_reduce(self, array: np.ndarray, *, exact: bool) -> np.ndarray:
+        t = self.torch.from_numpy(array.copy()).to(self.device)
+        self.dist.all_reduce(t, group=self.group)
+        total = np.ascontiguousarray(t.cpu().numpy(), dtype=array.dtype)
+        if exact:  # the limbs of exact sums were added one by one: carry them
+            _kernels.exact_normalize(total)
+        return total
+
+    def _gather(self, array: np.ndarray) -> list[np.ndarray]:
+        """Every rank's 1-d ``array``, padded to one length to be gathered, then trimmed."""
+        sizes = [int(h["rows"]) for h in self.headers]
+        wide = array.astype(np.float64 if array.dtype.kind == "f" else np.int64)
+        padded = np.zeros(max(sizes), dtype=wide.dtype)
+        padded[:len(wide)] = wide
+        mine = self.torch.from_numpy(padded).to(self.device)
+        parts = [self.torch.empty_like(mine) for _ in sizes]
+        self.dist.all_gather(parts, mine, group=self.group)
+        return [p.cpu().numpy()[:n].astype(array.dtype) for p, n in zip(parts, sizes)]
+
+
+def _concatenate_rows(spec: StateSpec, merged: dict, headers: list[dict]) -> None:
+    """Each row field's per-rank arrays as one; rows without document ids get tie keys
+    after those of the ranks before (rank r's after ranks 0..r-1's, as a merge gives)."""
+    if merged.get("row_has_doc_ids") == 0:
+        start = 0
+        for r, h in enumerate(headers):
+            merged["row_doc_ids"][r] = merged["row_doc_ids"][r] - start
+            start += int(h["rows_without_ids"])
+    for f in spec.fields:
+        if f.reduce == "cat":
+            merged[f.name] = np.concatenate(merged[f.name])
 
 
 def sync_and_compute(metric: RankingMetrics | AnswerMetrics, group=None) -> dict[str, float]:

@@ -18,14 +18,30 @@ from typing import Any
 
 import numpy as np
 
-from .. import _exactsum
+from .. import _exactsum, _kernels
 from ..errors import InputError
 from ..stream import RankingMetrics
 
 __all__ = ["RankingMetric"]  # noqa: F822 - built on first access (module __getattr__)
 
 _CLASS: Any = None
-_ROWS = ("row_query_ids", "row_doc_ids", "row_scores", "row_grades")
+#: the fields of RankingMetrics' state kept as torchmetrics states, each reduced across
+#: processes as the field says (sums added, rows concatenated); the others (mode, document
+#: id flag) follow from these, as the rows form here always has document ids
+_KEPT = ("sums", "nonfinite_sums", "count", "row_query_ids", "row_doc_ids", "row_scores",
+         "row_grades")
+_SPEC = RankingMetrics._state_spec
+_ROWS = tuple(name for name in _KEPT if _SPEC.field(name).reduce == "cat")
+_SUMS = tuple(name for name in _KEPT if _SPEC.field(name).reduce != "cat")
+
+
+def _default(torch, name: str, columns: int):
+    """A state's empty value: zeros of the field's dtype and shape, or a list of rows."""
+    f = _SPEC.field(name)
+    if f.reduce == "cat":
+        return []
+    sizes = {"columns": columns, "limbs": _exactsum.LIMBS}
+    return torch.zeros(tuple(sizes[d] for d in f.shape), dtype=getattr(torch, f.dtype or "int64"))
 
 
 def _build() -> type:
@@ -64,14 +80,9 @@ def _build() -> type:
             self._options = {"measures": measures, "relevance_level": relevance_level,
                              "empty_queries": empty_queries, "max_docs": max_docs}
             m = len(self._fresh().measures)
-            self.add_state("sums", default=torch.zeros(m, _exactsum.LIMBS, dtype=torch.int64),
-                           dist_reduce_fx="sum")
-            self.add_state("nonfinite_sums", default=torch.zeros(m, dtype=torch.float64),
-                           dist_reduce_fx="sum")
-            self.add_state("count", default=torch.zeros((), dtype=torch.int64),
-                           dist_reduce_fx="sum")
-            for name in _ROWS:
-                self.add_state(name, default=[], dist_reduce_fx="cat")
+            for name in _KEPT:
+                self.add_state(name, default=_default(torch, name, m),
+                               dist_reduce_fx="cat" if name in _ROWS else "sum")
 
         def _fresh(self) -> RankingMetrics:
             o = self._options
@@ -91,10 +102,9 @@ def _build() -> type:
             if state["mode"] == "batch":
                 if has_rows:
                     raise InputError("this metric holds rows; use one input shape per metric")
-                self.sums += torch.from_numpy(state["sums"]).to(self.sums.device)
-                self.nonfinite_sums += torch.from_numpy(state["nonfinite_sums"]).to(
-                    self.nonfinite_sums.device)
-                self.count += state["count"]
+                for name in _SUMS:  # exact sums added limb by limb: compute() carries them
+                    total = getattr(self, name)
+                    total += torch.as_tensor(state[name]).to(total.device)
             else:
                 if int(self.count) or bool(self.sums.any()):
                     raise InputError("this metric holds batches of whole queries; use one input "
@@ -104,24 +114,26 @@ def _build() -> type:
 
         def compute(self):
             metric = self._fresh()
-            state = metric.state_dict()
-            rows = [dim_zero_cat(getattr(self, name)) if len(getattr(self, name)) else None
-                    for name in _ROWS]
-            limbs = np.ascontiguousarray(self.sums.detach().cpu().numpy(), dtype=np.int64)
-            from .. import _kernels
+            metric.load_state_dict(self._state())  # checked as any state loaded
+            return {k: torch.tensor(v, dtype=torch.float64) for k, v in metric.compute().items()}
 
-            _kernels.exact_normalize(limbs)
-            state.update(sums=limbs, count=int(self.count),
-                         nonfinite_sums=self.nonfinite_sums.detach().cpu().numpy().astype(
-                             np.float64))
-            if rows[0] is not None and len(rows[0]):
+        def _state(self) -> dict:
+            """The kept states (synchronised, when torchmetrics synchronises) as a
+            RankingMetrics state dict."""
+            state = self._fresh().state_dict()
+            for name in _SUMS:
+                f, value = _SPEC.field(name), getattr(self, name).detach().cpu().numpy()
+                state[name] = int(value) if f.kind == "int" else np.array(value, dtype=f.dtype)
+            _kernels.exact_normalize(state["sums"])  # limbs were added one by one
+            rows = {name: dim_zero_cat(getattr(self, name)) for name in _ROWS
+                    if len(getattr(self, name))}
+            if rows and len(rows["row_query_ids"]):
                 state.update(mode="rows", row_has_doc_ids=1,
                              **{name: r.detach().cpu().numpy().astype(state[name].dtype)
-                                for name, r in zip(_ROWS, rows)})
-            elif int(self.count):
+                                for name, r in rows.items()})
+            elif state["count"]:
                 state["mode"] = "batch"
-            metric.load_state_dict(state)
-            return {k: torch.tensor(v, dtype=torch.float64) for k, v in metric.compute().items()}
+            return state
 
     RankingMetric.__module__ = __name__
     return RankingMetric
