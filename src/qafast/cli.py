@@ -12,13 +12,13 @@ if __name__ == "__main__":  # python -m qafast.cli: before numpy is imported
     quiet_blas()
 
 import argparse
-import json
 import math
 import os
 import sys
 import warnings
 
 from ._measures import TEXT_MEASURES, UnknownMeasureError, trec_columns
+from ._output import write_json
 from .ranking import Qrels, Run, _summaries
 from .ranking import _workers as _cores
 
@@ -248,32 +248,6 @@ def _run_example(args) -> int:
         print(f"{q:<8}" + "".join(f"{row[m]:>12.4f}" for m in measures))
     print(f"{'mean':<8}" + "".join(f"{summary[m]:>12.4f}" for m in measures))
     print(f"\nThe files are in {data}; `qafast trec -q QRELS RUN` prints trec_eval's full output.")
-    return 0
-
-
-def json_safe(doc):
-    """``doc`` with every NaN or infinite float as None: JSON has no such numbers, and a
-    bare ``NaN`` is refused by strict parsers (trec_eval's text output prints ``-nan``)."""
-    if isinstance(doc, float):
-        return doc if math.isfinite(doc) else None
-    if isinstance(doc, dict):
-        return {k: json_safe(v) for k, v in doc.items()}
-    if isinstance(doc, (list, tuple)):
-        return [json_safe(v) for v in doc]
-    return doc
-
-
-def write_json(doc) -> int:
-    """The ``-o json`` output of every subcommand: indented JSON and a newline on stdout; a
-    NaN or infinite value is ``null``."""
-    json.dump(json_safe(doc), sys.stdout, indent=1, allow_nan=False)
-    sys.stdout.write("\n")
-    return 0
-
-
-def write_values(values: dict, *, width: int) -> int:
-    """The text output of a subcommand's summary: ``name<TAB>value`` with 4 decimals."""
-    sys.stdout.write("".join(f"{k:<{width}}\t{v:.4f}\n" for k, v in values.items()))
     return 0
 
 

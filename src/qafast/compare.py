@@ -1044,7 +1044,7 @@ def _run_compare(args) -> int:
     import csv
     import sys
 
-    from .cli import write_json
+    from ._output import write_json
     from .ranking import Qrels
 
     runs = _cli_names(args.runs)
