@@ -7,7 +7,7 @@
 from __future__ import annotations
 
 if __name__ == "__main__":  # python -m qafast.cli: before numpy is imported
-    from qafast._program import quiet_blas
+    from qafast._blas import quiet_blas
 
     quiet_blas()
 
