@@ -52,7 +52,7 @@ def test_import_qafast_loads_nothing_else():
 @pytest.mark.parametrize(("name", "module"), [
     ("evaluate", "qafast.ranking"),
     ("exact_match", "qafast.answers"),
-    ("squad", "qafast.squad"),
+    ("squad", "qafast.squad_eval"),
     ("evaluate_concepts", "qafast.concepts"),
     ("tw_events_score", "qafast.events"),
     ("evaluate_dbqa", "qafast.dbqa"),
@@ -82,20 +82,68 @@ def test_every_public_name_resolves_and_is_listed():
 
 @pytest.mark.parametrize("code", [
     # the module first, then the function
-    "from qafast.compare import Comparison\nimport qafast\n",
-    "import qafast.compare\nimport qafast\n",
+    "from qafast.comparison import Comparison\nimport qafast\n",
+    "import qafast.comparison\nimport qafast\n",
     # the function first, then the module
-    "import qafast\nqafast.compare\nfrom qafast.compare import Comparison\n",
+    "import qafast\nqafast.compare\nfrom qafast.comparison import Comparison\n",
 ])
 def test_compare_is_the_function_whatever_was_imported_first(code):
     script = code + (
         "import types\n"
-        "from qafast.compare import Comparison\n"
+        "from qafast.comparison import Comparison\n"
         "assert callable(qafast.compare) and not isinstance(qafast.compare, types.ModuleType)\n"
-        "assert qafast.compare is __import__('sys').modules['qafast.compare'].compare\n"
+        "assert qafast.compare is __import__('sys').modules['qafast.comparison'].compare\n"
         "assert Comparison.__name__ == 'Comparison'\n"
-        "from qafast.squad import squad\n"
+        "from qafast.squad_eval import squad\n"
         "assert qafast.squad is squad\n"
+    )
+    subprocess.run([sys.executable, "-c", script], env=os.environ.copy(), check=True)
+
+
+# A Comparison as qafast pickled it while the module was qafast.compare (protocol 2 names the
+# class in plain text: GLOBAL "qafast.compare\nComparison")
+_OLD_PICKLE = """
+import pickle, warnings
+import numpy as np
+import qafast
+from qafast.comparison import Comparison
+c = Comparison.from_per_query({"a": {"q1": {"m": 0.5}, "q2": {"m": 0.25}},
+                               "b": {"q1": {"m": 1.0}, "q2": {"m": 0.5}}})
+new = pickle.dumps(c, protocol=2)
+old = new.replace(b"cqafast.comparison\\nComparison\\n", b"cqafast.compare\\nComparison\\n")
+assert old != new and b"qafast.comparison" not in old
+"""
+
+
+@pytest.mark.parametrize("first", ["", "import qafast\nqafast.compare\n"])
+def test_a_comparison_pickled_as_qafast_compare_loads(first):
+    script = first + _OLD_PICKLE + (
+        "with warnings.catch_warnings(record=True) as caught:\n"
+        "    warnings.simplefilter('always')\n"
+        "    again = pickle.loads(old)\n"
+        "assert type(again) is qafast.Comparison and np.array_equal(again.means, c.means)\n"
+        "assert [w.category for w in caught] == [DeprecationWarning], caught\n"
+        "assert b'qafast.comparison' in pickle.dumps(again, protocol=2)\n"
+        # importing the old name bound it in the package, where the function was: it calls
+        # the function still
+        "qrels = {'q1': {'d1': 1}, 'q2': {'d1': 1}}\n"
+        "runs = {'a': {'q1': {'d1': 1.0}, 'q2': {'d1': 1.0}},\n"
+        "        'b': {'q1': {'d2': 1.0}, 'q2': {'d1': 1.0}}}\n"
+        "got = qafast.compare(qrels, runs, ['map'])\n"
+        "assert got.means.tolist() == [[1.0], [0.5]]\n"
+        "from qafast.compare import Comparison as Old, adjust_p_values\n"
+        "assert Old is Comparison and adjust_p_values([0.5]).tolist() == [0.5]\n"
+    )
+    subprocess.run([sys.executable, "-c", script], env=os.environ.copy(), check=True)
+
+
+def test_an_old_pickle_loads_where_qafast_was_not_imported():
+    script = _OLD_PICKLE + (
+        "import subprocess, sys\n"
+        "code = 'import pickle, sys; c = pickle.loads(sys.stdin.buffer.read()); print(c.runs)'\n"
+        "out = subprocess.run([sys.executable, '-W', 'ignore', '-c', code], input=old,\n"
+        "                     capture_output=True, check=True).stdout\n"
+        "assert out == b\"['a', 'b']\\n\", out\n"
     )
     subprocess.run([sys.executable, "-c", script], env=os.environ.copy(), check=True)
 
@@ -145,3 +193,4 @@ def test_readers_import_no_family_module_anywhere(path):
         if not top.startswith("_") and top not in BELOW_FAMILIES:
             bad.append(f"line {line}: {module}")
     assert not bad, f"{path.name} imports a family module: {bad}"
+

@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import importlib
 import sys
-import types
 from typing import TYPE_CHECKING, Any
 
 # Each public name is imported from its family module on first use (PEP 562), so that
@@ -38,7 +37,7 @@ _LAZY = {
     "answers": ("exact_match", "exact_match_and_f1", "f1", "reader_metrics", "retriever_metrics"),
     "compat": ("RelevanceEvaluator", "compute_aggregated_measure", "parse_qrel", "parse_run",
                "supported_measures", "supported_nicknames"),
-    "compare": ("Comparison", "compare", "plot_precision_recall", "to_frame"),
+    "comparison": ("Comparison", "compare", "plot_precision_recall", "to_frame"),
     "concepts": ("evaluate_concepts", "hit_at_k", "recall_at_k"),
     "curves": ("average_precision", "precision_recall_curve", "threshold_average_precision",
                "threshold_precision_recall"),
@@ -47,14 +46,14 @@ _LAZY = {
     "events": ("event_mention_score", "tw_events_score", "tweet_score"),
     "factoid": ("evaluate_bioasq", "evaluate_factoid"),
     "ranking": ("Qrels", "Run", "evaluate", "evaluate_runs"),
-    "squad": ("squad",),
+    "squad_eval": ("squad",),
     "stream": ("AnswerMetrics", "RankingMetrics"),
 }
 _MODULE_OF = {name: module for module, names in _LAZY.items() for name in names}
 
 if TYPE_CHECKING:  # what type checkers and IDEs see: the names themselves
     from .answers import exact_match, exact_match_and_f1, f1, reader_metrics, retriever_metrics
-    from .compare import Comparison, compare, plot_precision_recall, to_frame
+    from .comparison import Comparison, compare, plot_precision_recall, to_frame
     from .compat import (
         RelevanceEvaluator,
         compute_aggregated_measure,
@@ -75,7 +74,7 @@ if TYPE_CHECKING:  # what type checkers and IDEs see: the names themselves
     from .events import event_mention_score, tw_events_score, tweet_score
     from .factoid import evaluate_bioasq, evaluate_factoid
     from .ranking import Qrels, Run, evaluate, evaluate_runs
-    from .squad import squad
+    from .squad_eval import squad
     from .stream import AnswerMetrics, RankingMetrics
 
 
@@ -98,20 +97,6 @@ def __getattr__(name: str) -> Any:
 def __dir__() -> list[str]:
     return sorted(set(globals()) | set(__all__))
 
-
-class _Package(types.ModuleType):
-    """``qafast.compare`` and ``qafast.squad`` are functions that share their name with the
-    module defining them. Importing such a module (``from qafast.compare import Comparison``)
-    makes the import system set the package attribute to the module; this keeps the function
-    there instead, so ``qafast.compare(...)`` works whatever was imported first."""
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        if name in ("compare", "squad") and isinstance(value, types.ModuleType):
-            value = getattr(value, name)
-        super().__setattr__(name, value)
-
-
-sys.modules[__name__].__class__ = _Package
 
 __version__ = "0.1.0.dev0"
 
@@ -159,3 +144,23 @@ __all__ = [
     "tw_events_score",
     "tweet_score",
 ]
+
+
+class _RenamedModules:
+    """Finds the modules that were renamed, under their old names (see ``_renamed.py``): a
+    :class:`Comparison` pickled before ``qafast.compare`` became ``qafast.comparison`` names
+    its class ``qafast.compare.Comparison``, and unpickling it imports that module. Here, not
+    in ``_renamed.py``, so that ``import qafast`` loads no other module; last on
+    ``sys.meta_path``, so that it is asked only about modules no other finder has."""
+
+    OLD_NAMES = {f"{__name__}.compare": f"{__name__}.comparison"}
+
+    def find_spec(self, name: str, path: object = None, target: object = None) -> Any:
+        if name not in self.OLD_NAMES:
+            return None
+        from ._renamed import renamed_module_spec
+
+        return renamed_module_spec(name, self.OLD_NAMES[name])
+
+
+sys.meta_path.append(_RenamedModules())

@@ -252,8 +252,8 @@ def _run_example(args) -> int:
 
 
 #: Modules of the other metric families, each with a ``register_cli(subparsers)`` function.
-FAMILY_MODULES = ("answers", "squad", "factoid", "dbqa", "curves", "concepts", "events",
-                  "compare")
+FAMILY_MODULES = ("answers", "squad_eval", "factoid", "dbqa", "curves", "concepts",
+                  "events", "comparison")
 
 
 def _family_modules():
