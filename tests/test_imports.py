@@ -80,6 +80,35 @@ def test_every_public_name_resolves_and_is_listed():
         qafast.no_such_name  # noqa: B018
 
 
+def _type_checking_imports(tree: ast.Module) -> list:
+    """``(module, name, alias)`` of each import under ``if TYPE_CHECKING:``."""
+    found = []
+    for node in tree.body:
+        test = node.test if isinstance(node, ast.If) else None
+        if (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING"
+                or isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"):
+            for imp in node.body:
+                assert isinstance(imp, ast.ImportFrom) and imp.level == 1, ast.unparse(imp)
+                found += [(imp.module, a.name, a.asname) for a in imp.names]
+    return found
+
+
+def test_public_names_are_one_list():
+    # __all__ is made from _LAZY; the TYPE_CHECKING imports, which type checkers read
+    # instead, must name the same names from the same modules, each as "name as name" (the
+    # form that marks a re-export)
+    tree = ast.parse((PACKAGE_DIR / "__init__.py").read_text(encoding="utf-8"))
+    lazy = next(ast.literal_eval(node.value) for node in tree.body
+                if isinstance(node, ast.Assign) and ast.unparse(node.targets[0]) == "_LAZY")
+    from_lazy = sorted((module, name) for module, names in lazy.items() for name in names)
+    imported = _type_checking_imports(tree)
+    assert [(m, n) for m, n, alias in imported if alias != n] == [], "write 'name as name'"
+    assert sorted((m, n) for m, n, _ in imported) == from_lazy
+    assert sorted(qafast.__all__) == qafast.__all__
+    assert set(qafast.__all__) == {n for _, n in from_lazy} | {"__version__"}
+    assert len(qafast.__all__) == len(from_lazy) + 1  # no name in two modules
+
+
 @pytest.mark.parametrize("code", [
     # the module first, then the function
     "from qafast.comparison import Comparison\nimport qafast\n",
