@@ -341,7 +341,7 @@ def child_main(args) -> int:
         qafast, err = import_qafast()
         if err:
             raise SystemExit(err)
-        from qafast.squad import squad
+        from qafast.squad_eval import squad
 
         if v2:
             squad(dataset, preds, na_probs=probs)
@@ -372,7 +372,7 @@ def child_files(args, v2: bool) -> int:
         qafast, err = import_qafast()
         if err:
             raise SystemExit(err)
-        from qafast.squad import squad
+        from qafast.squad_eval import squad
 
         kw = {"na_probs": str(d / f"{tag}-na.json")} if v2 else {"version": "1.1"}
         squad(str(d / f"{tag}-data.json"), str(d / f"{tag}-pred.json"), **kw)
@@ -426,8 +426,9 @@ def main() -> int:
         print(err)
         return 1
     import numpy as np
+
     from qafast.answers import f1 as qafast_f1
-    from qafast.squad import squad
+    from qafast.squad_eval import squad
 
     n = args.questions
     print("\n".join(machine_info()))

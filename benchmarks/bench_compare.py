@@ -117,7 +117,7 @@ def main(argv=None) -> int:
     if qafast is None or not hasattr(qafast, "compare"):
         print(f"qafast.compare not available: {why}", file=sys.stderr)
         return 1
-    from qafast.compare import _kernels
+    from qafast.comparison import _kernels
 
     print("\n".join(machine_info()))
     print(f"load average at start: {load_average()}")

@@ -10,7 +10,6 @@ answers and strings repeated across slices. Another thread that changes the list
 slices gets a result or a ValueError from the scoring thread, never a crash.
 """
 
-import importlib
 import random
 import warnings
 
@@ -23,9 +22,6 @@ from qafast.errors import InputError
 from qafast.reference import answers as ref_answers
 from qafast.reference import squad as ref_squad
 from test_answers_threads import LIST_CALLS, _grow_or_shrink, _score_beside
-
-# the module, not the function qafast.squad that the package exports under the same name
-squad_module = importlib.import_module("qafast.squad")
 
 WORDS = ("The river", "a King", "an Empire", "north-south", "Beyoncé", "ÉCOLE Normale",
          "İstanbul", "ΣΊΣΥΦΟΣ", "Москва Река", "北京大学", "长江 黄河", "😀 Emoji", "straße",

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 import qafast
 from qafast import _distributions as dist
 from qafast import _kernels
-from qafast.compare import Comparison, adjust_p_values
+from qafast.comparison import Comparison, adjust_p_values
 from qafast.reference import stats as ref
 
 scipy_stats = pytest.importorskip("scipy.stats", reason="scipy is the reference for p-values")

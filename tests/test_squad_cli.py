@@ -6,7 +6,7 @@ import sys
 import pytest
 
 from qafast import cli
-from qafast.squad import register_cli
+from qafast.squad_eval import register_cli
 
 DATA = {"version": "v2.0", "data": [{"title": "t", "paragraphs": [{"context": "c", "qas": [
     {"id": "a", "question": "?", "answers": [{"text": "Paris", "answer_start": 0}]},

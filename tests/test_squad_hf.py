@@ -8,17 +8,14 @@ probabilities stored as float32 by its input features. The expected values come 
 metrics' own docstring examples and from the behaviour read in their source.
 """
 
-import importlib
 import random
 import warnings
 
 import pytest
 
+from qafast import squad_eval as fast
 from qafast.io.squad import SquadWarning
 from qafast.reference import squad as spec
-
-# the module, not the function qafast.squad that the package exports under the same name
-fast = importlib.import_module("qafast.squad")
 
 
 def refs(*questions):

@@ -1,12 +1,12 @@
 """The SQuAD readers: what they accept and the errors they raise (file and question named)."""
 
-import importlib
 import json
 import math
 import pickle
 
 import pytest
 
+from qafast import squad_eval as fast
 from qafast.io.squad import (
     SquadDataset,
     SquadFormatError,
@@ -15,9 +15,6 @@ from qafast.io.squad import (
     read_squad_dataset,
     read_squad_predictions,
 )
-
-# the module, not the function qafast.squad that the package exports under the same name
-fast = importlib.import_module("qafast.squad")
 
 DATA = {"version": "1.1", "data": [
     {"title": "t", "paragraphs": [

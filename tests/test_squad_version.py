@@ -3,18 +3,15 @@ the dataset's "version" field decides ("1.1" in SQuAD v1.1 files, "v2.0" in SQuA
 "1.0" in MLQA's), a file without one is scored as v2.0, and an explicit version that
 contradicts the file is obeyed with a SquadWarning."""
 
-import importlib
 import json
 import warnings
 
 import pytest
 
 from qafast import cli
+from qafast import squad_eval as fast
 from qafast.io.squad import SquadWarning
 from qafast.reference import squad as spec
-
-# the module, not the function qafast.squad that the package exports under the same name
-fast = importlib.import_module("qafast.squad")
 
 QAS = [{"id": "a", "answers": [{"text": "Paris"}]},
        {"id": "b", "answers": [{"text": "big red dog"}]},

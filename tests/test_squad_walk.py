@@ -56,7 +56,7 @@ def test_walk_structural_errors_raise(bad):
 def test_v1_unknown_prediction_with_repeated_ids_warns():
     # as many predictions as questions, but an id repeats: one prediction is for no question
     from qafast.io.squad import SquadWarning
-    from qafast.squad import squad
+    from qafast.squad_eval import squad
 
     data = [{"paragraphs": [{"qas": [{"id": "q", "answers": [{"text": "x b"}]},
                                      {"id": "q", "answers": [{"text": "b"}]}]}]}]

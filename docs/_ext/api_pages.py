@@ -17,13 +17,13 @@ MODULES = (
     ("qafast.ranking", "Ranking measures"),
     ("qafast.compat", "pytrec_eval drop-in"),
     ("qafast.answers", "Answer metrics"),
-    ("qafast.squad", "SQuAD"),
+    ("qafast.squad_eval", "SQuAD"),
     ("qafast.factoid", "Factoid QA and BioASQ"),
     ("qafast.dbqa", "Answer-sentence selection (NLPCC-DBQA)"),
     ("qafast.curves", "Average precision from curves"),
     ("qafast.concepts", "Open-ended commonsense answers (OpenCSR)"),
     ("qafast.events", "Event mentions in tweets"),
-    ("qafast.compare", "Comparing systems"),
+    ("qafast.comparison", "Comparing systems"),
     ("qafast.dask", "Dask"),
     ("qafast.errors", "Errors"),
     ("qafast.stream", "In the training loop"),
@@ -58,12 +58,7 @@ def module_page(name: str, title: str) -> str:
     module = importlib.import_module(name)
     top = set(qafast.__all__)
     out = _heading(title, "=")
-    out += [f".. automodule:: {name}", "   :no-members:"]
-    # qafast.compare and qafast.squad are functions as well as modules: the function keeps
-    # the name, so links to it go to the function
-    if name.count(".") == 1 and not inspect.ismodule(getattr(qafast, name[7:], module)):
-        out.append("   :no-index:")
-    out.append("")
+    out += [f".. automodule:: {name}", "   :no-members:", ""]
     for public in module.__all__:
         try:
             obj = getattr(module, public)

@@ -1,6 +1,6 @@
 """qafast: fast, exact evaluation of question answering and retrieval systems.
 
-One module per metric family, each with its kernels (``_*_kernels.pxi``), its plain-Python
+One module per metric family, each with its kernel parts (``_*.pxi``), its plain-Python
 specification (``qafast.reference.<family>``), its readers (``qafast.io``) and its tests:
 
 - ranking (trec_eval 10.0): :func:`evaluate`, :func:`evaluate_runs` (many runs, one qrels),
@@ -26,19 +26,20 @@ specification (``qafast.reference.<family>``), its readers (``qafast.io``) and i
 
 from __future__ import annotations
 
-import importlib
-import sys
-import types
-from typing import TYPE_CHECKING, Any
+# underscored, so that a type checker, shown no __all__ (below), does not take them for names
+# qafast exports
+import sys as _sys
+import typing as _typing
 
-# Each public name is imported from its family module on first use (PEP 562), so that
+# The public names, by the module that defines them: the one list that __all__ is made from.
+# Each name is imported from its family module on first use (PEP 562), so that
 # ``import qafast`` costs little more than numpy and a caller of one family never loads the
 # others, their readers or the plain-Python reference.
 _LAZY = {
     "answers": ("exact_match", "exact_match_and_f1", "f1", "reader_metrics", "retriever_metrics"),
     "compat": ("RelevanceEvaluator", "compute_aggregated_measure", "parse_qrel", "parse_run",
                "supported_measures", "supported_nicknames"),
-    "compare": ("Comparison", "compare", "plot_precision_recall", "to_frame"),
+    "comparison": ("Comparison", "compare", "plot_precision_recall", "to_frame"),
     "concepts": ("evaluate_concepts", "hit_at_k", "recall_at_k"),
     "curves": ("average_precision", "precision_recall_curve", "threshold_average_precision",
                "threshold_precision_recall"),
@@ -47,39 +48,61 @@ _LAZY = {
     "events": ("event_mention_score", "tw_events_score", "tweet_score"),
     "factoid": ("evaluate_bioasq", "evaluate_factoid"),
     "ranking": ("Qrels", "Run", "evaluate", "evaluate_runs"),
-    "squad": ("squad",),
+    "squad_eval": ("squad",),
     "stream": ("AnswerMetrics", "RankingMetrics"),
 }
 _MODULE_OF = {name: module for module, names in _LAZY.items() for name in names}
 
-if TYPE_CHECKING:  # what type checkers and IDEs see: the names themselves
-    from .answers import exact_match, exact_match_and_f1, f1, reader_metrics, retriever_metrics
-    from .compare import Comparison, compare, plot_precision_recall, to_frame
-    from .compat import (
-        RelevanceEvaluator,
-        compute_aggregated_measure,
-        parse_qrel,
-        parse_run,
-        supported_measures,
-        supported_nicknames,
-    )
-    from .concepts import evaluate_concepts, hit_at_k, recall_at_k
-    from .curves import (
-        average_precision,
-        precision_recall_curve,
-        threshold_average_precision,
-        threshold_precision_recall,
-    )
-    from .dbqa import evaluate_dbqa, evaluate_dbqa_file
-    from .errors import FormatError, InputError, InputTypeError, MeasureError, QafastError
-    from .events import event_mention_score, tw_events_score, tweet_score
-    from .factoid import evaluate_bioasq, evaluate_factoid
-    from .ranking import Qrels, Run, evaluate, evaluate_runs
-    from .squad import squad
-    from .stream import AnswerMetrics, RankingMetrics
+# What type checkers and IDEs read instead of _LAZY: the same names from the same modules
+# (tests/test_imports.py checks), each as "name as name", the typing spec's mark of a
+# re-export, since they are shown no __all__ (below).
+if _typing.TYPE_CHECKING:
+    from .answers import exact_match as exact_match
+    from .answers import exact_match_and_f1 as exact_match_and_f1
+    from .answers import f1 as f1
+    from .answers import reader_metrics as reader_metrics
+    from .answers import retriever_metrics as retriever_metrics
+    from .comparison import Comparison as Comparison
+    from .comparison import compare as compare
+    from .comparison import plot_precision_recall as plot_precision_recall
+    from .comparison import to_frame as to_frame
+    from .compat import RelevanceEvaluator as RelevanceEvaluator
+    from .compat import compute_aggregated_measure as compute_aggregated_measure
+    from .compat import parse_qrel as parse_qrel
+    from .compat import parse_run as parse_run
+    from .compat import supported_measures as supported_measures
+    from .compat import supported_nicknames as supported_nicknames
+    from .concepts import evaluate_concepts as evaluate_concepts
+    from .concepts import hit_at_k as hit_at_k
+    from .concepts import recall_at_k as recall_at_k
+    from .curves import average_precision as average_precision
+    from .curves import precision_recall_curve as precision_recall_curve
+    from .curves import threshold_average_precision as threshold_average_precision
+    from .curves import threshold_precision_recall as threshold_precision_recall
+    from .dbqa import evaluate_dbqa as evaluate_dbqa
+    from .dbqa import evaluate_dbqa_file as evaluate_dbqa_file
+    from .errors import FormatError as FormatError
+    from .errors import InputError as InputError
+    from .errors import InputTypeError as InputTypeError
+    from .errors import MeasureError as MeasureError
+    from .errors import QafastError as QafastError
+    from .events import event_mention_score as event_mention_score
+    from .events import tw_events_score as tw_events_score
+    from .events import tweet_score as tweet_score
+    from .factoid import evaluate_bioasq as evaluate_bioasq
+    from .factoid import evaluate_factoid as evaluate_factoid
+    from .ranking import Qrels as Qrels
+    from .ranking import Run as Run
+    from .ranking import evaluate as evaluate
+    from .ranking import evaluate_runs as evaluate_runs
+    from .squad_eval import squad as squad
+    from .stream import AnswerMetrics as AnswerMetrics
+    from .stream import RankingMetrics as RankingMetrics
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> _typing.Any:
+    import importlib
+
     module = _MODULE_OF.get(name)
     if module is not None:
         value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
@@ -96,66 +119,33 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+    return sorted(set(globals()) | set(_MODULE_OF))
 
-
-class _Package(types.ModuleType):
-    """``qafast.compare`` and ``qafast.squad`` are functions that share their name with the
-    module defining them. Importing such a module (``from qafast.compare import Comparison``)
-    makes the import system set the package attribute to the module; this keeps the function
-    there instead, so ``qafast.compare(...)`` works whatever was imported first."""
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        if name in ("compare", "squad") and isinstance(value, types.ModuleType):
-            value = getattr(value, name)
-        super().__setattr__(name, value)
-
-
-sys.modules[__name__].__class__ = _Package
 
 __version__ = "0.1.0.dev0"
 
-__all__ = [
-    "AnswerMetrics",
-    "Comparison",
-    "FormatError",
-    "InputError",
-    "InputTypeError",
-    "MeasureError",
-    "QafastError",
-    "Qrels",
-    "RankingMetrics",
-    "RelevanceEvaluator",
-    "Run",
-    "__version__",
-    "average_precision",
-    "compare",
-    "compute_aggregated_measure",
-    "evaluate",
-    "evaluate_bioasq",
-    "evaluate_concepts",
-    "evaluate_dbqa",
-    "evaluate_dbqa_file",
-    "evaluate_factoid",
-    "evaluate_runs",
-    "event_mention_score",
-    "exact_match",
-    "exact_match_and_f1",
-    "f1",
-    "hit_at_k",
-    "parse_qrel",
-    "parse_run",
-    "plot_precision_recall",
-    "precision_recall_curve",
-    "reader_metrics",
-    "recall_at_k",
-    "retriever_metrics",
-    "squad",
-    "supported_measures",
-    "supported_nicknames",
-    "threshold_average_precision",
-    "threshold_precision_recall",
-    "to_frame",
-    "tw_events_score",
-    "tweet_score",
-]
+# Hidden from type checkers, which cannot read an __all__ that is computed: shown one, mypy
+# takes every name for private (and `from qafast import *` gives none); shown none, they
+# read the re-exports above.
+if not _typing.TYPE_CHECKING:
+    __all__ = sorted(["__version__", *_MODULE_OF])
+
+
+class _RenamedModules:
+    """Finds the modules that were renamed, under their old names (see ``_renamed.py``): a
+    :class:`Comparison` pickled before ``qafast.compare`` became ``qafast.comparison`` names
+    its class ``qafast.compare.Comparison``, and unpickling it imports that module. Here, not
+    in ``_renamed.py``, so that ``import qafast`` loads no other module; last on
+    ``sys.meta_path``, so that it is asked only about modules no other finder has."""
+
+    OLD_NAMES = {f"{__name__}.compare": f"{__name__}.comparison"}
+
+    def find_spec(self, name: str, path: object = None, target: object = None) -> _typing.Any:
+        if name not in self.OLD_NAMES:
+            return None
+        from ._renamed import renamed_module_spec
+
+        return renamed_module_spec(name, self.OLD_NAMES[name])
+
+
+_sys.meta_path.append(_RenamedModules())

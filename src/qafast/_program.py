@@ -2,19 +2,7 @@
 
 from __future__ import annotations
 
-import os
-import sys
-
-
-def quiet_blas() -> None:
-    """Start numpy's OpenBLAS with one thread, unless the user chose a number.
-
-    The command line multiplies no matrices, while OpenBLAS starts a thread per core when
-    numpy is imported, which spins for about 0.1 s of CPU time: on a two-core machine, time
-    taken from the threads reading the qrels and the first blocks of the run.
-    """
-    if "numpy" not in sys.modules:
-        os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+from ._blas import quiet_blas
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -7,12 +7,11 @@
 from __future__ import annotations
 
 if __name__ == "__main__":  # python -m qafast.cli: before numpy is imported
-    from qafast._program import quiet_blas
+    from qafast._blas import quiet_blas
 
     quiet_blas()
 
 import argparse
-import json
 import math
 import os
 import sys
@@ -21,6 +20,7 @@ import warnings
 from ._engine import column_summaries
 from ._measure_parser import UnknownMeasureError, trec_columns
 from ._measures import TABLE, TEXT_MEASURES
+from ._output import write_json
 from ._threads import resolve_workers
 from .ranking import Qrels, Run
 
@@ -254,35 +254,9 @@ def _run_example(args) -> int:
     return 0
 
 
-def json_safe(doc):
-    """``doc`` with every NaN or infinite float as None: JSON has no such numbers, and a
-    bare ``NaN`` is refused by strict parsers (trec_eval's text output prints ``-nan``)."""
-    if isinstance(doc, float):
-        return doc if math.isfinite(doc) else None
-    if isinstance(doc, dict):
-        return {k: json_safe(v) for k, v in doc.items()}
-    if isinstance(doc, (list, tuple)):
-        return [json_safe(v) for v in doc]
-    return doc
-
-
-def write_json(doc) -> int:
-    """The ``-o json`` output of every subcommand: indented JSON and a newline on stdout; a
-    NaN or infinite value is ``null``."""
-    json.dump(json_safe(doc), sys.stdout, indent=1, allow_nan=False)
-    sys.stdout.write("\n")
-    return 0
-
-
-def write_values(values: dict, *, width: int) -> int:
-    """The text output of a subcommand's summary: ``name<TAB>value`` with 4 decimals."""
-    sys.stdout.write("".join(f"{k:<{width}}\t{v:.4f}\n" for k, v in values.items()))
-    return 0
-
-
 #: Modules of the other metric families, each with a ``register_cli(subparsers)`` function.
-FAMILY_MODULES = ("answers", "squad", "factoid", "dbqa", "curves", "concepts", "events",
-                  "compare")
+FAMILY_MODULES = ("answers", "squad_eval", "factoid", "dbqa", "curves", "concepts",
+                  "events", "comparison")
 
 
 def _family_modules():

@@ -598,7 +598,7 @@ def _run_opencsr(args) -> int:
         doc: dict = {"questions": len(pred), "all": summary}
         if per is not None:
             doc["per_question"] = per
-        from .cli import write_json
+        from ._output import write_json
 
         return write_json(doc)
     lines = []

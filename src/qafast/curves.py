@@ -318,8 +318,8 @@ def _run_ap(args) -> int:
     finally:
         if f is not sys.stdin:
             f.close()
+    from ._output import write_json, write_values
     from ._warn import on_stderr
-    from .cli import write_json, write_values
 
     # with no positive label, VOC and COCO AP are undefined: left out, with a note
     methods = _METHODS if any(labels) else ["step"]

@@ -647,7 +647,7 @@ def compare(qrels, runs: Mapping[str, Any], measures: str | Iterable[str], *,
     ``npartitions``, ``progress`` and the ``*_col`` names apply to each. The other options
     are those of :func:`qafast.compare`; the result is the :class:`qafast.Comparison` it returns.
     """
-    from .compare import _analyse, _check_averaged, _check_settings, _run_names, _stack_runs
+    from .comparison import _analyse, _check_averaged, _check_settings, _run_names, _stack_runs
 
     if not isinstance(runs, Mapping):
         raise InputTypeError("runs must be a mapping {name: run}, not " + type(runs).__name__)

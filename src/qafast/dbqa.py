@@ -236,6 +236,6 @@ def _run_dbqa(args) -> int:
         raise InputError(f"-N takes comma-separated integers, got {args.N!r}") from None
     res = evaluate_dbqa_file(args.data, args.scores, accuracy_at=ats,
                              f1_threshold=args.f1_threshold)
-    from .cli import write_json, write_values
+    from ._output import write_json, write_values
 
     return write_json(res) if args.o == "json" else write_values(res, width=14)

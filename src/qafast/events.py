@@ -350,7 +350,7 @@ def _run_events(args) -> int:
         doc: dict = {"tweets": len(scores), "tw_events": mean}
         if args.q:
             doc["per_tweet"] = scores.tolist()
-        from .cli import write_json
+        from ._output import write_json
 
         return write_json(doc)
     lines = []

@@ -524,8 +524,8 @@ def register_cli(subparsers) -> dict:
 
 
 def _run_bioasq(args) -> int:
+    from ._output import write_json
     from ._warn import on_stderr
-    from .cli import write_json
 
     sub = sys.stdin if args.submission == "-" else args.submission
     with on_stderr("bioasq", BioasqWarning):

@@ -1,7 +1,7 @@
 """Specification of the paired significance tests of :func:`qafast.compare`, in plain Python.
 
 Slow on purpose: every sign vector enumerated, every p-value adjusted in the textbook order.
-The kernels and :mod:`qafast.compare` are tested against these definitions.
+The kernels and :mod:`qafast.comparison` are tested against these definitions.
 """
 
 from __future__ import annotations

@@ -105,7 +105,7 @@ def adjust_p_values(p_values, correction: str = "holm") -> np.ndarray:
 
     Examples
     --------
-    >>> from qafast.compare import adjust_p_values
+    >>> from qafast.comparison import adjust_p_values
     >>> adjust_p_values([0.01, 0.04, 0.03], "holm").tolist()
     [0.03, 0.06, 0.06]
     >>> adjust_p_values([0.5, 0.6, 0.1, 0.001], "bh").tolist()
@@ -353,7 +353,7 @@ class Comparison:
 
         Examples
         --------
-        >>> from qafast.compare import Comparison
+        >>> from qafast.comparison import Comparison
         >>> f1 = {"a": {"q1": {"f1": 0.5}, "q2": {"f1": 0.2}, "q3": {"f1": 0.4}},
         ...       "b": {"q1": {"f1": 0.6}, "q2": {"f1": 0.5}, "q3": {"f1": 0.9}}}
         >>> c = Comparison.from_per_query(f1, baseline="a", test="fisher")
@@ -527,7 +527,7 @@ class Comparison:
 
         Examples
         --------
-        >>> from qafast.compare import Comparison
+        >>> from qafast.comparison import Comparison
         >>> pq = {"bm25": {"q1": {"P_1": 0.0}, "q2": {"P_1": 1.0}},
         ...       "dense": {"q1": {"P_1": 1.0}, "q2": {"P_1": 1.0}}}
         >>> print(Comparison.from_per_query(pq, test="fisher").to_markdown(digits=2))
@@ -707,7 +707,7 @@ def compare(qrels, runs: Mapping[str, Any], measures: str | Iterable[str], *,
     baseline : str, optional
         Test each run against this one; by default every pair of runs is tested.
     test : {"student", "wilcoxon", "fisher", "bootstrap", "tukey"}, default "student"
-        See :mod:`qafast.compare`. ``"fisher"``'s p-value is the fraction of sign vectors
+        See :mod:`qafast.comparison`. ``"fisher"``'s p-value is the fraction of sign vectors
         whose ``|sum of signed differences|`` reaches the observed one (sums within 1e-10 of
         ``sum(|d|)`` count as equal); it enumerates all 2**n sign vectors (the observed one
         included) when 2**n <= ``n_resamples``, and otherwise draws ``n_resamples`` seeded
@@ -1048,7 +1048,7 @@ def _run_compare(args) -> int:
     import csv
     import sys
 
-    from .cli import write_json
+    from ._output import write_json
     from .ranking import Qrels
 
     runs = _cli_names(args.runs)
