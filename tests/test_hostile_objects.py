@@ -147,3 +147,19 @@ def test_num_relevant_is_bounded():
                        num_relevant=[1, 3_000_000_000])
     with pytest.raises(qafast.InputError, match="num_relevant: query \\(row\\) 0: -1 is outside"):
         metrics.update(np.array([[0.9]]), np.array([[0]]), num_relevant=[-1])
+
+
+def test_a_grade_above_a_familys_scale_is_refused_in_the_stream_as_by_evaluate():
+    # ERR takes grades 0-4 (gdeval.pl's scale): evaluate refused a 7, RankingMetrics scored
+    # it 3.97, a value above 1
+    with pytest.raises(qafast.InputError, match="grade 7 is above 4"):
+        qafast.evaluate({"q": {"a": 7}}, {"q": {"a": 1.0}}, ["ERR@10"])
+    with pytest.raises(qafast.InputError, match=r"query \(row\) 0, candidate 0: grade 7 is "
+                                                r"above 4, the highest grade ERR@10 takes"):
+        qafast.RankingMetrics(["ERR@10"]).update(np.array([[0.9, 0.1]]), np.array([[7, 0]]))
+    with pytest.raises(qafast.InputError, match=r"query 1, document 4 \(row 1\): grade 5"):
+        qafast.RankingMetrics(["map", "ERR@10"]).update(
+            np.array([0.9, 0.1]), np.array([1, 5]), query_ids=[1, 1], doc_ids=[3, 4])
+    padded = qafast.RankingMetrics(["ERR@10"])  # a masked-out grade is never read
+    padded.update(np.array([[0.9, 0.1]]), np.array([[4, 9]]), mask=np.array([[True, False]]))
+    assert padded.compute() == qafast.evaluate({"q": {"a": 4}}, {"q": {"a": 0.9}}, ["ERR@10"])

@@ -344,6 +344,11 @@ class RankingMetrics:
         self._config = (tuple(self._names), self._level, self._empty, self._max_docs)
         # what one query's value of each column may be: a loaded state's sums are held to it
         self._allowed = [(c.name, _value_range(c)) for c in columns]
+        # a family with a grade scale of its own (ERR takes 0-4) refuses a higher grade, as
+        # evaluate does: its formula would give a value above 1
+        scaled = [(BY_NAME[c.family].max_grade, c.name) for c in columns
+                  if BY_NAME[c.family].max_grade is not None]
+        self._grade_scale = min(scaled) if scaled else None
         self.reset()
 
     # ------------------------------------------------------------------ state
@@ -452,6 +457,7 @@ class RankingMetrics:
         if r.dtype.kind == "f":
             valid = mk.view(bool) if mask is not None else (s if s.size else s32) != -np.inf
         g = _int_grades(r, valid, "relevance", where)
+        self._check_grade_scale(g, mk.view(bool) if mask is not None else None, where)
         if num_relevant is not None:
             nr = as_array(num_relevant, "num_relevant")
             if nr.shape != (nq,):
@@ -494,6 +500,18 @@ class RankingMetrics:
             _kernels.exact_accumulate(values, self._limbs, self._special)
         self._mode = "batch"
         self._count += done
+
+    def _check_grade_scale(self, g: np.ndarray, keep, where) -> None:
+        if self._grade_scale is None:
+            return
+        top, name = self._grade_scale
+        bad = g > top
+        if keep is not None:
+            bad &= keep
+        if bad.any():
+            at = tuple(int(i) for i in np.unravel_index(int(np.flatnonzero(bad)[0]), g.shape))
+            raise InputError(f"relevance: {where(at)}: grade {int(g[at])} is above {top}, the "
+                             f"highest grade {name} takes")
 
     def _raise(self, err, info, where):
         i, j, detail = int(info[1]), int(info[2]), int(info[3])
@@ -541,6 +559,7 @@ class RankingMetrics:
             return f"query {int(q[i])}{doc} (row {i})"
 
         g = _int_grades(r, keep, "relevance", where)
+        self._check_grade_scale(g, keep, where)
         bad = np.isnan(s)
         if keep is not None:
             bad &= keep
