@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import ast
 import difflib
+import functools
 import re
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -41,8 +41,7 @@ __all__ = ["Column", "UnknownMeasureError", "column_groups", "columns_for", "ker
            "known_names", "listed_names", "parse_measure", "parse_measures", "trec_columns"]
 
 
-@dataclass(frozen=True)
-class Column:
+class Column(NamedTuple):
     """One per-query value: its output name, the family computing it and its parameters."""
 
     name: str
@@ -202,17 +201,72 @@ def _spellings(tool: str):
                 yield row, spelled
 
 
-# qafast's own: "hit@k", "ndcg_exp", "r_precision", ...: base -> {has @k: (family, spelling)}
-_OWN: dict[str, dict[bool, Family]] = {}
-for _row, _spelled in _spellings("qafast"):
-    _base, _at, _ = _spelled.text.partition("@")
-    _OWN.setdefault(_base, {})[bool(_at)] = _row
-#: qafast's own names, bare and with @k
-OWN_NAMES = tuple(_OWN)
 #: the trec_eval-style families that take cut-offs: "family@k" is family_k
 CUT_FAMILIES = tuple(f for f, row in FAMILIES.items() if row.params == "cut")
 
 
+class _Spellings(NamedTuple):
+    """The table's spellings, indexed per tool. Built on the first name that is not a
+    trec_eval family: the command line's ``-m map`` never needs it, and it costs a few
+    milliseconds of every start-up."""
+
+    #: qafast's own ("hit@k", "ndcg_exp", "r_precision"): base -> {has @k: family}
+    own: dict
+    #: ranx's ("map@k", "ndcg@k-lN", "recall@0"): (base, has k, has -lN) -> (family, spelling)
+    ranx: dict
+    #: ranx's rbp.p: has -lN -> (family, spelling)
+    ranx_rbp: dict
+    #: ranx's metric names (ranx.metrics.metric_switch), as a user writes them
+    ranx_bases: tuple
+    ranx_name: re.Pattern
+    ranx_rbp_name: re.Pattern
+    #: ir_measures' syntax: Name(param=value, ...)@cutoff
+    ir_syntax: re.Pattern
+    #: ir_measures' measures: measure -> its spellings, read (_IrSpelling)
+    ir: dict
+    #: every spelling any row lists
+    claimed: frozenset
+
+
+@functools.cache
+def _spelling_index() -> _Spellings:
+    own: dict = {}
+    for row, spelled in _spellings("qafast"):
+        base, at, _ = spelled.text.partition("@")
+        own.setdefault(base, {})[bool(at)] = row
+    ranx_spelling = re.compile(r"(?P<base>[a-z][a-z0-9_-]*?)(?:@(?P<at>k|0))?(?P<level>-lN)?")
+    rbp_spelling = re.compile(r"rbp[.@]p(?P<level>-lN)?")
+    ranx: dict = {}
+    ranx_rbp: dict = {}
+    for row, spelled in _spellings("ranx"):
+        m = rbp_spelling.fullmatch(spelled.text)
+        if m:
+            ranx_rbp[bool(m.group("level"))] = (row, spelled)
+            continue
+        m = ranx_spelling.fullmatch(spelled.text)
+        assert m is not None, spelled  # the table's spellings are checked by its tests
+        # ranx reads @0 as the whole ranking: "recall@0" is "recall" without a cut-off
+        ranx[(m.group("base"), m.group("at") == "k", bool(m.group("level")))] = (row, spelled)
+    bases = tuple(dict.fromkeys(base for base, _, _ in ranx))
+    alternatives = "|".join(re.escape(b) for b in sorted(bases, key=len, reverse=True))
+    ranx_name = re.compile(f"({alternatives})" + r"(?:@(\d+))?(?:-l([+-]?\d+))?")
+    ir_syntax = re.compile(r"([^\W\d]\w*)\s*(\(.*\))?\s*(@.*)?", re.DOTALL)
+    ir: dict = {}
+    for row, spelled in _spellings("ir_measures"):
+        base, reading = _read_ir_spelling(row, spelled)
+        ir.setdefault(base, []).append(reading)
+    claimed = frozenset(n.text for row in TABLE for n in row.names)
+    return _Spellings(own, ranx, ranx_rbp, bases + ("rbp",), ranx_name,
+                      re.compile(r"rbp[.@](\d+)(?:-l([+-]?\d+))?"), ir_syntax, ir, claimed)
+
+
+def __getattr__(name: str):
+    # qafast's own names and ranx's, for the tests and the docs, from the index
+    if name == "OWN_NAMES":
+        return tuple(_spelling_index().own)
+    if name == "RANX_BASES":
+        return _spelling_index().ranx_bases
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def listed_names(row: Family) -> dict[str, tuple[str, ...]]:
@@ -221,51 +275,28 @@ def listed_names(row: Family) -> dict[str, tuple[str, ...]]:
     name is spelled so (``P@k`` is ir_measures', ``recall@k`` ranx's)."""
     listed = {tool: row.spelled(tool) for tool in TOOLS}
     generic = f"{row.name}@k"
-    if row.name in CUT_FAMILIES and generic not in _CLAIMED:
+    if row.name in CUT_FAMILIES and generic not in _spelling_index().claimed:
         listed["qafast"] += (generic,)
     return listed
 
 
-_CLAIMED = frozenset(n.text for row in TABLE for n in row.names)
-
-# ranx: "map@k", "ndcg@k-lN", "recall@0", "rbp.p": (base, has k, has -lN) -> spelling
-_RANX_SPELLING = re.compile(r"(?P<base>[a-z][a-z0-9_-]*?)(?:@(?P<at>k|0))?(?P<level>-lN)?")
-_RANX_RBP_SPELLING = re.compile(r"rbp[.@]p(?P<level>-lN)?")
-_RANX: dict[tuple[str, bool, bool], tuple[Family, Name]] = {}
-_RANX_RBP: dict[bool, tuple[Family, Name]] = {}
-for _row, _spelled in _spellings("ranx"):
-    _m = _RANX_RBP_SPELLING.fullmatch(_spelled.text)
-    if _m:
-        _RANX_RBP[bool(_m.group("level"))] = (_row, _spelled)
-        continue
-    _m = _RANX_SPELLING.fullmatch(_spelled.text)
-    assert _m is not None, _spelled  # the table's spellings are checked by its tests
-    # ranx reads @0 as the whole ranking: "recall@0" is "recall" without a cut-off
-    _RANX[(_m.group("base"), _m.group("at") == "k", bool(_m.group("level")))] = (_row, _spelled)
-#: ranx's metric names (ranx.metrics.metric_switch), as a user writes them
-RANX_BASES = tuple(dict.fromkeys(base for base, _, _ in _RANX)) + ("rbp",)
-_RANX_NAME = re.compile(
-    "(" + "|".join(re.escape(b) for b in sorted(RANX_BASES[:-1], key=len, reverse=True))
-    + r")(?:@(\d+))?(?:-l([+-]?\d+))?")
-_RANX_RBP_NAME = re.compile(r"rbp[.@](\d+)(?:-l([+-]?\d+))?")
-
-
 def _ranx_columns(text: str, s: str) -> list[Column] | None:
     """ranx's ``name[@k][-lN]`` and ``rbp.p[-lN]`` with ranx's definitions, or None."""
-    m = _RANX_RBP_NAME.fullmatch(s)
+    index = _spelling_index()
+    m = index.ranx_rbp_name.fullmatch(s)
     if m:
         digits, level = m.groups()
-        row, _ = _RANX_RBP.get(level is not None) or _RANX_RBP[False]
+        row, _ = index.ranx_rbp.get(level is not None) or index.ranx_rbp[False]
         rel = int(level) if level is not None else row.level
         return [_column(text, row.name, x=float("0." + digits), rel=rel, tool="ranx")]
-    m = _RANX_NAME.fullmatch(s)
+    m = index.ranx_name.fullmatch(s)
     if not m:
         return None
     base, at, level = m.groups()
     k = int(at) if at is not None and int(at) > 0 else None  # ranx: k = 0 is the whole list
-    found = _RANX.get((base, k is not None, level is not None))
+    found = index.ranx.get((base, k is not None, level is not None))
     if found is None:  # -lN sets the level of any name whose family it does not change
-        found = _RANX.get((base, k is not None, False))
+        found = index.ranx.get((base, k is not None, False))
     if found is None:
         return None
     row, spelled = found
@@ -315,13 +346,11 @@ _IR_OTHERS = frozenset({
     "α_nDCG", "NRBP", "nNRBP", "AP_IA", "MAP_IA", "P_IA", "StRecall", "INST", "INSQ",
     "NERR8", "NERR9", "NERR10", "NERR11", "SDCG", "RBP",
 })
-_IR_SYNTAX = re.compile(r"([^\W\d]\w*)\s*(\(.*\))?\s*(@.*)?", re.DOTALL)
 #: ir_measures' parameters as a Column holds them (rel is the column's level)
 _IR_FLOAT_PARAMS = ("recall", "beta")
 
 
-@dataclass(frozen=True)
-class _IrSpelling:
+class _IrSpelling(NamedTuple):
     """A table spelling in ir_measures' syntax, read: the measure it names (aliases
     resolved), the parameters it fixes, those it requires (``N``) and whether it has ``@``."""
 
@@ -351,11 +380,6 @@ def _read_ir_spelling(row: Family, spelled: Name) -> tuple[str, _IrSpelling]:
     return base, _IrSpelling(row, spelled, fixed, frozenset(required), at is not None)
 
 
-_IR_SPELLINGS: dict[str, list[_IrSpelling]] = {}
-for _row, _spelled in _spellings("ir_measures"):
-    _base, _reading = _read_ir_spelling(_row, _spelled)
-    _IR_SPELLINGS.setdefault(_base, []).append(_reading)
-
 
 def _is_ir_measure(obj) -> bool:
     """An ir_measures measure object, recognised without importing ir_measures."""
@@ -366,7 +390,7 @@ def _is_ir_measure(obj) -> bool:
 def _ir_parse(s: str) -> tuple[str, dict[str, Any]] | None:
     """(measure name, parameters) of an ir_measures string such as ``P(rel=2)@5``, or None
     when it is not one."""
-    m = _IR_SYNTAX.fullmatch(s)
+    m = _spelling_index().ir_syntax.fullmatch(s)
     if not m or (m.group(1) not in _IR_MEASURES and m.group(1) not in _IR_ALIASES
                  and m.group(1) not in _IR_OTHERS):
         return None
@@ -440,12 +464,12 @@ def _ir_spelling(base: str, params: dict, key) -> _IrSpelling:
                 and all(params.get(p, d) == d for p, d in chooser.items() if p not in s.fixed)
                 and s.required <= params.keys())
 
-    fitting = [s for s in _IR_SPELLINGS.get(base, ()) if fits(s)]
+    fitting = [s for s in _spelling_index().ir.get(base, ()) if fits(s)]
     chosen = [s for s in fitting if s.at == given_at] or (
         [] if given_at else [s for s in fitting if s.at and s.family.params == "cut"])
     if not chosen:
         for p, default in _IR_DEFAULTS.items():
-            values = [default] + [s.fixed[p] for s in _IR_SPELLINGS.get(base, ())
+            values = [default] + [s.fixed[p] for s in _spelling_index().ir.get(base, ())
                                   if p in s.fixed and s.fixed[p] != default]
             if p in params and params[p] not in values:
                 raise UnknownMeasureError(f"measure {key!r}: {p} must be "
@@ -481,8 +505,9 @@ def _own_columns(text: str, s: str) -> list[Column] | None:
     name, at, k_text = s.partition("@")
     if at and not re.fullmatch(r"\d+", k_text):
         return None
-    if name in _OWN:
-        row = _OWN[name].get(bool(at))
+    own = _spelling_index().own
+    if name in own:
+        row = own[name].get(bool(at))
         if row is None:
             raise UnknownMeasureError(
                 f"measure {text!r} needs a cutoff, e.g. {name}@10" if not at
@@ -546,10 +571,11 @@ def known_names() -> dict[str, bool]:
         names[fam] = row.params == "cut"
     for nick in NICKNAMES:
         names[nick] = False
-    for base in RANX_BASES:
+    index = _spelling_index()
+    for base in index.ranx_bases:
         names[base] = any(has_k and row.params == "cut"
-                          for (b, has_k, _), (row, _) in _RANX.items() if b == base)
-    for name, forms in _OWN.items():
+                          for (b, has_k, _), (row, _) in index.ranx.items() if b == base)
+    for name, forms in index.own.items():
         names[name] = True in forms
     for name in (*_IR_MEASURES, *_IR_ALIASES):
         base = _IR_ALIASES.get(name, (name, {}))[0]

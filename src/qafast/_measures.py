@@ -11,6 +11,8 @@ measure reference (``docs/_ext/measure_reference.py``), the command line's print
 the tests (``tests/test_measure_table.py``).
 
 This module imports nothing but the standard library: the build reads it without numpy.
+Its rows are named tuples rather than dataclasses, as every command line reads this module
+at start-up and a dataclass costs a millisecond and a half to define.
 
 Adding a family is one row here, one branch of ``_one_measure`` in
 ``_ranking_kernels.pxi`` (testing the code ``M_<NAME>``), one function in
@@ -25,7 +27,7 @@ Definitions are written for one query; R is the number of relevant documents in 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 __all__ = ["AGREEMENT", "ANSWERS", "BY_NAME", "CODES", "DENSE", "FAMILIES", "GROUPS",
            "NICKNAMES", "NICKNAMES_V9", "NO_CUTOFF", "TABLE", "TEXT_MEASURES", "TREC_ORDER",
@@ -35,8 +37,7 @@ __all__ = ["AGREEMENT", "ANSWERS", "BY_NAME", "CODES", "DENSE", "FAMILIES", "GRO
 TOOLS = ("trec_eval", "qafast", "ranx", "ir_measures", "torchmetrics")
 
 
-@dataclass(frozen=True)
-class Name:
+class Name(NamedTuple):
     """How one tool spells a family: a pattern in the tool's own syntax, with placeholders
     (``map@k``, ``AP(rel=N)@k``, ``rbp.p``, ``RetrievalMAP(top_k=k)``), and the parameters
     the spelling itself fixes."""
@@ -69,8 +70,7 @@ def tm(*texts: str) -> tuple[Name, ...]:
     return _names("torchmetrics", texts)
 
 
-@dataclass(frozen=True)
-class Family:
+class Family(NamedTuple):
     """One ranking-measure family.
 
     ``params`` is the kind of its parameters, ``defaults`` trec_eval's default for them:
@@ -564,8 +564,7 @@ def kernel_constants() -> str:
 # Answer metrics, for the measure reference
 
 
-@dataclass(frozen=True)
-class AnswerMetric:
+class AnswerMetric(NamedTuple):
     """An answer metric (or a family of them) outside the ranking kernels."""
 
     name: str

@@ -12,7 +12,6 @@ from __future__ import annotations
 import numpy as np
 
 from . import _kernels
-from ._arrow_input import evaluate_stream
 from ._engine import Chunked, Evaluation
 from ._measure_parser import Column
 from ._ranked import Qrels, Run, as_run, is_arrow_source
@@ -71,6 +70,9 @@ def per_query_values(qrels: Qrels, run, columns: list[Column], queries: str,
     in any order without ``ordered``."""
     if is_arrow_source(run):
         if queries == "run":
+            # pyarrow's readers are loaded only for an Arrow source
+            from ._arrow_input import evaluate_stream
+
             streamed = evaluate_stream(qrels, run, columns, **options)
             if isinstance(streamed, Run):  # an ungrouped RecordBatchReader, read once
                 run = streamed
