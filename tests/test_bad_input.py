@@ -641,15 +641,9 @@ def _(tmp):
 
 @case("bad-lying-object")
 def _(tmp):
-    class Longer:  # says 4000 items, iterates one
-        def __init__(self, items):
-            self.items = items
-
+    class Longer(list):  # a list whose len() says more than it holds
         def __len__(self):
             return 4000
-
-        def __iter__(self):
-            return iter(self.items)
 
     assert qafast.evaluate_dbqa([Longer([1])], [Longer([0.5])]) == qafast.evaluate_dbqa(
         [[1]], [[0.5]])

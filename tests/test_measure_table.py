@@ -4,7 +4,6 @@ generated are the table's, every name a row lists parses to that row's family, a
 computes each family exactly as the plain-Python specification the row names, on random
 tie-heavy input, for every name of the family."""
 
-import math
 import re
 from pathlib import Path
 
@@ -17,6 +16,7 @@ from qafast import _measures as table
 from qafast import reference
 from qafast._measure_parser import Column, listed_names, parse_measure
 from qafast.reference import ranking as spec
+from test_measure_names import cases, close  # random tie-heavy runs, grades up to 4 (ERR's)
 
 KERNEL_ROWS = [row for row in table.TABLE if row.kernel is not None]
 
@@ -78,11 +78,6 @@ def test_every_listed_name_parses_to_its_row(row):
 # ---------------------------------------------------------------------------------------------
 # The kernel against the specification, family by family
 
-DOC_IDS = ["a", "b", "B", "ab", "d9", "d10", "é", "中文", "", "z z"]
-SCORES = [0.0, 0.5, 1.0, -1.0, 0.25, 3.0]
-GRADES = [-1, 0, 0, 1, 1, 2, 3, 4]  # ERR takes grades up to 4
-
-
 def spec_param(c: Column):
     """The parameter ``reference.ranking.measure`` takes for column ``c``, read off the row."""
     row = table.BY_NAME[c.family]
@@ -107,24 +102,6 @@ def spec_param(c: Column):
             return pairs + (("p", c.x),) if pairs else c.x
         return pairs or None
     return None
-
-
-@st.composite
-def cases(draw):
-    qrels, run = {}, {}
-    for q in ("q1", "q2", "q10"):
-        judged = draw(st.lists(st.sampled_from(DOC_IDS), unique=True, min_size=1, max_size=6))
-        qrels[q] = {d: draw(st.sampled_from(GRADES)) for d in judged}
-        retrieved = draw(st.lists(st.sampled_from(DOC_IDS), unique=True, min_size=1,
-                                  max_size=8))
-        run[q] = {d: draw(st.sampled_from(SCORES)) for d in retrieved}
-    return qrels, run
-
-
-def close(a, b):
-    if isinstance(a, float) and math.isnan(a):
-        return isinstance(b, float) and math.isnan(b)
-    return a == b or abs(a - b) <= 1e-12 * max(1.0, abs(b))
 
 
 @pytest.mark.parametrize("row", KERNEL_ROWS, ids=lambda r: r.name)
