@@ -33,6 +33,17 @@ CASES = [
 ]
 
 
+@pytest.fixture(params=["small-files", "numpy"])
+def engine(request, monkeypatch):
+    """Both of the command line's paths: small files measured without numpy (the default
+    for these), and the numpy path every other input takes."""
+    if request.param == "numpy":
+        import qafast._trec_text
+
+        monkeypatch.setattr(qafast._trec_text, "QUICK_BYTES", 0)
+    return request.param
+
+
 def run_cli(args, capsys):
     code = main(args)
     captured = capsys.readouterr()
@@ -41,7 +52,7 @@ def run_cli(args, capsys):
 
 @pytest.mark.parametrize("expected,options,qrels,run", CASES,
                          ids=[f"{c[0]}-{c[2]}" for c in CASES])
-def test_golden_output_byte_for_byte(expected, options, qrels, run, capsys):
+def test_golden_output_byte_for_byte(expected, options, qrels, run, capsys, engine):
     code, out, err = run_cli(["trec", *options, str(DATA / qrels), str(DATA / run)], capsys)
     assert code == 0, err
     assert out == (DATA / expected).read_text()

@@ -315,7 +315,7 @@ cdef object _ak_enc_tokens(_AkEnc* e):
     cdef object offsets
     if e.ntok != e.nd or e.ndone != e.nstr:
         raise RuntimeError("strings left to encode")
-    offsets = _trec_wrap(e.tok_off, e.tok_cap, <uint64_t>e.nd + 1, 8, b"q", _trec_np.int64)
+    offsets = _trec_wrap(e.tok_off, e.tok_cap, <uint64_t>e.nd + 1, 8, b"q", "int64")
     e.tok_off = NULL
     return offsets, _ak_ids_array(&e.out)
 

@@ -149,8 +149,8 @@ cdef object _ak_ids_array(_AkIds* b):
     """The ids as an int32 numpy array that takes over b's memory."""
     cdef object a
     if b.data == NULL:
-        return _trec_np.empty(0, dtype=_trec_np.int32)
-    a = _trec_wrap(b.data, <uint64_t>b.cap, <uint64_t>b.size, 4, b"i", _trec_np.int32)
+        return _trec_np().empty(0, dtype="int32")
+    a = _trec_wrap(b.data, <uint64_t>b.cap, <uint64_t>b.size, 4, b"i", "int32")
     b.data = NULL
     b.cap = 0
     return a

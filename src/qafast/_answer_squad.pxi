@@ -144,7 +144,7 @@ cdef int _ak_offsets_push(_AkOffsets* o, int64_t v) except -1:
 
 
 cdef object _ak_offsets_array(_AkOffsets* o):
-    result = _trec_wrap(o.off, o.cap, o.n + 1, 8, b"q", _trec_np.int64)
+    result = _trec_wrap(o.off, o.cap, o.n + 1, 8, b"q", "int64")
     o.off = NULL
     return result
 

@@ -305,7 +305,7 @@ def encode_run_dict(dict data, int64_t[::1] query_offsets, double[::1] values,
             query_offsets[q] = pos
         if pos != total or q != n_queries:
             return None
-        result = _trec_wrap(blob, cap, size, 1, b"B", _trec_np.uint8)
+        result = _trec_wrap(blob, cap, size, 1, b"B", "uint8")
         blob = NULL
         return result
     finally:

@@ -11,25 +11,22 @@ streaming drivers (``_runfile``, ``_arrow_input``, ``_run_sources``) hand them o
 
 from __future__ import annotations
 
-import math
 import os
 import warnings
 
 import numpy as np
 
-from . import _exactsum, _kernels
+from . import _kernels
 from ._measure_parser import Column, column_groups, kernel_arrays
 from ._measures import BY_NAME, DENSE, NO_CUTOFF
 from ._ranked import EMPTY_I64, Qrels, Run, comparable_int_ids
+from ._summaries import LEVEL_CEILING, MIN_GEO_MEAN, relstring, zeroed_when_missing
 from ._threads import parts, resolve_workers, thread_pool
 from .errors import InputError, InputTypeError
 
-__all__ = ["LEVEL_CEILING", "Chunked", "Evaluation", "NoCommonQueryWarning", "check_max_grades",
-           "check_options", "column_summaries", "column_summary", "no_common", "query_pairs"]
+__all__ = ["Chunked", "Evaluation", "NoCommonQueryWarning", "check_max_grades", "check_options",
+           "no_common", "query_pairs"]
 
-_MIN_GEO_MEAN = 0.00001  # trec_eval.h
-#: above every int32 grade: every higher relevance level selects the same (no) documents
-LEVEL_CEILING = 2**31
 
 
 def query_pairs(qrels: Qrels, run: Run, queries: str, keep_empty: bool = False,
@@ -268,19 +265,13 @@ class Evaluation:
         for j, c in enumerate(columns):
             if c.aggregate == "gm":
                 # per query, trec_eval (and pytrec_eval) keep log(max(value, MIN_GEO_MEAN))
-                out[:, j] = np.log(np.maximum(out[:, j], _MIN_GEO_MEAN))
+                out[:, j] = np.log(np.maximum(out[:, j], MIN_GEO_MEAN))
         if self.row is not None:
             out = out[self.row]
         missing = self.pair_run < 0 if self.row is None else self.pair_run[self.row] < 0
         if missing.any():
-            # trec_eval 10.0 -c ranks one non-judged document for a query missing from the
-            # run, then zeroes the values printed exactly as num_ret, utility, rbp_resid
-            # and unj_* (trec_eval.c); utility_a,b,c,d or rbp_resid_p=x keep theirs. ranx and
-            # ir_measures score such a query 0 in every measure.
             for j, c in enumerate(columns):
-                if c.tool != "trec_eval" or (isinstance(c.name, str) and (
-                        c.name in ("num_ret", "utility", "rbp_resid")
-                        or c.name.startswith("unj"))):
+                if zeroed_when_missing(c):
                     out[missing, j] = 0.0
         return out
 
@@ -292,15 +283,8 @@ class Evaluation:
             p = int(self.row[p])
         if self.pair_run[p] < 0 and name == "relstring":
             return ""  # trec_eval.c clears it for a query missing from the run
-        n = min(int(self.num_ret[p]), max(length, 0))
-        chars = ["-"] * n
-        lo = int(self.offsets[p])
-        for i in range(lo, lo + int(self.count[p])):
-            r = int(self.rank[i]) - 1
-            if r < n:
-                g = int(self.grade[i])
-                chars[r] = ">" if g > 9 else (str(g) if g >= 0 else ".")
-        return "".join(chars)
+        return relstring(self.rank, self.grade, int(self.offsets[p]), int(self.count[p]),
+                         int(self.num_ret[p]), length)
 
 
 def check_max_grades(qrels: Qrels, columns: list[Column]) -> None:
@@ -353,37 +337,3 @@ class Chunked:
         ids = self.ids
         order = sorted(range(len(ids)), key=ids.__getitem__)
         return [ids[k] for k in order], np.concatenate(self.blocks)[order]
-
-
-def column_summary(col: Column, total: float, count: int) -> float:
-    """What trec_eval prints for "all", from the sum of the per-query values."""
-    if count == 0:
-        return 0.0
-    if col.aggregate == "sum":
-        return float(total)
-    if col.aggregate == "gm":
-        return float(math.exp(total / count))
-    return float(total / count)
-
-
-def column_summaries(columns: list[Column], values: np.ndarray, *, exact: bool = False,
-               every_qrels_query: Qrels | None = None) -> list[float]:
-    """What trec_eval prints for "all", per column: from sums in row order, as trec_eval adds
-    (the CLI), or from exactly rounded sums (``evaluate``: the same bits however the queries
-    were split, as ``qafast.RankingMetrics`` accumulates them). ``every_qrels_query``: the
-    qrels, when all of their queries are evaluated (trec_eval ``-c``)."""
-    if exact:
-        totals = _exactsum.column_sums(values)
-    else:
-        sums = np.empty(len(columns), dtype=np.float64)
-        _kernels.column_sums(values, sums)
-        totals = sums.tolist()
-    out = [column_summary(c, t, values.shape[0]) for c, t in zip(columns, totals)]
-    if every_qrels_query is not None:
-        # trec_eval -c sums num_rel afresh from the qrels lines (m_num_rel.c): every line with
-        # a grade above 0, whatever -l is. ranx's and ir_measures' names keep their own
-        # definition (ir_measures' NumRel counts grades >= rel)
-        num_rel = float(np.count_nonzero(every_qrels_query.values > 0))
-        out = [num_rel if c.family == "num_rel" and c.tool == "trec_eval" else v
-               for c, v in zip(columns, out)]
-    return out

@@ -13,13 +13,10 @@ family each tool's spelling selects is not written here: the spellings are rows'
 
 from __future__ import annotations
 
-import ast
-import difflib
 import functools
 import re
+from array import array
 from typing import Any, NamedTuple
-
-import numpy as np
 
 from ._measures import (
     BY_NAME,
@@ -376,9 +373,16 @@ def _read_ir_spelling(row: Family, spelled: Name) -> tuple[str, _IrSpelling]:
         if value == "N":
             required.add(key)
         else:
-            fixed[key] = ast.literal_eval(value)
+            fixed[key] = _literal(value)
     return base, _IrSpelling(row, spelled, fixed, frozenset(required), at is not None)
 
+
+
+def _literal(text: str) -> Any:
+    """A Python literal (a number, a string): ast.literal_eval, imported when first used."""
+    import ast
+
+    return ast.literal_eval(text)
 
 
 def _is_ir_measure(obj) -> bool:
@@ -394,6 +398,8 @@ def _ir_parse(s: str) -> tuple[str, dict[str, Any]] | None:
     if not m or (m.group(1) not in _IR_MEASURES and m.group(1) not in _IR_ALIASES
                  and m.group(1) not in _IR_OTHERS):
         return None
+    import ast  # here: 2 ms of every command line's start, for ir_measures' syntax only
+
     try:
         node = ast.parse(s, mode="eval").body
         params: dict = {}
@@ -592,6 +598,8 @@ def _unknown(text) -> str:
     by_lower: dict[str, list[str]] = {}
     for name in names:
         by_lower.setdefault(name.lower(), []).append(name)
+    import difflib  # here: only a name that is not known needs it
+
     close = difflib.get_close_matches(base.lower(), list(by_lower), n=4, cutoff=0.6)
     suggestions = []
     for low in close:
@@ -693,18 +701,14 @@ def column_groups(columns: list[Column], relevance_level: int, v9: bool = False
     return groups
 
 
-def kernel_arrays(columns: list[Column]) -> tuple[np.ndarray, np.ndarray, np.ndarray,
-                                                  np.ndarray, np.ndarray, np.ndarray]:
+def kernel_arrays(columns: list[Column]) -> tuple[array, array, array, array, array, array]:
     """The measure kernels' per-column arrays: codes, integer parameters, float parameters,
-    and the CSR (offsets, keys, values) of gain maps and coefficient lists."""
-    m = len(columns)
-    codes = np.array([c.code for c in columns], dtype=np.int32)
-    kparams = np.array([min(c.k, NO_CUTOFF) for c in columns], dtype=np.int64)
-    fparams = np.array([c.x for c in columns], dtype=np.float64)
-    loffs = np.zeros(m + 1, dtype=np.int64)
+    and the CSR (offsets, keys, values) of gain maps and coefficient lists (``array.array``
+    buffers, which the kernels take as they take numpy arrays)."""
+    loffs = [0]
     lkeys: list[int] = []
     lvals: list[float] = []
-    for i, c in enumerate(columns):
+    for c in columns:
         row = BY_NAME[c.family]
         if row.params == "floats" and row.arity != 1:  # utility's coefficients, 11pt_avg's points
             lkeys.extend([0] * len(c.values))
@@ -712,6 +716,8 @@ def kernel_arrays(columns: list[Column]) -> tuple[np.ndarray, np.ndarray, np.nda
         elif c.keys:
             lkeys.extend(c.keys)
             lvals.extend(c.values)
-        loffs[i + 1] = len(lkeys)
-    return (codes, kparams, fparams, loffs, np.array(lkeys, dtype=np.int64),
-            np.array(lvals, dtype=np.float64))
+        loffs.append(len(lkeys))
+    return (array("i", [c.code for c in columns]),
+            array("q", [min(c.k, NO_CUTOFF) for c in columns]),
+            array("d", [c.x for c in columns]), array("q", loffs), array("q", lkeys),
+            array("d", lvals))

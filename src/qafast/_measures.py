@@ -154,6 +154,8 @@ DCG_EXP, DCG_NORMALISED = 1, 2
 #: "no cut-off" (k = None) for the families that read k as the whole ranking: larger than
 #: any ranking, and than any cut-off a name may give
 NO_CUTOFF = 2**62
+#: the largest relevance grade qafast takes (the gain tables are sized by the largest grade)
+MAX_GRADE = 1_000_000
 
 #: The families, in trec_eval 10.0's measure order (measures.c: the order ``trec_eval``
 #: prints them in), then qafast's own trec_eval-style families, then the other tools'

@@ -21,6 +21,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from . import _kernels
+from ._measures import MAX_GRADE
 from ._threads import resolve_workers
 from .errors import InputError, InputTypeError
 
@@ -30,7 +31,6 @@ __all__ = ["EMPTY_I64", "EMPTY_U8", "Qrels", "Run", "as_qrels", "as_run", "compa
 
 EMPTY_I64 = np.zeros(0, dtype=np.int64)
 EMPTY_U8 = np.zeros(0, dtype=np.uint8)
-_MAX_GRADE = 1_000_000
 _ID_BIAS = 2**63          # integer ids of 2**63 and above are stored as id - _ID_BIAS
 _INT64_MAX = 2**63 - 1
 
@@ -527,10 +527,10 @@ class Qrels(_Ranked):
 
     def _check_grades(self) -> None:
         n = self.num_entries
-        if n and int(self.values.max()) > _MAX_GRADE:
+        if n and int(self.values.max()) > MAX_GRADE:
             i = int(np.argmax(self.values))
             raise InputError(f"{self.where(i)}: grade {int(self.values[i])} is above "
-                             f"{_MAX_GRADE}, the largest grade qafast supports")
+                             f"{MAX_GRADE}, the largest grade qafast supports")
 
 
 class Run(_Ranked):

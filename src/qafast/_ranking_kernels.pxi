@@ -1297,6 +1297,21 @@ def column_sums(const double[:, ::1] values, double[::1] out):
                 out[j] += values[i, j]
 
 
+def grade_summary(const int32_t[::1] grades):
+    """(the largest grade, 0 when there is none; how many grades are above 0): what a
+    qrels' checks and trec_eval -c's num_rel need, in one pass without numpy."""
+    cdef Py_ssize_t n = grades.shape[0], i
+    cdef int32_t top = grades[0] if n > 0 else 0
+    cdef int64_t positive = 0
+    with nogil:
+        for i in range(n):
+            if grades[i] > top:
+                top = grades[i]
+            if grades[i] > 0:
+                positive += 1
+    return top, positive
+
+
 def first_duplicate_hashed(const int64_t[::1] offsets, const int64_t[::1] hashes,
                            const int64_t[::1] keys, const int64_t[::1] key_off,
                            const uint8_t[::1] blob):

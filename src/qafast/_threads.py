@@ -5,9 +5,12 @@ so a thread per core shares the data and runs at once."""
 from __future__ import annotations
 
 import os
-from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING
 
 from .errors import InputError, InputTypeError
+
+if TYPE_CHECKING:
+    from concurrent.futures import ThreadPoolExecutor
 
 __all__ = ["parts", "resolve_workers", "thread_pool"]
 
@@ -30,13 +33,17 @@ def _cores() -> int:
     return os.cpu_count() or 1
 
 
-_POOLS: dict[int, ThreadPoolExecutor] = {}
+_POOLS: dict[int, "ThreadPoolExecutor"] = {}
 
 
 def thread_pool(size: int) -> ThreadPoolExecutor:
     """A thread pool of ``size`` threads, kept for the next call (threads idle in between)."""
     pool = _POOLS.get(size)
     if pool is None:
+        # imported here: the command line on a small file starts no thread, and
+        # concurrent.futures took 6 ms of its start-up
+        from concurrent.futures import ThreadPoolExecutor
+
         pool = _POOLS[size] = ThreadPoolExecutor(size, thread_name_prefix="qafast")
     return pool
 

@@ -33,7 +33,17 @@ from cpython.exc cimport PyErr_Clear, PyErr_ExceptionMatches, PyErr_Occurred
 from cpython.ref cimport PyObject
 from cpython.unicode cimport PyUnicode_DecodeUTF8
 
-import numpy as _trec_np
+cdef object _trec_numpy = None
+
+
+cdef object _trec_np():
+    # numpy on first use: the command line measures small TREC files without it (importing
+    # numpy was most of the time `qafast trec` took on a 45,000-line run)
+    global _trec_numpy
+    if _trec_numpy is None:
+        import numpy
+        _trec_numpy = numpy
+    return _trec_numpy
 
 cdef extern from "Python.h":
     double _trec_PyOS_string_to_double "PyOS_string_to_double" (
@@ -86,16 +96,17 @@ cdef class _trec_Array:
 
 
 cdef object _trec_wrap(void *ptr, uint64_t cap, uint64_t n, Py_ssize_t itemsize, bytes fmt,
-                       object dtype):
-    # Hand an array from _trec_mem_resize (cap items) to numpy without copying. The pages
-    # past n items were never written, so they take no memory.
+                       str dtype, bint as_numpy=True):
+    # Hand an array from _trec_mem_resize (cap items) over without copying: to numpy, or
+    # as the owner itself (a buffer of format ``fmt``). The pages past n items were never
+    # written, so they take no memory.
     cdef _trec_Array a = _trec_Array.__new__(_trec_Array)
     a.ptr = ptr
     a.mapsize = cap * itemsize
     a.nbytes = <Py_ssize_t>(n * itemsize)
     a.itemsize = itemsize
     a.fmt = fmt
-    return _trec_np.frombuffer(a, dtype=dtype)
+    return _trec_np().frombuffer(a, dtype=dtype) if as_numpy else a
 
 
 # ---------------------------------------------------------------------------------------
@@ -455,18 +466,18 @@ cdef class _trec_Parser:
             cut = <uint64_t>it.qstart[nq]       # the last query's lines may go on
         if cut == 0:
             return 0, None
-        q_off = _trec_np.empty(nq + 1, dtype=_trec_np.int64)
+        q_off = _trec_np().empty(nq + 1, dtype="int64")
         cdef int64_t[::1] qo = q_off
         memcpy(&qo[0], it.qstart, nq * sizeof(int64_t))
         qo[nq] = <int64_t>cut
         return cut, (
-            _trec_np.asarray(<int32_t[:cut]> it.qidx),
-            _trec_np.asarray(<double[:cut]> sc.scores),
-            _trec_np.asarray(<int64_t[:cut]> sc.hashes),
-            _trec_np.asarray(<int64_t[:cut]> it.tiekeys),
+            _trec_np().asarray(<int32_t[:cut]> it.qidx),
+            _trec_np().asarray(<double[:cut]> sc.scores),
+            _trec_np().asarray(<int64_t[:cut]> sc.hashes),
+            _trec_np().asarray(<int64_t[:cut]> it.tiekeys),
             self._line_numbers(cut),
-            _trec_np.asarray(<int64_t[:cut + 1]> it.offsets),
-            _trec_np.asarray(<uint8_t[:max(it.offsets[cut], 1)]> it.blob),
+            _trec_np().asarray(<int64_t[:cut + 1]> it.offsets),
+            _trec_np().asarray(<uint8_t[:max(it.offsets[cut], 1)]> it.blob),
             q_off)
 
     def drop_rows(self, uint64_t cut):
@@ -535,8 +546,8 @@ cdef class _trec_Parser:
         # the lines of rows [0, n) (qafast._lines.LineNumbers), from the jumps before row n
         from qafast._lines import LineNumbers
         cdef uint64_t k = _trec_last_jump(&self.sc, n - 1) + 1 if n else 0
-        rows = _trec_np.empty(k, dtype=_trec_np.int64)
-        lines = _trec_np.empty(k, dtype=_trec_np.int64)
+        rows = _trec_np().empty(k, dtype="int64")
+        lines = _trec_np().empty(k, dtype="int64")
         cdef int64_t[::1] r = rows
         cdef int64_t[::1] v = lines
         cdef uint64_t i
@@ -554,11 +565,13 @@ cdef class _trec_Parser:
         t.made = count
         return 0
 
-    def finish(self):
+    def finish(self, bint as_numpy=True):
         """Hand over the columns: (query_ids, query_index, doc_ids, doc_index, values,
         line_numbers, run_id, doc_hashes, doc_tiekeys, doc_offsets, doc_blob); the first
         two document columns are None without interning, the last four with it. The parser
-        cannot be used afterwards."""
+        cannot be used afterwards. ``as_numpy=False`` gives each column as a buffer (int32
+        "i", int64 "q", float64 "d", uint8 "B") and line_numbers as None, without
+        importing numpy."""
         cdef uint64_t n = self.it.rows
         if self.finished:
             raise RuntimeError("finish() called twice")
@@ -569,33 +582,33 @@ cdef class _trec_Parser:
         _trec_table_free(&self.it.dtab)
         free(self.sc.pend)
         self.sc.pend = NULL
-        qidx = _trec_wrap(self.it.qidx, self.it.cap, n, 4, b"i", _trec_np.int32)
+        qidx = _trec_wrap(self.it.qidx, self.it.cap, n, 4, b"i", "int32", as_numpy)
         self.it.qidx = NULL
         doc_ids = didx = hashes = tiekeys = offsets = blob = None
         if self.it.intern_docs:
             doc_ids = self.doc_ids
-            didx = _trec_wrap(self.it.didx, self.it.cap, n, 4, b"i", _trec_np.int32)
+            didx = _trec_wrap(self.it.didx, self.it.cap, n, 4, b"i", "int32", as_numpy)
             self.it.didx = NULL
         else:
-            hashes = _trec_wrap(self.sc.hashes, self.sc.cap, n, 8, b"q", _trec_np.int64)
+            hashes = _trec_wrap(self.sc.hashes, self.sc.cap, n, 8, b"q", "int64", as_numpy)
             self.sc.hashes = NULL
             if self.it.keep_tiekeys:
-                tiekeys = _trec_wrap(self.it.tiekeys, self.it.cap, n, 8, b"q",
-                                     _trec_np.int64)
+                tiekeys = _trec_wrap(self.it.tiekeys, self.it.cap, n, 8, b"q", "int64",
+                                     as_numpy)
                 self.it.tiekeys = NULL
-            offsets = _trec_wrap(self.it.offsets, self.it.cap + 1, n + 1, 8, b"q",
-                                 _trec_np.int64)
+            offsets = _trec_wrap(self.it.offsets, self.it.cap + 1, n + 1, 8, b"q", "int64",
+                                 as_numpy)
             self.it.offsets = NULL
             blob = _trec_wrap(self.it.blob, self.it.blob_cap, self.it.blob_len, 1, b"B",
-                              _trec_np.uint8)
+                              "uint8", as_numpy)
             self.it.blob = NULL
         if self.sc.is_run:
-            values = _trec_wrap(self.sc.scores, self.sc.cap, n, 8, b"d", _trec_np.float64)
+            values = _trec_wrap(self.sc.scores, self.sc.cap, n, 8, b"d", "float64", as_numpy)
             self.sc.scores = NULL
         else:
-            values = _trec_wrap(self.sc.grades, self.sc.cap, n, 4, b"i", _trec_np.int32)
+            values = _trec_wrap(self.sc.grades, self.sc.cap, n, 4, b"i", "int32", as_numpy)
             self.sc.grades = NULL
-        lines = self._line_numbers(n)
+        lines = self._line_numbers(n) if as_numpy else None
         return (self.query_ids, qidx, doc_ids, didx, values, lines, self.run_id,
                 hashes, tiekeys, offsets, blob)
 

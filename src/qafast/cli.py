@@ -17,12 +17,14 @@ import os
 import sys
 import warnings
 
-from ._engine import column_summaries
 from ._measure_parser import UnknownMeasureError, trec_columns
 from ._measures import TABLE, TEXT_MEASURES
 from ._output import write_json
+from ._summaries import column_summaries
 from ._threads import resolve_workers
-from .ranking import Qrels, Run
+
+# Nothing above imports numpy: `qafast trec` on small files (_trec_text) never does, and
+# importing it took most of the time trec_eval takes for such a run.
 
 #: trec_eval's counts, which it prints as integers
 _COUNTS = frozenset(f.name for f in TABLE if f.summary == "sum" and f.origin == "trec_eval")
@@ -63,9 +65,6 @@ def _trec_parser(sub) -> None:
 
 
 def _run_trec(args) -> int:
-    from ._progress import Progress
-    from ._runfile import evaluate_run_sources, source_size
-
     try:
         columns = trec_columns(args.m)
     except UnknownMeasureError as e:
@@ -90,34 +89,15 @@ def _run_trec(args) -> int:
         print("qafast trec: a run file is given twice", file=sys.stderr)
         return 1
     runs = [(name, sys.stdin.buffer if name == "-" else name) for name in names]
-    progress = None if not args.no_progress else False
     numeric = [c for c in columns if c.family not in TEXT_MEASURES]
     relcols = {j: (int(c.x), c.name) for j, c in enumerate(columns) if c.family == "relstring"}
     options = dict(relevance_level=args.l, judged_only=args.J, max_docs=args.M,
                    workers=args.workers)
-    from ._runfile import check_readable
-
-    for name, run in runs:
-        check_readable(name, run)
-    qrels = Qrels.from_file(args.qrels, workers=min(resolve_workers(args.workers), 2))
     queries = "qrels" if args.c else "run"
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        if len(runs) == 1:
-            with Progress(progress, total=source_size(runs[0][1]), desc="run") as bar:
-                from ._runfile import evaluate_run_source
-
-                results = [evaluate_run_source(qrels, runs[0][1], numeric, queries=queries,
-                                               options=options, relcols=relcols,
-                                               progress=bar.update if bar else None,
-                                               ordered=args.q)]
-        else:
-            with Progress(progress, total=len(runs), unit="run", desc="runs") as bar:
-                results = evaluate_run_sources(qrels, runs, numeric, queries=queries,
-                                               options=options, relcols=relcols,
-                                               progress=bar)
-    for w in caught:  # -c on a run sharing no query with the qrels
-        print(f"qafast trec: {w.message}", file=sys.stderr)
+    found = _small_files(args.qrels, names, numeric, queries, options, relcols)
+    if found is None:
+        found = _any_files(args, runs, numeric, queries, options, relcols)
+    qrels, results = found
     if not args.c:
         for name, r in zip(names, results):
             _say_skipped(qrels, r, name if len(runs) > 1 else None)
@@ -133,6 +113,61 @@ def _run_trec(args) -> int:
             out.write(f"{chr(10) if k else ''}==> {name} <==\n")
         out.write("".join(_text_lines(args, columns, block)))
     return 0
+
+
+def _small_files(qrels_path, names, numeric, queries, options, relcols):
+    """(qrels, results) from the numpy-free path, or None when the inputs are not small
+    plain files or are not a plain case (_trec_text)."""
+    from . import _trec_text
+
+    paths = (qrels_path, *names)
+    if "-" in paths:  # standard input
+        return None
+    sizes = [_trec_text.text_size(p) for p in paths]
+    if None in sizes or sum(sizes) > _trec_text.QUICK_BYTES:
+        return None
+    qrels = _trec_text.read_text(qrels_path, is_run=False)
+    if qrels is None:
+        return None
+    results = []
+    for name in names:
+        run = _trec_text.read_text(name, is_run=True)
+        result = None if run is None else _trec_text.evaluate_text(
+            qrels, run, numeric, queries=queries, relcols=relcols,
+            relevance_level=options["relevance_level"], judged_only=options["judged_only"],
+            max_docs=options["max_docs"])
+        if result is None:
+            return None
+        results.append(result)
+    return qrels, results
+
+
+def _any_files(args, runs, numeric, queries, options, relcols):
+    """(qrels, results) from the numpy path: any source, any size, and every error."""
+    from ._progress import Progress
+    from ._runfile import check_readable, evaluate_run_source, evaluate_run_sources, source_size
+    from .ranking import Qrels
+
+    progress = None if not args.no_progress else False
+    for name, run in runs:
+        check_readable(name, run)
+    qrels = Qrels.from_file(args.qrels, workers=min(resolve_workers(args.workers), 2))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        if len(runs) == 1:
+            with Progress(progress, total=source_size(runs[0][1]), desc="run") as bar:
+                results = [evaluate_run_source(qrels, runs[0][1], numeric, queries=queries,
+                                               options=options, relcols=relcols,
+                                               progress=bar.update if bar else None,
+                                               ordered=args.q)]
+        else:
+            with Progress(progress, total=len(runs), unit="run", desc="runs") as bar:
+                results = evaluate_run_sources(qrels, runs, numeric, queries=queries,
+                                               options=options, relcols=relcols,
+                                               progress=bar)
+    for w in caught:  # -c on a run sharing no query with the qrels
+        print(f"qafast trec: {w.message}", file=sys.stderr)
+    return qrels, results
 
 
 def _say_skipped(qrels, result, name) -> None:
@@ -234,7 +269,7 @@ def _line(name: str, qid, family: str, v) -> str:
 def _run_example(args) -> int:
     from importlib import resources  # here: 12 ms of every command's start otherwise
 
-    from .ranking import evaluate
+    from .ranking import Qrels, Run, evaluate
 
     data = resources.files("qafast") / "data"
     with resources.as_file(data / "sample.qrels") as qp, resources.as_file(data / "sample.run") as rp:

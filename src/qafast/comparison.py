@@ -34,11 +34,12 @@ import numpy as np
 
 from . import _distributions as dist
 from . import _kernels
-from ._engine import check_options, column_summaries
+from ._engine import check_options
 from ._measure_parser import parse_measures
 from ._measures import TEXT_MEASURES
 from ._ranked import as_qrels
 from ._run_sources import per_query_values
+from ._summaries import column_summaries
 from ._threads import resolve_workers, thread_pool
 from .errors import InputError, InputTypeError, in_context
 

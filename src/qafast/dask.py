@@ -609,7 +609,7 @@ def evaluate(qrels, run, measures: str | Iterable[str], *, per_query: bool = Fal
     >>> qafast.dask.evaluate(qrels, run, ["map", "P@1"])
     {'map': 0.75, 'P@1': 0.5}
     """
-    from ._engine import column_summaries
+    from ._summaries import column_summaries
 
     names = _names(query_col, doc_col, score_col)
     qrels, columns, options = _setup(qrels, measures, relevance_level, judged_only, max_docs,

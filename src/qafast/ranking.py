@@ -16,11 +16,9 @@ import os
 from typing import Any, Iterable, Literal, Mapping, overload
 
 from ._engine import (
-    LEVEL_CEILING,
     NoCommonQueryWarning,
     check_max_grades,
     check_options,
-    column_summaries,
 )
 from ._measure_parser import parse_measures
 from ._measures import FAMILIES, NO_CUTOFF, TEXT_MEASURES
@@ -28,6 +26,7 @@ from ._progress import Progress
 from ._ranked import Qrels, Run, as_qrels
 from ._run_sources import per_query_values
 from ._runfile import check_readable, evaluate_run_sources, is_run_source, source_size
+from ._summaries import LEVEL_CEILING, column_summaries
 from ._threads import resolve_workers
 from .errors import InputError
 

@@ -30,21 +30,19 @@ import numpy as np
 
 from . import _exactsum, _kernels
 from ._convert import as_array
-from ._engine import column_summary
 from ._measure_parser import column_groups, kernel_arrays, parse_measures
-from ._measures import BY_NAME, DENSE, TABLE, TEXT_MEASURES
+from ._measures import BY_NAME, DENSE, MAX_GRADE, TABLE, TEXT_MEASURES
 from ._state import Field, Rule, StateRecord, StateSpec, ValueRange, exact_sum_rules, state_dict
+from ._summaries import MIN_GEO_MEAN, column_summary
 from .errors import InputError, InputTypeError
 
 __all__ = ["AnswerMetrics", "RankingMetrics"]
 
 _EMPTY_MODES = {"skip": 0, "zero": 1, "error": 2}
-_MAX_GRADE = 1_000_000
 #: the most relevant documents a query may have (a run's documents are counted in int32):
 #: nDCG and G walk the ideal ranking one document at a time, so an unbounded count would be
 #: an unbounded loop
 _MAX_NUM_RELEVANT = 2**31 - 1
-_MIN_GEO_MEAN = 0.00001
 _STATE_VERSION = 1
 #: measure families whose values change when a candidate judged 0 is treated as not judged:
 #: with none of them, the kernels rank only the candidates with a positive grade (faster)
@@ -205,7 +203,7 @@ _RANKING_STATE = StateSpec(
     config=("measures", "relevance_level", "empty_queries", "max_docs"),
     fields=(
         Field("measures", "names"),
-        Field("relevance_level", "int", low=1, high=_MAX_GRADE + 1),
+        Field("relevance_level", "int", low=1, high=MAX_GRADE + 1),
         Field("empty_queries", "str", choices=tuple(_EMPTY_MODES)),
         Field("max_docs", "int", low=0, high=2**62),
         Field("mode", "str", choices=("", "batch", "rows"), reduce="mode"),
@@ -215,7 +213,7 @@ _RANKING_STATE = StateSpec(
         Field("row_query_ids", "array", "int64", ("rows",), reduce="cat"),
         Field("row_doc_ids", "array", "int64", ("rows",), reduce="cat"),
         Field("row_scores", "array", "float64", ("rows",), nan=False, reduce="cat"),
-        Field("row_grades", "array", "int32", ("rows",), low=0, high=_MAX_GRADE, reduce="cat"),
+        Field("row_grades", "array", "int32", ("rows",), low=0, high=MAX_GRADE, reduce="cat"),
         Field("row_has_doc_ids", "int", choices=(-1, 0, 1), reduce="flag"),
         Field("rows_without_ids", "int", low=0, high=_MAX_COUNT, reduce="sum"),
     ),
@@ -323,9 +321,9 @@ class RankingMetrics:
         columns = [c for c in parse_measures(measures) if c.family not in TEXT_MEASURES]
         if not columns:
             raise InputError(f"measures {measures!r}: none of them is a per-query number")
-        # grades go up to _MAX_GRADE: every level above it selects the same (no) candidates,
+        # grades go up to MAX_GRADE: every level above it selects the same (no) candidates,
         # and the kernels size their work by the level
-        self._level = min(_check_int(relevance_level, "relevance_level", 1), _MAX_GRADE + 1)
+        self._level = min(_check_int(relevance_level, "relevance_level", 1), MAX_GRADE + 1)
         if empty_queries not in _EMPTY_MODES:
             raise InputError(f"empty_queries must be 'skip', 'zero' or 'error', not "
                              f"{empty_queries!r}")
@@ -338,8 +336,8 @@ class RankingMetrics:
         # a column may set its own relevance level (ranx's -lN, ir_measures' rel=) or recall
         # cut points (ir_measures' IPrec): one kernel pass per setting, as evaluate makes
         settings = column_groups(columns, self._level)
-        self._groups = [(np.array(js, dtype=np.int64), min(level, _MAX_GRADE + 1),
-                         _kernel_args([columns[j] for j in js], min(level, _MAX_GRADE + 1), v9))
+        self._groups = [(np.array(js, dtype=np.int64), min(level, MAX_GRADE + 1),
+                         _kernel_args([columns[j] for j in js], min(level, MAX_GRADE + 1), v9))
                         for (level, v9), js in settings.items()]
         self._config = (tuple(self._names), self._level, self._empty, self._max_docs)
         # what one query's value of each column may be: a loaded state's sums are held to it
@@ -496,7 +494,7 @@ class RankingMetrics:
         if not direct and done:
             values = out[:done]
             for j in self._gm:
-                values[:, j] = np.log(np.maximum(values[:, j], _MIN_GEO_MEAN))
+                values[:, j] = np.log(np.maximum(values[:, j], MIN_GEO_MEAN))
             _kernels.exact_accumulate(values, self._limbs, self._special)
         self._mode = "batch"
         self._count += done
@@ -522,7 +520,7 @@ class RankingMetrics:
                              "grades are 0 (not relevant) or more; mark padding with mask")
         if err == 3:
             raise InputError(f"relevance: {where((i, j))}: grade {detail} is above "
-                             f"{_MAX_GRADE}, the largest grade qafast supports")
+                             f"{MAX_GRADE}, the largest grade qafast supports")
         if err == 4:
             raise InputError(f"num_relevant: {where((i,))}: {detail} candidates are "
                              "relevant, more than num_relevant says")
@@ -565,13 +563,13 @@ class RankingMetrics:
             bad &= keep
         if bad.any():
             raise InputError(f"scores: {where((int(np.flatnonzero(bad)[0]),))}: score is NaN")
-        bad = (g < 0) | (g > _MAX_GRADE)
+        bad = (g < 0) | (g > MAX_GRADE)
         if keep is not None:
             bad &= keep
         if bad.any():
             i = int(np.flatnonzero(bad)[0])
             raise InputError(f"relevance: {where((i,))}: grade {int(g[i])} is outside 0.."
-                             f"{_MAX_GRADE}")
+                             f"{MAX_GRADE}")
         if keep is not None:
             s, g, q = s[keep], g[keep], q[keep]
             d = d[keep] if d is not None else None
@@ -633,7 +631,7 @@ class RankingMetrics:
                 out[:done, js] = group_out[:done]
         values = out[:done]
         for j in self._gm:
-            values[:, j] = np.log(np.maximum(values[:, j], _MIN_GEO_MEAN))
+            values[:, j] = np.log(np.maximum(values[:, j], MIN_GEO_MEAN))
         return values
 
     def compute(self) -> dict[str, float]:

@@ -1,0 +1,135 @@
+"""``qafast trec`` on small files: measured without numpy (``qafast._trec_text``), printing
+what the numpy path prints, and handing every input that is not a plain case to that path.
+
+The numpy path is the one trec_eval's golden files and the peers' numbers check
+(tests/test_trec_golden.py runs those through both paths); here the two paths are compared
+on random tie-heavy files, and each input the small-file path declines is shown to give the
+numpy path's output or error.
+"""
+
+import gzip
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import qafast
+import qafast._trec_text
+from qafast.cli import main
+
+
+#: the small-file path's limit (each call below sets it: a function-scoped monkeypatch is not
+#: undone between one hypothesis example and the next)
+SMALL = qafast._trec_text.QUICK_BYTES
+
+
+def both_paths(tmp_path, monkeypatch, capsys, qrels: str | bytes, run: str | bytes,
+               *options: str, run_name: str = "run", more_runs=()):
+    """(exit code, stdout, stderr) of ``qafast trec`` through each path."""
+    qrels_path, run_path = tmp_path / "qrels", tmp_path / run_name
+    for path, text in ((qrels_path, qrels), (run_path, run)):
+        path.write_bytes(text if isinstance(text, bytes) else text.encode())
+    args = ["trec", *options, str(qrels_path), str(run_path), *map(str, more_runs)]
+    outcomes = []
+    for limit in (SMALL, 0):
+        monkeypatch.setattr(qafast._trec_text, "QUICK_BYTES", limit)
+        code = main(args)
+        captured = capsys.readouterr()
+        outcomes.append((code, captured.out, captured.err))
+    return outcomes
+
+
+QIDS = ["q1", "q2", "q10", "Q3", "é", "q 4".replace(" ", "_"), "301"]
+DOCS = ["d1", "d2", "d10", "D3", "doc-ü", "d9", "d99", "x"]
+
+
+@st.composite
+def trec_files(draw):
+    """A qrels and a run over a few queries and documents: few distinct scores (ties decided
+    by document id), negative and high grades, queries on one side only; the run's queries
+    in id order, as trec_eval adds them (the numpy path adds a run's queries in file order
+    unless -q, so only then could the two sums differ in the last bit)."""
+    qrels_lines, run_lines = [], []
+    for q in sorted(draw(st.sets(st.sampled_from(QIDS), min_size=1, max_size=5))):
+        for d in draw(st.sets(st.sampled_from(DOCS), min_size=1, max_size=6)):
+            qrels_lines.append(f"{q} 0 {d} {draw(st.integers(-2, 4))}\n")
+    for q in sorted(draw(st.sets(st.sampled_from(QIDS), min_size=1, max_size=5))):
+        for d in draw(st.sets(st.sampled_from(DOCS), min_size=1, max_size=8)):
+            score = draw(st.sampled_from(["1", "0.5", "2", "-1", "1e300", "0"]))
+            run_lines.append(f"{q} Q0 {d} 1 {score} tag{len(run_lines) % 3}\n")
+    if draw(st.integers(0, 9)) == 0:
+        draw(st.randoms()).shuffle(qrels_lines)  # qrels not grouped: the numpy path reads them
+    return "".join(qrels_lines), "".join(run_lines)
+
+
+OPTIONS = st.tuples(
+    st.sampled_from([[], ["-m", "all_trec"], ["-m", "all_trec", "-m", "relstring.5"],
+                     ["-m", "official", "-m", "ndcg@3", "-m", "mrr@10", "-m", "P@2"],
+                     ["-m", "map", "-m", "gm_map", "-m", "num_rel"]]),
+    st.sampled_from([[], ["-q"]]), st.sampled_from([[], ["-c"]]),
+    st.sampled_from([[], ["-J"]]), st.sampled_from([[], ["-M", "2"]]),
+    st.sampled_from([[], ["-l", "0"], ["-l", "2"]]),
+    st.sampled_from([[], ["-o", "json"], ["-o", "csv"]]),
+).map(lambda parts: [x for part in parts for x in part])
+
+
+@settings(max_examples=120, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(files=trec_files(), options=OPTIONS)
+def test_small_files_print_what_the_numpy_path_prints(tmp_path, monkeypatch, capsys, files,
+                                                      options):
+    small, numpy_path = both_paths(tmp_path, monkeypatch, capsys, *files, *options)
+    assert small == numpy_path
+
+
+def test_the_command_line_on_small_files_never_imports_numpy():
+    data = Path(qafast.__file__).parent / "data"
+    code = ("import sys; from qafast._program import main; main(sys.argv[1:]); "
+            "print('numpy' in sys.modules)")
+    for options in ([], ["-q", "-c", "-m", "all_trec", "-o", "json"]):
+        got = subprocess.run([sys.executable, "-c", code, "trec", *options,
+                              str(data / "sample.qrels"), str(data / "sample.run")],
+                             capture_output=True, text=True, timeout=120, check=True)
+        assert got.stdout.splitlines()[-1] == "False", got.stderr
+
+
+GROUPED_QRELS = "q1 0 d1 1\nq1 0 d2 0\nq2 0 d1 2\n"
+
+
+@pytest.mark.parametrize("qrels,run,options", [
+    # what the small-file path declines, each the numpy path's output or error
+    (GROUPED_QRELS, "q1 Q0 d1 1 1 r\nq2 Q0 d1 1 1 r\nq1 Q0 d2 2 0 r\n", []),  # ungrouped run
+    (GROUPED_QRELS, "q1 Q0 d1 1 1 r\nq1 Q0 d1 2 0 r\n", []),  # a document twice
+    (GROUPED_QRELS + "q1 0 d1 0\n", "q1 Q0 d1 1 1 r\n", []),  # a judgment twice
+    (GROUPED_QRELS, "q1 Q0 d1 1 one r\n", []),  # a malformed line
+    ("q1 0 d1 1000001\n", "q1 Q0 d1 1 1 r\n", []),  # a grade above the supported range
+    (GROUPED_QRELS, "q9 Q0 d1 1 1 r\n", []),  # no query in common: an error
+    (GROUPED_QRELS, "q9 Q0 d1 1 1 r\n", ["-c"]),  # ... under -c, a warning
+    (GROUPED_QRELS, "", []),  # an empty run
+    ("", "q1 Q0 d1 1 1 r\n", []),  # empty qrels
+    (GROUPED_QRELS, "q1 Q0 d1 1 1 r\n", ["-m", "runid", "-m", "relstring"]),  # no number
+    (GROUPED_QRELS, b"q1 Q0 d\xff 1 1 r\n", []),  # not UTF-8
+])
+def test_what_small_files_decline_gives_the_numpy_path_outcome(tmp_path, monkeypatch, capsys,
+                                                               qrels, run, options):
+    small, numpy_path = both_paths(tmp_path, monkeypatch, capsys, qrels, run, *options)
+    assert small == numpy_path
+
+
+def test_a_gzip_run_is_read_either_way(tmp_path, monkeypatch, capsys):
+    run = gzip.compress(b"q1 Q0 d1 1 1 r\nq1 Q0 d2 2 0.5 r\nq2 Q0 d1 1 3 r\n")
+    small, numpy_path = both_paths(tmp_path, monkeypatch, capsys, GROUPED_QRELS, run,
+                                   "-q", "-o", "json", run_name="run.gz")
+    assert small == numpy_path and json.loads(small[1])["all"]["map"] == 1.0
+
+
+def test_several_runs_share_the_qrels(tmp_path, monkeypatch, capsys):
+    (tmp_path / "second").write_text("q2 Q0 d1 1 1 s\n")
+    small, numpy_path = both_paths(tmp_path, monkeypatch, capsys, GROUPED_QRELS,
+                                   "q1 Q0 d2 1 1 r\nq1 Q0 d1 2 0.5 r\n", "-q",
+                                   more_runs=[tmp_path / "second"])
+    assert small == numpy_path and "==> " in small[1]
