@@ -90,7 +90,9 @@ def _run_trec(args) -> int:
         return 1
     runs = [(name, sys.stdin.buffer if name == "-" else name) for name in names]
     numeric = [c for c in columns if c.family not in TEXT_MEASURES]
-    relcols = {j: (int(c.x), c.name) for j, c in enumerate(columns) if c.family == "relstring"}
+    # relstrings are printed per query only (-q)
+    relcols = {j: (int(c.x), c.name) for j, c in enumerate(columns)
+               if c.family == "relstring" and args.q}
     options = dict(relevance_level=args.l, judged_only=args.J, max_docs=args.M,
                    workers=args.workers)
     queries = "qrels" if args.c else "run"
