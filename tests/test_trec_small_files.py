@@ -113,11 +113,21 @@ GROUPED_QRELS = "q1 0 d1 1\nq1 0 d2 0\nq2 0 d1 2\n"
     ("", "q1 Q0 d1 1 1 r\n", []),  # empty qrels
     (GROUPED_QRELS, "q1 Q0 d1 1 1 r\n", ["-m", "runid", "-m", "relstring"]),  # no number
     (GROUPED_QRELS, b"q1 Q0 d\xff 1 1 r\n", []),  # not UTF-8
+    ("q1 0 d1 7\n", "q1 Q0 d1 1 1 r\n", ["-m", "ERR@10"]),  # above ERR's grade scale
 ])
 def test_what_small_files_decline_gives_the_numpy_path_outcome(tmp_path, monkeypatch, capsys,
                                                                qrels, run, options):
     small, numpy_path = both_paths(tmp_path, monkeypatch, capsys, qrels, run, *options)
     assert small == numpy_path
+
+
+def test_a_grade_above_errs_scale_is_refused_as_evaluate_refuses_it(tmp_path, monkeypatch,
+                                                                    capsys):
+    # it printed ERR@10 = 7.9375 (ERR is at most 1), where qafast.evaluate refuses the grade
+    small, _ = both_paths(tmp_path, monkeypatch, capsys, "q1 0 d1 7\nq1 0 d2 0\n",
+                          "q1 Q0 d1 1 1 r\n", "-m", "ERR@10")
+    assert small[0] == 2 and small[1] == ""
+    assert "grade 7 is above 4" in small[2] and "qrels" in small[2]
 
 
 def test_a_gzip_run_is_read_either_way(tmp_path, monkeypatch, capsys):

@@ -22,10 +22,11 @@ from typing import Any
 
 from . import _kernels
 from ._measure_parser import Column, column_groups, kernel_arrays
-from ._measures import DENSE, MAX_GRADE, NO_CUTOFF
+from ._measures import BY_NAME, DENSE, MAX_GRADE, NO_CUTOFF
 from ._summaries import LEVEL_CEILING, MIN_GEO_MEAN, relstring, zeroed_when_missing
 
-__all__ = ["QUICK_BYTES", "TextResult", "TrecText", "evaluate_text", "read_text"]
+__all__ = ["QUICK_BYTES", "TextResult", "TrecText", "evaluate_text", "grades_in_scale",
+           "read_text", "text_size"]
 
 #: The most bytes of text (qrels and runs together) this path reads. The numpy path reads a
 #: large run with a thread per core as it measures, which wins once the text takes longer
@@ -118,6 +119,13 @@ def read_text(path: str, is_run: bool) -> TrecText | None:
     return text
 
 
+def grades_in_scale(qrels: TrecText, columns: list[Column]) -> bool:
+    """Whether no grade is above what a column's family takes (ERR's scale ends at 4); the
+    numpy path words the error."""
+    return all(BY_NAME[c.family].max_grade is None
+               or qrels.top_grade <= BY_NAME[c.family].max_grade for c in columns)
+
+
 def _pairs(qrels: TrecText, run: TrecText, every_qrels_query: bool):
     """(query ids in id order, run positions, qrels positions), as _engine.query_pairs
     gives them (-1: a qrels query missing from the run); None with no query in common."""
@@ -139,7 +147,7 @@ def evaluate_text(qrels: TrecText, run: TrecText, columns: list[Column], *, quer
     raise or warn (no query in common)."""
     found = _pairs(qrels, run, queries == "qrels")
     m = len(columns)
-    if found is None or not m:
+    if found is None or not m or not grades_in_scale(qrels, columns):
         # no numeric column (-m runid, -m relstring): a memoryview has no (n, 0) shape
         return None
     ids, pair_run, pair_qrels = found

@@ -146,6 +146,7 @@ def _small_files(qrels_path, names, numeric, queries, options, relcols):
 
 def _any_files(args, runs, numeric, queries, options, relcols):
     """(qrels, results) from the numpy path: any source, any size, and every error."""
+    from ._engine import check_max_grades
     from ._progress import Progress
     from ._runfile import check_readable, evaluate_run_source, evaluate_run_sources, source_size
     from .ranking import Qrels
@@ -154,6 +155,7 @@ def _any_files(args, runs, numeric, queries, options, relcols):
     for name, run in runs:
         check_readable(name, run)
     qrels = Qrels.from_file(args.qrels, workers=min(resolve_workers(args.workers), 2))
+    check_max_grades(qrels, numeric)  # ERR's grades end at 4, as in qafast.evaluate
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         if len(runs) == 1:
