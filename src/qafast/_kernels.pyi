@@ -12,26 +12,32 @@ _I32: TypeAlias = NDArray[np.int32]
 _I64: TypeAlias = NDArray[np.int64]
 _F64: TypeAlias = NDArray[np.float64]
 _U8: TypeAlias = NDArray[np.uint8]
+# what the ranking kernels read or fill: a numpy array of the dtype named, or any buffer of
+# that item format (array.array, memoryview), as the numpy-free command line passes them
+_BI32: TypeAlias = _I32 | Buffer
+_BI64: TypeAlias = _I64 | Buffer
+_BF64: TypeAlias = _F64 | Buffer
+_BU8: TypeAlias = _U8 | Buffer
 
 # ranking (_ranking_kernels.pxi)
 def rank_judged(
-    run_offsets: _I64, run_hashes: _I64, run_tiekeys: _I64, run_keys: _I64, run_key_off: _I64, run_blob: _U8,
-    run_scores: _F64, qrels_offsets: _I64, qrels_hashes: _I64, qrels_keys: _I64,
-    qrels_key_off: _I64, qrels_blob: _U8, qrels_grades: _I32, pair_run: _I64, pair_qrels: _I64,
-    max_docs: int, judged_only: bool, out_offsets: _I64, out_rank: _I32, out_grade: _I32,
-    out_count: _I64, out_num_ret: _I64,
+    run_offsets: _BI64, run_hashes: _BI64, run_tiekeys: _BI64, run_keys: _BI64, run_key_off: _BI64, run_blob: _BU8,
+    run_scores: _BF64, qrels_offsets: _BI64, qrels_hashes: _BI64, qrels_keys: _BI64,
+    qrels_key_off: _BI64, qrels_blob: _BU8, qrels_grades: _BI32, pair_run: _BI64, pair_qrels: _BI64,
+    max_docs: int, judged_only: bool, out_offsets: _BI64, out_rank: _BI32, out_grade: _BI32,
+    out_count: _BI64, out_num_ret: _BI64,
 ) -> None: ...
 def ranking_measures(
-    ranked_offsets: _I64, ranked_rank: _I32, ranked_grade: _I32, ranked_count: _I64,
-    num_ret: _I64, pair_qrels: _I64, qrels_offsets: _I64, qrels_grades: _I32,
-    relevance_level: int, max_grade: int, v9_rounding: bool, codes: _I32, int_params: _I64,
-    float_params: _F64, list_offsets: _I64, list_keys: _I64, list_values: _F64, need_dense: bool,
-    out: _F64, start: int = 0, stop: int = -1,
+    ranked_offsets: _BI64, ranked_rank: _BI32, ranked_grade: _BI32, ranked_count: _BI64,
+    num_ret: _BI64, pair_qrels: _BI64, qrels_offsets: _BI64, qrels_grades: _BI32,
+    relevance_level: int, max_grade: int, v9_rounding: bool, codes: _BI32, int_params: _BI64,
+    float_params: _BF64, list_offsets: _BI64, list_keys: _BI64, list_values: _BF64, need_dense: bool,
+    out: _BF64, start: int = 0, stop: int = -1,
 ) -> None: ...
-def first_duplicate_hashed(offsets: _I64, hashes: _I64, keys: _I64, key_off: _I64, blob: _U8) -> int: ...
-def column_sums(values: _F64, out: _F64) -> None: ...
-def grade_summary(grades: _I32) -> tuple[int, int]: ...
-def group_offsets(query_index: _I32, offsets: _I64) -> bool: ...
+def first_duplicate_hashed(offsets: _BI64, hashes: _BI64, keys: _BI64, key_off: _BI64, blob: _BU8) -> int: ...
+def column_sums(values: _BF64, out: _BF64) -> None: ...
+def grade_summary(grades: _BI32) -> tuple[int, int]: ...
+def group_offsets(query_index: _BI32, offsets: _BI64) -> bool: ...
 def sort_groups(offsets: _I64, hashes: _I64, order: _I64) -> None: ...
 def hash_keys(key_off: _I64, blob: _U8, out: _I64, tiekeys: _I64) -> int: ...
 def nested_dict(
@@ -45,13 +51,14 @@ def exact_normalize(acc: _I64) -> None: ...
 def stream_ranking_dense(
     scores: _F64, scores32: NDArray[np.float32], grades: _I64, mask: _U8, num_relevant: _I64,
     relevance_level: int, measure_level: int, max_docs: int, empty_mode: int, flags: int,
-    codes: _I32, int_params: _I64, float_params: _F64, list_offsets: _I64, list_keys: _I64,
-    list_values: _F64, out: _F64, acc: _I64, special: _F64, info: _I64,
+    codes: _BI32, int_params: _BI64, float_params: _BF64, list_offsets: _BI64, list_keys: _BI64,
+    list_values: _BF64, out: _F64, acc: _I64, special: _F64, info: _I64,
 ) -> int: ...
 def stream_ranking_csr(
     offsets: _I64, scores: _F64, keys: _I64, grades: _I32, relevance_level: int,
-    measure_level: int, max_docs: int, empty_mode: int, flags: int, codes: _I32, int_params: _I64, float_params: _F64,
-    list_offsets: _I64, list_keys: _I64, list_values: _F64, out: _F64, measured: _I64,
+    measure_level: int, max_docs: int, empty_mode: int, flags: int, codes: _BI32,
+    int_params: _BI64, float_params: _BF64, list_offsets: _BI64, list_keys: _BI64,
+    list_values: _BF64, out: _F64, measured: _I64,
 ) -> int: ...
 
 # encoding of Python containers (_encode_kernels.pxi)

@@ -54,7 +54,7 @@ class TrecText:
         self.run_id, self.source = run_id, source
         self.top_grade = 0
 
-    def doc_tables(self) -> tuple:
+    def doc_tables(self) -> tuple[Any, Any, Any, Any]:
         """The document id tables as the kernels take them: hashes, keys (none: line order),
         key offsets, bytes."""
         return self.hashes, _EMPTY_Q, self.doc_offsets, self.blob
@@ -122,8 +122,8 @@ def read_text(path: str, is_run: bool) -> TrecText | None:
 def grades_in_scale(qrels: TrecText, columns: list[Column]) -> bool:
     """Whether no grade is above what a column's family takes (ERR's scale ends at 4); the
     numpy path words the error."""
-    return all(BY_NAME[c.family].max_grade is None
-               or qrels.top_grade <= BY_NAME[c.family].max_grade for c in columns)
+    scales = [BY_NAME[c.family].max_grade for c in columns]
+    return all(top is None or qrels.top_grade <= top for top in scales)
 
 
 def _pairs(qrels: TrecText, run: TrecText, every_qrels_query: bool):

@@ -23,6 +23,7 @@ each thread its own and merge them.
 from __future__ import annotations
 
 import sys
+from array import array
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
@@ -94,7 +95,7 @@ def _int_grades(r: np.ndarray, valid, name: str, where) -> np.ndarray:
     raise InputTypeError(f"{name} must hold integer grades (or bools), not {r.dtype}")
 
 
-_KernelArgs = tuple[int, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+_KernelArgs = tuple[int, array, array, array, array, array, array]
 
 
 def _kernel_args(columns, level: int, v9: bool) -> _KernelArgs:
