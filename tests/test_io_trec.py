@@ -293,20 +293,26 @@ def test_flat_hashes_match_the_other_hashing_code():
 # trec_eval's own test inputs
 
 
+def golden_cases():
+    for workers, mode in ((1, "one-thread"), (2, "two-threads")):
+        for name, is_run in [
+            ("qrels.test", False),
+            ("qrels.test.with-comments", False),
+            ("qrels.comment.test", False),
+            ("qrels.rel_level", False),
+            ("results.test", True),
+            ("results.comment.test", True),
+            ("results.trunc", True),
+        ]:
+            # two threads hand results.comment.test's 2.8 MB across in about 180,000 chunks
+            # of 1 and 97 bytes (6 to 8 s); one thread reads it in every default run
+            slow = workers == 2 and name == "results.comment.test"
+            yield pytest.param(name, is_run, workers, id=f"{mode}-{name}-{is_run}",
+                               marks=[pytest.mark.slow] if slow else [])
+
+
 @needs_golden
-@pytest.mark.parametrize(
-    "name, is_run",
-    [
-        ("qrels.test", False),
-        ("qrels.test.with-comments", False),
-        ("qrels.comment.test", False),
-        ("qrels.rel_level", False),
-        ("results.test", True),
-        ("results.comment.test", True),
-        ("results.trunc", True),
-    ],
-)
-@both_modes
+@pytest.mark.parametrize("name, is_run, workers", golden_cases())
 def test_golden_files_match_naive_parser(name, is_run, workers):
     path = GOLDEN / name
     data = path.read_bytes()
@@ -590,6 +596,7 @@ def test_many_distinct_ids_grow_the_tables(workers):
     check_both(data, True, 1 << 16, workers)
 
 
+@pytest.mark.slow  # a size test: 700,000 lines, 6 to 11 s
 def test_large_gzip_input():
     # enough rows for columns of several megabytes (grown in place, with huge-page advice)
     # while the gzip reader allocates and frees its own buffers around them
