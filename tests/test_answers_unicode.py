@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 from qafast import _kernels
 from qafast import answers as F
 from qafast.reference import answers as R
+from _examples import examples
 
 # Curly quotes, NBSP and other Unicode spaces, İ (lowercases to two code points), final sigma,
 # full-width letters, CJK, emoji, combining marks, \x1c-\x1f (str.split separators), ß, ligatures,
@@ -92,21 +93,21 @@ CJK_MIX = st.lists(st.sampled_from(["北京", "大学", "the", "an", " ", "a", "
                    max_size=8).map("".join)
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(CJK_MIX, max_size=8))
 def test_squad_cjk_with_ascii_equal_reference(strings):
     _check_tokens(strings)
     _check_chars(strings)
 
 
-@settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(250), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(nasty, max_size=8))
 def test_squad_tokens_in_c_equal_reference(strings):
     _check_tokens(strings)
     _check_chars(strings)
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(st.tuples(nasty, st.lists(nasty, max_size=3)), max_size=6),
        st.sampled_from(["v1", "v2"]))
 def test_squad_scores_on_nasty_text(qs, rule):
