@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 
 from qafast import answers as F
 from qafast.reference import answers as R
+from _examples import examples
 
 # Pieces that hit the normalizers' corners: articles, ASCII and Unicode punctuation, curly
 # quotes, en dashes, NBSP and other Unicode spaces, İ, full-width letters, CJK, emoji, ß,
@@ -47,7 +48,7 @@ def both(fn_fast, fn_ref, *args, **kw):
     return fast
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(questions(), st.sampled_from(NORMALIZERS), st.sampled_from(UNITS),
        st.sampled_from(["v1", "v2"]))
 def test_kernels_equal_reference(q, normalizer, unit, empty_rule):
@@ -64,7 +65,7 @@ def test_kernels_equal_reference(q, normalizer, unit, empty_rule):
     assert f2.tolist() == f.tolist()
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.text() | answer)
 def test_squad_normalizer_any_text(text):
     assert F.normalize_squad(text) == R.normalize_squad(text)
@@ -73,7 +74,7 @@ def test_squad_normalizer_any_text(text):
         assert F.normalize_mlqa(text, lang) == R.normalize_mlqa(text, lang)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.lists(st.text(alphabet=st.characters(max_codepoint=127), max_size=12), max_size=8))
 def test_squad_ascii_fast_path(texts):
     # every ASCII character, control characters included, through the C normalizer
@@ -88,7 +89,7 @@ CJK = st.lists(st.sampled_from(["北", "京", "大", "学", "，", "。", " ", "
                max_size=7).map("".join)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(st.lists(st.tuples(CJK, st.lists(CJK, min_size=1, max_size=3)), max_size=5),
        st.sampled_from(["v1", "v2"]))
 def test_cmrc_lcs_equals_reference(pairs, empty_rule):
@@ -97,7 +98,7 @@ def test_cmrc_lcs_equals_reference(pairs, empty_rule):
     both(F.f1, R.f1, preds, refs, normalizer="cmrc", unit="cmrc", empty_rule=empty_rule)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(st.lists(st.tuples(st.lists(st.one_of(st.none(), answer), max_size=4),
                           st.lists(answer, max_size=3)), min_size=1, max_size=6),
        st.sampled_from([None, 1, 2]), st.sampled_from(["squad", "none", "mlqa:zh"]),
@@ -112,7 +113,7 @@ def test_reader_metrics_equal_reference(qs, k, normalizer, unit, empty_rule):
 DOCS = st.sampled_from(["d1", "d2", "d3", "d10", "é", "", "中"])
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(st.lists(st.tuples(st.lists(DOCS, max_size=6), st.lists(DOCS, max_size=3)),
                 min_size=1, max_size=6), st.sampled_from([None, 1, 3]))
 def test_retriever_metrics_equal_reference(qs, k):

@@ -11,6 +11,7 @@ import qafast
 from qafast import answers as F
 from qafast import squad_eval as S
 from qafast.reference import answers as R
+from _examples import examples
 
 WORDS = ["the", "Paris", "tower", "eiffel", "a", "北京", "É", "x", "", " ", "don't", "ß"]
 
@@ -76,7 +77,7 @@ def test_str_subclass_references_after_the_first_question():
     check_all(preds, refs, normalizer="none", unit="char")
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.data())
 def test_any_mix_of_str_kinds_equals_reference(data):
     n = data.draw(st.integers(1, 6))

@@ -289,7 +289,13 @@ def test_squad_errors_do_not_depend_on_the_slices(monkeypatch, size):
 
 
 @pytest.mark.filterwarnings("ignore")  # predictions for questions the changes removed
-@pytest.mark.parametrize("call", ["f1", "exact_match", "f1_char", "squad-1.1", "squad-2.0"])
+@pytest.mark.parametrize("call", [
+    "f1", "exact_match", "f1_char", "squad-1.1",
+    # v2.0's rounds leave the mutating thread the GIL for a second or two each, so its 15
+    # take 10 to 30 s, as the scheduler decides; squad-1.1 walks the same dataset in the
+    # default run
+    pytest.param("squad-2.0", marks=pytest.mark.slow),
+])
 def test_lists_changed_between_slices(monkeypatch, call):
     """Slices of one question give up the GIL after every question; another thread then
     grows, shrinks and rewrites the lists (and the dataset's question lists, and the

@@ -82,6 +82,10 @@ def _same(a, b):
     return type(a) is type(b) and a == b
 
 
+# eight threads, three rounds each, for each of the 18 calls on 9,000 questions: 12 to 18 s
+# together; test_all_calls_at_once runs every call at the same time as the others in the
+# default run
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(CALLS))
 def test_threads_agree_with_one_call(name):
     call = CALLS[name]

@@ -15,6 +15,7 @@ from qafast import _distributions as dist
 from qafast import _kernels
 from qafast.comparison import Comparison, adjust_p_values
 from qafast.reference import stats as ref
+from _examples import examples
 
 scipy_stats = pytest.importorskip("scipy.stats", reason="scipy is the reference for p-values")
 
@@ -71,7 +72,7 @@ def per_query(a, b):
             "b": {f"q{i:03d}": {"m": float(x)} for i, x in enumerate(b)}}
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(st.integers(2, 80), st.integers(0, 2**31), st.sampled_from([1, 4, 1000]))
 def test_student_and_wilcoxon_equal_scipy(n, seed, levels):
     # levels=4 gives many ties and zeros (Wilcoxon's permutation and asymptotic branches);
@@ -92,7 +93,7 @@ def test_student_and_wilcoxon_equal_scipy(n, seed, levels):
             assert got == pytest.approx(expected, rel=1e-12, abs=1e-300)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(st.lists(st.floats(0, 1), min_size=1, max_size=12),
        st.sampled_from(["bonferroni", "holm", "holm-sidak", "bh", "none"]))
 @example([1.0, 0.2], "holm-sidak")
@@ -106,7 +107,7 @@ def test_corrections_equal_the_reference_and_scipy(ps, method):
 
 # -- randomization test -------------------------------------------------------------------
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(st.lists(st.integers(-4, 4), min_size=2, max_size=10))
 def test_exact_randomization_equals_brute_force(steps):
     diffs = [s / 4 for s in steps]

@@ -25,6 +25,7 @@ from qafast.concepts import (
 )
 from qafast.io.drfact import DrFactFormatError, DrFactWarning, read_drfact
 from qafast.reference import concepts as ref
+from _examples import examples
 
 # Seed 003: a weighted set of concepts per question, several gold concepts per question.
 PRED = {
@@ -124,7 +125,7 @@ qid = st.one_of(st.integers(0, 50), st.text(max_size=3))
 KS = [None, 1, 2, 3, 5, 10, 11]
 
 
-@settings(max_examples=250, deadline=None)
+@settings(max_examples=examples(125), deadline=None)
 @given(st.one_of(st.dictionaries(qid, st.tuples(weighted_pred, gold), min_size=1, max_size=8),
                  st.dictionaries(qid, st.tuples(ranked_pred, gold), min_size=1, max_size=8),
                  st.dictionaries(qid, st.tuples(repeating_weighted_pred, gold), min_size=1,
@@ -149,7 +150,7 @@ def test_kernel_matches_reference(data, drfact):
             assert per[q]["rec" + name] == ref.recall_at_k(pred[q], golds[q], k, drfact=drfact)
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(st.lists(st.tuples(st.one_of(weighted_pred, repeating_weighted_pred), gold), min_size=1,
                 max_size=8))
 def test_drfact_mode_matches_the_script_logic(rows):
@@ -428,7 +429,7 @@ def test_docstring_examples(module):
     assert doctest.testmod(module, optionflags=flags).failed == 0
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(st.one_of(st.dictionaries(qid, st.tuples(weighted_pred, gold), min_size=1, max_size=8),
                  st.dictionaries(qid, st.tuples(ranked_pred, gold), min_size=1, max_size=8)),
        st.booleans())

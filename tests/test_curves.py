@@ -18,6 +18,7 @@ from qafast.curves import (
     threshold_precision_recall,
 )
 from qafast.reference import curves as ref
+from _examples import examples
 
 SEED_Y = ["positive", "negative", "negative", "positive", "positive", "positive", "negative",
           "positive", "negative", "positive", "positive", "positive", "positive", "negative",
@@ -68,7 +69,7 @@ def curve_cases(draw):
     return y, s
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(curve_cases())
 def test_kernels_match_reference(case):
     y, s = case
@@ -86,7 +87,7 @@ def test_kernels_match_reference(case):
     assert threshold_average_precision(y, s, thresholds=ts) == ref.threshold_ap(y, s, ts)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(curve_cases())
 def test_step_ap_equals_sklearn_to_the_last_bit(case):
     metrics = pytest.importorskip("sklearn.metrics")
@@ -141,7 +142,7 @@ def coco_accumulate_ap(y, s, npos):
     return np.mean(q)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(curve_cases(), st.integers(0, 3))
 def test_voc_and_coco_as_their_tools(case, missed):
     y, s = case
@@ -224,7 +225,7 @@ def test_no_positive_other_methods():
     assert p.tolist() == [0.0, 0.0] and r.tolist() == [0.0, 0.0]
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(st.integers(1, 40).flatmap(lambda n: st.lists(st.sampled_from(SCORES[:-1]), min_size=n,
                                                      max_size=n)))
 def test_no_positive_equals_sklearn(s):

@@ -13,6 +13,7 @@ from qafast.cli import main
 from qafast.dbqa import evaluate_dbqa, evaluate_dbqa_file
 from qafast.io.dbqa import DbqaFormatError, read_dbqa
 from qafast.reference import dbqa as ref
+from _examples import examples
 
 
 def test_seed_001_precision_example():
@@ -69,7 +70,7 @@ def dbqa_cases(draw):
     return labels, scores
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(dbqa_cases(), st.sampled_from([None, 0.0, 0.5]))
 def test_kernel_matches_reference(case, threshold):
     labels, scores = case
@@ -79,7 +80,7 @@ def test_kernel_matches_reference(case, threshold):
     assert got == want
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(st.lists(st.integers(1, 17), min_size=1, max_size=40), st.data())
 def test_short_questions_match_reference(sizes, data):
     # many questions of up to 16 candidates: the kernel's fixed-width path, and its general

@@ -25,6 +25,7 @@ from qafast.events import (
 )
 from qafast.io.conll import ConllFormatError, read_conll
 from qafast.reference import events as ref
+from _examples import examples
 
 # The seed's tweet: 'Cant wait for the ravens game tomorrow .... go ray rice !!!!!!!'
 ANN = ["ep", "ep", "o", "en", "en", "en", "o", "o", "ep1", "en1", "en1", "o"]
@@ -93,7 +94,7 @@ tweet_pair = st.integers(0, 12).flatmap(
                         st.lists(label, min_size=n, max_size=n)))
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(st.lists(tweet_pair, min_size=1, max_size=20))
 def test_kernel_matches_reference(pairs):
     res = [r for r, _ in pairs]
@@ -105,7 +106,7 @@ def test_kernel_matches_reference(pairs):
         assert event_mention_score(r, a, lab) == ref.event_mention_score(r, a, lab)
 
 
-@settings(max_examples=50, deadline=None)
+@settings(max_examples=examples(50), deadline=None)
 @given(st.lists(tweet_pair, min_size=1, max_size=10))
 def test_seed_code_agrees_to_rounding(pairs):
     # the seed's own code adds mention scores in set order; it can differ in the last bit only

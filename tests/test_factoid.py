@@ -17,6 +17,7 @@ from qafast.cli import main
 from qafast.factoid import evaluate_bioasq, evaluate_factoid
 from qafast.io.bioasq import BioasqFormatError, BioasqWarning, read_bioasq
 from qafast.reference import factoid as ref
+from _examples import examples
 
 SEED_PREDICTED = [["cane", "z", "z", "z", "z"], ["z", "z", "z", "z", "z"],
                   ["z", "z", "cipolla", "z", "z"], ["z", "melanzane", "z", "z", "z"],
@@ -123,7 +124,7 @@ def factoid_cases(draw):
     return predicted, target
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(factoid_cases(), st.sampled_from([None, 1, 2, 5]), st.sampled_from(["none", "bioasq"]))
 def test_kernel_matches_reference(case, k, normalizer):
     predicted, target = case
@@ -206,7 +207,7 @@ def list_cases(draw):
     return groups, answers
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(st.lists(list_cases(), min_size=1, max_size=4), st.sampled_from(["none", "bioasq"]))
 def test_list_kernel_matches_reference(cases, normalizer):
     gold = {"questions": [{"id": f"q{i}", "type": "list", "exact_answer": g}
@@ -219,7 +220,7 @@ def test_list_kernel_matches_reference(cases, normalizer):
         assert (row["precision"], row["recall"], row["f1"]) == ref.list_prf(s, g, normalizer)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(st.lists(st.tuples(st.sampled_from(["yes", "no"]),
                           st.sampled_from(["yes", "no", "Yes", "maybe", "", None])),
                 min_size=1, max_size=8))
@@ -412,7 +413,7 @@ def bioasq_documents(draw):
     return {"questions": gq}, {"questions": draw(st.permutations(sq))}
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(bioasq_documents(), st.sampled_from([None, 1, 3]), st.sampled_from(["bioasq", "none"]))
 def test_bioasq_matches_reference_on_odd_documents(docs, k, normalizer):
     gold, sub = docs
@@ -466,7 +467,7 @@ def test_bioasq_cli_stdin(tmp_path):
     assert json.loads(out)["factoid_mrr"] == 0.5
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(n=st.integers(1, 12), m=st.integers(1, 7), s=st.integers(1, 3),
        k=st.sampled_from([None, 1, 2, 5, 9]), data=st.data())
 def test_id_arrays_score_as_the_same_answers_as_strings(n, m, s, k, data):

@@ -3,8 +3,8 @@
 Each target (``fuzz/targets.py``) takes bytes: random ones, and the seed files of its format
 with bytes flipped, cut, repeated or inserted. The only accepted outcomes are a result or a
 :class:`qafast.QafastError`. ``QAFAST_FUZZ_EXAMPLES`` sets the number of examples per target
-(CI runs more, against the bounds-checked build); ``fuzz/fuzz_readers.py`` is the atheris
-entry point over the same targets.
+(50 by default; CI runs more, against the bounds-checked build); ``fuzz/fuzz_readers.py`` is
+the atheris entry point over the same targets.
 """
 
 from __future__ import annotations
@@ -20,8 +20,11 @@ from hypothesis import strategies as st
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "fuzz"))
 
 import targets
+from _examples import examples
 
-EXAMPLES = int(os.environ.get("QAFAST_FUZZ_EXAMPLES", "25"))
+# 50 by default (each a few milliseconds), 100 under --hypothesis-profile=ci; .ci/run's
+# hardening block sets 600
+EXAMPLES = int(os.environ.get("QAFAST_FUZZ_EXAMPLES") or examples(50))
 
 _BYTES = st.sampled_from([b"\x00", b"\n", b"\r", b"\t", b" ", b"#", b"\xff", b"\x1f\x8b",
                           b"nan", b"inf", b"-", b"1e999", b"9" * 30, b"[", b"{", b'"', b"\\"])

@@ -8,6 +8,7 @@ package imports, even inside a function, a module that imports it back.
 
 import ast
 import fnmatch
+import functools
 import importlib.machinery
 import json
 import os
@@ -274,13 +275,25 @@ def _is_compiled(package_dir: Path, name: str) -> bool:
                for suffix in (".pyx", *importlib.machinery.EXTENSION_SUFFIXES))
 
 
-def _imports(name: str):
+@functools.cache
+def _parsed(path: Path) -> ast.Module:
+    # each module parsed once per session: the layer tests below walk every module's tree
+    # for each of the 60-odd modules they are parametrized over
+    return ast.parse(path.read_text(encoding="utf-8"), str(path))
+
+
+@functools.cache
+def _imports(name: str) -> tuple:
     """``(line, module, imported name or None)`` of every import statement of package module
     ``name`` at any depth (inside functions and ``if TYPE_CHECKING:`` too): ``from m import
     x`` gives ``(line, m, "x")``, or ``(line, "m.x", None)`` when ``m.x`` is a module."""
+    return tuple(_find_imports(name))
+
+
+def _find_imports(name: str):
     path = MODULES[name]
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+    for node in ast.walk(_parsed(path)):
         if isinstance(node, ast.Import):
             for alias in node.names:
                 yield node.lineno, alias.name, None
@@ -300,8 +313,10 @@ def _imports(name: str):
                     yield node.lineno, base, alias.name
 
 
+@functools.cache
 def _import_graph() -> dict:
-    """``{module: set of package modules it imports}``."""
+    """``{module: set of package modules it imports}``, built once per session (the caller
+    must not change it)."""
     graph = {name: {m for _, m, _ in _imports(name) if m in MODULES and m != name}
              for name in MODULES}
     # the command line imports the families by name (importlib), which no import statement
@@ -369,8 +384,7 @@ def _private_uses(module: str):
     """``(line, module, name)`` of every private name ``module`` takes from another module:
     by ``from m import _name``, or as ``m._name`` where ``m`` names a module it imported."""
     bound: dict = {}  # local name -> the modules it is bound to, in any scope
-    path = MODULES[module]
-    tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+    tree = _parsed(MODULES[module])
     for line, target, name in _imports(module):
         if name is not None and name.startswith("_") and not name.startswith("__"):
             yield line, target, name

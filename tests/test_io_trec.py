@@ -22,6 +22,7 @@ from qafast import _kernels
 from qafast._kernels import _trec_hash_bytes
 from qafast.io import TrecColumns, TrecFormatError, read_trec_qrels, read_trec_run
 from qafast.io import trec as trec_module
+from _examples import examples
 
 HERE = Path(__file__).parent
 GOLDEN = next(
@@ -293,20 +294,26 @@ def test_flat_hashes_match_the_other_hashing_code():
 # trec_eval's own test inputs
 
 
+def golden_cases():
+    for workers, mode in ((1, "one-thread"), (2, "two-threads")):
+        for name, is_run in [
+            ("qrels.test", False),
+            ("qrels.test.with-comments", False),
+            ("qrels.comment.test", False),
+            ("qrels.rel_level", False),
+            ("results.test", True),
+            ("results.comment.test", True),
+            ("results.trunc", True),
+        ]:
+            # two threads hand results.comment.test's 2.8 MB across in about 180,000 chunks
+            # of 1 and 97 bytes (6 to 8 s); one thread reads it in every default run
+            slow = workers == 2 and name == "results.comment.test"
+            yield pytest.param(name, is_run, workers, id=f"{mode}-{name}-{is_run}",
+                               marks=[pytest.mark.slow] if slow else [])
+
+
 @needs_golden
-@pytest.mark.parametrize(
-    "name, is_run",
-    [
-        ("qrels.test", False),
-        ("qrels.test.with-comments", False),
-        ("qrels.comment.test", False),
-        ("qrels.rel_level", False),
-        ("results.test", True),
-        ("results.comment.test", True),
-        ("results.trunc", True),
-    ],
-)
-@both_modes
+@pytest.mark.parametrize("name, is_run, workers", golden_cases())
 def test_golden_files_match_naive_parser(name, is_run, workers):
     path = GOLDEN / name
     data = path.read_bytes()
@@ -590,6 +597,7 @@ def test_many_distinct_ids_grow_the_tables(workers):
     check_both(data, True, 1 << 16, workers)
 
 
+@pytest.mark.slow  # a size test: 700,000 lines, 6 to 11 s
 def test_large_gzip_input():
     # enough rows for columns of several megabytes (grown in place, with huge-page advice)
     # while the gzip reader allocates and frees its own buffers around them
@@ -645,7 +653,7 @@ def test_scores_are_exactly_python_float(chunk):
 
 
 @given(st.floats(allow_nan=False))
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 def test_repr_and_fixed_scores_roundtrip(x):
     toks = [repr(x), "%.6f" % x, "%.2f" % x, "%.17g" % x, "%e" % x]
     data = "".join(f"q Q0 d{i} 1 {t} r\n" for i, t in enumerate(toks)).encode()
@@ -666,7 +674,7 @@ decimal_tokens = st.builds(
 
 
 @given(decimal_tokens, st.sampled_from([" ", "\t", "\x0b", "\x0c", "\r", "  "]))
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=examples(500), deadline=None)
 def test_decimal_syntax_matches_float(tok, after):
     # the converter stops at the whitespace after the score instead of checking its bound
     assume(tok)  # an empty token is a missing field
@@ -898,7 +906,7 @@ def test_utf8_validation_matches_python():
 
 
 @given(st.binary(min_size=1, max_size=12).filter(lambda b: not any(c in b" \t\n\r\v\f" for c in b)))
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 def test_random_bytes_ids_valid_iff_python_decodes(raw):
     data = b"q 0 " + raw + b" 1\n"
     padded = data + b"#" * 80  # with 16 readable bytes after the id, and without
@@ -964,14 +972,14 @@ def trec_files(draw, is_run: bool):
 
 
 @given(trec_files(True), st.sampled_from([None, 1, 3, 17, 64]), st.sampled_from([1, 2]))
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(100), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 def test_random_runs_match_naive_parser(data, chunk, workers):
     check_both(data, True, chunk, workers)
     check_both(data, True, chunk, workers, stream=True)
 
 
 @given(trec_files(False), st.sampled_from([None, 1, 5, 64]), st.sampled_from([1, 2]))
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(100), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 def test_random_qrels_match_naive_parser(data, chunk, workers):
     check_both(data, False, chunk, workers)
     check_both(data, False, chunk, workers, stream=True)
@@ -1007,7 +1015,7 @@ def run_of_grouped_lines(draw):
 
 
 @given(run_of_grouped_lines(), st.sampled_from([None, 64, 400]))
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 def test_the_run_lane_stores_what_the_general_loop_stores(lines, chunk):
     tail = "#" + "-" * 90 + "\n"
     text = ("\n".join(lines) + "\n" + tail).encode("utf-8")
@@ -1056,7 +1064,7 @@ def mostly_sorted_query_ids(draw):
 
 @given(mostly_sorted_query_ids(), st.booleans(), st.sampled_from([None, 7, 64]),
        st.sampled_from([1, 2]))
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(200), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 def test_sorted_query_ids_then_disorder_match_naive_parser(order, is_run, chunk, workers):
     # sorted query ids are numbered without a table look-up until one comes out of order
     lines = []
@@ -1069,7 +1077,7 @@ def test_sorted_query_ids_then_disorder_match_naive_parser(order, is_run, chunk,
 
 
 @given(trec_files(True))
-@settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(50), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 def test_random_runs_from_gzip_and_stdin(data):
     assume(data)
     check_same(read_trec_run(gzip.compress(data)), data, True)
@@ -1126,7 +1134,7 @@ def first_short_line(data: bytes, is_run: bool) -> int:
 
 @given(st.booleans().flatmap(lambda r: st.tuples(st.just(r), split_files(r))),
        st.sampled_from([None, 1, 50]), st.sampled_from([1, 2]))
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 def test_random_whitespace_and_field_counts(case, chunk, workers):
     is_run, data = case
     bad = first_short_line(data, is_run)
@@ -1182,7 +1190,7 @@ def test_line_numbers_are_the_column_they_stand_for(gaps):
     assert pickle.loads(pickle.dumps(lines)).tolist() == column
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(st.lists(st.sampled_from(["data", "data", "data", "comment", "blank"]), max_size=80),
        st.lists(st.integers(1, 25), min_size=1, max_size=12))
 def test_a_streamed_run_numbers_its_lines_across_batches_and_drops(kinds, block_lines):
@@ -1218,7 +1226,7 @@ def test_a_streamed_run_numbers_its_lines_across_batches_and_drops(kinds, block_
     assert got == want
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.lists(st.integers(0, 4), min_size=1, max_size=40),
        st.lists(st.integers(1, 9), min_size=1, max_size=6), st.booleans(),
        st.lists(st.floats(0, 1), min_size=1, max_size=5))

@@ -21,6 +21,7 @@ import qafast
 from qafast import reference
 from qafast._measure_parser import Column, parse_measures
 from qafast._measures import NO_CUTOFF as _NO_CUTOFF
+from _examples import examples
 
 
 def tie_free_case(seed, *, n_queries=30, negatives=False):
@@ -328,7 +329,7 @@ def cases(draw):
     return qrels, run
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(case=cases(), level=st.sampled_from([1, 1, 2, 3]), judged_only=st.booleans(),
        max_docs=st.sampled_from([None, None, 2]))
 def test_new_families_equal_the_specification(case, level, judged_only, max_docs):

@@ -17,6 +17,7 @@ from qafast import reference
 from qafast._measure_parser import Column, listed_names, parse_measure
 from qafast.reference import ranking as spec
 from test_measure_names import cases, close  # random tie-heavy runs, grades up to 4 (ERR's)
+from _examples import examples
 
 KERNEL_ROWS = [row for row in table.TABLE if row.kernel is not None]
 
@@ -108,7 +109,7 @@ def spec_param(c: Column):
 def test_the_kernel_computes_what_the_specification_of_its_row_defines(row):
     columns = [c for name in names_of(row) for c in parse_measure(name)]
 
-    @settings(max_examples=25, deadline=None, database=None,
+    @settings(max_examples=examples(50), deadline=None, database=None,
               suppress_health_check=list(HealthCheck))
     @given(case=cases(), level=st.sampled_from([1, 2]))
     def check(case, level):

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 import qafast
 from qafast import _kernels
+from _examples import examples
 
 FEATURES = _kernels._build_features()
 
@@ -51,7 +52,7 @@ question = st.builds(lambda a, i: {"id": f"q{i}", "answers": [{"text": t} for t 
                      st.lists(answer, min_size=1, max_size=4), st.integers(0, 10**6))
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(st.lists(question, min_size=1, max_size=40, unique_by=lambda q: q["id"]),
        st.lists(answer, min_size=40, max_size=40))
 def test_squad_same_with_and_without_private_capi(questions, guesses):

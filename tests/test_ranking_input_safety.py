@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 import qafast
 from qafast import _kernels
 from qafast import _runfile
+from _examples import examples
 
 MEASURES = ["num_ret", "num_rel_ret", "map", "P_5", "ndcg_cut_10", "recip_rank"]
 
@@ -290,7 +291,7 @@ def test_column_that_lies_about_its_length():
     assert run.to_dict() == {"q1": {"d1": 1.0, "d2": 2.0}}
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(st.data())
 def test_uint64_ids_rank_as_their_zero_padded_decimal_strings(data):
     # zero-padded decimals sort as strings exactly as the numbers do, so the string path
@@ -324,7 +325,7 @@ def test_uint64_ids_rank_as_their_zero_padded_decimal_strings(data):
                              for q, ds in run_s.to_dict().items()}
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(st.lists(st.tuples(st.sampled_from(["q1", "q2", "q\x00", "q1\x00"]),
                           st.text(alphabet="ab\x00", min_size=1, max_size=4),
                           st.sampled_from([0.0, 1.0])), min_size=1, max_size=12,

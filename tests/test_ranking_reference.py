@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 import qafast
 from qafast import reference
 from qafast._measure_parser import Column, parse_measures
+from _examples import examples
 
 DOC_IDS = ["a", "b", "B", "ab", "d9", "d10", "d100", "é", "e", "Ω", "中文", "😀", "#x", "", "z z"]
 SCORES = [0.0, -0.0, 0.5, 1.0, -1.0, 0.25, 1e-300, 3.0]
@@ -75,7 +76,7 @@ def close(a, b):
     return a == b or abs(a - b) <= 1e-12 * max(1.0, abs(b))
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(case=cases(), level=st.sampled_from([1, 1, 2, 3]), judged_only=st.booleans(),
        max_docs=st.sampled_from([None, None, 1, 3]), queries=st.sampled_from(["run", "qrels"]))
 def test_kernels_equal_the_reference(case, level, judged_only, max_docs, queries):
@@ -106,7 +107,7 @@ def test_kernels_equal_the_reference(case, level, judged_only, max_docs, queries
         assert close(summary[c.name], expected), (c.name, summary[c.name], expected)
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(case=cases())
 def test_relstring_equals_the_reference(case):
     from qafast._engine import Evaluation as _Evaluation
@@ -123,7 +124,7 @@ def test_relstring_equals_the_reference(case):
         assert f"'{ev.relstring(p, 10)}'" == want[q][("relstring", 10)]
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(case=cases(), workers=st.integers(2, 4))
 def test_workers_change_nothing(case, workers):
     qrels, run = case
@@ -186,7 +187,7 @@ def _as_arrays(cls, data):
     return cls.from_arrays(np.array(q), np.array(d, dtype=np.int64), np.array(v))
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+@settings(max_examples=examples(75), deadline=None, suppress_health_check=[HealthCheck.too_slow,
                                                                    HealthCheck.data_too_large])
 @given(case=large_cases(), judged_only=st.booleans(), max_docs=st.sampled_from([None, 7, 60]))
 def test_large_queries_equal_the_reference(case, judged_only, max_docs):

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from qafast import squad_eval as fast
 from qafast.reference import squad as spec
+from _examples import examples
 
 WORDS = ["the", "The", "a", "An", "paris", "Paris", "dog", "dog.", "red-dog", "don't", "–",
          "“cat”", "北京", "大学", "İstanbul", "ß", "ＴＨＥ", "a\u00a0b", "", " ", "!", "x,y"]
@@ -71,7 +72,7 @@ def same(a, b):
         assert a == b
 
 
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(200), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(cases(), st.sampled_from([None, "zero", "skip"]))
 def test_v2_matches_reference(case, missing):
     ds, preds, probs, thresh = case
@@ -79,14 +80,14 @@ def test_v2_matches_reference(case, missing):
                missing=missing))
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(cases(), st.sampled_from([None, "zero", "skip"]))
 def test_v1_matches_reference(case, missing):
     ds, preds, _, _ = case
     same(*both(ds, preds, version="1.1", missing=missing))
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(st.lists(st.floats(0, 1) | st.sampled_from([0.1, 0.2, 0.3, 1e-17]), max_size=50))
 def test_sequential_sum_is_pythons(values):
     assert fast._seq_sum(np.array(values, dtype=np.float64)) == sum(values, 0)

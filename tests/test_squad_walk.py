@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 
 from qafast import _kernels
 from qafast.io import squad as io
+from _examples import examples
 
 text = st.one_of(st.text(max_size=4), st.integers(0, 3), st.none())
 answers = st.one_of(
@@ -24,7 +25,7 @@ article = st.builds(lambda ps: {"title": "t", "paragraphs": ps},
 data = st.lists(article, max_size=4)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(data)
 def test_walk_equals_python(d):
     ids, ans, ids2, ans2 = [], [], [], []

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 import qafast
 from qafast import _exactsum
 from test_measure_names import IR_GDEVAL, IR_NAMES, RANX_NAMES
+from _examples import examples
 
 FAST = ["mrr@10", "ndcg@10", "map", "recall@5", "P@3", "hit@2", "recip_rank", "ndcg_exp@5",
         "map@3", "Rprec", "num_rel", "num_rel_ret", "num_ret"]
@@ -106,7 +107,7 @@ def same(a, b):
         assert a[k] == b[k] or (math.isnan(a[k]) and math.isnan(b[k])), (k, a[k], b[k])
 
 
-SETTINGS = settings(max_examples=150, deadline=None,
+SETTINGS = settings(max_examples=examples(75), deadline=None,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
 
@@ -229,7 +230,7 @@ def rows_equal_evaluate(rows, parts, rnd, empty, measures, level=1):
     same(got, want)
 
 
-@settings(max_examples=40, deadline=None,
+@settings(max_examples=examples(50), deadline=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(batches(), st.sampled_from(["skip", "zero"]), st.sampled_from([1, 2]),
        st.randoms(use_true_random=False))

@@ -19,6 +19,7 @@ from qafast import _exactsum
 from qafast._measure_parser import parse_measures
 from qafast.errors import InputError, InputTypeError
 from test_measure_names import IR_NAMES, RANX_NAMES
+from _examples import examples
 
 try:
     import torch
@@ -383,7 +384,7 @@ def dense_batches(draw):
     return out
 
 
-SETTINGS = settings(max_examples=120, deadline=None,
+SETTINGS = settings(max_examples=examples(60), deadline=None,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 OPTIONS = st.tuples(st.sampled_from([1, 2, 5]), st.sampled_from(["skip", "zero"]),
                     st.sampled_from([None, 1, 3]))
