@@ -78,7 +78,7 @@ OPTIONS = st.tuples(
 ).map(lambda parts: [x for part in parts for x in part])
 
 
-@settings(max_examples=examples(60), deadline=None,
+@settings(max_examples=examples(100), deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(files=trec_files(), options=OPTIONS)
 def test_small_files_print_what_the_numpy_path_prints(tmp_path, monkeypatch, capsys, files,
