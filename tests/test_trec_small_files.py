@@ -9,6 +9,7 @@ numpy path's output or error.
 
 import gzip
 import json
+import math
 import subprocess
 import sys
 from pathlib import Path
@@ -51,14 +52,16 @@ DOCS = ["d1", "d2", "d10", "D3", "doc-ü", "d9", "d99", "x"]
 @st.composite
 def trec_files(draw):
     """A qrels and a run over a few queries and documents: few distinct scores (ties decided
-    by document id), negative and high grades, queries on one side only; the run's queries
-    in id order, as trec_eval adds them (the numpy path adds a run's queries in file order
-    unless -q, so only then could the two sums differ in the last bit)."""
+    by document id), negative and high grades, queries on one side only, the run's queries
+    in any order (trec_eval adds their values in id order; the numpy path measures them in
+    file order)."""
     qrels_lines, run_lines = [], []
     for q in sorted(draw(st.sets(st.sampled_from(QIDS), min_size=1, max_size=5))):
         for d in draw(st.sets(st.sampled_from(DOCS), min_size=1, max_size=6)):
             qrels_lines.append(f"{q} 0 {d} {draw(st.integers(-2, 4))}\n")
-    for q in sorted(draw(st.sets(st.sampled_from(QIDS), min_size=1, max_size=5))):
+    run_queries = sorted(draw(st.sets(st.sampled_from(QIDS), min_size=1, max_size=5)))
+    draw(st.randoms()).shuffle(run_queries)  # each query's lines together, in any order
+    for q in run_queries:
         for d in draw(st.sets(st.sampled_from(DOCS), min_size=1, max_size=8)):
             score = draw(st.sampled_from(["1", "0.5", "2", "-1", "1e300", "0"]))
             run_lines.append(f"{q} Q0 {d} 1 {score} tag{len(run_lines) % 3}\n")
@@ -85,6 +88,29 @@ def test_small_files_print_what_the_numpy_path_prints(tmp_path, monkeypatch, cap
                                                       options):
     small, numpy_path = both_paths(tmp_path, monkeypatch, capsys, *files, *options)
     assert small == numpy_path
+
+
+def test_c_sums_in_query_id_order_with_the_missing_queries_among_the_others(
+        tmp_path, monkeypatch, capsys):
+    # gm_map under -c -o json was 0.014111045924448208 on the numpy path, which added the run's
+    # queries in file order and those missing from it after them, and 0.01411104592444822 on
+    # the small-file path, which adds them all in id order, as trec_eval does (trec_eval.c)
+    grades = {"q0": "0", "q1": "1", "q2": "11", "q3": "01", "q4": "2121", "q5": "0", "q6": "212",
+              "q7": "1111", "q8": "1"}
+    qrels = "".join(f"{q} 0 d{j} {g}\n" for q, gs in grades.items() for j, g in enumerate(gs))
+    scores = {"q2": "2233", "q8": "2322", "q4": "2123", "q6": "3233", "q7": "1222", "q1": "3323"}
+    run = "".join(f"{q} Q0 d{j} 1 {x} r\n" for q, xs in scores.items() for j, x in enumerate(xs))
+    small, numpy_path = both_paths(tmp_path, monkeypatch, capsys, qrels, run,
+                                   "-c", "-o", "json", "-m", "gm_map", "-m", "map")
+    assert small == numpy_path
+    _, out, _ = both_paths(tmp_path, monkeypatch, capsys, qrels, run, "-c", "-q", "-o", "json",
+                           "-m", "map")[0]
+    per_query = json.loads(out)["per_query"]
+    values = [per_query[q]["map"] for q in sorted(per_query)]  # in id order, as trec_eval adds
+    total = 0.0
+    for v in values:
+        total += math.log(max(v, 1e-5))
+    assert json.loads(small[1])["all"]["gm_map"] == math.exp(total / len(values))
 
 
 def test_the_command_line_on_small_files_never_imports_numpy():
