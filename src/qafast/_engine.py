@@ -20,7 +20,13 @@ from . import _kernels
 from ._measure_parser import Column, column_groups, kernel_arrays
 from ._measures import BY_NAME, DENSE, NO_CUTOFF
 from ._ranked import EMPTY_I64, Qrels, Run, comparable_int_ids
-from ._summaries import LEVEL_CEILING, MIN_GEO_MEAN, relstring, zeroed_when_missing
+from ._summaries import (
+    LEVEL_CEILING,
+    MIN_GEO_MEAN,
+    pair_queries,
+    relstring,
+    zeroed_when_missing,
+)
 from ._threads import parts, resolve_workers, thread_pool
 from .errors import InputError, InputTypeError
 
@@ -46,30 +52,12 @@ def query_pairs(qrels: Qrels, run: Run, queries: str, keep_empty: bool = False,
     if (run.query_ids and qrels.query_ids and type(run.query_ids[0]) is int
             and type(qrels.query_ids[0]) is int):
         return _pairs_int(qrels, run, queries, present, allow_none)
-    keep = present.tolist()
-    n_run = len(run.query_ids)
-    if run.query_ids == qrels.query_ids[qrels_start:qrels_start + n_run]:
-        # the same queries in the same order, as when the run was made from the qrels'
-        # topics: no dictionary (each lookup is a cache miss on a scattered id object)
-        qpos = [qrels_start + i if k else -1 for i, k in enumerate(keep)]
-    else:
-        get = qrels.query_index().get
-        qpos = [get(q, -1) if keep[i] else -1 for i, q in enumerate(run.query_ids)]
-    rpos = [i for i, j in enumerate(qpos) if j >= 0]
-    if not rpos and not allow_none:
-        no_common(qrels, run, queries)
-    ids = [run.query_ids[i] for i in rpos]
-    pair_run = rpos
-    pair_qrels = [qpos[i] for i in rpos]
-    if queries == "qrels":
-        in_run = set(pair_qrels)
-        missing = [j for j in range(len(qrels.query_ids)) if j not in in_run]
-        ids += [qrels.query_ids[j] for j in missing]
-        pair_run += [-1] * len(missing)
-        pair_qrels += missing
-    order = sorted(range(len(ids)), key=ids.__getitem__)
-    return ([ids[k] for k in order], np.array(pair_run, dtype=np.int64)[order],
-            np.array(pair_qrels, dtype=np.int64)[order])
+    ids, pair_run, pair_qrels = pair_queries(
+        run.query_ids, qrels.query_ids, every_qrels_query=queries == "qrels",
+        keep=present.tolist(), qrels_start=qrels_start, qrels_index=qrels.query_index())
+    if not allow_none and not any(r >= 0 for r in pair_run):
+        no_common(qrels, run, queries)  # raises; under -c, warns
+    return ids, np.array(pair_run, dtype=np.int64), np.array(pair_qrels, dtype=np.int64)
 
 
 def _pairs_int(qrels, run, queries, present, allow_none=False):

@@ -15,7 +15,7 @@ from . import _kernels
 from ._measure_parser import Column
 
 __all__ = ["LEVEL_CEILING", "MIN_GEO_MEAN", "column_summaries", "column_summary",
-           "relstring", "zeroed_when_missing"]
+           "pair_queries", "relstring", "zeroed_when_missing"]
 
 #: trec_eval.h's floor on a per-query value before its log is taken (the gm_* measures)
 MIN_GEO_MEAN = 0.00001
@@ -59,6 +59,38 @@ def column_summaries(columns: list[Column], values: Any, *, exact: bool = False,
         out = [num_rel if c.family == "num_rel" and c.tool == "trec_eval" else v
                for c, v in zip(columns, out)]
     return out
+
+
+def pair_queries(run_ids: list, qrels_ids: list, *, every_qrels_query: bool,
+                 keep: list[bool] | None = None, qrels_start: int = 0,
+                 qrels_index: dict | None = None) -> tuple[list, list[int], list[int]]:
+    """(query ids, run positions, qrels positions) of the queries evaluated, in query id
+    order: those of the run also in the qrels (``keep[i]`` False leaves run query i out),
+    and with ``every_qrels_query`` (trec_eval -c) each other qrels query, at run position
+    -1. No run position at or above 0 means no query in common. The run's queries are first
+    tried against the qrels' from ``qrels_start`` on, in order; ``qrels_index``: the qrels'
+    {id: position}, when the caller keeps one."""
+    keep = keep if keep is not None else [True] * len(run_ids)
+    if run_ids == qrels_ids[qrels_start:qrels_start + len(run_ids)]:
+        # the same queries in the same order, as when the run was made from the qrels'
+        # topics: no dictionary (each lookup is a cache miss on a scattered id object)
+        qpos = [qrels_start + i if k else -1 for i, k in enumerate(keep)]
+    else:
+        get = (qrels_index if qrels_index is not None
+               else {q: j for j, q in enumerate(qrels_ids)}).get
+        qpos = [get(q, -1) if keep[i] else -1 for i, q in enumerate(run_ids)]
+    pair_run = [i for i, j in enumerate(qpos) if j >= 0]
+    ids = [run_ids[i] for i in pair_run]
+    pair_qrels = [qpos[i] for i in pair_run]
+    if every_qrels_query:
+        in_run = set(pair_qrels)
+        missing = [j for j in range(len(qrels_ids)) if j not in in_run]
+        ids += [qrels_ids[j] for j in missing]
+        pair_run += [-1] * len(missing)
+        pair_qrels += missing
+    order = sorted(range(len(ids)), key=ids.__getitem__)
+    return ([ids[k] for k in order], [pair_run[k] for k in order],
+            [pair_qrels[k] for k in order])
 
 
 def zeroed_when_missing(col: Column) -> bool:

@@ -23,7 +23,13 @@ from typing import Any
 from . import _kernels
 from ._measure_parser import Column, column_groups, kernel_arrays
 from ._measures import BY_NAME, DENSE, MAX_GRADE, NO_CUTOFF
-from ._summaries import LEVEL_CEILING, MIN_GEO_MEAN, relstring, zeroed_when_missing
+from ._summaries import (
+    LEVEL_CEILING,
+    MIN_GEO_MEAN,
+    pair_queries,
+    relstring,
+    zeroed_when_missing,
+)
 
 __all__ = ["QUICK_BYTES", "TextResult", "TrecText", "evaluate_text", "grades_in_scale",
            "read_text", "text_size"]
@@ -126,31 +132,18 @@ def grades_in_scale(qrels: TrecText, columns: list[Column]) -> bool:
     return all(top is None or qrels.top_grade <= top for top in scales)
 
 
-def _pairs(qrels: TrecText, run: TrecText, every_qrels_query: bool):
-    """(query ids in id order, run positions, qrels positions), as _engine.query_pairs
-    gives them (-1: a qrels query missing from the run); None with no query in common."""
-    where = {q: j for j, q in enumerate(qrels.query_ids)}
-    pairs = [(q, i, where[q]) for i, q in enumerate(run.query_ids) if q in where]
-    if not pairs:
-        return None  # the numpy path raises, or warns under -c
-    if every_qrels_query:
-        seen = {j for _, _, j in pairs}
-        pairs += [(q, -1, j) for j, q in enumerate(qrels.query_ids) if j not in seen]
-    pairs.sort()
-    return [p[0] for p in pairs], [p[1] for p in pairs], [p[2] for p in pairs]
-
-
 def evaluate_text(qrels: TrecText, run: TrecText, columns: list[Column], *, queries: str,
                   relevance_level: int, judged_only: bool, max_docs: int | None,
                   relcols: dict) -> TextResult | None:
     """What ``_runfile.evaluate_run_source`` gives for these files, or None where it would
     raise or warn (no query in common)."""
-    found = _pairs(qrels, run, queries == "qrels")
+    ids, pair_run, pair_qrels = pair_queries(run.query_ids, qrels.query_ids,
+                                             every_qrels_query=queries == "qrels")
     m = len(columns)
-    if found is None or not m or not grades_in_scale(qrels, columns):
-        # no numeric column (-m runid, -m relstring): a memoryview has no (n, 0) shape
+    if not any(r >= 0 for r in pair_run) or not m or not grades_in_scale(qrels, columns):
+        # no query in common: the numpy path raises, or warns under -c; no numeric column
+        # (-m runid, -m relstring): a memoryview has no (n, 0) shape
         return None
-    ids, pair_run, pair_qrels = found
     n = len(ids)
     room = [0 if r < 0 else min(run.offsets[r + 1] - run.offsets[r],
                                  qrels.offsets[j + 1] - qrels.offsets[j])
