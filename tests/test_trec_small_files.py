@@ -170,3 +170,14 @@ def test_several_runs_share_the_qrels(tmp_path, monkeypatch, capsys):
                                    "q1 Q0 d2 1 1 r\nq1 Q0 d1 2 0.5 r\n", "-q",
                                    more_runs=[tmp_path / "second"])
     assert small == numpy_path and "==> " in small[1]
+
+
+@settings(max_examples=examples(100), deadline=None)
+@given(grades=st.lists(st.integers(-2**31, 2**31 - 1), max_size=40))
+def test_grade_summary_is_the_largest_grade_and_the_count_above_0(grades):
+    from array import array
+
+    from qafast import _kernels
+
+    assert _kernels.grade_summary(array("i", grades)) == (
+        max(grades, default=0), sum(g > 0 for g in grades))
