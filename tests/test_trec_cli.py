@@ -352,3 +352,55 @@ def test_trec_loads_no_other_family_and_help_lists_them_all():
     for name in ("trec", "example", "squad", "bioasq", "dbqa", "ap", "opencsr", "events",
                  "compare"):
         assert name in helped
+
+
+# --- ir_measures' one-string measure list, --version, --no-progress ------------------------
+
+
+def test_one_m_naming_several_measures_is_ir_measures_list(tmp_path, capsys):
+    # `ir_measures QRELS RUN 'nDCG@10 P@5 AP'` splits the string at spaces; so does -m, and a
+    # parameter list keeps its spaces
+    qrels = "q1 0 a 1\nq1 0 b 2\nq1 0 c 0\nq2 0 x 1\n"
+    run = "q1 Q0 c 1 0.9 r\nq1 Q0 a 2 0.5 r\nq1 Q0 b 3 0.1 r\nq2 Q0 y 1 0.4 r\nq2 Q0 x 2 0.3 r\n"
+    code, out, err = trec(tmp_path, capsys, qrels, run, "-m", " nDCG@10  P@5\tAP ",
+                          "-m", "nDCG(dcg='exp-log2', cutoff=3) map")
+    assert code == 0, err
+    names = [line.split("\t")[0].strip() for line in out.splitlines()]
+    assert names == ["map", "nDCG@10", "P@5", "AP", "nDCG(dcg='exp-log2', cutoff=3)"]
+    code, one_by_one, err = trec(tmp_path, capsys, qrels, run, "-m", "map", "-m", "nDCG@10",
+                                 "-m", "P@5", "-m", "AP", "-m", "nDCG(dcg='exp-log2')@3")
+    assert code == 0, err
+    assert [line.split("\t")[2] for line in out.splitlines()] == [
+        line.split("\t")[2] for line in one_by_one.splitlines()]
+
+
+def test_evaluate_takes_one_string_naming_several_measures():
+    import qafast
+
+    qrels = {"q1": {"a": 1, "b": 2}, "q2": {"x": 1}}
+    run = {"q1": {"a": 0.5, "b": 0.9, "c": 0.1}, "q2": {"x": 0.2, "y": 0.3}}
+    assert (qafast.evaluate(qrels, run, "nDCG@10 P@5  map")
+            == qafast.evaluate(qrels, run, ["nDCG@10", "P@5", "map"]))
+
+
+def test_version(capsys):
+    import qafast
+
+    with pytest.raises(SystemExit) as e:
+        main(["--version"])
+    assert e.value.code == 0
+    assert capsys.readouterr().out == f"qafast {qafast.__version__}\n"
+
+
+def test_every_subcommand_takes_no_progress(capsys):
+    from qafast.cli import build_parser
+
+    _, handlers = build_parser()
+    assert len(handlers) > 8
+    for name in handlers:
+        with pytest.raises(SystemExit) as e:
+            main([name, "--no-progress", "--help"])
+        assert e.value.code == 0
+        assert "--no-progress" in capsys.readouterr().out, name
+    code = main(["example", "--no-progress"])
+    assert code == 0 and capsys.readouterr().out.startswith("qafast ")

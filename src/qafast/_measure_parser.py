@@ -613,6 +613,32 @@ def _unknown(text) -> str:
             f"nickname (all_trec, official, set)")
 
 
+def split_requests(text: str) -> list[str]:
+    """The measure names in ``text``, split at whitespace outside parentheses and quotes:
+    ir_measures' command line takes ``'nDCG@10 P@5 AP'`` as three measures, and a parameter
+    list such as ``nDCG(dcg='exp-log2', judged_only=True)@10`` stays one."""
+    names: list[str] = []
+    start = depth = 0
+    quote = ""
+    for i, ch in enumerate(text):
+        if quote:
+            if ch == quote:
+                quote = ""
+        elif ch in "'\"":
+            quote = ch
+        elif ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth = max(depth - 1, 0)
+        elif ch.isspace() and depth == 0:
+            if i > start:
+                names.append(text[start:i])
+            start = i + 1
+    if len(text) > start:
+        names.append(text[start:])
+    return names
+
+
 def parse_measures(measures, *, version: str = "10.0") -> list[Column]:
     """Columns for a measure request: one name or an iterable of names.
 
@@ -621,9 +647,12 @@ def parse_measures(measures, *, version: str = "10.0") -> list[Column]:
     ``P(rel=2)@5``, ``RR@10``, or an ir_measures measure object) or qafast's own
     (``hit@10``, ``ndcg_exp@10``); each means what its tool computes. Duplicated output
     names keep their first occurrence. A family named twice in trec_eval form (``P.5`` then
-    ``P.10``) yields both sets of columns.
+    ``P.10``) yields both sets of columns. One str naming several measures, separated by
+    spaces (``"nDCG@10 P@5 AP"``, as ir_measures' command line takes them), is that list.
     """
-    if isinstance(measures, str) or _is_ir_measure(measures):
+    if isinstance(measures, str):
+        measures = split_requests(measures) or [measures]
+    elif _is_ir_measure(measures):
         measures = [measures]
     try:
         items = list(measures)
@@ -659,7 +688,8 @@ def trec_columns(requests: list[str] | None, *, version: str = "10.0") -> list[C
     marked: dict[str, str | None] = {}
     others: list[Column] = []
     nick = NICKNAMES_V9 if version == "9.0.8" else NICKNAMES
-    for req in requests or ["official"]:
+    split = [name for req in requests or () for name in split_requests(req) or [req]]
+    for req in split or ["official"]:
         fam, dot, params = req.partition(".")
         if fam in nick or fam in TREC_ORDER:
             if dot and not params:
