@@ -2,7 +2,7 @@
 
 Build (warnings are errors)::
 
-    pip install ".[docs]"
+    pip install -r docs/requirements.txt     # beside an installed qafast
     python -m sphinx -W --keep-going -b html docs docs/_build/html
 
 The measure reference (``measures.rst``) and the API pages (``api/``) are generated at build
@@ -52,5 +52,8 @@ numpydoc_xref_param_type = False
 intersphinx_mapping = {}
 
 html_theme = "alabaster"
+# the measure reference's summary table has six columns: the page takes the window's width
+html_theme_options = {"page_width": "min(1200px, 96vw)"}
 html_title = f"qafast {release}"
-html_static_path = []
+html_static_path = ["_static"]
+html_css_files = ["qafast.css"]

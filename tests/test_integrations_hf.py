@@ -124,3 +124,41 @@ def test_squad_lists_and_squad_format_in_both_modes():
     check_plain(got, want)
     with pytest.raises(ValueError, match="question '9' has no prediction"):
         compute_metrics(EvalPrediction(fmt_preds, [{"id": "9", "answers": {"text": []}}]))
+
+
+@pytest.mark.parametrize("batch_eval_metrics", [False, True])
+def test_a_real_trainer_evaluates_with_retrieval_metrics(tmp_path, batch_eval_metrics):
+    # the Trainer itself (transformers and its accelerate, torch's CPU build): it pads and
+    # concatenates the batches, or calls once per batch, and prefixes the keys with eval_
+    torch = pytest.importorskip("torch")
+    transformers = pytest.importorskip("transformers")
+    pytest.importorskip("accelerate")
+
+    rng = np.random.default_rng(3)
+    features = rng.normal(size=(10, 6, 4)).astype(np.float32)
+    labels = (rng.random((10, 6)) < 0.35).astype(np.int64)
+
+    class Scorer(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.weights = torch.nn.Linear(4, 1)
+
+        def forward(self, features, labels=None):
+            logits = self.weights(features).squeeze(-1)
+            return {"loss": logits.sum() * 0.0, "logits": logits}
+
+    model = Scorer()
+    rows = [{"features": torch.from_numpy(f), "labels": torch.from_numpy(r)}
+            for f, r in zip(features, labels)]
+    args = transformers.TrainingArguments(
+        output_dir=str(tmp_path), per_device_eval_batch_size=3, report_to=[], use_cpu=True,
+        batch_eval_metrics=batch_eval_metrics, dataloader_num_workers=0)
+    trainer = transformers.Trainer(model=model, args=args, eval_dataset=rows,
+                                   compute_metrics=retrieval_metrics(MEASURES))
+    got = trainer.evaluate()
+    with torch.no_grad():
+        scores = model(torch.from_numpy(features))["logits"].numpy()
+    want = qafast.RankingMetrics(MEASURES)
+    want.update(scores, labels)
+    for name, value in want.compute().items():
+        assert got[f"eval_{name}"] == pytest.approx(value, abs=1e-12), name

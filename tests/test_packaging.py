@@ -46,6 +46,15 @@ def test_test_extra_group_and_requirements_file_list_the_same_requirements():
     assert [r for r in listed if r and not r.startswith("#")] == extra
 
 
+def test_docs_extra_group_and_requirements_file_list_the_same_requirements():
+    # the README builds the site with docs/requirements.txt, beside the installed qafast
+    config = _pyproject()
+    extra = config["project"]["optional-dependencies"]["docs"]
+    assert config["dependency-groups"]["docs"] == extra
+    listed = (ROOT / "docs" / "requirements.txt").read_text().splitlines()
+    assert [r for r in listed if r and not r.startswith("#")] == extra
+
+
 def test_wheels_skip_free_threaded_builds_and_claim_nothing_for_them():
     cibw = _pyproject()["tool"]["cibuildwheel"]
     assert "cp3??t-*" in cibw["skip"]

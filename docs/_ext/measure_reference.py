@@ -69,7 +69,7 @@ def render() -> str:
                      _literals(names["torchmetrics"]),
                      ", ".join(a for a in agreement if a in d.agrees)])
     out += _table(["Family", "trec_eval", "ranx", "ir_measures", "torchmetrics", "Agrees with"],
-                  rows, "14 14 18 20 20 14")
+                  rows, "13 15 15 17 17 23")
 
     out += [".. _agreement:", ""]
     out += _heading("How agreement is checked", "-")
