@@ -105,6 +105,42 @@ def test_corrections_equal_the_reference_and_scipy(ps, method):
             np.atleast_1d(scipy_stats.false_discovery_control(ps)).tolist(), rel=1e-12)
 
 
+p_values = st.lists(st.one_of(st.sampled_from([0.0, 1.0, 0.05, 0.5]), st.floats(0, 1)),
+                    min_size=1, max_size=14)
+
+
+@settings(max_examples=examples(60), deadline=None)
+@given(p_values, st.integers(1, 3))
+@example([0.0, 0.0, 1.0, 1.0], 1)
+@example([0.01], 1)
+def test_benjamini_yekutieli_equals_statsmodels_scipy_and_the_reference(ps, repeat):
+    multitest = pytest.importorskip("statsmodels.stats.multitest",
+                                    reason="statsmodels is the reference for fdr_by")
+    ps = ps * repeat  # ties
+    got = adjust_p_values(ps, "by")
+    assert got.tolist() == pytest.approx(ref.adjust(ps, "by"), rel=1e-12, abs=1e-300)
+    _, theirs, _, _ = multitest.multipletests(ps, method="fdr_by")
+    assert got.tolist() == pytest.approx(theirs.tolist(), rel=1e-12, abs=1e-300)
+    assert got.tolist() == pytest.approx(
+        np.atleast_1d(scipy_stats.false_discovery_control(ps, method="by")).tolist(),
+        rel=1e-12, abs=1e-300)
+    assert (got >= adjust_p_values(ps, "bh")).all() and (got <= 1).all()
+    for alias in ("fdr_by", "Benjamini-Yekutieli"):
+        assert adjust_p_values(ps, alias).tolist() == got.tolist()
+
+
+def test_benjamini_yekutieli_per_column_and_in_compare():
+    ps = np.array([[0.01, 0.2], [0.02, 0.01], [0.04, 0.03]])
+    got = adjust_p_values(ps, "by")
+    for j in range(2):
+        assert got[:, j].tolist() == adjust_p_values(ps[:, j], "by").tolist()
+    qrels, runs = make_case(n_queries=20, n_runs=4, seed=3)
+    c = qafast.compare(qrels, runs, ["map", "P@5"], correction="by")
+    assert c.correction == "by"
+    assert c.p_adjusted.tolist() == adjust_p_values(c.p_value, "by").tolist()
+    assert "Benjamini-Yekutieli correction per measure" in str(c)
+
+
 # -- randomization test -------------------------------------------------------------------
 
 @settings(max_examples=examples(100), deadline=None)

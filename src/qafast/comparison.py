@@ -60,8 +60,10 @@ CORRECTIONS = {
     "holm": "Holm correction",
     "holm-sidak": "Holm-Sidak correction",
     "bh": "Benjamini-Hochberg correction",
+    "by": "Benjamini-Yekutieli correction",
 }
 _CORRECTION_ALIASES = {None: "none", "fdr_bh": "bh", "benjamini-hochberg": "bh",
+                       "fdr_by": "by", "benjamini-yekutieli": "by",
                        "holm_sidak": "holm-sidak", "sidak-holm": "holm-sidak"}
 #: Two sums (or t statistics) closer than this fraction of their scale count as equal.
 TIE_TOLERANCE = 1e-10
@@ -95,8 +97,12 @@ def adjust_p_values(p_values, correction: str = "holm") -> np.ndarray:
     ----------
     p_values : array_like
         p-values, 1-D (one family) or 2-D (one family per column).
-    correction : {"none", "bonferroni", "holm", "holm-sidak", "bh"}
-        ``"bh"`` is Benjamini-Hochberg, equal to ``scipy.stats.false_discovery_control``.
+    correction : {"none", "bonferroni", "holm", "holm-sidak", "bh", "by"}
+        ``"bh"`` is Benjamini-Hochberg, equal to ``scipy.stats.false_discovery_control``;
+        ``"by"`` is Benjamini-Yekutieli, Benjamini-Hochberg's adjusted p-values times
+        ``1 + 1/2 + ... + 1/m`` (capped at 1), which controls the false discovery rate
+        under any dependence between the tests (statsmodels' ``"fdr_by"``, scipy's
+        ``false_discovery_control(..., method="by")``).
 
     Returns
     -------
@@ -111,6 +117,8 @@ def adjust_p_values(p_values, correction: str = "holm") -> np.ndarray:
     [0.03, 0.06, 0.06]
     >>> adjust_p_values([0.5, 0.6, 0.1, 0.001], "bh").tolist()
     [0.6, 0.6, 0.2, 0.004]
+    >>> [round(p, 6) for p in adjust_p_values([0.5, 0.6, 0.1, 0.001], "by").tolist()]
+    [1.0, 1.0, 0.416667, 0.008333]
     """
     method = _correction_name(correction)
     p = np.array(p_values, dtype=np.float64)
@@ -129,9 +137,11 @@ def _adjust_columns(p: np.ndarray, method: str) -> np.ndarray:
         return np.minimum(p * m, 1.0)
     order = np.argsort(p, axis=0, kind="stable")
     ps = np.take_along_axis(p, order, axis=0)
-    if method == "bh":
+    if method in ("bh", "by"):
         i = np.arange(1, m + 1, dtype=np.float64)[:, None]
         ps = ps * (m / i)
+        if method == "by":
+            ps = ps * math.fsum(1.0 / k for k in range(1, m + 1))
         ps = np.minimum.accumulate(ps[::-1], axis=0)[::-1]
         ps = np.minimum(ps, 1.0)
     else:
@@ -715,10 +725,11 @@ def compare(qrels, runs: Mapping[str, Any], measures: str | Iterable[str], *,
         random ones and divides by ``n_resamples``, as ranx and Smucker et al. (2007) do.
         ``"bootstrap"``'s is the fraction of ``n_resamples`` resamples of the differences
         shifted to mean 0 whose ``|t|`` reaches the observed ``|t|`` (Sakai, 2006).
-    correction : {"holm", "none", "bonferroni", "holm-sidak", "bh"}, default "holm"
-        Multiple-testing correction across the comparisons of each measure. Tukey's HSD
-        is adjusted for all pairs already: it takes ``"none"`` (or None), and the default
-        ``"holm"`` is not applied to it.
+    correction : {"holm", "none", "bonferroni", "holm-sidak", "bh", "by"}, default "holm"
+        Multiple-testing correction across the comparisons of each measure (``"bh"``:
+        Benjamini-Hochberg, ``"by"``: Benjamini-Yekutieli; see :func:`adjust_p_values`).
+        Tukey's HSD is adjusted for all pairs already: it takes ``"none"`` (or None), and
+        the default ``"holm"`` is not applied to it.
     alpha : float, default 0.05
         A comparison is significant when its adjusted p-value is at most ``alpha``; the
         confidence intervals are at level 1 - alpha.

@@ -87,7 +87,8 @@ def adjust(p_values: list[float], method: str) -> list[float]:
     ``bonferroni``: min(1, m p). ``holm``: the i-th smallest (1-based) times m - i + 1,
     then a running maximum. ``holm-sidak``: 1 - (1 - p)**(m - i + 1) (as expm1 and log1p, which keep
     the digits of a small p), then a running maximum. ``bh`` (Benjamini-Hochberg): the i-th smallest times m / i, then a running
-    minimum from the largest down. ``none``: unchanged.
+    minimum from the largest down. ``by`` (Benjamini-Yekutieli): as ``bh``, each product
+    also times 1 + 1/2 + ... + 1/m. ``none``: unchanged.
     """
     m = len(p_values)
     order = sorted(range(m), key=lambda i: p_values[i])
@@ -108,11 +109,12 @@ def adjust(p_values: list[float], method: str) -> list[float]:
             running = max(running, a)
             out[i] = running
         return out
-    if method == "bh":
+    if method in ("bh", "by"):
+        factor = math.fsum(1 / k for k in range(1, m + 1)) if method == "by" else 1.0
         running = 1.0
         for rank in range(m - 1, -1, -1):
             i = order[rank]
-            running = min(running, p_values[i] * m / (rank + 1))
+            running = min(running, p_values[i] * m / (rank + 1) * factor)
             out[i] = running
         return out
     raise ValueError(f"unknown correction {method!r}")
