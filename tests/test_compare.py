@@ -740,6 +740,10 @@ def test_reports_show_spreads_and_intervals():
     assert r"95\% confidence interval" in tex and r"$\pm$: standard deviation" in tex
     boot = qafast.compare(qrels, systems, ["map"], ci="bootstrap", n_resamples=200)
     assert "percentile bootstrap, 200 resamples" in boot.to_text(intervals=True)
+    pq = per_query([0.1, 0.5, 0.3, 0.9], [0.2, 0.7, 0.2, 1.0])
+    exact = Comparison.from_per_query(pq, test="fisher", ci="bootstrap", n_resamples=300)
+    assert exact.exact and exact.n_resamples == 16
+    assert "percentile bootstrap, 300 resamples" in exact.to_text(intervals=True)
 
 
 def test_dataframe_has_the_new_columns_last():

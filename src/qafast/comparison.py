@@ -685,7 +685,7 @@ class Comparison:
 
     def _extras(self, i: int, j: int, digits: int, intervals: bool, spread: bool):
         """(spread, interval) texts of run i's mean of measure j, each None if not shown
-        (the spread also for a run of one seed)."""
+        (a run of one seed has no spread)."""
         sd = float(self.seed_std[i, j])
         shown = f"{sd:.{digits}f}" if spread and self.n_seeds[i] > 1 else None
         interval = (f"[{self.mean_ci_low[i, j]:.{digits}f}, {self.mean_ci_high[i, j]:.{digits}f}]"
@@ -716,8 +716,11 @@ class Comparison:
         if spread:
             out.append(f"{pm}: standard deviation of a run's mean over its seeds.")
         if intervals:
-            how = ("percentile bootstrap, " + f"{self.n_resamples:,} resamples"
-                   if self.ci == "bootstrap" else "Student's t")
+            # the intervals drew what was asked for, where the exact randomization test
+            # counted its sign vectors in n_resamples
+            drawn = getattr(self, "_ci_resamples", None) or self.n_resamples
+            how = (f"percentile bootstrap, {drawn:,} resamples" if self.ci == "bootstrap"
+                   else "Student's t")
             out.append(f"[ ]: {100 * (1 - self.alpha):g}% confidence interval of a run's mean "
                        f"over queries ({how}).")
         return out
@@ -1347,7 +1350,7 @@ def _analyse(names, measures, query_ids, values, means, *, baseline, test, corre
                                           n_resamples=n_resamples, seed=seed, workers=workers,
                                           resampled=run_means)
     group, n_seeds, n_folds, seed_means = systems or ("seeds", None, None, None)
-    return Comparison(
+    result = Comparison(
         list(names), list(measures), list(query_ids), values, means, baseline=baseline,
         test=test, correction=correction, alpha=float(alpha), n_resamples=int(used),
         exact=exact, seed=int(seed), ci=ci,
@@ -1358,6 +1361,8 @@ def _analyse(names, measures, query_ids, values, means, *, baseline, test, corre
         wins=(diffs > 0).sum(axis=1), ties=(diffs == 0).sum(axis=1),
         losses=(diffs < 0).sum(axis=1), mean_ci_low=mean_low, mean_ci_high=mean_high,
         group=group, n_seeds=n_seeds, n_folds=n_folds, seed_means=seed_means)
+    result._ci_resamples = int(n_resamples)
+    return result
 
 
 def to_frame(per_query: Mapping, *, run: str | None = None):
