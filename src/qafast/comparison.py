@@ -404,6 +404,9 @@ class Comparison:
         of the run's mean over its seeds; NaN for a run of one seed.
     """
 
+    #: resamples the bootstrap intervals drew (set by compare; n_resamples when unset)
+    _ci_resamples: int | None = None
+
     def __init__(self, runs, measures, query_ids, values, means, *, baseline, test,
                  correction, alpha, n_resamples, exact, seed, ci, pairs, diff, statistic,
                  p_value, p_adjusted, effect_size, ci_low, ci_high, wins, ties, losses,
@@ -718,7 +721,7 @@ class Comparison:
         if intervals:
             # the intervals drew what was asked for, where the exact randomization test
             # counted its sign vectors in n_resamples
-            drawn = getattr(self, "_ci_resamples", None) or self.n_resamples
+            drawn = self._ci_resamples or self.n_resamples
             how = (f"percentile bootstrap, {drawn:,} resamples" if self.ci == "bootstrap"
                    else "Student's t")
             out.append(f"[ ]: {100 * (1 - self.alpha):g}% confidence interval of a run's mean "
