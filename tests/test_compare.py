@@ -105,6 +105,42 @@ def test_corrections_equal_the_reference_and_scipy(ps, method):
             np.atleast_1d(scipy_stats.false_discovery_control(ps)).tolist(), rel=1e-12)
 
 
+p_values = st.lists(st.one_of(st.sampled_from([0.0, 1.0, 0.05, 0.5]), st.floats(0, 1)),
+                    min_size=1, max_size=14)
+
+
+@settings(max_examples=examples(60), deadline=None)
+@given(p_values, st.integers(1, 3))
+@example([0.0, 0.0, 1.0, 1.0], 1)
+@example([0.01], 1)
+def test_benjamini_yekutieli_equals_statsmodels_scipy_and_the_reference(ps, repeat):
+    multitest = pytest.importorskip("statsmodels.stats.multitest",
+                                    reason="statsmodels is the reference for fdr_by")
+    ps = ps * repeat  # ties
+    got = adjust_p_values(ps, "by")
+    assert got.tolist() == pytest.approx(ref.adjust(ps, "by"), rel=1e-12, abs=1e-300)
+    _, theirs, _, _ = multitest.multipletests(ps, method="fdr_by")
+    assert got.tolist() == pytest.approx(theirs.tolist(), rel=1e-12, abs=1e-300)
+    assert got.tolist() == pytest.approx(
+        np.atleast_1d(scipy_stats.false_discovery_control(ps, method="by")).tolist(),
+        rel=1e-12, abs=1e-300)
+    assert (got >= adjust_p_values(ps, "bh")).all() and (got <= 1).all()
+    for alias in ("fdr_by", "Benjamini-Yekutieli"):
+        assert adjust_p_values(ps, alias).tolist() == got.tolist()
+
+
+def test_benjamini_yekutieli_per_column_and_in_compare():
+    ps = np.array([[0.01, 0.2], [0.02, 0.01], [0.04, 0.03]])
+    got = adjust_p_values(ps, "by")
+    for j in range(2):
+        assert got[:, j].tolist() == adjust_p_values(ps[:, j], "by").tolist()
+    qrels, runs = make_case(n_queries=20, n_runs=4, seed=3)
+    c = qafast.compare(qrels, runs, ["map", "P@5"], correction="by")
+    assert c.correction == "by"
+    assert c.p_adjusted.tolist() == adjust_p_values(c.p_value, "by").tolist()
+    assert "Benjamini-Yekutieli correction per measure" in str(c)
+
+
 # -- randomization test -------------------------------------------------------------------
 
 @settings(max_examples=examples(100), deadline=None)
@@ -422,3 +458,358 @@ def test_a_malformed_run_file_is_named_with_its_run_and_keeps_its_class(tmp_path
         qafast.compare(str(tmp_path / "qrels"),
                        {"a": str(tmp_path / "good"), "b": str(tmp_path / "bad")}, ["map"])
     assert info.value.line == 2
+
+
+# -- several runs per system: seeds and folds ---------------------------------------------
+
+def seed_case(n_queries=30, n_seeds=3, seed=21):
+    """(qrels, {"bm25": run, "dense": [seed runs]}, the seed runs)."""
+    qrels, runs = make_case(n_queries=n_queries, n_runs=n_seeds + 1, seed=seed, weight=0.1)
+    seeds = [runs[f"r{k}"] for k in range(1, n_seeds + 1)]
+    return qrels, {"bm25": runs["r0"], "dense": seeds}, seeds
+
+
+MEASURES = ["map", "P@5", "ndcg@10"]
+
+
+def test_seeds_are_averaged_per_query_then_tested_over_queries():
+    qrels, systems, seeds = seed_case()
+    c = qafast.compare(qrels, systems, MEASURES, baseline="bm25")
+    per_seed = [qafast.evaluate(qrels, run, MEASURES, per_query=True) for run in seeds]
+    stacked = np.array([[list(pq[q].values()) for q in c.query_ids] for pq in per_seed])
+    np.testing.assert_allclose(c.values[1], stacked.mean(axis=0), rtol=1e-15, atol=0)
+    # a query's values are added in increasing order, then divided by the number of seeds
+    ordered = np.sort(stacked, axis=0)
+    assert c.values[1].tolist() == ((ordered[0] + ordered[1] + ordered[2]) / 3).tolist()
+    assert c.n_seeds.tolist() == [1, 3] and c.n_folds.tolist() == [1, 1]
+    # each seed's own mean is evaluate's, bit for bit; the spread is their sample sd
+    for s, run in enumerate(seeds):
+        assert c.seed_means[1][s].tolist() == list(qafast.evaluate(qrels, run, MEASURES).values())
+    np.testing.assert_allclose(c.seed_std[1], np.std(c.seed_means[1], axis=0, ddof=1),
+                               rtol=1e-15, atol=0)
+    assert np.isnan(c.seed_std[0]).all()
+    assert c.seed_means[0].tolist() == [c.means[0].tolist()]
+    # the tests are those of the per-query means given as one run
+    pq = {name: {q: dict(zip(MEASURES, c.values[r, i].tolist()))
+                 for i, q in enumerate(c.query_ids)} for r, name in enumerate(c.runs)}
+    alone = Comparison.from_per_query(pq, baseline="bm25")
+    for field in ("means", "p_value", "p_adjusted", "statistic", "ci_low", "ci_high",
+                  "mean_ci_low", "mean_ci_high"):
+        np.testing.assert_allclose(getattr(c, field), getattr(alone, field), rtol=1e-12,
+                                   atol=0, err_msg=field)
+
+
+def test_the_order_of_the_seeds_does_not_change_a_bit():
+    qrels, systems, seeds = seed_case(seed=22, n_seeds=4)
+    a = qafast.compare(qrels, systems, MEASURES, test="fisher", n_resamples=300)
+    for order in ([3, 1, 0, 2], [2, 3, 1, 0]):
+        b = qafast.compare(qrels, {"bm25": systems["bm25"], "dense": [seeds[i] for i in order]},
+                           MEASURES, test="fisher", n_resamples=300, workers=2)
+        assert b.values.tolist() == a.values.tolist()
+        assert b.means.tolist() == a.means.tolist()
+        assert b.p_value.tolist() == a.p_value.tolist()
+        assert b.seed_std.tolist()[1] == pytest.approx(a.seed_std.tolist()[1], rel=1e-15)
+
+
+def test_a_list_of_one_run_is_that_run():
+    qrels, runs = make_case(n_queries=25, seed=23)
+    a = qafast.compare(qrels, runs, MEASURES, test="bootstrap", ci="bootstrap", n_resamples=300)
+    for group in ("seeds", "folds"):
+        b = qafast.compare(qrels, {name: [run] for name, run in runs.items()}, MEASURES,
+                           test="bootstrap", ci="bootstrap", n_resamples=300, group=group)
+        assert same_records(b.to_records(), a.to_records())
+
+
+@settings(max_examples=examples(40), deadline=None)
+@given(st.integers(2, 12), st.integers(1, 4), st.integers(0, 2**31), st.booleans())
+def test_seeds_from_per_query_values(n, n_seeds, seed, ties):
+    rng = np.random.default_rng(seed)
+    levels = 4 if ties else 10**6
+    base = rng.integers(0, levels + 1, n) / levels
+    runs = rng.integers(0, levels + 1, (n_seeds, n)) / levels
+    qids = [f"q{i:03d}" for i in range(n)]
+    pq = {"a": {q: {"m": float(x)} for q, x in zip(qids, base)},
+          "b": [{q: {"m": float(x)} for q, x in zip(qids, run)} for run in runs]}
+    c = Comparison.from_per_query(pq, baseline="a")
+    ordered = np.sort(runs, axis=0)
+    total = ordered[0].copy()
+    for row in ordered[1:]:
+        total += row
+    assert c.values[1, :, 0].tolist() == (total / n_seeds).tolist()
+    assert c.n_seeds.tolist() == [1, n_seeds]
+    assert c.seed_means[1][:, 0].tolist() == pytest.approx(runs.mean(axis=1).tolist(),
+                                                           rel=1e-15, abs=1e-300)
+    if n_seeds > 1:
+        assert c.seed_std[1, 0] == pytest.approx(np.std(runs.mean(axis=1), ddof=1),
+                                                 rel=1e-9, abs=1e-15)
+    reversed_ = Comparison.from_per_query({"a": pq["a"], "b": pq["b"][::-1]}, baseline="a")
+    assert reversed_.values.tolist() == c.values.tolist()
+    assert reversed_.p_value.tolist() == c.p_value.tolist()
+
+
+def same_records(a, b):
+    """Records equal field by field, NaN equal to NaN."""
+    def same(x, y):
+        return x == y or (isinstance(x, float) and isinstance(y, float)
+                          and math.isnan(x) and math.isnan(y))
+    return len(a) == len(b) and all(
+        r.keys() == q.keys() and all(same(r[k], q[k]) for k in r) for r, q in zip(a, b))
+
+
+def split_folds(run, query_ids, k):
+    return [{q: run[q] for q in query_ids[i::k] if q in run} for i in range(k)]
+
+
+def test_folds_join_to_the_whole_run():
+    qrels, runs = make_case(n_queries=30, seed=24)
+    qids = sorted(qrels)
+    whole = qafast.compare(qrels, runs, MEASURES, baseline="r0")
+    folded = {"r0": runs["r0"], "r1": split_folds(runs["r1"], qids, 3),
+              "r2": split_folds(runs["r2"], qids[::-1], 5)}
+    c = qafast.compare(qrels, folded, MEASURES, baseline="r0", group="folds")
+    assert c.n_folds.tolist() == [1, 3, 5] and c.n_seeds.tolist() == [1, 1, 1]
+    assert c.query_ids == whole.query_ids
+    assert c.values.tolist() == whole.values.tolist()
+    assert c.means.tolist() == whole.means.tolist()
+    assert c.p_value.tolist() == whole.p_value.tolist()
+    assert "r1: 3 folds" in str(c) and "seeds' values" not in str(c)
+
+
+def test_folds_with_every_qrels_query_score_a_query_no_fold_has_as_trec_eval_c():
+    qrels, runs = make_case(n_queries=20, seed=25)
+    qids = sorted(qrels)
+    del runs["r1"]["q004"], runs["r1"]["q011"]
+    whole = qafast.compare(qrels, runs, MEASURES, queries="qrels")
+    folds = split_folds(runs["r1"], qids, 4)
+    c = qafast.compare(qrels, {**runs, "r1": folds}, MEASURES, queries="qrels", group="folds")
+    assert c.values.tolist() == whole.values.tolist()
+    assert c.means.tolist() == whole.means.tolist()
+    assert c.means[1].tolist() == list(qafast.evaluate(qrels, runs["r1"], MEASURES,
+                                                       queries="qrels").values())
+
+
+def test_seeds_of_folds_and_folds_of_seeds():
+    qrels, systems, seeds = seed_case(n_queries=24, seed=26)
+    qids = sorted(qrels)
+    flat = qafast.compare(qrels, systems, MEASURES, baseline="bm25")
+    seeds_of_folds = [split_folds(run, qids, 3) for run in seeds]
+    folds_of_seeds = [list(fold) for fold in zip(*seeds_of_folds)]
+    a = qafast.compare(qrels, {"bm25": systems["bm25"], "dense": seeds_of_folds}, MEASURES,
+                       baseline="bm25")
+    b = qafast.compare(qrels, {"bm25": systems["bm25"], "dense": folds_of_seeds}, MEASURES,
+                       baseline="bm25", group="folds")
+    for c in (a, b):
+        assert c.n_seeds.tolist() == [1, 3] and c.n_folds.tolist() == [1, 3]
+        assert c.values.tolist() == flat.values.tolist()
+        assert c.p_value.tolist() == flat.p_value.tolist()
+        assert [m.tolist() for m in c.seed_means] == [m.tolist() for m in flat.seed_means]
+    assert "dense: 3 seeds x 3 folds" in a.to_markdown()
+
+
+def test_several_runs_per_system_bad_input():
+    qrels, systems, seeds = seed_case(n_queries=12, seed=27)
+    qids = sorted(qrels)
+    short = {q: d for q, d in seeds[1].items() if q != "q005"}
+    with pytest.raises(ValueError, match=r"the seeds of run 'dense' must cover the same "
+                       r"queries; run 'dense'\[1\] has no value for 1 query of run "
+                       r"'dense'\[0\]: 'q005' \(group='folds'"):
+        qafast.compare(qrels, {"bm25": systems["bm25"], "dense": [seeds[0], short]}, ["map"])
+    folds = split_folds(seeds[0], qids, 3)
+    folds[2] = {**folds[2], "q000": seeds[0]["q000"], "q003": seeds[0]["q003"]}
+    with pytest.raises(ValueError, match=r"the folds of run 'dense' must hold disjoint "
+                       r"queries; run 'dense'\[2\] shares 2 queries with the folds before "
+                       r"it \('q000', 'q003'; 'q000' is also in run 'dense'\[0\]\)"):
+        qafast.compare(qrels, {"bm25": systems["bm25"], "dense": folds}, ["map"],
+                       group="folds")
+    with pytest.raises(ValueError, match=r"the seeds of run 'dense' must cover the same"):
+        qafast.compare(qrels, {"bm25": systems["bm25"], "dense": split_folds(seeds[0], qids, 2)},
+                       ["map"])  # folds given as seeds: named, not averaged
+    with pytest.raises(ValueError, match="run 'dense' is an empty list"):
+        qafast.compare(qrels, {"bm25": systems["bm25"], "dense": []}, ["map"])
+    with pytest.raises(ValueError, match=r"run 'dense': each of its seeds needs the same "
+                       r"number of folds, not 1, 2"):
+        qafast.compare(qrels, {"bm25": systems["bm25"], "dense": [seeds[0], seeds[1:]]},
+                       ["map"])
+    with pytest.raises(TypeError, match=r"run 'dense'\[0\]\[0\] is a list"):
+        qafast.compare(qrels, {"bm25": systems["bm25"], "dense": [[[seeds[0]]]]}, ["map"])
+    with pytest.raises(ValueError, match="group must be 'seeds' or 'folds', not 'runs'"):
+        qafast.compare(qrels, systems, ["map"], group="runs")
+    with pytest.raises(TypeError, match=r"run 'dense'\[1\]: run dict: query 'q000'"):
+        qafast.compare(qrels, {"bm25": systems["bm25"], "dense": [seeds[0], {"q000": 3}]},
+                       ["map"])
+
+
+def test_a_malformed_seed_file_is_named_with_its_place(tmp_path):
+    from qafast.io.trec import TrecFormatError
+
+    (tmp_path / "qrels").write_text("q1 0 d1 1\nq2 0 d1 1\n")
+    (tmp_path / "good").write_text("q1 Q0 d1 1 0.5 r\nq2 Q0 d1 1 0.5 r\n")
+    (tmp_path / "bad").write_text("q1 Q0 d1 1 0.5 r\nq2 Q0 d2 2 xx r\n")
+    good, bad = str(tmp_path / "good"), str(tmp_path / "bad")
+    with pytest.raises(TrecFormatError, match=r"run 'b'\[1\]: .*bad, line 2: score"):
+        qafast.compare(str(tmp_path / "qrels"), {"a": good, "b": [good, bad]}, ["map"])
+
+
+# -- confidence intervals of each system's mean -------------------------------------------
+
+@pytest.mark.parametrize("alpha", [0.05, 0.1, 0.01])
+def test_mean_t_interval_equals_scipy(alpha):
+    qrels, systems, _ = seed_case(n_queries=35, seed=28)
+    c = qafast.compare(qrels, systems, MEASURES, alpha=alpha)
+    for r in range(2):
+        for j in range(len(MEASURES)):
+            x = c.values[r, :, j]
+            lo, hi = scipy_stats.t.interval(1 - alpha, len(x) - 1, loc=x.mean(),
+                                            scale=scipy_stats.sem(x))
+            assert c.mean_ci_low[r, j] == pytest.approx(lo, rel=1e-12)
+            assert c.mean_ci_high[r, j] == pytest.approx(hi, rel=1e-12)
+            got = scipy_stats.ttest_1samp(x, 0.0).confidence_interval(1 - alpha)
+            assert c.mean_ci_low[r, j] == pytest.approx(got.low, rel=1e-12)
+
+
+@settings(max_examples=examples(15), deadline=None)
+@given(st.integers(2, 40), st.integers(0, 2**64 - 1), st.sampled_from([0.05, 0.2]),
+       st.booleans())
+def test_mean_bootstrap_interval_is_the_reference_stream(n, seed, alpha, ties):
+    rng = np.random.default_rng(seed % 2**32)
+    a = (rng.integers(0, 3, n) / 2) if ties else rng.random(n)
+    b = (rng.integers(0, 3, n) / 2) if ties else rng.random(n)
+    c = Comparison.from_per_query(per_query(a, b), baseline="a", ci="bootstrap",
+                                  n_resamples=97, seed=seed, alpha=alpha)
+    for r, x in enumerate((a, b)):
+        lo, hi = ref.bootstrap_mean_interval([float(v) for v in x], 97, seed, alpha)
+        assert c.mean_ci_low[r, 0] == pytest.approx(lo, rel=1e-12, abs=1e-15)
+        assert c.mean_ci_high[r, 0] == pytest.approx(hi, rel=1e-12, abs=1e-15)
+
+
+def test_mean_bootstrap_interval_shares_the_resamples_and_not_the_workers():
+    qrels, systems, _ = seed_case(n_queries=50, seed=29)
+    kw = {"ci": "bootstrap", "n_resamples": 800, "seed": 3}
+    with_test = qafast.compare(qrels, systems, MEASURES, test="bootstrap", **kw)
+    alone = qafast.compare(qrels, systems, MEASURES, test="student", workers=2, **kw)
+    assert with_test.mean_ci_low.tolist() == alone.mean_ci_low.tolist()
+    assert with_test.mean_ci_high.tolist() == alone.mean_ci_high.tolist()
+    assert with_test.ci_low.tolist() == alone.ci_low.tolist()
+    t = qafast.compare(qrels, systems, MEASURES)
+    assert (with_test.mean_ci_low <= with_test.means).all()
+    assert (with_test.means <= with_test.mean_ci_high).all()
+    np.testing.assert_allclose(with_test.mean_ci_low, t.mean_ci_low, rtol=0, atol=0.03)
+
+
+def test_a_comparison_pickled_before_seeds_gets_its_intervals():
+    import pickle
+
+    qrels, runs = make_case(n_queries=20, seed=30)
+    for kw in ({}, {"ci": "bootstrap", "n_resamples": 300}):
+        c = qafast.compare(qrels, runs, MEASURES, **kw)
+        state = {k: v for k, v in c.__dict__.items()
+                 if k not in ("mean_ci_low", "mean_ci_high", "group", "n_seeds", "n_folds",
+                              "seed_means", "seed_std")}
+        old = Comparison.__new__(Comparison)
+        old.__setstate__(state)
+        assert same_records(old.to_records(), c.to_records())
+        again = pickle.loads(pickle.dumps(c))
+        assert same_records(again.to_records(), c.to_records())
+
+
+# -- reports of several runs and intervals ------------------------------------------------
+
+def test_reports_show_spreads_and_intervals():
+    qrels, systems, _ = seed_case(n_queries=20, seed=31)
+    c = qafast.compare(qrels, systems, ["map", "P@5"], baseline="bm25")
+    records = c.to_records()
+    assert list(records[0])[-5:] == ["n_seeds", "n_folds", "seed_std", "mean_ci_low",
+                                     "mean_ci_high"]
+    dense = next(r for r in records if r["run"] == "dense" and r["measure"] == "map")
+    assert dense["n_seeds"] == 3 and dense["seed_std"] == c.seed_std[1, 0]
+    assert dense["mean_ci_low"] == c.mean_ci_low[1, 0]
+    doc = c.to_dict()
+    assert doc["n_seeds"] == {"bm25": 1, "dense": 3}
+    assert doc["mean_ci"]["dense"]["map"] == [c.mean_ci_low[1, 0], c.mean_ci_high[1, 0]]
+    assert doc["seed_means"]["dense"]["map"] == c.seed_means[1][:, 0].tolist()
+    sd, lo, hi = (f"{x:.4f}" for x in (c.seed_std[1, 0], c.mean_ci_low[1, 0],
+                                       c.mean_ci_high[1, 0]))
+    text = c.to_text(intervals=True)
+    assert f"±{sd} [{lo}, {hi}]" in text and str(c) == c.to_text()
+    assert "dense: 3 seeds" in text and "95% confidence interval of a run's mean" in text
+    assert f"± {sd} [{lo}, {hi}]" in c.to_markdown(intervals=True)
+    assert f"± {sd}" in c.to_markdown() and "[" not in c.to_markdown().splitlines()[3]
+    assert f"± {sd}" not in c.to_markdown(spread=False)
+    tex = c.to_latex(intervals=True)
+    assert rf"{{\scriptsize $\pm${sd}}} {{\scriptsize [{lo}, {hi}]}}" in tex
+    assert r"95\% confidence interval" in tex and r"$\pm$: standard deviation" in tex
+    boot = qafast.compare(qrels, systems, ["map"], ci="bootstrap", n_resamples=200)
+    assert "percentile bootstrap, 200 resamples" in boot.to_text(intervals=True)
+    pq = per_query([0.1, 0.5, 0.3, 0.9], [0.2, 0.7, 0.2, 1.0])
+    exact = Comparison.from_per_query(pq, test="fisher", ci="bootstrap", n_resamples=300)
+    assert exact.exact and exact.n_resamples == 16
+    assert "percentile bootstrap, 300 resamples" in exact.to_text(intervals=True)
+
+
+def test_dataframe_has_the_new_columns_last():
+    pytest.importorskip("pandas")
+    qrels, systems, _ = seed_case(n_queries=15, seed=32)
+    df = qafast.compare(qrels, systems, ["map"], baseline="bm25").to_dataframe()
+    assert list(df.columns[-5:]) == ["n_seeds", "n_folds", "seed_std", "mean_ci_low",
+                                     "mean_ci_high"]
+    assert df.set_index("run").n_seeds.to_dict() == {"bm25": 1, "dense": 3}
+
+
+def write_seed_case(tmp_path):
+    qrels, systems, seeds = seed_case(n_queries=16, seed=33)
+    qpath = tmp_path / "qrels.txt"
+    qpath.write_text("".join(f"{q} 0 {d} {g}\n" for q, docs in qrels.items()
+                             for d, g in docs.items()))
+    paths = []
+    named = [("bm25", systems["bm25"])] + [(f"dense.s{k}", r) for k, r in enumerate(seeds)]
+    for name, run in named:
+        p = tmp_path / f"{name}.run"
+        p.write_text("".join(f"{q} Q0 {d} 1 {s!r} x\n" for q, docs in run.items()
+                             for d, s in docs.items()))
+        paths.append(str(p))
+    return qrels, systems, str(qpath), paths
+
+
+def test_cli_seeds_folds_and_intervals(tmp_path, capsys):
+    from qafast.cli import main
+
+    qrels, systems, qpath, paths = write_seed_case(tmp_path)
+    expected = qafast.compare(qrels, systems, ["map"], baseline="bm25")
+    assert main(["compare", qpath, f"bm25={paths[0]}", *(f"dense={p}" for p in paths[1:]),
+                 "--group", "seeds", "-m", "map", "--baseline", "bm25", "-o", "json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["n_seeds"] == {"bm25": 1, "dense": 3}
+    assert doc["means"]["dense"]["map"] == expected.means[1, 0]
+    assert doc["seed_std"]["dense"]["map"] == expected.seed_std[1, 0]
+    pattern = str(tmp_path / "dense.s*.run")
+    assert main(["compare", qpath, paths[0], f"dense={pattern}", "--group", "seeds", "-m",
+                 "map", "--baseline", "bm25", "--mean-ci"]) == 0
+    out = capsys.readouterr().out
+    assert f"±{expected.seed_std[1, 0]:.4f} [{expected.mean_ci_low[1, 0]:.4f}," in out
+    assert main(["compare", qpath, *paths[:2], "-m", "map", "-o", "csv", "--ci",
+                 "bootstrap", "--resamples", "100"]) == 0
+    header = capsys.readouterr().out.splitlines()[0]
+    assert header.endswith("n_seeds,n_folds,seed_std,mean_ci_low,mean_ci_high")
+    # folds: one seed's run cut in two files of disjoint queries
+    run = systems["dense"][0]
+    qids = sorted(run)
+    for k in range(2):
+        (tmp_path / f"fold{k}.run").write_text("".join(
+            f"{q} Q0 {d} 1 {s!r} x\n" for q in qids[k::2] for d, s in run[q].items()))
+    assert main(["compare", qpath, f"bm25={paths[0]}", f"dense={tmp_path}/fold*.run",
+                 "--group", "folds", "-m", "map", "-o", "json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["n_folds"]["dense"] == 2
+    assert doc["means"]["dense"]["map"] == qafast.evaluate(qrels, run, ["map"])["map"]
+
+
+def test_cli_group_errors(tmp_path, capsys):
+    from qafast.cli import main
+
+    _, _, qpath, paths = write_seed_case(tmp_path)
+    assert main(["compare", qpath, paths[0], f"dense={tmp_path}/nothing*.run", "--group",
+                 "seeds"]) == 2
+    assert "run 'dense': no file matches" in capsys.readouterr().err
+    assert main(["compare", qpath, paths[0], f"d={paths[1]}", f"d={paths[1]}", "--group",
+                 "seeds"]) == 2
+    assert "is given twice for 'd'" in capsys.readouterr().err

@@ -9,15 +9,17 @@ a whole :class:`~qafast._ranked.Run` first.
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from . import _kernels
-from ._engine import Chunked, Evaluation
+from ._engine import Chunked, Evaluation, NoCommonQueryWarning
 from ._measure_parser import Column
 from ._ranked import Qrels, Run, as_run, is_arrow_source
 from ._runfile import evaluate_run_source, is_run_source
 
-__all__ = ["evaluate_run_dict", "per_query_values"]
+__all__ = ["add_missing_queries", "evaluate_run_dict", "per_query_values"]
 
 # entries per chunk of a run dict evaluated as it is encoded (about 10 MB of buffers)
 _CHUNK_ENTRIES = 1 << 18
@@ -89,3 +91,23 @@ def per_query_values(qrels: Qrels, run, columns: list[Column], queries: str,
             return result.ids, result.values
     ev = Evaluation(qrels, as_run(run, options["workers"]), queries=queries, **options)
     return ev.ids, ev.values(columns)
+
+
+def add_missing_queries(qrels: Qrels, ids: list, values: np.ndarray, columns: list[Column],
+                        options: dict) -> tuple[list, np.ndarray]:
+    """``(ids, values)`` of a run's queries with every qrels query the run lacks added,
+    scored on an empty ranking as trec_eval -c scores it; queries in id order."""
+    have = set(ids)
+    if all(q in have for q in qrels.query_ids):
+        return ids, values
+    empty = Run.from_arrays(np.zeros(0, dtype=object), np.zeros(0, dtype=object),
+                            np.zeros(0, dtype=np.float64))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", NoCommonQueryWarning)
+        ev = Evaluation(qrels, empty, queries="qrels", **options)
+        missing = ev.values(columns)
+    keep = [i for i, q in enumerate(ev.ids) if q not in have]
+    all_ids = ids + [ev.ids[i] for i in keep]
+    all_values = np.concatenate([values, missing[keep]])
+    order = sorted(range(len(all_ids)), key=all_ids.__getitem__)
+    return [all_ids[k] for k in order], np.ascontiguousarray(all_values[order])

@@ -19,6 +19,21 @@ Tests (two-sided, on the paired per-query differences):
 
 The t and normal tails and the signed-rank distribution are computed here; only Tukey's HSD
 needs scipy (``pip install "qafast[stats]"``).
+
+Several runs per system (seeds or folds). A system given as a list of runs is one row of
+the comparison. With ``group="seeds"`` (the default) the runs are repeated runs of the same
+system on the same queries (training seeds, say): each run is evaluated as
+:func:`qafast.evaluate` would, then each query's value is the mean of the runs' values for
+that query, and the tests pair these per-query means over queries as they pair single runs'
+values. So the averaging over seeds comes first, and the tests and intervals are over
+queries; the spread over seeds is reported beside them, as the standard deviation of the
+runs' own means (``seed_std``). With ``group="folds"`` the runs hold disjoint sets of
+queries (cross-validation folds) and are joined into one run of all their queries. A list
+of lists nests the other kind: with ``group="seeds"``, each seed a list of its folds.
+
+Each system's mean also has a confidence interval at level 1 - alpha, over queries
+(``mean_ci_low``, ``mean_ci_high``): Student's t, or the percentile bootstrap of the mean
+with the same seeded resamples of queries as the bootstrap test.
 """
 
 from __future__ import annotations
@@ -38,7 +53,7 @@ from ._engine import check_options
 from ._measure_parser import parse_measures
 from ._measures import TEXT_MEASURES
 from ._ranked import as_qrels
-from ._run_sources import per_query_values
+from ._run_sources import add_missing_queries, per_query_values
 from ._summaries import column_summaries
 from ._threads import resolve_workers, thread_pool
 from .errors import InputError, InputTypeError, in_context
@@ -60,9 +75,15 @@ CORRECTIONS = {
     "holm": "Holm correction",
     "holm-sidak": "Holm-Sidak correction",
     "bh": "Benjamini-Hochberg correction",
+    "by": "Benjamini-Yekutieli correction",
 }
 _CORRECTION_ALIASES = {None: "none", "fdr_bh": "bh", "benjamini-hochberg": "bh",
+                       "fdr_by": "by", "benjamini-yekutieli": "by",
                        "holm_sidak": "holm-sidak", "sidak-holm": "holm-sidak"}
+GROUPS = {
+    "seeds": "repeated runs on the same queries, averaged per query",
+    "folds": "runs on disjoint queries, joined",
+}
 #: Two sums (or t statistics) closer than this fraction of their scale count as equal.
 TIE_TOLERANCE = 1e-10
 _SUPERSCRIPTS = dict(zip(string.ascii_lowercase, "ᵃᵇᶜᵈᵉᶠᵍʰⁱʲᵏˡᵐⁿᵒᵖ𐞥ʳˢᵗᵘᵛʷˣʸᶻ"))
@@ -95,8 +116,12 @@ def adjust_p_values(p_values, correction: str = "holm") -> np.ndarray:
     ----------
     p_values : array_like
         p-values, 1-D (one family) or 2-D (one family per column).
-    correction : {"none", "bonferroni", "holm", "holm-sidak", "bh"}
-        ``"bh"`` is Benjamini-Hochberg, equal to ``scipy.stats.false_discovery_control``.
+    correction : {"none", "bonferroni", "holm", "holm-sidak", "bh", "by"}
+        ``"bh"`` is Benjamini-Hochberg, equal to ``scipy.stats.false_discovery_control``;
+        ``"by"`` is Benjamini-Yekutieli, Benjamini-Hochberg's adjusted p-values times
+        ``1 + 1/2 + ... + 1/m`` (capped at 1), which controls the false discovery rate
+        under any dependence between the tests (statsmodels' ``"fdr_by"``, scipy's
+        ``false_discovery_control(..., method="by")``).
 
     Returns
     -------
@@ -111,6 +136,8 @@ def adjust_p_values(p_values, correction: str = "holm") -> np.ndarray:
     [0.03, 0.06, 0.06]
     >>> adjust_p_values([0.5, 0.6, 0.1, 0.001], "bh").tolist()
     [0.6, 0.6, 0.2, 0.004]
+    >>> [round(p, 6) for p in adjust_p_values([0.5, 0.6, 0.1, 0.001], "by").tolist()]
+    [1.0, 1.0, 0.416667, 0.008333]
     """
     method = _correction_name(correction)
     p = np.array(p_values, dtype=np.float64)
@@ -129,9 +156,11 @@ def _adjust_columns(p: np.ndarray, method: str) -> np.ndarray:
         return np.minimum(p * m, 1.0)
     order = np.argsort(p, axis=0, kind="stable")
     ps = np.take_along_axis(p, order, axis=0)
-    if method == "bh":
+    if method in ("bh", "by"):
         i = np.arange(1, m + 1, dtype=np.float64)[:, None]
         ps = ps * (m / i)
+        if method == "by":
+            ps = ps * math.fsum(1.0 / k for k in range(1, m + 1))
         ps = np.minimum.accumulate(ps[::-1], axis=0)[::-1]
         ps = np.minimum(ps, 1.0)
     else:
@@ -224,24 +253,60 @@ def _randomization(diffs: np.ndarray, n_resamples: int, seed: int, workers: int)
 
 
 def _bootstrap(diffs: np.ndarray, t_observed: np.ndarray, n_resamples: int, seed: int,
-               workers: int):
-    """(p-values, resample means (resamples x columns)) of Sakai's paired bootstrap test."""
+               workers: int, also: np.ndarray | None = None):
+    """(p-values, resample means (resamples x columns)) of Sakai's paired bootstrap test;
+    with ``also`` (queries x k), a third item: the means of its columns in the same
+    resamples of queries (not shifted, and not tested), for percentile intervals.
+
+    The kernel treats each column alone, with the query indices drawn from (seed, resample),
+    so the extra columns leave the test's numbers as they are without them."""
     n, m = diffs.shape
     if n >= 2**32:
         raise InputError(f"the bootstrap draws query indices below 2**32; got {n} queries")
     shifted = np.ascontiguousarray(diffs - diffs.mean(axis=0))
     thresholds = np.abs(t_observed) * (1.0 - TIE_TOLERANCE)
+    if also is not None:
+        shifted = np.ascontiguousarray(np.hstack([shifted, also]))
+        thresholds = np.concatenate([thresholds, np.full(also.shape[1], np.inf)])
+    width = shifted.shape[1]
     chunks = _split(n_resamples, workers)
-    counts = [np.zeros(m, dtype=np.int64) for _ in chunks]
-    means = np.empty((n_resamples, m), dtype=np.float64)
+    counts = [np.zeros(width, dtype=np.int64) for _ in chunks]
+    means = np.empty((n_resamples, width), dtype=np.float64)
 
     def work(i):
         lo, hi = chunks[i]
         _kernels.paired_bootstrap(shifted, thresholds, seed, lo, hi, counts[i], means[lo:hi],
-                                  np.empty((2, m), dtype=np.float64))
+                                  np.empty((2, width), dtype=np.float64))
 
     _run_parallel(work, len(chunks))
-    return np.sum(counts, axis=0) / n_resamples, means
+    p = np.sum(counts, axis=0)[:m] / n_resamples
+    if also is None:
+        return p, means
+    return p, means[:, :m], means[:, m:]
+
+
+def _by_query(values: np.ndarray) -> np.ndarray:
+    """(runs, queries, measures) values as a queries x (runs * measures) matrix."""
+    r, n, k = values.shape
+    return np.ascontiguousarray(values.transpose(1, 0, 2).reshape(n, r * k))
+
+
+def _mean_intervals(values: np.ndarray, means: np.ndarray, *, alpha: float, ci: str,
+                    n_resamples: int, seed: int, workers: int, resampled=None):
+    """(low, high) of each run's mean at level 1 - alpha, shape (runs, measures), over
+    queries: Student's t about the mean, or the alpha/2 and 1 - alpha/2 quantiles (numpy's
+    default, linear) of the means of ``n_resamples`` seeded bootstrap resamples of the
+    queries. ``resampled``: those means already drawn, resamples x (runs * measures)."""
+    r, n, k = values.shape
+    if ci == "bootstrap":
+        if resampled is None:
+            _, _, resampled = _bootstrap(np.empty((n, 0)), np.empty(0), n_resamples, seed,
+                                         workers, also=_by_query(values))
+        q = np.quantile(resampled, [alpha / 2, 1 - alpha / 2], axis=0)
+        return q[0].reshape(r, k), q[1].reshape(r, k)
+    sd = np.std(values, axis=1, ddof=1)
+    half = dist.t_isf(alpha / 2, n - 1) * sd / math.sqrt(n)
+    return means - half, means + half
 
 
 def _run_parallel(work, n):
@@ -286,6 +351,11 @@ def _latex_escape(text: str) -> str:
     return "".join(_LATEX_SPECIAL.get(ch, ch) for ch in str(text))
 
 
+def _latex_legend(text: str) -> str:
+    """The caption's legend escaped, keeping its ``$\\pm$``."""
+    return "$\\pm$".join(_latex_escape(part) for part in text.split("$\\pm$"))
+
+
 class Comparison:
     """Runs compared on the same queries: per-query values, means, tests and decisions.
 
@@ -318,11 +388,30 @@ class Comparison:
         ``p_adjusted <= alpha``.
     wins, ties, losses : numpy.ndarray of int
         Queries where ``run`` is above, equal to and below ``versus``.
+    mean_ci_low, mean_ci_high : numpy.ndarray
+        Per run and measure: the confidence interval of the run's mean at level 1 - alpha,
+        over queries (Student's t, or the percentile bootstrap with ``ci="bootstrap"``).
+    group : {"seeds", "folds"}
+        How a run given as a list of runs was combined (see :func:`compare`).
+    n_seeds, n_folds : numpy.ndarray of int
+        Per run: how many seeds were averaged, and how many folds joined (1 and 1 for a
+        single run).
+    seed_means : list of numpy.ndarray
+        Per run, the means of each of its seeds, shape (seeds, measures); a single run's
+        is its mean.
+    seed_std : numpy.ndarray
+        Per run and measure: the standard deviation (ddof 1) of ``seed_means``, the spread
+        of the run's mean over its seeds; NaN for a run of one seed.
     """
+
+    #: resamples the bootstrap intervals drew (set by compare; n_resamples when unset)
+    _ci_resamples: int | None = None
 
     def __init__(self, runs, measures, query_ids, values, means, *, baseline, test,
                  correction, alpha, n_resamples, exact, seed, ci, pairs, diff, statistic,
-                 p_value, p_adjusted, effect_size, ci_low, ci_high, wins, ties, losses):
+                 p_value, p_adjusted, effect_size, ci_low, ci_high, wins, ties, losses,
+                 mean_ci_low=None, mean_ci_high=None, group="seeds", n_seeds=None,
+                 n_folds=None, seed_means=None):
         self.runs, self.measures, self.query_ids = runs, measures, query_ids
         self.values, self.means = values, means
         self.baseline, self.test, self.correction, self.alpha = baseline, test, correction, alpha
@@ -333,6 +422,39 @@ class Comparison:
         self.significant = p_adjusted <= alpha
         self.effect_size, self.ci_low, self.ci_high = effect_size, ci_low, ci_high
         self.wins, self.ties, self.losses = wins, ties, losses
+        self._set_systems(mean_ci_low, mean_ci_high, group, n_seeds, n_folds, seed_means)
+
+    def _set_systems(self, mean_ci_low, mean_ci_high, group, n_seeds, n_folds, seed_means):
+        r, k = self.means.shape
+        if mean_ci_low is None or mean_ci_high is None:
+            mean_ci_low, mean_ci_high = np.full((r, k), np.nan), np.full((r, k), np.nan)
+        self.mean_ci_low, self.mean_ci_high = mean_ci_low, mean_ci_high
+        self.group = group
+        self.n_seeds = (np.ones(r, dtype=np.int64) if n_seeds is None
+                        else np.asarray(n_seeds, dtype=np.int64))
+        self.n_folds = (np.ones(r, dtype=np.int64) if n_folds is None
+                        else np.asarray(n_folds, dtype=np.int64))
+        if seed_means is None:
+            seed_means = [None] * r
+        self.seed_means = [self.means[i][None].copy() if sm is None else np.asarray(sm)
+                           for i, sm in enumerate(seed_means)]
+        self.seed_std = np.array([np.std(sm, axis=0, ddof=1) if len(sm) > 1
+                                  else np.full(k, np.nan) for sm in self.seed_means]
+                                 ).reshape(r, k)
+
+    def __setstate__(self, state):
+        """A Comparison pickled before runs could be lists of seeds or folds gets their
+        defaults (one seed, one fold) and its means' confidence intervals."""
+        self.__dict__.update(state)
+        if "mean_ci_low" not in state:
+            low = high = None
+            if self.ci == "t" or not (self.test == "fisher" and self.exact):
+                # n_resamples is what the bootstrap drew, unless the exact randomization
+                # test replaced it by its count of sign vectors
+                low, high = _mean_intervals(self.values, self.means, alpha=self.alpha,
+                                            ci=self.ci, n_resamples=self.n_resamples,
+                                            seed=self.seed, workers=1)
+            self._set_systems(low, high, "seeds", None, None, None)
 
     # -- construction -------------------------------------------------------------------
 
@@ -340,7 +462,7 @@ class Comparison:
     def from_per_query(cls, per_query, *, baseline: str | None = None, test: str = "student",
                        correction: str | None = "holm", alpha: float = 0.05,
                        n_resamples: int = 10_000, seed: int = 0, ci: str = "t",
-                       workers: int = 1) -> Comparison:
+                       group: str = "seeds", workers: int = 1) -> Comparison:
         """Compare runs from their per-query values, for any metric.
 
         Parameters
@@ -348,8 +470,9 @@ class Comparison:
         per_query : mapping
             ``{run: {query_id: {measure: value}}}``, each run as
             ``qafast.evaluate(..., per_query=True)`` returns it (or per-question scores of
-            any other metric). Every run must have the same queries and measures.
-        baseline, test, correction, alpha, n_resamples, seed, ci, workers
+            any other metric). Every run must have the same queries and measures. A run may
+            be a list of such mappings, its seeds or folds as ``group`` says.
+        baseline, test, correction, alpha, n_resamples, seed, ci, group, workers
             As for :func:`compare`.
 
         Examples
@@ -360,41 +483,61 @@ class Comparison:
         >>> c = Comparison.from_per_query(f1, baseline="a", test="fisher")
         >>> c.means.tolist(), c.p_value.tolist(), c.exact
         ([[0.3666666666666667], [0.6666666666666666]], [[0.25]], True)
+
+        Two seeds of ``b``: each question's F1 is the mean of the seeds' F1, and
+        ``seed_std`` the spread of the seeds' own means.
+
+        >>> b2 = {"q1": {"f1": 0.8}, "q2": {"f1": 0.2}, "q3": {"f1": 0.9}}
+        >>> c = Comparison.from_per_query({"a": f1["a"], "b": [f1["b"], b2]}, baseline="a")
+        >>> c.values[1, :, 0].tolist(), c.n_seeds.tolist()
+        ([0.7, 0.35, 0.9], [1, 2])
+        >>> [round(x, 4) for x in c.seed_std[:, 0].tolist()]
+        [nan, 0.0236]
         """
         if not isinstance(per_query, Mapping):
             raise InputTypeError("per_query must be a mapping {run: {query_id: {measure: value}}}, "
                                  f"not {type(per_query).__name__}")
         names = _run_names(per_query)
-        first = per_query[names[0]]
+        _check_settings(names, baseline, test, correction, alpha, n_resamples, seed, ci)
+        group = _group_name(group)
+        layouts = [_layout(name, per_query[name], group) for name in names]
+        first_label, _, first = layouts[0][0][1][0]
         if not isinstance(first, Mapping) or not first:
-            raise InputError(f"run {names[0]!r}: expected a non-empty mapping "
+            raise InputError(f"{first_label}: expected a non-empty mapping "
                              "{query_id: {measure: value}}")
-        query_ids = sorted(first)
         measures = list(next(iter(first.values())))
-        values = np.empty((len(names), len(query_ids), len(measures)), dtype=np.float64)
-        for r, name in enumerate(names):
-            data = per_query[name]
-            if not isinstance(data, Mapping):
-                raise InputTypeError(f"run {name!r}: expected a mapping {{query_id: {{measure: "
-                                     f"value}}}}, not {type(data).__name__}")
-            _check_same_queries(names[0], query_ids, name, sorted(data))
-            for i, q in enumerate(query_ids):
-                row = data[q]
-                try:
-                    values[r, i] = [row[m] for m in measures]
-                except KeyError as e:
-                    raise InputError(f"run {name!r}, query {q!r}: no value for measure "
-                                     f"{e.args[0]!r}") from None
-                except (TypeError, ValueError):
-                    raise InputTypeError(
-                        f"run {name!r}, query {q!r}: values must be numbers") from None
+        query_ids = sorted(first)
+
+        def summarize(block):
+            sums = np.empty(len(measures), dtype=np.float64)
+            _kernels.column_sums(np.ascontiguousarray(block), sums)
+            return sums / len(block)
+
+        blocks, seed_means = [], []
+        for name, layout in zip(names, layouts):
+            seeds = []
+            for seed_label, folds in layout:
+                if len(folds) == 1:
+                    label, _, data = folds[0]
+                    seeds.append((seed_label, *_per_query_block(label, data, measures)))
+                    continue
+                seeds.append((seed_label, *_join_folds(
+                    name, [(where, *_per_query_block(label, data, measures))
+                           for label, where, data in folds])))
+            ids, values, means = _average_seeds(name, seeds, summarize)
+            _check_same_queries(names[0], query_ids, name, ids)
+            blocks.append(values)
+            seed_means.append(means)
+        values = np.stack(blocks)
         means = np.empty((len(names), len(measures)), dtype=np.float64)
         for r in range(len(names)):
-            _kernels.column_sums(np.ascontiguousarray(values[r]), means[r])
-        means /= len(query_ids)
+            means[r] = summarize(values[r])
+        systems = (group, [len(layout) for layout in layouts],
+                   [len(layout[0][1]) for layout in layouts], seed_means)
         return _analyse(names, measures, query_ids, values, means, baseline=baseline,
                         test=test, correction=correction, alpha=alpha,
-                        n_resamples=n_resamples, seed=seed, ci=ci, workers=workers)
+                        n_resamples=n_resamples, seed=seed, ci=ci, workers=workers,
+                        systems=systems)
 
     # -- reports ------------------------------------------------------------------------
 
@@ -439,6 +582,10 @@ class Comparison:
                             wins=int((self.wins if sign > 0 else self.losses)[c, j]),
                             ties=int(self.ties[c, j]),
                             losses=int((self.losses if sign > 0 else self.wins)[c, j]))
+                    rec.update(n_seeds=int(self.n_seeds[r]), n_folds=int(self.n_folds[r]),
+                               seed_std=float(self.seed_std[r, j]),
+                               mean_ci_low=float(self.mean_ci_low[r, j]),
+                               mean_ci_high=float(self.mean_ci_high[r, j]))
                     records.append(rec)
         return records
 
@@ -446,9 +593,12 @@ class Comparison:
         """A tidy pandas DataFrame: one row per run, measure and run compared against.
 
         Columns: ``run, measure, mean, versus, versus_mean, diff, statistic, p_value,
-        p_adjusted, significant, effect_size, ci_low, ci_high, wins, ties, losses``. With a
-        baseline, each run has one row per measure against the baseline (the baseline's
-        own rows have no test); without one, one row per other run.
+        p_adjusted, significant, effect_size, ci_low, ci_high, wins, ties, losses, n_seeds,
+        n_folds, seed_std, mean_ci_low, mean_ci_high``. With a baseline, each run has one
+        row per measure against the baseline (the baseline's own rows have no test);
+        without one, one row per other run. ``ci_low, ci_high`` bound the difference
+        ``diff``; ``mean_ci_low, mean_ci_high`` the run's own ``mean``; ``seed_std`` is the
+        spread of the run's mean over its ``n_seeds`` seeds (NaN for one).
         """
         import pandas as pd
 
@@ -476,6 +626,18 @@ class Comparison:
                 "measures": list(self.measures),
                 "means": {name: dict(zip(self.measures, self.means[r].tolist()))
                           for r, name in enumerate(self.runs)},
+                "mean_ci": {name: {m: [float(self.mean_ci_low[r, j]),
+                                       float(self.mean_ci_high[r, j])]
+                                   for j, m in enumerate(self.measures)}
+                            for r, name in enumerate(self.runs)},
+                "group": self.group,
+                "n_seeds": dict(zip(self.runs, self.n_seeds.tolist())),
+                "n_folds": dict(zip(self.runs, self.n_folds.tolist())),
+                "seed_means": {name: {m: self.seed_means[r][:, j].tolist()
+                                      for j, m in enumerate(self.measures)}
+                               for r, name in enumerate(self.runs)},
+                "seed_std": {name: dict(zip(self.measures, self.seed_std[r].tolist()))
+                             for r, name in enumerate(self.runs)},
                 "comparisons": [rec for rec in self.to_records() if rec["versus"] is not None]}
 
     def better_than(self) -> np.ndarray:
@@ -521,10 +683,66 @@ class Comparison:
             cells.append(row)
         return letters, cells
 
-    def to_markdown(self, *, digits: int = 4) -> str:
+    def _show_spread(self, spread) -> bool:
+        return bool((self.n_seeds > 1).any()) if spread is None else bool(spread)
+
+    def _extras(self, i: int, j: int, digits: int, intervals: bool, spread: bool):
+        """(spread, interval) texts of run i's mean of measure j, each None if not shown
+        (a run of one seed has no spread)."""
+        sd = float(self.seed_std[i, j])
+        shown = f"{sd:.{digits}f}" if spread and self.n_seeds[i] > 1 else None
+        interval = (f"[{self.mean_ci_low[i, j]:.{digits}f}, {self.mean_ci_high[i, j]:.{digits}f}]"
+                    if intervals else None)
+        return shown, interval
+
+    def _systems_note(self) -> str:
+        """Which runs were several runs, or "" when none was."""
+        parts = []
+        for i, name in enumerate(self.runs):
+            s, f = int(self.n_seeds[i]), int(self.n_folds[i])
+            kinds = ([f"{s} seeds"] if s > 1 else []) + ([f"{f} folds"] if f > 1 else [])
+            if kinds:
+                parts.append(f"{name}: {' x '.join(kinds)}")
+        if not parts:
+            return ""
+        note = "several runs per system (" + ", ".join(parts) + ")"
+        if (self.n_seeds > 1).any():
+            note += "; a query's value is the mean of its seeds' values"
+        return note
+
+    def _legend(self, intervals: bool, spread: bool, pm: str = "±") -> list[str]:
+        """The sentences that say what the spreads, intervals and several runs are."""
+        out = []
+        note = self._systems_note()
+        if note:
+            out.append(note[0].upper() + note[1:] + ".")
+        if spread:
+            out.append(f"{pm}: standard deviation of a run's mean over its seeds.")
+        if intervals:
+            # the intervals drew what was asked for, where the exact randomization test
+            # counted its sign vectors in n_resamples
+            drawn = self._ci_resamples or self.n_resamples
+            how = (f"percentile bootstrap, {drawn:,} resamples" if self.ci == "bootstrap"
+                   else "Student's t")
+            out.append(f"[ ]: {100 * (1 - self.alpha):g}% confidence interval of a run's mean "
+                       f"over queries ({how}).")
+        return out
+
+    def to_markdown(self, *, digits: int = 4, intervals: bool = False,
+                    spread: bool | None = None) -> str:
         """A Markdown table: a row per run, a column per measure, the best mean of each
         column in bold, and after each mean the letters of the runs it is significantly
         better than (``<sup>``); a line below names the test.
+
+        Parameters
+        ----------
+        digits : int, default 4
+            Decimals shown.
+        intervals : bool, default False
+            Show each mean's confidence interval, ``[low, high]``.
+        spread : bool, optional
+            Show ``± seed_std`` after the means of runs given as several seeds; by default,
+            when there is such a run.
 
         Examples
         --------
@@ -539,35 +757,46 @@ class Comparison:
         <BLANKLINE>
         Superscripts: significantly better than the run with that letter (Fisher's paired randomization test, all 4 sign vectors, Holm correction per measure, all pairs, alpha = 0.05); 2 queries.
         """
+        spread = self._show_spread(spread)
         letters, cells = self._cells(digits, None)
         lines = ["| # | run | " + " | ".join(self.measures) + " |",
                  "| --- | --- | " + " | ".join("---:" for _ in self.measures) + " |"]
         for i, name in enumerate(self.runs):
             parts = []
-            for value, marks, best in cells[i]:
+            for j, (value, marks, best) in enumerate(cells[i]):
                 text = f"**{value}**" if best else value
-                parts.append(text + (f"<sup>{marks}</sup>" if marks else ""))
+                text += f"<sup>{marks}</sup>" if marks else ""
+                sd, interval = self._extras(i, j, digits, intervals, spread)
+                text += f" ± {sd}" if sd is not None else ""
+                text += f" {interval}" if interval is not None else ""
+                parts.append(text)
             lines.append(f"| {letters[i]} | {name} | " + " | ".join(parts) + " |")
         lines.append("")
-        lines.append(f"Superscripts: significantly better than the run with that letter "
-                     f"({self._description()}); {len(self.query_ids)} queries.")
+        footer = (f"Superscripts: significantly better than the run with that letter "
+                  f"({self._description()}); {len(self.query_ids)} queries.")
+        lines.append(" ".join([footer, *self._legend(intervals, spread)]))
         return "\n".join(lines)
 
     def to_latex(self, *, digits: int = 4, caption: str | None = None,
-                 label: str = "tab:results") -> str:
+                 label: str = "tab:results", intervals: bool = False,
+                 spread: bool | None = None) -> str:
         """A LaTeX table (``booktabs``): the best mean of each measure in bold, and
         superscript letters after a mean naming the runs it is significantly better than,
         padded with ``\\hphantom`` so the numbers stay aligned. The caption names the test
-        and the correction unless ``caption`` is given.
+        and the correction unless ``caption`` is given. ``intervals`` and ``spread`` add
+        each mean's confidence interval and ``± seed_std``, in small type, as for
+        :meth:`to_markdown`.
         """
+        spread = self._show_spread(spread)
         letters, cells = self._cells(digits, None)
         if caption is None:
+            legend = " ".join(self._legend(intervals, spread, pm="$\\pm$"))
             caption = (f"Mean effectiveness over {len(self.query_ids)} queries. The best "
                        "value of each measure is in bold. A superscript letter marks a "
                        "significant improvement over the run with that letter ("
                        + re.sub(r"alpha = (\S+)$", r"$\\alpha = \1$",
                                 _latex_escape(self._description()))
-                       + ").")
+                       + ")." + (" " + _latex_legend(legend) if legend else ""))
         width = max((len(marks) for row in cells for _, marks, _ in row), default=0)
         lines = [r"\begin{table}[t]", r"\centering", f"\\caption{{{caption}}}",
                  f"\\label{{{label}}}",
@@ -576,28 +805,42 @@ class Comparison:
                  + r" \\", r"\midrule"]
         for i, name in enumerate(self.runs):
             parts = []
-            for value, marks, best in cells[i]:
+            for j, (value, marks, best) in enumerate(cells[i]):
                 text = f"\\textbf{{{value}}}" if best else value
                 if marks:
                     text += f"$^{{{marks}}}$"
                 pad = width - len(marks)
                 if pad > 0:
                     text += f"\\hphantom{{$^{{{'a' * pad}}}$}}"
+                sd, interval = self._extras(i, j, digits, intervals, spread)
+                if sd is not None:
+                    text += f" {{\\scriptsize $\\pm${sd}}}"
+                if interval is not None:
+                    text += f" {{\\scriptsize {interval}}}"
                 parts.append(text)
             lines.append(f"{letters[i]} & {_latex_escape(name)} & " + " & ".join(parts)
                          + r" \\")
         lines += [r"\bottomrule", r"\end{tabular}", r"\end{table}"]
         return "\n".join(lines) + "\n"
 
-    def __str__(self) -> str:
-        letters, cells = self._cells(4, None)
+    def to_text(self, *, digits: int = 4, intervals: bool = False,
+                spread: bool | None = None) -> str:
+        """The plain-text table ``str()`` prints (the CLI's default output): superscript
+        letters after a mean for the runs it is significantly better than, ``*`` after the
+        best; ``intervals`` and ``spread`` as for :meth:`to_markdown`."""
+        spread = self._show_spread(spread)
+        letters, cells = self._cells(digits, None)
         header = ["#", "run"] + list(self.measures)
         rows = []
         for i, name in enumerate(self.runs):
             row = [letters[i], name]
-            for value, marks, best in cells[i]:
+            for j, (value, marks, best) in enumerate(cells[i]):
                 sup = "".join(_SUPERSCRIPTS.get(ch, ch) for ch in marks)
-                row.append(value + sup + (" *" if best else ""))
+                sd, interval = self._extras(i, j, digits, intervals, spread)
+                text = value + sup
+                text += f" ±{sd}" if sd is not None else ""
+                text += f" {interval}" if interval is not None else ""
+                row.append(text + (" *" if best else ""))
             rows.append(row)
         widths = [max(len(str(r[k])) for r in [header] + rows) for k in range(len(header))]
         out = ["  ".join(str(c).ljust(w) if k < 2 else str(c).rjust(w)
@@ -605,7 +848,11 @@ class Comparison:
                for r in [header] + rows]
         out.append(f"{len(self.query_ids)} queries; * best mean; superscripts: significantly "
                    f"better than the run with that letter ({self._description()})")
+        out += self._legend(intervals, spread)
         return "\n".join(out)
+
+    def __str__(self) -> str:
+        return self.to_text()
 
     def __repr__(self) -> str:
         return (f"Comparison({len(self.runs)} runs x {len(self.query_ids)} queries x "
@@ -657,6 +904,26 @@ def _pyplot():
     return plt
 
 
+def _per_query_block(label: str, data, measures: list):
+    """(query ids in id order, values of shape (queries, measures)) of one run's
+    ``{query_id: {measure: value}}``."""
+    if not isinstance(data, Mapping):
+        raise InputTypeError(f"{label}: expected a mapping {{query_id: {{measure: value}}}}, "
+                             f"not {type(data).__name__}")
+    ids = sorted(data)
+    values = np.empty((len(ids), len(measures)), dtype=np.float64)
+    for i, q in enumerate(ids):
+        row = data[q]
+        try:
+            values[i] = [row[m] for m in measures]
+        except KeyError as e:
+            raise InputError(f"{label}, query {q!r}: no value for measure "
+                             f"{e.args[0]!r}") from None
+        except (TypeError, ValueError):
+            raise InputTypeError(f"{label}, query {q!r}: values must be numbers") from None
+    return ids, values
+
+
 def _run_names(runs) -> list[str]:
     names = list(runs)
     for name in names:
@@ -668,30 +935,138 @@ def _run_names(runs) -> list[str]:
     return names
 
 
-def _check_same_queries(first: str, first_ids: list, name: str, ids: list) -> None:
-    if ids == first_ids:
-        return
+def _some(ids) -> str:
+    ids = list(ids)
+    return ", ".join(map(repr, ids[:5])) + (", ..." if len(ids) > 5 else "")
+
+
+def _queries(count: int) -> str:
+    return f"{count} quer{'y' if count == 1 else 'ies'}"
+
+
+def _mismatch(first: str, first_ids: list, label: str, ids: list) -> str:
+    """How the queries of ``label`` differ from those of ``first`` (both described)."""
     a, b = set(first_ids), set(ids)
     missing = sorted(a - b, key=str)
     extra = sorted(b - a, key=str)
     parts = []
     if missing:
-        parts.append(f"run {name!r} has no value for {len(missing)} "
-                     f"quer{'y' if len(missing) == 1 else 'ies'} of run {first!r}: "
-                     + ", ".join(map(repr, missing[:5])) + (", ..." if len(missing) > 5 else ""))
+        parts.append(f"{label} has no value for {_queries(len(missing))} of {first}: "
+                     + _some(missing))
     if extra:
-        parts.append(f"run {name!r} has {len(extra)} "
-                     f"quer{'y' if len(extra) == 1 else 'ies'} that run {first!r} lacks: "
-                     + ", ".join(map(repr, extra[:5])) + (", ..." if len(extra) > 5 else ""))
-    raise InputError("a paired test needs every run on the same queries; " + "; ".join(parts)
+        parts.append(f"{label} has {_queries(len(extra))} that {first} lacks: " + _some(extra))
+    return "; ".join(parts)
+
+
+def _check_same_queries(first: str, first_ids: list, name: str, ids: list) -> None:
+    if ids == first_ids:
+        return
+    raise InputError("a paired test needs every run on the same queries; "
+                     + _mismatch(f"run {first!r}", first_ids, f"run {name!r}", ids)
                      + " (queries='qrels' scores a query missing from a run as 0)")
+
+
+# -- several runs per system ----------------------------------------------------------------
+
+def _group_name(group) -> str:
+    if not isinstance(group, str) or group not in GROUPS:
+        raise InputError(f"group must be 'seeds' or 'folds', not {group!r}")
+    return group
+
+
+def _where(label: str, run) -> str:
+    return label + (f" ({os.fspath(run)})" if isinstance(run, (str, os.PathLike)) else "")
+
+
+def _layout(name: str, system, group: str):
+    """One system's runs as ``[(seed label, [(label, description, run) per fold]) per
+    seed]``: a single run is one seed of one fold; a list, its seeds (``group="seeds"``)
+    or folds; a list of lists, seeds of folds or folds of seeds. Labels index the lists
+    as given: ``run 'dense'[1]``."""
+    if not isinstance(system, (list, tuple)):
+        label = f"run {name!r}"
+        return [(label, [(label, label, system)])]
+    if not system:
+        raise InputError(f"run {name!r} is an empty list; give a run, or a list of its "
+                         f"{group}")
+    other = "folds" if group == "seeds" else "seeds"
+    outer = []
+    for i, item in enumerate(system):
+        if isinstance(item, (list, tuple)):
+            if not item:
+                raise InputError(f"run {name!r}[{i}] is an empty list of {other}")
+            inner = []
+            for j, run in enumerate(item):
+                if isinstance(run, (list, tuple)):
+                    raise InputTypeError(
+                        f"run {name!r}[{i}][{j}] is a list: a run is given alone, as a list "
+                        f"of its {group}, or as a list of its {group}, each a list of its "
+                        f"{other}")
+                label = f"run {name!r}[{i}][{j}]"
+                inner.append((label, _where(label, run), run))
+        else:
+            label = f"run {name!r}[{i}]"
+            inner = [(label, _where(label, item), item)]
+        outer.append(inner)
+    sizes = [len(inner) for inner in outer]
+    if len(set(sizes)) > 1:
+        raise InputError(f"run {name!r}: each of its {group} needs the same number of "
+                         f"{other}, not " + ", ".join(map(str, sizes)))
+    if group == "seeds":
+        return [(f"run {name!r}[{i}]", inner) for i, inner in enumerate(outer)]
+    if sizes[0] == 1:
+        return [(f"run {name!r}", [inner[0] for inner in outer])]
+    # folds of seeds: seed s is the s-th run of every fold
+    return [(f"run {name!r}[:][{k}]", [inner[k] for inner in outer]) for k in range(sizes[0])]
+
+
+def _join_folds(name: str, folds) -> tuple[list, np.ndarray]:
+    """The union of disjoint folds' queries, in id order, and their values;
+    ``folds``: ``[(description, ids, values)]``."""
+    owner: dict = {}
+    for k, (where, ids, _) in enumerate(folds):
+        shared = [q for q in ids if q in owner]
+        if shared:
+            raise InputError(
+                f"the folds of run {name!r} must hold disjoint queries; {where} shares "
+                f"{_queries(len(shared))} with the folds before it ({_some(shared)}; "
+                f"{shared[0]!r} is also in {folds[owner[shared[0]]][0]}); group='seeds' "
+                "averages runs on the same queries")
+        owner.update(dict.fromkeys(ids, k))
+    ids = [q for _, fold_ids, _ in folds for q in fold_ids]
+    values = np.concatenate([v for _, _, v in folds])
+    order = sorted(range(len(ids)), key=ids.__getitem__)
+    return [ids[i] for i in order], np.ascontiguousarray(values[order])
+
+
+def _average_seeds(name: str, seeds, summarize):
+    """(query ids, per-query values averaged over the seeds, each seed's means (seeds x
+    measures), or None for one seed); ``seeds``: ``[(label, ids, values)]``, each on the
+    same queries. A query's values are added in increasing order, so the order of the seeds
+    does not change a bit."""
+    first, ids, values = seeds[0]
+    if len(seeds) == 1:
+        return ids, values, None
+    for label, other_ids, _ in seeds[1:]:
+        if other_ids != ids:
+            raise InputError(
+                f"the seeds of run {name!r} must cover the same queries; "
+                + _mismatch(first, ids, label, other_ids)
+                + " (group='folds' joins runs on disjoint queries; queries='qrels' scores a "
+                "query missing from a run as 0)")
+    stacked = np.sort(np.stack([v for _, _, v in seeds]), axis=0)
+    total = stacked[0].copy()
+    for part in stacked[1:]:
+        total += part
+    seed_means = np.array([summarize(v) for _, _, v in seeds], dtype=np.float64)
+    return ids, np.ascontiguousarray(total / len(seeds)), seed_means
 
 
 def compare(qrels, runs: Mapping[str, Any], measures: str | Iterable[str], *,
             baseline: str | None = None, test: str = "student",
             correction: str | None = "holm", alpha: float = 0.05, n_resamples: int = 10_000,
-            seed: int = 0, queries: str = "run", ci: str = "t", relevance_level: int = 1,
-            judged_only: bool = False, max_docs: int | None = None,
+            seed: int = 0, queries: str = "run", ci: str = "t", group: str = "seeds",
+            relevance_level: int = 1, judged_only: bool = False, max_docs: int | None = None,
             workers: int = 1) -> Comparison:
     """Evaluate several runs on the same queries and test their differences.
 
@@ -701,7 +1076,9 @@ def compare(qrels, runs: Mapping[str, Any], measures: str | Iterable[str], *,
         Relevance judgments, encoded once for every run.
     runs : mapping
         ``{name: run}``, each run anything :func:`qafast.evaluate` accepts (dict of dicts,
-        TREC file path, DataFrame, :class:`qafast.Run`); at least two.
+        TREC file path, DataFrame, :class:`qafast.Run`); at least two. A system with
+        several runs is a list of them (its seeds or folds, as ``group`` says), or a list
+        of lists (seeds of folds, or folds of seeds).
     measures : str or iterable of str
         Measures as :func:`qafast.evaluate` names them; each must be averaged over queries
         (not the ``num_*`` counts or the geometric ``gm_*`` means).
@@ -715,10 +1092,11 @@ def compare(qrels, runs: Mapping[str, Any], measures: str | Iterable[str], *,
         random ones and divides by ``n_resamples``, as ranx and Smucker et al. (2007) do.
         ``"bootstrap"``'s is the fraction of ``n_resamples`` resamples of the differences
         shifted to mean 0 whose ``|t|`` reaches the observed ``|t|`` (Sakai, 2006).
-    correction : {"holm", "none", "bonferroni", "holm-sidak", "bh"}, default "holm"
-        Multiple-testing correction across the comparisons of each measure. Tukey's HSD
-        is adjusted for all pairs already: it takes ``"none"`` (or None), and the default
-        ``"holm"`` is not applied to it.
+    correction : {"holm", "none", "bonferroni", "holm-sidak", "bh", "by"}, default "holm"
+        Multiple-testing correction across the comparisons of each measure (``"bh"``:
+        Benjamini-Hochberg, ``"by"``: Benjamini-Yekutieli; see :func:`adjust_p_values`).
+        Tukey's HSD is adjusted for all pairs already: it takes ``"none"`` (or None), and
+        the default ``"holm"`` is not applied to it.
     alpha : float, default 0.05
         A comparison is significant when its adjusted p-value is at most ``alpha``; the
         confidence intervals are at level 1 - alpha.
@@ -732,8 +1110,21 @@ def compare(qrels, runs: Mapping[str, Any], measures: str | Iterable[str], *,
         all runs must cover the same ones (the error names the run and queries);
         ``"qrels"``: every qrels query, a query missing from a run scoring 0.
     ci : {"t", "bootstrap"}, default "t"
-        Confidence intervals of the mean difference: Student's t, or the percentile
-        bootstrap (from the bootstrap test's resamples when ``test="bootstrap"``).
+        Confidence intervals of the mean differences and of each run's mean
+        (``mean_ci_low``, ``mean_ci_high``), over queries: Student's t, or the percentile
+        bootstrap (from the bootstrap test's resamples when ``test="bootstrap"``; a run's
+        mean from the same resamples of queries as the differences).
+    group : {"seeds", "folds"}, default "seeds"
+        What the runs of a system given as a list are. ``"seeds"``: repeated runs on the
+        same queries (training seeds, samples); each is evaluated alone, a query's value is
+        the mean of the runs' values for it (added in increasing order, so the order of the
+        runs does not matter), and the tests and intervals treat these means as one run's
+        values. ``seed_means`` holds each run's own mean and ``seed_std`` their standard
+        deviation: the spread over seeds, which the tests over queries do not include.
+        The runs must cover the same queries (with ``queries="run"``; the error names the
+        run and queries). ``"folds"``: runs on disjoint queries (cross-validation folds),
+        joined into one run of all their queries; a query in two folds is an error. In a
+        list of lists the inner lists are the other kind.
     relevance_level, judged_only, max_docs
         As for :func:`qafast.evaluate`.
     workers : int, default 1
@@ -746,8 +1137,9 @@ def compare(qrels, runs: Mapping[str, Any], measures: str | Iterable[str], *,
     Raises
     ------
     ValueError
-        Fewer than two runs or queries, runs on different queries (``queries="run"``), an
-        unknown test, correction or measure, a baseline that is not a run, a bad option.
+        Fewer than two runs or queries, runs on different queries (``queries="run"``), a
+        system's seeds on different queries or folds that share a query, an unknown test,
+        correction or measure, a baseline that is not a run, a bad option.
 
     Examples
     --------
@@ -769,32 +1161,79 @@ def compare(qrels, runs: Mapping[str, Any], measures: str | Iterable[str], *,
     a  bm25        0.5208    0.2500
     b  dense     0.8750 *  0.7500 *
     4 queries; * best mean; superscripts: significantly better than the run with that letter (Fisher's paired randomization test, all 16 sign vectors, Holm correction per measure, against bm25, alpha = 0.05)
+
+    Two seeds of ``dense``: a query's value is the mean over the seeds; the spread of the
+    seeds' means is shown after the mean, and ``intervals=True`` adds each mean's 95%
+    confidence interval over queries:
+
+    >>> seed2 = {q: {f"d{q[1]}": 1.0} for q in qrels}  # every query right
+    >>> c = qafast.compare(qrels, {"bm25": runs["bm25"], "dense": [runs["dense"], seed2]},
+    ...                    ["recip_rank"], baseline="bm25")
+    >>> c.values[1, :, 0].tolist(), c.seed_means[1][:, 0].tolist()
+    ([1.0, 1.0, 1.0, 0.75], [0.875, 1.0])
+    >>> print(c.to_text(intervals=True, digits=2))
+    #  run                   recip_rank
+    a  bm25          0.52 [-0.01, 1.06]
+    b  dense  0.94 ±0.09 [0.74, 1.14] *
+    4 queries; * best mean; superscripts: significantly better than the run with that letter (paired Student's t-test, Holm correction per measure, against bm25, alpha = 0.05)
+    Several runs per system (dense: 2 seeds); a query's value is the mean of its seeds' values.
+    ±: standard deviation of a run's mean over its seeds.
+    [ ]: 95% confidence interval of a run's mean over queries (Student's t).
     """
     if not isinstance(runs, Mapping):
         raise InputTypeError("runs must be a mapping {name: run}, not " + type(runs).__name__)
     names = _run_names(runs)
     check_options(relevance_level, judged_only, max_docs)
     _check_settings(names, baseline, test, correction, alpha, n_resamples, seed, ci)
+    group = _group_name(group)
     if queries not in ("run", "qrels"):
         raise InputError(f"queries must be 'run' or 'qrels', not {queries!r}")
     columns = [c for c in parse_measures(measures) if c.family not in TEXT_MEASURES]
     if not columns:
         raise InputError(f"measures {measures!r}: none of them is a per-query number")
     _check_averaged(columns)
+    layouts = [_layout(name, runs[name], group) for name in names]
     qrels = as_qrels(qrels, workers)
     options = dict(relevance_level=int(relevance_level), judged_only=bool(judged_only),
                    max_docs=max_docs, workers=workers)
+
+    def measure(label, run, which):
+        try:
+            return per_query_values(qrels, run, columns, which, options)
+        except (ValueError, TypeError) as e:
+            raise in_context(e, label) from None
+
+    def summarize(values):
+        return column_summaries(columns, values, exact=True)
+
+    seed_means: list = []
+
     def measured():
-        for name in names:
-            try:
-                yield per_query_values(qrels, runs[name], columns, queries, options)
-            except (ValueError, TypeError) as e:
-                raise in_context(e, f"run {name!r}") from None
+        for name, layout in zip(names, layouts):
+            seeds = []
+            for seed_label, folds in layout:
+                if len(folds) == 1:
+                    label, _, run = folds[0]
+                    seeds.append((seed_label, *measure(label, run, queries)))
+                    continue
+                # each fold on its own queries; the qrels queries no fold has are added
+                # after the join, as trec_eval -c scores them
+                ids, values = _join_folds(name, [(where, *measure(label, run, "run"))
+                                                 for label, where, run in folds])
+                if queries == "qrels":
+                    ids, values = add_missing_queries(qrels, ids, values, columns, options)
+                seeds.append((seed_label, ids, values))
+            ids, values, means = _average_seeds(name, seeds, summarize)
+            seed_means.append(means)
+            yield ids, values
 
     query_ids, values, means = _stack_runs(names, measured(), columns)
+    systems = (group, [len(layout) for layout in layouts],
+               [len(layout[0][1]) for layout in layouts], seed_means)
     return _analyse(names, [c.name for c in columns], query_ids, values, means,
                     baseline=baseline, test=test, correction=correction, alpha=alpha,
-                    n_resamples=n_resamples, seed=seed, ci=ci, workers=workers)
+                    n_resamples=n_resamples, seed=seed, ci=ci, workers=workers,
+                    systems=systems)
 
 
 def _check_averaged(columns) -> None:
@@ -845,7 +1284,7 @@ def _check_settings(names, baseline, test, correction, alpha, n_resamples, seed,
 
 
 def _analyse(names, measures, query_ids, values, means, *, baseline, test, correction,
-             alpha, n_resamples, seed, ci, workers) -> Comparison:
+             alpha, n_resamples, seed, ci, workers, systems=None) -> Comparison:
     _check_settings(names, baseline, test, correction, alpha, n_resamples, seed, ci)
     test = _test_name(test)
     correction = "none" if test == "tukey" else _correction_name(correction)
@@ -873,7 +1312,7 @@ def _analyse(names, measures, query_ids, values, means, *, baseline, test, corre
         effect = np.where(sd > 0, mean / sd, np.where(mean == 0, 0.0, np.sign(mean) * np.inf))
     exact = False
     used = n_resamples
-    boot_means = None
+    boot_means = run_means = None
     matrix = None
     if test in ("fisher", "bootstrap") or ci == "bootstrap":
         matrix = np.ascontiguousarray(cols.T)                        # queries x tests
@@ -889,7 +1328,11 @@ def _analyse(names, measures, query_ids, values, means, *, baseline, test, corre
         statistic = mean
     elif test == "bootstrap":
         assert matrix is not None
-        p, boot_means = _bootstrap(matrix, t, n_resamples, seed, workers)
+        if ci == "bootstrap":
+            p, boot_means, run_means = _bootstrap(matrix, t, n_resamples, seed, workers,
+                                                  also=_by_query(values))
+        else:
+            p, boot_means = _bootstrap(matrix, t, n_resamples, seed, workers)
         statistic = t
     else:
         p = _tukey(values, pair_index).reshape(-1)
@@ -897,7 +1340,8 @@ def _analyse(names, measures, query_ids, values, means, *, baseline, test, corre
     if ci == "bootstrap":
         if boot_means is None:
             assert matrix is not None
-            _, boot_means = _bootstrap(matrix, t, n_resamples, seed, workers)
+            _, boot_means, run_means = _bootstrap(matrix, t, n_resamples, seed, workers,
+                                                  also=_by_query(values))
         q = np.quantile(boot_means, [alpha / 2, 1 - alpha / 2], axis=0)
         ci_low, ci_high = mean + q[0], mean + q[1]
     else:
@@ -905,7 +1349,11 @@ def _analyse(names, measures, query_ids, values, means, *, baseline, test, corre
         ci_low, ci_high = mean - half, mean + half
     p = np.asarray(p, dtype=np.float64).reshape(shape)
     p_adj = _adjust_columns(p, correction)
-    return Comparison(
+    mean_low, mean_high = _mean_intervals(values, means, alpha=alpha, ci=ci,
+                                          n_resamples=n_resamples, seed=seed, workers=workers,
+                                          resampled=run_means)
+    group, n_seeds, n_folds, seed_means = systems or ("seeds", None, None, None)
+    result = Comparison(
         list(names), list(measures), list(query_ids), values, means, baseline=baseline,
         test=test, correction=correction, alpha=float(alpha), n_resamples=int(used),
         exact=exact, seed=int(seed), ci=ci,
@@ -914,7 +1362,10 @@ def _analyse(names, measures, query_ids, values, means, *, baseline, test, corre
         p_value=p, p_adjusted=p_adj, effect_size=effect.reshape(shape),
         ci_low=np.asarray(ci_low).reshape(shape), ci_high=np.asarray(ci_high).reshape(shape),
         wins=(diffs > 0).sum(axis=1), ties=(diffs == 0).sum(axis=1),
-        losses=(diffs < 0).sum(axis=1))
+        losses=(diffs < 0).sum(axis=1), mean_ci_low=mean_low, mean_ci_high=mean_high,
+        group=group, n_seeds=n_seeds, n_folds=n_folds, seed_means=seed_means)
+    result._ci_resamples = int(n_resamples)
+    return result
 
 
 def to_frame(per_query: Mapping, *, run: str | None = None):
@@ -997,7 +1448,10 @@ def register_cli(subparsers) -> dict:
                     "differences. RUN is a path or NAME=PATH; a run's name is otherwise its "
                     "file name without extension.")
     p.add_argument("qrels", help="qrels file")
-    p.add_argument("runs", nargs="+", metavar="RUN", help="run files (at least two)")
+    p.add_argument("runs", nargs="+", metavar="RUN",
+                   help="run files (at least two systems); with --group, the runs given "
+                        "one NAME are one system (NAME=PATTERN takes every file the glob "
+                        "pattern matches, in name order)")
     p.add_argument("-m", action="append", metavar="MEASURE",
                    help="measure (repeatable; default map, ndcg_cut_10, P_10, recall_100)")
     p.add_argument("--baseline", metavar="NAME", help="test each run against this one "
@@ -1010,6 +1464,14 @@ def register_cli(subparsers) -> dict:
     p.add_argument("--resamples", type=int, default=10_000, metavar="N",
                    help="resamples of the fisher and bootstrap tests (10000)")
     p.add_argument("--seed", type=int, default=0, help="seed of the resamples (0)")
+    p.add_argument("--ci", default="t", choices=("t", "bootstrap"),
+                   help="confidence intervals: Student's t (default) or percentile bootstrap")
+    p.add_argument("--mean-ci", action="store_true",
+                   help="show each mean's confidence interval in the text, markdown and "
+                        "latex tables (csv and json always have it)")
+    p.add_argument("--group", choices=sorted(GROUPS),
+                   help="runs given under one NAME are one system: seeds (per-query values "
+                        "averaged over them) or folds (disjoint queries, joined)")
     p.add_argument("-c", action="store_true",
                    help="use every qrels query; a query missing from a run scores 0")
     p.add_argument("-o", choices=("text", "markdown", "latex", "csv", "json"), default="text",
@@ -1022,7 +1484,9 @@ def register_cli(subparsers) -> dict:
     return {"compare": _run_compare}
 
 
-def _cli_names(paths: list[str]) -> dict:
+def _cli_names(paths: list[str], group: str | None = None) -> dict:
+    if group is not None:
+        return _cli_groups(paths)
     named = []
     for spec in paths:
         if "=" in spec and not os.path.exists(spec):
@@ -1045,6 +1509,38 @@ def _cli_names(paths: list[str]) -> dict:
     return out
 
 
+def _cli_groups(specs: list[str]) -> dict:
+    """``{name: path or [paths]}`` for --group: NAME=PATH arguments with one NAME are one
+    system's runs in the order given, NAME=PATTERN adds every file the glob pattern matches
+    in sorted order, and a bare PATH is a system of one run named after its file."""
+    import glob
+
+    out: dict = {}
+    for spec in specs:
+        if "=" in spec and not os.path.exists(spec):
+            name, path = spec.split("=", 1)
+            paths = [path]
+            if glob.has_magic(path) and not os.path.exists(path):
+                paths = sorted(glob.glob(path))
+                if not paths:
+                    raise InputError(f"run {name!r}: no file matches {path!r}")
+            if name in out and not isinstance(out[name], list):
+                raise InputError(f"run {name!r} is given twice")
+            given = out.setdefault(name, [])
+            for path in paths:
+                if path in given:
+                    raise InputError(f"run {path!r} is given twice for {name!r}")
+                given.append(path)
+        else:
+            ((name, path),) = _cli_names([spec]).items()
+            if name in out:
+                raise InputError(f"run {name!r} is given twice; give a system's runs as "
+                                 "NAME=PATH, with one NAME for all of them")
+            out[name] = path
+    return {name: paths[0] if isinstance(paths, list) and len(paths) == 1 else paths
+            for name, paths in out.items()}
+
+
 def _run_compare(args) -> int:
     import csv
     import sys
@@ -1052,13 +1548,14 @@ def _run_compare(args) -> int:
     from ._output import write_json
     from .ranking import Qrels
 
-    runs = _cli_names(args.runs)
+    runs = _cli_names(args.runs, args.group)
     correction = args.correction or ("none" if args.test == "tukey" else "holm")
     qrels = Qrels.from_file(args.qrels)
     result = compare(qrels, runs, args.m or ["map", "ndcg_cut_10", "P_10", "recall_100"],
                      baseline=args.baseline, test=args.test, correction=correction,
                      alpha=args.alpha, n_resamples=args.resamples, seed=args.seed,
-                     queries="qrels" if args.c else "run", workers=args.workers)
+                     queries="qrels" if args.c else "run", ci=args.ci,
+                     group=args.group or "seeds", workers=args.workers)
     if args.o == "json":
         write_json(result.to_dict())
     elif args.o == "csv":
@@ -1067,13 +1564,15 @@ def _run_compare(args) -> int:
         writer.writeheader()
         writer.writerows(records)
     elif args.o == "markdown":
-        sys.stdout.write(result.to_markdown() + "\n")
+        sys.stdout.write(result.to_markdown(intervals=args.mean_ci) + "\n")
     elif args.o == "latex":
-        sys.stdout.write(result.to_latex())
+        sys.stdout.write(result.to_latex(intervals=args.mean_ci))
     else:
-        sys.stdout.write(str(result) + "\n")
+        sys.stdout.write(result.to_text(intervals=args.mean_ci) + "\n")
     if args.plot:
-        plot_precision_recall(qrels, runs, path=args.plot,
+        # a curve per single run (a system of several runs has no one ranking to draw)
+        plot_precision_recall(qrels, {name: run for name, run in runs.items()
+                                      if not isinstance(run, list)}, path=args.plot,
                               queries="qrels" if args.c else "run")
     if args.plot_diff:
         result.plot_differences(path=args.plot_diff)

@@ -87,7 +87,8 @@ def adjust(p_values: list[float], method: str) -> list[float]:
     ``bonferroni``: min(1, m p). ``holm``: the i-th smallest (1-based) times m - i + 1,
     then a running maximum. ``holm-sidak``: 1 - (1 - p)**(m - i + 1) (as expm1 and log1p, which keep
     the digits of a small p), then a running maximum. ``bh`` (Benjamini-Hochberg): the i-th smallest times m / i, then a running
-    minimum from the largest down. ``none``: unchanged.
+    minimum from the largest down. ``by`` (Benjamini-Yekutieli): as ``bh``, each product
+    also times 1 + 1/2 + ... + 1/m. ``none``: unchanged.
     """
     m = len(p_values)
     order = sorted(range(m), key=lambda i: p_values[i])
@@ -108,11 +109,53 @@ def adjust(p_values: list[float], method: str) -> list[float]:
             running = max(running, a)
             out[i] = running
         return out
-    if method == "bh":
+    if method in ("bh", "by"):
+        factor = math.fsum(1 / k for k in range(1, m + 1)) if method == "by" else 1.0
         running = 1.0
         for rank in range(m - 1, -1, -1):
             i = order[rank]
-            running = min(running, p_values[i] * m / (rank + 1))
+            running = min(running, p_values[i] * m / (rank + 1) * factor)
             out[i] = running
         return out
     raise ValueError(f"unknown correction {method!r}")
+
+
+def bootstrap_draws(n: int, seed: int, stream: int) -> list[int]:
+    """The query indices resample ``stream`` of qafast's bootstrap draws from ``n`` queries:
+    each index comes from the next 32-bit half (high half first) of the stream's words,
+    times n, keeping the top 32 bits of the product, and a half whose low 32 bits fall
+    below 2**32 mod n is rejected (Lemire's unbiased method)."""
+    threshold = (2**32 - n) % n
+    halves = (h for word in xoshiro_stream(seed, stream) for h in (word >> 32,
+                                                                   word & 0xFFFFFFFF))
+    out: list[int] = []
+    while len(out) < n:
+        product = next(halves) * n
+        if product & 0xFFFFFFFF >= threshold:
+            out.append(product >> 32)
+    return out
+
+
+def bootstrap_mean_interval(values: list[float], n_resamples: int, seed: int,
+                            alpha: float) -> tuple[float, float]:
+    """The percentile bootstrap interval of the mean of ``values`` at level 1 - alpha:
+    resample r takes the values at :func:`bootstrap_draws` (n, seed, r), added in that
+    order and divided by n; the bounds are the alpha/2 and 1 - alpha/2 quantiles of the
+    ``n_resamples`` means, interpolated linearly between order statistics (numpy's
+    default)."""
+    n = len(values)
+    means = []
+    for r in range(n_resamples):
+        total = 0.0
+        for q in bootstrap_draws(n, seed, r):
+            total += values[q]
+        means.append(total / n)
+    means.sort()
+
+    def quantile(p: float) -> float:
+        h = (len(means) - 1) * p
+        lo = math.floor(h)
+        hi = min(lo + 1, len(means) - 1)
+        return means[lo] + (h - lo) * (means[hi] - means[lo])
+
+    return quantile(alpha / 2), quantile(1 - alpha / 2)
