@@ -387,3 +387,12 @@ def test_a_damaged_dictionary_index_is_named_by_the_worker_that_reads_it(client,
     with pytest.raises(qafast.InputError, match=r"run Parquet file '.*run\.parquet': column "
                                                 r"'query_id', row 5: dictionary index 3 is"):
         qafast.dask.evaluate({"q1": {"d1": 1}}, str(path), ["map"])
+
+
+def test_compare_refuses_a_list_of_runs_by_name():
+    # qafast.compare reads a list as one system's seeds or folds; qafast.dask's lists are one
+    # run's files, so a list of dicts is refused with that said, not a TypeError from os
+    qrels = {"q1": {"a": 1}}
+    with pytest.raises(qafast.InputTypeError, match="item 0 .* is a dict.*qafast.compare"):
+        qafast.dask.compare(qrels, {"a": [{"q1": {"a": 1.0}}], "b": {"q1": {"a": 1.0}}},
+                            "map")

@@ -107,6 +107,14 @@ def _is_dask_frame(obj) -> bool:
 
 def _paths(source) -> list[str]:
     if isinstance(source, (list, tuple)):
+        for k, p in enumerate(source):
+            if not isinstance(p, (str, os.PathLike)):
+                # qafast.compare takes a list of runs as one system's seeds or folds; here a
+                # list is one run's partition files
+                raise InputTypeError(
+                    f"item {k} of a list of files is a {type(p).__name__}, not a path: in "
+                    "qafast.dask a list names one run's files (for several runs of one "
+                    "system, over seeds or folds, use qafast.compare)")
         out = [os.fspath(p) for p in source]
     else:
         pattern = os.fspath(source)
