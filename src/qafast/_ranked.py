@@ -508,6 +508,42 @@ class Qrels(_Ranked):
         return from_arrow(cls, source, query_col=query_col, doc_col=doc_col,
                            value_col=relevance_col)
 
+    def to_frame(self):
+        """The judgments as a pandas DataFrame, one row per judgment, with the columns
+        :meth:`from_df` reads by default: ``query_id``, ``doc_id`` and ``relevance``
+        (``int32``). Queries keep their order, each one's rows together; a query with no
+        judgments has no row.
+
+        Examples
+        --------
+        >>> import qafast
+        >>> qafast.Qrels({"q1": {"d1": 1, "d2": 0}, "q2": {"d3": 2}}).to_frame()
+          query_id doc_id  relevance
+        0       q1     d1          1
+        1       q1     d2          0
+        2       q2     d3          2
+        """
+        from ._tables import to_frame
+
+        return to_frame(self, "relevance")
+
+    def to_arrow(self):
+        """The judgments as a ``pyarrow.Table`` with the columns of :meth:`to_frame`, which
+        :meth:`from_arrow` reads back (``pip install "qafast[arrow]"``). String ids are
+        taken from their bytes, never decoded one by one."""
+        from ._tables import to_arrow
+
+        return to_arrow(self, "relevance")
+
+    def to_parquet(self, path, **options):
+        """Write the judgments to a Parquet file with the columns of :meth:`to_frame`, which
+        :meth:`from_arrow` and :func:`qafast.evaluate` read back (``pip install
+        "qafast[arrow]"``). ``options`` go to ``pyarrow.parquet.write_table``
+        (``compression``, ``row_group_size``, ...). Returns ``path``."""
+        from ._tables import to_parquet
+
+        return to_parquet(self, "relevance", path, options)
+
     def _sort_within_queries(self) -> None:
         """Order each query's judgments by document hash, as the dict, array and Arrow
         constructors do. Ranking takes them in any order (since the judged-hash table), so
@@ -602,6 +638,46 @@ class Run(_Ranked):
         rows are together (as a grouped TREC run is); otherwise it reads it whole."""
         return from_arrow(cls, source, query_col=query_col, doc_col=doc_col,
                            value_col=score_col)
+
+    def to_frame(self):
+        """The run as a pandas DataFrame, one row per retrieved document, with the columns
+        :meth:`from_df` reads by default: ``query_id``, ``doc_id`` and ``score``
+        (``float64``). Queries keep their order, each one's documents together in the order
+        they were given (not ranked); a query with no documents has no row.
+
+        Examples
+        --------
+        >>> import qafast
+        >>> run = qafast.Run({"q1": {"d1": 0.9, "d2": 0.3}, "q2": {"d7": 1.5}})
+        >>> run.to_frame()
+          query_id doc_id  score
+        0       q1     d1    0.9
+        1       q1     d2    0.3
+        2       q2     d7    1.5
+        >>> qafast.Run.from_df(run.to_frame()).to_dict() == run.to_dict()
+        True
+        """
+        from ._tables import to_frame
+
+        return to_frame(self, "score")
+
+    def to_arrow(self):
+        """The run as a ``pyarrow.Table`` with the columns of :meth:`to_frame`, which
+        :meth:`from_arrow` reads back (``pip install "qafast[arrow]"``). String ids are
+        taken from their bytes, never decoded one by one."""
+        from ._tables import to_arrow
+
+        return to_arrow(self, "score")
+
+    def to_parquet(self, path, **options):
+        """Write the run to a Parquet file with the columns of :meth:`to_frame`, which
+        :meth:`from_arrow` and :func:`qafast.evaluate` read back, a row group at a time
+        (``pip install "qafast[arrow]"``). ``options`` go to
+        ``pyarrow.parquet.write_table`` (``compression``, ``row_group_size``, ...). Returns
+        ``path``."""
+        from ._tables import to_parquet
+
+        return to_parquet(self, "score", path, options)
 
 
 def is_arrow_source(data) -> bool:
