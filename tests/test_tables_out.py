@@ -13,9 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import qafast
-from qafast import _tables
-
 from _examples import examples
+from qafast import _tables
 
 pd = pytest.importorskip("pandas")
 pa = pytest.importorskip("pyarrow")
