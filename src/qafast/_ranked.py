@@ -451,8 +451,8 @@ class Qrels(_Ranked):
 
     A negative grade marks a document in the pool but not judged (trec_eval's
     ``RELVALUE_UNJUDGED``, used by infAP and bpref). Build one with :meth:`from_dict`,
-    :meth:`from_file`, :meth:`from_df` or :meth:`from_arrays`, or pass a dict straight to
-    :func:`evaluate`.
+    :meth:`from_file`, :meth:`from_df`, :meth:`from_arrays`, :meth:`from_arrow` or
+    :meth:`from_ir_datasets`, or pass a dict straight to :func:`evaluate`.
 
     Examples
     --------
@@ -543,6 +543,16 @@ class Qrels(_Ranked):
         from ._tables import to_parquet
 
         return to_parquet(self, "relevance", path, options)
+
+    @classmethod
+    def from_ir_datasets(cls, dataset) -> "Qrels":
+        """From the qrels of an ir_datasets dataset: the dataset object, or the id it is
+        registered under (``pip install "qafast[ir_datasets]"``). Raises
+        :class:`~qafast.errors.InputError` when the dataset has no qrels."""
+        from .io import irds
+
+        q, d, v, source = irds.read(dataset, "qrels")
+        return _from_columns(cls, q, d, v, True, source)
 
     def _sort_within_queries(self) -> None:
         """Order each query's judgments by document hash, as the dict, array and Arrow
@@ -678,6 +688,19 @@ class Run(_Ranked):
         from ._tables import to_parquet
 
         return to_parquet(self, "score", path, options)
+
+    @classmethod
+    def from_ir_datasets(cls, dataset) -> "Run":
+        """From the scored documents an ir_datasets dataset ships (its ``scoreddocs``, such
+        as a first-stage ranking to rerank): the dataset object, or the id it is registered
+        under (``pip install "qafast[ir_datasets]"``). Raises
+        :class:`~qafast.errors.InputError` when the dataset has no scored documents."""
+        from .io import irds
+
+        q, d, v, source = irds.read(dataset, "scoreddocs")
+        obj = _from_columns(cls, q, d, v, False, source)
+        obj.run_id = None
+        return obj
 
 
 def is_arrow_source(data) -> bool:
