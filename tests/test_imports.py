@@ -236,7 +236,7 @@ LAYERS = [
               "qafast._blas", "qafast._state", "qafast._measures", "qafast._measure_parser",
               "qafast._threads", "qafast.io._errors", "qafast.io._text", "qafast.io._encoded",
               "qafast.reference", "qafast.reference.*"]),
-    ("sources", ["qafast.io", "qafast.io.*", "qafast._ranked"]),
+    ("sources", ["qafast.io", "qafast.io.*", "qafast._ranked", "qafast._tables"]),
     ("engine", ["qafast._engine", "qafast._summaries", "qafast._trec_text"]),
     ("families", ["qafast.ranking", "qafast._runfile", "qafast._arrow_input",
                   "qafast._run_sources", "qafast.answers", "qafast.squad_eval", "qafast.factoid",

@@ -30,6 +30,7 @@ MODULES = (
     ("qafast.integrations.torch", "torch.distributed"),
     ("qafast.integrations.hf", "Hugging Face"),
     ("qafast.integrations.torchmetrics", "torchmetrics"),
+    ("qafast.integrations.pytrec_eval", "BEIR and MTEB (pytrec_eval)"),
     ("qafast.io.trec", "Reading TREC files"),
     ("qafast.io.squad", "Reading SQuAD files"),
     ("qafast.io.bioasq", "Reading BioASQ files"),
@@ -37,6 +38,7 @@ MODULES = (
     ("qafast.io.drfact", "Reading OpenCSR / DrFact files"),
     ("qafast.io.conll", "Reading event-mention files"),
     ("qafast.io.arrow", "Reading Arrow tables and Parquet files"),
+    ("qafast.io.irds", "Reading ir_datasets datasets"),
 )
 
 

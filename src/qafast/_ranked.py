@@ -451,8 +451,8 @@ class Qrels(_Ranked):
 
     A negative grade marks a document in the pool but not judged (trec_eval's
     ``RELVALUE_UNJUDGED``, used by infAP and bpref). Build one with :meth:`from_dict`,
-    :meth:`from_file`, :meth:`from_df` or :meth:`from_arrays`, or pass a dict straight to
-    :func:`evaluate`.
+    :meth:`from_file`, :meth:`from_df`, :meth:`from_arrays`, :meth:`from_arrow` or
+    :meth:`from_ir_datasets`, or pass a dict straight to :func:`evaluate`.
 
     Examples
     --------
@@ -507,6 +507,52 @@ class Qrels(_Ranked):
         ids, dictionary-encoded ones used through their indices, integer grades."""
         return from_arrow(cls, source, query_col=query_col, doc_col=doc_col,
                            value_col=relevance_col)
+
+    def to_frame(self):
+        """The judgments as a pandas DataFrame, one row per judgment, with the columns
+        :meth:`from_df` reads by default: ``query_id``, ``doc_id`` and ``relevance``
+        (``int32``). Queries keep their order, each one's rows together; a query with no
+        judgments has no row.
+
+        Examples
+        --------
+        >>> import qafast
+        >>> qafast.Qrels({"q1": {"d1": 1, "d2": 0}, "q2": {"d3": 2}}).to_frame()
+          query_id doc_id  relevance
+        0       q1     d1          1
+        1       q1     d2          0
+        2       q2     d3          2
+        """
+        from ._tables import to_frame
+
+        return to_frame(self, "relevance")
+
+    def to_arrow(self):
+        """The judgments as a ``pyarrow.Table`` with the columns of :meth:`to_frame`, which
+        :meth:`from_arrow` reads back (``pip install "qafast[arrow]"``). String ids are
+        taken from their bytes, never decoded one by one."""
+        from ._tables import to_arrow
+
+        return to_arrow(self, "relevance")
+
+    def to_parquet(self, path, **options):
+        """Write the judgments to a Parquet file with the columns of :meth:`to_frame`, which
+        :meth:`from_arrow` and :func:`qafast.evaluate` read back (``pip install
+        "qafast[arrow]"``). ``options`` go to ``pyarrow.parquet.write_table``
+        (``compression``, ``row_group_size``, ...). Returns ``path``."""
+        from ._tables import to_parquet
+
+        return to_parquet(self, "relevance", path, options)
+
+    @classmethod
+    def from_ir_datasets(cls, dataset) -> "Qrels":
+        """From the qrels of an ir_datasets dataset: the dataset object, or the id it is
+        registered under (``pip install "qafast[ir_datasets]"``). Raises
+        :class:`~qafast.errors.InputError` when the dataset has no qrels."""
+        from .io import irds
+
+        q, d, v, source = irds.read(dataset, "qrels")
+        return _from_columns(cls, q, d, v, True, source)
 
     def _sort_within_queries(self) -> None:
         """Order each query's judgments by document hash, as the dict, array and Arrow
@@ -602,6 +648,59 @@ class Run(_Ranked):
         rows are together (as a grouped TREC run is); otherwise it reads it whole."""
         return from_arrow(cls, source, query_col=query_col, doc_col=doc_col,
                            value_col=score_col)
+
+    def to_frame(self):
+        """The run as a pandas DataFrame, one row per retrieved document, with the columns
+        :meth:`from_df` reads by default: ``query_id``, ``doc_id`` and ``score``
+        (``float64``). Queries keep their order, each one's documents together in the order
+        they were given (not ranked); a query with no documents has no row.
+
+        Examples
+        --------
+        >>> import qafast
+        >>> run = qafast.Run({"q1": {"d1": 0.9, "d2": 0.3}, "q2": {"d7": 1.5}})
+        >>> run.to_frame()
+          query_id doc_id  score
+        0       q1     d1    0.9
+        1       q1     d2    0.3
+        2       q2     d7    1.5
+        >>> qafast.Run.from_df(run.to_frame()).to_dict() == run.to_dict()
+        True
+        """
+        from ._tables import to_frame
+
+        return to_frame(self, "score")
+
+    def to_arrow(self):
+        """The run as a ``pyarrow.Table`` with the columns of :meth:`to_frame`, which
+        :meth:`from_arrow` reads back (``pip install "qafast[arrow]"``). String ids are
+        taken from their bytes, never decoded one by one."""
+        from ._tables import to_arrow
+
+        return to_arrow(self, "score")
+
+    def to_parquet(self, path, **options):
+        """Write the run to a Parquet file with the columns of :meth:`to_frame`, which
+        :meth:`from_arrow` and :func:`qafast.evaluate` read back, a row group at a time
+        (``pip install "qafast[arrow]"``). ``options`` go to
+        ``pyarrow.parquet.write_table`` (``compression``, ``row_group_size``, ...). Returns
+        ``path``."""
+        from ._tables import to_parquet
+
+        return to_parquet(self, "score", path, options)
+
+    @classmethod
+    def from_ir_datasets(cls, dataset) -> "Run":
+        """From the scored documents an ir_datasets dataset ships (its ``scoreddocs``, such
+        as a first-stage ranking to rerank): the dataset object, or the id it is registered
+        under (``pip install "qafast[ir_datasets]"``). Raises
+        :class:`~qafast.errors.InputError` when the dataset has no scored documents."""
+        from .io import irds
+
+        q, d, v, source = irds.read(dataset, "scoreddocs")
+        obj = _from_columns(cls, q, d, v, False, source)
+        obj.run_id = None
+        return obj
 
 
 def is_arrow_source(data) -> bool:

@@ -1,4 +1,4 @@
-"""Adapters between qafast's streaming metrics and training frameworks.
+"""Adapters between qafast and other frameworks: training loops, and evaluation toolkits.
 
 - :mod:`qafast.integrations.torch`: :func:`~qafast.integrations.torch.sync` gathers a
   :class:`~qafast.RankingMetrics` or :class:`~qafast.AnswerMetrics` across torch.distributed
@@ -6,6 +6,10 @@
 - :mod:`qafast.integrations.hf`: ``compute_metrics`` factories for the Hugging Face
   ``Trainer`` (retrieval and SQuAD-style answers), ``batch_eval_metrics`` included;
 - :mod:`qafast.integrations.torchmetrics`: a torchmetrics ``Metric`` for Lightning users.
+- :mod:`qafast.integrations.pytrec_eval`: :func:`~qafast.integrations.pytrec_eval.patch`
+  has BEIR's and MTEB's retrieval evaluations (and any code calling
+  ``pytrec_eval.RelevanceEvaluator``) use qafast's drop-in for the duration of a block.
 
-Each imports its framework only when used; qafast itself never imports torch.
+Each imports its framework only when used; qafast itself never imports torch (nor
+pytrec_eval, BEIR or MTEB).
 """
