@@ -61,3 +61,25 @@ def test_compute_reads_its_states_through_the_state_validator():
     metric.sums[0, 40] += 1  # 2**206 more: a sum one query cannot give
     with pytest.raises(ValueError, match=r"sums out of range: column 0 \('mrr@10'\)"):
         metric.compute()
+
+
+def test_empty_batches_change_nothing():
+    from qafast.integrations.torchmetrics import RankingMetric
+
+    metric = RankingMetric(MEASURES)
+    want = qafast.RankingMetrics(MEASURES)
+    s, r = next(iter(batches()))
+    metric.update(s, r)
+    want.update(s, r)
+    for shape in ((0, 9), (4, 0)):
+        metric.update(torch.zeros(shape), torch.zeros(shape, dtype=torch.int64))
+    # empty rows after batches: nothing to mix up
+    empty = torch.zeros(0, dtype=torch.int64)
+    metric.update(torch.zeros(0), empty, indexes=empty, doc_ids=empty)
+    assert {k: float(v) for k, v in metric.compute().items()} == want.compute()
+    rows = RankingMetric(["mrr@10"])
+    rows.update(torch.zeros(0), empty, indexes=empty, doc_ids=empty)
+    rows.update(torch.zeros((0, 3)), torch.zeros((0, 3)))
+    rows.update(torch.tensor([0.3, 0.9]), torch.tensor([1, 0]), indexes=torch.tensor([0, 0]),
+                doc_ids=torch.tensor([1, 2]))
+    assert float(rows.compute()["mrr@10"]) == 0.5

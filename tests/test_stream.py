@@ -338,6 +338,60 @@ def test_padding_rows_and_gm_map():
     assert m.compute() == qafast.evaluate(qrels, run, ["gm_map", "map", "num_ret"])
 
 
+def same_state(a, b):
+    sa, sb = a.state_dict(), b.state_dict()
+    return list(sa) == list(sb) and all(np.array_equal(sa[k], sb[k]) for k in sa)
+
+
+@pytest.mark.parametrize("shape", [(0, 4), (3, 0), (0, 0)])
+@pytest.mark.parametrize("dtypes", [("float64", "int64"), ("float64", "float64"),
+                                    ("float32", "float32"), ("float64", "bool")])
+def test_an_empty_batch_changes_nothing(shape, dtypes):
+    # (0, k): no query; (k, 0): k queries without candidates, which are not queries, as a row
+    # of padding is not (trec_eval measures only the queries a run retrieves for); float
+    # grades with float64 scores raised numpy's "operands could not be broadcast"
+    scores, grades = np.zeros(shape, dtype=dtypes[0]), np.zeros(shape, dtype=dtypes[1])
+    for extra in ({}, {"mask": np.ones(shape, dtype=bool)},
+                  {"num_relevant": np.ones(shape[0], dtype=np.int64)}):
+        m = qafast.RankingMetrics(["map", "ndcg@10"])
+        m.update(scores, grades, **extra)
+        assert same_state(m, qafast.RankingMetrics(["map", "ndcg@10"]))
+        # no input shape is fixed by it: rows may follow, and batches
+        m.update([0.5, 0.2], [1, 0], [1, 1], [3, 4])
+        m.update(scores, grades, **extra)
+        assert m.compute() == {"map": 1.0, "ndcg@10": 1.0}
+    with pytest.raises(ValueError, match=r"relevance has shape \(0, 5\)"):
+        qafast.RankingMetrics("map").update(np.zeros((0, 4)), np.zeros((0, 5)))
+
+
+def test_empty_rows_change_nothing():
+    m = qafast.RankingMetrics(["map"])
+    m.update([[0.5, 0.2]], [[1, 0]])
+    empty = np.zeros(0)
+    m.update(empty, empty, empty.astype(np.int64))  # rows after batches: nothing to mix
+    m.update(empty, empty, empty.astype(np.int64), empty.astype(np.int64))
+    assert m.compute() == {"map": 1.0}
+    r = qafast.RankingMetrics(["map"])
+    r.update(empty, empty, empty.astype(np.int64), empty.astype(np.int64))
+    r.update([0.5, 0.2], [1, 0], [1, 1])  # no doc ids were given with a row yet
+    assert r.compute() == {"map": 1.0}
+    fresh = qafast.RankingMetrics(["map"])
+    fresh.update(empty, empty, empty.astype(np.int64))
+    assert same_state(fresh, qafast.RankingMetrics(["map"]))
+    with pytest.raises(ValueError, match="pass query_ids"):
+        fresh.update(empty, empty)
+
+
+def test_empty_answer_batch_changes_nothing():
+    a = qafast.AnswerMetrics()
+    a.update([], [])
+    a.update(np.array([], dtype=str), ())
+    assert same_state(a, qafast.AnswerMetrics())
+    a.update(["Paris"], [["paris"]])
+    a.update([], [])
+    assert a.compute() == {"exact_match": 1.0, "f1": 1.0}
+
+
 def test_compute_is_repeatable_and_reset_forgets():
     m = qafast.RankingMetrics(["ndcg@10"])
     m.update([[0.2, 0.9]], [[1, 0]])

@@ -296,6 +296,12 @@ class RankingMetrics:
     negative or fractional grades, and grades above 1,000,000 raise ``ValueError`` (in
     padding they are ignored). A call that raises leaves the state as it was.
 
+    Empty batches. An update without entries (2-d shape ``(0, k)`` or ``(k, 0)``, or no
+    rows) is checked like any other and then changes nothing, not even which input shape
+    the metric takes. ``(k, 0)`` is k queries without candidates: like a row of padding, not
+    a query, as trec_eval measures only the queries a run retrieves documents for, whatever
+    ``num_relevant`` says (torchmetrics refuses an empty update).
+
     Examples
     --------
     >>> import numpy as np, qafast
@@ -419,7 +425,11 @@ class RankingMetrics:
                              f"{s.ndim}-d")
 
     def _update_batch(self, s, relevance, query_ids, mask, num_relevant) -> None:
-        self._set_mode("batch")
+        # a batch without entries, (0, k) or (k, 0), is checked as any batch and then
+        # changes nothing: k queries without candidates are not queries (as a row of padding)
+        empty = s.size == 0
+        if not empty:
+            self._set_mode("batch")
         r = as_array(relevance, "relevance")
         if r.shape != s.shape:
             raise InputError(f"relevance has shape {r.shape}, scores {s.shape}; they must "
@@ -454,7 +464,8 @@ class RankingMetrics:
 
         valid = None
         if r.dtype.kind == "f":
-            valid = mk.view(bool) if mask is not None else (s if s.size else s32) != -np.inf
+            valid = mk.view(bool) if mask is not None else (
+                s32 if s is _NO_SCORES else s) != -np.inf
         g = _int_grades(r, valid, "relevance", where)
         self._check_grade_scale(g, mk.view(bool) if mask is not None else None, where)
         if num_relevant is not None:
@@ -497,7 +508,8 @@ class RankingMetrics:
             for j in self._gm:
                 values[:, j] = np.log(np.maximum(values[:, j], MIN_GEO_MEAN))
             _kernels.exact_accumulate(values, self._limbs, self._special)
-        self._mode = "batch"
+        if not empty:
+            self._mode = "batch"
         self._count += done
 
     def _check_grade_scale(self, g: np.ndarray, keep, where) -> None:
@@ -531,15 +543,16 @@ class RankingMetrics:
         raise RuntimeError(f"stream kernel error {err}")
 
     def _update_rows(self, s, relevance, query_ids, doc_ids, mask) -> None:
-        self._set_mode("rows")
         n = len(s)
+        if n:  # no rows: checked as any rows, and then changes nothing
+            self._set_mode("rows")
         r = as_array(relevance, "relevance")
         if r.shape != s.shape:
             raise InputError(f"relevance has shape {r.shape}, scores {s.shape}; they must "
                              "match")
         q = _ids_array(query_ids, "query_ids", n)
         has_docs = doc_ids is not None
-        if self._doc_ids is not None and self._doc_ids != has_docs:
+        if n and self._doc_ids is not None and self._doc_ids != has_docs:
             raise InputError("give doc_ids in every update or in none: ties and repeated rows "
                              "are settled by document id when there are ids")
         d = _ids_array(doc_ids, "doc_ids", n) if has_docs else None
@@ -571,6 +584,8 @@ class RankingMetrics:
             i = int(np.flatnonzero(bad)[0])
             raise InputError(f"relevance: {where((i,))}: grade {int(g[i])} is outside 0.."
                              f"{MAX_GRADE}")
+        if not n:
+            return
         if keep is not None:
             s, g, q = s[keep], g[keep], q[keep]
             d = d[keep] if d is not None else None

@@ -98,6 +98,8 @@ def _build() -> type:
             local = self._fresh()
             local.update(preds, target, indexes, doc_ids, mask=mask, num_relevant=num_relevant)
             state = local.state_dict()
+            if not state["mode"]:
+                return  # an empty batch (or rows): nothing to add
             has_rows = len(self.row_query_ids) > 0
             if state["mode"] == "batch":
                 if has_rows:
