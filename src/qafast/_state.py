@@ -1,6 +1,8 @@
 """The saved state of a streaming metric as data: one versioned record per kind of metric.
 
-A metric's ``state_dict()`` is a flat dict of strings, ints and arrays. Each kind of metric
+A metric's ``state_dict()`` is a flat dict of strings, ints and arrays (as plain lists:
+``torch.load(..., weights_only=True)`` reads them, pickle and JSON write them; or as torch
+tensors, or, in a pickled metric, numpy arrays). Each kind of metric
 describes it once, as a :class:`StateSpec`: its fields (:class:`Field`: name, type or dtype,
 shape, range of values, and how two ranks' values combine) and the rules that tie fields
 together (:class:`Rule`: sums within what the count allows, rows only in a state of rows,
@@ -14,9 +16,9 @@ when merged: an exact sum is held to its count times the range of one query's va
 (:class:`ValueRange`), so its top limb stays far from the int64 limits however many states
 are added.
 
-An array may come as a numpy array, a torch tensor or a plain list (read by
-:func:`qafast._convert.as_array`): a state saved with tensors in place of arrays loads with
-``torch.load(..., weights_only=True)``.
+An array may come as a plain (nested) list, a numpy array or a torch tensor (read by
+:func:`qafast._convert.as_array`), so a state written by any of them loads, the numpy arrays
+of earlier versions too.
 """
 
 from __future__ import annotations
@@ -144,7 +146,7 @@ class StateSpec:
         Parameters
         ----------
         state : dict
-            From ``state_dict()`` (arrays as numpy arrays, tensors or lists).
+            From ``state_dict()`` (arrays as lists, numpy arrays or tensors).
         config : mapping
             The options of the metric that will hold the state (``config`` fields, as
             :meth:`read_config` gives them).
@@ -208,18 +210,30 @@ class StateRecord:
 
 
 def state_dict(spec: StateSpec, values: Mapping[str, Any], *,
-               tensors: bool = False) -> dict[str, Any]:
-    """The state dict of ``values`` (every field of ``spec``): arrays copied, as numpy arrays
-    or, with ``tensors``, as torch tensors; the names of a ``names`` field as a list."""
+               arrays: str = "lists") -> dict[str, Any]:
+    """The state dict of ``values`` (every field of ``spec``), sharing nothing with them.
+
+    ``arrays`` says how arrays are given: ``"lists"`` (nested lists of Python ints and
+    floats: with the strs and ints, what ``torch.load(..., weights_only=True)`` reads and
+    plain pickle writes), ``"numpy"`` (arrays, for pickling a metric compactly and for the
+    torch integrations) or ``"tensors"`` (torch CPU tensors). The names of a ``names`` field
+    are a list; ints and strs are Python's own.
+    """
     out: dict[str, Any] = {"format": spec.format, "version": spec.version}
     for f in spec.fields:
         value = values[f.name]
         if f.kind == "array":
             value = np.array(value, order="C")  # a copy the caller owns
-            if tensors:
+            if arrays == "lists":
+                value = value.tolist()
+            elif arrays == "tensors":
                 value = _torch().from_numpy(value)
         elif f.kind == "names":
-            value = list(value)
+            value = [str(name) for name in value]
+        elif f.kind == "int":
+            value = int(value)
+        else:
+            value = str(value)
         out[f.name] = value
     return out
 
@@ -230,7 +244,7 @@ def _torch():
         import torch
     except ImportError:
         raise ImportError("state_dict(tensors=True) gives torch tensors: install torch, or "
-                          "save the numpy arrays state_dict() gives") from None
+                          "save the plain lists state_dict() gives") from None
     return torch
 
 

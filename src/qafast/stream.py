@@ -2,9 +2,9 @@
 
 :class:`RankingMetrics` accumulates any measure :func:`qafast.evaluate` accepts, and
 :class:`AnswerMetrics` SQuAD-style exact match and F1. Both merge (``merge``), save and load
-their state (``state_dict`` / ``load_state_dict``: plain numpy arrays, ints and strings,
-picklable; with ``state_dict(tensors=True)`` torch tensors in place of the arrays, for a
-checkpoint that ``torch.load(..., weights_only=True)`` reads), and are synchronised across
+their state (``state_dict`` / ``load_state_dict``: plain lists, ints and strings, which
+pickle writes and a checkpoint that ``torch.load(..., weights_only=True)`` reads holds; with
+``state_dict(tensors=True)`` torch tensors in place of the lists), and are synchronised across
 torch.distributed ranks by :func:`qafast.integrations.torch.sync`. A state is checked as it
 is loaded, merged or unpickled (``qafast._state``): one that updates and merges cannot make
 is refused, with an error naming the field.
@@ -745,15 +745,17 @@ class RankingMetrics:
                                        columns=self._allowed)
 
     def state_dict(self, *, tensors: bool = False) -> dict[str, Any]:
-        """The state as plain numpy arrays, ints and strings (picklable).
+        """The state as plain data: strs, ints, and lists (of lists) of ints and floats.
+
+        A checkpoint holding it loads with ``torch.load(path, weights_only=True)``, torch's
+        default since 2.6, which refuses numpy arrays; pickle and ``json`` write it too.
 
         Parameters
         ----------
         tensors : bool, default False
-            Give the arrays as torch CPU tensors (torch is imported then): a checkpoint
-            holding this state then loads with ``torch.load(path, weights_only=True)``,
-            torch's default since 2.6, which refuses numpy arrays.
-            :meth:`load_state_dict` takes either.
+            Give the arrays as torch CPU tensors instead of lists (torch is imported then):
+            smaller and faster to save for a state with many rows. :meth:`load_state_dict`
+            takes either, and the numpy arrays of earlier qafast versions.
 
         Examples
         --------
@@ -761,20 +763,27 @@ class RankingMetrics:
         >>> m = qafast.RankingMetrics(["mrr@10"])
         >>> m.update([[0.9, 0.5]], [[0, 1]])
         >>> buffer = io.BytesIO()
-        >>> torch.save({"metric": m.state_dict(tensors=True)}, buffer)
+        >>> torch.save({"model": {}, "metric": m.state_dict()}, buffer)
         >>> _ = buffer.seek(0)
         >>> again = qafast.RankingMetrics(["mrr@10"])
         >>> again.load_state_dict(torch.load(buffer, weights_only=True)["metric"])
         >>> again.compute()
         {'mrr@10': 0.5}
         """
-        return state_dict(_RANKING_STATE, self._state_values(), tensors=tensors)
+        return state_dict(_RANKING_STATE, self._state_values(),
+                          arrays="tensors" if tensors else "lists")
+
+    def _state_arrays(self) -> dict[str, Any]:
+        """The state with numpy arrays (copies): what a pickled metric and the torch
+        integrations carry."""
+        return state_dict(_RANKING_STATE, self._state_values(), arrays="numpy")
 
     def load_state_dict(self, state: dict) -> None:
         """Replace the state by one from :meth:`state_dict` of a metric with the same
         measures and options.
 
-        Arrays may be numpy arrays, torch tensors (``state_dict(tensors=True)``) or lists.
+        Arrays may be lists, torch tensors (``state_dict(tensors=True)``) or numpy arrays
+        (as earlier qafast versions saved them).
         Every field is checked (type, dtype, shape, range, and consistency with the others,
         sums within what their count allows): a state this accepts is one that updates and
         merges can make.
@@ -798,7 +807,7 @@ class RankingMetrics:
         self._seq = record["rows_without_ids"]
 
     def __getstate__(self):
-        return {"config": self._config, "state": self.state_dict()}
+        return {"config": self._config, "state": self._state_arrays()}
 
     def __setstate__(self, data):
         # the state holds the options too ("config" repeats them): read them, checked, to
@@ -924,14 +933,20 @@ class AnswerMetrics:
                                       columns=_ANSWER_VALUES)
 
     def state_dict(self, *, tensors: bool = False) -> dict[str, Any]:
-        """The state as plain numpy arrays, ints and strings (picklable); with ``tensors``,
-        the arrays as torch tensors, as for :meth:`RankingMetrics.state_dict`."""
-        return state_dict(_ANSWER_STATE, self._state_values(), tensors=tensors)
+        """The state as plain strs, ints and lists, or with ``tensors`` the lists as torch
+        tensors, as for :meth:`RankingMetrics.state_dict`: a checkpoint holding it loads
+        with ``torch.load(path, weights_only=True)``."""
+        return state_dict(_ANSWER_STATE, self._state_values(),
+                          arrays="tensors" if tensors else "lists")
+
+    def _state_arrays(self) -> dict[str, Any]:
+        """The state with numpy arrays (copies), as for :meth:`RankingMetrics._state_arrays`."""
+        return state_dict(_ANSWER_STATE, self._state_values(), arrays="numpy")
 
     def load_state_dict(self, state: dict) -> None:
         """Replace the state by one from :meth:`state_dict` with the same options, checked
-        as :meth:`RankingMetrics.load_state_dict` checks one (arrays as numpy arrays, torch
-        tensors or lists)."""
+        as :meth:`RankingMetrics.load_state_dict` checks one (arrays as lists, torch
+        tensors or numpy arrays)."""
         record = self._checked(state)
         self._count = record["count"]
         self._limbs = record["sums"].copy()  # the record's arrays are read-only
@@ -942,7 +957,7 @@ class AnswerMetrics:
             raise InputTypeError("an AnswerMetrics with a normalizer function cannot be pickled; "
                                  "use state_dict()")
         return {"options": (self._normalizer, self._unit, self._empty_rule),
-                "state": self.state_dict()}
+                "state": self._state_arrays()}
 
     def __setstate__(self, data):
         # the state holds the options too ("options" repeats them)

@@ -97,7 +97,7 @@ def _build() -> type:
                                  "repeated row counted once, by their (query, document) pair")
             local = self._fresh()
             local.update(preds, target, indexes, doc_ids, mask=mask, num_relevant=num_relevant)
-            state = local.state_dict()
+            state = local._state_arrays()
             if not state["mode"]:
                 return  # an empty batch (or rows): nothing to add
             has_rows = len(self.row_query_ids) > 0
@@ -122,7 +122,7 @@ def _build() -> type:
         def _state(self) -> dict:
             """The kept states (synchronised, when torchmetrics synchronises) as a
             RankingMetrics state dict."""
-            state = self._fresh().state_dict()
+            state = self._fresh()._state_arrays()
             for name in _SUMS:
                 f, value = _SPEC.field(name), getattr(self, name).detach().cpu().numpy()
                 state[name] = int(value) if f.kind == "int" else np.array(value, dtype=f.dtype)
