@@ -184,6 +184,68 @@ def test_rules_between_fields_name_the_field():
     assert e.value.field == "row_doc_ids"
 
 
+def test_grades_above_what_the_measures_take_are_refused():
+    # rows graded 6 for ERR (grades 0-4) loaded, and compute() gave ERR@10 = -0.09 or NaN
+    r = qafast.RankingMetrics(["ERR@10", "map"])
+    r.update([0.5, 0.25, 0.75], [1, 0, 4], [7, 7, 8], [1, 2, 3])
+    state = r.state_dict()
+    with pytest.raises(InputError, match=r"row_grades holds 6 \(at 2\), outside 0\.\.4 \(4 is "
+                                         r"the highest grade ERR@10 takes\)") as e:
+        qafast.RankingMetrics(["ERR@10", "map"]).load_state_dict(
+            dict(state, row_grades=[1, 0, 6]))
+    assert e.value.field == "row_grades"
+    # without ERR, any grade qafast takes
+    m = qafast.RankingMetrics(["map"])
+    m.load_state_dict(dict(state, measures=["map"], sums=[[0] * 68],
+                           nonfinite_sums=[0.0], row_grades=[1, 0, 1_000_000]))
+    assert m.compute() == {"map": 1.0}
+
+
+def test_header_and_keys_are_checked():
+    state = batch_state()
+    cases = [
+        (dict(state, format=np.array([1.0, 2.0])), InputTypeError, "format",
+         "not a qafast.RankingMetrics state"),  # was numpy's "truth value ... is ambiguous"
+        (dict(state, version=np.array([1, 1])), InputError, "version", "version ndarray"),
+        (dict(state, version="1"), InputError, "version", "version str"),
+        (dict(state, version=True), InputError, "version", "version bool"),
+        (dict(state, extra=[1]), InputError, "extra", "'extra' is not a field of it"),
+        ({**state, 3: "x"}, InputError, "3", "3 is not a field of it"),
+    ]
+    for bad, error, field, message in cases:
+        with pytest.raises(error, match=message) as e:
+            qafast.RankingMetrics(MEASURES).load_state_dict(bad)
+        assert e.value.field == field, (field, e.value)
+    m = qafast.RankingMetrics(MEASURES)
+    m.load_state_dict(dict(state, version=np.int64(1), count=np.int32(1)))
+    assert m.compute() == {"mrr@10": 1.0, "map": 1.0}
+
+
+def test_an_infinity_where_only_nan_can_be_is_refused():
+    m = qafast.RankingMetrics(["iprec_at_recall.0.5"])
+    m.update([0.5, 0.25], [1, 0], [7, 7], [1, 2])  # rows: iprec can be NaN, never infinite
+    b = qafast.RankingMetrics(["iprec_at_recall.0.5"])
+    b.update([[0.5, 0.25]], [[1, 0]])
+    state = b.state_dict()
+    with pytest.raises(InputError, match=r"nonfinite_sums holds inf for column 0 "
+                                         r"\('iprec_at_recall_0.50'\), whose values are in "
+                                         r"\[0, 1\], or NaN"):
+        qafast.RankingMetrics(["iprec_at_recall.0.5"]).load_state_dict(
+            dict(state, nonfinite_sums=[np.inf]))
+    again = qafast.RankingMetrics(["iprec_at_recall.0.5"])
+    again.load_state_dict(dict(state, nonfinite_sums=[np.nan]))
+    assert math.isnan(again.compute()["iprec_at_recall_0.50"])
+
+
+def test_tie_keys_of_rows_without_document_ids_are_each_given_once():
+    r = qafast.RankingMetrics(["mrr@10"])
+    r.update([0.5, 0.25, 0.75], [1, 0, 1], [7, 7, 7])
+    with pytest.raises(InputError, match="each given once; -1 is repeated") as e:
+        qafast.RankingMetrics(["mrr@10"]).load_state_dict(
+            dict(r.state_dict(), row_doc_ids=[0, -1, -1]))
+    assert e.value.field == "row_doc_ids"
+
+
 def test_unpickling_goes_through_the_validator():
     m = qafast.RankingMetrics(MEASURES)
     m.update([[0.1, 0.5]], [[0, 1]])

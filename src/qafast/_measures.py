@@ -465,7 +465,8 @@ TABLE: tuple[Family, ...] = (
            "The sum over the top k of r_i / i times the probability that no document above "
            "rank i satisfied the user, where a grade g > 0 satisfies with probability "
            "r = (2^g - 1) / 16 (grades up to 4, as gdeval.pl of the TREC Web track).",
-           params="cut", origin="ir_measures", max_grade=4, reference="_err",
+           params="cut", origin="ir_measures", max_grade=4, values="rounded ratio",
+           reference="_err",
            names=ir("ERR@k", "ERR"), agrees=("gdeval", "specification")),
     Family("fallout", "Fall-out at k", "Precision and recall",
            "(non-relevant documents in the top k) / (non-relevant documents ranked), a "

@@ -42,16 +42,19 @@ __all__ = ["Field", "Rule", "StateRecord", "StateSpec", "ValueRange", "exact_sum
 @dataclass(frozen=True)
 class ValueRange:
     """What one query's (or question's) value of a measure may be: a finite value in
-    ``[low, high]`` or, where ``nonfinite``, also an infinity or NaN (summed apart, in the
-    state's ``nonfinite_sums``)."""
+    ``[low, high]`` or, where ``nonfinite``, also NaN and, where ``infinite`` too, an
+    infinity (summed apart, in the state's ``nonfinite_sums``)."""
 
     low: float
     high: float
     nonfinite: bool = False
+    infinite: bool = True
 
     def describe(self) -> str:
         finite = f"in [{self.low:g}, {self.high:g}]"
-        return finite + (", or not finite" if self.nonfinite else "")
+        if not self.nonfinite:
+            return finite
+        return finite + (", or not finite" if self.infinite else ", or NaN")
 
 
 @dataclass(frozen=True)
@@ -72,9 +75,10 @@ class Field:
         Arrays: the name of each dimension. ``"columns"`` (one per measure) and ``"limbs"``
         (of an exact sum) are known before the state is read; any other name (``"rows"``) is
         set by the first array that has it, and every later one must agree.
-    low, high : int, optional
+    low, high : int or str, optional
         Ints and integer arrays: the least and greatest value (for arrays, the dtype's limits
-        when not given).
+        when not given). A str names a bound the metric holding the state sets (``bounds``
+        of :meth:`StateSpec.validate`: the highest grade its measures take, ...).
     choices : tuple
         Strs and ints: the values allowed (any when empty).
     nan : bool
@@ -90,8 +94,8 @@ class Field:
     kind: str
     dtype: str = ""
     shape: tuple[str, ...] = ()
-    low: int | None = None
-    high: int | None = None
+    low: int | str | None = None
+    high: int | str | None = None
     choices: tuple = ()
     nan: bool = True
     reduce: str = "same"
@@ -140,7 +144,8 @@ class StateSpec:
         return {f.name: self._read(state, f, {}) for f in self.fields if f.name in self.config}
 
     def validate(self, state, *, config: Mapping[str, Any],
-                 columns: Sequence[tuple[str, ValueRange]]) -> StateRecord:
+                 columns: Sequence[tuple[str, ValueRange]],
+                 bounds: Mapping[str, tuple[int, str]] = MappingProxyType({})) -> StateRecord:
         """``state`` checked field by field and rule by rule, as a :class:`StateRecord`.
 
         Parameters
@@ -152,6 +157,9 @@ class StateSpec:
             :meth:`read_config` gives them).
         columns : sequence of (str, ValueRange)
             That metric's values: name, and what one query's value may be.
+        bounds : mapping of str to (int, str)
+            The bounds that fields name (``Field.low`` / ``high``), each with what it is,
+            for messages.
 
         Raises
         ------
@@ -171,7 +179,7 @@ class StateSpec:
         values = dict(saved)
         for f in self.fields:
             if f.name not in values:
-                values[f.name] = self._read(state, f, dims)
+                values[f.name] = self._read(state, f, dims, bounds)
         for rule in self.rules:
             problem = rule.check(values, columns)
             if problem is not None:
@@ -180,20 +188,34 @@ class StateSpec:
         return StateRecord(self, MappingProxyType(values))
 
     def _check_header(self, state) -> None:
-        if not isinstance(state, Mapping) or state.get("format") != self.format:
-            raise InputTypeError(f"not a {self.format} state (from {self.kind}.state_dict())")
-        if state.get("version") != self.version:
-            raise InputError(f"{self.kind} state version {state.get('version')!r}; this "
-                             f"qafast reads version {self.version}")
+        """A mapping whose ``format`` is this kind's and ``version`` this version, and with
+        no key that is not a field (a state of another kind or version, or tampered)."""
+        fmt = state.get("format") if isinstance(state, Mapping) else None
+        if not (isinstance(fmt, str) and fmt == self.format):
+            raise InputTypeError(f"not a {self.format} state (from {self.kind}.state_dict())",
+                                 field="format")
+        version = _as_int(state.get("version"))
+        if version != self.version:
+            shown = (_short(version) if version is not None
+                     else type(state.get("version")).__name__)
+            raise InputError(f"{self.kind} state version {shown}; this qafast reads "
+                             f"version {self.version}", field="version")
+        known = {"format", "version", *(f.name for f in self.fields)}
+        unknown = [k for k in state if k not in known]
+        if unknown:
+            raise InputError(f"corrupted {self.kind} state: {_shown_key(unknown[0])} is not a "
+                             f"field of it (it has {', '.join(sorted(known))})",
+                             field=str(unknown[0]))
 
-    def _read(self, state: Mapping, f: Field, dims: dict[str, int]):
+    def _read(self, state: Mapping, f: Field, dims: dict[str, int],
+              bounds: Mapping[str, tuple[int, str]] = MappingProxyType({})):
         try:
             value = state[f.name]
         except KeyError:
             raise InputError(f"corrupted {self.kind} state: no {f.name!r}", field=f.name) \
                 from None
         reader = _READERS[f.kind]
-        return reader(_Where(self.kind, f), value, dims)
+        return reader(_Where(self.kind, f, bounds), value, dims)
 
 
 @dataclass(frozen=True)
@@ -256,6 +278,19 @@ class _Where:
 
     kind: str
     field: Field
+    bounds: Mapping[str, tuple[int, str]]
+
+    def limits(self, low: int, high: int) -> tuple[int, int, str]:
+        """The field's least and greatest value (``low`` and ``high`` where it sets none),
+        and what a bound named by the metric is."""
+        f, why = self.field, []
+        ends = []
+        for end, default in ((f.low, low), (f.high, high)):
+            if isinstance(end, str):
+                end, what = self.bounds[end]
+                why.append(f"{end} is {what}")
+            ends.append(default if end is None else end)
+        return ends[0], ends[1], "".join(f" ({w})" for w in why)
 
     def type_error(self, expected: str, value) -> InputTypeError:
         return InputTypeError(f"corrupted {self.kind} state: {self.field.name} must be "
@@ -273,18 +308,25 @@ def _read_str(where: _Where, value, dims) -> str:
     return str(value)
 
 
-def _read_int(where: _Where, value, dims) -> int:
-    # operator.index takes Python and numpy ints and one-element integer tensors; a bool is
-    # an int to Python but never a count or a flag here
+def _as_int(value) -> int | None:
+    """``value`` as an int, or None when it is not one. operator.index takes Python and numpy
+    ints and 0-d integer tensors; a bool is an int to Python but never a count or a flag
+    here."""
     if isinstance(value, (bool, np.bool_)):
-        raise where.type_error("an int", value)
+        return None
     try:
-        n = operator.index(value)
+        return operator.index(value)
     except TypeError:
-        raise where.type_error("an int", value) from None
-    f = where.field
-    if (f.low is not None and n < f.low) or (f.high is not None and n > f.high):
-        raise where.error(f"{_short(n)} is outside {f.low}..{f.high}")
+        return None
+
+
+def _read_int(where: _Where, value, dims) -> int:
+    n = _as_int(value)
+    if n is None:
+        raise where.type_error("an int", value)
+    low, high, why = where.limits(-2**63, 2**63 - 1)
+    if not low <= n <= high:
+        raise where.error(f"{_short(n)} is outside {low}..{high}{why}")
     _check_choice(where, n)
     return n
 
@@ -351,15 +393,13 @@ def _expected_shape(names: tuple[str, ...], shape: tuple[int, ...],
 def _check_int_range(where: _Where, a: np.ndarray, target: np.dtype) -> None:
     if not a.size:
         return
-    f = where.field
     info = np.iinfo(target)
-    low = info.min if f.low is None else f.low
-    high = info.max if f.high is None else f.high
+    low, high, why = where.limits(int(info.min), int(info.max))
     least, greatest = int(a.min()), int(a.max())
     if least < low or greatest > high:
         flat = int(np.argmin(a)) if least < low else int(np.argmax(a))
         at = _index(flat, a.shape)
-        raise where.error(f"holds {int(a[at])} (at {at}), outside {low}..{high}")
+        raise where.error(f"holds {int(a[at])} (at {at}), outside {low}..{high}{why}")
 
 
 def _first(mask: np.ndarray) -> tuple[int, ...] | int:
@@ -369,6 +409,11 @@ def _first(mask: np.ndarray) -> tuple[int, ...] | int:
 def _index(flat: int, shape: tuple[int, ...]) -> tuple[int, ...] | int:
     i = np.unravel_index(flat, shape)
     return int(i[0]) if len(i) == 1 else tuple(int(k) for k in i)
+
+
+def _shown_key(key) -> str:
+    text = repr(key)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def _short(n: int) -> str:
@@ -440,6 +485,9 @@ def _nonfinite_sums(values, columns) -> str | None:
         if not allowed.nonfinite or values["count"] == 0:
             why = "no value was counted" if allowed.nonfinite else "the measure is finite"
             return f"holds {value!r} for column {j} ({name!r}), where {why}"
+        if not allowed.infinite and not np.isnan(value):
+            return (f"holds {value!r} for column {j} ({name!r}), whose values are "
+                    f"{allowed.describe()}")
     return None
 
 

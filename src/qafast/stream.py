@@ -138,12 +138,12 @@ _ANY_VALUE = ValueRange(-sys.float_info.max, sys.float_info.max, nonfinite=True)
 _RANGES = {
     "count": _COUNT_VALUE,
     "ratio": _RATIO,
-    "ratio or nan": ValueRange(0.0, 1.0, nonfinite=True),
+    "ratio or nan": ValueRange(0.0, 1.0, nonfinite=True, infinite=False),
     # at most 1 exactly, but quotients of float sums of one term per candidate: each sum is
     # within a factor 1 +- n 2**-53 of its exact value for n candidates, which keeps the
     # quotient far below 2 for any n that fits in memory (n < 2**44)
     "rounded ratio": ValueRange(0.0, 2.0),
-    "rounded ratio or nan": ValueRange(0.0, 2.0, nonfinite=True),
+    "rounded ratio or nan": ValueRange(0.0, 2.0, nonfinite=True, infinite=False),
     "log": ValueRange(-12.0, 0.0),  # log(max(value, 0.00001)) of a value in [0, 1]
     "any": _ANY_VALUE,
 }
@@ -188,7 +188,8 @@ def _rows_without_ids(values, columns) -> str | None:
 
 
 def _tie_keys(values, columns) -> str | None:
-    """Rows without document ids have tie keys 0, -1, -2, ... in arrival order."""
+    """Rows without document ids have tie keys 0, -1, -2, ... in arrival order: each one
+    once."""
     keys, numbered = values["row_doc_ids"], values["rows_without_ids"]
     if values["row_has_doc_ids"] != 0 or not len(keys):
         return None
@@ -196,6 +197,11 @@ def _tie_keys(values, columns) -> str | None:
         return (f"of rows without document ids are tie keys from 0 down to "
                 f"-(rows_without_ids - 1) = {1 - numbered}, not {int(keys.min())}.."
                 f"{int(keys.max())}")
+    ordered = np.sort(keys)
+    repeated = ordered[1:] == ordered[:-1]
+    if repeated.any():
+        return (f"of rows without document ids are tie keys, each given once; "
+                f"{int(ordered[1:][repeated][0])} is repeated")
     return None
 
 
@@ -214,7 +220,8 @@ _RANKING_STATE = StateSpec(
         Field("row_query_ids", "array", "int64", ("rows",), reduce="cat"),
         Field("row_doc_ids", "array", "int64", ("rows",), reduce="cat"),
         Field("row_scores", "array", "float64", ("rows",), nan=False, reduce="cat"),
-        Field("row_grades", "array", "int32", ("rows",), low=0, high=MAX_GRADE, reduce="cat"),
+        Field("row_grades", "array", "int32", ("rows",), low=0, high="grade_scale",
+              reduce="cat"),
         Field("row_has_doc_ids", "int", choices=(-1, 0, 1), reduce="flag"),
         Field("rows_without_ids", "int", low=0, high=_MAX_COUNT, reduce="sum"),
     ),
@@ -741,8 +748,10 @@ class RankingMetrics:
                 "rows_without_ids": self._seq}
 
     def _checked(self, state) -> StateRecord:
+        top, name = self._grade_scale or (MAX_GRADE, "qafast")
+        grades = (top, f"the highest grade {name} takes")
         return _RANKING_STATE.validate(state, config=self._state_config(),
-                                       columns=self._allowed)
+                                       columns=self._allowed, bounds={"grade_scale": grades})
 
     def state_dict(self, *, tensors: bool = False) -> dict[str, Any]:
         """The state as plain data: strs, ints, and lists (of lists) of ints and floats.

@@ -125,7 +125,8 @@ def _build() -> type:
             state = self._fresh()._state_arrays()
             for name in _SUMS:
                 f, value = _SPEC.field(name), getattr(self, name).detach().cpu().numpy()
-                state[name] = int(value) if f.kind == "int" else np.array(value, dtype=f.dtype)
+                # an int as the 0-d array it is (the state reader refuses a float count)
+                state[name] = value[()] if f.kind == "int" else np.array(value, dtype=f.dtype)
             _kernels.exact_normalize(state["sums"])  # limbs were added one by one
             rows = {name: dim_zero_cat(getattr(self, name)) for name in _ROWS
                     if len(getattr(self, name))}
