@@ -44,7 +44,8 @@ def _metrics():
     out = []
     rng = np.random.default_rng(0)
     for measures in RANKING_SETS:
-        batch = qafast.RankingMetrics(measures, empty_queries="zero", max_docs=4)
+        batch = qafast.RankingMetrics(measures, empty_queries="zero", max_docs=4,
+                                      torchmetrics_nonpositive=True)
         batch.update(rng.integers(-2, 3, size=(3, 5)) / 2, rng.integers(0, 4, size=(3, 5)),
                      num_relevant=[5, 6, 7])
         rows = qafast.RankingMetrics(measures, relevance_level=2)
@@ -66,9 +67,9 @@ METRICS = _metrics()
 def fresh(metric):
     if isinstance(metric, qafast.AnswerMetrics):
         return qafast.AnswerMetrics(unit=metric._unit, empty_rule=metric._empty_rule)
-    names, level, empty, max_docs = metric._config
+    names, level, empty, max_docs, nonpositive = metric._config
     return qafast.RankingMetrics(list(names), relevance_level=level, empty_queries=empty,
-                                 max_docs=max_docs)
+                                 max_docs=max_docs, torchmetrics_nonpositive=nonpositive)
 
 
 # ---------------------------------------------------------------------------- values

@@ -12,6 +12,8 @@ from hypothesis import strategies as st
 
 import qafast
 from qafast import _exactsum
+from qafast._measure_parser import parse_measures
+from qafast._measures import BY_NAME
 from test_measure_names import IR_GDEVAL, IR_NAMES, RANX_NAMES
 from _examples import examples
 
@@ -390,6 +392,48 @@ def test_empty_answer_batch_changes_nothing():
     a.update(["Paris"], [["paris"]])
     a.update([], [])
     assert a.compute() == {"exact_match": 1.0, "f1": 1.0}
+
+
+# torchmetrics' rule for relevant candidates scored 0 or less, as trec_eval on rewritten input
+NONPOSITIVE = ["map", "recip_rank", "mrr@3", "P@3", "recall@3", "ndcg@3", "success@2",
+               "map@5-l2", "P(rel=2)@2", "gm_map"]
+
+
+@settings(max_examples=examples(60), deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 3), st.sampled_from([-1.0, -0.5, 0.0, 0.5, 1.0]),
+                          st.integers(0, 2)), min_size=1, max_size=30),
+       st.randoms(use_true_random=False))
+def test_torchmetrics_nonpositive_is_trec_eval_on_rewritten_input(rows, rnd):
+    """With ties and graded relevance too: a family whose torchmetrics class counts such a
+    candidate as not relevant gives what evaluate gives with it graded 0; one that counts it
+    as not retrieved, what evaluate gives with it ranked under an id the qrels lack (the
+    same tie position); every other family what it gives without the option. Which queries
+    are measured (those with a relevant candidate) is decided on the grades as given."""
+    q = np.array([r[0] for r in rows], dtype=np.int64)
+    s = np.array([r[1] for r in rows])
+    g = np.array([r[2] for r in rows])
+    d = 2 * np.arange(len(rows), dtype=np.int64)
+    rnd.shuffle(d)
+    m = qafast.RankingMetrics(NONPOSITIVE, torchmetrics_nonpositive=True)
+    split = rnd.randrange(len(rows) + 1)
+    m.update(s[:split], g[:split], q[:split], d[:split])
+    m.update(s[split:], g[split:], q[split:], d[split:])
+    keep = np.isin(q, q[g >= 1])
+    if not keep.any():
+        with pytest.raises(ValueError, match="no query measured"):
+            m.compute()
+        return
+    q, d, s, g = q[keep], d[keep], s[keep], g[keep]
+    got = m.compute()
+    for name in NONPOSITIVE:
+        rule = BY_NAME[parse_measures([name])[0].family].torchmetrics_nonpositive
+        level = 2 if "2" in name.split("@")[0] or name.endswith("-l2") else 1
+        hidden = (g >= level) & (s <= 0) if rule else np.zeros(len(g), dtype=bool)
+        grades = np.where(hidden, 0, g) if rule == "not relevant" else g
+        docs = np.where(hidden, d + 1, d) if rule == "not retrieved" else d
+        want = qafast.evaluate(qafast.Qrels.from_arrays(q, d, grades),
+                               qafast.Run.from_arrays(q, docs, s), [name])
+        assert got[name] == want[name], (name, got[name], want[name])
 
 
 def test_compute_is_repeatable_and_reset_forgets():

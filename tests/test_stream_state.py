@@ -322,7 +322,9 @@ def test_a_state_written_by_earlier_code_loads():
     again = qafast.RankingMetrics(["mrr@10", "ndcg@10", "num_rel"])
     again.update([[0.9, 0.5, 0.3], [0.2, 0.8, 0.1]], [[0, 1, 2], [1, 0, 0]])
     written = again.state_dict()
-    assert list(written) == list(batch)
+    # one key more: an option added since (its default where it is absent)
+    assert [k for k in written if k != "torchmetrics_nonpositive"] == list(batch)
+    assert written["torchmetrics_nonpositive"] is False
     for k, v in batch.items():
         assert written[k] == (v.tolist() if isinstance(v, np.ndarray) else v), k
         assert type(written[k]) is (list if isinstance(v, np.ndarray) else type(v)), k
@@ -379,12 +381,12 @@ def test_arrays_may_be_lists_or_tensors():
     assert got._state_arrays()["row_grades"].dtype == np.int32
 
 
-PLAIN = (list, int, float, str)
+PLAIN = (list, int, float, str, bool)
 
 
 def assert_plain(value, where=""):
     """Only what torch's weights_only unpickler reads without a tensor: dicts, lists, ints,
-    floats and strs (no numpy array or scalar, no bool, no class of qafast's)."""
+    floats, strs and bools (no numpy array or scalar, no class of qafast's)."""
     if isinstance(value, dict):
         for k, v in value.items():
             assert type(k) is str, (where, k)
@@ -412,9 +414,9 @@ def checkpoint_metrics():
 def same_kind(metric):
     if isinstance(metric, qafast.AnswerMetrics):
         return qafast.AnswerMetrics(unit=metric._unit, empty_rule=metric._empty_rule)
-    names, level, empty, max_docs = metric._config
+    names, level, empty, max_docs, nonpositive = metric._config
     return qafast.RankingMetrics(list(names), relevance_level=level, empty_queries=empty,
-                                 max_docs=max_docs)
+                                 max_docs=max_docs, torchmetrics_nonpositive=nonpositive)
 
 
 def test_state_dict_is_plain_data_that_pickle_writes():

@@ -65,8 +65,8 @@ class Field:
     ----------
     name : str
         The key in the state dict.
-    kind : {"str", "int", "names", "array"}
-        A str, an int (any integer type but bool), a list of str, or an array.
+    kind : {"str", "int", "bool", "names", "array"}
+        A str, an int (any integer type but bool), a bool, a list of str, or an array.
     dtype : str
         Arrays: the dtype held (``"int64"``, ``"int32"`` or ``"float64"``). Any integer
         dtype is read for an integer field and any float dtype up to 64 bits for a float
@@ -83,6 +83,9 @@ class Field:
         Strs and ints: the values allowed (any when empty).
     nan : bool
         Float arrays: whether NaN may appear.
+    default : optional
+        The value of a field that states written before it existed lack (a field without
+        a default must be present).
     reduce : {"same", "sum", "exact_sum", "cat", "mode", "flag"}
         How the states of two ranks (or two merged metrics) combine: the value must be the
         same (the metric's options), values add (exact sums add limb by limb and are then
@@ -98,6 +101,7 @@ class Field:
     high: int | str | None = None
     choices: tuple = ()
     nan: bool = True
+    default: Any = None
     reduce: str = "same"
 
 
@@ -209,6 +213,8 @@ class StateSpec:
 
     def _read(self, state: Mapping, f: Field, dims: dict[str, int],
               bounds: Mapping[str, tuple[int, str]] = MappingProxyType({})):
+        if f.name not in state and f.default is not None:
+            return f.default  # a state written before the field existed
         try:
             value = state[f.name]
         except KeyError:
@@ -254,6 +260,8 @@ def state_dict(spec: StateSpec, values: Mapping[str, Any], *,
             value = [str(name) for name in value]
         elif f.kind == "int":
             value = int(value)
+        elif f.kind == "bool":
+            value = bool(value)
         else:
             value = str(value)
         out[f.name] = value
@@ -329,6 +337,12 @@ def _read_int(where: _Where, value, dims) -> int:
         raise where.error(f"{_short(n)} is outside {low}..{high}{why}")
     _check_choice(where, n)
     return n
+
+
+def _read_bool(where: _Where, value, dims) -> bool:
+    if not isinstance(value, (bool, np.bool_)):
+        raise where.type_error("a bool", value)
+    return bool(value)
 
 
 def _read_names(where: _Where, value, dims) -> tuple[str, ...]:
@@ -429,7 +443,8 @@ def _describe(config: Mapping[str, Any]) -> str:
 
 
 _READERS: dict[str, Callable[[_Where, Any, dict[str, int]], Any]] = {
-    "str": _read_str, "int": _read_int, "names": _read_names, "array": _read_array,
+    "str": _read_str, "int": _read_int, "bool": _read_bool, "names": _read_names,
+    "array": _read_array,
 }
 
 

@@ -98,14 +98,35 @@ def _int_grades(r: np.ndarray, valid, name: str, where) -> np.ndarray:
 _KernelArgs = tuple[int, array, array, array, array, array, array]
 
 
-def _kernel_args(columns, level: int, v9: bool) -> _KernelArgs:
-    """The stream kernels' flags and per-measure arrays for columns measured at ``level``."""
+def _kernel_args(columns, level: int, v9: bool, nonpositive: str) -> _KernelArgs:
+    """The stream kernels' flags and per-measure arrays for columns measured at ``level``
+    (with ``nonpositive``, torchmetrics' rule for relevant candidates scored 0 or less: "",
+    "not relevant" or "not retrieved")."""
     codes, kparams, fparams, loffs, lkeys, lvals = kernel_arrays(columns)
     # at a level of 0 or below a candidate graded 0 is relevant: every candidate is ranked
     all_judged = level <= 0 or any(c.family in _JUDGED_ZERO_MATTERS or c.keys for c in columns)
     flags = (int(all_judged) | 2 * int(any(c.family in DENSE for c in columns))
-             | 4 * int(v9))
+             | 4 * int(v9) | _NONPOSITIVE_FLAGS[nonpositive])
     return flags, codes, kparams, fparams, loffs, lkeys, lvals
+
+
+#: the kernels' flags for torchmetrics' rule (_stream_kernels.pxi)
+_NONPOSITIVE_FLAGS = {"": 0, "not relevant": 8, "not retrieved": 16}
+
+
+def _settings(columns, level: int, torchmetrics_nonpositive: bool
+              ) -> list[tuple[np.ndarray, int, _KernelArgs]]:
+    """The kernel passes: the columns measured at each (relevance level, recall rounding,
+    rule for nonpositive scores), as ``(indices, level, kernel args)``."""
+    groups: dict[tuple[int, bool, str], list[int]] = {}
+    for (lvl, v9), js in column_groups(columns, level).items():
+        for j in js:
+            rule = (BY_NAME[columns[j].family].torchmetrics_nonpositive
+                    if torchmetrics_nonpositive else "")
+            groups.setdefault((min(lvl, MAX_GRADE + 1), v9, rule), []).append(j)
+    return [(np.array(js, dtype=np.int64), lvl,
+             _kernel_args([columns[j] for j in js], lvl, v9, rule))
+            for (lvl, v9, rule), js in groups.items()]
 
 
 def _ids_array(ids, name: str, n: int) -> np.ndarray:
@@ -207,12 +228,15 @@ def _tie_keys(values, columns) -> str | None:
 
 _RANKING_STATE = StateSpec(
     kind="RankingMetrics", version=_STATE_VERSION,
-    config=("measures", "relevance_level", "empty_queries", "max_docs"),
+    config=("measures", "relevance_level", "empty_queries", "max_docs",
+            "torchmetrics_nonpositive"),
     fields=(
         Field("measures", "names"),
         Field("relevance_level", "int", low=1, high=MAX_GRADE + 1),
         Field("empty_queries", "str", choices=tuple(_EMPTY_MODES)),
         Field("max_docs", "int", low=0, high=2**62),
+        # absent from states written before the option
+        Field("torchmetrics_nonpositive", "bool", default=False),
         Field("mode", "str", choices=("", "batch", "rows"), reduce="mode"),
         Field("count", "int", low=0, high=_MAX_COUNT, reduce="sum"),
         Field("sums", "array", "int64", ("columns", "limbs"), reduce="exact_sum"),
@@ -295,6 +319,13 @@ class RankingMetrics:
         ``empty_target_action="neg"``), or raises a ``ValueError`` (``"error"``).
     max_docs : int, optional
         Rank only the top ``max_docs`` candidates of each query (trec_eval ``-M``).
+    torchmetrics_nonpositive : bool, default False
+        Treat a relevant candidate scored 0 or less as torchmetrics 1.9 does (its PR
+        #3104), to reproduce its numbers on logits: MAP, MRR and precision (``RetrievalMAP``,
+        ``RetrievalMRR``, ``RetrievalPrecision``) count it as not relevant, so it leaves R
+        too; recall (``RetrievalRecall``) as not retrieved, so it stays in R. Other measures,
+        and which queries are empty, are unchanged. By default (trec_eval's definitions) a
+        score is only a rank.
 
     Notes
     -----
@@ -325,13 +356,23 @@ class RankingMetrics:
     >>> r.update([0.5, 0.1], [1, 0], [7, 8], [2, 4])       # (7, 2) again: counted once
     >>> r.compute()
     {'mrr@10': 0.75}
+
+    On logits, torchmetrics' MAP leaves out the relevant candidate scored -0.3 (trec_eval's
+    is (1/1 + 2/3) / 2):
+
+    >>> logits, relevance = [[1.2, 0.4, -0.3, -0.9]], [[1, 0, 1, 0]]
+    >>> t = qafast.RankingMetrics(["map"], torchmetrics_nonpositive=True)
+    >>> t.update(logits, relevance)
+    >>> t.compute()
+    {'map': 1.0}
     """
 
     #: the fields and rules of this metric's state (read by the torch integrations)
     _state_spec = _RANKING_STATE
 
     def __init__(self, measures: str | Iterable[str], *, relevance_level: int = 1,
-                 empty_queries: str = "skip", max_docs: int | None = None):
+                 empty_queries: str = "skip", max_docs: int | None = None,
+                 torchmetrics_nonpositive: bool = False):
         columns = [c for c in parse_measures(measures) if c.family not in TEXT_MEASURES]
         if not columns:
             raise InputError(f"measures {measures!r}: none of them is a per-query number")
@@ -347,13 +388,15 @@ class RankingMetrics:
         self._columns = columns
         self._names = [c.name for c in columns]
         self._gm = [j for j, c in enumerate(columns) if c.aggregate == "gm"]
+        if not isinstance(torchmetrics_nonpositive, (bool, np.bool_)):
+            raise InputTypeError(f"torchmetrics_nonpositive must be a bool, not "
+                                 f"{type(torchmetrics_nonpositive).__name__}")
         # a column may set its own relevance level (ranx's -lN, ir_measures' rel=) or recall
-        # cut points (ir_measures' IPrec): one kernel pass per setting, as evaluate makes
-        settings = column_groups(columns, self._level)
-        self._groups = [(np.array(js, dtype=np.int64), min(level, MAX_GRADE + 1),
-                         _kernel_args([columns[j] for j in js], min(level, MAX_GRADE + 1), v9))
-                        for (level, v9), js in settings.items()]
-        self._config = (tuple(self._names), self._level, self._empty, self._max_docs)
+        # cut points (ir_measures' IPrec), or follow torchmetrics' rule for scores of 0 or
+        # less: one kernel pass per setting, as evaluate makes
+        self._groups = _settings(columns, self._level, bool(torchmetrics_nonpositive))
+        self._config = (tuple(self._names), self._level, self._empty, self._max_docs,
+                        bool(torchmetrics_nonpositive))
         # what one query's value of each column may be: a loaded state's sums are held to it
         self._allowed = [(c.name, _value_range(c)) for c in columns]
         # a family with a grade scale of its own (ERR takes 0-4) refuses a higher grade, as
@@ -733,9 +776,9 @@ class RankingMetrics:
             self._mode = mode
 
     def _state_config(self) -> dict[str, Any]:
-        names, level, empty, max_docs = self._config
+        names, level, empty, max_docs, nonpositive = self._config
         return {"measures": names, "relevance_level": level, "empty_queries": empty,
-                "max_docs": max_docs or 0}
+                "max_docs": max_docs or 0, "torchmetrics_nonpositive": nonpositive}
 
     def _state_values(self) -> dict[str, Any]:
         """The state as :meth:`state_dict` gives it, sharing this metric's arrays."""
@@ -749,7 +792,7 @@ class RankingMetrics:
 
     def _checked(self, state) -> StateRecord:
         top, name = self._grade_scale or (MAX_GRADE, "qafast")
-        grades = (top, f"the highest grade {name} takes")
+        grades = (MAX_GRADE if top is None else top, f"the highest grade {name} takes")
         return _RANKING_STATE.validate(state, config=self._state_config(),
                                        columns=self._allowed, bounds={"grade_scale": grades})
 
@@ -825,14 +868,15 @@ class RankingMetrics:
         config = _RANKING_STATE.read_config(state)
         self.__init__(list(config["measures"]), relevance_level=config["relevance_level"],
                       empty_queries=config["empty_queries"],
-                      max_docs=config["max_docs"] or None)
+                      max_docs=config["max_docs"] or None,
+                      torchmetrics_nonpositive=config["torchmetrics_nonpositive"])
         self.load_state_dict(state)
 
 
 def _describe(config) -> str:
-    names, level, empty, max_docs = config
+    names, level, empty, max_docs, nonpositive = config
     return (f"measures {list(names)} (relevance_level={level}, empty_queries={empty!r}, "
-            f"max_docs={max_docs})")
+            f"max_docs={max_docs}, torchmetrics_nonpositive={nonpositive})")
 
 
 class AnswerMetrics:
