@@ -62,6 +62,26 @@ a = qafast.AnswerMetrics()
 a.update(preds[rank::2], golds[rank::2])
 out["answers"] = sync_and_compute(a)
 
+# one rank saw only empty batches, then no rank saw anything
+for kind in ("batch", "rows"):
+    e = qafast.RankingMetrics(MEASURES)
+    if rank == 0:
+        e.update(np.zeros((0, 4)), np.zeros((0, 4)))
+        e.update(np.zeros(0), np.zeros(0), np.zeros(0, dtype=np.int64))
+    elif kind == "batch":
+        e.update(*batches[0])
+    else:
+        e.update(s[:40], g[:40], q[:40], d[:40])
+    out["one_empty_" + kind] = sync_and_compute(e)
+try:
+    sync_and_compute(qafast.RankingMetrics(MEASURES))
+    out["all_empty"] = "no error"
+except ValueError as e:
+    out["all_empty"] = str(e)
+ea = qafast.AnswerMetrics()
+ea.update(preds[:3] if rank else [], golds[:3] if rank else [])
+out["answers_one_empty"] = sync_and_compute(ea)
+
 # a rank whose metric has other options is an error on every rank
 bad = qafast.RankingMetrics(["mrr@10"] if rank == 0 else ["mrr@20"])
 try:
@@ -135,6 +155,16 @@ def test_two_gloo_processes_give_the_single_process_result(tmp_path):
     answers = qafast.AnswerMetrics()
     answers.update(preds, golds)
     assert got["answers"] == answers.compute()
+    one = qafast.RankingMetrics(MEASURES)
+    one.update(*batches[0])
+    assert got["one_empty_batch"] == one.compute()
+    one = qafast.RankingMetrics(MEASURES)
+    one.update(s[:40], g[:40], q[:40], d[:40])
+    assert got["one_empty_rows"] == one.compute()
+    assert got["all_empty"].startswith("no query measured yet")
+    answers = qafast.AnswerMetrics()
+    answers.update(preds[:3], golds[:3])
+    assert got["answers_one_empty"] == answers.compute()
     assert "the ranks' metrics differ: rank 0 has" in got["mismatch"]
     assert "'measures': ['mrr@20']" in got["mismatch"]
 

@@ -35,6 +35,9 @@ def test_every_row_is_complete(row):
     assert set(row.nicknames) <= set(table.NICKNAMES)
     assert {n.tool for n in row.names} <= set(table.TOOLS) - {"trec_eval"}
     assert row.kernel in ("", None) or table.BY_NAME[row.kernel].kernel == ""
+    # torchmetrics' rule for scores of 0 or less: only where a torchmetrics class is named
+    assert row.torchmetrics_nonpositive in ("", "not relevant", "not retrieved")
+    assert not row.torchmetrics_nonpositive or row.spelled("torchmetrics")
     if row.kernel is not None:
         assert row.agrees and set(row.agrees) <= set(table.AGREEMENT)
     if row.name != "runid":

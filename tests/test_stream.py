@@ -12,6 +12,8 @@ from hypothesis import strategies as st
 
 import qafast
 from qafast import _exactsum
+from qafast._measure_parser import parse_measures
+from qafast._measures import BY_NAME
 from test_measure_names import IR_GDEVAL, IR_NAMES, RANX_NAMES
 from _examples import examples
 
@@ -338,6 +340,102 @@ def test_padding_rows_and_gm_map():
     assert m.compute() == qafast.evaluate(qrels, run, ["gm_map", "map", "num_ret"])
 
 
+def same_state(a, b):
+    sa, sb = a.state_dict(), b.state_dict()
+    return list(sa) == list(sb) and all(np.array_equal(sa[k], sb[k]) for k in sa)
+
+
+@pytest.mark.parametrize("shape", [(0, 4), (3, 0), (0, 0)])
+@pytest.mark.parametrize("dtypes", [("float64", "int64"), ("float64", "float64"),
+                                    ("float32", "float32"), ("float64", "bool")])
+def test_an_empty_batch_changes_nothing(shape, dtypes):
+    # (0, k): no query; (k, 0): k queries without candidates, which are not queries, as a row
+    # of padding is not (trec_eval measures only the queries a run retrieves for); float
+    # grades with float64 scores raised numpy's "operands could not be broadcast"
+    scores, grades = np.zeros(shape, dtype=dtypes[0]), np.zeros(shape, dtype=dtypes[1])
+    for extra in ({}, {"mask": np.ones(shape, dtype=bool)},
+                  {"num_relevant": np.ones(shape[0], dtype=np.int64)}):
+        m = qafast.RankingMetrics(["map", "ndcg@10"])
+        m.update(scores, grades, **extra)
+        assert same_state(m, qafast.RankingMetrics(["map", "ndcg@10"]))
+        # no input shape is fixed by it: rows may follow, and batches
+        m.update([0.5, 0.2], [1, 0], [1, 1], [3, 4])
+        m.update(scores, grades, **extra)
+        assert m.compute() == {"map": 1.0, "ndcg@10": 1.0}
+    with pytest.raises(ValueError, match=r"relevance has shape \(0, 5\)"):
+        qafast.RankingMetrics("map").update(np.zeros((0, 4)), np.zeros((0, 5)))
+
+
+def test_empty_rows_change_nothing():
+    m = qafast.RankingMetrics(["map"])
+    m.update([[0.5, 0.2]], [[1, 0]])
+    empty = np.zeros(0)
+    m.update(empty, empty, empty.astype(np.int64))  # rows after batches: nothing to mix
+    m.update(empty, empty, empty.astype(np.int64), empty.astype(np.int64))
+    assert m.compute() == {"map": 1.0}
+    r = qafast.RankingMetrics(["map"])
+    r.update(empty, empty, empty.astype(np.int64), empty.astype(np.int64))
+    r.update([0.5, 0.2], [1, 0], [1, 1])  # no doc ids were given with a row yet
+    assert r.compute() == {"map": 1.0}
+    fresh = qafast.RankingMetrics(["map"])
+    fresh.update(empty, empty, empty.astype(np.int64))
+    assert same_state(fresh, qafast.RankingMetrics(["map"]))
+    with pytest.raises(ValueError, match="pass query_ids"):
+        fresh.update(empty, empty)
+
+
+def test_empty_answer_batch_changes_nothing():
+    a = qafast.AnswerMetrics()
+    a.update([], [])
+    a.update(np.array([], dtype=str), ())
+    assert same_state(a, qafast.AnswerMetrics())
+    a.update(["Paris"], [["paris"]])
+    a.update([], [])
+    assert a.compute() == {"exact_match": 1.0, "f1": 1.0}
+
+
+# torchmetrics' rule for relevant candidates scored 0 or less, as trec_eval on rewritten input
+NONPOSITIVE = ["map", "recip_rank", "mrr@3", "P@3", "recall@3", "ndcg@3", "success@2",
+               "map@5-l2", "P(rel=2)@2", "gm_map"]
+
+
+@settings(max_examples=examples(60), deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 3), st.sampled_from([-1.0, -0.5, 0.0, 0.5, 1.0]),
+                          st.integers(0, 2)), min_size=1, max_size=30),
+       st.randoms(use_true_random=False))
+def test_torchmetrics_nonpositive_is_trec_eval_on_rewritten_input(rows, rnd):
+    """With ties and graded relevance too: a family whose torchmetrics class counts such a
+    candidate as not relevant gives what evaluate gives with it graded 0; one that counts it
+    as not retrieved, what evaluate gives with it ranked under an id the qrels lack (the
+    same tie position); every other family what it gives without the option. Which queries
+    are measured (those with a relevant candidate) is decided on the grades as given."""
+    q = np.array([r[0] for r in rows], dtype=np.int64)
+    s = np.array([r[1] for r in rows])
+    g = np.array([r[2] for r in rows])
+    d = 2 * np.arange(len(rows), dtype=np.int64)
+    rnd.shuffle(d)
+    m = qafast.RankingMetrics(NONPOSITIVE, torchmetrics_nonpositive=True)
+    split = rnd.randrange(len(rows) + 1)
+    m.update(s[:split], g[:split], q[:split], d[:split])
+    m.update(s[split:], g[split:], q[split:], d[split:])
+    keep = np.isin(q, q[g >= 1])
+    if not keep.any():
+        with pytest.raises(ValueError, match="no query measured"):
+            m.compute()
+        return
+    q, d, s, g = q[keep], d[keep], s[keep], g[keep]
+    got = m.compute()
+    for name in NONPOSITIVE:
+        rule = BY_NAME[parse_measures([name])[0].family].torchmetrics_nonpositive
+        level = 2 if "2" in name.split("@")[0] or name.endswith("-l2") else 1
+        hidden = (g >= level) & (s <= 0) if rule else np.zeros(len(g), dtype=bool)
+        grades = np.where(hidden, 0, g) if rule == "not relevant" else g
+        docs = np.where(hidden, d + 1, d) if rule == "not retrieved" else d
+        want = qafast.evaluate(qafast.Qrels.from_arrays(q, d, grades),
+                               qafast.Run.from_arrays(q, docs, s), [name])
+        assert got[name] == want[name], (name, got[name], want[name])
+
+
 def test_compute_is_repeatable_and_reset_forgets():
     m = qafast.RankingMetrics(["ndcg@10"])
     m.update([[0.2, 0.9]], [[1, 0]])
@@ -539,7 +637,7 @@ def test_merge_of_different_measures_or_options_is_an_error():
 def test_load_state_dict_rejects_foreign_and_corrupted_states():
     m = qafast.RankingMetrics(["mrr@10", "map"])
     m.update([[0.3, 0.9]], [[1, 0]])
-    good = m.state_dict()
+    good = m._state_arrays()  # numpy arrays, to tamper with
     other = qafast.RankingMetrics(["mrr@10"])
     with pytest.raises(ValueError, match=r"the state is for measures \['mrr@10', 'map'\]"):
         other.load_state_dict(good)

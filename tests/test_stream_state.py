@@ -8,6 +8,7 @@ import io
 import math
 import pickle
 import struct
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -30,9 +31,10 @@ MEASURES = ["mrr@10", "map"]
 
 
 def batch_state():
+    """A state with numpy arrays, to tamper with (loads as state_dict()'s lists do)."""
     m = qafast.RankingMetrics(MEASURES)
     m.update([[0.1, 0.5]], [[0, 1]])
-    return m.state_dict()
+    return m._state_arrays()
 
 
 def bits(result):
@@ -182,6 +184,68 @@ def test_rules_between_fields_name_the_field():
     assert e.value.field == "row_doc_ids"
 
 
+def test_grades_above_what_the_measures_take_are_refused():
+    # rows graded 6 for ERR (grades 0-4) loaded, and compute() gave ERR@10 = -0.09 or NaN
+    r = qafast.RankingMetrics(["ERR@10", "map"])
+    r.update([0.5, 0.25, 0.75], [1, 0, 4], [7, 7, 8], [1, 2, 3])
+    state = r.state_dict()
+    with pytest.raises(InputError, match=r"row_grades holds 6 \(at 2\), outside 0\.\.4 \(4 is "
+                                         r"the highest grade ERR@10 takes\)") as e:
+        qafast.RankingMetrics(["ERR@10", "map"]).load_state_dict(
+            dict(state, row_grades=[1, 0, 6]))
+    assert e.value.field == "row_grades"
+    # without ERR, any grade qafast takes
+    m = qafast.RankingMetrics(["map"])
+    m.load_state_dict(dict(state, measures=["map"], sums=[[0] * 68],
+                           nonfinite_sums=[0.0], row_grades=[1, 0, 1_000_000]))
+    assert m.compute() == {"map": 1.0}
+
+
+def test_header_and_keys_are_checked():
+    state = batch_state()
+    cases = [
+        (dict(state, format=np.array([1.0, 2.0])), InputTypeError, "format",
+         "not a qafast.RankingMetrics state"),  # was numpy's "truth value ... is ambiguous"
+        (dict(state, version=np.array([1, 1])), InputError, "version", "version ndarray"),
+        (dict(state, version="1"), InputError, "version", "version str"),
+        (dict(state, version=True), InputError, "version", "version bool"),
+        (dict(state, extra=[1]), InputError, "extra", "'extra' is not a field of it"),
+        ({**state, 3: "x"}, InputError, "3", "3 is not a field of it"),
+    ]
+    for bad, error, field, message in cases:
+        with pytest.raises(error, match=message) as e:
+            qafast.RankingMetrics(MEASURES).load_state_dict(bad)
+        assert e.value.field == field, (field, e.value)
+    m = qafast.RankingMetrics(MEASURES)
+    m.load_state_dict(dict(state, version=np.int64(1), count=np.int32(1)))
+    assert m.compute() == {"mrr@10": 1.0, "map": 1.0}
+
+
+def test_an_infinity_where_only_nan_can_be_is_refused():
+    m = qafast.RankingMetrics(["iprec_at_recall.0.5"])
+    m.update([0.5, 0.25], [1, 0], [7, 7], [1, 2])  # rows: iprec can be NaN, never infinite
+    b = qafast.RankingMetrics(["iprec_at_recall.0.5"])
+    b.update([[0.5, 0.25]], [[1, 0]])
+    state = b.state_dict()
+    with pytest.raises(InputError, match=r"nonfinite_sums holds inf for column 0 "
+                                         r"\('iprec_at_recall_0.50'\), whose values are in "
+                                         r"\[0, 1\], or NaN"):
+        qafast.RankingMetrics(["iprec_at_recall.0.5"]).load_state_dict(
+            dict(state, nonfinite_sums=[np.inf]))
+    again = qafast.RankingMetrics(["iprec_at_recall.0.5"])
+    again.load_state_dict(dict(state, nonfinite_sums=[np.nan]))
+    assert math.isnan(again.compute()["iprec_at_recall_0.50"])
+
+
+def test_tie_keys_of_rows_without_document_ids_are_each_given_once():
+    r = qafast.RankingMetrics(["mrr@10"])
+    r.update([0.5, 0.25, 0.75], [1, 0, 1], [7, 7, 7])
+    with pytest.raises(InputError, match="each given once; -1 is repeated") as e:
+        qafast.RankingMetrics(["mrr@10"]).load_state_dict(
+            dict(r.state_dict(), row_doc_ids=[0, -1, -1]))
+    assert e.value.field == "row_doc_ids"
+
+
 def test_unpickling_goes_through_the_validator():
     m = qafast.RankingMetrics(MEASURES)
     m.update([[0.1, 0.5]], [[0, 1]])
@@ -254,15 +318,40 @@ def test_a_state_written_by_earlier_code_loads():
     a = qafast.AnswerMetrics()
     a.load_state_dict(answers)
     assert a.compute() == {"exact_match": 0.5, "f1": 0.8333333333333333}
-    # and today's state_dict() writes the same dict
+    # and today's state_dict() writes the same dict, its arrays as plain lists
     again = qafast.RankingMetrics(["mrr@10", "ndcg@10", "num_rel"])
     again.update([[0.9, 0.5, 0.3], [0.2, 0.8, 0.1]], [[0, 1, 2], [1, 0, 0]])
     written = again.state_dict()
-    assert list(written) == list(batch)
+    # one key more: an option added since (its default where it is absent)
+    assert [k for k in written if k != "torchmetrics_nonpositive"] == list(batch)
+    assert written["torchmetrics_nonpositive"] is False
     for k, v in batch.items():
-        assert type(written[k]) is type(v)
-        assert np.array_equal(written[k], v) and getattr(written[k], "dtype", None) == \
-            getattr(v, "dtype", None), k
+        assert written[k] == (v.tolist() if isinstance(v, np.ndarray) else v), k
+        assert type(written[k]) is (list if isinstance(v, np.ndarray) else type(v)), k
+
+
+V1 = Path(__file__).parent / "data" / "states" / "states_v1.pickle"
+
+
+def test_states_and_pickles_written_with_numpy_arrays_load():
+    """States, and whole pickled metrics, that qafast wrote when a state's arrays were numpy
+    arrays (tests/data/states/make_v1.py), load with their compute() bits."""
+    saved = pickle.loads(V1.read_bytes())
+    for name, entry in saved.items():
+        state = entry["state"]
+        assert isinstance(state["sums"], np.ndarray)
+        metric = (qafast.AnswerMetrics() if name == "answers" else qafast.RankingMetrics(
+            state["measures"], empty_queries=state["empty_queries"]))
+        metric.load_state_dict(state)
+        assert bits(metric.compute()) == bits(entry["compute"]), name
+        assert bits(pickle.loads(entry["pickled"]).compute()) == bits(entry["compute"]), name
+        # written again as plain lists, the state loads to the same bits
+        again = type(metric).__new__(type(metric))
+        again.__setstate__(pickle.loads(pickle.dumps(metric)).__getstate__())
+        assert bits(again.compute()) == bits(entry["compute"]), name
+        plain = metric.state_dict()
+        assert all(v.tolist() == plain[k] if isinstance(v, np.ndarray) else v == plain[k]
+                   for k, v in state.items()), name
 
 
 # -------------------------------------------------------------------- tensors and lists
@@ -289,7 +378,75 @@ def test_arrays_may_be_lists_or_tensors():
     got = qafast.RankingMetrics(MEASURES)
     got.load_state_dict(narrow)
     assert got.compute() == r.compute()
-    assert got.state_dict()["row_grades"].dtype == np.int32
+    assert got._state_arrays()["row_grades"].dtype == np.int32
+
+
+PLAIN = (list, int, float, str, bool)
+
+
+def assert_plain(value, where=""):
+    """Only what torch's weights_only unpickler reads without a tensor: dicts, lists, ints,
+    floats, strs and bools (no numpy array or scalar, no class of qafast's)."""
+    if isinstance(value, dict):
+        for k, v in value.items():
+            assert type(k) is str, (where, k)
+            assert_plain(v, f"{where}.{k}")
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            assert_plain(v, f"{where}[{i}]")
+    else:
+        assert type(value) in PLAIN, (where, type(value))
+
+
+def checkpoint_metrics():
+    m = qafast.RankingMetrics(["mrr@10", "ndcg@10", "gm_map", "P@2"])
+    m.update([[0.9, 0.5, 0.3], [0.2, 0.8, 0.1]], [[0, 1, 2], [1, 0, 0]])
+    m.update([[-np.inf, 0.5, 0.5]], [[1, 1, 0]], mask=[[True, True, True]])
+    r = qafast.RankingMetrics(["mrr@10", "ndcg@10", "gm_map", "P@2"])
+    r.update([0.5, 0.25, 0.75, -np.inf], [1, 0, 2, 1], [7, 7, 8, 8], [2**40, -3, 5, 6])
+    n = qafast.RankingMetrics(["mrr@10", "ndcg@10", "gm_map", "P@2"], empty_queries="zero")
+    n.update([0.5, 0.25, 0.75], [1, 0, 2], [7, 7, 2**62])
+    a = qafast.AnswerMetrics(unit="char", empty_rule="v1")
+    a.update(["Paris", "the tower"], [["paris"], ["Eiffel Tower"]])
+    return {"batch": m, "rows": r, "rows_without_ids": n, "answers": a}
+
+
+def same_kind(metric):
+    if isinstance(metric, qafast.AnswerMetrics):
+        return qafast.AnswerMetrics(unit=metric._unit, empty_rule=metric._empty_rule)
+    names, level, empty, max_docs, nonpositive = metric._config
+    return qafast.RankingMetrics(list(names), relevance_level=level, empty_queries=empty,
+                                 max_docs=max_docs, torchmetrics_nonpositive=nonpositive)
+
+
+def test_state_dict_is_plain_data_that_pickle_writes():
+    for name, metric in checkpoint_metrics().items():
+        state = metric.state_dict()
+        assert_plain(state, name)
+        again = same_kind(metric)
+        again.load_state_dict(pickle.loads(pickle.dumps(state)))
+        assert bits(again.compute()) == bits(metric.compute())
+        assert again.state_dict() == state
+
+
+@pytest.mark.skipif(torch is None, reason="torch is not installed")
+def test_a_checkpoint_of_state_dicts_loads_with_weights_only():
+    """torch.save, then torch.load(weights_only=True) (torch's default since 2.6), of a
+    checkpoint holding states beside a model's, as Lightning and HF write them."""
+    metrics = checkpoint_metrics()
+    checkpoint = {"epoch": 3, "state_dict": {"layer.weight": torch.ones(2, 2)},
+                  "callbacks": {"qafast": {name: m.state_dict() for name, m in metrics.items()}},
+                  **{name: m.state_dict() for name, m in metrics.items()}}
+    buffer = io.BytesIO()
+    torch.save(checkpoint, buffer)
+    buffer.seek(0)
+    loaded = torch.load(buffer, weights_only=True)
+    for name, metric in metrics.items():
+        for state in (loaded[name], loaded["callbacks"]["qafast"][name]):
+            again = same_kind(metric)
+            again.load_state_dict(state)
+            assert bits(again.compute()) == bits(metric.compute()), name
+            assert again.state_dict() == metric.state_dict(), name
 
 
 @pytest.mark.skipif(torch is None, reason="torch is not installed")
@@ -314,11 +471,11 @@ def test_tensors_checkpoint_loads_with_weights_only():
         assert bits(fresh.compute()) == bits(metric.compute())
         assert all(np.array_equal(fresh.state_dict()[k], v)
                    for k, v in metric.state_dict().items())
-    # numpy arrays, today's format, are what torch's default refuses
+    # numpy arrays, what state_dict() gave before, are what torch's default refuses
     buffer = io.BytesIO()
-    torch.save(m.state_dict(), buffer)
+    torch.save(m._state_arrays(), buffer)
     buffer.seek(0)
-    with pytest.raises(pickle.UnpicklingError):
+    with pytest.raises(pickle.UnpicklingError, match="numpy"):
         torch.load(buffer, weights_only=True)
 
 
@@ -411,8 +568,9 @@ def round_trip(metric, measures, options, tensors=False):
     state = metric.state_dict(tensors=tensors and torch is not None)
     again = fresh(measures, options)
     again.load_state_dict(state)
-    assert all(np.array_equal(v, again.state_dict()[k], equal_nan=True)
-               for k, v in metric.state_dict().items() if isinstance(v, np.ndarray))
+    back = again._state_arrays()
+    assert all(np.array_equal(v, back[k], equal_nan=True) if isinstance(v, np.ndarray)
+               else v == back[k] for k, v in metric._state_arrays().items())
     assert outcome(again) == outcome(metric)
     return again
 

@@ -10,6 +10,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+#: marks the torchmetrics classes that apply their rule for scores of 0 or less
+_NONPOSITIVE_MARK = "(†)"
+_RULES = {"not relevant": "counts as not relevant (it leaves R too)",
+          "not retrieved": "counts as not retrieved (it stays in R)"}
+
+
 def _literals(names) -> str:
     return ", ".join(f"``{n}``" for n in names)
 
@@ -58,15 +64,25 @@ def render() -> str:
         "them; the other tools agree on tie-free scores (see the README's \"Ties move "
         "numbers between tools\")."),
         "",
+        (f"{_NONPOSITIVE_MARK} torchmetrics 1.9's classes marked so count a relevant "
+        "candidate scored 0 or less as not found (Lightning-AI/torchmetrics PR #3104): "
+        "``RetrievalMAP``, ``RetrievalMRR`` and ``RetrievalPrecision`` as not relevant (it "
+        "leaves R too), ``RetrievalRecall`` as not retrieved (it stays in R). On logits "
+        "their numbers then differ from trec_eval's, which reads a score only as a rank; "
+        "they agree once every score is positive. ``RankingMetrics(..., "
+        "torchmetrics_nonpositive=True)`` and the torchmetrics ``RankingMetric`` with that "
+        "option apply the same rule, and give torchmetrics' numbers."),
+        "",
     ]
 
     out += _heading("Summary", "-")
     rows = []
     for d in families:
         names = listed_names(d)
+        mark = f" {_NONPOSITIVE_MARK}" if d.torchmetrics_nonpositive else ""
         rows.append([f":ref:`{d.name} <measure-{d.name}>`", _literals(names["trec_eval"]),
                      _literals(names["ranx"]), _literals(names["ir_measures"]),
-                     _literals(names["torchmetrics"]),
+                     _literals(names["torchmetrics"]) + mark,
                      ", ".join(a for a in agreement if a in d.agrees)])
     out += _table(["Family", "trec_eval", "ranx", "ir_measures", "torchmetrics", "Agrees with"],
                   rows, "13 15 15 17 17 23")
@@ -95,7 +111,12 @@ def render() -> str:
                 if names:
                     out.append(f":{tool}: {_literals(names)}")
             tools = ", ".join(agreement[a][0] for a in agreement if a in d.agrees)
-            out += [f":agrees with: {tools} (:ref:`how <agreement>`)", ""]
+            out.append(f":agrees with: {tools} (:ref:`how <agreement>`)")
+            if d.torchmetrics_nonpositive:
+                out.append(f":torchmetrics on scores of 0 or less: a relevant candidate scored "
+                           f"so {_RULES[d.torchmetrics_nonpositive]} "
+                           f"(``torchmetrics_nonpositive=True`` does the same)")
+            out.append("")
             if d.note:
                 out += [d.note, ""]
 

@@ -130,6 +130,11 @@ class Family(NamedTuple):
     #: keys of AGREEMENT: the checks its numbers pass
     agrees: tuple[str, ...] = ()
     note: str = ""
+    #: what torchmetrics 1.9's class for it does with a relevant candidate scored 0 or less
+    #: (Lightning-AI/torchmetrics PR #3104): "not relevant" (counted as grade 0, also in R)
+    #: or "not retrieved" (ranked as grade 0, still counted in R); "" where it does nothing
+    #: of the kind. ``RankingMetrics(torchmetrics_nonpositive=True)`` does the same
+    torchmetrics_nonpositive: str = ""
 
     def spelled(self, tool: str) -> tuple[str, ...]:
         """Its spellings in ``tool`` that the table lists (trec_eval's is its name)."""
@@ -187,7 +192,8 @@ TABLE: tuple[Family, ...] = (
            "R (unretrieved relevant documents add 0); its mean is MAP.",
            nicknames=_OFFICIAL, values="ratio", reference="_map",
            names=ranx("map") + ir("AP", "AP(rel=N)", "MAP") + tm("RetrievalMAP()"),
-           agrees=_TREC + ("ranx", "ir_measures", "torchmetrics")),
+           agrees=_TREC + ("ranx", "ir_measures", "torchmetrics"),
+           torchmetrics_nonpositive="not relevant"),
     Family("gm_map", "Geometric mean average precision", "Ranks",
            "AP per query; the summary is the geometric mean, each AP floored at 1e-5. The "
            "per-query value returned is log(max(AP, 1e-5)), as pytrec_eval returns it.",
@@ -215,7 +221,8 @@ TABLE: tuple[Family, ...] = (
            "MRR.",
            nicknames=_OFFICIAL, values="ratio", reference="_recip_rank",
            names=ranx("mrr") + ir("RR", "RR(rel=N)", "MRR") + tm("RetrievalMRR()"),
-           agrees=_TREC + ("ranx", "ir_measures", "torchmetrics")),
+           agrees=_TREC + ("ranx", "ir_measures", "torchmetrics"),
+           torchmetrics_nonpositive="not relevant"),
     Family("iprec_at_recall", "Interpolated precision at recall points", "Ranks",
            "The best precision at any rank from the one where round(r * R) relevant documents "
            "are retrieved on; 0 when fewer are retrieved.",
@@ -234,7 +241,7 @@ TABLE: tuple[Family, ...] = (
            names=(ranx("precision@k") + ir("P@k", "P(rel=N)@k", "Precision@k")
                   + tm("RetrievalPrecision(top_k=k)")),
            agrees=_TREC + ("ranx", "ir_measures", "torchmetrics"),
-           note=_CUT.format("P", _DEFAULT_CUTS)),
+           note=_CUT.format("P", _DEFAULT_CUTS), torchmetrics_nonpositive="not relevant"),
     Family("relstring", "Relevance string", "Counts",
            "The grades of the top 10 (or the given number of) ranked documents as a string; "
            "printed, not a number.",
@@ -247,7 +254,7 @@ TABLE: tuple[Family, ...] = (
            names=(ranx("recall@k") + ir("R@k", "R(rel=N)@k", "Recall@k")
                   + tm("RetrievalRecall(top_k=k)")),
            agrees=_TREC + ("ranx", "ir_measures", "torchmetrics"),
-           note=_CUT.format("recall", _DEFAULT_CUTS)),
+           note=_CUT.format("recall", _DEFAULT_CUTS), torchmetrics_nonpositive="not retrieved"),
     Family("infAP", "Inferred average precision", "Ranks",
            "AP estimated from a sampled judgment pool (Yilmaz and Aslam): documents with a "
            "negative grade count as pooled but unjudged; equals AP when every ranked document "
@@ -412,7 +419,8 @@ TABLE: tuple[Family, ...] = (
            values="ratio", reference="_recip_rank_cut",
            names=(qafast("recip_rank@k") + ranx("mrr@k")
                   + ir("RR@k", "MRR@k") + tm("RetrievalMRR(top_k=k)")),
-           agrees=("ranx", "ir_measures", "torchmetrics", "specification")),
+           agrees=("ranx", "ir_measures", "torchmetrics", "specification"),
+           torchmetrics_nonpositive="not relevant"),
     Family("ndcg_cut_exp", "nDCG at k with exponential gain", "Gains",
            "ndcg_cut with the gain 2^grade - 1 (Burges et al.) in the DCG and the ideal DCG. "
            "Not a trec_eval measure.",
@@ -465,7 +473,8 @@ TABLE: tuple[Family, ...] = (
            "The sum over the top k of r_i / i times the probability that no document above "
            "rank i satisfied the user, where a grade g > 0 satisfies with probability "
            "r = (2^g - 1) / 16 (grades up to 4, as gdeval.pl of the TREC Web track).",
-           params="cut", origin="ir_measures", max_grade=4, reference="_err",
+           params="cut", origin="ir_measures", max_grade=4, values="rounded ratio",
+           reference="_err",
            names=ir("ERR@k", "ERR"), agrees=("gdeval", "specification")),
     Family("fallout", "Fall-out at k", "Precision and recall",
            "(non-relevant documents in the top k) / (non-relevant documents ranked), a "
@@ -538,8 +547,11 @@ AGREEMENT = {
                     "included"), "tests/test_measure_names.py"),
     "gdeval": ("ir_measures 0.4.3 (gdeval.pl)", ("per-query values to gdeval.pl's 5 printed "
                "decimals"), "tests/test_measure_names.py"),
-    "torchmetrics": ("torchmetrics 1.9.0", ("means on random tie-free batches, within its "
-                     "float32"), "tests/test_docs_measures.py"),
+    "torchmetrics": ("torchmetrics 1.9.0", ("means on random tie-free batches of positive "
+                     "scores, within its float32; on logits with ties too, with "
+                     "``torchmetrics_nonpositive=True`` where its rule for scores of 0 or "
+                     "less applies"),
+                     "tests/test_docs_measures.py, tests/test_integrations_torchmetrics.py"),
     "specification": ("the specification", ("``qafast.reference``, the plain-Python "
                       "definitions, on random tie-heavy runs"),
                       "tests/test_ranking_reference.py, tests/test_measure_names.py"),

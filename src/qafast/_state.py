@@ -1,6 +1,8 @@
 """The saved state of a streaming metric as data: one versioned record per kind of metric.
 
-A metric's ``state_dict()`` is a flat dict of strings, ints and arrays. Each kind of metric
+A metric's ``state_dict()`` is a flat dict of strings, ints and arrays (as plain lists:
+``torch.load(..., weights_only=True)`` reads them, pickle and JSON write them; or as torch
+tensors, or, in a pickled metric, numpy arrays). Each kind of metric
 describes it once, as a :class:`StateSpec`: its fields (:class:`Field`: name, type or dtype,
 shape, range of values, and how two ranks' values combine) and the rules that tie fields
 together (:class:`Rule`: sums within what the count allows, rows only in a state of rows,
@@ -14,9 +16,9 @@ when merged: an exact sum is held to its count times the range of one query's va
 (:class:`ValueRange`), so its top limb stays far from the int64 limits however many states
 are added.
 
-An array may come as a numpy array, a torch tensor or a plain list (read by
-:func:`qafast._convert.as_array`): a state saved with tensors in place of arrays loads with
-``torch.load(..., weights_only=True)``.
+An array may come as a plain (nested) list, a numpy array or a torch tensor (read by
+:func:`qafast._convert.as_array`), so a state written by any of them loads, the numpy arrays
+of earlier versions too.
 """
 
 from __future__ import annotations
@@ -40,16 +42,19 @@ __all__ = ["Field", "Rule", "StateRecord", "StateSpec", "ValueRange", "exact_sum
 @dataclass(frozen=True)
 class ValueRange:
     """What one query's (or question's) value of a measure may be: a finite value in
-    ``[low, high]`` or, where ``nonfinite``, also an infinity or NaN (summed apart, in the
-    state's ``nonfinite_sums``)."""
+    ``[low, high]`` or, where ``nonfinite``, also NaN and, where ``infinite`` too, an
+    infinity (summed apart, in the state's ``nonfinite_sums``)."""
 
     low: float
     high: float
     nonfinite: bool = False
+    infinite: bool = True
 
     def describe(self) -> str:
         finite = f"in [{self.low:g}, {self.high:g}]"
-        return finite + (", or not finite" if self.nonfinite else "")
+        if not self.nonfinite:
+            return finite
+        return finite + (", or not finite" if self.infinite else ", or NaN")
 
 
 @dataclass(frozen=True)
@@ -60,8 +65,8 @@ class Field:
     ----------
     name : str
         The key in the state dict.
-    kind : {"str", "int", "names", "array"}
-        A str, an int (any integer type but bool), a list of str, or an array.
+    kind : {"str", "int", "bool", "names", "array"}
+        A str, an int (any integer type but bool), a bool, a list of str, or an array.
     dtype : str
         Arrays: the dtype held (``"int64"``, ``"int32"`` or ``"float64"``). Any integer
         dtype is read for an integer field and any float dtype up to 64 bits for a float
@@ -70,13 +75,17 @@ class Field:
         Arrays: the name of each dimension. ``"columns"`` (one per measure) and ``"limbs"``
         (of an exact sum) are known before the state is read; any other name (``"rows"``) is
         set by the first array that has it, and every later one must agree.
-    low, high : int, optional
+    low, high : int or str, optional
         Ints and integer arrays: the least and greatest value (for arrays, the dtype's limits
-        when not given).
+        when not given). A str names a bound the metric holding the state sets (``bounds``
+        of :meth:`StateSpec.validate`: the highest grade its measures take, ...).
     choices : tuple
         Strs and ints: the values allowed (any when empty).
     nan : bool
         Float arrays: whether NaN may appear.
+    default : optional
+        The value of a field that states written before it existed lack (a field without
+        a default must be present).
     reduce : {"same", "sum", "exact_sum", "cat", "mode", "flag"}
         How the states of two ranks (or two merged metrics) combine: the value must be the
         same (the metric's options), values add (exact sums add limb by limb and are then
@@ -88,10 +97,11 @@ class Field:
     kind: str
     dtype: str = ""
     shape: tuple[str, ...] = ()
-    low: int | None = None
-    high: int | None = None
+    low: int | str | None = None
+    high: int | str | None = None
     choices: tuple = ()
     nan: bool = True
+    default: Any = None
     reduce: str = "same"
 
 
@@ -138,18 +148,22 @@ class StateSpec:
         return {f.name: self._read(state, f, {}) for f in self.fields if f.name in self.config}
 
     def validate(self, state, *, config: Mapping[str, Any],
-                 columns: Sequence[tuple[str, ValueRange]]) -> StateRecord:
+                 columns: Sequence[tuple[str, ValueRange]],
+                 bounds: Mapping[str, tuple[int, str]] = MappingProxyType({})) -> StateRecord:
         """``state`` checked field by field and rule by rule, as a :class:`StateRecord`.
 
         Parameters
         ----------
         state : dict
-            From ``state_dict()`` (arrays as numpy arrays, tensors or lists).
+            From ``state_dict()`` (arrays as lists, numpy arrays or tensors).
         config : mapping
             The options of the metric that will hold the state (``config`` fields, as
             :meth:`read_config` gives them).
         columns : sequence of (str, ValueRange)
             That metric's values: name, and what one query's value may be.
+        bounds : mapping of str to (int, str)
+            The bounds that fields name (``Field.low`` / ``high``), each with what it is,
+            for messages.
 
         Raises
         ------
@@ -169,7 +183,7 @@ class StateSpec:
         values = dict(saved)
         for f in self.fields:
             if f.name not in values:
-                values[f.name] = self._read(state, f, dims)
+                values[f.name] = self._read(state, f, dims, bounds)
         for rule in self.rules:
             problem = rule.check(values, columns)
             if problem is not None:
@@ -178,20 +192,36 @@ class StateSpec:
         return StateRecord(self, MappingProxyType(values))
 
     def _check_header(self, state) -> None:
-        if not isinstance(state, Mapping) or state.get("format") != self.format:
-            raise InputTypeError(f"not a {self.format} state (from {self.kind}.state_dict())")
-        if state.get("version") != self.version:
-            raise InputError(f"{self.kind} state version {state.get('version')!r}; this "
-                             f"qafast reads version {self.version}")
+        """A mapping whose ``format`` is this kind's and ``version`` this version, and with
+        no key that is not a field (a state of another kind or version, or tampered)."""
+        fmt = state.get("format") if isinstance(state, Mapping) else None
+        if not (isinstance(fmt, str) and fmt == self.format):
+            raise InputTypeError(f"not a {self.format} state (from {self.kind}.state_dict())",
+                                 field="format")
+        version = _as_int(state.get("version"))
+        if version != self.version:
+            shown = (_short(version) if version is not None
+                     else type(state.get("version")).__name__)
+            raise InputError(f"{self.kind} state version {shown}; this qafast reads "
+                             f"version {self.version}", field="version")
+        known = {"format", "version", *(f.name for f in self.fields)}
+        unknown = [k for k in state if k not in known]
+        if unknown:
+            raise InputError(f"corrupted {self.kind} state: {_shown_key(unknown[0])} is not a "
+                             f"field of it (it has {', '.join(sorted(known))})",
+                             field=str(unknown[0]))
 
-    def _read(self, state: Mapping, f: Field, dims: dict[str, int]):
+    def _read(self, state: Mapping, f: Field, dims: dict[str, int],
+              bounds: Mapping[str, tuple[int, str]] = MappingProxyType({})):
+        if f.name not in state and f.default is not None:
+            return f.default  # a state written before the field existed
         try:
             value = state[f.name]
         except KeyError:
             raise InputError(f"corrupted {self.kind} state: no {f.name!r}", field=f.name) \
                 from None
         reader = _READERS[f.kind]
-        return reader(_Where(self.kind, f), value, dims)
+        return reader(_Where(self.kind, f, bounds), value, dims)
 
 
 @dataclass(frozen=True)
@@ -208,18 +238,32 @@ class StateRecord:
 
 
 def state_dict(spec: StateSpec, values: Mapping[str, Any], *,
-               tensors: bool = False) -> dict[str, Any]:
-    """The state dict of ``values`` (every field of ``spec``): arrays copied, as numpy arrays
-    or, with ``tensors``, as torch tensors; the names of a ``names`` field as a list."""
+               arrays: str = "lists") -> dict[str, Any]:
+    """The state dict of ``values`` (every field of ``spec``), sharing nothing with them.
+
+    ``arrays`` says how arrays are given: ``"lists"`` (nested lists of Python ints and
+    floats: with the strs and ints, what ``torch.load(..., weights_only=True)`` reads and
+    plain pickle writes), ``"numpy"`` (arrays, for pickling a metric compactly and for the
+    torch integrations) or ``"tensors"`` (torch CPU tensors). The names of a ``names`` field
+    are a list; ints and strs are Python's own.
+    """
     out: dict[str, Any] = {"format": spec.format, "version": spec.version}
     for f in spec.fields:
         value = values[f.name]
         if f.kind == "array":
             value = np.array(value, order="C")  # a copy the caller owns
-            if tensors:
+            if arrays == "lists":
+                value = value.tolist()
+            elif arrays == "tensors":
                 value = _torch().from_numpy(value)
         elif f.kind == "names":
-            value = list(value)
+            value = [str(name) for name in value]
+        elif f.kind == "int":
+            value = int(value)
+        elif f.kind == "bool":
+            value = bool(value)
+        else:
+            value = str(value)
         out[f.name] = value
     return out
 
@@ -230,7 +274,7 @@ def _torch():
         import torch
     except ImportError:
         raise ImportError("state_dict(tensors=True) gives torch tensors: install torch, or "
-                          "save the numpy arrays state_dict() gives") from None
+                          "save the plain lists state_dict() gives") from None
     return torch
 
 
@@ -242,6 +286,19 @@ class _Where:
 
     kind: str
     field: Field
+    bounds: Mapping[str, tuple[int, str]]
+
+    def limits(self, low: int, high: int) -> tuple[int, int, str]:
+        """The field's least and greatest value (``low`` and ``high`` where it sets none),
+        and what a bound named by the metric is."""
+        f, why = self.field, []
+        ends = []
+        for end, default in ((f.low, low), (f.high, high)):
+            if isinstance(end, str):
+                end, what = self.bounds[end]
+                why.append(f"{end} is {what}")
+            ends.append(default if end is None else end)
+        return ends[0], ends[1], "".join(f" ({w})" for w in why)
 
     def type_error(self, expected: str, value) -> InputTypeError:
         return InputTypeError(f"corrupted {self.kind} state: {self.field.name} must be "
@@ -259,20 +316,33 @@ def _read_str(where: _Where, value, dims) -> str:
     return str(value)
 
 
-def _read_int(where: _Where, value, dims) -> int:
-    # operator.index takes Python and numpy ints and one-element integer tensors; a bool is
-    # an int to Python but never a count or a flag here
+def _as_int(value) -> int | None:
+    """``value`` as an int, or None when it is not one. operator.index takes Python and numpy
+    ints and 0-d integer tensors; a bool is an int to Python but never a count or a flag
+    here."""
     if isinstance(value, (bool, np.bool_)):
-        raise where.type_error("an int", value)
+        return None
     try:
-        n = operator.index(value)
+        return operator.index(value)
     except TypeError:
-        raise where.type_error("an int", value) from None
-    f = where.field
-    if (f.low is not None and n < f.low) or (f.high is not None and n > f.high):
-        raise where.error(f"{_short(n)} is outside {f.low}..{f.high}")
+        return None
+
+
+def _read_int(where: _Where, value, dims) -> int:
+    n = _as_int(value)
+    if n is None:
+        raise where.type_error("an int", value)
+    low, high, why = where.limits(-2**63, 2**63 - 1)
+    if not low <= n <= high:
+        raise where.error(f"{_short(n)} is outside {low}..{high}{why}")
     _check_choice(where, n)
     return n
+
+
+def _read_bool(where: _Where, value, dims) -> bool:
+    if not isinstance(value, (bool, np.bool_)):
+        raise where.type_error("a bool", value)
+    return bool(value)
 
 
 def _read_names(where: _Where, value, dims) -> tuple[str, ...]:
@@ -337,15 +407,13 @@ def _expected_shape(names: tuple[str, ...], shape: tuple[int, ...],
 def _check_int_range(where: _Where, a: np.ndarray, target: np.dtype) -> None:
     if not a.size:
         return
-    f = where.field
     info = np.iinfo(target)
-    low = info.min if f.low is None else f.low
-    high = info.max if f.high is None else f.high
+    low, high, why = where.limits(int(info.min), int(info.max))
     least, greatest = int(a.min()), int(a.max())
     if least < low or greatest > high:
         flat = int(np.argmin(a)) if least < low else int(np.argmax(a))
         at = _index(flat, a.shape)
-        raise where.error(f"holds {int(a[at])} (at {at}), outside {low}..{high}")
+        raise where.error(f"holds {int(a[at])} (at {at}), outside {low}..{high}{why}")
 
 
 def _first(mask: np.ndarray) -> tuple[int, ...] | int:
@@ -355,6 +423,11 @@ def _first(mask: np.ndarray) -> tuple[int, ...] | int:
 def _index(flat: int, shape: tuple[int, ...]) -> tuple[int, ...] | int:
     i = np.unravel_index(flat, shape)
     return int(i[0]) if len(i) == 1 else tuple(int(k) for k in i)
+
+
+def _shown_key(key) -> str:
+    text = repr(key)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def _short(n: int) -> str:
@@ -370,7 +443,8 @@ def _describe(config: Mapping[str, Any]) -> str:
 
 
 _READERS: dict[str, Callable[[_Where, Any, dict[str, int]], Any]] = {
-    "str": _read_str, "int": _read_int, "names": _read_names, "array": _read_array,
+    "str": _read_str, "int": _read_int, "bool": _read_bool, "names": _read_names,
+    "array": _read_array,
 }
 
 
@@ -426,6 +500,9 @@ def _nonfinite_sums(values, columns) -> str | None:
         if not allowed.nonfinite or values["count"] == 0:
             why = "no value was counted" if allowed.nonfinite else "the measure is finite"
             return f"holds {value!r} for column {j} ({name!r}), where {why}"
+        if not allowed.infinite and not np.isnan(value):
+            return (f"holds {value!r} for column {j} ({name!r}), whose values are "
+                    f"{allowed.describe()}")
     return None
 
 

@@ -14,6 +14,12 @@
 # (queries, candidates) score matrix with a grade per candidate; ``stream_ranking_csr`` the
 # same for queries given as CSR rows. Every candidate is judged (its grade is its qrels
 # entry); ties go to the larger tie key, as trec_eval's go to the larger docno.
+#
+# torchmetrics 1.9's rule for relevant candidates scored 0 or less (flags 8 and 16, for the
+# families the measure table marks): its MAP, MRR and precision count them as not relevant
+# (STREAM_NONPOS_NOT_RELEVANT: ranked, and counted in R, as grade 0), its recall as not
+# retrieved (STREAM_NONPOS_NOT_RETRIEVED: ranked as grade 0 but still counted in R). Which
+# queries are empty is decided on the grades as given.
 
 from libc.math cimport isnan, INFINITY
 from libc.string cimport memcpy
@@ -23,6 +29,8 @@ cdef enum:
     EXACT_LIMBS = 68
     EXACT_FLUSH = 1 << 28        # additions between two normalizations (limbs stay < 2**62)
     STREAM_FEW_JUDGED = 24       # up to this many judged documents: ranks by counting
+    STREAM_NONPOS_NOT_RELEVANT = 1
+    STREAM_NONPOS_NOT_RETRIEVED = 2
 
 # error codes of the streaming kernels, decoded in qafast.stream
 cdef enum:
@@ -131,6 +139,7 @@ cdef struct _StreamSpec:
     int64_t max_grade
     bint all_judged
     bint need_dense
+    int nonpositive         # 0, or torchmetrics' rule: STREAM_NONPOS_*
     const int32_t* codes
     const int64_t* int_params
     const double* float_params
@@ -177,7 +186,7 @@ cdef void _stream_query(_StreamWork* w, const _StreamSpec* sp, int64_t n, int64_
     (grade ``sp.extra_grade``) were not retrieved. Mirrors ranking_measures' per-query
     set-up, with the candidates as the qrels and the run at once."""
     cdef int64_t i, j, k, nj = 0, rank, tkey, num_ret, cnt, nrr, lvl
-    cdef int32_t g, tg
+    cdef int32_t g, tg, rg
     cdef Query q
     cdef DocKeys dk
     for i in range(sp.max_grade + 1):
@@ -185,12 +194,17 @@ cdef void _stream_query(_StreamWork* w, const _StreamSpec* sp, int64_t n, int64_
     q.num_levels = 0
     for i in range(n):
         g = w.cg[i]
+        rg = g  # the grade it is ranked with
+        if sp.nonpositive and g >= sp.L and not (w.cs[i] > 0):
+            rg = 0
+            if sp.nonpositive == STREAM_NONPOS_NOT_RELEVANT:
+                g = 0
         w.levels[g] += 1
         if g + 1 > q.num_levels:
             q.num_levels = g + 1
-        if sp.all_judged or g > 0:
+        if sp.all_judged or rg > 0:
             w.judged[nj] = i
-            w.jgrade[nj] = g
+            w.jgrade[nj] = rg
             nj += 1
     if extras > 0:
         w.levels[sp.extra_grade] += extras
@@ -287,6 +301,8 @@ cdef _StreamSpec _stream_spec(int64_t relevance_level, int64_t measure_level,
     sp.all_judged = (flags & 1) != 0
     sp.need_dense = (flags & 2) != 0
     sp.v9 = (flags & 4) != 0
+    sp.nonpositive = (STREAM_NONPOS_NOT_RELEVANT if flags & 8 else
+                      STREAM_NONPOS_NOT_RETRIEVED if flags & 16 else 0)
     sp.codes = &codes[0]
     sp.int_params = &int_params[0]
     sp.float_params = &float_params[0]
@@ -359,7 +375,8 @@ def stream_ranking_dense(
     measures see ``measure_level`` as their relevance level (a column may set its own, as
     ranx's ``-lN``), so that every call on the same batch measures the same queries.
     ``flags``: 1 ranks the candidates graded 0 too, 2 the measures need the dense ranking,
-    4 trec_eval 9.0.8's recall cut points.
+    4 trec_eval 9.0.8's recall cut points, 8 and 16 torchmetrics' rule for relevant
+    candidates scored 0 or less (8: not relevant, 16: not retrieved; see above).
 
     On bad input returns an error code, with ``info[1:4]`` = row, column, detail, and
     nothing added to ``acc``. Else writes the measured queries' values to ``out[:info[0]]``,

@@ -2,9 +2,9 @@
 
 :class:`RankingMetrics` accumulates any measure :func:`qafast.evaluate` accepts, and
 :class:`AnswerMetrics` SQuAD-style exact match and F1. Both merge (``merge``), save and load
-their state (``state_dict`` / ``load_state_dict``: plain numpy arrays, ints and strings,
-picklable; with ``state_dict(tensors=True)`` torch tensors in place of the arrays, for a
-checkpoint that ``torch.load(..., weights_only=True)`` reads), and are synchronised across
+their state (``state_dict`` / ``load_state_dict``: plain lists, ints and strings, which
+pickle writes and a checkpoint that ``torch.load(..., weights_only=True)`` reads holds; with
+``state_dict(tensors=True)`` torch tensors in place of the lists), and are synchronised across
 torch.distributed ranks by :func:`qafast.integrations.torch.sync`. A state is checked as it
 is loaded, merged or unpickled (``qafast._state``): one that updates and merges cannot make
 is refused, with an error naming the field.
@@ -98,14 +98,35 @@ def _int_grades(r: np.ndarray, valid, name: str, where) -> np.ndarray:
 _KernelArgs = tuple[int, array, array, array, array, array, array]
 
 
-def _kernel_args(columns, level: int, v9: bool) -> _KernelArgs:
-    """The stream kernels' flags and per-measure arrays for columns measured at ``level``."""
+def _kernel_args(columns, level: int, v9: bool, nonpositive: str) -> _KernelArgs:
+    """The stream kernels' flags and per-measure arrays for columns measured at ``level``
+    (with ``nonpositive``, torchmetrics' rule for relevant candidates scored 0 or less: "",
+    "not relevant" or "not retrieved")."""
     codes, kparams, fparams, loffs, lkeys, lvals = kernel_arrays(columns)
     # at a level of 0 or below a candidate graded 0 is relevant: every candidate is ranked
     all_judged = level <= 0 or any(c.family in _JUDGED_ZERO_MATTERS or c.keys for c in columns)
     flags = (int(all_judged) | 2 * int(any(c.family in DENSE for c in columns))
-             | 4 * int(v9))
+             | 4 * int(v9) | _NONPOSITIVE_FLAGS[nonpositive])
     return flags, codes, kparams, fparams, loffs, lkeys, lvals
+
+
+#: the kernels' flags for torchmetrics' rule (_stream_kernels.pxi)
+_NONPOSITIVE_FLAGS = {"": 0, "not relevant": 8, "not retrieved": 16}
+
+
+def _settings(columns, level: int, torchmetrics_nonpositive: bool
+              ) -> list[tuple[np.ndarray, int, _KernelArgs]]:
+    """The kernel passes: the columns measured at each (relevance level, recall rounding,
+    rule for nonpositive scores), as ``(indices, level, kernel args)``."""
+    groups: dict[tuple[int, bool, str], list[int]] = {}
+    for (lvl, v9), js in column_groups(columns, level).items():
+        for j in js:
+            rule = (BY_NAME[columns[j].family].torchmetrics_nonpositive
+                    if torchmetrics_nonpositive else "")
+            groups.setdefault((min(lvl, MAX_GRADE + 1), v9, rule), []).append(j)
+    return [(np.array(js, dtype=np.int64), lvl,
+             _kernel_args([columns[j] for j in js], lvl, v9, rule))
+            for (lvl, v9, rule), js in groups.items()]
 
 
 def _ids_array(ids, name: str, n: int) -> np.ndarray:
@@ -138,12 +159,12 @@ _ANY_VALUE = ValueRange(-sys.float_info.max, sys.float_info.max, nonfinite=True)
 _RANGES = {
     "count": _COUNT_VALUE,
     "ratio": _RATIO,
-    "ratio or nan": ValueRange(0.0, 1.0, nonfinite=True),
+    "ratio or nan": ValueRange(0.0, 1.0, nonfinite=True, infinite=False),
     # at most 1 exactly, but quotients of float sums of one term per candidate: each sum is
     # within a factor 1 +- n 2**-53 of its exact value for n candidates, which keeps the
     # quotient far below 2 for any n that fits in memory (n < 2**44)
     "rounded ratio": ValueRange(0.0, 2.0),
-    "rounded ratio or nan": ValueRange(0.0, 2.0, nonfinite=True),
+    "rounded ratio or nan": ValueRange(0.0, 2.0, nonfinite=True, infinite=False),
     "log": ValueRange(-12.0, 0.0),  # log(max(value, 0.00001)) of a value in [0, 1]
     "any": _ANY_VALUE,
 }
@@ -188,7 +209,8 @@ def _rows_without_ids(values, columns) -> str | None:
 
 
 def _tie_keys(values, columns) -> str | None:
-    """Rows without document ids have tie keys 0, -1, -2, ... in arrival order."""
+    """Rows without document ids have tie keys 0, -1, -2, ... in arrival order: each one
+    once."""
     keys, numbered = values["row_doc_ids"], values["rows_without_ids"]
     if values["row_has_doc_ids"] != 0 or not len(keys):
         return None
@@ -196,17 +218,25 @@ def _tie_keys(values, columns) -> str | None:
         return (f"of rows without document ids are tie keys from 0 down to "
                 f"-(rows_without_ids - 1) = {1 - numbered}, not {int(keys.min())}.."
                 f"{int(keys.max())}")
+    ordered = np.sort(keys)
+    repeated = ordered[1:] == ordered[:-1]
+    if repeated.any():
+        return (f"of rows without document ids are tie keys, each given once; "
+                f"{int(ordered[1:][repeated][0])} is repeated")
     return None
 
 
 _RANKING_STATE = StateSpec(
     kind="RankingMetrics", version=_STATE_VERSION,
-    config=("measures", "relevance_level", "empty_queries", "max_docs"),
+    config=("measures", "relevance_level", "empty_queries", "max_docs",
+            "torchmetrics_nonpositive"),
     fields=(
         Field("measures", "names"),
         Field("relevance_level", "int", low=1, high=MAX_GRADE + 1),
         Field("empty_queries", "str", choices=tuple(_EMPTY_MODES)),
         Field("max_docs", "int", low=0, high=2**62),
+        # absent from states written before the option
+        Field("torchmetrics_nonpositive", "bool", default=False),
         Field("mode", "str", choices=("", "batch", "rows"), reduce="mode"),
         Field("count", "int", low=0, high=_MAX_COUNT, reduce="sum"),
         Field("sums", "array", "int64", ("columns", "limbs"), reduce="exact_sum"),
@@ -214,7 +244,8 @@ _RANKING_STATE = StateSpec(
         Field("row_query_ids", "array", "int64", ("rows",), reduce="cat"),
         Field("row_doc_ids", "array", "int64", ("rows",), reduce="cat"),
         Field("row_scores", "array", "float64", ("rows",), nan=False, reduce="cat"),
-        Field("row_grades", "array", "int32", ("rows",), low=0, high=MAX_GRADE, reduce="cat"),
+        Field("row_grades", "array", "int32", ("rows",), low=0, high="grade_scale",
+              reduce="cat"),
         Field("row_has_doc_ids", "int", choices=(-1, 0, 1), reduce="flag"),
         Field("rows_without_ids", "int", low=0, high=_MAX_COUNT, reduce="sum"),
     ),
@@ -288,6 +319,13 @@ class RankingMetrics:
         ``empty_target_action="neg"``), or raises a ``ValueError`` (``"error"``).
     max_docs : int, optional
         Rank only the top ``max_docs`` candidates of each query (trec_eval ``-M``).
+    torchmetrics_nonpositive : bool, default False
+        Treat a relevant candidate scored 0 or less as torchmetrics 1.9 does (its PR
+        #3104), to reproduce its numbers on logits: MAP, MRR and precision (``RetrievalMAP``,
+        ``RetrievalMRR``, ``RetrievalPrecision``) count it as not relevant, so it leaves R
+        too; recall (``RetrievalRecall``) as not retrieved, so it stays in R. Other measures,
+        and which queries are empty, are unchanged. By default (trec_eval's definitions) a
+        score is only a rank.
 
     Notes
     -----
@@ -295,6 +333,12 @@ class RankingMetrics:
     given, where its score is ``-inf``; a row of padding only is not a query. NaN scores,
     negative or fractional grades, and grades above 1,000,000 raise ``ValueError`` (in
     padding they are ignored). A call that raises leaves the state as it was.
+
+    Empty batches. An update without entries (2-d shape ``(0, k)`` or ``(k, 0)``, or no
+    rows) is checked like any other and then changes nothing, not even which input shape
+    the metric takes. ``(k, 0)`` is k queries without candidates: like a row of padding, not
+    a query, as trec_eval measures only the queries a run retrieves documents for, whatever
+    ``num_relevant`` says (torchmetrics refuses an empty update).
 
     Examples
     --------
@@ -312,13 +356,23 @@ class RankingMetrics:
     >>> r.update([0.5, 0.1], [1, 0], [7, 8], [2, 4])       # (7, 2) again: counted once
     >>> r.compute()
     {'mrr@10': 0.75}
+
+    On logits, torchmetrics' MAP leaves out the relevant candidate scored -0.3 (trec_eval's
+    is (1/1 + 2/3) / 2):
+
+    >>> logits, relevance = [[1.2, 0.4, -0.3, -0.9]], [[1, 0, 1, 0]]
+    >>> t = qafast.RankingMetrics(["map"], torchmetrics_nonpositive=True)
+    >>> t.update(logits, relevance)
+    >>> t.compute()
+    {'map': 1.0}
     """
 
     #: the fields and rules of this metric's state (read by the torch integrations)
     _state_spec = _RANKING_STATE
 
     def __init__(self, measures: str | Iterable[str], *, relevance_level: int = 1,
-                 empty_queries: str = "skip", max_docs: int | None = None):
+                 empty_queries: str = "skip", max_docs: int | None = None,
+                 torchmetrics_nonpositive: bool = False):
         columns = [c for c in parse_measures(measures) if c.family not in TEXT_MEASURES]
         if not columns:
             raise InputError(f"measures {measures!r}: none of them is a per-query number")
@@ -334,13 +388,15 @@ class RankingMetrics:
         self._columns = columns
         self._names = [c.name for c in columns]
         self._gm = [j for j, c in enumerate(columns) if c.aggregate == "gm"]
+        if not isinstance(torchmetrics_nonpositive, (bool, np.bool_)):
+            raise InputTypeError(f"torchmetrics_nonpositive must be a bool, not "
+                                 f"{type(torchmetrics_nonpositive).__name__}")
         # a column may set its own relevance level (ranx's -lN, ir_measures' rel=) or recall
-        # cut points (ir_measures' IPrec): one kernel pass per setting, as evaluate makes
-        settings = column_groups(columns, self._level)
-        self._groups = [(np.array(js, dtype=np.int64), min(level, MAX_GRADE + 1),
-                         _kernel_args([columns[j] for j in js], min(level, MAX_GRADE + 1), v9))
-                        for (level, v9), js in settings.items()]
-        self._config = (tuple(self._names), self._level, self._empty, self._max_docs)
+        # cut points (ir_measures' IPrec), or follow torchmetrics' rule for scores of 0 or
+        # less: one kernel pass per setting, as evaluate makes
+        self._groups = _settings(columns, self._level, bool(torchmetrics_nonpositive))
+        self._config = (tuple(self._names), self._level, self._empty, self._max_docs,
+                        bool(torchmetrics_nonpositive))
         # what one query's value of each column may be: a loaded state's sums are held to it
         self._allowed = [(c.name, _value_range(c)) for c in columns]
         # a family with a grade scale of its own (ERR takes 0-4) refuses a higher grade, as
@@ -419,7 +475,11 @@ class RankingMetrics:
                              f"{s.ndim}-d")
 
     def _update_batch(self, s, relevance, query_ids, mask, num_relevant) -> None:
-        self._set_mode("batch")
+        # a batch without entries, (0, k) or (k, 0), is checked as any batch and then
+        # changes nothing: k queries without candidates are not queries (as a row of padding)
+        empty = s.size == 0
+        if not empty:
+            self._set_mode("batch")
         r = as_array(relevance, "relevance")
         if r.shape != s.shape:
             raise InputError(f"relevance has shape {r.shape}, scores {s.shape}; they must "
@@ -454,7 +514,8 @@ class RankingMetrics:
 
         valid = None
         if r.dtype.kind == "f":
-            valid = mk.view(bool) if mask is not None else (s if s.size else s32) != -np.inf
+            valid = mk.view(bool) if mask is not None else (
+                s32 if s is _NO_SCORES else s) != -np.inf
         g = _int_grades(r, valid, "relevance", where)
         self._check_grade_scale(g, mk.view(bool) if mask is not None else None, where)
         if num_relevant is not None:
@@ -497,7 +558,8 @@ class RankingMetrics:
             for j in self._gm:
                 values[:, j] = np.log(np.maximum(values[:, j], MIN_GEO_MEAN))
             _kernels.exact_accumulate(values, self._limbs, self._special)
-        self._mode = "batch"
+        if not empty:
+            self._mode = "batch"
         self._count += done
 
     def _check_grade_scale(self, g: np.ndarray, keep, where) -> None:
@@ -531,15 +593,16 @@ class RankingMetrics:
         raise RuntimeError(f"stream kernel error {err}")
 
     def _update_rows(self, s, relevance, query_ids, doc_ids, mask) -> None:
-        self._set_mode("rows")
         n = len(s)
+        if n:  # no rows: checked as any rows, and then changes nothing
+            self._set_mode("rows")
         r = as_array(relevance, "relevance")
         if r.shape != s.shape:
             raise InputError(f"relevance has shape {r.shape}, scores {s.shape}; they must "
                              "match")
         q = _ids_array(query_ids, "query_ids", n)
         has_docs = doc_ids is not None
-        if self._doc_ids is not None and self._doc_ids != has_docs:
+        if n and self._doc_ids is not None and self._doc_ids != has_docs:
             raise InputError("give doc_ids in every update or in none: ties and repeated rows "
                              "are settled by document id when there are ids")
         d = _ids_array(doc_ids, "doc_ids", n) if has_docs else None
@@ -571,6 +634,8 @@ class RankingMetrics:
             i = int(np.flatnonzero(bad)[0])
             raise InputError(f"relevance: {where((i,))}: grade {int(g[i])} is outside 0.."
                              f"{MAX_GRADE}")
+        if not n:
+            return
         if keep is not None:
             s, g, q = s[keep], g[keep], q[keep]
             d = d[keep] if d is not None else None
@@ -711,9 +776,9 @@ class RankingMetrics:
             self._mode = mode
 
     def _state_config(self) -> dict[str, Any]:
-        names, level, empty, max_docs = self._config
+        names, level, empty, max_docs, nonpositive = self._config
         return {"measures": names, "relevance_level": level, "empty_queries": empty,
-                "max_docs": max_docs or 0}
+                "max_docs": max_docs or 0, "torchmetrics_nonpositive": nonpositive}
 
     def _state_values(self) -> dict[str, Any]:
         """The state as :meth:`state_dict` gives it, sharing this metric's arrays."""
@@ -726,19 +791,23 @@ class RankingMetrics:
                 "rows_without_ids": self._seq}
 
     def _checked(self, state) -> StateRecord:
+        top, name = self._grade_scale or (MAX_GRADE, "qafast")
+        grades = (MAX_GRADE if top is None else top, f"the highest grade {name} takes")
         return _RANKING_STATE.validate(state, config=self._state_config(),
-                                       columns=self._allowed)
+                                       columns=self._allowed, bounds={"grade_scale": grades})
 
     def state_dict(self, *, tensors: bool = False) -> dict[str, Any]:
-        """The state as plain numpy arrays, ints and strings (picklable).
+        """The state as plain data: strs, ints, and lists (of lists) of ints and floats.
+
+        A checkpoint holding it loads with ``torch.load(path, weights_only=True)``, torch's
+        default since 2.6, which refuses numpy arrays; pickle and ``json`` write it too.
 
         Parameters
         ----------
         tensors : bool, default False
-            Give the arrays as torch CPU tensors (torch is imported then): a checkpoint
-            holding this state then loads with ``torch.load(path, weights_only=True)``,
-            torch's default since 2.6, which refuses numpy arrays.
-            :meth:`load_state_dict` takes either.
+            Give the arrays as torch CPU tensors instead of lists (torch is imported then):
+            smaller and faster to save for a state with many rows. :meth:`load_state_dict`
+            takes either, and the numpy arrays of earlier qafast versions.
 
         Examples
         --------
@@ -746,20 +815,27 @@ class RankingMetrics:
         >>> m = qafast.RankingMetrics(["mrr@10"])
         >>> m.update([[0.9, 0.5]], [[0, 1]])
         >>> buffer = io.BytesIO()
-        >>> torch.save({"metric": m.state_dict(tensors=True)}, buffer)
+        >>> torch.save({"model": {}, "metric": m.state_dict()}, buffer)
         >>> _ = buffer.seek(0)
         >>> again = qafast.RankingMetrics(["mrr@10"])
         >>> again.load_state_dict(torch.load(buffer, weights_only=True)["metric"])
         >>> again.compute()
         {'mrr@10': 0.5}
         """
-        return state_dict(_RANKING_STATE, self._state_values(), tensors=tensors)
+        return state_dict(_RANKING_STATE, self._state_values(),
+                          arrays="tensors" if tensors else "lists")
+
+    def _state_arrays(self) -> dict[str, Any]:
+        """The state with numpy arrays (copies): what a pickled metric and the torch
+        integrations carry."""
+        return state_dict(_RANKING_STATE, self._state_values(), arrays="numpy")
 
     def load_state_dict(self, state: dict) -> None:
         """Replace the state by one from :meth:`state_dict` of a metric with the same
         measures and options.
 
-        Arrays may be numpy arrays, torch tensors (``state_dict(tensors=True)``) or lists.
+        Arrays may be lists, torch tensors (``state_dict(tensors=True)``) or numpy arrays
+        (as earlier qafast versions saved them).
         Every field is checked (type, dtype, shape, range, and consistency with the others,
         sums within what their count allows): a state this accepts is one that updates and
         merges can make.
@@ -783,7 +859,7 @@ class RankingMetrics:
         self._seq = record["rows_without_ids"]
 
     def __getstate__(self):
-        return {"config": self._config, "state": self.state_dict()}
+        return {"config": self._config, "state": self._state_arrays()}
 
     def __setstate__(self, data):
         # the state holds the options too ("config" repeats them): read them, checked, to
@@ -792,14 +868,15 @@ class RankingMetrics:
         config = _RANKING_STATE.read_config(state)
         self.__init__(list(config["measures"]), relevance_level=config["relevance_level"],
                       empty_queries=config["empty_queries"],
-                      max_docs=config["max_docs"] or None)
+                      max_docs=config["max_docs"] or None,
+                      torchmetrics_nonpositive=config["torchmetrics_nonpositive"])
         self.load_state_dict(state)
 
 
 def _describe(config) -> str:
-    names, level, empty, max_docs = config
+    names, level, empty, max_docs, nonpositive = config
     return (f"measures {list(names)} (relevance_level={level}, empty_queries={empty!r}, "
-            f"max_docs={max_docs})")
+            f"max_docs={max_docs}, torchmetrics_nonpositive={nonpositive})")
 
 
 class AnswerMetrics:
@@ -909,14 +986,20 @@ class AnswerMetrics:
                                       columns=_ANSWER_VALUES)
 
     def state_dict(self, *, tensors: bool = False) -> dict[str, Any]:
-        """The state as plain numpy arrays, ints and strings (picklable); with ``tensors``,
-        the arrays as torch tensors, as for :meth:`RankingMetrics.state_dict`."""
-        return state_dict(_ANSWER_STATE, self._state_values(), tensors=tensors)
+        """The state as plain strs, ints and lists, or with ``tensors`` the lists as torch
+        tensors, as for :meth:`RankingMetrics.state_dict`: a checkpoint holding it loads
+        with ``torch.load(path, weights_only=True)``."""
+        return state_dict(_ANSWER_STATE, self._state_values(),
+                          arrays="tensors" if tensors else "lists")
+
+    def _state_arrays(self) -> dict[str, Any]:
+        """The state with numpy arrays (copies), as for :meth:`RankingMetrics._state_arrays`."""
+        return state_dict(_ANSWER_STATE, self._state_values(), arrays="numpy")
 
     def load_state_dict(self, state: dict) -> None:
         """Replace the state by one from :meth:`state_dict` with the same options, checked
-        as :meth:`RankingMetrics.load_state_dict` checks one (arrays as numpy arrays, torch
-        tensors or lists)."""
+        as :meth:`RankingMetrics.load_state_dict` checks one (arrays as lists, torch
+        tensors or numpy arrays)."""
         record = self._checked(state)
         self._count = record["count"]
         self._limbs = record["sums"].copy()  # the record's arrays are read-only
@@ -927,7 +1010,7 @@ class AnswerMetrics:
             raise InputTypeError("an AnswerMetrics with a normalizer function cannot be pickled; "
                                  "use state_dict()")
         return {"options": (self._normalizer, self._unit, self._empty_rule),
-                "state": self.state_dict()}
+                "state": self._state_arrays()}
 
     def __setstate__(self, data):
         # the state holds the options too ("options" repeats them)

@@ -74,7 +74,7 @@ def sync(metric: RankingMetrics | AnswerMetrics, group=None):
 
     dist = _dist()
     spec: StateSpec = metric._state_spec
-    state = metric.state_dict()
+    state = metric._state_arrays()
     # every rank's fields that are not arrays, and its number of rows
     header = {f.name: state[f.name] for f in spec.fields if f.kind != "array"}
     header["rows"] = next((len(state[f.name]) for f in spec.fields if f.reduce == "cat"), 0)

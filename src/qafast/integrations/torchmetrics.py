@@ -56,6 +56,11 @@ def _build() -> type:
         ----------
         measures, relevance_level, empty_queries, max_docs
             As for :class:`qafast.RankingMetrics`.
+        torchmetrics_nonpositive : bool, default False
+            As for :class:`qafast.RankingMetrics`: True gives the numbers of torchmetrics'
+            own ``RetrievalMAP``, ``RetrievalMRR``, ``RetrievalPrecision`` and
+            ``RetrievalRecall`` on logits, which count a relevant candidate scored 0 or less
+            as not relevant (recall: as not retrieved).
         **kwargs
             torchmetrics ``Metric`` options (``sync_on_compute``, ``process_group``, ...).
 
@@ -75,19 +80,19 @@ def _build() -> type:
         row_query_ids: list
 
         def __init__(self, measures, *, relevance_level: int = 1, empty_queries: str = "skip",
-                     max_docs: int | None = None, **kwargs):
+                     max_docs: int | None = None, torchmetrics_nonpositive: bool = False,
+                     **kwargs):
             super().__init__(**kwargs)
             self._options = {"measures": measures, "relevance_level": relevance_level,
-                             "empty_queries": empty_queries, "max_docs": max_docs}
+                             "empty_queries": empty_queries, "max_docs": max_docs,
+                             "torchmetrics_nonpositive": torchmetrics_nonpositive}
             m = len(self._fresh().measures)
             for name in _KEPT:
                 self.add_state(name, default=_default(torch, name, m),
                                dist_reduce_fx="cat" if name in _ROWS else "sum")
 
         def _fresh(self) -> RankingMetrics:
-            o = self._options
-            return RankingMetrics(o["measures"], relevance_level=o["relevance_level"],
-                                  empty_queries=o["empty_queries"], max_docs=o["max_docs"])
+            return RankingMetrics(**self._options)
 
         def update(self, preds, target, indexes=None, doc_ids=None, mask=None,
                    num_relevant=None) -> None:
@@ -97,7 +102,9 @@ def _build() -> type:
                                  "repeated row counted once, by their (query, document) pair")
             local = self._fresh()
             local.update(preds, target, indexes, doc_ids, mask=mask, num_relevant=num_relevant)
-            state = local.state_dict()
+            state = local._state_arrays()
+            if not state["mode"]:
+                return  # an empty batch (or rows): nothing to add
             has_rows = len(self.row_query_ids) > 0
             if state["mode"] == "batch":
                 if has_rows:
@@ -120,10 +127,11 @@ def _build() -> type:
         def _state(self) -> dict:
             """The kept states (synchronised, when torchmetrics synchronises) as a
             RankingMetrics state dict."""
-            state = self._fresh().state_dict()
+            state = self._fresh()._state_arrays()
             for name in _SUMS:
                 f, value = _SPEC.field(name), getattr(self, name).detach().cpu().numpy()
-                state[name] = int(value) if f.kind == "int" else np.array(value, dtype=f.dtype)
+                # an int as the 0-d array it is (the state reader refuses a float count)
+                state[name] = value[()] if f.kind == "int" else np.array(value, dtype=f.dtype)
             _kernels.exact_normalize(state["sums"])  # limbs were added one by one
             rows = {name: dim_zero_cat(getattr(self, name)) for name in _ROWS
                     if len(getattr(self, name))}
