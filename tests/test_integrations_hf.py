@@ -162,3 +162,13 @@ def test_a_real_trainer_evaluates_with_retrieval_metrics(tmp_path, batch_eval_me
     want.update(scores, labels)
     for name, value in want.compute().items():
         assert got[f"eval_{name}"] == pytest.approx(value, abs=1e-12), name
+
+
+def test_retrieval_metrics_passes_torchmetrics_nonpositive_on():
+    # torchmetrics counts a relevant candidate scored <= 0 as not relevant for MRR; so does the
+    # opt-in, and by default qafast ranks it as scored
+    scores = np.array([[-0.5, -0.1, -2.0]])
+    labels = np.array([[1, 0, 0]])
+    assert retrieval_metrics(["mrr@10"])(EvalPrediction(scores, labels)) == {"mrr@10": 0.5}
+    opted = retrieval_metrics(["mrr@10"], torchmetrics_nonpositive=True)
+    assert opted(EvalPrediction(scores, labels)) == {"mrr@10": 0.0}

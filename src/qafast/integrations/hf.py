@@ -54,7 +54,8 @@ def _first(x):
 
 def retrieval_metrics(measures: str | Iterable[str] = ("mrr@10", "ndcg@10", "recall@100"), *,
                       relevance_level: int = 1, empty_queries: str = "skip",
-                      max_docs: int | None = None, pad_label: int = -100
+                      max_docs: int | None = None, pad_label: int = -100,
+                      torchmetrics_nonpositive: bool = False
                       ) -> Callable[..., dict[str, float]]:
     """A ``compute_metrics`` for reranking and retrieval models.
 
@@ -65,7 +66,7 @@ def retrieval_metrics(measures: str | Iterable[str] = ("mrr@10", "ndcg@10", "rec
 
     Parameters
     ----------
-    measures, relevance_level, empty_queries, max_docs
+    measures, relevance_level, empty_queries, max_docs, torchmetrics_nonpositive
         As for :class:`qafast.RankingMetrics`.
     pad_label : int, default -100
         The label of padding.
@@ -77,7 +78,8 @@ def retrieval_metrics(measures: str | Iterable[str] = ("mrr@10", "ndcg@10", "rec
         attribute ``metric`` is the :class:`qafast.RankingMetrics` it fills.
     """
     metric = RankingMetrics(measures, relevance_level=relevance_level,
-                            empty_queries=empty_queries, max_docs=max_docs)
+                            empty_queries=empty_queries, max_docs=max_docs,
+                            torchmetrics_nonpositive=torchmetrics_nonpositive)
 
     def compute_metrics(eval_prediction, compute_result: bool | None = None) -> dict[str, float]:
         scores = as_array(_host(_first(eval_prediction.predictions)), "predictions")
