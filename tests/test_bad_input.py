@@ -564,6 +564,21 @@ def _(tmp):
                 qafast.evaluate(qrels, path, "map", workers=workers)
 
 
+@case("bad-long-line")
+def _(tmp):
+    from qafast.io.trec import MAX_LINE_BYTES
+
+    long = b"q1 Q0 d7 2 1.5 r " + b"x" * MAX_LINE_BYTES + b"\n"
+    text = RUN_TEXT[:17] + long + RUN_TEXT[17:]
+    path = tmp / "run.gz"
+    path.write_bytes(gzip.compress(text, compresslevel=1))
+    for source, name in ((text, "<bytes>"), (str(path), str(path))):
+        with pytest.raises(TrecFormatError, match=re.escape(name) + ", line 2: a line longer "
+                           f"than {MAX_LINE_BYTES} bytes"):
+            qafast.evaluate(QRELS, source, "map")
+    assert qafast.Run.from_file(text.replace(b" x", b"\n#", 1)).num_entries == 4
+
+
 @case("bad-gzip-stdin")
 def _(tmp):
     q = write(tmp, "q", QRELS_TEXT)

@@ -143,6 +143,11 @@ cdef str _trec_message(int code, bint is_run, int nfields, const unsigned char *
         return f"document id (3rd field) is not valid UTF-8: {raw!r}"
     if code == _trec_E_UTF8_RUNID:
         return f"run id (6th field) is not valid UTF-8: {raw!r}"
+    if code == _trec_E_LINE_TOO_LONG:
+        return (f"a line longer than {_trec_MAX_LINE} bytes (1 MiB, the longest a "
+                f"{'run' if is_run else 'qrels'} line may be), starting "
+                f"{raw[:40].decode('utf-8', 'backslashreplace')!r}...; is this a TREC "
+                f"{'run' if is_run else 'qrels'} file?")
     if code == _trec_E_ID_TOO_LONG:
         return f"id of {tlen} bytes is longer than the 16 MiB limit"
     return f"more than {_trec_MAX_IDS} distinct ids"
