@@ -95,11 +95,10 @@ def read_text(path: str, is_run: bool) -> TrecText | None:
     lines of a query apart, a document twice in a query, a grade out of range, no line)."""
     try:
         with open(path, "rb") as f:
-            data = f.read(QUICK_BYTES + 1)
+            raw = f.read(QUICK_BYTES + 1)
     except (OSError, ValueError):
         return None
-    if data[:2] == _GZIP_MAGIC:
-        data = _gunzip(data, QUICK_BYTES)
+    data = _gunzip(raw, QUICK_BYTES) if raw[:2] == _GZIP_MAGIC else raw
     if data is None or len(data) > QUICK_BYTES:
         return None
     parser = _kernels._trec_Parser(is_run, False, is_run)
