@@ -579,6 +579,21 @@ def _(tmp):
     assert qafast.Run.from_file(text.replace(b" x", b"\n#", 1)).num_entries == 4
 
 
+@case("bad-out-of-memory")
+def _(tmp):
+    from qafast.io import trec
+
+    def starved(*args, **kwargs):
+        np.empty(1 << 62, dtype=np.uint8)  # numpy's MemoryError
+
+    path = write(tmp, "run", RUN_TEXT)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(trec, "parse_blocks", starved)
+        with pytest.raises(MemoryError, match=re.escape(path) + ": out of memory reading it as "
+                           "a TREC run: Unable to allocate"):
+            qafast.Run.from_file(path)
+
+
 @case("bad-gzip-stdin")
 def _(tmp):
     q = write(tmp, "q", QRELS_TEXT)

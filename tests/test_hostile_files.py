@@ -254,3 +254,92 @@ def test_endless_plain_line_is_read_once(tmp_path):
                        env=env, timeout=60, check=False)
     assert r.returncode == 0, r.stderr[-2000:]
     assert r.stdout.strip() == f"[(0, {1 << 30})]".encode()
+
+
+# ------------------------------------------------------------------------------------------
+# out of memory: a MemoryError that says which file and what allocation
+
+
+@pytest.mark.parametrize("is_run", [True, False], ids=["run", "qrels"])
+def test_memory_error_names_the_file_and_the_allocation(tmp_path, monkeypatch, is_run):
+    import numpy as np
+
+    from qafast import _runfile
+    from qafast.io import trec
+
+    path = tmp_path / "some.run"
+    path.write_bytes(lines(RUN_LINE if is_run else QRELS_LINE, 10))
+    kind = "run" if is_run else "qrels"
+    from_file = qafast.Run.from_file if is_run else qafast.Qrels.from_file
+
+    def numpy_fails(*args, **kwargs):
+        np.empty(1 << 62, dtype=np.uint8)  # numpy's own MemoryError, with its words
+
+    def bare(*args, **kwargs):
+        raise MemoryError
+
+    with monkeypatch.context() as m:
+        m.setattr(trec, "parse_blocks", numpy_fails)
+        with pytest.raises(MemoryError) as e:
+            from_file(str(path))
+        assert str(e.value).startswith(f"{path}: out of memory reading it as a TREC {kind}: "
+                                       "Unable to allocate 4.00 EiB"), e.value
+    with monkeypatch.context() as m:
+        m.setattr(trec, "parse_blocks", bare)
+        for source, name in ((str(path), str(path)), (path.read_bytes(), "<bytes>")):
+            with pytest.raises(MemoryError, match=f"^{name}: out of memory reading it as a "
+                               f"TREC {kind}: an allocation failed$"):
+                from_file(source)
+    import qafast._ranked as ranked
+
+    with monkeypatch.context() as m:
+        m.setattr(ranked, "from_trec_columns", bare)
+        with pytest.raises(MemoryError, match=f"^{path}: out of memory building a "
+                           f"{'Run' if is_run else 'Qrels'} of its 10 lines: an allocation "
+                           "failed$"):
+            from_file(str(path))
+    if is_run:  # evaluate streams a run file through a parser of its own
+        with monkeypatch.context() as m:
+            m.setattr(_runfile, "_stream", bare)
+            with pytest.raises(MemoryError, match=f"^{path}: out of memory evaluating it as "
+                               "a TREC run: an allocation failed$"):
+                qafast.evaluate(b"q1 0 d1 1\n", str(path), "map")
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="RLIMIT_AS as Linux counts it")
+def test_memory_error_under_a_memory_cap():
+    # a run that never ends, read whole under a cap of 192 MB more than the interpreter
+    # holds: the parser's arrays or a block of text cannot grow, and the MemoryError says
+    # which file was read and what failed
+    code = r"""
+import re, resource, qafast
+
+class Endless:
+    name = "endless.run"
+    def __init__(self):
+        self.text = b"".join(b"q%d Q0 d%d 1 1.5 r\n" % (i % 1000, i) for i in range(50000))
+        self.pos = 0
+    def readinto(self, b):
+        n = min(len(b), len(self.text) - self.pos)
+        b[:n] = self.text[self.pos:self.pos + n]
+        self.pos = (self.pos + n) % len(self.text)
+        return n
+    def read(self, n):
+        b = bytearray(n)
+        return bytes(b[:self.readinto(memoryview(b))])
+
+vm = int(re.search(r"VmSize:\s+(\d+) kB", open("/proc/self/status").read()).group(1))
+cap = vm * 1024 + (192 << 20)
+resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
+try:
+    qafast.Run.from_file(Endless())
+except MemoryError as e:
+    print(e)
+"""
+    env = dict(os.environ, PYTHONPATH=str(ROOT), OPENBLAS_NUM_THREADS="1")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, env=env,
+                       timeout=120, check=False)
+    assert r.returncode == 0, r.stderr[-2000:]
+    message = r.stdout.decode().strip()
+    assert message.startswith("endless.run: out of memory reading it as a TREC run: "), message
+    assert message.split(": ", 2)[2] not in ("", "an allocation failed"), message

@@ -403,7 +403,8 @@ def _read_trec(cls, source, integer_values: bool, workers: int = 1):
     # 48 MB): messages look a line up where the numbering jumps
     cols = trec.read_columns(source, is_run=not integer_values, workers=resolve_workers(workers),
                       intern_docs=False, tie_keys=not integer_values, line_column=False)
-    return from_trec_columns(cls, cols, integer_values)
+    with trec.memory_named(cols.path, f"building a {cls.__name__} of its {len(cols)} lines"):
+        return from_trec_columns(cls, cols, integer_values)
 
 
 def from_trec_columns(cls, cols, integer_values: bool):

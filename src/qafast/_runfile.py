@@ -36,7 +36,7 @@ from ._engine import Chunked, Evaluation, no_common
 from ._measure_parser import Column
 from ._ranked import Qrels, Run, as_run, from_trec_columns, raise_duplicate
 from ._threads import resolve_workers, thread_pool
-from .io.trec import open_blocks, parse_blocks, read_ahead
+from .io.trec import memory_named, open_blocks, parse_blocks, read_ahead
 
 # smallest byte range worth a thread of its own
 _RANGE_MIN_BYTES = 32 << 20
@@ -893,7 +893,19 @@ def evaluate_run_source(qrels: Qrels, run, columns: list[Column], *, queries: st
     read = _Reading(qrels, columns, queries, options, relcols, workers,
                     progress or (lambda n: None), cancel, ordered)
     path = _plain_path(run)
-    return read.file(path) if path is not None else read.stream(run)
+    with memory_named(_source_name(run), "evaluating it as a TREC run"):
+        return read.file(path) if path is not None else read.stream(run)
+
+
+def _source_name(run) -> str:
+    """How messages name a run source, as the TREC readers do."""
+    if isinstance(run, (bytes, bytearray, memoryview)):
+        return "<bytes>"
+    if isinstance(run, (str, os.PathLike)):
+        name = os.fspath(run)
+        return "<stdin>" if name == "-" else os.fsdecode(name)
+    name = getattr(run, "name", None)
+    return name if isinstance(name, str) else "<file>"
 
 
 @dataclass

@@ -256,11 +256,26 @@ def read_columns(
     chunk = CHUNK_BYTES if chunk_bytes is None else chunk_bytes
     with contextlib.ExitStack() as stack:
         path, blocks = open_blocks(source, chunk, stack)
-        cols = parse_blocks(path, blocks, is_run=is_run, threaded=threaded,
-                             intern_docs=intern_docs, tie_keys=tie_keys)
+        with memory_named(path, f"reading it as a TREC {'run' if is_run else 'qrels'}"):
+            cols = parse_blocks(path, blocks, is_run=is_run, threaded=threaded,
+                                intern_docs=intern_docs, tie_keys=tie_keys)
     if line_column:
         cols.line_numbers = np.asarray(cols.line_numbers)
     return cols
+
+
+@contextlib.contextmanager
+def memory_named(path: str, doing: str) -> Iterator[None]:
+    """A MemoryError raised within (a bare one from Python, numpy's, the parser's) again,
+    its message naming ``path``, what was being done and the allocation that failed."""
+    try:
+        yield
+    except MemoryError as e:
+        what = str(e)
+        if what.startswith(f"{path}: out of memory"):  # named already, further in
+            raise
+        raise MemoryError(f"{path}: out of memory {doing}: "
+                          f"{what or 'an allocation failed'}") from e
 
 
 def parse_blocks(path: str, blocks: Iterator, *, is_run: bool, threaded: bool = False,
