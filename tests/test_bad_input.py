@@ -669,6 +669,27 @@ def _(tmp):
         qafast.evaluate(QRELS, table.set_column(1, "doc_id", broken), "map")
 
 
+@case("bad-arrow-types")
+def _(tmp):
+    import decimal
+
+    pa = pytest.importorskip("pyarrow")
+    scores = [decimal.Decimal(x) for x in ("0.3337", "0.0003", "7.1119")]
+    table = pa.table({"query_id": ["q1", "q1", "q2"], "doc_id": ["d1", "d2", "d9"],
+                      "score": pa.array(scores, pa.decimal128(12, 4))})
+    assert qafast.Run.from_arrow(table).to_dict() == {
+        "q1": {"d1": 0.3337, "d2": 0.0003}, "q2": {"d9": 7.1119}}
+    grades = table.set_column(2, "relevance", pa.array(
+        [decimal.Decimal(x) for x in ("1.0", "0.5", "2")], pa.decimal128(4, 1)))
+    with pytest.raises(InputError, match="column 'relevance', row 1 \\(query 'q1'\\): grade "
+                                         "0.5 is not an integer"):
+        qafast.Qrels.from_arrow(grades)
+    ids = table.set_column(1, "doc_id", pa.array([b"d1", b"d\xff", b"d9"], pa.binary()))
+    with pytest.raises(InputError, match="column 'doc_id', row 1: the id b'd\\\\xff' is not "
+                                         "UTF-8 text"):
+        qafast.Run.from_arrow(ids)
+
+
 @case("bad-lying-object")
 def _(tmp):
     class Longer(list):  # a list whose len() says more than it holds
