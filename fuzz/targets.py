@@ -122,8 +122,9 @@ def _arrow_seeds() -> dict[str, list[bytes]]:
         "query_id": pa.array([r[0].encode() for r in rows], pa.binary()),
         "doc_id": pa.array([r[1] for r in rows]).dictionary_encode(),
         "relevance": pa.array([decimal.Decimal(r[2]) for r in rows], pa.decimal128(4, 1))})
-    return {"arrow_ipc": [ipc(encoded), ipc(plain)],
-            "arrow_file": [feather_file(encoded), feather_file(plain)],
+    return {"arrow_ipc": [ipc(encoded), ipc(plain), ipc(odd), ipc(wide)],
+            "arrow_file": [feather_file(encoded), feather_file(plain), feather_file(odd),
+                           feather_file(wide)],
             "parquet": [parquet(plain), parquet(plain, use_dictionary=False)],
             "parquet_types": [parquet(odd), parquet(wide, use_dictionary=False),
                               parquet(nullable, compression="snappy"),

@@ -227,3 +227,51 @@ def test_damaged_parquet_gives_a_result_or_a_qafast_error(tmp_path):
                         seen += 1
                         assert str(path) in str(e), e
     assert seen  # some damage was found, and named
+
+
+@pytest.mark.parametrize("column", ["score-float64", "score-decimal", "query-dictionary"])
+def test_ipc_buffers_shorter_than_their_arrays(column):
+    # an IPC stream whose record batch says a buffer is shorter than its array needs (as a
+    # damaged stream may): numpy refused to read past it with a bare ValueError; it is an
+    # InputError naming the column
+    import struct
+
+    n = 5
+    scores = [1.5, 2.5, 0.5, 1.0, 2.0]
+    table = pa.table({
+        "query_id": (pa.array(QIDS).dictionary_encode().cast(pa.dictionary(pa.int64(),
+                                                                          pa.string()))
+                     if column == "query-dictionary" else QIDS),
+        "doc_id": DOCS,
+        "score": (pa.array([decimal.Decimal(str(s)) for s in scores], pa.decimal128(9, 2))
+                  if column == "score-decimal" else scores)})
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, table.schema) as writer:
+        writer.write_table(table)
+    data = sink.getvalue().to_pybytes()
+    name = "score" if column.startswith("score") else "query_id"
+    width = 16 if column == "score-decimal" else 8
+    # the batch's Buffer entries are (offset, length) pairs of int64: halve each that
+    # gives the column's data buffer length, and keep the copies pyarrow finds invalid
+    needle = struct.pack("<q", n * width)
+    damaged = []
+    for at in range(len(data) - 8):
+        if data[at:at + 8] == needle:
+            copy = data[:at] + struct.pack("<q", n * width // 2) + data[at + 8:]
+            try:
+                batch = pa.ipc.open_stream(copy).read_all().column(name).chunk(0)
+            except pa.ArrowInvalid:
+                continue  # an offset, not a length: pyarrow itself refuses the stream
+            try:
+                batch.validate()
+            except pa.ArrowInvalid:
+                damaged.append(copy)
+    assert damaged
+    for copy in damaged:
+        for call in (lambda s: qafast.evaluate(QRELS, s, "map"),
+                     lambda s: qafast.evaluate(QRELS, s, "map", workers=2),
+                     qafast.Run.from_arrow):
+            with pytest.raises(InputError, match=f"column '{name}' is not valid Arrow data: "
+                                                 r"its \d+ rows need \d+ bytes of values, the "
+                                                 r"buffer holds \d+$"):
+                call(pa.ipc.open_stream(copy))

@@ -370,7 +370,7 @@ class ArrowColumns:
     id_bias: bool = False
 
 
-def _numbers(arr) -> np.ndarray:
+def _numbers(arr, where: str = "Arrow data") -> np.ndarray:
     """The values of an Arrow array of fixed-width numbers without nulls, read from its data
     buffer (no copy); other types through pyarrow. pyarrow's own conversion (``np.asarray``,
     ``to_numpy``) imports pandas where it is installed: 0.2 s and 50 MB on the first Parquet
@@ -382,21 +382,39 @@ def _numbers(arr) -> np.ndarray:
     dtype = np.dtype(t.to_pandas_dtype())  # a numpy type for these; pandas is not imported
     if len(arr) == 0:
         return np.zeros(0, dtype=dtype)
-    return np.frombuffer(arr.buffers()[1], dtype=dtype, count=len(arr),
-                         offset=arr.offset * dtype.itemsize)
+    return np.frombuffer(_data_buffer(arr, dtype.itemsize, where), dtype=dtype,
+                         count=len(arr), offset=arr.offset * dtype.itemsize)
+
+
+def _data_buffer(arr, itemsize: int, where: str, *, extra: int = 0, bits: bool = False):
+    """Buffer 1 of an Array (its values, or a string array's offsets: ``extra`` 1), or with
+    ``bits`` buffer 0 (the validity bits), checked to be as long as the array needs before
+    anything reads it: a damaged IPC stream's record batch can give a shorter one, which
+    neither pyarrow's reader nor its compute functions check (numpy refused with a bare
+    ValueError). ``where`` leads the message (the source and column)."""
+    count = arr.offset + len(arr) + extra
+    buf = arr.buffers()[0 if bits else 1]
+    need = (count + 7) // 8 if bits else count * itemsize
+    if buf is None or buf.size < need:
+        what = "validity bits" if bits else "offsets" if extra else "values"
+        raise InputError(f"{where} is not valid Arrow data: its {len(arr)} rows need {need} "
+                         f"bytes of {what}, the buffer holds {0 if buf is None else buf.size}")
+    return buf
 
 
 def _chunks(col) -> list:
     return list(col.chunks) if hasattr(col, "chunks") else [col]
 
 
-def _first_null(col) -> int:
+def _first_null(col, name: str, src: str) -> int:
     """Row of the first null of a column (an Array or ChunkedArray), or -1."""
     if col.null_count == 0:
         return -1
     base = 0
     for chunk in _chunks(col):
         if chunk.null_count:
+            if chunk.buffers()[0] is not None:  # the validity bits, checked to be there
+                _data_buffer(chunk, 0, f"{src}: column {name!r}", bits=True)
             valid = np.asarray(chunk.is_valid())
             return base + int(np.flatnonzero(~valid)[0])
         base += len(chunk)
@@ -432,7 +450,7 @@ def _dictionary_indices(chunks, name: str, src: str, row_base: int) -> np.ndarra
     parts = []
     base = row_base
     for chunk in chunks:
-        idx = _numbers(chunk.indices)
+        idx = _numbers(chunk.indices, f"{src}: column {name!r}")
         size = len(chunk.dictionary)
         # compared in the indices' own type, so a uint64 index above 2**63 is caught too
         if len(idx) and (idx.min() < 0 or idx.max() >= size):
@@ -451,7 +469,7 @@ def _query_codes(col, name: str, src: str, row_base: int):
     import pyarrow.compute as pc
 
     pa = _pyarrow()
-    i = _first_null(col)
+    i = _first_null(col, name, src)
     if i >= 0:
         raise _null_error(src, name, i, row_base)
     if not isinstance(col, pa.ChunkedArray):
@@ -560,6 +578,7 @@ def _string_table(arr, name: str, src: str, where):
     bufs = arr.buffers()
     if n == 0:
         return _EMPTY_I64, _EMPTY_I64, np.zeros(1, dtype=np.int64), _EMPTY_U8
+    _data_buffer(arr, np.dtype(width).itemsize, f"{src}: column {name!r}", extra=1)
     off = np.frombuffer(bufs[1], dtype=width, count=n + 1,
                         offset=arr.offset * np.dtype(width).itemsize).astype(np.int64)
     blob = (np.frombuffer(bufs[2], dtype=np.uint8) if bufs[2] is not None and bufs[2].size
@@ -605,7 +624,7 @@ def _integer_keys(values: np.ndarray):
 def _doc_keys(col, name: str, src: str, row_base: int):
     """(int64 keys per row, vocab or None, id_bias)."""
     pa = _pyarrow()
-    i = _first_null(col)
+    i = _first_null(col, name, src)
     if i >= 0:
         raise _null_error(src, name, i, row_base)
     chunks = _chunks(col)
@@ -626,13 +645,13 @@ def _doc_keys(col, name: str, src: str, row_base: int):
             dictionary = dictionary.fill_null("" if not pa.types.is_integer(
                 dictionary.type) else 0)
         if pa.types.is_integer(dictionary.type):
-            keys, bias = _integer_keys(_numbers(dictionary))
+            keys, bias = _integer_keys(_numbers(dictionary, f"{src}: column {name!r}"))
             return keys[indices], None, bias
         # the dictionary is hashed once; each row is its index
         return indices, _string_table(dictionary, name, src,
                                       _entry_row(lambda: indices, row_base)), False
     if pa.types.is_integer(t):
-        values = (np.concatenate([_numbers(c) for c in chunks]) if chunks
+        values = (np.concatenate([_numbers(c, f"{src}: column {name!r}") for c in chunks]) if chunks
                   else np.zeros(0, dtype=t.to_pandas_dtype()))
         keys, bias = _integer_keys(values)
         return keys, None, bias
@@ -649,7 +668,7 @@ def _doc_keys(col, name: str, src: str, row_base: int):
 
 def _values(col, name: str, src: str, integer_values: bool, row_base: int, names, qidx):
     pa = _pyarrow()
-    i = _first_null(col)
+    i = _first_null(col, name, src)
     if i >= 0:
         raise _null_error(src, name, i, row_base)
     if pa.types.is_dictionary(col.type):
@@ -661,7 +680,7 @@ def _values(col, name: str, src: str, integer_values: bool, row_base: int, names
         return _decimal_values(col, name, src, integer_values, row_base, names, qidx)
     chunks = _chunks(col)
     if chunks:
-        v = np.concatenate([_numbers(c) for c in chunks])
+        v = np.concatenate([_numbers(c, f"{src}: column {name!r}") for c in chunks])
     else:
         v = np.zeros(0, dtype=np.float64)
     return _checked_values(v, name, src, integer_values, row_base, names, qidx)
@@ -712,7 +731,8 @@ def _decimal_values(col, name: str, src: str, integer_values: bool, row_base: in
         v = np.concatenate([_numbers(c) for c in _chunks(ints)]) if len(ints) else (
             np.zeros(0, dtype=np.int64))
     else:
-        v = (np.concatenate([_decimal_doubles(c) for c in _chunks(col)]) if len(col)
+        where = f"{src}: column {name!r}"
+        v = (np.concatenate([_decimal_doubles(c, where) for c in _chunks(col)]) if len(col)
              else np.zeros(0, dtype=np.float64))
     return _checked_values(v, name, src, integer_values, row_base, names, qidx)
 
@@ -733,7 +753,7 @@ def _first_fraction(col):
 _POW10 = [10.0 ** k for k in range(23)]  # each exact
 
 
-def _decimal_doubles(arr) -> np.ndarray:
+def _decimal_doubles(arr, where: str) -> np.ndarray:
     """The nearest double to each decimal of an Array without nulls (decimal32 to 256).
     A decimal whose unscaled integer is below 2**53 in magnitude and whose scale is within
     +-22 is one exactly rounded division (or multiplication) of two exact doubles, as the
@@ -742,7 +762,9 @@ def _decimal_doubles(arr) -> np.ndarray:
     t = arr.type
     n = len(arr)
     size = t.bit_width // 8
-    buf = arr.buffers()[1]
+    if n == 0:
+        return np.zeros(0, dtype=np.float64)
+    buf = _data_buffer(arr, size, where)
     if size <= 8:  # decimal32 and decimal64: the unscaled integer itself
         low = np.frombuffer(buf, dtype=f"<i{size}", count=n,
                             offset=arr.offset * size).astype(np.int64)
