@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import decimal
 import gzip
 import io
 import json
@@ -92,12 +93,43 @@ def _arrow_seeds() -> dict[str, list[bytes]]:
 
     def parquet(table, **options):
         sink = pa.BufferOutputStream()
-        pq.write_table(table, sink, row_group_size=9, compression="none", **options)
+        options.setdefault("compression", "none")
+        pq.write_table(table, sink, row_group_size=9, **options)
         return sink.getvalue().to_pybytes()
 
-    return {"arrow_ipc": [ipc(encoded), ipc(plain)],
-            "arrow_file": [feather_file(encoded), feather_file(plain)],
-            "parquet": [parquet(plain), parquet(plain, use_dictionary=False)]}
+    def as_binary(column, typ=None):
+        return pa.array([x.encode() for x in column.to_pylist()], typ or pa.binary())
+
+    # the odd types a Parquet writer may give a run: half-float and decimal scores, large
+    # strings, binary ids (dictionary-encoded too), a float32 column with nulls allowed
+    scores = plain.column("score").to_pylist()
+    odd = pa.table({
+        "query_id": as_binary(plain.column("query_id")).dictionary_encode(),
+        "doc_id": as_binary(plain.column("doc_id"), pa.large_binary()),
+        "score": pa.array(np.array(scores, dtype=np.float16))})
+    wide = pa.table({
+        "query_id": plain.column("query_id").cast(pa.large_string()),
+        "doc_id": as_binary(plain.column("doc_id")).dictionary_encode(),
+        "score": pa.array([decimal.Decimal(f"{x:.4f}") for x in scores], pa.decimal128(12, 4))})
+    nullable = pa.table({
+        "query_id": plain.column("query_id"), "doc_id": plain.column("doc_id"),
+        "score": pa.array(scores, pa.float32(), mask=np.zeros(len(scores), dtype=bool))})
+    qrels = qafast.Qrels.from_file(QRELS_TEXT).to_dict()
+    rows = [(q, d, g) for q, docs in qrels.items() for d, g in docs.items()]
+    judged = pa.table({"query_id": [r[0] for r in rows], "doc_id": [r[1] for r in rows],
+                       "relevance": pa.array([r[2] for r in rows], pa.int8())})
+    judged_odd = pa.table({
+        "query_id": pa.array([r[0].encode() for r in rows], pa.binary()),
+        "doc_id": pa.array([r[1] for r in rows]).dictionary_encode(),
+        "relevance": pa.array([decimal.Decimal(r[2]) for r in rows], pa.decimal128(4, 1))})
+    return {"arrow_ipc": [ipc(encoded), ipc(plain), ipc(odd), ipc(wide)],
+            "arrow_file": [feather_file(encoded), feather_file(plain), feather_file(odd),
+                           feather_file(wide)],
+            "parquet": [parquet(plain), parquet(plain, use_dictionary=False)],
+            "parquet_types": [parquet(odd), parquet(wide, use_dictionary=False),
+                              parquet(nullable, compression="snappy"),
+                              parquet(wide, data_page_size=64, compression="snappy")],
+            "parquet_qrels": [parquet(judged), parquet(judged_odd, use_dictionary=False)]}
 
 
 SEEDS.update(_arrow_seeds())
@@ -252,10 +284,15 @@ def arrow_ipc(data: bytes):
 
 
 def arrow_file(data: bytes):
-    """The bytes as an IPC file (Feather version 2), read by pyarrow as a table."""
+    """The bytes as an IPC file (Feather version 2): its reader, read a record batch at a
+    time, then the table pyarrow reads from it."""
     import pyarrow as pa
 
-    return _evaluate_arrow(lambda: pa.ipc.open_file(pa.BufferReader(data)).read_all())
+    results = [_evaluate_arrow(lambda: pa.ipc.open_file(pa.BufferReader(data)), (1, 2))]
+    with contextlib.suppress(QafastError):
+        results.append(_evaluate_arrow(
+            lambda: pa.ipc.open_file(pa.BufferReader(data)).read_all()))
+    return results
 
 
 def parquet(data: bytes):
@@ -267,6 +304,23 @@ def parquet(data: bytes):
                                            queries="qrels", workers=workers))
         with contextlib.suppress(QafastError):
             results.append(qafast.Run.from_arrow(path))
+        return results
+
+
+def parquet_types(data: bytes):
+    """The bytes as a Parquet run of odd column types (seeds: half-float and decimal
+    scores, large strings, binary ids plain and dictionary-encoded, nullable float32,
+    small data pages), damaged anywhere: its pages, their headers, the footer."""
+    return parquet(data)
+
+
+def parquet_qrels(data: bytes):
+    """The bytes as a Parquet qrels (int8 and decimal grades, binary query ids), read
+    whole, then evaluated against the sample run."""
+    with _tmpfile(data, ".parquet") as path:
+        results = [qafast.Qrels.from_arrow(path)]
+        run = qafast.Run.from_file(RUN_TEXT)
+        results.append(qafast.evaluate(path, run, ["map", "ndcg", "bpref"], queries="qrels"))
         return results
 
 
@@ -307,7 +361,8 @@ def arrow_columns(data: bytes):
            (pa.int8(), pa.string()), (pa.int16(), pa.large_string()), (pa.uint32(), pa.string()),
            (pa.int64(), pa.int32()), (pa.int8(), pa.binary())]
     values = [pa.float64(), pa.float32(), pa.float16(), pa.int32(), pa.uint64(), pa.bool_(),
-              (pa.int8(), pa.float64()), (pa.uint8(), pa.int16())]
+              (pa.int8(), pa.float64()), (pa.uint8(), pa.int16()), pa.decimal128(10, 3),
+              pa.decimal256(40, 30), (pa.int8(), pa.decimal128(5, 0))]
     rest = data[4:]
     third = len(rest) // 3
     try:
@@ -393,6 +448,7 @@ TARGETS = {
 }
 if "parquet" in SEEDS:  # pyarrow is installed
     TARGETS.update({"arrow_ipc": arrow_ipc, "arrow_file": arrow_file, "parquet": parquet,
+                    "parquet_types": parquet_types, "parquet_qrels": parquet_qrels,
                     "arrow_columns": arrow_columns})
     SEEDS["arrow_columns"] = [bytes([8, 0, 1, 0]) + b"q1q1q1q2q3" * 4 + b"d1d2d3d4" * 6,
                               bytes([5, 6, 7, 6]) + bytes(range(40)) * 3]

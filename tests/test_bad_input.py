@@ -564,6 +564,36 @@ def _(tmp):
                 qafast.evaluate(qrels, path, "map", workers=workers)
 
 
+@case("bad-long-line")
+def _(tmp):
+    from qafast.io.trec import MAX_LINE_BYTES
+
+    long = b"q1 Q0 d7 2 1.5 r " + b"x" * MAX_LINE_BYTES + b"\n"
+    text = RUN_TEXT[:17] + long + RUN_TEXT[17:]
+    path = tmp / "run.gz"
+    path.write_bytes(gzip.compress(text, compresslevel=1))
+    for source, name in ((text, "<bytes>"), (str(path), str(path))):
+        with pytest.raises(TrecFormatError, match=re.escape(name) + ", line 2: a line longer "
+                           f"than {MAX_LINE_BYTES} bytes"):
+            qafast.evaluate(QRELS, source, "map")
+    assert qafast.Run.from_file(text.replace(b" x", b"\n#", 1)).num_entries == 4
+
+
+@case("bad-out-of-memory")
+def _(tmp):
+    from qafast.io import trec
+
+    def starved(*args, **kwargs):
+        np.empty(1 << 62, dtype=np.uint8)  # numpy's MemoryError
+
+    path = write(tmp, "run", RUN_TEXT)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(trec, "parse_blocks", starved)
+        with pytest.raises(MemoryError, match=re.escape(path) + ": out of memory reading it as "
+                           "a TREC run: Unable to allocate"):
+            qafast.Run.from_file(path)
+
+
 @case("bad-gzip-stdin")
 def _(tmp):
     q = write(tmp, "q", QRELS_TEXT)
@@ -637,6 +667,27 @@ def _(tmp):
     broken = pa.Array.from_buffers(pa.string(), 3, [None, offsets, pa.py_buffer(b"d1d2d3")])
     with pytest.raises(InputError, match="column 'doc_id', row 1: not valid Arrow data"):
         qafast.evaluate(QRELS, table.set_column(1, "doc_id", broken), "map")
+
+
+@case("bad-arrow-types")
+def _(tmp):
+    import decimal
+
+    pa = pytest.importorskip("pyarrow")
+    scores = [decimal.Decimal(x) for x in ("0.3337", "0.0003", "7.1119")]
+    table = pa.table({"query_id": ["q1", "q1", "q2"], "doc_id": ["d1", "d2", "d9"],
+                      "score": pa.array(scores, pa.decimal128(12, 4))})
+    assert qafast.Run.from_arrow(table).to_dict() == {
+        "q1": {"d1": 0.3337, "d2": 0.0003}, "q2": {"d9": 7.1119}}
+    grades = table.set_column(2, "relevance", pa.array(
+        [decimal.Decimal(x) for x in ("1.0", "0.5", "2")], pa.decimal128(4, 1)))
+    with pytest.raises(InputError, match="column 'relevance', row 1 \\(query 'q1'\\): grade "
+                                         "0.5 is not an integer"):
+        qafast.Qrels.from_arrow(grades)
+    ids = table.set_column(1, "doc_id", pa.array([b"d1", b"d\xff", b"d9"], pa.binary()))
+    with pytest.raises(InputError, match="column 'doc_id', row 1: the id b'd\\\\xff' is not "
+                                         "UTF-8 text"):
+        qafast.Run.from_arrow(ids)
 
 
 @case("bad-lying-object")

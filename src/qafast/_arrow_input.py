@@ -30,14 +30,17 @@ def evaluate_stream(qrels: Qrels, source, columns, *, query_col: str = "query_id
     ``workers`` above 1, a thread of its own reads the batches ahead."""
     names = [query_col, doc_col, score_col]
     src = _arrow.describe(source, "run")
+    kind = _arrow.arrow_kind(source)
     stream = _arrow.batches(source, names, src)
-    if resolve_workers(options["workers"]) > 1 and type(source).__name__ not in ("Table", "RecordBatch"):
+    if resolve_workers(options["workers"]) > 1 and kind not in ("Table", "RecordBatch"):
         # reading a Parquet row group (decompressing and decoding it) releases the GIL, and
         # was half of a 20M-row run's time on the thread that measures
         stream = read_ahead(stream, 2, "qafast-arrow-reader")
     try:
+        # a RecordBatchReader (an IPC stream's too: RecordBatchStreamReader) gives its
+        # batches once: those read are kept, in case the run turns out not to be grouped
         return _measure_batches(qrels, stream, columns, names, src,
-                                type(source).__name__ == "RecordBatchReader", options)
+                                kind == "RecordBatchReader", options)
     finally:
         close = getattr(stream, "close", None)
         if close is not None:

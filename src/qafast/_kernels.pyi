@@ -80,6 +80,7 @@ def encode_str_column(
 # TREC text parsing (_trec_io.pxi)
 _trec_FIELDS_RUN: str
 _trec_FIELDS_QRELS: str
+_trec_MAX_LINE_BYTES: int  # the longest line the scan takes (io.trec.MAX_LINE_BYTES)
 
 @disjoint_base
 class _trec_Array:

@@ -403,7 +403,8 @@ def _read_trec(cls, source, integer_values: bool, workers: int = 1):
     # 48 MB): messages look a line up where the numbering jumps
     cols = trec.read_columns(source, is_run=not integer_values, workers=resolve_workers(workers),
                       intern_docs=False, tie_keys=not integer_values, line_column=False)
-    return from_trec_columns(cls, cols, integer_values)
+    with trec.memory_named(cols.path, f"building a {cls.__name__} of its {len(cols)} lines"):
+        return from_trec_columns(cls, cols, integer_values)
 
 
 def from_trec_columns(cls, cols, integer_values: bool):
@@ -502,9 +503,11 @@ class Qrels(_Ranked):
     @classmethod
     def from_arrow(cls, source, *, query_col: str = "query_id", doc_col: str = "doc_id",
                    relevance_col: str = "relevance") -> "Qrels":
-        """From a ``pyarrow.Table``, ``RecordBatchReader`` or dataset, a Parquet file or a
-        directory of Parquet files (``pip install "qafast[arrow]"``): string or integer
-        ids, dictionary-encoded ones used through their indices, integer grades."""
+        """From a ``pyarrow.Table``, ``RecordBatchReader`` (``pyarrow.ipc.open_stream``),
+        IPC file reader (``pyarrow.ipc.open_file``) or dataset, a Parquet file or a
+        directory of Parquet files (``pip install "qafast[arrow]"``): string, binary
+        (UTF-8) or integer ids, dictionary-encoded ones used through their indices, integer
+        grades (or decimal and float ones that are whole numbers)."""
         return from_arrow(cls, source, query_col=query_col, doc_col=doc_col,
                            value_col=relevance_col)
 
@@ -640,9 +643,11 @@ class Run(_Ranked):
     @classmethod
     def from_arrow(cls, source, *, query_col: str = "query_id", doc_col: str = "doc_id",
                    score_col: str = "score") -> "Run":
-        """From a ``pyarrow.Table``, ``RecordBatchReader`` or dataset, a Parquet file or a
-        directory of Parquet files (``pip install "qafast[arrow]"``): string or integer
-        ids, dictionary-encoded ones used through their indices, numeric scores.
+        """From a ``pyarrow.Table``, ``RecordBatchReader`` (``pyarrow.ipc.open_stream``),
+        IPC file reader (``pyarrow.ipc.open_file``) or dataset, a Parquet file or a
+        directory of Parquet files (``pip install "qafast[arrow]"``): string, binary
+        (UTF-8) or integer ids, dictionary-encoded ones used through their indices, scores
+        of any integer, float or decimal type (a decimal as the nearest double).
 
         ``evaluate`` given such a run reads it a row group at a time when each query's
         rows are together (as a grouped TREC run is); otherwise it reads it whole."""

@@ -36,7 +36,7 @@ from ._engine import Chunked, Evaluation, no_common
 from ._measure_parser import Column
 from ._ranked import Qrels, Run, as_run, from_trec_columns, raise_duplicate
 from ._threads import resolve_workers, thread_pool
-from .io.trec import open_blocks, parse_blocks, read_ahead
+from .io.trec import memory_named, open_blocks, parse_blocks, read_ahead
 
 # smallest byte range worth a thread of its own
 _RANGE_MIN_BYTES = 32 << 20
@@ -152,8 +152,10 @@ def _range_blocks(raw, start: int, end: int, chunk: int, reused: _Reused | None 
     each is valid only until the next is asked for, which the parser allows, as it copies
     what it keeps (a fresh buffer per block had every range thread page-fault a megabyte
     per block). A file that ends before ``end`` changed after the range was measured: a
-    TrecFormatError says so."""
+    TrecFormatError says so. A line longer than MAX_LINE_BYTES is handed on unfinished,
+    for the parser to refuse with its line number, and the reading stops there."""
     from ._kernels import _trec_last_newline
+    from .io.trec import MAX_LINE_BYTES, line_too_long
 
     raw.seek(start)
     left = end - start
@@ -183,6 +185,9 @@ def _range_blocks(raw, start: int, end: int, chunk: int, reused: _Reused | None 
             yield view
             return
         cut = _trec_last_newline(view)
+        if cut < 0 and filled > MAX_LINE_BYTES:
+            yield view
+            raise line_too_long(raw.name)
         if cut < 0:  # a single line longer than the buffer: a larger pair of buffers
             bigger = np.empty(2 * len(buf), dtype=np.uint8)
             bigger[:filled] = buf[:filled]
@@ -214,62 +219,64 @@ def _first_field(line: bytes):
     return parts[0]
 
 
+def _lines_from(f, pos: int, window: int):
+    """(start, line, ended) of each line of a file from byte ``pos`` on, read ``window``
+    bytes at a time, each byte searched for a line break once; ``ended`` is False for a last
+    line without one. Stops before a line longer than MAX_LINE_BYTES: the range's reader
+    refuses it, naming its line."""
+    from .io.trec import MAX_LINE_BYTES
+
+    f.seek(pos)
+    buf, i, scanned = b"", 0, 0  # buf[i:] not yet given; buf[scanned:] not yet searched
+    while True:
+        nl = buf.find(b"\n", scanned)
+        if nl < 0:
+            if len(buf) - i > MAX_LINE_BYTES:
+                return
+            more = f.read(window)
+            if not more:
+                if i < len(buf):
+                    yield pos, buf[i:], False
+                return
+            buf = buf[i:] + more
+            i, scanned = 0, len(buf) - len(more)
+            continue
+        yield pos, buf[i:nl], True
+        pos += nl + 1 - i
+        i = scanned = nl + 1
+
+
 def _boundary(f, offset: int, size: int) -> int:
     """The start of the first line at or after ``offset`` whose query differs from the
     query of the data line before it (``size`` if none): a range may start there. A query
     split across ranges anyway (a comment line in the middle of it) is caught later, as its
-    id then comes out twice."""
+    id then comes out twice. A line longer than MAX_LINE_BYTES ends the search (``size``):
+    the range that holds it then refuses it."""
     window = 1 << 16
     # the line that holds offset - 1 ends the previous range's text
     lo = max(0, offset - window)
     f.seek(lo)
-    before = f.read(offset - lo)
-    prev_q = None
-    lines = before.split(b"\n")
+    lines = f.read(offset - lo).split(b"\n")
     # lines[-1] is the part of the line that continues at offset
-    f.seek(offset)
-    ahead = b""
-    pos = offset
-    # complete the line under offset
-    while True:
-        chunk = f.read(window)
-        if not chunk:
-            return size
-        nl = chunk.find(b"\n")
-        if nl >= 0:
-            ahead = chunk[nl + 1:]
-            current = lines[-1] + chunk[:nl]
-            pos += nl + 1
-            break
-        lines[-1] += chunk
-        pos += len(chunk)
-    prev_q = _first_field(current)
+    ahead = _lines_from(f, offset, window)
+    first = next(ahead, None)
+    if first is None or not first[2]:
+        return size  # the line under offset ends the file, or is too long
+    prev_q = _first_field(lines[-1] + first[1])
     for line in reversed(lines[:-1]):
         if prev_q is not None:
             break
         prev_q = _first_field(line)
     # walk forward until a data line of another query
-    while True:
-        nl = ahead.find(b"\n")
-        while nl < 0:
-            more = f.read(window)
-            if not more:
-                if not ahead:
-                    return size
-                nl = len(ahead)
-                break
-            ahead += more
-            nl = ahead.find(b"\n")
-        line = ahead[:nl]
+    for start, line, _ended in ahead:
         q = _first_field(line)
         if q is not None and q != prev_q:
-            return pos
+            return start
         if prev_q is None:
             prev_q = q
-        pos += nl + 1
-        ahead = ahead[nl + 1:]
-        if pos >= size:
-            return size
+        if start + len(line) + 1 >= size:
+            break
+    return size
 
 
 def _ranges(path: str, parts: int) -> list[tuple[int, int]]:
@@ -325,14 +332,19 @@ def _lines_before(path: str, offset: int) -> int:
     return n
 
 
+# how far from a block's end _last_query looks for a data line: a block of text in memory
+# ends with a line of up to MAX_LINE_BYTES (a longer one is refused when parsed)
+_LAST_QUERY_SPAN = 4 << 20
+
 # blanks that may start a line, and those that may end its query id (C isspace but '\n')
 _BLANKS = rb"[ \t\v\f\r]"
 
 
 def _last_query(block) -> bytes | None:
-    """The query id of the last data line of ``block`` (None if it has none)."""
+    """The query id of the last data line of ``block`` (None if none starts in its last
+    _LAST_QUERY_SPAN bytes: the segment is then cut later)."""
     n = len(block)
-    for size in (4096, n):
+    for size in (4096, _LAST_QUERY_SPAN):
         lines = bytes(block[max(0, n - size):]).split(b"\n")
         if size < n:
             lines = lines[1:]  # perhaps the end of a line that starts earlier
@@ -460,7 +472,7 @@ class _Spill:
             raise e
         self.file.flush()
         self.file.seek(0)
-        yield from readinto_blocks(self.file.readinto, 1 << 20)
+        yield from readinto_blocks(self.file.readinto, 1 << 20, self.source)
 
     def close(self):
         self._join()
@@ -881,7 +893,19 @@ def evaluate_run_source(qrels: Qrels, run, columns: list[Column], *, queries: st
     read = _Reading(qrels, columns, queries, options, relcols, workers,
                     progress or (lambda n: None), cancel, ordered)
     path = _plain_path(run)
-    return read.file(path) if path is not None else read.stream(run)
+    with memory_named(_source_name(run), "evaluating it as a TREC run"):
+        return read.file(path) if path is not None else read.stream(run)
+
+
+def _source_name(run) -> str:
+    """How messages name a run source, as the TREC readers do."""
+    if isinstance(run, (bytes, bytearray, memoryview)):
+        return "<bytes>"
+    if isinstance(run, (str, os.PathLike)):
+        name = os.fspath(run)
+        return "<stdin>" if name == "-" else os.fsdecode(name)
+    name = getattr(run, "name", None)
+    return name if isinstance(name, str) else "<file>"
 
 
 @dataclass

@@ -407,6 +407,15 @@ cdef enum:
     _trec_E_UTF8_RUNID = 9
     _trec_E_ID_TOO_LONG = 10
     _trec_E_TOO_MANY_IDS = 11
+    _trec_E_LINE_TOO_LONG = 12
+
+# the longest line the scan takes, in bytes before its '\n' (1 MiB; qafast.io.trec's
+# MAX_LINE_BYTES): a run or qrels line is a few dozen bytes, and the readers' blocks hold a
+# longer line only until it is refused, so that a file of one endless line takes neither
+# unbounded memory nor a rescan per block
+cdef enum:
+    _trec_MAX_LINE = 1048576
+_trec_MAX_LINE_BYTES = _trec_MAX_LINE
 
 
 # ---------------------------------------------------------------------------------------

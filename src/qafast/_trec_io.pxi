@@ -143,6 +143,11 @@ cdef str _trec_message(int code, bint is_run, int nfields, const unsigned char *
         return f"document id (3rd field) is not valid UTF-8: {raw!r}"
     if code == _trec_E_UTF8_RUNID:
         return f"run id (6th field) is not valid UTF-8: {raw!r}"
+    if code == _trec_E_LINE_TOO_LONG:
+        return (f"a line longer than {_trec_MAX_LINE} bytes (1 MiB, the longest a "
+                f"{'run' if is_run else 'qrels'} line may be), starting "
+                f"{raw[:40].decode('utf-8', 'backslashreplace')!r}...; is this a TREC "
+                f"{'run' if is_run else 'qrels'} file?")
     if code == _trec_E_ID_TOO_LONG:
         return f"id of {tlen} bytes is longer than the 16 MiB limit"
     return f"more than {_trec_MAX_IDS} distinct ids"
@@ -240,7 +245,7 @@ cdef class _trec_Parser:
         self.it.qstart_cap = 0
         if (_trec_scan_grow(&self.sc) != 0 or _trec_intern_grow(&self.it, 1) != 0
                 or (not intern_docs and _trec_blob_grow(&self.it, 1) != 0)):
-            raise MemoryError()
+            raise MemoryError("no memory for a TREC reader's first arrays")
         self.finished = False
         self._start_text()
 
@@ -250,7 +255,7 @@ cdef class _trec_Parser:
         _trec_table_free(&self.it.dtab)
         if (_trec_table_init(&self.it.qtab, 10) != 0
                 or _trec_table_init(&self.it.dtab, 16 if self.it.intern_docs else 4) != 0):
-            raise MemoryError()
+            raise MemoryError("no memory for a TREC reader's id tables")
         self.it.qtab.ascending = 3
         self.sc.line_no = 0
         self.sc.rows = 0
@@ -336,7 +341,8 @@ cdef class _trec_Parser:
         if fused:
             self._make_strings(&self.it.qtab, self.query_ids)
         if rc == _trec_E_NOMEM:
-            raise MemoryError()
+            raise MemoryError(f"no memory to grow the TREC reader's arrays past {sc.rows} rows "
+                              f"(at line {sc.err_line})")
         batch.b.n_ok = batch.b.n
         if rc != _trec_OK:
             batch.error_line = sc.err_line
@@ -369,7 +375,7 @@ cdef class _trec_Parser:
             else:
                 tmp = <char *>malloc(pe.len + 1)
                 if tmp == NULL:
-                    raise MemoryError()
+                    raise MemoryError(f"no memory to convert a score of {pe.len} bytes")
             memcpy(tmp, buf + pe.off, pe.len)
             tmp[pe.len] = 0
             v = _trec_PyOS_string_to_double(tmp, &endp, NULL)
@@ -379,7 +385,7 @@ cdef class _trec_Parser:
                 if PyErr_ExceptionMatches(ValueError):
                     PyErr_Clear()
                 else:
-                    raise MemoryError()
+                    raise MemoryError(f"no memory to convert a score of {pe.len} bytes")
             code = _trec_OK
             if endp != tmp + pe.len:
                 code = _trec_E_SCORE
@@ -411,7 +417,8 @@ cdef class _trec_Parser:
         if it.intern_docs:
             self._make_strings(&it.dtab, self.doc_ids)
         if rc == _trec_E_NOMEM:
-            raise MemoryError()
+            raise MemoryError(f"no memory to grow the TREC reader's id tables past {it.rows} "
+                              "rows")
         if rc != _trec_OK:
             self.error_row = batch.b.row_start + it.err_k
             self.error_message = _trec_message(rc, self.sc.is_run, 0, batch.base, it.err_off,
@@ -525,7 +532,7 @@ cdef class _trec_Parser:
         it.nqstart = kept
         if it.keep_starts and rest and (kept == 0 or it.qstart[0] != 0):
             if _trec_qstart_push(&self.it, 0) != 0:
-                raise MemoryError()
+                raise MemoryError("no memory for the TREC reader's query starts")
             memmove(it.qstart + 1, it.qstart, kept * sizeof(int64_t))
             it.qstart[0] = 0
 

@@ -331,6 +331,9 @@ cdef int _trec_scan_lines(_trec_ScanState *sc, _trec_BatchData *b, const unsigne
                 q = tok[need - 1] + tlen[need - 1]
                 eol = <const unsigned char *>memchr(q, 10, <size_t>(end - q))
             nxt = end if eol == NULL else eol + 1
+            if (end if eol == NULL else eol) - p > _trec_MAX_LINE:
+                return _trec_scan_fail(sc, _trec_E_LINE_TOO_LONG, line, buf, p,
+                                       (end if eol == NULL else eol) - p)
             if need == 6 and tok[0][0] == 35:     # blanks, then '#': a run comment
                 sc.line_no = line
                 p = nxt
@@ -342,6 +345,8 @@ cdef int _trec_scan_lines(_trec_ScanState *sc, _trec_BatchData *b, const unsigne
                 nxt = end
             else:
                 nxt = eol + 1
+            if eol - p > _trec_MAX_LINE:           # comments too: nothing is that long
+                return _trec_scan_fail(sc, _trec_E_LINE_TOO_LONG, line, buf, p, eol - p)
             if p[0] == 35:                        # '#' in column 0: a comment
                 sc.line_no = line
                 p = nxt

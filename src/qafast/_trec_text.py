@@ -95,12 +95,11 @@ def read_text(path: str, is_run: bool) -> TrecText | None:
     lines of a query apart, a document twice in a query, a grade out of range, no line)."""
     try:
         with open(path, "rb") as f:
-            data = f.read()
-        if data[:2] == _GZIP_MAGIC:
-            import gzip
-
-            data = gzip.decompress(data)
-    except (OSError, EOFError, ValueError):
+            raw = f.read(QUICK_BYTES + 1)
+    except (OSError, ValueError):
+        return None
+    data = _gunzip(raw, QUICK_BYTES) if raw[:2] == _GZIP_MAGIC else raw
+    if data is None or len(data) > QUICK_BYTES:
         return None
     parser = _kernels._trec_Parser(is_run, False, is_run)
     batch = parser.scan_intern(data)
@@ -123,6 +122,28 @@ def read_text(path: str, is_run: bool) -> TrecText | None:
         if text.top_grade > MAX_GRADE:
             return None
     return text
+
+
+def _gunzip(data: bytes, limit: int) -> bytes | None:
+    """gzip data decompressed, every member, or None when it would exceed ``limit`` bytes
+    (a small ``.gz`` can hold gigabytes: only ``limit`` and one member's window are ever
+    held) or is not whole gzip data (the numpy path words that error)."""
+    import zlib
+
+    parts = []
+    total = 0
+    while data:
+        member = zlib.decompressobj(31)
+        try:
+            part = member.decompress(data, limit - total + 1)
+        except zlib.error:
+            return None
+        total += len(part)
+        if total > limit or not member.eof:  # too long, or truncated
+            return None
+        parts.append(part)
+        data = member.unused_data.lstrip(b"\x00")  # zero padding ends gzip data, as gzip's
+    return b"".join(parts)
 
 
 def grades_in_scale(qrels: TrecText, columns: list[Column]) -> bool:

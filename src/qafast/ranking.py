@@ -75,8 +75,8 @@ def evaluate(qrels: Any, run: Any, measures: str | Iterable[str], *, relevance_l
         Parquet file (``query_id, doc_id, relevance`` columns).
     run : Run, dict, DataFrame, Arrow table, path, bytes or binary file
         Retrieved documents, ``{query_id: {doc_id: score}}``, a TREC run file (a pipe,
-        FIFO or file object is read once), or a ``pyarrow.Table``, ``RecordBatchReader``,
-        Parquet file or directory (``query_id, doc_id, score`` columns; other names with
+        FIFO or file object is read once), or a ``pyarrow.Table``, ``RecordBatchReader``
+        (an IPC stream's too), IPC file reader, Parquet file or directory (``query_id, doc_id, score`` columns; other names with
         :meth:`Run.from_arrow`), read a row group at a time when each query's rows are
         together. A TREC file whose queries' lines are together is evaluated as it is
         read, in memory that does not grow with it; one whose queries' lines are scattered

@@ -1,6 +1,7 @@
 """Arrow and Parquet input: query, document and value columns as the kernels' arrays.
 
-A source is a ``pyarrow.Table``, a ``RecordBatch``, a ``RecordBatchReader``, a
+A source is a ``pyarrow.Table``, a ``RecordBatch``, a ``RecordBatchReader`` (an IPC stream
+reader, ``pyarrow.ipc.open_stream``, too), an IPC file reader (``pyarrow.ipc.open_file``), a
 ``pyarrow.dataset.Dataset``, a Parquet file or a directory of Parquet files (a dataset).
 Only the three named columns are read. :func:`batches` gives the rows a batch at a time (a
 Parquet file one row group after another), so a run larger than memory is never read whole;
@@ -69,25 +70,30 @@ class ArrowFormatError(FormatError):
         self.column = column
 
 
-def _kind(obj) -> str | None:
-    """'Table', 'RecordBatch', 'RecordBatchReader' or 'Dataset' for such a pyarrow object
-    (an IPC reader is a RecordBatchReader; a FileSystemDataset a Dataset), told by its
-    classes' modules and names so that pyarrow is not imported to ask; else None."""
+def arrow_kind(obj) -> str | None:
+    """'Table', 'RecordBatch', 'RecordBatchReader', 'RecordBatchFileReader' or 'Dataset'
+    for such a pyarrow object (an IPC stream reader is a RecordBatchReader, read once;
+    ``pyarrow.ipc.open_file`` gives a RecordBatchFileReader, whose batches can be read
+    again; a FileSystemDataset is a Dataset), told by its classes' modules and names so
+    that pyarrow is not imported to ask; else None."""
     for cls in type(obj).__mro__:
         module = cls.__module__ or ""
         if not (module == "pyarrow" or module.startswith(("pyarrow.", "pyarrow._"))):
             continue
-        if cls.__name__ in ("Table", "RecordBatch", "RecordBatchReader"):
+        if cls.__name__ in ("Table", "RecordBatch", "RecordBatchReader",
+                            "RecordBatchFileReader"):
             return cls.__name__
+        if cls.__name__ == "_RecordBatchFileReader":
+            return "RecordBatchFileReader"
         if cls.__name__.endswith("Dataset"):
             return "Dataset"
     return None
 
 
 def is_arrow(obj) -> bool:
-    """Whether ``obj`` is a pyarrow Table, RecordBatch, RecordBatchReader (an IPC stream or
-    file reader too) or Dataset."""
-    return _kind(obj) is not None
+    """Whether ``obj`` is a pyarrow Table, RecordBatch, RecordBatchReader (an IPC stream
+    reader too), IPC file reader or Dataset."""
+    return arrow_kind(obj) is not None
 
 
 def is_parquet(obj) -> bool:
@@ -141,10 +147,13 @@ def _schema_and_reader(source, columns: list[str], src: str):
             return dataset.schema, lambda: _dataset_batches(dataset, columns, src)
         pf = _open_parquet(path, columns, src)
         return pf.schema_arrow, lambda: _row_group_batches(pf, path, columns, src)
-    name = _kind(source) or type(source).__name__
+    name = arrow_kind(source) or type(source).__name__
     if name == "RecordBatchReader":
         _check_names(source.schema, columns, src)
         return source.schema, lambda: _reader_batches(source, columns, src)
+    if name == "RecordBatchFileReader":
+        _check_names(source.schema, columns, src)
+        return source.schema, lambda: _file_reader_batches(source, columns, src)
     if name == "Dataset":
         _check_names(source.schema, columns, src)
         return source.schema, lambda: _dataset_batches(source, columns, src)
@@ -154,8 +163,8 @@ def _schema_and_reader(source, columns: list[str], src: str):
         if name == "RecordBatch":
             table = pa.Table.from_batches([table])
         return table.schema, lambda: iter(table.to_batches(max_chunksize=BATCH_ROWS))
-    raise InputTypeError(f"{src}: expected a pyarrow Table, RecordBatchReader, Dataset or a "
-                    f"Parquet path, not {name}")
+    raise InputTypeError(f"{src}: expected a pyarrow Table, RecordBatchReader, IPC file "
+                         f"reader, Dataset or a Parquet path, not {name}")
 
 
 # what pyarrow raises for data it cannot decode (a damaged page can end in any of them)
@@ -211,6 +220,16 @@ def _reader_batches(reader, columns, src: str):
             raise _damaged(e, src, None, span=f", record batch {i}") from None
         yield batch.select(columns)
         i += 1
+
+
+def _file_reader_batches(reader, columns, src: str):
+    # an IPC file's record batches, each decoded when it is asked for
+    for i in range(reader.num_record_batches):
+        try:
+            batch = reader.get_batch(i)
+        except _decode_errors() as e:
+            raise _damaged(e, src, None, span=f", record batch {i}") from None
+        yield batch.select(columns)
 
 
 def _dataset_batches(dataset, columns, src: str):
@@ -324,7 +343,7 @@ def _check_types(schema, columns: list[str], src: str) -> None:
                             "strings or integers (or dictionary-encoded strings)")
     t = _value_type(schema.field(vcol).type)
     grades = src.startswith("qrels")
-    ok = (pa.types.is_integer(t) or pa.types.is_floating(t)
+    ok = (pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_decimal(t)
           or (grades and pa.types.is_boolean(t)))
     if not ok:
         what = "relevance grades" if grades else "scores"
@@ -351,7 +370,7 @@ class ArrowColumns:
     id_bias: bool = False
 
 
-def _numbers(arr) -> np.ndarray:
+def _numbers(arr, where: str = "Arrow data") -> np.ndarray:
     """The values of an Arrow array of fixed-width numbers without nulls, read from its data
     buffer (no copy); other types through pyarrow. pyarrow's own conversion (``np.asarray``,
     ``to_numpy``) imports pandas where it is installed: 0.2 s and 50 MB on the first Parquet
@@ -363,21 +382,39 @@ def _numbers(arr) -> np.ndarray:
     dtype = np.dtype(t.to_pandas_dtype())  # a numpy type for these; pandas is not imported
     if len(arr) == 0:
         return np.zeros(0, dtype=dtype)
-    return np.frombuffer(arr.buffers()[1], dtype=dtype, count=len(arr),
-                         offset=arr.offset * dtype.itemsize)
+    return np.frombuffer(_data_buffer(arr, dtype.itemsize, where), dtype=dtype,
+                         count=len(arr), offset=arr.offset * dtype.itemsize)
+
+
+def _data_buffer(arr, itemsize: int, where: str, *, extra: int = 0, bits: bool = False):
+    """Buffer 1 of an Array (its values, or a string array's offsets: ``extra`` 1), or with
+    ``bits`` buffer 0 (the validity bits), checked to be as long as the array needs before
+    anything reads it: a damaged IPC stream's record batch can give a shorter one, which
+    neither pyarrow's reader nor its compute functions check (numpy refused with a bare
+    ValueError). ``where`` leads the message (the source and column)."""
+    count = arr.offset + len(arr) + extra
+    buf = arr.buffers()[0 if bits else 1]
+    need = (count + 7) // 8 if bits else count * itemsize
+    if buf is None or buf.size < need:
+        what = "validity bits" if bits else "offsets" if extra else "values"
+        raise InputError(f"{where} is not valid Arrow data: its {len(arr)} rows need {need} "
+                         f"bytes of {what}, the buffer holds {0 if buf is None else buf.size}")
+    return buf
 
 
 def _chunks(col) -> list:
     return list(col.chunks) if hasattr(col, "chunks") else [col]
 
 
-def _first_null(col) -> int:
+def _first_null(col, name: str, src: str) -> int:
     """Row of the first null of a column (an Array or ChunkedArray), or -1."""
     if col.null_count == 0:
         return -1
     base = 0
     for chunk in _chunks(col):
         if chunk.null_count:
+            if chunk.buffers()[0] is not None:  # the validity bits, checked to be there
+                _data_buffer(chunk, 0, f"{src}: column {name!r}", bits=True)
             valid = np.asarray(chunk.is_valid())
             return base + int(np.flatnonzero(~valid)[0])
         base += len(chunk)
@@ -413,7 +450,7 @@ def _dictionary_indices(chunks, name: str, src: str, row_base: int) -> np.ndarra
     parts = []
     base = row_base
     for chunk in chunks:
-        idx = _numbers(chunk.indices)
+        idx = _numbers(chunk.indices, f"{src}: column {name!r}")
         size = len(chunk.dictionary)
         # compared in the indices' own type, so a uint64 index above 2**63 is caught too
         if len(idx) and (idx.min() < 0 or idx.max() >= size):
@@ -432,7 +469,7 @@ def _query_codes(col, name: str, src: str, row_base: int):
     import pyarrow.compute as pc
 
     pa = _pyarrow()
-    i = _first_null(col)
+    i = _first_null(col, name, src)
     if i >= 0:
         raise _null_error(src, name, i, row_base)
     if not isinstance(col, pa.ChunkedArray):
@@ -445,15 +482,17 @@ def _query_codes(col, name: str, src: str, row_base: int):
             col = col.unify_dictionaries()
         dictionary = (col.chunk(0).dictionary if col.num_chunks
                       else pa.array([], col.type.value_type))
+        if _is_binary(dictionary.type):  # ids as str, as a plain binary column's
+            dictionary = _utf8(dictionary, name, src, _entry_row(
+                lambda: np.concatenate([_numbers(c.indices) for c in col.chunks]), row_base))
         indices = pa.chunked_array([c.indices for c in col.chunks], col.type.index_type)
         encoded = pc.dictionary_encode(indices)
         positions = _unified(encoded)
         names_arr = dictionary.take(positions[0])
     else:
         _validated(col, name, src, "query ids")
-        t = col.type
-        if pa.types.is_binary(t) or pa.types.is_large_binary(t) or str(t) == "binary_view":
-            col = _utf8(col, name, src)
+        if _is_binary(col.type):
+            col = _utf8(col, name, src, lambda k: f"row {row_base + k}")
         encoded = pc.dictionary_encode(col)
         positions = _unified(encoded)
         names_arr = positions[0]
@@ -486,12 +525,42 @@ def _unified(encoded):
     return dictionary, idx
 
 
-def _utf8(col, name: str, src: str):
+def _entry_row(indices, row_base: int):
+    """``where(k)`` for dictionary entry k in messages: the first row that uses it (from
+    ``indices()``, the rows' indices, called only then), or the entry itself."""
+    def where(k: int) -> str:
+        rows = np.flatnonzero(np.asarray(indices()) == k)
+        return f"row {row_base + int(rows[0])}" if len(rows) else f"dictionary entry {k}"
+
+    return where
+
+
+def _is_binary(t) -> bool:
+    pa = _pyarrow()
+    return pa.types.is_binary(t) or pa.types.is_large_binary(t) or str(t) == "binary_view"
+
+
+def _utf8(col, name: str, src: str, where):
+    """A binary column (an Array or ChunkedArray, validated) as large strings; an id that is
+    not UTF-8 is an InputError naming it by ``where(k)``, k its position in the column."""
     pa = _pyarrow()
     try:
         return col.cast(pa.large_string())
     except pa.ArrowInvalid:
-        raise InputError(f"{src}: column {name!r} holds bytes that are not UTF-8 text") from None
+        pass
+    # the first id that is not UTF-8, looked for only once the cast has failed
+    base = 0
+    for chunk in _chunks(col):
+        for lo in range(0, len(chunk), 1 << 16):
+            for k, value in enumerate(chunk.slice(lo, 1 << 16).to_pylist()):
+                try:
+                    value.decode("utf-8")
+                except UnicodeDecodeError as e:
+                    raise InputError(f"{src}: column {name!r}, {where(base + lo + k)}: the id "
+                                     f"{value[:60]!r} is not UTF-8 text ({e.reason} at byte "
+                                     f"{e.start})", field=name) from None
+        base += len(chunk)
+    raise InputError(f"{src}: column {name!r} holds bytes that are not UTF-8 text", field=name)
 
 
 def _string_table(arr, name: str, src: str, where):
@@ -502,13 +571,14 @@ def _string_table(arr, name: str, src: str, where):
     pa = _pyarrow()
     t = arr.type
     if not (pa.types.is_string(t) or pa.types.is_large_string(t)):
-        arr = _utf8(_validated(arr, name, src, "document ids"), name, src)
+        arr = _utf8(_validated(arr, name, src, "document ids"), name, src, where)
         t = arr.type
     n = len(arr)
     width = np.int32 if pa.types.is_string(t) else np.int64
     bufs = arr.buffers()
     if n == 0:
         return _EMPTY_I64, _EMPTY_I64, np.zeros(1, dtype=np.int64), _EMPTY_U8
+    _data_buffer(arr, np.dtype(width).itemsize, f"{src}: column {name!r}", extra=1)
     off = np.frombuffer(bufs[1], dtype=width, count=n + 1,
                         offset=arr.offset * np.dtype(width).itemsize).astype(np.int64)
     blob = (np.frombuffer(bufs[2], dtype=np.uint8) if bufs[2] is not None and bufs[2].size
@@ -554,7 +624,7 @@ def _integer_keys(values: np.ndarray):
 def _doc_keys(col, name: str, src: str, row_base: int):
     """(int64 keys per row, vocab or None, id_bias)."""
     pa = _pyarrow()
-    i = _first_null(col)
+    i = _first_null(col, name, src)
     if i >= 0:
         raise _null_error(src, name, i, row_base)
     chunks = _chunks(col)
@@ -575,13 +645,13 @@ def _doc_keys(col, name: str, src: str, row_base: int):
             dictionary = dictionary.fill_null("" if not pa.types.is_integer(
                 dictionary.type) else 0)
         if pa.types.is_integer(dictionary.type):
-            keys, bias = _integer_keys(_numbers(dictionary))
+            keys, bias = _integer_keys(_numbers(dictionary, f"{src}: column {name!r}"))
             return keys[indices], None, bias
         # the dictionary is hashed once; each row is its index
         return indices, _string_table(dictionary, name, src,
-                                      lambda k: f"dictionary entry {k}"), False
+                                      _entry_row(lambda: indices, row_base)), False
     if pa.types.is_integer(t):
-        values = (np.concatenate([_numbers(c) for c in chunks]) if chunks
+        values = (np.concatenate([_numbers(c, f"{src}: column {name!r}") for c in chunks]) if chunks
                   else np.zeros(0, dtype=t.to_pandas_dtype()))
         keys, bias = _integer_keys(values)
         return keys, None, bias
@@ -598,7 +668,7 @@ def _doc_keys(col, name: str, src: str, row_base: int):
 
 def _values(col, name: str, src: str, integer_values: bool, row_base: int, names, qidx):
     pa = _pyarrow()
-    i = _first_null(col)
+    i = _first_null(col, name, src)
     if i >= 0:
         raise _null_error(src, name, i, row_base)
     if pa.types.is_dictionary(col.type):
@@ -606,11 +676,20 @@ def _values(col, name: str, src: str, integer_values: bool, row_base: int, names
             _validated(chunk.dictionary, name, src, "its dictionary")
         _dictionary_indices(_chunks(col), name, src, row_base)
         col = col.cast(col.type.value_type)
+    if pa.types.is_decimal(col.type):
+        return _decimal_values(col, name, src, integer_values, row_base, names, qidx)
     chunks = _chunks(col)
     if chunks:
-        v = np.concatenate([_numbers(c) for c in chunks])
+        v = np.concatenate([_numbers(c, f"{src}: column {name!r}") for c in chunks])
     else:
         v = np.zeros(0, dtype=np.float64)
+    return _checked_values(v, name, src, integer_values, row_base, names, qidx)
+
+
+def _checked_values(v: np.ndarray, name: str, src: str, integer_values: bool, row_base: int,
+                    names, qidx) -> np.ndarray:
+    """Numbers read from a column as int32 grades (integral and within int32) or float64
+    scores (not NaN)."""
     if integer_values:
         if v.dtype.kind == "f":
             bad = ~np.isfinite(v) | (v != np.round(v))
@@ -630,6 +709,81 @@ def _values(col, name: str, src: str, integer_values: bool, row_base: int, names
         raise InputError(f"{src}: column {name!r}, row {row_base + i} (query "
                          f"{names[qidx[i]]!r}): score is NaN")
     return v
+
+
+def _decimal_values(col, name: str, src: str, integer_values: bool, row_base: int, names,
+                    qidx) -> np.ndarray:
+    """A decimal column's values: grades as integers when each is a whole number (else an
+    InputError naming the row), scores as the nearest double to each decimal, as
+    ``float(decimal.Decimal(text))`` gives it (pyarrow's own cast to float64 is off by a
+    unit in the last place for a quarter of 4-digit decimals, which would break ties that
+    the same run as text keeps)."""
+    pa = _pyarrow()
+    if integer_values:
+        try:
+            ints = col.cast(pa.int64())  # refuses a fraction and an int64 overflow
+        except pa.ArrowInvalid:
+            i, value = _first_fraction(col)
+            what = ("is outside the 32-bit range" if value == value.to_integral_value()
+                    else "is not an integer")
+            raise InputError(f"{src}: column {name!r}, row {row_base + i} (query "
+                             f"{names[qidx[i]]!r}): grade {value} {what}", field=name) from None
+        v = np.concatenate([_numbers(c) for c in _chunks(ints)]) if len(ints) else (
+            np.zeros(0, dtype=np.int64))
+    else:
+        where = f"{src}: column {name!r}"
+        v = (np.concatenate([_decimal_doubles(c, where) for c in _chunks(col)]) if len(col)
+             else np.zeros(0, dtype=np.float64))
+    return _checked_values(v, name, src, integer_values, row_base, names, qidx)
+
+
+def _first_fraction(col):
+    """(position, value) of the first decimal of ``col`` that is not a whole number within
+    int64 (the cast to int64 failed, so there is one)."""
+    base = 0
+    for chunk in _chunks(col):
+        for lo in range(0, len(chunk), 1 << 16):
+            for k, d in enumerate(chunk.slice(lo, 1 << 16).to_pylist()):
+                if d != d.to_integral_value() or not -2**63 <= d < 2**63:
+                    return base + lo + k, d
+        base += len(chunk)
+    raise AssertionError("the cast to int64 failed on whole numbers")  # pragma: no cover
+
+
+_POW10 = [10.0 ** k for k in range(23)]  # each exact
+
+
+def _decimal_doubles(arr, where: str) -> np.ndarray:
+    """The nearest double to each decimal of an Array without nulls (decimal32 to 256).
+    A decimal whose unscaled integer is below 2**53 in magnitude and whose scale is within
+    +-22 is one exactly rounded division (or multiplication) of two exact doubles, as the
+    TREC reader converts such scores; any other goes through its exact text."""
+    pa = _pyarrow()
+    t = arr.type
+    n = len(arr)
+    size = t.bit_width // 8
+    if n == 0:
+        return np.zeros(0, dtype=np.float64)
+    buf = _data_buffer(arr, size, where)
+    if size <= 8:  # decimal32 and decimal64: the unscaled integer itself
+        low = np.frombuffer(buf, dtype=f"<i{size}", count=n,
+                            offset=arr.offset * size).astype(np.int64)
+        fits = np.ones(n, dtype=bool)
+    else:  # 64-bit words, least significant first
+        words = np.frombuffer(buf, dtype="<i8", count=n * (size // 8),
+                              offset=arr.offset * size).reshape(n, size // 8)
+        low = words[:, 0]
+        # an unscaled integer within int64: every higher word is the lowest one's sign
+        fits = (words[:, 1:] == (low >> 63)[:, None]).all(axis=1)
+    fast = fits & (low > -2**53) & (low < 2**53) & (abs(t.scale) <= 22)
+    unscaled = np.where(fast, low, 0).astype(np.float64)
+    out = (unscaled / _POW10[t.scale] if t.scale >= 0 else unscaled * _POW10[-t.scale]
+           ) if abs(t.scale) <= 22 else unscaled
+    slow = np.flatnonzero(~fast)
+    if len(slow):
+        text = arr.take(pa.array(slow)).cast(pa.string()).to_pylist()
+        out[slow] = [float(x) for x in text]
+    return out
 
 
 def encode(batch, columns: list[str], integer_values: bool, src: str, *,

@@ -89,9 +89,10 @@ def read_conll(source: Source):
                 in_tweet = False
                 continue
             if len(fields) < 3:
+                got = line.rstrip()  # shown cut: a hostile file's line may be gigabytes
                 raise ConllFormatError(
-                    f"expected 'token gold_label predicted_label', got {line.rstrip()!r}",
-                    path=path, line=lineno)
+                    f"expected 'token gold_label predicted_label', got {got[:200]!r}"
+                    f"{'...' if len(got) > 200 else ''}", path=path, line=lineno)
             if not in_tweet:
                 starts.append(len(gold))
                 lines.append(lineno)

@@ -8,7 +8,8 @@ non-blank character is, as trec_eval reads runs); a ``#`` anywhere else is data 
 document ids contain one). Lines end in ``\\n`` or ``\\r\\n``.
 
 The text is read in blocks of about ``CHUNK_BYTES`` (1 MiB, so that a block is still in
-cache for the second stage; more only for a single longer line), each ending at a line end,
+cache for the second stage; more only for a single longer line, up to ``MAX_LINE_BYTES``,
+past which the line is refused), each ending at a line end,
 and parsed by the compiled ``qafast._kernels._trec_Parser`` in two stages that release the
 GIL: scanning lines (fields, scores, hashes) and interning ids (one Python ``str`` per
 distinct id, made in C). With ``workers`` other than 1 a helper thread reads and scans the
@@ -37,13 +38,20 @@ from typing import IO, Any, Union, cast
 
 import numpy as np
 
-from .._kernels import _trec_last_newline, _trec_Parser
+from .._kernels import _trec_last_newline, _trec_MAX_LINE_BYTES, _trec_Parser
 from ..errors import InputError, InputTypeError
 from ._errors import LineFormatError
 
-__all__ = ["TrecColumns", "TrecFormatError", "read_trec_qrels", "read_trec_run"]
+__all__ = ["MAX_LINE_BYTES", "TrecColumns", "TrecFormatError", "read_trec_qrels",
+           "read_trec_run"]
 
 CHUNK_BYTES = 1024 * 1024
+#: The longest line a TREC run or qrels may have: 1 MiB (1,048,576 bytes before its
+#: ``\n``), a comment or blank line too. Real lines are a few dozen bytes. A longer line is
+#: a :class:`TrecFormatError` naming the file and the line, met after reading at most this
+#: and a block more of it: a file of one endless line (a ``.gz`` of gigabytes of one byte)
+#: takes neither unbounded memory nor a rescan of the text per block.
+MAX_LINE_BYTES = _trec_MAX_LINE_BYTES
 _GZIP_MAGIC = b"\x1f\x8b"
 
 Source = Union[str, "os.PathLike[str]", bytes, bytearray, memoryview, IO[bytes]]
@@ -52,6 +60,12 @@ Source = Union[str, "os.PathLike[str]", bytes, bytearray, memoryview, IO[bytes]]
 class TrecFormatError(LineFormatError):
     """A malformed line in a TREC run or qrels file."""
 
+
+def line_too_long(path: str) -> TrecFormatError:
+    # what a block reader raises if asked for more after handing on a line longer than
+    # MAX_LINE_BYTES (the parser refuses that line first, naming its number)
+    return TrecFormatError(f"a line longer than {MAX_LINE_BYTES} bytes (1 MiB, the longest a "
+                           "TREC line may be); is this a TREC file?", path=path)
 
 
 @dataclass(eq=False, repr=False)
@@ -242,11 +256,26 @@ def read_columns(
     chunk = CHUNK_BYTES if chunk_bytes is None else chunk_bytes
     with contextlib.ExitStack() as stack:
         path, blocks = open_blocks(source, chunk, stack)
-        cols = parse_blocks(path, blocks, is_run=is_run, threaded=threaded,
-                             intern_docs=intern_docs, tie_keys=tie_keys)
+        with memory_named(path, f"reading it as a TREC {'run' if is_run else 'qrels'}"):
+            cols = parse_blocks(path, blocks, is_run=is_run, threaded=threaded,
+                                intern_docs=intern_docs, tie_keys=tie_keys)
     if line_column:
         cols.line_numbers = np.asarray(cols.line_numbers)
     return cols
+
+
+@contextlib.contextmanager
+def memory_named(path: str, doing: str) -> Iterator[None]:
+    """A MemoryError raised within (a bare one from Python, numpy's, the parser's) again,
+    its message naming ``path``, what was being done and the allocation that failed."""
+    try:
+        yield
+    except MemoryError as e:
+        what = str(e)
+        if what.startswith(f"{path}: out of memory"):  # named already, further in
+            raise
+        raise MemoryError(f"{path}: out of memory {doing}: "
+                          f"{what or 'an allocation failed'}") from e
 
 
 def parse_blocks(path: str, blocks: Iterator, *, is_run: bool, threaded: bool = False,
@@ -331,7 +360,7 @@ def open_blocks(source: Source, chunk: int, stack: contextlib.ExitStack) -> tupl
         _widen_pipe(raw)  # a named pipe (FIFO)
         if gz:
             return name, _gzip_blocks(raw, chunk, name, stack)
-        return name, _stream_blocks(raw, chunk)
+        return name, _stream_blocks(raw, chunk, name)
     if hasattr(source, "read"):
         file_name = getattr(source, "name", None)
         name = file_name if isinstance(file_name, str) else "<file>"
@@ -376,7 +405,7 @@ def _sniffed_blocks(f: Any, chunk: int, path: str,
             head = b""
         if isinstance(head, bytes) and head[:2] == _GZIP_MAGIC:
             return _gzip_blocks(binary, chunk, path, stack)
-    return _stream_blocks(f, chunk)
+    return _stream_blocks(f, chunk, path)
 
 
 def _gzip_blocks(raw: Any, chunk: int, path: str,
@@ -388,7 +417,7 @@ def _gzip_blocks(raw: Any, chunk: int, path: str,
     if stack is not None:
         stack.enter_context(gz)
     try:
-        yield from _stream_blocks(gz, chunk)
+        yield from _stream_blocks(gz, chunk, path)
     except EOFError:
         raise TrecFormatError("truncated gzip data: the compressed stream ends before its "
                               "end marker", path=path) from None
@@ -429,21 +458,23 @@ def _buffer_blocks(data: memoryview, chunk: int) -> Iterator[memoryview]:
         yield data[start:]
 
 
-def _stream_blocks(f: Any, chunk: int) -> Iterator[memoryview]:
+def _stream_blocks(f: Any, chunk: int, path: str = "<file>") -> Iterator[memoryview]:
     if isinstance(f, io.TextIOBase):
         buffer = getattr(f, "buffer", None)
         if buffer is None:  # io.StringIO
-            return _read_blocks(f, chunk)
+            return _read_blocks(f, chunk, path)
         f = buffer
     readinto = getattr(f, "readinto", None)
     if readinto is None:
-        return _read_blocks(f, chunk)
-    return readinto_blocks(readinto, chunk)
+        return _read_blocks(f, chunk, path)
+    return readinto_blocks(readinto, chunk, path)
 
 
-def readinto_blocks(readinto: Any, chunk: int) -> Iterator[memoryview]:
+def readinto_blocks(readinto: Any, chunk: int, path: str = "<file>") -> Iterator[memoryview]:
     # Each block is a fresh buffer (a batch may still hold the previous one): the partial
-    # line at the end of one read starts the next buffer.
+    # line at the end of one read starts the next buffer. A line longer than MAX_LINE_BYTES
+    # is handed on unfinished, for the parser to refuse with its line number, and the
+    # reading stops there: the buffers never grow past about twice the bound.
     carry = b""
     size = chunk
     while True:
@@ -463,6 +494,9 @@ def readinto_blocks(readinto: Any, chunk: int) -> Iterator[memoryview]:
             return
         cut = _trec_last_newline(view[:filled])
         if cut < 0:  # a single line longer than the buffer
+            if filled > MAX_LINE_BYTES:
+                yield view[:filled]
+                raise line_too_long(path)
             carry = bytes(view[:filled])
             size = 2 * len(view)
             continue
@@ -471,7 +505,7 @@ def readinto_blocks(readinto: Any, chunk: int) -> Iterator[memoryview]:
         size = chunk
 
 
-def _read_blocks(f: Any, chunk: int) -> Iterator[memoryview]:
+def _read_blocks(f: Any, chunk: int, path: str = "<file>") -> Iterator[memoryview]:
     # Objects with read() only, and text-mode ones (their str is encoded to UTF-8).
     carry = b""
     while True:
@@ -485,6 +519,9 @@ def _read_blocks(f: Any, chunk: int) -> Iterator[memoryview]:
         data = carry + data if carry else bytes(data)
         cut = data.rfind(b"\n")
         if cut < 0:
+            if len(data) > MAX_LINE_BYTES:  # as readinto_blocks
+                yield memoryview(data)
+                raise line_too_long(path)
             carry = data
             continue
         yield memoryview(data)[: cut + 1]
