@@ -16,9 +16,11 @@ of qafast's threads is left.
 from __future__ import annotations
 
 import functools
+import itertools
 import os
 import threading
-from typing import TYPE_CHECKING, Any, Callable, TypeVar, cast
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from .errors import InputError, InputTypeError
 
@@ -110,7 +112,7 @@ def wait_all(futures: list, cancel: threading.Event | None = None) -> None:
     from concurrent.futures import wait
 
     try:
-        pending = futures
+        pending = set(futures)
         while pending:
             _, pending = wait(pending, timeout=_POLL)
     except BaseException:
@@ -161,7 +163,7 @@ def cuts(weights, lo: int, hi: int, step: int) -> list[tuple[int, int]]:
     inner = np.searchsorted(weights[lo:hi + 1], targets, side="left") + lo
     bounds = np.unique(np.clip(inner, lo + 1, hi - 1))
     edges = [lo, *bounds.tolist(), hi]
-    return [(a, b) for a, b in zip(edges, edges[1:]) if b > a]
+    return [(a, b) for a, b in itertools.pairwise(edges) if b > a]
 
 
 def steps(lo: int, hi: int, step: int) -> list[tuple[int, int]]:
