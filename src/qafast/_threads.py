@@ -140,8 +140,14 @@ def run_parts(work: Callable[[int, int], Any], chunks: list[tuple[int, int]],
                 return
             work(a, b)
 
+    def failed(f) -> None:  # the others stop at their next piece: the call fails anyway
+        if not f.cancelled() and f.exception() is not None:
+            cancel.set()
+
     pool = thread_pool(len(chunks))
     futures = [pool.submit(chunk, lo, hi) for lo, hi in chunks]
+    for f in futures:
+        f.add_done_callback(failed)
     wait_all(futures, cancel)
     for f in futures:
         f.result()  # done: raises a thread's error
