@@ -404,3 +404,54 @@ def test_a_pipe_is_read_polled_and_a_file_is_not(tmp_path):
     finally:
         if w >= 0:
             os.close(w)
+
+
+@pytest.mark.parametrize("workers", [1, 3])
+def test_pieces_change_no_number(workers, monkeypatch):
+    # the kernels are called on pieces so that an interrupt is seen between two; pieces of
+    # one query or one resample give every value and p-value of one call
+    import numpy as np
+
+    import qafast
+    from qafast import _engine, comparison
+
+    rng = np.random.default_rng(5)
+    qrels = {f"q{q}": {f"d{d}": int(rng.integers(0, 3)) for d in range(8)} for q in range(40)}
+    runs = {name: {q: {f"d{d}": float(rng.integers(0, 5)) for d in range(int(rng.integers(1, 15)))}
+                   for q in qrels} for name in "abc"}
+    measures = ["map", "ndcg@10", "P@5", "recall@10", "bpref", "recip_rank"]
+
+    def everything():
+        fisher = qafast.compare(qrels, runs, measures, test="fisher", n_resamples=500, seed=2,
+                                workers=workers)
+        boot = qafast.compare(qrels, runs, measures, test="bootstrap", n_resamples=300,
+                              seed=2, ci="bootstrap", workers=workers)
+        return (qafast.evaluate(qrels, runs["b"], measures, per_query=True, workers=workers),
+                fisher.p_value.tobytes(), boot.p_value.tobytes(), boot.ci_low.tobytes(),
+                boot.ci_high.tobytes())
+
+    whole = everything()
+    monkeypatch.setattr(_engine, "_PIECE", 5)
+    monkeypatch.setattr(comparison, "_PIECE", 1)
+    assert everything() == whole
+
+
+def test_cuts_cover_the_range_in_order():
+    import numpy as np
+
+    from qafast._threads import cuts
+
+    rng = np.random.default_rng(3)
+    for _ in range(200):
+        n = int(rng.integers(0, 30))
+        weights = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum(rng.integers(1, 20, n), out=weights[1:])
+        lo = int(rng.integers(0, n + 1))
+        hi = int(rng.integers(lo, n + 1))
+        step = int(rng.integers(1, 40))
+        pieces = cuts(weights, lo, hi, step)
+        assert [a for a, _ in pieces] + [hi] == [lo] + [b for _, b in pieces] or (
+            lo == hi and pieces == [])
+        assert all(b > a for a, b in pieces)
+        # a piece is under the step but for its last item
+        assert all(weights[b - 1] - weights[a] < step for a, b in pieces)
