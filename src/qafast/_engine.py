@@ -27,7 +27,7 @@ from ._summaries import (
     relstring,
     zeroed_when_missing,
 )
-from ._threads import parts, resolve_workers, thread_pool
+from ._threads import cuts, parts, resolve_workers, run_parts
 from .errors import InputError, InputTypeError
 
 __all__ = ["Chunked", "Evaluation", "NoCommonQueryWarning", "check_max_grades", "check_options",
@@ -132,6 +132,11 @@ def check_options(relevance_level, judged_only, max_docs):
         raise InputError(f"max_docs must be None or a positive int, not {max_docs!r}")
 
 
+#: run and qrels rows a kernel call takes at most (a few milliseconds of work; each call
+#: costs a few microseconds more than the work it does)
+_PIECE = 1 << 18
+
+
 class Evaluation:
     """The ranked judged documents of every evaluated query, and measure columns over them."""
 
@@ -169,6 +174,10 @@ class Evaluation:
         rl = (np.where(self.pair_run >= 0, run_len[np.maximum(self.pair_run, 0)], 0)
               if len(run_len) else np.zeros(n_pairs, dtype=np.int64))  # a run of no query
         room = np.minimum(rl, qrels_len)
+        # the work of each query, as a running total: the kernels are called on pieces of
+        # about _PIECE of it, so that an interrupt is seen between two (run_parts)
+        self._work = np.zeros(n_pairs + 1, dtype=np.int64)
+        np.cumsum(rl + qrels_len + 1, out=self._work[1:])
         self.offsets = np.zeros(n_pairs + 1, dtype=np.int64)
         np.cumsum(room, out=self.offsets[1:])
         total = int(self.offsets[-1])
@@ -210,14 +219,8 @@ class Evaluation:
             self._ranked = True
 
     def _parallel(self, work, n):
-        chunks = parts(n, self.workers)
-        if len(chunks) <= 1:
-            for lo, hi in chunks:
-                work(lo, hi)
-            return
-        pool = thread_pool(len(chunks))
-        for f in [pool.submit(work, lo, hi) for lo, hi in chunks]:
-            f.result()
+        weights = self._work
+        run_parts(work, parts(n, self.workers), lambda lo, hi: cuts(weights, lo, hi, _PIECE))
 
     def values(self, columns: list[Column]) -> np.ndarray:
         """Per-query values, shape (queries, columns)."""

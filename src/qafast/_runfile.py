@@ -35,7 +35,7 @@ from . import _kernels
 from ._engine import Chunked, Evaluation, no_common
 from ._measure_parser import Column
 from ._ranked import Qrels, Run, as_run, from_trec_columns, raise_duplicate
-from ._threads import resolve_workers, thread_pool
+from ._threads import resolve_workers, settle, thread_pool, wait_all
 from .io.trec import memory_named, open_blocks, parse_blocks, read_ahead
 
 # smallest byte range worth a thread of its own
@@ -422,6 +422,7 @@ class _Spill:
         self._todo: queue.Queue = queue.Queue(maxsize=self._DEPTH)
         self._writer: threading.Thread | None = None
         self._error: BaseException | None = None
+        self._closed = False  # closed: the blocks still waiting are not written
 
     def add(self, block) -> None:
         if self.file is None and self.size + len(block) <= _SPILL_BYTES:
@@ -444,7 +445,7 @@ class _Spill:
             block = self._todo.get()
             if block is None:
                 return
-            if self._error is None:
+            if self._error is None and not self._closed:
                 try:
                     file.write(block)
                 except BaseException as e:  # noqa: BLE001 - raised by replay(), if called
@@ -475,6 +476,9 @@ class _Spill:
         yield from readinto_blocks(self.file.readinto, 1 << 20, self.source)
 
     def close(self):
+        # after an error or an interrupt too: up to _DEPTH blocks (8 MB) were waiting, and
+        # written they would only have held the interrupt up
+        self._closed = True
         self._join()
         if self.file is not None:
             self.file.close()
@@ -705,12 +709,13 @@ def _stream_segments(qrels: Qrels, path: str, blocks, columns: list[Column], opt
             del segment
         parts: list[_Part] = []
         for f in futures:
+            wait_all([f], halt)  # an interrupt breaks it (f.result() would not, on Windows)
             got = f.result()  # the first error in text order is raised here
             parts.append(got)
             if not got.grouped:
                 break
     except BaseException:  # an error or an interrupt: the segments being read stop
-        halt.set()
+        settle(futures, halt)
         raise
     return parts
 
@@ -988,6 +993,7 @@ class _Reading:
         outcomes: list = []
         try:
             for f in futures:
+                wait_all([f], halt)  # an interrupt breaks it (f.result() would not, on Windows)
                 try:
                     got = f.result()
                 except _Cancelled:
@@ -1000,9 +1006,7 @@ class _Reading:
                 if got is not None and got.grouped and assembled.parts == len(outcomes) - 1:
                     assembled.add(got)
         except BaseException:  # an interrupt: the other ranges stop at their next block
-            halt.set()
-            for f in futures:
-                f.cancel()
+            settle(futures, halt)
             raise
         parts: list[_Part] = []
         for got in outcomes:
@@ -1217,11 +1221,13 @@ def evaluate_run_sources(qrels: Qrels, runs: list, columns: list[Column], *, que
     with ThreadPoolExecutor(threads, thread_name_prefix="qafast-runs") as pool:
         futures = [pool.submit(one, item) for item in runs]
         try:
-            return [f.result() for f in futures]
+            results = []
+            for f in futures:
+                wait_all([f], cancel)
+                results.append(f.result())
+            return results
         except BaseException:
             # an error or an interrupt: the runs not started are dropped, and those being
             # read stop at their next block
-            cancel.set()
-            for f in futures:
-                f.cancel()
+            settle(futures, cancel)
             raise

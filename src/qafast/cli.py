@@ -374,4 +374,9 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from qafast._output import interrupted
+
+    try:
+        sys.exit(main())
+    except KeyboardInterrupt:
+        sys.exit(interrupted())

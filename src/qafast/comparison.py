@@ -42,6 +42,7 @@ import math
 import os
 import re
 import string
+import threading
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -55,7 +56,7 @@ from ._measures import TEXT_MEASURES
 from ._ranked import as_qrels
 from ._run_sources import add_missing_queries, per_query_values
 from ._summaries import column_summaries
-from ._threads import resolve_workers, thread_pool
+from ._threads import closes_pools_on_interrupt, parts, resolve_workers, run_parts, steps
 from .errors import InputError, InputTypeError, in_context
 
 __all__ = ["Comparison", "compare", "plot_precision_recall", "to_frame"]
@@ -225,10 +226,17 @@ def _student(cols: np.ndarray):
     return mean, sd, t, p
 
 
-def _split(total: int, workers: int):
-    parts = max(1, min(workers, total))
-    step = -(-total // parts)
-    return [(lo, min(total, lo + step)) for lo in range(0, total, step)]
+#: differences (queries x tests) a kernel call adds up at most, over its resamples: a few
+#: milliseconds, between which an interrupt is seen
+_PIECE = 1 << 23
+
+
+def _resample_parts(total: int, workers: int, n: int, m: int, work) -> None:
+    """``work(lo, hi)`` over resamples 0 to ``total``: a contiguous part per thread, each
+    done a few milliseconds at a time. Resample r draws from its own stream (seed, r), so
+    the pieces change nothing."""
+    each = max(1, _PIECE // max(1, n * m))
+    run_parts(work, parts(total, workers), lambda lo, hi: steps(lo, hi, each))
 
 
 def _randomization(diffs: np.ndarray, n_resamples: int, seed: int, workers: int):
@@ -240,16 +248,18 @@ def _randomization(diffs: np.ndarray, n_resamples: int, seed: int, workers: int)
     _kernels.column_sums(diffs, totals)
     scale = np.abs(diffs).sum(axis=0)
     thresholds = np.abs(totals) - TIE_TOLERANCE * scale
-    chunks = _split(total, workers)
-    counts = [np.zeros(m, dtype=np.int64) for _ in chunks]
+    counts = np.zeros(m, dtype=np.int64)
+    lock = threading.Lock()
 
-    def work(i):
-        lo, hi = chunks[i]
+    def work(lo, hi):
+        got = np.zeros(m, dtype=np.int64)
         _kernels.paired_randomization(diffs, totals, thresholds, seed, lo, hi, exact,
-                                      counts[i], np.empty(m, dtype=np.float64))
+                                      got, np.empty(m, dtype=np.float64))
+        with lock:
+            counts[:] += got
 
-    _run_parallel(work, len(chunks))
-    return np.sum(counts, axis=0) / total, total, exact
+    _resample_parts(total, workers, n, m, work)
+    return counts / total, total, exact
 
 
 def _bootstrap(diffs: np.ndarray, t_observed: np.ndarray, n_resamples: int, seed: int,
@@ -269,17 +279,19 @@ def _bootstrap(diffs: np.ndarray, t_observed: np.ndarray, n_resamples: int, seed
         shifted = np.ascontiguousarray(np.hstack([shifted, also]))
         thresholds = np.concatenate([thresholds, np.full(also.shape[1], np.inf)])
     width = shifted.shape[1]
-    chunks = _split(n_resamples, workers)
-    counts = [np.zeros(width, dtype=np.int64) for _ in chunks]
+    counts = np.zeros(width, dtype=np.int64)
     means = np.empty((n_resamples, width), dtype=np.float64)
+    lock = threading.Lock()
 
-    def work(i):
-        lo, hi = chunks[i]
-        _kernels.paired_bootstrap(shifted, thresholds, seed, lo, hi, counts[i], means[lo:hi],
+    def work(lo, hi):
+        got = np.zeros(width, dtype=np.int64)
+        _kernels.paired_bootstrap(shifted, thresholds, seed, lo, hi, got, means[lo:hi],
                                   np.empty((2, width), dtype=np.float64))
+        with lock:
+            counts[:] += got
 
-    _run_parallel(work, len(chunks))
-    p = np.sum(counts, axis=0)[:m] / n_resamples
+    _resample_parts(n_resamples, workers, n, width, work)
+    p = counts[:m] / n_resamples
     if also is None:
         return p, means
     return p, means[:, :m], means[:, m:]
@@ -307,16 +319,6 @@ def _mean_intervals(values: np.ndarray, means: np.ndarray, *, alpha: float, ci: 
     sd = np.std(values, axis=1, ddof=1)
     half = dist.t_isf(alpha / 2, n - 1) * sd / math.sqrt(n)
     return means - half, means + half
-
-
-def _run_parallel(work, n):
-    if n <= 1:
-        for i in range(n):
-            work(i)
-        return
-    pool = thread_pool(n)
-    for f in [pool.submit(work, i) for i in range(n)]:
-        f.result()
 
 
 def _tukey(values: np.ndarray, pairs):
@@ -1062,6 +1064,7 @@ def _average_seeds(name: str, seeds, summarize):
     return ids, np.ascontiguousarray(total / len(seeds)), seed_means
 
 
+@closes_pools_on_interrupt
 def compare(qrels, runs: Mapping[str, Any], measures: str | Iterable[str], *,
             baseline: str | None = None, test: str = "student",
             correction: str | None = "holm", alpha: float = 0.05, n_resamples: int = 10_000,
@@ -1283,6 +1286,7 @@ def _check_settings(names, baseline, test, correction, alpha, n_resamples, seed,
         raise InputError(f"ci must be 't' or 'bootstrap', not {ci!r}")
 
 
+@closes_pools_on_interrupt  # from_per_query and qafast.dask.compare come here too
 def _analyse(names, measures, query_ids, values, means, *, baseline, test, correction,
              alpha, n_resamples, seed, ci, workers, systems=None) -> Comparison:
     _check_settings(names, baseline, test, correction, alpha, n_resamples, seed, ci)

@@ -27,7 +27,7 @@ from ._ranked import Qrels, Run, as_qrels
 from ._run_sources import per_query_values
 from ._runfile import check_readable, evaluate_run_sources, is_run_source, source_size
 from ._summaries import LEVEL_CEILING, column_summaries
-from ._threads import resolve_workers
+from ._threads import closes_pools_on_interrupt, resolve_workers
 from .errors import InputError
 
 __all__ = ["MEASURE_FAMILIES", "NoCommonQueryWarning", "Qrels", "Run", "evaluate",
@@ -61,6 +61,7 @@ def evaluate(qrels: Any, run: Any, measures: str | Iterable[str], *, relevance_l
              queries: str = ..., per_query: bool,
              workers: int = ...,
              progress: bool | None = ...) -> Summary | PerQuery: ...
+@closes_pools_on_interrupt
 def evaluate(qrels: Any, run: Any, measures: str | Iterable[str], *, relevance_level: int = 1,
              judged_only: bool = False, max_docs: int | None = None,
              queries: str = "run", per_query: bool = False,
@@ -166,6 +167,7 @@ def evaluate(qrels: Any, run: Any, measures: str | Iterable[str], *, relevance_l
         every_qrels_query=qrels if queries == "qrels" else None)))
 
 
+@closes_pools_on_interrupt
 def evaluate_runs(qrels, runs, measures: str | Iterable[str], *, relevance_level: int = 1,
                   judged_only: bool = False, max_docs: int | None = None,
                   queries: str = "run", per_query: bool = False, workers: int = 1,

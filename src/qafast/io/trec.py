@@ -358,6 +358,7 @@ def open_blocks(source: Source, chunk: int, stack: contextlib.ExitStack) -> tupl
             gz = raw.read(2) == _GZIP_MAGIC
             raw.seek(0)
         _widen_pipe(raw)  # a named pipe (FIFO)
+        raw = _polled(raw)
         if gz:
             return name, _gzip_blocks(raw, chunk, name, stack)
         return name, _stream_blocks(raw, chunk, name)
@@ -404,8 +405,82 @@ def _sniffed_blocks(f: Any, chunk: int, path: str,
         except (OSError, ValueError):
             head = b""
         if isinstance(head, bytes) and head[:2] == _GZIP_MAGIC:
-            return _gzip_blocks(binary, chunk, path, stack)
-    return _stream_blocks(f, chunk, path)
+            return _gzip_blocks(_polled(binary), chunk, path, stack)
+    return _stream_blocks(_polled(f), chunk, path)
+
+
+# how long a thread reading a pipe waits for it at a time, in seconds, before it looks
+# whether it should stop (read_ahead)
+_POLL = 0.1
+# set in a thread that read_ahead runs: its event, set when the reading should stop
+_reading = threading.local()
+
+
+class _Stopped(Exception):
+    """A read_ahead helper was told to stop while it waited for a pipe."""
+
+
+def _polled(f: Any) -> Any:
+    """``f`` read so that a thread waiting for its bytes can stop, where it is a pipe, a
+    socket or a terminal (a plain file object over one: others are left alone, as their
+    file descriptor may not hold the bytes they give). A helper thread (read_ahead) blocked
+    in a read of a pipe whose writer has stalled could not be stopped, and waiting for it
+    kept a Ctrl-C from ending the call; the polled reader waits a tenth of a second at a time
+    and stops when read_ahead is closed. Bytes ``f`` had buffered already (a ``peek``) are
+    handed over first."""
+    if os.name != "posix" or type(f) not in (io.BufferedReader, io.FileIO, io.TextIOWrapper):
+        return f
+    binary = f.buffer if isinstance(f, io.TextIOWrapper) else f
+    if type(binary) not in (io.BufferedReader, io.FileIO):
+        return f
+    try:
+        fd = binary.fileno()
+        mode = os.fstat(fd).st_mode
+    except (OSError, ValueError, io.UnsupportedOperation):
+        return f
+    if not (stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or stat.S_ISCHR(mode)):
+        return f
+    pending = b""
+    if isinstance(binary, io.BufferedReader):
+        # what a peek read ahead; peek does not read again while bytes are buffered
+        held = binary.peek(1)
+        pending = binary.read1(len(held)) if held else b""
+    return _PipeReader(fd, pending)
+
+
+class _PipeReader(io.RawIOBase):
+    """The bytes of a pipe's file descriptor (left open), ``pending`` ones first, each read
+    waiting for the pipe in steps of _POLL."""
+
+    def __init__(self, fd: int, pending: bytes) -> None:
+        super().__init__()
+        self._fd = fd
+        self._pending = memoryview(pending)
+        import select
+
+        self._poll = select.poll()
+        self._poll.register(fd, select.POLLIN | select.POLLPRI)
+
+    def readable(self) -> bool:
+        return True
+
+    def fileno(self) -> int:
+        return self._fd
+
+    def readinto(self, buffer: Any) -> int:
+        view = memoryview(buffer).cast("B")
+        if len(self._pending):
+            n = min(len(view), len(self._pending))
+            view[:n] = self._pending[:n]
+            self._pending = self._pending[n:]
+            return n
+        stop = getattr(_reading, "stop", None)
+        # an interrupt in the main thread breaks the wait (the poll is retried only when
+        # the signal handler raises nothing)
+        while not self._poll.poll(int(_POLL * 1000)):
+            if stop is not None and stop.is_set():
+                raise _Stopped()
+        return os.readv(self._fd, [view])
 
 
 def _gzip_blocks(raw: Any, chunk: int, path: str,
@@ -577,6 +652,7 @@ def read_ahead(items: Iterator, depth: int, name: str) -> Generator[Any, None, N
         return False
 
     def produce() -> None:
+        _reading.stop = stop  # a pipe read (_PipeReader) waits no longer once it is set
         try:
             for item in items:
                 if not put(item):
