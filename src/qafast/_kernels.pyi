@@ -44,6 +44,9 @@ def nested_dict(
     out: dict, query_ids: list[Any], query_index: _I32, doc_ids: list[str], doc_index: _I32,
     scores: _F64, grades: _I32,
 ) -> int: ...
+def trec_order(offsets: _I64, scores: _F64, hashes: _I64, tiekeys: _I64, keys: _I64,
+               key_off: _I64, blob: _U8, order: _I64) -> int: ...
+
 
 # exact sums and streaming ranking (_stream_kernels.pxi)
 def exact_accumulate(values: _F64, acc: _I64, special: _F64) -> None: ...
