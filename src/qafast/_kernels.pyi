@@ -47,6 +47,15 @@ def nested_dict(
 def trec_order(offsets: _I64, scores: _F64, hashes: _I64, tiekeys: _I64, keys: _I64,
                key_off: _I64, blob: _U8, order: _I64) -> int: ...
 
+# fusion (_fusion_kernels.pxi)
+FUSION_METHODS: tuple[str, ...]
+FUSION_NORMS: tuple[str | None, ...]
+def fuse_queries(
+    seg_off: _I64, scores: _F64, hashes: _I64, tiekeys: _I64, bstart: _I64, bend: _I64,
+    blob: _U8, weights: _F64, method: int, norm: int, k: float, gamma: float, phi: float,
+    sigma: float, q0: int, q1: int, out_count: _I64, out_entry: _I64, out_score: _F64,
+) -> int: ...
+def gather_bytes(start: _I64, end: _I64, blob: _U8, out_off: _I64, out_blob: _U8) -> None: ...
 
 # exact sums and streaming ranking (_stream_kernels.pxi)
 def exact_accumulate(values: _F64, acc: _I64, special: _F64) -> None: ...
