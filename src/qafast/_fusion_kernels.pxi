@@ -64,7 +64,6 @@ ctypedef struct _FuCtx:
     const int64_t* bstart     # per entry: its bytes in blob; NULL for integer ids
     const int64_t* bend
     const uint8_t* blob
-    bint inverted             # runs ranked by score ascending
     const int64_t* rep        # per candidate: an entry naming it
     const double* fused       # per candidate
     const int64_t* pos        # per candidate and run: place in the run, -1 if missing
@@ -75,31 +74,22 @@ ctypedef bint (*_fu_before_t)(const _FuCtx*, int64_t, int64_t) noexcept nogil
 
 
 cdef inline int _fu_doc_cmp(const _FuCtx* c, int64_t a, int64_t b) noexcept nogil:
-    """The order of two entries' document ids (strcmp order; integer ids as integers)."""
+    """The order of two entries' document ids (strcmp order; integer ids as integers). The
+    tie keys hold an id's first 8 bytes, so ids of up to 8 bytes need no look at the blob."""
+    cdef int64_t la, lb
     if c.tie[a] != c.tie[b]:
         return -1 if c.tie[a] < c.tie[b] else 1
     if c.bstart == NULL:
         return 0
-    return qafast_bytes_cmp(c.blob + c.bstart[a], c.bend[a] - c.bstart[a],
-                            c.blob + c.bstart[b], c.bend[b] - c.bstart[b])
-
-
-cdef bint _fu_entry_before(const _FuCtx* c, int64_t a, int64_t b) noexcept nogil:
-    """Entry a ranks above entry b in their run."""
-    if c.score[a] != c.score[b]:
-        return (c.score[a] < c.score[b]) if c.inverted else (c.score[a] > c.score[b])
-    return _fu_doc_cmp(c, a, b) > 0
+    la = c.bend[a] - c.bstart[a]
+    lb = c.bend[b] - c.bstart[b]
+    if la <= 8 and lb <= 8:   # one is the other and zero bytes ("a", "a\0"): shorter first
+        return -1 if la < lb else (1 if la > lb else 0)
+    return qafast_bytes_cmp(c.blob + c.bstart[a], la, c.blob + c.bstart[b], lb)
 
 
 cdef bint _fu_doc_desc(const _FuCtx* c, int64_t x, int64_t y) noexcept nogil:
     """Candidate x's document id is larger than y's."""
-    return _fu_doc_cmp(c, c.rep[x], c.rep[y]) > 0
-
-
-cdef bint _fu_fused_before(const _FuCtx* c, int64_t x, int64_t y) noexcept nogil:
-    """Candidate x ranks above candidate y in the fused run."""
-    if c.fused[x] != c.fused[y]:
-        return c.fused[x] > c.fused[y]
     return _fu_doc_cmp(c, c.rep[x], c.rep[y]) > 0
 
 
@@ -169,15 +159,86 @@ cdef void _fu_merge_sort(const _FuCtx* c, _fu_before_t before, int64_t* idx, int
         memcpy(idx, src, n * sizeof(int64_t))
 
 
+cdef inline bint _fu_key_before(const _FuCtx* c, const uint64_t* key, const int64_t* idx,
+                                int64_t a, int64_t b, bint cands) noexcept nogil:
+    """Item a (a position in key/idx) goes before item b: a smaller key, or the same key
+    and a larger document id (``cands``: idx holds candidates, else entries)."""
+    if key[a] != key[b]:
+        return key[a] < key[b]
+    if cands:
+        return _fu_doc_cmp(c, c.rep[idx[a]], c.rep[idx[b]]) > 0
+    return _fu_doc_cmp(c, idx[a], idx[b]) > 0
+
+
+cdef void _fu_sort_keyed(const _FuCtx* c, uint64_t* key, int64_t* idx, uint64_t* ktmp,
+                         int64_t* itmp, int64_t n, bint cands) noexcept nogil:
+    """Sort idx[:n] with key[:n] by key ascending, then document id descending: the merge
+    sort above with its comparison inline, for the two sorts every query makes (each run's
+    documents by score, the candidates by fused score). Sorted input costs one pass."""
+    cdef int64_t width = 1, lo, mid, hi, i, j, k
+    cdef uint64_t* ks = key
+    cdef uint64_t* kd = ktmp
+    cdef int64_t* src = idx
+    cdef int64_t* dst = itmp
+    cdef uint64_t* kswap
+    cdef int64_t* swap
+    for i in range(1, n):
+        if _fu_key_before(c, key, idx, i, i - 1, cands):
+            break
+    else:
+        return
+    while width < n:
+        lo = 0
+        while lo < n:
+            mid = lo + width if lo + width < n else n
+            hi = lo + 2 * width if lo + 2 * width < n else n
+            i = lo
+            j = mid
+            k = lo
+            while i < mid and j < hi:
+                if _fu_key_before(c, ks, src, j, i, cands):
+                    kd[k] = ks[j]
+                    dst[k] = src[j]
+                    j += 1
+                else:
+                    kd[k] = ks[i]
+                    dst[k] = src[i]
+                    i += 1
+                k += 1
+            while i < mid:
+                kd[k] = ks[i]
+                dst[k] = src[i]
+                i += 1
+                k += 1
+            while j < hi:
+                kd[k] = ks[j]
+                dst[k] = src[j]
+                j += 1
+                k += 1
+            lo = hi
+        kswap = ks
+        ks = kd
+        kd = kswap
+        swap = src
+        src = dst
+        dst = swap
+        width *= 2
+    if src != idx:
+        memcpy(idx, src, n * sizeof(int64_t))
+
+
 cdef inline bint _fu_same_doc(const _FuCtx* c, const int64_t* hashes, int64_t a,
                               int64_t b) noexcept nogil:
+    cdef int64_t n
     if hashes[a] != hashes[b]:
         return False
     if c.bstart == NULL:
         return True
-    return (c.bend[a] - c.bstart[a] == c.bend[b] - c.bstart[b]
-            and memcmp(c.blob + c.bstart[a], c.blob + c.bstart[b],
-                       c.bend[a] - c.bstart[a]) == 0)
+    n = c.bend[a] - c.bstart[a]
+    if n != c.bend[b] - c.bstart[b] or c.tie[a] != c.tie[b]:
+        return False
+    # the tie keys hold the first 8 bytes: only longer ids need their bytes compared
+    return n <= 8 or memcmp(c.blob + c.bstart[a] + 8, c.blob + c.bstart[b] + 8, n - 8) == 0
 
 
 cdef double _fu_normalize(int norm, double s, int64_t p, int64_t n, int64_t m, double lo,
@@ -324,6 +385,9 @@ def fuse_queries(
     cdef double* val = NULL
     cdef double* fused = NULL
     cdef double* buf = NULL
+    cdef uint64_t* ukey = NULL
+    cdef uint64_t* ukey_tmp = NULL
+    cdef uint64_t flip = 0 if norm == _FN_MIN_MAX_INVERTED else ~(<uint64_t>0)
     cdef int rc = 0
     cdef uint8_t no_bytes = 0
     if R == 0 or q1 <= q0:
@@ -341,7 +405,6 @@ def fuse_queries(
     c.bstart = &bstart[0] if bstart.shape[0] else NULL
     c.bend = &bend[0] if bend.shape[0] else NULL
     c.blob = &blob[0] if blob.shape[0] else &no_bytes   # every id empty: no byte is read
-    c.inverted = norm == _FN_MIN_MAX_INVERTED
     c.weights = &weights[0]
     c.n_runs = R
     with nogil:
@@ -356,9 +419,11 @@ def fuse_queries(
         val = <double*>malloc((n_max * R + 1) * sizeof(double))
         fused = <double*>malloc((n_max + 1) * sizeof(double))
         buf = <double*>malloc(R * sizeof(double))
+        ukey = <uint64_t*>malloc((n_max + 1) * sizeof(uint64_t))
+        ukey_tmp = <uint64_t*>malloc((n_max + 1) * sizeof(uint64_t))
         if (cand == NULL or rep == NULL or slot_of == NULL or slots == NULL or order == NULL
                 or tmp == NULL or pos == NULL or sizes == NULL or val == NULL or fused == NULL
-                or buf == NULL):
+                or buf == NULL or ukey == NULL or ukey_tmp == NULL):
             rc = -1
         else:
             for i in range(cap):
@@ -393,7 +458,8 @@ def fuse_queries(
                     sizes[r] = n_r
                     for i in range(n_r):
                         order[i] = lo + i
-                    _fu_merge_sort(&c, _fu_entry_before, order, tmp, n_r, True)
+                        ukey[i] = _sh_ascending_key(scores[lo + i]) ^ flip
+                    _fu_sort_keyed(&c, ukey, order, ukey_tmp, tmp, n_r, False)
                     mn = mx = total = mean = std = 0.0
                     if n_r:
                         mn = mx = scores[order[0]]
@@ -441,13 +507,14 @@ def fuse_queries(
                     for i in range(m):
                         fused[i] = _fu_score(method, val + i * R, pos + i * R, sizes, R, m,
                                              c.weights, k, gamma, phi, sigma, buf)
-                    _fu_merge_sort(&c, _fu_fused_before, order, tmp, m, True)
+                        ukey[i] = ~_sh_ascending_key(fused[i])
+                    _fu_sort_keyed(&c, ukey, order, ukey_tmp, tmp, m, True)
                 for i in range(m):
                     out_entry[base + i] = rep[order[i]]
                     out_score[base + i] = fused[order[i]]
                 out_count[q] = m
     free(cand); free(rep); free(slot_of); free(slots); free(order); free(tmp); free(pos)
-    free(sizes); free(val); free(fused); free(buf)
+    free(sizes); free(val); free(fused); free(buf); free(ukey); free(ukey_tmp)
     return rc
 
 
