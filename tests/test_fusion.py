@@ -281,7 +281,7 @@ def _close(a: float, b: float) -> bool:
 PAIRS = [(m, n) for m in METHODS for n in NORMS if not (n == "borda" and m in RANK_BASED)]
 
 
-@settings(max_examples=examples(150), deadline=None,
+@settings(max_examples=examples(80), deadline=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 @given(runs=tie_free_runs(), data=st.data())
 def test_equals_ranx_on_runs_without_ties(runs, data):
@@ -289,6 +289,11 @@ def test_equals_ranx_on_runs_without_ties(runs, data):
     method, norm = data.draw(st.sampled_from(PAIRS))
     if norm == "zmuv":   # ranx then drops every document of a run with an empty query
         assume(all(all(run.values()) for run in runs))
+    if norm == "min-max-inverted":   # ranx ranks by the normalised scores, which can tie
+        for run in runs:
+            for docs in run.values():
+                normed = ref.normalize(docs, list(docs), norm, [])
+                assume(len(set(normed.values())) == len(normed))
     _, _, kw = data.draw(options(len(runs), methods=[method], norms=[norm]))
     if method in ("condorcet", "w_condorcet"):
         assume(_ranx_condorcet_is_a_total_order(runs, kw.get("weights", [1.0] * len(runs))))

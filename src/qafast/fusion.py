@@ -429,7 +429,8 @@ def _run_fuse(args) -> int:
 
     if args.runs.count("-") > 1:
         raise InputError("standard input ('-') can be read only once")
-    runs = [Run.from_file(sys.stdin.buffer if r == "-" else r, workers=1) for r in args.runs]
+    runs = [Run.from_file(sys.stdin.buffer if r == "-" else r, workers=args.workers)
+            for r in args.runs]
     weights = None
     if args.weights is not None:
         try:
@@ -437,8 +438,7 @@ def _run_fuse(args) -> int:
         except ValueError:
             raise InputError(f"--weights takes numbers separated by commas, not "
                              f"{args.weights!r}") from None
-    norm = None if args.norm.lower() == "none" else args.norm
-    fused = fuse(runs, method=args.method, norm=norm, weights=weights, k=args.k,
+    fused = fuse(runs, method=args.method, norm=args.norm, weights=weights, k=args.k,
                  gamma=args.gamma, phi=args.phi, sigma=args.sigma, workers=args.workers)
     if args.output == "-":
         fused.to_trec(sys.stdout.buffer, tag=args.tag, depth=args.depth)
