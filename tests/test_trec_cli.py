@@ -350,7 +350,7 @@ def test_trec_loads_no_other_family_and_help_lists_them_all():
     helped = subprocess.run([sys.executable, "-m", "qafast", "--help"], capture_output=True,
                             text=True, timeout=120, check=True).stdout
     for name in ("trec", "example", "squad", "bioasq", "dbqa", "ap", "opencsr", "events",
-                 "compare"):
+                 "compare", "fuse"):
         assert name in helped
 
 

@@ -24,6 +24,7 @@ MODULES = (
     ("qafast.concepts", "Open-ended commonsense answers (OpenCSR)"),
     ("qafast.events", "Event mentions in tweets"),
     ("qafast.comparison", "Comparing systems"),
+    ("qafast.fusion", "Fusing runs"),
     ("qafast.dask", "Dask"),
     ("qafast.errors", "Errors"),
     ("qafast.stream", "In the training loop"),

@@ -15,6 +15,7 @@ specification (``qafast.reference.<family>``), its readers (``qafast.io``) and i
   :func:`recall_at_k`;
 - event mentions in tweets: :func:`event_mention_score`, :func:`tweet_score`,
   :func:`tw_events_score`;
+- fusing runs (RRF, CombSUM, ... as ranx fuses them): :func:`fuse`;
 - comparing systems (significance tests, report tables, plots): :func:`compare`,
   :class:`Comparison`, :func:`to_frame`, :func:`plot_precision_recall`.
 - errors: every bad input raises a :class:`QafastError` (``qafast.errors``), also a
@@ -47,6 +48,7 @@ _LAZY = {
     "errors": ("FormatError", "InputError", "InputTypeError", "MeasureError", "QafastError"),
     "events": ("event_mention_score", "tw_events_score", "tweet_score"),
     "factoid": ("evaluate_bioasq", "evaluate_factoid"),
+    "fusion": ("fuse",),
     "ranking": ("Qrels", "Run", "evaluate", "evaluate_runs"),
     "squad_eval": ("squad",),
     "stream": ("AnswerMetrics", "RankingMetrics"),
@@ -91,6 +93,7 @@ if _typing.TYPE_CHECKING:
     from .events import tweet_score as tweet_score
     from .factoid import evaluate_bioasq as evaluate_bioasq
     from .factoid import evaluate_factoid as evaluate_factoid
+    from .fusion import fuse as fuse
     from .ranking import Qrels as Qrels
     from .ranking import Run as Run
     from .ranking import evaluate as evaluate

@@ -44,6 +44,24 @@ def nested_dict(
     out: dict, query_ids: list[Any], query_index: _I32, doc_ids: list[str], doc_index: _I32,
     scores: _F64, grades: _I32,
 ) -> int: ...
+def trec_order(offsets: _I64, scores: _F64, hashes: _I64, tiekeys: _I64, keys: _I64,
+               key_off: _I64, blob: _U8, order: _I64) -> int: ...
+
+# fusion (_fusion_kernels.pxi)
+FUSION_METHODS: tuple[str, ...]
+FUSION_NORMS: tuple[str | None, ...]
+def fuse_queries(
+    seg_off: _I64, scores: _F64, hashes: _I64, tiekeys: _I64, bstart: _I64, bend: _I64,
+    blob: _U8, weights: _F64, method: int, norm: int, k: float, gamma: float, phi: float,
+    sigma: float, q0: int, q1: int, out_count: _I64, out_entry: _I64, out_score: _F64,
+) -> int: ...
+def gather_bytes(start: _I64, end: _I64, blob: _U8, out_off: _I64, out_blob: _U8) -> None: ...
+
+# TREC text writing (_trec_write.pxi)
+def trec_line_bound(rows: int, text_bytes: int, tag_bytes: int) -> int: ...
+def trec_lines(row_query: _I64, qid_off: _I64, qid_blob: _U8, doc_start: _I64, doc_end: _I64,
+               doc_blob: _U8, int_ids: _I64, int_bias: bool, scores: _F64, grades: _I32,
+               tag: _U8, out: _U8) -> int: ...
 
 # exact sums and streaming ranking (_stream_kernels.pxi)
 def exact_accumulate(values: _F64, acc: _I64, special: _F64) -> None: ...

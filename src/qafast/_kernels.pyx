@@ -14,6 +14,8 @@ from .errors import InputError, InputTypeError
 include "_shared_kernels.pxi"
 include "_trec_io.pxi"
 include "_ranking_kernels.pxi"
+include "_fusion_kernels.pxi"
+include "_trec_write.pxi"
 include "_stream_kernels.pxi"
 include "_encode_kernels.pxi"
 include "_answer_kernels.pxi"

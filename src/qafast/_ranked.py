@@ -16,7 +16,7 @@ numeric order, larger first. The order rows arrive in never matters.
 from __future__ import annotations
 
 import os
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 import numpy as np
 
@@ -26,7 +26,7 @@ from ._threads import resolve_workers
 from .errors import InputError, InputTypeError
 
 __all__ = ["EMPTY_I64", "EMPTY_U8", "Qrels", "Run", "as_qrels", "as_run", "comparable_int_ids",
-           "from_arrow", "from_arrow_columns", "from_trec_columns", "grouped",
+           "from_arrow", "from_arrow_columns", "from_encoded", "from_trec_columns", "grouped",
            "is_arrow_source", "raise_duplicate"]
 
 EMPTY_I64 = np.zeros(0, dtype=np.int64)
@@ -46,6 +46,9 @@ class _Ranked:
 
     __slots__ = ("query_ids", "offsets", "values", "hashes", "tiekeys", "keys", "key_off",
                  "blob", "source", "_lines", "_qindex", "_qarray", "id_bias", "_max")
+
+    to_trec: Callable[..., bytes | None]   # Qrels.to_trec, Run.to_trec (for save)
+    to_parquet: Callable[..., Any]         # Qrels.to_parquet, Run.to_parquet (for save)
 
     def _set(self, query_ids, offsets, values, hashes, keys, key_off, blob, source,
              lines=None):
@@ -137,9 +140,49 @@ class _Ranked:
             out[q] = {self.doc_id(j): vals[j] for j in range(lo, hi)}
         return out
 
+    def save(self, path, **options) -> None:
+        """Write to ``path`` in the format its suffix names: ``.trec``, ``.txt``, ``.run`` or
+        ``.qrels`` for TREC text (see ``to_trec``, which takes the ``options``), each also
+        with ``.gz`` for gzip; ``.parquet`` through ``to_parquet``."""
+        if not isinstance(path, (str, os.PathLike)):
+            raise InputTypeError(f"save takes a path, not a {type(path).__name__}; to_trec "
+                                 "writes to a file object")
+        name = os.fspath(path)
+        if not isinstance(name, str):
+            raise InputTypeError("save takes a path of str, not of bytes")
+        base = name[:-3] if name.lower().endswith(".gz") else name
+        suffix = os.path.splitext(base)[1].lower()
+        if suffix in _TEXT_SUFFIXES:
+            self.to_trec(name, **options)
+        elif suffix == ".parquet" and base == name:
+            self.to_parquet(name, **options)
+        else:
+            raise InputError(f"cannot save {name!r}: unknown suffix {suffix or '(none)'!r}; "
+                             f"use one of {', '.join(_TEXT_SUFFIXES)} (each optionally "
+                             "with .gz) or .parquet")
+
     def __repr__(self) -> str:
         return (f"{type(self).__name__}({len(self.query_ids)} queries, "
                 f"{self.num_entries} documents, from {self.source})")
+
+
+_TEXT_SUFFIXES = (".trec", ".txt", ".run", ".qrels")
+
+
+def from_encoded(cls, query_ids: list, offsets: np.ndarray, values: np.ndarray,
+                 hashes: np.ndarray, *, tiekeys: np.ndarray | None = None,
+                 key_off: np.ndarray | None = None, blob: np.ndarray | None = None,
+                 id_bias: bool = False, source: str = "encoded data"):
+    """A Qrels or Run from arrays already in its encoded form (entry i's bytes are
+    ``blob[key_off[i]:key_off[i + 1]]`` for string ids; integer ids are their hashes), for
+    the modules that compute one (fusion). No check is made."""
+    obj = cls.__new__(cls)
+    obj._set(list(query_ids), offsets, values, hashes, None, key_off, blob, source)
+    obj.id_bias = id_bias
+    if cls is Run:
+        obj.tiekeys = tiekeys
+        obj.run_id = None
+    return obj
 
 
 def _check_query_ids(ids: list, source: str) -> None:
@@ -557,6 +600,22 @@ class Qrels(_Ranked):
         q, d, v, source = irds.read(dataset, "qrels")
         return _from_columns(cls, q, d, v, True, source)
 
+    def to_trec(self, path_or_file=None) -> bytes | None:
+        """Write the judgments as TREC qrels text, ``qid 0 docno grade`` (each query's
+        judgments in stored order), to a path (``.gz``: gzip), a text or binary file object, or,
+        given None, return it as bytes. Ids that a TREC reader would split (whitespace) or skip
+        (a query id starting with ``#``) are refused with an ``InputError``.
+
+        Examples
+        --------
+        >>> import qafast
+        >>> qafast.Qrels({"q1": {"d1": 1}}).to_trec()
+        b'q1 0 d1 1\\n'
+        """
+        from .io._trec_write import qrels_lines, write_text
+
+        return write_text(path_or_file, qrels_lines(self))
+
     def _sort_within_queries(self) -> None:
         """Order each query's judgments by document hash, as the dict, array and Arrow
         constructors do. Ranking takes them in any order (since the judged-hash table), so
@@ -639,6 +698,53 @@ class Run(_Ranked):
         obj = _from_columns(cls, q, d, v, False, "run DataFrame")
         obj.run_id = None
         return obj
+
+    def to_trec(self, path_or_file=None, *, tag: str | None = None,
+                depth: int | None = None) -> bytes | None:
+        """Write the run as TREC text, ``qid Q0 docno rank score tag``.
+
+        Each query's documents are written in trec_eval's order (score descending, then
+        document id descending) and ranked from 1; a score is written as ``repr`` writes
+        it, which reads back as the same double. So :meth:`from_file` gives this run back
+        (query ids as str), and trec_eval's numbers on the file are :func:`qafast.evaluate`'s
+        on the run. A query without documents writes no line.
+
+        Parameters
+        ----------
+        path_or_file : str, path, file object or None, default=None
+            Where to write: a path (``.gz``: gzip-compressed), a text or binary file object,
+            or None to return the text as bytes.
+        tag : str, default=None
+            The last column; ``None`` takes the run's own tag (its file's, or the fusion
+            method's), else ``"qafast"``.
+        depth : int, default=None
+            Write only the top ``depth`` documents of each query (``None``: all).
+
+        Examples
+        --------
+        >>> import qafast
+        >>> run = qafast.Run({"q1": {"d1": 0.5, "d2": 1.25, "d3": 0.5}})
+        >>> print(run.to_trec(tag="bm25").decode(), end="")
+        q1 Q0 d2 1 1.25 bm25
+        q1 Q0 d3 2 0.5 bm25
+        q1 Q0 d1 3 0.5 bm25
+        """
+        from .io._trec_write import run_lines, write_text
+
+        if tag is None:
+            tag = getattr(self, "run_id", None) or "qafast"
+        if not isinstance(tag, str):
+            raise InputTypeError(f"tag must be a str, not {type(tag).__name__}")
+        if depth is not None and (isinstance(depth, bool) or not isinstance(depth, int)
+                                  or depth < 1):
+            raise InputError(f"depth must be a positive int or None, not {depth!r}")
+        order = np.empty(self.num_entries, dtype=np.int64)
+        hashes, keys, key_off, blob = self.kernel_args()
+        tiekeys = self.tiekeys if self.tiekeys is not None else EMPTY_I64
+        if _kernels.trec_order(self.offsets, self.values, hashes, tiekeys, keys, key_off, blob,
+                               order) != 0:
+            raise MemoryError("to_trec: out of memory for the largest query's order")
+        return write_text(path_or_file, run_lines(self, order, tag, depth))
 
     @classmethod
     def from_arrow(cls, source, *, query_col: str = "query_id", doc_col: str = "doc_id",

@@ -1403,3 +1403,35 @@ def nested_dict(object out, list query_ids, const int32_t[::1] query_index, list
             return i
     return -1
 
+
+def trec_order(const int64_t[::1] offsets, const double[::1] scores,
+               const int64_t[::1] hashes, const int64_t[::1] tiekeys,
+               const int64_t[::1] keys, const int64_t[::1] key_off, const uint8_t[::1] blob,
+               int64_t[::1] order):
+    """``order``: each query's entries in trec_eval's rank order (score descending, then
+    document id descending), as entry indices. Returns 0, or -1 when out of memory."""
+    cdef Py_ssize_t nq = offsets.shape[0] - 1, q
+    cdef int64_t i, n, n_max = 0, lo
+    cdef DocKeys d = _doc_keys(hashes, keys, key_off, blob)
+    cdef int64_t* tmp
+    if tiekeys.shape[0]:
+        d.tiekeys = &tiekeys[0]
+    for q in range(nq):
+        if offsets[q + 1] - offsets[q] > n_max:
+            n_max = offsets[q + 1] - offsets[q]
+    with nogil:
+        tmp = <int64_t*>malloc((n_max + 1) * sizeof(int64_t))
+        if tmp != NULL:
+            for q in range(nq):
+                lo = offsets[q]
+                n = offsets[q + 1] - lo
+                for i in range(n):
+                    order[lo + i] = lo + i
+                for i in range(1, n):
+                    if _ahead(&scores[0], &d, lo + i, lo + i - 1):
+                        _merge_sort(&scores[0], &d, &order[lo], tmp, n)
+                        break
+    if tmp == NULL:
+        return -1
+    free(tmp)
+    return 0

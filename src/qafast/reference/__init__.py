@@ -3,8 +3,8 @@
 Each definition here is written to be read, not to be fast: the compiled kernels are tested
 against it (``tests/test_*``). The modules are ``ranking`` (trec_eval), ``answers`` (SQuAD,
 MLQA, CMRC, DRCD, PIAF), ``squad`` (the official scripts' aggregation), ``factoid`` (BioASQ),
-``dbqa`` (NLPCC-DBQA), ``curves`` (average precision), ``concepts`` (OpenCSR) and ``events``
-(tweet event mentions). The ranking measures' names are also re-exported here, so
+``dbqa`` (NLPCC-DBQA), ``curves`` (average precision), ``concepts`` (OpenCSR), ``events``
+(tweet event mentions) and ``fusion`` (fusing runs, as ranx does). The ranking measures' names are also re-exported here, so
 ``qafast.reference.evaluate`` is trec_eval's ``evaluate``.
 """
 
@@ -14,7 +14,8 @@ import importlib
 from typing import Any
 
 # the family modules load on first use: ``qafast.answers`` needs only ``reference.answers``
-_FAMILIES = ("answers", "concepts", "curves", "dbqa", "events", "factoid", "ranking", "squad")
+_FAMILIES = ("answers", "concepts", "curves", "dbqa", "events", "factoid", "fusion", "ranking",
+             "squad")
 
 
 def __getattr__(name: str) -> Any:
