@@ -149,7 +149,8 @@ def mutations(draw, state):
                 warnings.simplefilter("ignore")
                 try:
                     state[key] = array.astype(dtype)
-                except (TypeError, ValueError, OverflowError):
+                except (TypeError, ValueError, OverflowError, RuntimeError):
+                    # RuntimeError: numpy's for a string too short to be a date
                     state[key] = np.zeros(array.shape, dtype=dtype)
         elif op == 8 and array is not None and torch is not None and array.dtype != object:
             try:  # as a tensor (a 0-d or non-contiguous one too)

@@ -48,6 +48,8 @@ def test_test_extra_group_and_requirements_file_list_the_same_requirements():
 
 def test_docs_extra_group_and_requirements_file_list_the_same_requirements():
     # the README builds the site with docs/requirements.txt, beside the installed qafast
+    if not (ROOT / "docs").is_dir():
+        pytest.skip("docs/ not next to the tests")
     config = _pyproject()
     extra = config["project"]["optional-dependencies"]["docs"]
     assert config["dependency-groups"]["docs"] == extra
