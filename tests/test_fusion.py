@@ -118,6 +118,15 @@ def test_every_input_form_gives_the_same_run(tmp_path):
     assert qafast.fuse([qafast.Run(a), path], method="mnz").to_dict() == want
     assert qafast.fuse((a, str(path)), method="combmnz").to_dict() == want
     assert list(want["q1"]) == ["d2", "d1", "d4"]
+    # a file whose queries' lines are not together, a DataFrame, an Arrow table
+    assert qafast.fuse([a, path.read_bytes()], method="mnz").to_dict() == want
+    pd = pytest.importorskip("pandas")
+    frame = pd.DataFrame([(q, d, s) for q, docs in b.items() for d, s in docs.items()],
+                         columns=["query_id", "doc_id", "score"])
+    assert qafast.fuse([a, frame], method="mnz").to_dict() == want
+    pa = pytest.importorskip("pyarrow")
+    frame["doc_id"] = frame["doc_id"].astype("category")
+    assert qafast.fuse([a, pa.Table.from_pandas(frame)], method="mnz").to_dict() == want
 
 
 def test_params_as_ranx_takes_them():
