@@ -106,15 +106,16 @@ def main(argv=None) -> int:
         ranx_runs = [ranx.Run(r) for r in runs]
     for label, kw, rkw in METHODS:
         print(f"{label} ...", file=sys.stderr)
-        warm = lambda: qafast.fuse(small, **kw)   # noqa: E731
-        t_dict = time_call(lambda: qafast.fuse(runs, **kw), reps=args.reps, warmup=warm)
-        t_run = time_call(lambda: qafast.fuse(encoded, **kw), reps=args.reps)
-        t_run2 = time_call(lambda: qafast.fuse(encoded, workers=-1, **kw), reps=args.reps)
+        t_dict = time_call(lambda kw=kw: qafast.fuse(runs, **kw), reps=args.reps,
+                           warmup=lambda kw=kw: qafast.fuse(small, **kw))
+        t_run = time_call(lambda kw=kw: qafast.fuse(encoded, **kw), reps=args.reps)
+        t_run2 = time_call(lambda kw=kw: qafast.fuse(encoded, workers=-1, **kw),
+                           reps=args.reps)
         r_dict = r_run = None
         if ranx is not None:
-            r_dict = time_call(lambda: ranx.fuse([ranx.Run(r) for r in runs], **rkw),
+            r_dict = time_call(lambda rkw=rkw: ranx.fuse([ranx.Run(r) for r in runs], **rkw),
                                reps=1).seconds
-            theirs = time_call(lambda: ranx.fuse(ranx_runs, **rkw), reps=args.reps)
+            theirs = time_call(lambda rkw=rkw: ranx.fuse(ranx_runs, **rkw), reps=args.reps)
             r_run = theirs.seconds
             ours = t_run.result.to_dict()
             got = theirs.result.to_dict()

@@ -16,12 +16,11 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 import qafast
+from _examples import examples
 from qafast import fusion
 from qafast.cli import main
 from qafast.errors import InputError, InputTypeError
 from qafast.reference import fusion as ref
-
-from _examples import examples
 
 METHODS = sorted(fusion.FUSION_METHODS)
 NORMS = list(fusion.FUSION_NORMS)
@@ -66,8 +65,11 @@ SCORES = st.one_of(st.sampled_from([0.0, -0.0, 0.5, 1.0, -2.0, 3.25]),
                    st.floats(-1e6, 1e6, allow_nan=False))
 
 
+STR_IDS = st.sampled_from(DOCS)
+
+
 @st.composite
-def tied_runs(draw, ids=st.sampled_from(DOCS)):
+def tied_runs(draw, ids=STR_IDS):
     """1-4 runs over up to 3 queries: queries missing from some runs, empty queries, ties."""
     n_runs = draw(st.integers(1, 4))
     runs = []
@@ -270,7 +272,7 @@ def _ranx_condorcet_is_a_total_order(runs, weights) -> bool:
             ranked = sorted(run[q], key=run[q].get, reverse=True)
             places.append({d: i for i, d in enumerate(ranked)})
 
-        def cmp(x, y):
+        def cmp(x, y, places=places):
             for_x = sum(w for p, w in zip(places, weights)
                         if p.get(x, 1_000_000) < p.get(y, 1_000_000))
             return -1 if for_x >= sum(weights) - for_x else 1

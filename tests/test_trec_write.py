@@ -14,11 +14,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from _examples import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import qafast
+from _examples import examples
 from qafast.errors import InputError, InputTypeError
 
 TREC_EVAL = Path("/work/tools/trec_eval/trec_eval")
