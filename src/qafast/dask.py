@@ -25,7 +25,6 @@ import concurrent.futures
 import glob
 import itertools
 import os
-import warnings
 from typing import Any, Iterable, Mapping
 
 import numpy as np
@@ -434,27 +433,6 @@ def _gather(results, qrels, columns, options, names, run_name: str | None):
     return [ids[k] for k in order], values[order], set(where)
 
 
-def _with_missing(qrels, ids, values, columns, options):
-    """Add the qrels queries the run lacks, scored on an empty ranking (trec_eval -c)."""
-    from ._engine import Evaluation, NoCommonQueryWarning
-    from ._ranked import Run
-
-    have = set(ids)
-    if all(q in have for q in qrels.query_ids):
-        return ids, values
-    empty = Run.from_arrays(np.zeros(0, dtype=object), np.zeros(0, dtype=object),
-                            np.zeros(0, dtype=np.float64))
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", NoCommonQueryWarning)
-        ev = Evaluation(qrels, empty, queries="qrels", **options)
-        zero = ev.values(columns)
-    keep = [i for i, q in enumerate(ev.ids) if q not in have]
-    all_ids = ids + [ev.ids[i] for i in keep]
-    all_values = np.concatenate([values, zero[keep]])
-    order = sorted(range(len(all_ids)), key=all_ids.__getitem__)
-    return [all_ids[k] for k in order], all_values[order]
-
-
 def _setup(qrels, measures, relevance_level, judged_only, max_docs, queries):
     from ._engine import check_max_grades, check_options
     from ._measure_parser import parse_measures
@@ -477,7 +455,9 @@ def _setup(qrels, measures, relevance_level, judged_only, max_docs, queries):
 def _finish(qrels, results, columns, options, names, queries, run_name=None):
     ids, values, seen = _gather(results, qrels, columns, options, names, run_name)
     if queries == "qrels":
-        ids, values = _with_missing(qrels, ids, values, columns, options)
+        from ._run_sources import add_missing_queries
+
+        ids, values = add_missing_queries(qrels, ids, values, columns, options)
     elif not ids:
         prefix = f"run {run_name!r}: " if run_name is not None else ""
         raise InputError(f"{prefix}the run and the qrels ({qrels.source}) have no query in "
