@@ -455,3 +455,46 @@ def test_cuts_cover_the_range_in_order():
         assert all(b > a for a, b in pieces)
         # a piece is under the step but for its last item
         assert all(weights[b - 1] - weights[a] < step for a, b in pieces)
+
+
+def test_grouping_by_counting_is_numpys_stable_sort():
+    # rows are grouped by query with a counting kernel, not np.argsort (seconds on a large
+    # scattered run, with no point where Ctrl-C is seen); it is the same permutation
+    import numpy as np
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from qafast import _kernels
+
+    @settings(max_examples=300, deadline=None)
+    @given(st.integers(1, 12).flatmap(
+        lambda nq: st.tuples(st.just(nq), st.lists(st.integers(0, nq - 1), max_size=60))))
+    def check(case):
+        nq, rows = case
+        q = np.array(rows, dtype=np.int32)
+        offsets = np.empty(nq + 1, dtype=np.int64)
+        _kernels.group_offsets(q, offsets)
+        order = np.empty(len(q), dtype=np.int64)
+        _kernels.group_order(q, offsets, order)
+        assert order.tolist() == np.argsort(q, kind="stable").tolist()
+
+    check()
+
+
+@pytest.mark.parametrize("index, offsets, message", [
+    ([1, 0, 1, 0], [0, 1, 3], "not 0 to 4"),    # fewer rows than the index has
+    ([1, 0, 1, 0], [1, 4], "not 0 to 4"),
+    ([1, 0, 1, 0], [0, 3, 2, 4], "decrease"),
+    ([1, 1, 0, 1], [0, 3, 4], "does not fit"),  # query 1 has 3 rows, not 1
+    ([1, 5, 0, 1], [0, 2, 4], "does not fit"),  # an index past the queries
+])
+def test_grouping_refuses_offsets_that_do_not_match(index, offsets, message):
+    # the kernel writes each row where the offsets say; offsets that lie are refused before
+    # a write lands past the output
+    import numpy as np
+
+    from qafast import _kernels
+
+    with pytest.raises(ValueError, match=message):
+        _kernels.group_order(np.array(index, dtype=np.int32), np.array(offsets, dtype=np.int64),
+                             np.empty(4, dtype=np.int64))

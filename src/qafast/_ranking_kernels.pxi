@@ -471,6 +471,44 @@ def group_offsets(const int32_t[::1] query_index, int64_t[::1] offsets):
     return grouped
 
 
+def group_order(const int32_t[::1] query_index, const int64_t[::1] offsets,
+                int64_t[::1] order):
+    """Fill ``order`` with the rows grouped by query, each query's rows in their order: the
+    stable sort of ``query_index``, by counting (``offsets`` from :func:`group_offsets`).
+    One pass without the GIL, where numpy's stable sort of 20M scattered rows took seconds
+    that Ctrl-C could not interrupt. Offsets that do not match the index raise ValueError
+    before anything is written past them."""
+    cdef Py_ssize_t n = query_index.shape[0], nq = offsets.shape[0] - 1, i, bad = -1
+    cdef int32_t q
+    cdef int64_t* cursor
+    if nq < 0:
+        raise ValueError("offsets must have at least one entry")
+    if order.shape[0] != n:
+        raise ValueError(f"order has {order.shape[0]} entries for {n} rows")
+    if offsets[0] != 0 or offsets[nq] != n:
+        raise ValueError(f"offsets run from {offsets[0]} to {offsets[nq]}, not 0 to {n}")
+    for i in range(nq):
+        if offsets[i + 1] < offsets[i]:
+            raise ValueError(f"offsets decrease at query {i}")
+    cursor = <int64_t*>malloc((nq + 1) * sizeof(int64_t))
+    if cursor == NULL:
+        raise MemoryError()
+    with nogil:
+        for i in range(nq):
+            cursor[i] = offsets[i]
+        for i in range(n):
+            q = query_index[i]
+            if q < 0 or q >= nq or cursor[q] >= offsets[q + 1]:
+                bad = i
+                break
+            order[cursor[q]] = i
+            cursor[q] += 1
+    free(cursor)
+    if bad >= 0:
+        raise ValueError(f"query index {query_index[bad]} of row {bad} does not fit the "
+                         f"offsets")
+
+
 def sort_groups(const int64_t[::1] offsets, const int64_t[::1] hashes, int64_t[::1] order):
     """order[lo:hi] = the indices lo..hi-1 of each group sorted by hash (stable)."""
     cdef Py_ssize_t ng = offsets.shape[0] - 1, g
