@@ -107,14 +107,22 @@ def hotpot(gold, predictions, *, per_question: bool = False) -> dict:
 # --------------------------------------------------------------------------------------------
 
 def read_json(path, what: str):
-    """The JSON value of the file at ``path`` (UTF-8); a FormatError naming it otherwise."""
+    """The JSON value of the file at ``path`` as the script reads it: UTF-8 text with its
+    line ends made ``\n`` (it opens the file in text mode), control characters allowed
+    inside strings and each ``NaN`` a new float (as ujson reads them); a FormatError naming
+    the file otherwise."""
     path = os.fspath(path)
     if isinstance(path, bytes):
         raise InputTypeError(f"the {what} path must be str or os.PathLike[str], not bytes")
     with open(path, "rb") as f:
         raw = f.read()
     try:
-        return json.loads(raw)
+        text = raw.decode("utf-8")
+        if "\r" in text:
+            text = text.replace("\r\n", "\n").replace("\r", "\n")
+        # each NaN its own float, as ujson makes them: a fact with a NaN sentence id then
+        # equals no other, as in the script (json's one shared NaN would equal itself)
+        return json.loads(text, strict=False, parse_constant=float)
     except json.JSONDecodeError as e:
         raise FormatError(f"not valid JSON ({e.msg})", path=path, line=e.lineno) from None
     except UnicodeDecodeError as e:
