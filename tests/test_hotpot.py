@@ -252,3 +252,18 @@ def test_raw_control_characters_and_line_ends_read_as_the_script_reads_them(tmp_
     gold.write_bytes(b'[{"_id": "q", "answer": "x", "supporting_facts": [["T", NaN]]}]')
     pred.write_bytes(b'{"answer": {}, "sp": {"q": [["T", NaN]]}}')
     assert hotpot(gold, pred)["sp_em"] == 0.0   # each NaN its own float, as with ujson
+
+
+def test_long_answers_are_scored_over_interned_ids_with_the_same_numbers():
+    # more token pairs than the walk compares one by one: the general scoring takes them
+    words = ["w%d" % (i % 37) for i in range(150)]
+    long_a = " ".join(words)
+    long_b = " ".join(reversed(words[:120])) + " the yes"
+    pairs = [(long_a, long_b), (long_b, long_a), ("yes", long_a), (long_a, long_a), ("x", "x")]
+    gold = [{"_id": f"q{i}", "answer": g, "supporting_facts": []} for i, (_, g) in enumerate(pairs)]
+    pred = {"answer": {f"q{i}": p for i, (p, _) in enumerate(pairs)}, "sp": {}}
+    rows = hotpot(gold, pred, per_question=True)
+    for i, (p, g) in enumerate(pairs):
+        got = tuple(float(rows[k][i]) for k in ("em", "f1", "prec", "recall"))
+        assert got == spec.answer_scores(p, g)
+    assert hotpot(gold, pred) == spec.evaluate(gold, pred)

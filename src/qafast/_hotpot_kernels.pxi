@@ -1,115 +1,26 @@
 # Kernels included by _kernels.pyx: HotpotQA's evaluation (qafast.hotpot).
 #
-# Three steps, each a fast path the Python layer falls back from: hotpot_walk reads the gold
-# list and looks up each question's predictions (exactly-typed JSON objects only);
-# hotpot_answer_scores scores the answers over the ids the shared SQuAD encoder made (the
-# yes/no rule on top of the bag F1, with precision and recall kept); hotpot_sp_counts counts
-# the true/false positives and false negatives of each question's supporting facts when they
-# are [title, sentence id] pairs of a str and an int. What these do not take, they say, and
-# the caller computes it with Python's own sets.
+# hotpot_scores walks the gold list once, looking up each question's predictions and scoring
+# them as it meets them: the answer pair normalized as SQuAD normalizes (the shared
+# _ak_squad_prepare/_ak_squad_spans) and compared token by token, the yes/no rule on top;
+# the supporting facts counted pairwise when they are [title, sentence id] pairs of a str and
+# an int. hotpot_finish turns the counts into the script's values, adds the joint ones and
+# sums them in the script's order. What the walk does not take (objects of other types,
+# very long answers, facts of other forms) it says, and the caller scores with the general
+# pieces: hotpot_answer_scores over the ids the shared SQuAD encoder made, and
+# hotpot_sp_counts, which leaves facts of other forms to Python's own sets.
 
 from cpython.long cimport PyLong_AsLongLongAndOverflow
+from libc.math cimport NAN
 
 
-def hotpot_walk(list gold, dict answers, dict facts, list pred_texts, list gold_texts,
-                list pred_sp, list gold_sp, uint8_t[::1] state):
-    """Walk the gold entries in order: ``state[i]`` gets bit 1 when question i's answer is
-    predicted and bit 2 when its facts are; the predicted answer and the gold one are
-    appended to ``pred_texts``/``gold_texts``, the predicted and gold facts to
-    ``pred_sp``/``gold_sp`` (each in gold order, for the questions that have them).
-
-    Returns -1, or the position of the first entry this walk does not take (an entry that
-    is not a dict, an id that is not a str, a field missing, an answer that is not a str):
-    the caller's general walk then reads the gold list and says what is wrong."""
-    cdef Py_ssize_t n = len(gold), i
-    cdef object entry, qid, a, g, f, gf
-    cdef uint8_t s
-    if state.shape[0] != n:
-        raise InputError("one state per gold entry is expected")
-    for i in range(n):
-        entry = gold[i]
-        if type(entry) is not dict:
-            return i
-        qid = (<dict>entry).get("_id")
-        if type(qid) is not str:
-            return i
-        s = 0
-        a = answers.get(qid)
-        if a is not None:
-            g = (<dict>entry).get("answer")
-            if type(a) is not str or type(g) is not str:
-                return i
-            pred_texts.append(a)
-            gold_texts.append(g)
-            s |= 1
-        elif qid in answers:
-            return i
-        f = facts.get(qid)
-        if f is not None:
-            gf = (<dict>entry).get("supporting_facts")
-            if gf is None:
-                return i
-            pred_sp.append(f)
-            gold_sp.append(gf)
-            s |= 2
-        elif qid in facts:
-            return i
-        state[i] = s
-    return -1
-
-
-def hotpot_answer_scores(const int32_t[::1] pred, const int32_t[::1] ref,
-                         const int64_t[::1] tok_off, const int32_t[::1] toks,
-                         const int64_t[::1] key_off, const int32_t[::1] keys,
-                         const int32_t[::1] special, double[::1] em, double[::1] f1,
-                         double[::1] prec, double[::1] rec):
-    """Exact match, F1, precision and recall of answer ``pred[r]`` against answer ``ref[r]``.
-
-    A string s has its sorted token ids ``toks[tok_off[s]:tok_off[s + 1]]`` and its
-    normalized form as ids ``keys[key_off[s]:key_off[s + 1]]`` (SQuAD's encoding).
-    ``special`` holds the token ids of "yes", "no" and "noanswer": a string of that one
-    token scores 0 against any other string (exact match aside)."""
-    cdef Py_ssize_t n = pred.shape[0], r
-    cdef int64_t p, g, np_, ng, same
-    cdef const int32_t* key_base = &keys[0] if keys.shape[0] else NULL
-    cdef const int32_t* tok_base = &toks[0] if toks.shape[0] else NULL
-    cdef bint equal
-    cdef double pr, rc
-    if (ref.shape[0] != n or em.shape[0] != n or f1.shape[0] != n or prec.shape[0] != n
-            or rec.shape[0] != n):
-        raise InputError("one reference and one output slot per prediction are expected")
-    if special.shape[0] != 3:
-        raise InputError("three special token ids are expected")
-    with nogil:
-        for r in range(n):
-            p = pred[r]
-            g = ref[r]
-            equal = _ak_equal(key_base + key_off[p], key_off[p + 1] - key_off[p],
-                              key_base + key_off[g], key_off[g + 1] - key_off[g])
-            em[r] = 1.0 if equal else 0.0
-            np_ = tok_off[p + 1] - tok_off[p]
-            ng = tok_off[g + 1] - tok_off[g]
-            same = 0
-            if equal or not (_hp_special(tok_base, tok_off[p], np_, special)
-                             or _hp_special(tok_base, tok_off[g], ng, special)):
-                same = _ak_bag_same(tok_base + tok_off[p], np_, tok_base + tok_off[g], ng)
-            if same == 0:
-                f1[r] = 0.0
-                prec[r] = 0.0
-                rec[r] = 0.0
-            else:
-                pr = 1.0 * same / np_
-                rc = 1.0 * same / ng
-                prec[r] = pr
-                rec[r] = rc
-                f1[r] = (2 * pr * rc) / (pr + rc)
-    return None
-
-
-cdef inline bint _hp_special(const int32_t* toks, int64_t at, int64_t n,
-                             const int32_t[::1] special) noexcept nogil:
-    return n == 1 and (toks[at] == special[0] or toks[at] == special[1]
-                       or toks[at] == special[2])
+cdef extern from *:
+    """
+    static inline const void* qafast_hp_list_items(PyObject* o) {
+        return (const void*)((PyListObject*)o)->ob_item;
+    }
+    """
+    const void* _hp_list_items "qafast_hp_list_items"(PyObject* o) noexcept
 
 
 # facts a question may have on a side and still be counted here (pairwise, with no hashing)
@@ -164,6 +75,311 @@ cdef int _hp_facts(object side, PyObject** titles, int64_t* sids) except -2:
             sids[count] = v
             count += 1
     return count
+
+
+# a question's answer pair with more token pairs than this is scored by the caller (over
+# interned ids, where the bag overlap is a merge of sorted lists)
+cdef enum:
+    _HP_PAIRWISE = 4096
+
+
+def hotpot_scores(list gold, dict answers, dict facts, uint8_t[::1] state,
+                  double[:, ::1] out):
+    """Walk the gold entries in order, scoring each as the walk meets it.
+
+    ``state[i]`` gets bit 1 when question i's answer is predicted, bit 2 when its facts are,
+    bit 4 when its answer is left to the caller (more than _HP_PAIRWISE token pairs), bit 8
+    when its facts are (not all [str, int] pairs); ``out[i, 0:4]`` gets the answer's exact
+    match, F1, precision and recall, ``out[i, 4:7]`` the facts' true positives, false
+    positives and false negatives (as floats), where scored here.
+
+    Returns -1, or the position of the first entry this walk does not take (an entry that
+    is not a dict, an id that is not a str, a field missing or None, an answer that is not
+    a str): the caller's general walk then reads the gold list and says what is wrong."""
+    cdef Py_ssize_t n = len(gold), i, j, k
+    cdef object entry, qid, a, g, f, gf
+    cdef uint8_t s
+    cdef _AkWork wp, wg
+    cdef PyObject* pt[_HP_MAX_FACTS]
+    cdef PyObject* gt[_HP_MAX_FACTS]
+    cdef int64_t ps[_HP_MAX_FACTS]
+    cdef int64_t gs[_HP_MAX_FACTS]
+    cdef int np_, ng, tp, x, y
+    # the objects met, borrowed from the caller's containers (no code of the caller's runs
+    # while they are read): first every lookup, then the answers, then the facts, each pass
+    # fetching the memory of the questions ahead (the objects lie scattered in memory, and
+    # one pass doing everything waited on each of them in turn)
+    cdef PyObject** objs = NULL
+    cdef PyObject** ans_p
+    cdef PyObject** ans_g
+    cdef PyObject** sp_p
+    cdef PyObject** sp_g
+    cdef PyObject* o
+    if state.shape[0] != n or out.shape[0] != n or out.shape[1] < 7:
+        raise InputError("one state and one row of seven outputs per gold entry are expected")
+    memset(&wp, 0, sizeof(_AkWork))
+    memset(&wg, 0, sizeof(_AkWork))
+    objs = <PyObject**>calloc(4 * n + 4, sizeof(PyObject*))
+    if objs == NULL:
+        raise MemoryError()
+    ans_p, ans_g, sp_p, sp_g = objs, objs + n, objs + 2 * n, objs + 3 * n
+    try:
+        for i in range(n):
+            if i + 4 < n:
+                AK_PREFETCH(PyList_GET_ITEM(gold, i + 4))
+            entry = gold[i]
+            if type(entry) is not dict:
+                return i
+            qid = (<dict>entry).get("_id")
+            if type(qid) is not str:
+                return i
+            s = 0
+            a = answers.get(qid)
+            if a is not None:
+                g = (<dict>entry).get("answer")
+                if type(a) is not str or type(g) is not str:
+                    return i
+                s |= 1
+                ans_p[i] = <PyObject*>a
+                ans_g[i] = <PyObject*>g
+            elif qid in answers:
+                return i
+            f = facts.get(qid)
+            if f is not None:
+                gf = (<dict>entry).get("supporting_facts")
+                if gf is None:
+                    return i
+                s |= 2
+                sp_p[i] = <PyObject*>f
+                sp_g[i] = <PyObject*>gf
+            elif qid in facts:
+                return i
+            state[i] = s
+        entry = qid = a = g = f = gf = None
+        for i in range(n):
+            if i + 6 < n and ans_p[i + 6] != NULL:
+                AK_PREFETCH(ans_p[i + 6])
+                AK_PREFETCH(<char*>ans_p[i + 6] + 64)
+                AK_PREFETCH(ans_g[i + 6])
+                AK_PREFETCH(<char*>ans_g[i + 6] + 64)
+            if ans_p[i] != NULL and _hp_answer(<str>ans_p[i], <str>ans_g[i], &wp, &wg,
+                                               &out[i, 0]):
+                state[i] |= 4
+        for i in range(n):
+            if i + 8 < n and sp_p[i + 8] != NULL:
+                AK_PREFETCH(sp_p[i + 8])
+                AK_PREFETCH(sp_g[i + 8])
+            if i + 4 < n and sp_p[i + 4] != NULL:
+                _hp_prefetch_items(sp_p[i + 4], 0)
+                _hp_prefetch_items(sp_g[i + 4], 0)
+            if i + 2 < n and sp_p[i + 2] != NULL:
+                _hp_prefetch_items(sp_p[i + 2], 1)
+                _hp_prefetch_items(sp_g[i + 2], 1)
+            if sp_p[i] == NULL:
+                continue
+            np_ = _hp_facts(<object>sp_p[i], pt, ps)
+            ng = _hp_facts(<object>sp_g[i], gt, gs) if np_ >= 0 else -1
+            if ng < 0:
+                state[i] |= 8
+                continue
+            tp = 0
+            for x in range(np_):
+                for y in range(ng):
+                    if ps[x] == gs[y] and (pt[x] == gt[y] or <str>pt[x] == <str>gt[y]):
+                        tp += 1
+                        break
+            out[i, 4] = tp
+            out[i, 5] = np_ - tp
+            out[i, 6] = ng - tp
+    finally:
+        free(objs)
+        _ak_work_free(&wp)
+        _ak_work_free(&wg)
+    return -1
+
+
+cdef inline void _hp_prefetch_items(PyObject* side, bint items) noexcept:
+    """Fetch a list's item array (``items`` False) or its first four items (True)."""
+    cdef Py_ssize_t k, m
+    if not _ak_is_list(side):
+        return
+    m = _ak_list_len(side)
+    if m == 0:
+        return
+    if not items:
+        AK_PREFETCH(_hp_list_items(side))
+        return
+    for k in range(min(m, 4)):
+        AK_PREFETCH(_ak_list_at(side, k))
+
+
+cdef inline bint _hp_token_eq(const _AkWork* wa, Py_ssize_t a, const _AkWork* wb,
+                              Py_ssize_t b) noexcept nogil:
+    """Token a of wa equals token b of wb."""
+    cdef Py_ssize_t a0 = wa.spans[2 * a], a1 = wa.spans[2 * a + 1]
+    cdef Py_ssize_t b0 = wb.spans[2 * b], b1 = wb.spans[2 * b + 1]
+    return a1 - a0 == b1 - b0 and memcmp(wa.cp + a0, wb.cp + b0,
+                                         (a1 - a0) * sizeof(Py_UCS4)) == 0
+
+
+cdef inline bint _hp_is(const _AkWork* w, const char* word, Py_ssize_t n) noexcept nogil:
+    """The one token of w is the ASCII word of n letters."""
+    cdef Py_ssize_t j, a0 = w.spans[0]
+    if w.spans[1] - a0 != n:
+        return False
+    for j in range(n):
+        if w.cp[a0 + j] != <Py_UCS4>word[j]:
+            return False
+    return True
+
+
+cdef inline bint _hp_special_tokens(const _AkWork* w, Py_ssize_t nt) noexcept nogil:
+    return nt == 1 and (_hp_is(w, "yes", 3) or _hp_is(w, "no", 2) or _hp_is(w, "noanswer", 8))
+
+
+cdef int _hp_answer(str p, str g, _AkWork* wp, _AkWork* wg, double* row) except -1:
+    """Exact match, F1, precision and recall of answer p against gold g into row[0:4];
+    returns 1 (row untouched) when the pair has more than _HP_PAIRWISE token pairs."""
+    cdef Py_ssize_t ntp, ntg, a, b, same = 0
+    cdef bint equal
+    cdef uint8_t used[_HP_PAIRWISE + 1]
+    cdef double pr, rc
+    ntp = _ak_squad_spans(wp, _ak_squad_prepare(p, wp))
+    ntg = _ak_squad_spans(wg, _ak_squad_prepare(g, wg))
+    if ntp * ntg > _HP_PAIRWISE:
+        return 1
+    equal = ntp == ntg
+    a = 0
+    while equal and a < ntp:
+        equal = _hp_token_eq(wp, a, wg, a)
+        a += 1
+    row[0] = 1.0 if equal else 0.0
+    if ntp and ntg and (equal or not (_hp_special_tokens(wp, ntp)
+                                      or _hp_special_tokens(wg, ntg))):
+        # the multiset overlap: each predicted token takes the first unused equal gold one
+        memset(used, 0, ntg)
+        for a in range(ntp):
+            for b in range(ntg):
+                if not used[b] and _hp_token_eq(wp, a, wg, b):
+                    used[b] = 1
+                    same += 1
+                    break
+    if same == 0:
+        row[1] = 0.0
+        row[2] = 0.0
+        row[3] = 0.0
+    else:
+        pr = 1.0 * same / ntp
+        rc = 1.0 * same / ntg
+        row[1] = (2 * pr * rc) / (pr + rc)
+        row[2] = pr
+        row[3] = rc
+    return 0
+
+
+def hotpot_finish(const uint8_t[::1] state, double[:, ::1] out, double[::1] sums):
+    """From each row's answer scores ``out[i, 0:4]`` and fact counts ``out[i, 4:7]``, the
+    twelve per-question values in place (facts: exact match, F1, precision, recall; then
+    the joint four), NaN where nothing is predicted, and their left-to-right sums over the
+    rows, NaN skipped, into ``sums``: the script's ``+=`` loop."""
+    cdef Py_ssize_t n = state.shape[0], i, k
+    cdef uint8_t s
+    cdef double tp, fp, fn, pr, rc, jp, jr
+    if out.shape[0] != n or out.shape[1] != 12 or sums.shape[0] != 12:
+        raise InputError("one row of twelve outputs per state and twelve sums are expected")
+    for k in range(12):
+        sums[k] = 0.0
+    with nogil:
+        for i in range(n):
+            s = state[i]
+            if s & 1:
+                for k in range(4):
+                    sums[k] += out[i, k]
+            else:
+                for k in range(4):
+                    out[i, k] = NAN
+            if s & 2:
+                tp = out[i, 4]
+                fp = out[i, 5]
+                fn = out[i, 6]
+                pr = 1.0 * tp / (tp + fp) if tp + fp > 0 else 0.0
+                rc = 1.0 * tp / (tp + fn) if tp + fn > 0 else 0.0
+                out[i, 4] = 1.0 if fp + fn == 0 else 0.0
+                out[i, 5] = 2 * pr * rc / (pr + rc) if pr + rc > 0 else 0.0
+                out[i, 6] = pr
+                out[i, 7] = rc
+                for k in range(4, 8):
+                    sums[k] += out[i, k]
+            else:
+                for k in range(4, 8):
+                    out[i, k] = NAN
+            if (s & 3) == 3:
+                jp = out[i, 2] * out[i, 6]
+                jr = out[i, 3] * out[i, 7]
+                out[i, 8] = out[i, 0] * out[i, 4]
+                out[i, 9] = 2 * jp * jr / (jp + jr) if jp + jr > 0 else 0.0
+                out[i, 10] = jp
+                out[i, 11] = jr
+                for k in range(8, 12):
+                    sums[k] += out[i, k]
+            else:
+                for k in range(8, 12):
+                    out[i, k] = NAN
+    return None
+
+
+def hotpot_answer_scores(const int32_t[::1] pred, const int32_t[::1] ref,
+                         const int64_t[::1] tok_off, const int32_t[::1] toks,
+                         const int64_t[::1] key_off, const int32_t[::1] keys,
+                         const int32_t[::1] special, double[::1] em, double[::1] f1,
+                         double[::1] prec, double[::1] rec):
+    """Exact match, F1, precision and recall of answer ``pred[r]`` against answer ``ref[r]``.
+
+    A string s has its sorted token ids ``toks[tok_off[s]:tok_off[s + 1]]`` and its
+    normalized form as ids ``keys[key_off[s]:key_off[s + 1]]`` (SQuAD's encoding).
+    ``special`` holds the token ids of "yes", "no" and "noanswer": a string of that one
+    token scores 0 against any other string (exact match aside)."""
+    cdef Py_ssize_t n = pred.shape[0], r
+    cdef int64_t p, g, np_, ng, same
+    cdef const int32_t* key_base = &keys[0] if keys.shape[0] else NULL
+    cdef const int32_t* tok_base = &toks[0] if toks.shape[0] else NULL
+    cdef bint equal
+    cdef double pr, rc
+    if (ref.shape[0] != n or em.shape[0] != n or f1.shape[0] != n or prec.shape[0] != n
+            or rec.shape[0] != n):
+        raise InputError("one reference and one output slot per prediction are expected")
+    if special.shape[0] != 3:
+        raise InputError("three special token ids are expected")
+    with nogil:
+        for r in range(n):
+            p = pred[r]
+            g = ref[r]
+            equal = _ak_equal(key_base + key_off[p], key_off[p + 1] - key_off[p],
+                              key_base + key_off[g], key_off[g + 1] - key_off[g])
+            em[r] = 1.0 if equal else 0.0
+            np_ = tok_off[p + 1] - tok_off[p]
+            ng = tok_off[g + 1] - tok_off[g]
+            same = 0
+            if equal or not (_hp_special(tok_base, tok_off[p], np_, special)
+                             or _hp_special(tok_base, tok_off[g], ng, special)):
+                same = _ak_bag_same(tok_base + tok_off[p], np_, tok_base + tok_off[g], ng)
+            if same == 0:
+                f1[r] = 0.0
+                prec[r] = 0.0
+                rec[r] = 0.0
+            else:
+                pr = 1.0 * same / np_
+                rc = 1.0 * same / ng
+                prec[r] = pr
+                rec[r] = rc
+                f1[r] = (2 * pr * rc) / (pr + rc)
+    return None
+
+
+cdef inline bint _hp_special(const int32_t* toks, int64_t at, int64_t n,
+                             const int32_t[::1] special) noexcept nogil:
+    return n == 1 and (toks[at] == special[0] or toks[at] == special[1]
+                       or toks[at] == special[2])
 
 
 def hotpot_sp_counts(list pred, list gold, int64_t[:, ::1] counts):

@@ -29,9 +29,6 @@ from .reference.hotpot import KEYS
 
 __all__ = ["KEYS", "hotpot", "read_json"]
 
-_ANSWER_KEYS = KEYS[0:4]
-_SP_KEYS = KEYS[4:8]
-_JOINT_KEYS = KEYS[8:12]
 _SPECIAL = ("yes", "no", "noanswer")
 
 
@@ -89,16 +86,16 @@ def hotpot(gold, predictions, *, per_question: bool = False) -> dict:
     """
     if not isinstance(per_question, (bool, np.bool_)):
         raise InputTypeError(f"per_question must be a bool, not {type(per_question).__name__}")
-    gold = _gold_list(gold)
-    predictions = _predictions(predictions)
     from .squad_eval import _gc_paused
 
-    with _gc_paused():
+    with _gc_paused():   # (a collection during json.loads walks every object made so far)
+        gold = _gold_list(gold)
+        predictions = _predictions(predictions)
         ev = _evaluate(gold, predictions)
     if per_question:
-        out: dict = {"_id": [entry["_id"] for entry in gold]}
-        out.update(ev.rows)
-        return out
+        rows: dict = {"_id": [entry["_id"] for entry in gold]}
+        rows.update(ev.rows)
+        return rows
     return ev.means()
 
 
@@ -174,67 +171,67 @@ def _predictions(predictions) -> dict:
 # --------------------------------------------------------------------------------------------
 
 class _Evaluation:
-    """Per-question values (NaN where nothing is added), and the missing predictions."""
+    """Each question's twelve values (a row of ``values``, NaN where nothing is added), the
+    sums of the columns in the script's order, and the missing predictions."""
 
-    __slots__ = ("notes", "rows")
+    __slots__ = ("notes", "sums", "values")
 
-    def __init__(self, rows: dict, notes: list):
-        self.rows, self.notes = rows, notes
+    def __init__(self, values: np.ndarray, sums: np.ndarray, notes: list):
+        self.values, self.sums, self.notes = values, sums, notes
 
-    def sums(self) -> dict:
-        """Each key's left-to-right sum in gold order, NaN taken as 0 (as the script's
-        ``+=`` loop adds: adding nothing for a missing prediction)."""
-        out = {}
-        for k in KEYS:
-            v = self.rows[k]
-            filled = np.where(np.isnan(v), 0.0, v)
-            out[k] = float(np.add.accumulate(filled)[-1]) if len(filled) else 0.0
-        return out
+    @property
+    def rows(self) -> dict:
+        return {k: np.ascontiguousarray(self.values[:, j]) for j, k in enumerate(KEYS)}
 
     def means(self) -> dict:
-        n = len(self.rows["em"])
-        return {k: s / n for k, s in self.sums().items()}
+        n = len(self.values)
+        return {k: float(s) / n for k, s in zip(KEYS, self.sums.tolist())}
 
 
 def _evaluate(gold: list, predictions: dict) -> _Evaluation:
     answers, facts = predictions["answer"], predictions["sp"]
     n = len(gold)
     state = np.zeros(n, dtype=np.uint8)
-    walk: tuple = ([], [], [], [])
-    if _kernels.hotpot_walk(gold, answers, facts, *walk, state) >= 0:
+    values = np.zeros((n, 12))
+    if _kernels.hotpot_scores(gold, answers, facts, state, values) >= 0:
         state[:] = 0
-        walk = _walk_checked(gold, answers, facts, state)
-    pred_texts, gold_texts, pred_sp, gold_sp = walk
-    has_a = (state & 1).astype(bool)
-    has_sp = (state & 2).astype(bool)
-    ans = _answer_scores(pred_texts, gold_texts)
-    sp = _sp_scores(pred_sp, gold_sp, gold, np.flatnonzero(has_sp))
-    rows = {}
-    for k, values in zip(_ANSWER_KEYS, ans):
-        rows[k] = np.full(n, np.nan)
-        rows[k][has_a] = values
-    for k, values in zip(_SP_KEYS, sp):
-        rows[k] = np.full(n, np.nan)
-        rows[k][has_sp] = values
-    # the joint values, where both are predicted (NaN elsewhere carries through)
-    j_prec = rows["prec"] * rows["sp_prec"]
-    j_rec = rows["recall"] * rows["sp_recall"]
-    with np.errstate(invalid="ignore", divide="ignore"):
-        j_f1 = np.where(j_prec + j_rec > 0, 2 * j_prec * j_rec / (j_prec + j_rec), 0.0)
-    j_f1[np.isnan(j_prec)] = np.nan
-    rows["joint_em"] = rows["em"] * rows["sp_em"]
-    rows["joint_f1"] = j_f1
-    rows["joint_prec"] = j_prec
-    rows["joint_recall"] = j_rec
+        values[:] = 0.0
+        _score_general(gold, answers, facts, state, values)
+    elif (state >= 4).any():
+        _score_left(gold, answers, facts, state, values)
+    sums = np.zeros(12)
+    _kernels.hotpot_finish(state, values, sums)
     notes = []
-    if not (has_a.all() and has_sp.all()):
-        for i in np.flatnonzero(~(has_a & has_sp)).tolist():
+    if not (state & 3 == 3).all():
+        for i in np.flatnonzero(state & 3 != 3).tolist():
             qid = gold[i]["_id"]
-            if not has_a[i]:
+            if not state[i] & 1:
                 notes.append(("answer", qid))
-            if not has_sp[i]:
+            if not state[i] & 2:
                 notes.append(("sp", qid))
-    return _Evaluation(rows, notes)
+    return _Evaluation(values, sums, notes)
+
+
+def _score_general(gold: list, answers, facts, state: np.ndarray, values: np.ndarray) -> None:
+    """What hotpot_scores gives (before hotpot_finish), for input of any form."""
+    pred_texts, gold_texts, pred_sp, gold_sp = _walk_checked(gold, answers, facts, state)
+    at = np.flatnonzero(state & 1)
+    values[at, 0:4] = np.column_stack(_answer_scores(pred_texts, gold_texts))
+    at = np.flatnonzero(state & 2)
+    values[at, 4:7] = _sp_counts(pred_sp, gold_sp, gold, at)
+
+
+def _score_left(gold: list, answers, facts, state: np.ndarray, values: np.ndarray) -> None:
+    """The answers (state bit 4) and facts (bit 8) that hotpot_scores left to the caller."""
+    at = np.flatnonzero(state & 4)
+    if len(at):
+        rows = [gold[i] for i in at.tolist()]
+        values[at, 0:4] = np.column_stack(_answer_scores([answers[e["_id"]] for e in rows],
+                                                         [e["answer"] for e in rows]))
+    for i in np.flatnonzero(state & 8).tolist():
+        entry = gold[i]
+        values[i, 4:7] = _sp_counts_python(facts[entry["_id"]], entry["supporting_facts"],
+                                           gold, i)
 
 
 def _walk_checked(gold: list, answers: dict, facts: dict, state: np.ndarray) -> tuple:
@@ -303,21 +300,14 @@ def _answer_scores(pred_texts: list, gold_texts: list) -> tuple:
     return out
 
 
-def _sp_scores(pred_sp: list, gold_sp: list, gold: list, at: np.ndarray) -> tuple:
-    """(em, f1, prec, recall) arrays of the facts, one value per question with predicted
-    facts (``at``: their gold positions, to name a question in an error)."""
-    m = len(pred_sp)
-    counts = np.empty((m, 3), dtype=np.int64)
+def _sp_counts(pred_sp: list, gold_sp: list, gold: list, at: np.ndarray) -> np.ndarray:
+    """(tp, fp, fn) rows of the facts, one per question with predicted facts (``at``:
+    their gold positions, to name a question in an error)."""
+    counts = np.empty((len(pred_sp), 3), dtype=np.int64)
     if _kernels.hotpot_sp_counts(pred_sp, gold_sp, counts):
         for k in np.flatnonzero(counts[:, 0] < 0).tolist():
             counts[k] = _sp_counts_python(pred_sp[k], gold_sp[k], gold, int(at[k]))
-    tp, fp, fn = (counts[:, j].astype(np.float64) for j in range(3))
-    with np.errstate(invalid="ignore", divide="ignore"):
-        prec = np.where(tp + fp > 0, 1.0 * tp / (tp + fp), 0.0)
-        rec = np.where(tp + fn > 0, 1.0 * tp / (tp + fn), 0.0)
-        f1 = np.where(prec + rec > 0, 2 * prec * rec / (prec + rec), 0.0)
-    em = np.where(fp + fn == 0, 1.0, 0.0)
-    return em, f1, prec, rec
+    return counts
 
 
 def _sp_counts_python(pred, ref, gold: list, i: int) -> tuple:
@@ -352,11 +342,11 @@ def register_cli(subparsers) -> dict:
 
 
 def _run_cli(args) -> int:
-    predictions = _predictions(args.pred_file)
-    gold = _gold_list(args.gold_file)
     from .squad_eval import _gc_paused
 
     with _gc_paused():
+        predictions = _predictions(args.pred_file)   # read first, as the script reads them
+        gold = _gold_list(args.gold_file)
         ev = _evaluate(gold, predictions)
     lines = [f"missing answer {qid}" if kind == "answer" else f"missing sp fact {qid}"
              for kind, qid in ev.notes]
