@@ -38,12 +38,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import import_qafast, machine_info  # noqa: E402
+from _common import import_qafast, machine_info
 
 DEFAULT_SCRIPT = "/work/scratch/oracles/hotpot/hotpot_evaluate_v1.py"
-WORDS = ("Paris France Eiffel tower river Seine 1889 twenty the a an American film director "
-         "Kingdom of Scotland Oxford University café İstanbul rock band album 1,000 Smith's "
-         "Walt Disney Company New York City Doctor Who BBC").split()
+WORDS = ["Paris", "France", "Eiffel", "tower", "river", "Seine", "1889", "twenty", "the", "a",
+         "an", "American", "film", "director", "Kingdom", "of", "Scotland", "Oxford",
+         "University", "café", "İstanbul", "rock", "band", "album", "1,000", "Smith's", "Walt",
+         "Disney", "Company", "New", "York", "City", "Doctor", "Who", "BBC"]
 TITLES = [f"{w} {v}" for w in WORDS[:20] for v in ("(band)", "(film)", "", "City")]
 
 
@@ -105,8 +106,9 @@ def main() -> int:
     if qafast is None:
         print(why, file=sys.stderr)
         return 1
-    import qafast.hotpot as qh
     import ujson
+
+    import qafast.hotpot as qh
 
     spec_ = importlib.util.spec_from_file_location("hotpot_evaluate_v1", args.script)
     script = importlib.util.module_from_spec(spec_)

@@ -256,7 +256,7 @@ def test_raw_control_characters_and_line_ends_read_as_the_script_reads_them(tmp_
 
 def test_long_answers_are_scored_over_interned_ids_with_the_same_numbers():
     # more token pairs than the walk compares one by one: the general scoring takes them
-    words = ["w%d" % (i % 37) for i in range(150)]
+    words = [f"w{i % 37}" for i in range(150)]
     long_a = " ".join(words)
     long_b = " ".join(reversed(words[:120])) + " the yes"
     pairs = [(long_a, long_b), (long_b, long_a), ("yes", long_a), (long_a, long_a), ("x", "x")]
