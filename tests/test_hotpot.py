@@ -2,6 +2,7 @@
 official script's recorded output, and bad input."""
 
 import ast
+import itertools
 import math
 import types
 from pathlib import Path
@@ -267,3 +268,43 @@ def test_long_answers_are_scored_over_interned_ids_with_the_same_numbers():
         got = tuple(float(rows[k][i]) for k in ("em", "f1", "prec", "recall"))
         assert got == spec.answer_scores(p, g)
     assert hotpot(gold, pred) == spec.evaluate(gold, pred)
+
+
+# --------------------------------------------------------------------------------------------
+# HotpotMetrics: the streaming form
+# --------------------------------------------------------------------------------------------
+
+@settings(max_examples=150, deadline=None)
+@given(_cases(), st.lists(st.integers(0, 12), max_size=4))
+def test_batches_in_gold_order_give_the_scripts_bits(case, cuts):
+    gold, pred = case
+    m = qafast.HotpotMetrics()
+    bounds = sorted({0, len(gold), *[min(c, len(gold)) for c in cuts]})
+    for lo, hi in itertools.pairwise(bounds):
+        m.update(gold[lo:hi], pred)
+    m.update([], pred)
+    assert m.compute() == hotpot(gold, pred)
+    again = qafast.HotpotMetrics()
+    again.load_state_dict(m.state_dict())
+    assert again.compute() == m.compute() and repr(again) == repr(m)
+
+
+def test_streaming_state_is_unchanged_by_a_bad_batch_and_merges():
+    gold = [{"_id": "q", "answer": "x", "supporting_facts": [["T", 0]]}]
+    pred = {"answer": {"q": "x"}, "sp": {"q": [["T", 0]]}}
+    m = qafast.HotpotMetrics()
+    with pytest.raises(InputError, match="no question"):
+        m.compute()
+    m.update(gold, pred)
+    with pytest.raises(InputTypeError):
+        m.update(gold, {"answer": {"q": 1}, "sp": {}})
+    assert m.compute() == dict.fromkeys(spec.KEYS, 1.0)
+    other = qafast.HotpotMetrics()
+    other.update(gold, {"answer": {}, "sp": {}})
+    assert m.merge(other).compute() == dict.fromkeys(spec.KEYS, 0.5)
+    with pytest.raises(InputTypeError):
+        m.merge(object())
+    for bad in ({"sums": [0.0] * 11, "count": 1}, {"sums": [2.0] * 12, "count": 1},
+                {"sums": [0.0] * 12, "count": -1}, {"sums": "x", "count": 1}, {}):
+        with pytest.raises(InputError):
+            m.load_state_dict(bad)

@@ -280,15 +280,14 @@ cdef int _hp_answer(str p, str g, _AkWork* wp, _AkWork* wg, double* row) except 
 def hotpot_finish(const uint8_t[::1] state, double[:, ::1] out, double[::1] sums):
     """From each row's answer scores ``out[i, 0:4]`` and fact counts ``out[i, 4:7]``, the
     twelve per-question values in place (facts: exact match, F1, precision, recall; then
-    the joint four), NaN where nothing is predicted, and their left-to-right sums over the
-    rows, NaN skipped, into ``sums``: the script's ``+=`` loop."""
+    the joint four), NaN where nothing is predicted, each added to its column's running
+    sum in ``sums`` row by row, NaN skipped: the script's ``+=`` loop, continued from the
+    sums given (zeros for one call)."""
     cdef Py_ssize_t n = state.shape[0], i, k
     cdef uint8_t s
     cdef double tp, fp, fn, pr, rc, jp, jr
     if out.shape[0] != n or out.shape[1] != 12 or sums.shape[0] != 12:
         raise InputError("one row of twelve outputs per state and twelve sums are expected")
-    for k in range(12):
-        sums[k] = 0.0
     with nogil:
         for i in range(n):
             s = state[i]

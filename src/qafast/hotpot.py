@@ -27,7 +27,7 @@ from . import _kernels
 from .errors import FormatError, InputError, InputTypeError
 from .reference.hotpot import KEYS
 
-__all__ = ["KEYS", "hotpot", "read_json"]
+__all__ = ["KEYS", "HotpotMetrics", "hotpot", "read_json"]
 
 _SPECIAL = ("yes", "no", "noanswer")
 
@@ -188,7 +188,8 @@ class _Evaluation:
         return {k: float(s) / n for k, s in zip(KEYS, self.sums.tolist())}
 
 
-def _evaluate(gold: list, predictions: dict) -> _Evaluation:
+def _evaluate(gold: list, predictions: dict, sums: np.ndarray | None = None) -> _Evaluation:
+    """The evaluation; ``sums``: running sums to continue (a copy is continued)."""
     answers, facts = predictions["answer"], predictions["sp"]
     n = len(gold)
     state = np.zeros(n, dtype=np.uint8)
@@ -199,7 +200,7 @@ def _evaluate(gold: list, predictions: dict) -> _Evaluation:
         _score_general(gold, answers, facts, state, values)
     elif (state >= 4).any():
         _score_left(gold, answers, facts, state, values)
-    sums = np.zeros(12)
+    sums = np.zeros(12) if sums is None else np.array(sums, dtype=np.float64)
     _kernels.hotpot_finish(state, values, sums)
     notes = []
     if not (state & 3 == 3).all():
@@ -322,6 +323,99 @@ def _sp_counts_python(pred, ref, gold: list, i: int) -> tuple:
                              field="supporting_facts") from None
     tp = sum(1 for f in pred_set if f in ref_set)
     return tp, len(pred_set) - tp, sum(1 for f in ref_set if f not in pred_set)
+
+
+# --------------------------------------------------------------------------------------------
+# Streaming
+# --------------------------------------------------------------------------------------------
+
+class HotpotMetrics:
+    """HotpotQA's twelve metrics accumulated over batches of questions.
+
+    ``update(gold, predictions)`` scores a batch (gold entries and their predictions, in the
+    forms :func:`hotpot` takes) and keeps only the running sums and the number of questions;
+    ``compute()`` gives the dict :func:`hotpot` gives. Each sum is continued question by
+    question, as the script's ``+=`` loop adds: batches fed in gold order give the script's
+    numbers, bit for bit, however the questions are split.
+
+    Unlike :class:`qafast.AnswerMetrics`, whose sums are exactly rounded so that any split
+    and any merge give the same bits, this follows the script's left-to-right sums, and the
+    answer metrics are HotpotQA's (precision and recall as well, and the yes/no rule, which
+    no ``AnswerMetrics`` option gives). :meth:`merge` adds the other states' sums to this
+    one's: the result can then differ from one pass over all the questions in the last bit.
+
+    Examples
+    --------
+    >>> from qafast.hotpot import HotpotMetrics
+    >>> m = HotpotMetrics()
+    >>> m.update([{"_id": "q1", "answer": "yes", "supporting_facts": [["A", 0]]}],
+    ...          {"answer": {"q1": "Yes."}, "sp": {"q1": [["A", 0], ["B", 1]]}})
+    >>> m.update([{"_id": "q2", "answer": "Paris", "supporting_facts": []}],
+    ...          {"answer": {"q2": "no"}, "sp": {}})
+    >>> result = m.compute()
+    >>> result["em"], result["sp_prec"], result["joint_recall"]
+    (0.5, 0.25, 0.5)
+    """
+
+    def __init__(self) -> None:
+        self.reset()
+
+    def reset(self) -> None:
+        """Forget every update."""
+        self._sums = np.zeros(12)
+        self._count = 0
+
+    def __repr__(self) -> str:
+        return f"HotpotMetrics({self._count} questions)"
+
+    def update(self, gold, predictions) -> None:
+        """Score a batch of gold questions against the predictions and add their values
+        (the state is unchanged if it raises). An empty batch adds nothing."""
+        from .squad_eval import _gc_paused
+
+        with _gc_paused():
+            if type(gold) is list and not gold:
+                return
+            gold = _gold_list(gold)
+            ev = _evaluate(gold, _predictions(predictions), self._sums)
+        self._sums, self._count = ev.sums, self._count + len(gold)
+
+    def compute(self) -> dict:
+        """The twelve means over every question so far, keyed as the script keys them."""
+        if self._count == 0:
+            raise InputError("no question scored yet")
+        return {k: float(s) / self._count for k, s in zip(KEYS, self._sums.tolist())}
+
+    def merge(self, *others: HotpotMetrics) -> HotpotMetrics:
+        """Add the sums and counts of ``others`` (unchanged) to this one; returns self."""
+        for other in others:
+            if not isinstance(other, HotpotMetrics):
+                raise InputTypeError(f"can only merge HotpotMetrics, not {type(other).__name__}")
+        states = [(o._sums.copy(), o._count) for o in others]
+        for sums, count in states:
+            self._sums = self._sums + sums
+            self._count += count
+        return self
+
+    def state_dict(self) -> dict:
+        """``{"sums": [twelve floats], "count": int}``, for :meth:`load_state_dict`."""
+        return {"sums": self._sums.tolist(), "count": self._count}
+
+    def load_state_dict(self, state: Mapping) -> None:
+        """Restore a state that :meth:`state_dict` gave (checked first)."""
+        if not isinstance(state, Mapping) or set(state) != {"sums", "count"}:
+            raise InputError("a HotpotMetrics state is {'sums': [twelve floats], 'count': int}")
+        count = state["count"]
+        if isinstance(count, bool) or not isinstance(count, (int, np.integer)) or count < 0:
+            raise InputError(f"the state's count must be an int >= 0, not {count!r}")
+        try:
+            sums = np.array(state["sums"], dtype=np.float64)
+        except (TypeError, ValueError):
+            raise InputError("the state's sums must be twelve numbers") from None
+        if sums.shape != (12,) or not np.isfinite(sums).all() or (sums < 0).any() or (
+                sums > count).any():
+            raise InputError("the state's sums must be twelve numbers in [0, count]")
+        self._sums, self._count = sums, int(count)
 
 
 # --------------------------------------------------------------------------------------------
