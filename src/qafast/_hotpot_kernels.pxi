@@ -169,12 +169,20 @@ def hotpot_scores(list gold, dict answers, dict facts, uint8_t[::1] state,
             if i + 8 < n and sp_p[i + 8] != NULL:
                 AK_PREFETCH(sp_p[i + 8])
                 AK_PREFETCH(sp_g[i + 8])
-            if i + 4 < n and sp_p[i + 4] != NULL:
-                _hp_prefetch_items(sp_p[i + 4], 0)
-                _hp_prefetch_items(sp_g[i + 4], 0)
+            # then down the chain, a level a step: each side's item array, its facts (lists),
+            # their item arrays, their titles
+            if i + 5 < n and sp_p[i + 5] != NULL:
+                _hp_prefetch_items(sp_p[i + 5], 0)
+                _hp_prefetch_items(sp_g[i + 5], 0)
+            if i + 3 < n and sp_p[i + 3] != NULL:
+                _hp_prefetch_items(sp_p[i + 3], 1)
+                _hp_prefetch_items(sp_g[i + 3], 1)
             if i + 2 < n and sp_p[i + 2] != NULL:
-                _hp_prefetch_items(sp_p[i + 2], 1)
-                _hp_prefetch_items(sp_g[i + 2], 1)
+                _hp_prefetch_items(sp_p[i + 2], 2)
+                _hp_prefetch_items(sp_g[i + 2], 2)
+            if i + 1 < n and sp_p[i + 1] != NULL:
+                _hp_prefetch_items(sp_p[i + 1], 3)
+                _hp_prefetch_items(sp_g[i + 1], 3)
             if sp_p[i] == NULL:
                 continue
             np_ = _hp_facts(<object>sp_p[i], pt, ps)
@@ -198,19 +206,29 @@ def hotpot_scores(list gold, dict answers, dict facts, uint8_t[::1] state,
     return -1
 
 
-cdef inline void _hp_prefetch_items(PyObject* side, bint items) noexcept:
-    """Fetch a list's item array (``items`` False) or its first four items (True)."""
+cdef inline void _hp_prefetch_items(PyObject* side, int level) noexcept:
+    """Fetch, for a list of facts: its item array (level 0), its first four facts (1),
+    their item arrays (2) or their titles (3), each level read from memory the level
+    before fetched."""
     cdef Py_ssize_t k, m
+    cdef PyObject* fact
     if not _ak_is_list(side):
         return
     m = _ak_list_len(side)
     if m == 0:
         return
-    if not items:
+    if level == 0:
         AK_PREFETCH(_hp_list_items(side))
         return
     for k in range(min(m, 4)):
-        AK_PREFETCH(_ak_list_at(side, k))
+        fact = _ak_list_at(side, k)
+        if level == 1:
+            AK_PREFETCH(fact)
+        elif _ak_is_list(fact) and _ak_list_len(fact) > 0:
+            if level == 2:
+                AK_PREFETCH(_hp_list_items(fact))
+            else:
+                AK_PREFETCH(_ak_list_at(fact, 0))
 
 
 cdef inline bint _hp_token_eq(const _AkWork* wa, Py_ssize_t a, const _AkWork* wb,
