@@ -263,6 +263,11 @@ cdef int _hp_answer(str p, str g, _AkWork* wp, _AkWork* wg, double* row) except 
     cdef uint8_t used[_HP_PAIRWISE + 1]
     cdef double pr, rc
     ntp = _ak_squad_spans(wp, _ak_squad_prepare(p, wp))
+    if p == g:
+        # the same text: the same tokens, all shared (1.0 * n / n is 1.0, and so is F1)
+        row[0] = 1.0
+        row[1] = row[2] = row[3] = 1.0 if ntp else 0.0
+        return 0
     ntg = _ak_squad_spans(wg, _ak_squad_prepare(g, wg))
     if ntp * ntg > _HP_PAIRWISE:
         return 1

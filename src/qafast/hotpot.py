@@ -172,12 +172,12 @@ def _predictions(predictions) -> dict:
 
 class _Evaluation:
     """Each question's twelve values (a row of ``values``, NaN where nothing is added), the
-    sums of the columns in the script's order, and the missing predictions."""
+    sums of the columns in the script's order, and what was predicted (``state``)."""
 
-    __slots__ = ("notes", "sums", "values")
+    __slots__ = ("gold", "state", "sums", "values")
 
-    def __init__(self, values: np.ndarray, sums: np.ndarray, notes: list):
-        self.values, self.sums, self.notes = values, sums, notes
+    def __init__(self, gold: list, state: np.ndarray, values: np.ndarray, sums: np.ndarray):
+        self.gold, self.state, self.values, self.sums = gold, state, values, sums
 
     @property
     def rows(self) -> dict:
@@ -186,6 +186,19 @@ class _Evaluation:
     def means(self) -> dict:
         n = len(self.values)
         return {k: float(s) / n for k, s in zip(KEYS, self.sums.tolist())}
+
+    def notes(self) -> list:
+        """The script's notes, in its order: ``("answer" or "sp", id)`` for each missing
+        prediction."""
+        notes = []
+        state = self.state.tolist()
+        for i in np.flatnonzero((self.state & 3) != 3).tolist():
+            qid = self.gold[i]["_id"]
+            if not state[i] & 1:
+                notes.append(("answer", qid))
+            if not state[i] & 2:
+                notes.append(("sp", qid))
+        return notes
 
 
 def _evaluate(gold: list, predictions: dict, sums: np.ndarray | None = None) -> _Evaluation:
@@ -202,15 +215,7 @@ def _evaluate(gold: list, predictions: dict, sums: np.ndarray | None = None) -> 
         _score_left(gold, answers, facts, state, values)
     sums = np.zeros(12) if sums is None else np.array(sums, dtype=np.float64)
     _kernels.hotpot_finish(state, values, sums)
-    notes = []
-    if not (state & 3 == 3).all():
-        for i in np.flatnonzero(state & 3 != 3).tolist():
-            qid = gold[i]["_id"]
-            if not state[i] & 1:
-                notes.append(("answer", qid))
-            if not state[i] & 2:
-                notes.append(("sp", qid))
-    return _Evaluation(values, sums, notes)
+    return _Evaluation(gold, state, values, sums)
 
 
 def _score_general(gold: list, answers, facts, state: np.ndarray, values: np.ndarray) -> None:
@@ -443,7 +448,7 @@ def _run_cli(args) -> int:
         gold = _gold_list(args.gold_file)
         ev = _evaluate(gold, predictions)
     lines = [f"missing answer {qid}" if kind == "answer" else f"missing sp fact {qid}"
-             for kind, qid in ev.notes]
+             for kind, qid in ev.notes()]
     lines.append(str(ev.means()))
     sys.stdout.write("\n".join(lines) + "\n")
     return 0
