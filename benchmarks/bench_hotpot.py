@@ -19,7 +19,7 @@ Both must print the same dict (asserted, float for float). Data is synthetic and
 answers of 1-5 words with case, punctuation and article noise, a fifth of them yes/no,
 2-4 supporting facts per question with duplicates and misses, 3% of the answers and 3% of
 the facts not predicted. The gold entries have no ``"context"`` (the real files' paragraphs
-would only add JSON reading to both sides).
+would only add JSON reading to both sides). Needs ujson, which the script imports.
 """
 
 from __future__ import annotations

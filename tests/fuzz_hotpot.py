@@ -15,7 +15,8 @@ prediction file and compares:
   run as ``python hotpot_evaluate_v1.py PRED GOLD``) with ``qafast hotpot PRED GOLD``, byte for
   byte. Where the script crashes, qafast must raise a QafastError (the command: exit 2).
 
-Prints the number of cases, crashes agreed on, and mismatches (0 expected).
+Prints the number of cases, crashes agreed on, and mismatches (0 expected). Needs the
+script (fetched unmodified from the hotpotqa/hotpot repository) and ujson, which it imports.
 """
 
 from __future__ import annotations
