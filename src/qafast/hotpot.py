@@ -9,8 +9,11 @@ with Python's own sets otherwise. The plain-Python specification is
 :mod:`qafast.reference.hotpot`; its docstring lists every rule reproduced here.
 ``qafast hotpot PRED GOLD`` is the command-line form, printing what the script prints.
 
-The module itself can be called: ``qafast.hotpot(...)`` is :func:`hotpot` whether or not
-``qafast.hotpot`` has been imported as a module.
+The module itself can be called, so that ``qafast.hotpot(...)`` calls :func:`hotpot` whether
+the name was first reached as the function (``qafast.hotpot``) or as this module (``import
+qafast.hotpot``). Its other names are best imported with ``from qafast.hotpot import ...``:
+after ``qafast.hotpot`` has been reached as the function, ``import qafast.hotpot as m``
+binds ``m`` to the function too.
 """
 
 from __future__ import annotations
