@@ -1,0 +1,468 @@
+"""HotpotQA, exactly as its official evaluation script (``hotpot_evaluate_v1.py``) computes it.
+
+:func:`hotpot` returns the dict the script prints: answer exact match, F1, precision and
+recall (SQuAD's normalization, with HotpotQA's yes/no rule), the same four over the supporting
+facts, and the joint four, with the script's keys and bit-identical floats. Answers are
+scored with the compiled kernels of :mod:`qafast.answers` (one normalization per string);
+supporting facts are counted in a kernel when they are ``[title, sentence id]`` pairs, and
+with Python's own sets otherwise. The plain-Python specification is
+:mod:`qafast.reference.hotpot`; its docstring lists every rule reproduced here.
+``qafast hotpot PRED GOLD`` is the command-line form, printing what the script prints.
+
+The module itself can be called, so that ``qafast.hotpot(...)`` calls :func:`hotpot` whether
+the name was first reached as the function (``qafast.hotpot``) or as this module (``import
+qafast.hotpot``). Its other names are best imported with ``from qafast.hotpot import ...``:
+after ``qafast.hotpot`` has been reached as the function, ``import qafast.hotpot as m``
+binds ``m`` to the function too.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import types
+from collections.abc import Mapping
+
+import numpy as np
+
+from . import _kernels
+from .errors import FormatError, InputError, InputTypeError
+from .reference.hotpot import KEYS
+
+__all__ = ["KEYS", "HotpotMetrics", "hotpot", "read_json"]
+
+_SPECIAL = ("yes", "no", "noanswer")
+
+
+def hotpot(gold, predictions, *, per_question: bool = False) -> dict:
+    """Score HotpotQA predictions as the official ``hotpot_evaluate_v1.py`` does.
+
+    Parameters
+    ----------
+    gold : str, os.PathLike or list
+        The gold file (such as ``hotpot_dev_distractor_v1.json``) or its loaded list of
+        questions, each a dict with ``"_id"``, ``"answer"`` and ``"supporting_facts"`` (a
+        list of ``[title, sentence id]`` pairs). Other fields (``"context"``, ...) are
+        ignored. Every entry is a question, a repeated id as often as it occurs.
+    predictions : str, os.PathLike or mapping
+        ``{"answer": {id: text}, "sp": {id: [[title, sentence id], ...]}}`` or a JSON file
+        of it. A question missing from ``"answer"`` (or ``"sp"``) adds nothing to the
+        answer (or fact) sums and nothing to the joint ones, but counts in the number of
+        questions. Ids the gold lacks are ignored.
+    per_question : bool, default False
+        Return each question's numbers instead of the means (see Returns).
+
+    Returns
+    -------
+    dict
+        The means, keyed as the script keys them: ``em``, ``f1``, ``prec``, ``recall``,
+        ``sp_em``, ``sp_f1``, ``sp_prec``, ``sp_recall``, ``joint_em``, ``joint_f1``,
+        ``joint_prec``, ``joint_recall`` (Python floats in [0, 1]). With
+        ``per_question=True``: ``"_id"``, the gold ids in gold order, then the same twelve
+        keys, each a float64 array in gold order with NaN where the question adds nothing
+        (its answer, facts, or for the joint keys either, not predicted); the means are
+        their sums, NaN taken as 0, over the number of questions.
+
+    Notes
+    -----
+    An answer that normalizes to "yes", "no" or "noanswer" scores F1, precision and recall
+    0 against any answer that normalizes to something else, on either side. Facts are
+    compared as sets: a fact predicted twice counts once, and ``1``, ``1.0`` and ``true``
+    are the same sentence id, as Python's equality says. Where the script crashes (no gold
+    question, a prediction or a field of the wrong type, a gold field missing where it is
+    read), a :class:`~qafast.errors.QafastError` names the question instead.
+
+    Examples
+    --------
+    >>> gold = [{"_id": "q1", "answer": "yes", "supporting_facts": [["A", 0], ["B", 2]]},
+    ...         {"_id": "q2", "answer": "the Eiffel Tower", "supporting_facts": [["C", 1]]}]
+    >>> pred = {"answer": {"q1": "yes", "q2": "Eiffel tower in Paris"},
+    ...         "sp": {"q1": [["A", 0]], "q2": [["C", 1]]}}
+    >>> hotpot(gold, pred)  # doctest: +NORMALIZE_WHITESPACE
+    {'em': 0.5, 'f1': 0.8333333333333333, 'prec': 0.75, 'recall': 1.0, 'sp_em': 0.5,
+     'sp_f1': 0.8333333333333333, 'sp_prec': 1.0, 'sp_recall': 0.75,
+     'joint_em': 0.0, 'joint_f1': 0.6666666666666666, 'joint_prec': 0.75, 'joint_recall': 0.75}
+    >>> rows = hotpot(gold, {"answer": {"q1": "no"}, "sp": {}}, per_question=True)
+    >>> rows["_id"], rows["f1"], rows["sp_f1"]
+    (['q1', 'q2'], array([ 0., nan]), array([nan, nan]))
+    """
+    if not isinstance(per_question, (bool, np.bool_)):
+        raise InputTypeError(f"per_question must be a bool, not {type(per_question).__name__}")
+    from .squad_eval import _gc_paused
+
+    with _gc_paused():   # (a collection during json.loads walks every object made so far)
+        gold = _gold_list(gold)
+        predictions = _predictions(predictions)
+        ev = _evaluate(gold, predictions)
+    if per_question:
+        rows: dict = {"_id": [entry["_id"] for entry in gold]}
+        rows.update(ev.rows)
+        return rows
+    return ev.means()
+
+
+# --------------------------------------------------------------------------------------------
+# Input
+# --------------------------------------------------------------------------------------------
+
+def read_json(path, what: str):
+    """The JSON value of the file at ``path`` as the script reads it: UTF-8 text with its
+    line ends made ``\n`` (it opens the file in text mode), control characters allowed
+    inside strings and each ``NaN`` a new float (as ujson reads them); a FormatError naming
+    the file otherwise."""
+    path = os.fspath(path)
+    if isinstance(path, bytes):
+        raise InputTypeError(f"the {what} path must be str or os.PathLike[str], not bytes")
+    with open(path, "rb") as f:
+        raw = f.read()
+    try:
+        text = raw.decode("utf-8")
+        if "\r" in text:
+            text = text.replace("\r\n", "\n").replace("\r", "\n")
+        # each NaN its own float, as ujson makes them: a fact with a NaN sentence id then
+        # equals no other, as in the script (json's one shared NaN would equal itself)
+        return json.loads(text, strict=False, parse_constant=float)
+    except json.JSONDecodeError as e:
+        raise FormatError(f"not valid JSON ({e.msg})", path=path, line=e.lineno) from None
+    except UnicodeDecodeError as e:
+        raise FormatError(f"not UTF-8 text ({e.reason})", path=path) from None
+    except RecursionError:
+        raise FormatError("JSON nested too deeply to read", path=path) from None
+
+
+def _gold_list(gold) -> list:
+    source = None
+    if isinstance(gold, (str, os.PathLike)):
+        source = os.fspath(gold)
+        gold = read_json(gold, "gold")
+    if type(gold) is not list:
+        if isinstance(gold, (str, bytes, Mapping)) or not hasattr(gold, "__iter__"):
+            where = f"{source}: " if source is not None else ""
+            raise InputTypeError(f"{where}the gold must be a list of questions, not "
+                                 f"{type(gold).__name__}")
+        gold = list(gold)
+    if not gold:
+        raise InputError(f"{source + ': ' if source else ''}no gold question to score")
+    return gold
+
+
+def _predictions(predictions) -> dict:
+    """``{"answer": dict, "sp": dict}`` of the predictions (a path or a mapping)."""
+    source = "<predictions>"
+    if isinstance(predictions, (str, os.PathLike)):
+        source = os.fspath(predictions)
+        predictions = read_json(predictions, "predictions")
+    if not isinstance(predictions, Mapping):
+        raise InputTypeError(f"{source}: the predictions must be a JSON object with \"answer\" "
+                             f"and \"sp\", not {type(predictions).__name__}")
+    out = {}
+    for key in ("answer", "sp"):
+        if key not in predictions:
+            raise InputError(f"{source}: the predictions have no {key!r} field "
+                             f"(the script needs both \"answer\" and \"sp\")", field=key)
+        value = predictions[key]
+        if not isinstance(value, Mapping):
+            raise InputTypeError(f"{source}: the predictions' {key!r} must be a JSON object "
+                                 f"{{id: ...}}, not {type(value).__name__}", field=key)
+        out[key] = value if type(value) is dict else dict(value)
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# Evaluation
+# --------------------------------------------------------------------------------------------
+
+class _Evaluation:
+    """Each question's twelve values (a row of ``values``, NaN where nothing is added), the
+    sums of the columns in the script's order, and what was predicted (``state``)."""
+
+    __slots__ = ("gold", "state", "sums", "values")
+
+    def __init__(self, gold: list, state: np.ndarray, values: np.ndarray, sums: np.ndarray):
+        self.gold, self.state, self.values, self.sums = gold, state, values, sums
+
+    @property
+    def rows(self) -> dict:
+        return {k: np.ascontiguousarray(self.values[:, j]) for j, k in enumerate(KEYS)}
+
+    def means(self) -> dict:
+        n = len(self.values)
+        return {k: float(s) / n for k, s in zip(KEYS, self.sums.tolist())}
+
+    def notes(self) -> list:
+        """The script's notes, in its order: ``("answer" or "sp", id)`` for each missing
+        prediction."""
+        notes = []
+        state = self.state.tolist()
+        for i in np.flatnonzero((self.state & 3) != 3).tolist():
+            qid = self.gold[i]["_id"]
+            if not state[i] & 1:
+                notes.append(("answer", qid))
+            if not state[i] & 2:
+                notes.append(("sp", qid))
+        return notes
+
+
+def _evaluate(gold: list, predictions: dict, sums: np.ndarray | None = None) -> _Evaluation:
+    """The evaluation; ``sums``: running sums to continue (a copy is continued)."""
+    answers, facts = predictions["answer"], predictions["sp"]
+    n = len(gold)
+    state = np.zeros(n, dtype=np.uint8)
+    values = np.zeros((n, 12))
+    if _kernels.hotpot_scores(gold, answers, facts, state, values) >= 0:
+        state[:] = 0
+        values[:] = 0.0
+        _score_general(gold, answers, facts, state, values)
+    elif (state >= 4).any():
+        _score_left(gold, answers, facts, state, values)
+    sums = np.zeros(12) if sums is None else np.array(sums, dtype=np.float64)
+    _kernels.hotpot_finish(state, values, sums)
+    return _Evaluation(gold, state, values, sums)
+
+
+def _score_general(gold: list, answers, facts, state: np.ndarray, values: np.ndarray) -> None:
+    """What hotpot_scores gives (before hotpot_finish), for input of any form."""
+    pred_texts, gold_texts, pred_sp, gold_sp = _walk_checked(gold, answers, facts, state)
+    at = np.flatnonzero(state & 1)
+    values[at, 0:4] = np.column_stack(_answer_scores(pred_texts, gold_texts))
+    at = np.flatnonzero(state & 2)
+    values[at, 4:7] = _sp_counts(pred_sp, gold_sp, gold, at)
+
+
+def _score_left(gold: list, answers, facts, state: np.ndarray, values: np.ndarray) -> None:
+    """The answers (state bit 4) and facts (bit 8) that hotpot_scores left to the caller."""
+    at = np.flatnonzero(state & 4)
+    if len(at):
+        rows = [gold[i] for i in at.tolist()]
+        values[at, 0:4] = np.column_stack(_answer_scores([answers[e["_id"]] for e in rows],
+                                                         [e["answer"] for e in rows]))
+    for i in np.flatnonzero(state & 8).tolist():
+        entry = gold[i]
+        values[i, 4:7] = _sp_counts_python(facts[entry["_id"]], entry["supporting_facts"],
+                                           gold, i)
+
+
+def _walk_checked(gold: list, answers: dict, facts: dict, state: np.ndarray) -> tuple:
+    """The walk of ``hotpot_walk`` for any input, naming the first entry that is wrong."""
+    pred_texts: list = []
+    gold_texts: list = []
+    pred_sp: list = []
+    gold_sp: list = []
+    for i, entry in enumerate(gold):
+        if not isinstance(entry, Mapping):
+            raise InputTypeError(f"gold entry {i}: a question must be a JSON object, not "
+                                 f"{type(entry).__name__}")
+        if "_id" not in entry:
+            raise InputError(f"gold entry {i} has no \"_id\"", field="_id")
+        qid = entry["_id"]
+        try:
+            has_answer = qid in answers
+            has_facts = qid in facts
+        except TypeError:
+            raise InputTypeError(f"gold entry {i}: its \"_id\" must be a str, not "
+                                 f"{type(qid).__name__}", field="_id") from None
+        where = f"question {qid!r} (gold entry {i})"
+        if has_answer:
+            text = answers[qid]
+            if not isinstance(text, str):
+                raise InputTypeError(f"{where}: the predicted answer must be a str, not "
+                                     f"{type(text).__name__}", field="answer")
+            if "answer" not in entry:
+                raise InputError(f"{where} has a predicted answer but no gold \"answer\"",
+                                 query=qid, field="answer")
+            ref = entry["answer"]
+            if not isinstance(ref, str):
+                raise InputTypeError(f"{where}: the gold answer must be a str, not "
+                                     f"{type(ref).__name__}", field="answer")
+            pred_texts.append(str.__str__(text))
+            gold_texts.append(str.__str__(ref))
+            state[i] |= 1
+        if has_facts:
+            if "supporting_facts" not in entry:
+                raise InputError(f"{where} has predicted facts but no gold "
+                                 "\"supporting_facts\"", query=qid, field="supporting_facts")
+            pred_sp.append(facts[qid])
+            gold_sp.append(entry["supporting_facts"])
+            state[i] |= 2
+    return pred_texts, gold_texts, pred_sp, gold_sp
+
+
+def _answer_scores(pred_texts: list, gold_texts: list) -> tuple:
+    """(em, f1, prec, recall) arrays, one value per (prediction, gold) pair."""
+    from . import answers
+
+    m = len(pred_texts)
+    if m == 0:
+        return tuple(np.zeros(0) for _ in range(4))
+    # the three special answers go through the encoder with the rest, which gives their ids
+    pred_sid, ref_off, ref_sid, enc = answers._prepare_encoded(
+        pred_texts + list(_SPECIAL), gold_texts + list(_SPECIAL), "v1", "squad", "token",
+        bag=True)
+    special = np.array([enc.toks[enc.tok_off[s]] for s in pred_sid[m:].tolist()],
+                       dtype=np.int32)
+    out = tuple(np.empty(m) for _ in range(4))
+    # one gold per question: reference r of question r
+    refs = np.ascontiguousarray(ref_sid[ref_off[:-1]][:m], dtype=np.int32)
+    _kernels.hotpot_answer_scores(np.ascontiguousarray(pred_sid[:m]), refs, enc.tok_off,
+                                  enc.toks, enc.key_off, enc.keys, special, *out)
+    return out
+
+
+def _sp_counts(pred_sp: list, gold_sp: list, gold: list, at: np.ndarray) -> np.ndarray:
+    """(tp, fp, fn) rows of the facts, one per question with predicted facts (``at``:
+    their gold positions, to name a question in an error)."""
+    counts = np.empty((len(pred_sp), 3), dtype=np.int64)
+    if _kernels.hotpot_sp_counts(pred_sp, gold_sp, counts):
+        for k in np.flatnonzero(counts[:, 0] < 0).tolist():
+            counts[k] = _sp_counts_python(pred_sp[k], gold_sp[k], gold, int(at[k]))
+    return counts
+
+
+def _sp_counts_python(pred, ref, gold: list, i: int) -> tuple:
+    """(tp, fp, fn) with the script's sets of tuples, for facts of any form."""
+    try:
+        pred_set = set(map(tuple, pred))
+        ref_set = set(map(tuple, ref))
+    except TypeError as e:
+        qid = gold[i]["_id"]
+        raise InputTypeError(f"question {qid!r} (gold entry {i}): supporting facts must be "
+                             f"lists of [title, sentence id] pairs ({e})",
+                             field="supporting_facts") from None
+    tp = sum(1 for f in pred_set if f in ref_set)
+    return tp, len(pred_set) - tp, sum(1 for f in ref_set if f not in pred_set)
+
+
+# --------------------------------------------------------------------------------------------
+# Streaming
+# --------------------------------------------------------------------------------------------
+
+class HotpotMetrics:
+    """HotpotQA's twelve metrics accumulated over batches of questions.
+
+    ``update(gold, predictions)`` scores a batch (gold entries and their predictions, in the
+    forms :func:`hotpot` takes) and keeps only the running sums and the number of questions;
+    ``compute()`` gives the dict :func:`hotpot` gives. Each sum is continued question by
+    question, as the script's ``+=`` loop adds: batches fed in gold order give the script's
+    numbers, bit for bit, however the questions are split.
+
+    Unlike :class:`qafast.AnswerMetrics`, whose sums are exactly rounded so that any split
+    and any merge give the same bits, this follows the script's left-to-right sums, and the
+    answer metrics are HotpotQA's (precision and recall as well, and the yes/no rule, which
+    no ``AnswerMetrics`` option gives). :meth:`merge` adds the other states' sums to this
+    one's: the result can then differ from one pass over all the questions in the last bit.
+
+    Examples
+    --------
+    >>> from qafast.hotpot import HotpotMetrics
+    >>> m = HotpotMetrics()
+    >>> m.update([{"_id": "q1", "answer": "yes", "supporting_facts": [["A", 0]]}],
+    ...          {"answer": {"q1": "Yes."}, "sp": {"q1": [["A", 0], ["B", 1]]}})
+    >>> m.update([{"_id": "q2", "answer": "Paris", "supporting_facts": []}],
+    ...          {"answer": {"q2": "no"}, "sp": {}})
+    >>> result = m.compute()
+    >>> result["em"], result["sp_prec"], result["joint_recall"]
+    (0.5, 0.25, 0.5)
+    """
+
+    def __init__(self) -> None:
+        self.reset()
+
+    def reset(self) -> None:
+        """Forget every update."""
+        self._sums = np.zeros(12)
+        self._count = 0
+
+    def __repr__(self) -> str:
+        return f"HotpotMetrics({self._count} questions)"
+
+    def update(self, gold, predictions) -> None:
+        """Score a batch of gold questions against the predictions and add their values
+        (the state is unchanged if it raises). An empty batch adds nothing."""
+        from .squad_eval import _gc_paused
+
+        with _gc_paused():
+            if type(gold) is list and not gold:
+                return
+            gold = _gold_list(gold)
+            ev = _evaluate(gold, _predictions(predictions), self._sums)
+        self._sums, self._count = ev.sums, self._count + len(gold)
+
+    def compute(self) -> dict:
+        """The twelve means over every question so far, keyed as the script keys them."""
+        if self._count == 0:
+            raise InputError("no question scored yet")
+        return {k: float(s) / self._count for k, s in zip(KEYS, self._sums.tolist())}
+
+    def merge(self, *others: HotpotMetrics) -> HotpotMetrics:
+        """Add the sums and counts of ``others`` (unchanged) to this one; returns self."""
+        for other in others:
+            if not isinstance(other, HotpotMetrics):
+                raise InputTypeError(f"can only merge HotpotMetrics, not {type(other).__name__}")
+        states = [(o._sums.copy(), o._count) for o in others]
+        for sums, count in states:
+            self._sums = self._sums + sums
+            self._count += count
+        return self
+
+    def state_dict(self) -> dict:
+        """``{"sums": [twelve floats], "count": int}``, for :meth:`load_state_dict`."""
+        return {"sums": self._sums.tolist(), "count": self._count}
+
+    def load_state_dict(self, state: Mapping) -> None:
+        """Restore a state that :meth:`state_dict` gave (checked first)."""
+        if not isinstance(state, Mapping) or set(state) != {"sums", "count"}:
+            raise InputError("a HotpotMetrics state is {'sums': [twelve floats], 'count': int}")
+        count = state["count"]
+        if isinstance(count, bool) or not isinstance(count, (int, np.integer)) or count < 0:
+            raise InputError(f"the state's count must be an int >= 0, not {count!r}")
+        try:
+            sums = np.array(state["sums"], dtype=np.float64)
+        except (TypeError, ValueError):
+            raise InputError("the state's sums must be twelve numbers") from None
+        if sums.shape != (12,) or not np.isfinite(sums).all() or (sums < 0).any() or (
+                sums > count).any():
+            raise InputError("the state's sums must be twelve numbers in [0, count]")
+        self._sums, self._count = sums, int(count)
+
+
+# --------------------------------------------------------------------------------------------
+# The `qafast hotpot` command
+# --------------------------------------------------------------------------------------------
+
+def register_cli(subparsers) -> dict:
+    """Add ``qafast hotpot`` to the ``qafast`` command; returns ``{"hotpot": handler}``."""
+    p = subparsers.add_parser(
+        "hotpot", help="score HotpotQA predictions, printing what hotpot_evaluate_v1.py prints",
+        description="Score HotpotQA predictions as the official hotpot_evaluate_v1.py does, "
+                    "printing the same lines: one per missing answer or supporting-fact "
+                    "prediction, then the dict of the twelve means.")
+    p.add_argument("pred_file", metavar="PRED",
+                   help="predictions JSON: {\"answer\": {id: text}, \"sp\": {id: facts}}")
+    p.add_argument("gold_file", metavar="GOLD", help="gold JSON: a list of questions")
+    return {"hotpot": _run_cli}
+
+
+def _run_cli(args) -> int:
+    from .squad_eval import _gc_paused
+
+    with _gc_paused():
+        predictions = _predictions(args.pred_file)   # read first, as the script reads them
+        gold = _gold_list(args.gold_file)
+        ev = _evaluate(gold, predictions)
+    lines = [f"missing answer {qid}" if kind == "answer" else f"missing sp fact {qid}"
+             for kind, qid in ev.notes()]
+    lines.append(str(ev.means()))
+    sys.stdout.write("\n".join(lines) + "\n")
+    return 0
+
+
+class _CallableModule(types.ModuleType):
+    """``qafast.hotpot`` is this module once imported (the import system sets the package's
+    attribute to it); calling it calls :func:`hotpot`, as ``qafast.hotpot`` does before."""
+
+    def __call__(self, gold, predictions, *, per_question: bool = False) -> dict:
+        return hotpot(gold, predictions, per_question=per_question)
+
+
+sys.modules[__name__].__class__ = _CallableModule

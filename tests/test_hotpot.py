@@ -1,0 +1,310 @@
+"""qafast.hotpot: HotpotQA's official evaluation, against its plain-Python specification, the
+official script's recorded output, and bad input."""
+
+import ast
+import itertools
+import math
+import types
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import qafast
+import qafast.hotpot
+from qafast.cli import main as cli_main
+from qafast.errors import FormatError, InputError, InputTypeError, QafastError
+from qafast.hotpot import hotpot
+from qafast.reference import hotpot as spec
+
+DATA = Path(__file__).resolve().parent / "data" / "hotpot"
+CASES = ("answers", "missing", "facts")
+
+
+def bits_equal(a: float, b: float) -> bool:
+    return (math.isnan(a) and math.isnan(b)) or (a == b and math.copysign(1, a)
+                                                 == math.copysign(1, b))
+
+
+# --------------------------------------------------------------------------------------------
+# The official script's output, recorded on small adversarial files
+# --------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("case", CASES)
+def test_cli_prints_what_the_script_printed(case, capsys):
+    rc = cli_main(["hotpot", str(DATA / f"{case}_pred.json"), str(DATA / f"{case}_gold.json")])
+    out = capsys.readouterr().out
+    assert rc == 0
+    assert out == (DATA / f"{case}_stdout.txt").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_means_are_the_scripts_to_the_bit(case):
+    printed = (DATA / f"{case}_stdout.txt").read_text(encoding="utf-8").splitlines()[-1]
+    want = ast.literal_eval(printed)
+    got = hotpot(DATA / f"{case}_gold.json", DATA / f"{case}_pred.json")
+    assert list(got) == list(spec.KEYS) == list(want)
+    assert all(type(v) is float for v in got.values())
+    assert all(bits_equal(got[k], want[k]) for k in want)
+    gold = qafast.hotpot.read_json(DATA / f"{case}_gold.json", "gold")
+    pred = qafast.hotpot.read_json(DATA / f"{case}_pred.json", "predictions")
+    assert spec.evaluate(gold, pred) == want
+
+
+def test_docstring_example_by_hand():
+    gold = [{"_id": "q1", "answer": "yes", "supporting_facts": [["A", 0], ["B", 2]]}]
+    # "no" against gold "yes": the yes/no rule; the one fact predicted twice counts once
+    got = hotpot(gold, {"answer": {"q1": "No."}, "sp": {"q1": [["A", 0], ["A", 0]]}})
+    assert got == {"em": 0.0, "f1": 0.0, "prec": 0.0, "recall": 0.0, "sp_em": 0.0,
+                   "sp_f1": 2 * 1.0 * 0.5 / 1.5, "sp_prec": 1.0, "sp_recall": 0.5,
+                   "joint_em": 0.0, "joint_f1": 0.0, "joint_prec": 0.0, "joint_recall": 0.0}
+
+
+# --------------------------------------------------------------------------------------------
+# The kernels against the specification
+# --------------------------------------------------------------------------------------------
+
+_ALPHABET = st.sampled_from(list("aAbé İß.,!'- \u00a0\t") + ["the ", "an ", "yes", "no",
+                                                              "noanswer", "北", "ﬁ", "Σ"])
+_TEXT = st.lists(_ALPHABET, max_size=8).map("".join) | st.sampled_from(
+    ["yes", "no", "noanswer", "Yes!", "no answer", "", "the", "a yes"])
+_SID = st.integers(-2, 3) | st.sampled_from([1.0, 0.0, True, False, "1", 2 ** 63, 2 ** 70,
+                                             -(2 ** 63) - 1])
+_FACT = st.tuples(st.sampled_from(["A", "a", "", "İ", "北京"]), _SID).map(list)
+_ODD_FACT = st.sampled_from([["A"], ["A", 0, 1], "ab", [], ("A", 0), {"A": 0}, [None, None]])
+_FACTS = st.lists(_FACT | _ODD_FACT, max_size=6) | st.lists(_FACT, max_size=70)
+
+
+@st.composite
+def _cases(draw):
+    n = draw(st.integers(1, 12))
+    ids = draw(st.lists(st.sampled_from(["q0", "q1", "q2", "é", "", "q5", "q6", "q7"]),
+                        min_size=n, max_size=n))
+    gold = [{"_id": q, "answer": draw(_TEXT), "supporting_facts": draw(_FACTS)} for q in ids]
+    answers = {q: draw(_TEXT) for q in ids if draw(st.booleans())}
+    facts = {q: draw(_FACTS) for q in ids if draw(st.booleans())}
+    return gold, {"answer": answers, "sp": facts}
+
+
+@settings(max_examples=300, deadline=None)
+@given(_cases())
+def test_per_question_rows_match_the_specification(case):
+    gold, pred = case
+    rows = hotpot(gold, pred, per_question=True)
+    want, _ = spec.per_question(gold, pred)
+    assert rows["_id"] == [e["_id"] for e in gold]
+    for k in spec.KEYS:
+        assert rows[k].dtype == np.float64 and len(rows[k]) == len(gold)
+        for i, row in enumerate(want):
+            assert bits_equal(float(rows[k][i]), float(row.get(k, math.nan))), (k, i)
+    means = hotpot(gold, pred)
+    assert means == spec.evaluate(gold, pred)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(_TEXT, _TEXT), min_size=1, max_size=20))
+def test_answer_kernel_matches_the_specification(pairs):
+    gold = [{"_id": f"q{i}", "answer": g, "supporting_facts": []}
+            for i, (_, g) in enumerate(pairs)]
+    pred = {"answer": {f"q{i}": p for i, (p, _) in enumerate(pairs)}, "sp": {}}
+    rows = hotpot(gold, pred, per_question=True)
+    for i, (p, g) in enumerate(pairs):
+        got = tuple(float(rows[k][i]) for k in ("em", "f1", "prec", "recall"))
+        assert got == spec.answer_scores(p, g), (p, g)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(_FACTS, _FACTS), min_size=1, max_size=10))
+def test_fact_kernel_matches_python_sets(pairs):
+    gold = [{"_id": f"q{i}", "supporting_facts": g} for i, (_, g) in enumerate(pairs)]
+    pred = {"answer": {}, "sp": {f"q{i}": p for i, (p, _) in enumerate(pairs)}}
+    rows = hotpot(gold, pred, per_question=True)
+    for i, (p, g) in enumerate(pairs):
+        got = tuple(float(rows[k][i]) for k in ("sp_em", "sp_f1", "sp_prec", "sp_recall"))
+        assert got == spec.sp_scores(p, g)
+
+
+def test_yes_no_rule_on_either_side():
+    assert spec.answer_scores("yes", "yes sir") == (0.0, 0.0, 0.0, 0.0)
+    assert spec.answer_scores("yes sir", "Yes.") == (0.0, 0.0, 0.0, 0.0)
+    assert spec.answer_scores("No!", "no") == (1.0, 1.0, 1.0, 1.0)
+    assert spec.answer_scores("", "") == (1.0, 0.0, 0.0, 0.0)
+    gold = [{"_id": "a", "answer": "noanswer", "supporting_facts": []},
+            {"_id": "b", "answer": "the no", "supporting_facts": []}]
+    rows = hotpot(gold, {"answer": {"a": "no answer", "b": "no"}, "sp": {}}, per_question=True)
+    assert rows["f1"].tolist() == [0.0, 1.0]   # "the no" normalizes to "no"
+    assert rows["em"].tolist() == [0.0, 1.0]
+
+
+def test_sentence_ids_compare_as_python_numbers():
+    gold = [{"_id": "q", "answer": "x", "supporting_facts": [["T", 1], ["T", 2]]}]
+    for facts, tp in (([["T", 1.0]], 1), ([["T", True]], 1), ([["T", "1"]], 0),
+                      ([("T", 1), ["T", 1], ["T", 2]], 2)):
+        rows = hotpot(gold, {"answer": {}, "sp": {"q": facts}}, per_question=True)
+        assert rows["sp_prec"][0] == (tp / len({tuple(f) for f in facts}))
+
+
+# --------------------------------------------------------------------------------------------
+# Missing predictions, duplicates, forms of input
+# --------------------------------------------------------------------------------------------
+
+def test_missing_predictions_count_in_the_number_of_questions():
+    gold = [{"_id": "a", "answer": "x", "supporting_facts": [["T", 0]]},
+            {"_id": "b"}]                       # never read: nothing predicted for it
+    got = hotpot(gold, {"answer": {"a": "x"}, "sp": {"a": [["T", 0]]}})
+    assert got == dict.fromkeys(spec.KEYS, 0.5)
+    rows = hotpot(gold, {"answer": {"a": "x"}, "sp": {}}, per_question=True)
+    assert rows["em"][0] == 1.0 and np.isnan(rows["em"][1])
+    assert np.isnan(rows["sp_em"]).all() and np.isnan(rows["joint_em"]).all()
+
+
+def test_duplicate_gold_ids_count_twice_and_unknown_ids_are_ignored():
+    gold = [{"_id": "a", "answer": "x", "supporting_facts": []}] * 2 + [
+        {"_id": "b", "answer": "y", "supporting_facts": []}]
+    pred = {"answer": {"a": "x", "b": "z", "zz": "x"}, "sp": {"a": [], "b": [], "zz": []}}
+    assert hotpot(gold, pred)["em"] == 2 / 3
+
+
+def test_ids_that_are_not_str_are_missing_as_in_the_script():
+    gold = [{"_id": 7, "answer": "x", "supporting_facts": []},
+            {"_id": "q", "answer": "x", "supporting_facts": []}]
+    pred = {"answer": {"q": "x"}, "sp": {"q": []}}
+    assert hotpot(gold, pred)["em"] == 0.5
+
+
+def test_loaded_objects_of_other_types():
+    class Text(str):
+        pass
+
+    gold = ({"_id": "q", "answer": Text("Paris"), "supporting_facts": (("T", 0),)},)
+    pred = types.MappingProxyType({"answer": types.MappingProxyType({"q": Text("paris")}),
+                                   "sp": {"q": [("T", 0)]}})
+    assert hotpot(gold, pred) == dict.fromkeys(spec.KEYS, 1.0)
+
+
+def test_the_module_is_callable_as_qafast_hotpot():
+    gold = [{"_id": "q", "answer": "x", "supporting_facts": []}]
+    pred = {"answer": {"q": "x"}, "sp": {"q": []}}
+    assert callable(qafast.hotpot)
+    assert qafast.hotpot(gold, pred) == hotpot(gold, pred)
+    assert qafast.hotpot(gold, pred, per_question=True)["em"].tolist() == [1.0]
+
+
+# --------------------------------------------------------------------------------------------
+# Bad input: a qafast error where the script crashes
+# --------------------------------------------------------------------------------------------
+
+_G = [{"_id": "q", "answer": "x", "supporting_facts": [["T", 0]]}]
+
+
+@pytest.mark.parametrize("gold, pred, error, words", [
+    ([], {"answer": {}, "sp": {}}, InputError, "no gold question"),
+    (_G, {"answer": {}}, InputError, "'sp'"),
+    (_G, {"sp": {}}, InputError, "'answer'"),
+    (_G, [], InputTypeError, "JSON object"),
+    (_G, {"answer": [], "sp": {}}, InputTypeError, "'answer'"),
+    (_G, {"answer": {"q": 5}, "sp": {}}, InputTypeError, "predicted answer"),
+    (_G, {"answer": {"q": None}, "sp": {}}, InputTypeError, "predicted answer"),
+    ([{"_id": "q", "answer": ["x"]}], {"answer": {"q": "x"}, "sp": {}}, InputTypeError,
+     "gold answer"),
+    ([{"_id": "q"}], {"answer": {"q": "x"}, "sp": {}}, InputError, "no gold \"answer\""),
+    ([{"_id": "q"}], {"answer": {}, "sp": {"q": []}}, InputError, "supporting_facts"),
+    ([{"answer": "x"}], {"answer": {}, "sp": {}}, InputError, "_id"),
+    ([{"_id": ["q"]}], {"answer": {}, "sp": {}}, InputTypeError, "_id"),
+    (["q"], {"answer": {}, "sp": {}}, InputTypeError, "gold entry 0"),
+    ({"q": 1}, {"answer": {}, "sp": {}}, InputTypeError, "list of questions"),
+    (_G, {"answer": {}, "sp": {"q": [["T", [0]]]}}, InputTypeError, "'q'"),
+    (_G, {"answer": {}, "sp": {"q": [7]}}, InputTypeError, "supporting facts"),
+    (_G, {"answer": {}, "sp": {"q": None}}, InputTypeError, "supporting facts"),
+])
+def test_bad_input_names_what_is_wrong(gold, pred, error, words):
+    with pytest.raises(error) as info:
+        hotpot(gold, pred)
+    assert words in str(info.value)
+    assert isinstance(info.value, QafastError)
+
+
+def test_bad_files(tmp_path, capsys):
+    bad = tmp_path / "bad.json"
+    bad.write_text("{\"answer\": ", encoding="utf-8")
+    good = DATA / "missing_gold.json"
+    with pytest.raises(FormatError, match="bad.json"):
+        hotpot(good, bad)
+    bad.write_bytes(b"\xff\xfe")
+    with pytest.raises(FormatError, match="UTF-8"):
+        hotpot(good, bad)
+    with pytest.raises(InputTypeError):
+        hotpot(b"gold.json", bad)
+    with pytest.raises(InputTypeError, match="per_question"):
+        hotpot(good, DATA / "missing_pred.json", per_question="yes")
+    assert cli_main(["hotpot", str(bad), str(good)]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and "qafast hotpot: " in captured.err
+
+
+def test_raw_control_characters_and_line_ends_read_as_the_script_reads_them(tmp_path):
+    gold = tmp_path / "gold.json"
+    pred = tmp_path / "pred.json"
+    gold.write_bytes(b'[{"_id": "q", "answer": "a\tb\r\nc", "supporting_facts": []}]')
+    pred.write_bytes(b'{"answer": {"q": "A B C"}, "sp": {"q": []}}')
+    assert hotpot(gold, pred)["em"] == 1.0
+    gold.write_bytes(b'[{"_id": "q", "answer": "x", "supporting_facts": [["T", NaN]]}]')
+    pred.write_bytes(b'{"answer": {}, "sp": {"q": [["T", NaN]]}}')
+    assert hotpot(gold, pred)["sp_em"] == 0.0   # each NaN its own float, as with ujson
+
+
+def test_long_answers_are_scored_over_interned_ids_with_the_same_numbers():
+    # more token pairs than the walk compares one by one: the general scoring takes them
+    words = [f"w{i % 37}" for i in range(150)]
+    long_a = " ".join(words)
+    long_b = " ".join(reversed(words[:120])) + " the yes"
+    pairs = [(long_a, long_b), (long_b, long_a), ("yes", long_a), (long_a, long_a), ("x", "x")]
+    gold = [{"_id": f"q{i}", "answer": g, "supporting_facts": []} for i, (_, g) in enumerate(pairs)]
+    pred = {"answer": {f"q{i}": p for i, (p, _) in enumerate(pairs)}, "sp": {}}
+    rows = hotpot(gold, pred, per_question=True)
+    for i, (p, g) in enumerate(pairs):
+        got = tuple(float(rows[k][i]) for k in ("em", "f1", "prec", "recall"))
+        assert got == spec.answer_scores(p, g)
+    assert hotpot(gold, pred) == spec.evaluate(gold, pred)
+
+
+# --------------------------------------------------------------------------------------------
+# HotpotMetrics: the streaming form
+# --------------------------------------------------------------------------------------------
+
+@settings(max_examples=150, deadline=None)
+@given(_cases(), st.lists(st.integers(0, 12), max_size=4))
+def test_batches_in_gold_order_give_the_scripts_bits(case, cuts):
+    gold, pred = case
+    m = qafast.HotpotMetrics()
+    bounds = sorted({0, len(gold), *[min(c, len(gold)) for c in cuts]})
+    for lo, hi in itertools.pairwise(bounds):
+        m.update(gold[lo:hi], pred)
+    m.update([], pred)
+    assert m.compute() == hotpot(gold, pred)
+    again = qafast.HotpotMetrics()
+    again.load_state_dict(m.state_dict())
+    assert again.compute() == m.compute() and repr(again) == repr(m)
+
+
+def test_streaming_state_is_unchanged_by_a_bad_batch_and_merges():
+    gold = [{"_id": "q", "answer": "x", "supporting_facts": [["T", 0]]}]
+    pred = {"answer": {"q": "x"}, "sp": {"q": [["T", 0]]}}
+    m = qafast.HotpotMetrics()
+    with pytest.raises(InputError, match="no question"):
+        m.compute()
+    m.update(gold, pred)
+    with pytest.raises(InputTypeError):
+        m.update(gold, {"answer": {"q": 1}, "sp": {}})
+    assert m.compute() == dict.fromkeys(spec.KEYS, 1.0)
+    other = qafast.HotpotMetrics()
+    other.update(gold, {"answer": {}, "sp": {}})
+    assert m.merge(other).compute() == dict.fromkeys(spec.KEYS, 0.5)
+    with pytest.raises(InputTypeError):
+        m.merge(object())
+    for bad in ({"sums": [0.0] * 11, "count": 1}, {"sums": [2.0] * 12, "count": 1},
+                {"sums": [0.0] * 12, "count": -1}, {"sums": "x", "count": 1}, {}):
+        with pytest.raises(InputError):
+            m.load_state_dict(bad)
