@@ -113,7 +113,7 @@ def main() -> int:
         return 1
     import ujson
 
-    import qafast.hotpot as qh
+    import qafast.hotpot_eval as qh
 
     spec_ = importlib.util.spec_from_file_location("hotpot_evaluate_v1", args.script)
     script = importlib.util.module_from_spec(spec_)

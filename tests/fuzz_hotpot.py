@@ -39,7 +39,7 @@ sys.path.insert(0, str(HERE.parent / "src"))
 
 import numpy as np
 
-import qafast.hotpot
+import qafast.hotpot_eval
 from qafast.cli import main as qafast_main
 from qafast.errors import QafastError
 from qafast.reference import hotpot as spec
@@ -254,7 +254,7 @@ def main() -> int:
                     problem = f"script crashed, qafast exit {rc}"
                 else:
                     try:
-                        qafast.hotpot.hotpot(gold_path, pred_path)
+                        qafast.hotpot_eval.hotpot(gold_path, pred_path)
                         problem = "script crashed, qafast.hotpot returned"
                     except QafastError:
                         pass
@@ -262,13 +262,13 @@ def main() -> int:
                 problem = f"stdout differs (rc {rc}):\n  script {want!r}\n  qafast {got!r}"
             else:
                 # read as the script reads them (ujson: each NaN a new float)
-                g = qafast.hotpot.read_json(gold_path, "gold")
-                p = qafast.hotpot.read_json(pred_path, "predictions")
-                rows = qafast.hotpot.hotpot(g, p, per_question=True)
+                g = qafast.hotpot_eval.read_json(gold_path, "gold")
+                p = qafast.hotpot_eval.read_json(pred_path, "predictions")
+                rows = qafast.hotpot_eval.hotpot(g, p, per_question=True)
                 bad = per_question_check(script, g, p, rows)
                 if bad:
                     problem = f"per-question values differ: {bad[:3]}"
-                means = qafast.hotpot.hotpot(g, p)
+                means = qafast.hotpot_eval.hotpot(g, p)
                 if str(means) != want.splitlines()[-1] or spec.evaluate(g, p) != means:
                     problem = f"means differ: {means} / {want.splitlines()[-1]}"
             if not problem and args.subprocess_every and case % args.subprocess_every == 0:

@@ -13,10 +13,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import qafast
-import qafast.hotpot
+import qafast.hotpot_eval
 from qafast.cli import main as cli_main
 from qafast.errors import FormatError, InputError, InputTypeError, QafastError
-from qafast.hotpot import hotpot
+from qafast.hotpot_eval import hotpot
 from qafast.reference import hotpot as spec
 
 DATA = Path(__file__).resolve().parent / "data" / "hotpot"
@@ -48,8 +48,8 @@ def test_means_are_the_scripts_to_the_bit(case):
     assert list(got) == list(spec.KEYS) == list(want)
     assert all(type(v) is float for v in got.values())
     assert all(bits_equal(got[k], want[k]) for k in want)
-    gold = qafast.hotpot.read_json(DATA / f"{case}_gold.json", "gold")
-    pred = qafast.hotpot.read_json(DATA / f"{case}_pred.json", "predictions")
+    gold = qafast.hotpot_eval.read_json(DATA / f"{case}_gold.json", "gold")
+    pred = qafast.hotpot_eval.read_json(DATA / f"{case}_pred.json", "predictions")
     assert spec.evaluate(gold, pred) == want
 
 
@@ -184,7 +184,7 @@ def test_loaded_objects_of_other_types():
     assert hotpot(gold, pred) == dict.fromkeys(spec.KEYS, 1.0)
 
 
-def test_the_module_is_callable_as_qafast_hotpot():
+def test_qafast_hotpot_is_the_function():
     gold = [{"_id": "q", "answer": "x", "supporting_facts": []}]
     pred = {"answer": {"q": "x"}, "sp": {"q": []}}
     assert callable(qafast.hotpot)

@@ -241,7 +241,7 @@ LAYERS = [
     ("families", ["qafast.ranking", "qafast._runfile", "qafast._arrow_input",
                   "qafast._run_sources", "qafast.answers", "qafast.squad_eval", "qafast.factoid",
                   "qafast.dbqa", "qafast.curves", "qafast.concepts", "qafast.events",
-                  "qafast.fusion", "qafast.hotpot"]),
+                  "qafast.fusion", "qafast.hotpot_eval"]),
     ("surfaces", ["qafast", "qafast.__main__", "qafast._program", "qafast._renamed", "qafast.cli",
                   "qafast.stream", "qafast.comparison", "qafast.compat", "qafast.dask",
                   "qafast.integrations", "qafast.integrations.*"]),

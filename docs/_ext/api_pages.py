@@ -18,6 +18,7 @@ MODULES = (
     ("qafast.compat", "pytrec_eval drop-in"),
     ("qafast.answers", "Answer metrics"),
     ("qafast.squad_eval", "SQuAD"),
+    ("qafast.hotpot_eval", "HotpotQA"),
     ("qafast.factoid", "Factoid QA and BioASQ"),
     ("qafast.dbqa", "Answer-sentence selection (NLPCC-DBQA)"),
     ("qafast.curves", "Average precision from curves"),

@@ -49,7 +49,7 @@ _LAZY = {
     "events": ("event_mention_score", "tw_events_score", "tweet_score"),
     "factoid": ("evaluate_bioasq", "evaluate_factoid"),
     "fusion": ("fuse",),
-    "hotpot": ("HotpotMetrics", "hotpot"),
+    "hotpot_eval": ("HotpotMetrics", "hotpot"),
     "ranking": ("Qrels", "Run", "evaluate", "evaluate_runs"),
     "squad_eval": ("squad",),
     "stream": ("AnswerMetrics", "RankingMetrics"),
@@ -95,8 +95,8 @@ if _typing.TYPE_CHECKING:
     from .factoid import evaluate_bioasq as evaluate_bioasq
     from .factoid import evaluate_factoid as evaluate_factoid
     from .fusion import fuse as fuse
-    from .hotpot import HotpotMetrics as HotpotMetrics
-    from .hotpot import hotpot as hotpot
+    from .hotpot_eval import HotpotMetrics as HotpotMetrics
+    from .hotpot_eval import hotpot as hotpot
     from .ranking import Qrels as Qrels
     from .ranking import Run as Run
     from .ranking import evaluate as evaluate

@@ -8,12 +8,6 @@ supporting facts are counted in a kernel when they are ``[title, sentence id]`` 
 with Python's own sets otherwise. The plain-Python specification is
 :mod:`qafast.reference.hotpot`; its docstring lists every rule reproduced here.
 ``qafast hotpot PRED GOLD`` is the command-line form, printing what the script prints.
-
-The module itself can be called, so that ``qafast.hotpot(...)`` calls :func:`hotpot` whether
-the name was first reached as the function (``qafast.hotpot``) or as this module (``import
-qafast.hotpot``). Its other names are best imported with ``from qafast.hotpot import ...``:
-after ``qafast.hotpot`` has been reached as the function, ``import qafast.hotpot as m``
-binds ``m`` to the function too.
 """
 
 from __future__ import annotations
@@ -21,7 +15,6 @@ from __future__ import annotations
 import json
 import os
 import sys
-import types
 from collections.abc import Mapping
 
 import numpy as np
@@ -354,7 +347,7 @@ class HotpotMetrics:
 
     Examples
     --------
-    >>> from qafast.hotpot import HotpotMetrics
+    >>> from qafast.hotpot_eval import HotpotMetrics
     >>> m = HotpotMetrics()
     >>> m.update([{"_id": "q1", "answer": "yes", "supporting_facts": [["A", 0]]}],
     ...          {"answer": {"q1": "Yes."}, "sp": {"q1": [["A", 0], ["B", 1]]}})
@@ -455,14 +448,3 @@ def _run_cli(args) -> int:
     lines.append(str(ev.means()))
     sys.stdout.write("\n".join(lines) + "\n")
     return 0
-
-
-class _CallableModule(types.ModuleType):
-    """``qafast.hotpot`` is this module once imported (the import system sets the package's
-    attribute to it); calling it calls :func:`hotpot`, as ``qafast.hotpot`` does before."""
-
-    def __call__(self, gold, predictions, *, per_question: bool = False) -> dict:
-        return hotpot(gold, predictions, per_question=per_question)
-
-
-sys.modules[__name__].__class__ = _CallableModule
