@@ -1,0 +1,354 @@
+# DROP kernels (exact match, bag-aligned F1, the question maxima), included by _kernels.pyx.
+# The definitions they implement are in qafast/reference/drop.py.
+#
+# Every distinct normalized span is a *bag*: its sorted distinct token ids in a CSR array. A
+# pair (one prediction against one gold answer) is two lists of bag ids; pairs come grouped
+# by question. Number tokens are flagged per token id.
+
+from libc.math cimport rint, INFINITY
+from libc.stdint cimport int8_t, int64_t, uint8_t
+from libc.stdlib cimport malloc, free
+
+
+cdef inline void _dk_bag_f1_numbers(const int32_t[::1] tok, const int64_t[::1] bag_off,
+                                    const uint8_t[::1] tok_num, int64_t p, int64_t g,
+                                    double* out) noexcept nogil:
+    # the F1 of bag p (predicted) against bag g (gold), or 0.0 when g holds a number token
+    # and shares none with p
+    cdef int64_t a = bag_off[p], a_end = bag_off[p + 1]
+    cdef int64_t b = bag_off[g], b_end = bag_off[g + 1]
+    cdef int64_t np_ = a_end - a, ng = b_end - b, shared = 0
+    cdef bint gold_numbers = False, shared_number = False
+    cdef int64_t k
+    cdef double precision, recall
+    for k in range(b, b_end):
+        if tok_num[tok[k]]:
+            gold_numbers = True
+            break
+    while a < a_end and b < b_end:
+        if tok[a] == tok[b]:
+            shared += 1
+            if tok_num[tok[a]]:
+                shared_number = True
+            a += 1
+            b += 1
+        elif tok[a] < tok[b]:
+            a += 1
+        else:
+            b += 1
+    if gold_numbers and not shared_number:
+        out[0] = 0.0
+        return
+    precision = 1.0 if np_ == 0 else <double>shared / <double>np_
+    recall = 1.0 if ng == 0 else <double>shared / <double>ng
+    if precision == 0.0 and recall == 0.0:
+        out[0] = 0.0
+    else:
+        out[0] = (2 * precision * recall) / (precision + recall)
+
+
+cdef int _dk_assign(int64_t rows, int64_t cols, const double* cost, int64_t* col_of,
+                    double* work, int64_t* iwork) noexcept nogil:
+    # Minimum-cost pairing of a rows x cols matrix (rows <= cols), every row paired:
+    # Crouse's shortest augmenting path, with the tie rules and arithmetic of SciPy's
+    # linear_sum_assignment (see reference/drop.py, assign). ``work`` holds rows + 2 * cols
+    # doubles, ``iwork`` rows + 4 * cols ints.
+    cdef double* u = work
+    cdef double* v = work + rows
+    cdef double* dist = work + rows + cols
+    cdef int64_t* row_of = iwork
+    cdef int64_t* path = iwork + cols
+    cdef int64_t* todo = iwork + 2 * cols
+    cdef int64_t* seen_cols = iwork + 3 * cols
+    cdef int64_t* seen_rows = iwork + 4 * cols
+    cdef int64_t start, i, j, k, at, left, sink, r, c, tmp
+    cdef double reach, best, x
+    for r in range(rows):
+        u[r] = 0.0
+        col_of[r] = -1
+    for c in range(cols):
+        v[c] = 0.0
+        row_of[c] = -1
+        path[c] = -1
+    for start in range(rows):
+        for c in range(cols):
+            dist[c] = INFINITY
+            seen_cols[c] = 0
+            todo[c] = cols - c - 1
+        for r in range(rows):
+            seen_rows[r] = 0
+        left = cols
+        reach = 0.0
+        i = start
+        sink = -1
+        while sink == -1:
+            seen_rows[i] = 1
+            best = INFINITY
+            at = -1
+            for k in range(left):
+                j = todo[k]
+                x = reach + cost[i * cols + j] - u[i] - v[j]
+                if x < dist[j]:
+                    path[j] = i
+                    dist[j] = x
+                if dist[j] < best or (dist[j] == best and row_of[j] == -1):
+                    best = dist[j]
+                    at = k
+            reach = best
+            if at < 0 or reach == INFINITY:
+                return -1
+            j = todo[at]
+            if row_of[j] == -1:
+                sink = j
+            else:
+                i = row_of[j]
+            seen_cols[j] = 1
+            left -= 1
+            todo[at] = todo[left]
+        u[start] += reach
+        for r in range(rows):
+            if seen_rows[r] and r != start:
+                u[r] += reach - dist[col_of[r]]
+        for c in range(cols):
+            if seen_cols[c]:
+                v[c] -= reach - dist[c]
+        j = sink
+        while True:
+            i = path[j]
+            row_of[j] = i
+            tmp = col_of[i]
+            col_of[i] = j
+            j = tmp
+            if i == start:
+                break
+    return 0
+
+
+cdef double _dk_pairwise(const double* a, int64_t n) noexcept nogil:
+    # numpy's pairwise summation of float64 (what numpy.mean sums with)
+    cdef double r0, r1, r2, r3, r4, r5, r6, r7, res
+    cdef int64_t i, half
+    if n < 8:
+        res = 0.0
+        for i in range(n):
+            res += a[i]
+        return res
+    if n <= 128:
+        r0 = a[0]; r1 = a[1]; r2 = a[2]; r3 = a[3]
+        r4 = a[4]; r5 = a[5]; r6 = a[6]; r7 = a[7]
+        i = 8
+        while i < n - (n % 8):
+            r0 += a[i]; r1 += a[i + 1]; r2 += a[i + 2]; r3 += a[i + 3]
+            r4 += a[i + 4]; r5 += a[i + 5]; r6 += a[i + 6]; r7 += a[i + 7]
+            i += 8
+        res = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
+        while i < n:
+            res += a[i]
+            i += 1
+        return res
+    half = n // 2
+    half -= half % 8
+    return _dk_pairwise(a, half) + _dk_pairwise(a + half, n - half)
+
+
+def drop_pairwise_mean(const double[::1] values):
+    """numpy.mean of a float64 array, computed by the kernels' pairwise sum (NaN for none)."""
+    if values.shape[0] == 0:
+        return float("nan")
+    return _dk_pairwise(&values[0], values.shape[0]) / <double>values.shape[0]
+
+
+def drop_assign(const double[:, ::1] cost, int64_t[::1] col_of):
+    """The kernels' pairing of a rows x cols cost matrix with rows <= cols: ``col_of[r]`` is
+    row r's column. Returns 0, or -1 for a matrix with no finite pairing."""
+    cdef int64_t rows = cost.shape[0], cols = cost.shape[1]
+    cdef double* work
+    cdef int64_t* iwork
+    cdef int rc
+    if rows == 0:
+        return 0
+    if rows > cols or col_of.shape[0] < rows:
+        raise ValueError("drop_assign needs rows <= cols and room for every row")
+    work = <double*>malloc(sizeof(double) * (rows + 2 * cols))
+    iwork = <int64_t*>malloc(sizeof(int64_t) * (rows + 4 * cols))
+    if work == NULL or iwork == NULL:
+        free(work)
+        free(iwork)
+        raise MemoryError()
+    with nogil:
+        rc = _dk_assign(rows, cols, &cost[0, 0], &col_of[0], work, iwork)
+    free(work)
+    free(iwork)
+    return rc
+
+
+def drop_score(const int32_t[::1] tok, const int64_t[::1] bag_off, const uint8_t[::1] tok_num,
+               const int64_t[::1] pred_off, const int64_t[::1] pred_bags,
+               const int64_t[::1] pair_pred, const int64_t[::1] gold_off,
+               const int64_t[::1] gold_bags, const uint8_t[::1] gold_blank,
+               const int8_t[::1] gold_kind, const int64_t[::1] q_off,
+               double[::1] pair_em, double[::1] pair_f1, double[::1] q_em, double[::1] q_f1,
+               int8_t[::1] q_kind):
+    """Score every pair and every question.
+
+    Prediction k's bags are ``pred_bags[pred_off[k]:pred_off[k + 1]]``; pair p compares
+    prediction ``pair_pred[p]`` with the gold answer whose bags are
+    ``gold_bags[gold_off[p]:gold_off[p + 1]]``, of type ``gold_kind[p]``, skipped in the
+    maxima when ``gold_blank[p]``. Question q's pairs are ``q_off[q]:q_off[q + 1]``. Writes
+    each pair's EM and F1, and each question's maxima and type (-1: none kept)."""
+    cdef int64_t n_pairs = pair_pred.shape[0], n_q = q_off.shape[0] - 1
+    cdef int64_t p, q, k, a, b, P, G, big = 1, area = 1, i, j
+    cdef int64_t n_distinct_p, n_distinct_g
+    cdef double* scores = NULL
+    cdef double* cost = NULL
+    cdef double* kept = NULL
+    cdef double* work = NULL
+    cdef int64_t* iwork = NULL
+    cdef int64_t* col_of = NULL
+    cdef int64_t* sorted_p = NULL
+    cdef int64_t* sorted_g = NULL
+    cdef double s, best_em, best_f1, em, f1
+    cdef int8_t kind
+    cdef bint same
+    cdef int rc = 0
+    if (pair_em.shape[0] < n_pairs or pair_f1.shape[0] < n_pairs or gold_off.shape[0] < n_pairs + 1
+            or gold_blank.shape[0] < n_pairs or gold_kind.shape[0] < n_pairs
+            or q_em.shape[0] < n_q or q_f1.shape[0] < n_q or q_kind.shape[0] < n_q):
+        raise ValueError("drop_score: output or input arrays too short")
+    # the largest matrix side and area, to size the work space once
+    for p in range(n_pairs):
+        k = pair_pred[p]
+        P = pred_off[k + 1] - pred_off[k]
+        G = gold_off[p + 1] - gold_off[p]
+        if P > big:
+            big = P
+        if G > big:
+            big = G
+        if P * G > area:
+            area = P * G
+    scores = <double*>malloc(sizeof(double) * area)
+    cost = <double*>malloc(sizeof(double) * area)
+    kept = <double*>malloc(sizeof(double) * big)
+    work = <double*>malloc(sizeof(double) * 3 * big)
+    iwork = <int64_t*>malloc(sizeof(int64_t) * 6 * big)
+    col_of = <int64_t*>malloc(sizeof(int64_t) * big)
+    sorted_p = <int64_t*>malloc(sizeof(int64_t) * big)
+    sorted_g = <int64_t*>malloc(sizeof(int64_t) * big)
+    try:
+        if (scores == NULL or cost == NULL or kept == NULL or work == NULL or iwork == NULL
+                or col_of == NULL or sorted_p == NULL or sorted_g == NULL):
+            raise MemoryError()
+        with nogil:
+            for p in range(n_pairs):
+                k = pair_pred[p]
+                a = pred_off[k]
+                P = pred_off[k + 1] - a
+                b = gold_off[p]
+                G = gold_off[p + 1] - b
+                # exact match: equal sets of normalized spans, equally many
+                em = 0.0
+                if P == G:
+                    for i in range(P):
+                        sorted_p[i] = pred_bags[a + i]
+                        sorted_g[i] = gold_bags[b + i]
+                    _dk_sort(sorted_p, P)
+                    _dk_sort(sorted_g, G)
+                    n_distinct_p = _dk_unique(sorted_p, P)
+                    n_distinct_g = _dk_unique(sorted_g, G)
+                    same = n_distinct_p == n_distinct_g
+                    if same:
+                        for i in range(n_distinct_p):
+                            if sorted_p[i] != sorted_g[i]:
+                                same = False
+                                break
+                    if same:
+                        em = 1.0
+                pair_em[p] = em
+                # F1: the best one-to-one pairing of bags
+                for i in range(G if G > P else P):
+                    kept[i] = 0.0
+                if P > 0 and G > 0:
+                    for i in range(G):
+                        for j in range(P):
+                            _dk_bag_f1_numbers(tok, bag_off, tok_num, pred_bags[a + j],
+                                               gold_bags[b + i], &scores[i * P + j])
+                    if P == 1 and G == 1:
+                        kept[0] = scores[0]
+                    elif G <= P:
+                        for i in range(G * P):
+                            cost[i] = -scores[i]
+                        rc = _dk_assign(G, P, cost, col_of, work, iwork)
+                        if rc != 0:
+                            break
+                        for i in range(G):
+                            s = scores[i * P + col_of[i]]
+                            if s > kept[i]:
+                                kept[i] = s
+                    else:
+                        for j in range(P):
+                            for i in range(G):
+                                cost[j * G + i] = -scores[i * P + j]
+                        rc = _dk_assign(P, G, cost, col_of, work, iwork)
+                        if rc != 0:
+                            break
+                        for j in range(P):
+                            i = col_of[j]
+                            s = scores[i * P + j]
+                            if s > kept[i]:
+                                kept[i] = s
+                if G > P:
+                    f1 = _dk_pairwise(kept, G) / <double>G
+                else:
+                    f1 = _dk_pairwise(kept, P) / <double>P
+                pair_f1[p] = rint(f1 * 100.0) / 100.0
+            if rc == 0:
+                for q in range(n_q):
+                    best_em = 0.0
+                    best_f1 = 0.0
+                    kind = -1
+                    for p in range(q_off[q], q_off[q + 1]):
+                        if gold_blank[p]:
+                            continue
+                        em = pair_em[p]
+                        f1 = pair_f1[p]
+                        if em > best_em:
+                            best_em = em
+                        if f1 > best_f1:
+                            best_f1 = f1
+                        if best_em == em and best_f1 == f1:
+                            kind = gold_kind[p]
+                    q_em[q] = best_em
+                    q_f1[q] = best_f1
+                    q_kind[q] = kind
+    finally:
+        free(scores)
+        free(cost)
+        free(kept)
+        free(work)
+        free(iwork)
+        free(col_of)
+        free(sorted_p)
+        free(sorted_g)
+    if rc != 0:
+        raise ValueError("drop_score: no pairing found")
+
+
+cdef void _dk_sort(int64_t* a, int64_t n) noexcept nogil:
+    # insertion sort: the span lists are short
+    cdef int64_t i, j, x
+    for i in range(1, n):
+        x = a[i]
+        j = i - 1
+        while j >= 0 and a[j] > x:
+            a[j + 1] = a[j]
+            j -= 1
+        a[j + 1] = x
+
+
+cdef int64_t _dk_unique(int64_t* a, int64_t n) noexcept nogil:
+    cdef int64_t i, m = 0
+    for i in range(n):
+        if m == 0 or a[m - 1] != a[i]:
+            a[m] = a[i]
+            m += 1
+    return m

@@ -1,0 +1,393 @@
+"""DROP, exactly as AllenAI's official ``drop_eval.py`` scores it.
+
+:func:`drop` returns the script's two numbers under its output keys (``global_em``,
+``global_f1``, bit-identical floats) and, if asked, its per-type breakdown;
+:func:`drop_per_question` gives every question's exact match, F1 and type; :func:`drop_metrics`
+scores one prediction against one gold answer (the script's ``get_metrics``); ``qafast drop
+--gold_path G --prediction_path P`` prints what the script prints. The rules are in
+:mod:`qafast.reference.drop`. Each distinct span is normalized once and becomes a bag of
+token ids; a compiled kernel pairs the bags (the assignment SciPy's ``linear_sum_assignment``
+finds, computed without SciPy) and takes the maxima. SciPy is not needed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from typing import Any
+
+import numpy as np
+
+from . import _kernels
+from .errors import FormatError, InputError, InputTypeError
+from .reference import drop as _ref
+
+__all__ = ["drop", "drop_metrics", "drop_per_question"]
+
+#: The answer types, in the order of their codes in the kernel (-1 is "no gold answer kept").
+KINDS = ("number", "span", "spans", "date")
+_KIND_CODE = {k: i for i, k in enumerate(KINDS)}
+
+
+class _Bags:
+    """One vocabulary per evaluation: each distinct span string -> the id of its normalized
+    string (its bag), each bag -> its sorted distinct token ids, each token -> number or not."""
+
+    def __init__(self) -> None:
+        self.of_span: dict = {}
+        self.of_norm: dict = {}
+        self.pieces: dict = {}
+        self.tokens: dict = {}
+        self.numbers = bytearray()
+        self.tok: list = []
+        self.off = [0]
+
+    def _piece(self, raw: str) -> str:
+        piece = self.pieces.get(raw)
+        if piece is None:
+            piece = self.pieces[raw] = _ref._piece(raw)
+        return piece
+
+    def _token(self, t: str) -> int:
+        i = self.tokens.get(t)
+        if i is None:
+            i = self.tokens[t] = len(self.tokens)
+            self.numbers.append(_ref.is_number(t))
+        return i
+
+    def bag(self, span: str) -> int:
+        b = self.of_span.get(span)
+        if b is None:
+            # re.split(" |-") cuts exactly where replacing "-" by " " and splitting on " " does
+            pieces = map(self._piece, span.replace("-", " ").split(" "))
+            norm = " ".join([p for p in pieces if p])
+            b = self.of_norm.get(norm)
+            if b is None:
+                b = self.of_norm[norm] = len(self.of_norm)
+                self.tok.extend(sorted({self._token(t) for t in norm.split()}))
+                self.off.append(len(self.tok))
+            self.of_span[span] = b
+        return b
+
+
+def _where(passage, qid) -> str:
+    return f"passage {passage!r}, question {qid!r}"
+
+
+def _answer_strings(answer, where: str, field: str, source: str):
+    """The script's ``answer_json_to_strings``, with a qafast error where it would crash."""
+    if not isinstance(answer, dict):
+        raise InputError(f"{source}: {where}: {field} must be an object with a number, spans "
+                         f"or date, got {type(answer).__name__}", field=field)
+    number = answer.get("number")
+    if number:
+        return (str(number),), "number"
+    spans = answer.get("spans")
+    if spans:
+        try:
+            strings = tuple(spans)
+        except TypeError:
+            raise InputError(f"{source}: {where}: {field}'s spans must be a list of strings",
+                             field=field) from None
+        for s in strings:
+            if not isinstance(s, str):
+                raise InputError(f"{source}: {where}: {field}'s spans must be strings, got "
+                                 f"{type(s).__name__}", field=field)
+        return strings, "span" if len(strings) == 1 else "spans"
+    if "date" in answer:
+        date = answer["date"]
+        try:
+            return ("{} {} {}".format(date["day"], date["month"], date["year"]),), "date"
+        except (KeyError, TypeError, IndexError):
+            raise InputError(f"{source}: {where}: {field}'s date must have a day, a month and "
+                             "a year", field=field) from None
+    raise InputError(f"{source}: {where}: {field} has no number, spans or date", field=field)
+
+
+def _load(source, what: str):
+    """A JSON file read as the script reads it, or the object itself."""
+    if isinstance(source, (str, os.PathLike)):
+        path = os.fspath(source)
+        try:
+            with open(path, encoding="utf-8") as f:
+                return json.load(f), path
+        except OSError as e:
+            raise InputError(f"{path}: cannot read the {what}: {e.strerror or e}",
+                             path=path) from None
+        except (ValueError, RecursionError) as e:
+            raise FormatError(f"not a JSON {what}: {e}", path=path) from None
+    if isinstance(source, (bytes, bytearray)):
+        raise InputTypeError(f"the {what} must be a path or an object, got bytes")
+    return source, f"<{what}>"
+
+
+class _Scored:
+    __slots__ = ("ids", "em", "f1", "kinds", "predicted")
+
+    def __init__(self, ids, em, f1, kinds, predicted):
+        self.ids, self.em, self.f1, self.kinds, self.predicted = ids, em, f1, kinds, predicted
+
+
+def _score(gold, predictions) -> _Scored:
+    gold, gsrc = _load(gold, "gold file")
+    predictions, psrc = _load(predictions, "predictions")
+    if not isinstance(gold, dict):
+        raise InputTypeError(f"{gsrc}: the gold file must be an object of passages, got "
+                             f"{type(gold).__name__}")
+    if not isinstance(predictions, dict):
+        raise InputTypeError(f"{psrc}: the predictions must be an object {{query id: "
+                             f"answer}}, got {type(predictions).__name__}")
+    bags = _Bags()
+    bag = bags.bag
+    ids: list = []
+    missing_kinds: list = []          # per question: type code when missing, else None
+    pred_off = [0]
+    pred_bags: list = []
+    pair_pred: list = []
+    gold_off = [0]
+    gold_bags: list = []
+    gold_blank = bytearray()
+    gold_kind = bytearray()
+    q_off = [0]
+    for pkey, passage in gold.items():
+        try:
+            qa_pairs = passage["qa_pairs"]
+        except (KeyError, TypeError, IndexError):
+            raise InputError(f"{gsrc}: passage {pkey!r} has no qa_pairs list") from None
+        if not isinstance(qa_pairs, list):
+            raise InputError(f"{gsrc}: passage {pkey!r}: qa_pairs must be a list")
+        for qa in qa_pairs:
+            if not isinstance(qa, dict) or "query_id" not in qa:
+                raise InputError(f"{gsrc}: passage {pkey!r}: a question without a query_id")
+            qid = qa["query_id"]
+            where = _where(pkey, qid)
+            if "answer" not in qa:
+                raise InputError(f"{gsrc}: {where}: no answer", query=qid, field="answer")
+            try:
+                present = qid in predictions
+            except TypeError:
+                raise InputError(f"{gsrc}: {where}: a query_id must be a string",
+                                 query=qid) from None
+            ids.append(qid)
+            if not present:
+                answer = qa["answer"]
+                kind = (_answer_strings(answer, where, "answer", gsrc)[1] if answer
+                        else "number")
+                missing_kinds.append(_KIND_CODE[kind])
+                q_off.append(len(pair_pred))
+                continue
+            missing_kinds.append(None)
+            predicted = predictions[qid]
+            if isinstance(predicted, str):
+                pred_bags.append(bag(predicted))
+            elif isinstance(predicted, (list, tuple)):
+                for s in predicted:
+                    if not isinstance(s, str):
+                        raise InputError(f"{psrc}: question {qid!r}: a prediction is a string "
+                                         f"or a list of strings, got a {type(s).__name__} "
+                                         "in the list", query=qid)
+                    pred_bags.append(bag(s))
+            else:
+                raise InputError(f"{psrc}: question {qid!r}: a prediction is a string or a "
+                                 f"list of strings, got {type(predicted).__name__}", query=qid)
+            k = len(pred_off) - 1
+            pred_off.append(len(pred_bags))
+            answers = [qa["answer"]]
+            validated = qa.get("validated_answers")
+            if validated:
+                if not isinstance(validated, list):
+                    raise InputError(f"{gsrc}: {where}: validated_answers must be a list",
+                                     query=qid, field="validated_answers")
+                answers += validated
+            for n, answer in enumerate(answers):
+                field = "answer" if n == 0 else f"validated_answers[{n - 1}]"
+                strings, kind = _answer_strings(answer, where, field, gsrc)
+                pair_pred.append(k)
+                for s in strings:
+                    gold_bags.append(bag(s))
+                gold_off.append(len(gold_bags))
+                gold_blank.append(strings[0].strip() == "")
+                gold_kind.append(_KIND_CODE[kind])
+            q_off.append(len(pair_pred))
+    n_q = len(ids)
+    n_pairs = len(pair_pred)
+    pair_em = np.empty(n_pairs)
+    pair_f1 = np.empty(n_pairs)
+    q_em = np.empty(n_q)
+    q_f1 = np.empty(n_q)
+    q_kind = np.empty(n_q, dtype=np.int8)
+    _kernels.drop_score(
+        np.array(bags.tok, dtype=np.int32), np.array(bags.off, dtype=np.int64),
+        np.frombuffer(bytes(bags.numbers) or b"\0", dtype=np.uint8),
+        np.array(pred_off, dtype=np.int64), np.array(pred_bags, dtype=np.int64),
+        np.array(pair_pred, dtype=np.int64), np.array(gold_off, dtype=np.int64),
+        np.array(gold_bags, dtype=np.int64),
+        np.frombuffer(bytes(gold_blank) or b"\0", dtype=np.uint8),
+        np.frombuffer(bytes(gold_kind) or b"\0", dtype=np.int8),
+        np.array(q_off, dtype=np.int64), pair_em, pair_f1, q_em, q_f1, q_kind)
+    kinds: list = []
+    predicted_flags = np.ones(n_q, dtype=bool)
+    for q, (missing_kind, code) in enumerate(zip(missing_kinds, q_kind.tolist())):
+        if missing_kind is not None:
+            q_em[q] = q_f1[q] = 0.0
+            predicted_flags[q] = False
+            kinds.append(KINDS[missing_kind])
+        else:
+            kinds.append(None if code < 0 else KINDS[code])
+    return _Scored(ids, q_em, q_f1, kinds, predicted_flags)
+
+
+def _type_key(kind) -> str:
+    return str(kind)
+
+
+def _breakdown(sc: _Scored) -> dict:
+    """{type: (count, percent of all questions, EM mean, F1 mean)} sorted as the script
+    sorts the names (None, from a question whose gold answers are all blank, as "None")."""
+    out = {}
+    kinds = np.array([_type_key(k) for k in sc.kinds], dtype=object)
+    total = len(sc.kinds)
+    for kind in sorted(set(sc.kinds), key=_type_key):
+        mask = kinds == _type_key(kind)
+        count = int(mask.sum())
+        out[kind] = (count, 100.0 * count / total, float(np.mean(sc.em[mask])),
+                     float(np.mean(sc.f1[mask])))
+    return out
+
+
+def drop(gold, predictions, *, by_type: bool = False) -> dict:
+    """Score predictions as AllenAI's official DROP evaluation script (``drop_eval.py``) does.
+
+    Parameters
+    ----------
+    gold : str, os.PathLike or dict
+        The gold file in the DROP release's format (a path or the loaded object):
+        ``{passage id: {"qa_pairs": [{"query_id": ..., "answer": {"number": ..., "spans":
+        [...], "date": {"day": ..., "month": ..., "year": ...}}, "validated_answers": [...]},
+        ...]}, ...}``.
+    predictions : str, os.PathLike or dict
+        ``{query id: answer}`` (or a JSON file of it), each answer a string or a list of span
+        strings. A question without one scores 0.
+    by_type : bool, default=False
+        Add ``"by_type"``: for each gold answer type the script prints (``"date"``,
+        ``"number"``, ``"span"``, ``"spans"``, and None for a question whose gold answers are
+        all blank), ``{"count", "percent", "exact_match", "f1"}`` in the script's order.
+
+    Returns
+    -------
+    dict
+        ``{"global_em": ..., "global_f1": ...}``, the means in [0, 1] the script writes to
+        ``--output_path`` (it prints 100 times them), bit for bit.
+
+    Examples
+    --------
+    >>> gold = {"p1": {"qa_pairs": [
+    ...     {"query_id": "q1", "answer": {"number": "5", "spans": [], "date": {}}},
+    ...     {"query_id": "q2", "answer": {"number": "", "spans": ["the Eagles", "Giants"]},
+    ...      "validated_answers": [{"number": "", "spans": ["Eagles"]}]}]}}
+    >>> drop(gold, {"q1": "5.0", "q2": ["Eagles", "New York Giants"]})
+    {'global_em': 0.5, 'global_f1': 0.9}
+    >>> drop(gold, {"q1": "five"}, by_type=True)["by_type"]["number"]
+    {'count': 1, 'percent': 50.0, 'exact_match': 0.0, 'f1': 0.0}
+    """
+    sc = _score(gold, predictions)
+    if not sc.ids:
+        raise InputError("no question to score: the gold file has no qa_pairs")
+    result: dict[str, Any] = {"global_em": float(np.mean(sc.em)),
+                              "global_f1": float(np.mean(sc.f1))}
+    if by_type:
+        result["by_type"] = {k: {"count": c, "percent": p, "exact_match": e, "f1": f}
+                             for k, (c, p, e, f) in _breakdown(sc).items()}
+    return result
+
+
+def drop_per_question(gold, predictions) -> dict:
+    """Every question's scores, in the gold file's order (a duplicated id once per
+    occurrence), as :func:`drop` averages them.
+
+    Returns
+    -------
+    dict
+        ``"query_id"`` (list), ``"exact_match"`` and ``"f1"`` (float64 arrays, F1 rounded to
+        2 decimals as the script rounds it), ``"type"`` (list of the types the script counts
+        the question under) and ``"predicted"`` (bool array: False for a question without a
+        prediction).
+
+    Examples
+    --------
+    >>> gold = {"p": {"qa_pairs": [{"query_id": "q", "answer": {"spans": ["1,000 yards"]}}]}}
+    >>> s = drop_per_question(gold, {"q": "1000 yards"})
+    >>> s["exact_match"][0], s["f1"][0], s["type"]
+    (np.float64(0.0), np.float64(0.5), ['span'])
+    """
+    sc = _score(gold, predictions)
+    return {"query_id": sc.ids, "exact_match": sc.em, "f1": sc.f1, "type": sc.kinds,
+            "predicted": sc.predicted}
+
+
+def drop_metrics(predicted, gold) -> tuple[float, float]:
+    """``(exact match, F1)`` of one prediction against one gold answer, each a string or a
+    list of span strings: the script's ``get_metrics``.
+
+    Examples
+    --------
+    >>> drop_metrics(["Eagles", "Giants"], ["the Giants", "Eagles", "Jets"])
+    (0.0, 0.67)
+    >>> drop_metrics("-5 yards", "5 yards")
+    (1.0, 1.0)
+    """
+    for side, value in (("predicted", predicted), ("gold", gold)):
+        values = value if isinstance(value, (list, tuple)) else [value]
+        if not all(isinstance(s, str) for s in values):
+            raise InputTypeError(f"{side} must be a string or a list of strings")
+    gold_strings = tuple(gold) if isinstance(gold, (list, tuple)) else (gold,)
+    if not gold_strings or gold_strings[0].strip() == "":
+        # no gold span, or a blank first one (which a question's maxima skip): the
+        # specification scores the pair itself
+        return _ref.get_metrics(predicted, gold)
+    question = {"query_id": 0, "answer": {"spans": gold_strings}}
+    sc = _score({"p": {"qa_pairs": [question]}}, {0: predicted})
+    return float(sc.em[0]), float(sc.f1[0])
+
+
+# --------------------------------------------------------------------------------------------
+# The `qafast drop` command
+# --------------------------------------------------------------------------------------------
+
+def register_cli(subparsers) -> dict:
+    """Add ``qafast drop`` to the ``qafast`` command; returns ``{"drop": handler}``."""
+    p = subparsers.add_parser(
+        "drop", help="score DROP predictions, printing what the official drop_eval.py prints",
+        description="Score predictions against a DROP gold file as AllenAI's drop_eval.py "
+                    "does, printing the same lines (missing predictions, then the totals and "
+                    "the breakdown by answer type).")
+    p.add_argument("--gold_path", default="drop_dataset_test.gold.json",
+                   help="the gold file (default: %(default)s)")
+    p.add_argument("--prediction_path", default="sample_predictions.json",
+                   help="the predictions, {query id: answer} (default: %(default)s)")
+    p.add_argument("--output_path", default=None,
+                   help="also write {\"global_em\": ..., \"global_f1\": ...} as JSON here")
+    return {"drop": _run_cli}
+
+
+def _run_cli(args) -> int:
+    sc = _score(args.gold_path, args.prediction_path)
+    lines = [f"Missing prediction for question: {q}"
+             for q, p in zip(sc.ids, sc.predicted.tolist()) if not p]
+    if sc.ids:
+        em, f1 = float(np.mean(sc.em)), float(np.mean(sc.f1))
+    else:
+        em = f1 = float("nan")   # what the script's numpy.mean of nothing gives
+    lines += [f"Exact-match accuracy {em * 100:.2f}", f"F1 score {f1 * 100:.2f}",
+              f"{em * 100:.2f}   &   {f1 * 100:.2f}", "----"]
+    if sc.ids:
+        for kind, (count, share, em_k, f1_k) in _breakdown(sc).items():
+            lines += [f"{kind}: {count} ({share:.2f}%)",
+                      f"  Exact-match accuracy {100.0 * em_k:.3f}",
+                      f"  F1 score {100.0 * f1_k:.3f}"]
+    sys.stdout.write("\n".join(lines) + "\n")
+    if args.output_path is not None:
+        with open(args.output_path, "w", encoding="utf8") as f:
+            json.dump({"global_em": em, "global_f1": f1}, f)
+    return 0
