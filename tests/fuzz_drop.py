@@ -125,3 +125,88 @@ def make_case(rng: random.Random, questions: int, *, blank_types: bool = True):
                            + json.dumps(v, ensure_ascii=rng.random() < 0.5)
                            for k, v in items) + "}"
     return gold, text, json.loads(text)
+
+
+def _script_questions(script, gold: dict, predictions: dict) -> list:
+    """Each question's (EM, F1) by the script's own functions, as its evaluate_json takes
+    them (the maxima over kept gold answers)."""
+    out = []
+    for passage in gold.values():
+        for pair in passage["qa_pairs"]:
+            qid = pair["query_id"]
+            if qid not in predictions:
+                out.append((0.0, 0.0))
+                continue
+            best_em = best_f1 = 0.0
+            for answer in [pair["answer"]] + (pair.get("validated_answers") or []):
+                strings, _ = script.answer_json_to_strings(answer)
+                em, f1 = script.get_metrics(predictions[qid], strings)
+                if strings[0].strip() != "":
+                    best_em, best_f1 = max(best_em, em), max(best_f1, f1)
+            out.append((float(best_em), float(best_f1)))
+    return out
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--cases", type=int, default=200)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--questions", type=int, default=40)
+    parser.add_argument("--script", default=SCRIPT)
+    args = parser.parse_args(argv)
+    import importlib.util
+
+    import qafast
+    spec = importlib.util.spec_from_file_location("drop_eval", args.script)
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    mismatches = crashes = 0
+    env = dict(os.environ, PYTHONWARNINGS="ignore")
+    with tempfile.TemporaryDirectory() as tmp:
+        g_path, p_path = os.path.join(tmp, "gold.json"), os.path.join(tmp, "pred.json")
+        o1, o2 = os.path.join(tmp, "o1.json"), os.path.join(tmp, "o2.json")
+        for case in range(args.cases):
+            rng = random.Random(args.seed * 1_000_003 + case)
+            gold, text, predictions = make_case(rng, rng.randint(0, args.questions),
+                                                blank_types=rng.random() < 0.2)
+            with open(g_path, "w", encoding="utf-8") as f:
+                json.dump(gold, f, ensure_ascii=rng.random() < 0.5)
+            with open(p_path, "w", encoding="utf-8") as f:
+                f.write(text)
+            ran = subprocess.run([sys.executable, args.script, "--gold_path", g_path,
+                                  "--prediction_path", p_path, "--output_path", o1],
+                                 capture_output=True, env=env)
+            ours = subprocess.run([sys.executable, "-m", "qafast", "drop", "--gold_path",
+                                   g_path, "--prediction_path", p_path, "--output_path", o2],
+                                  capture_output=True, env=env)
+            bad = []
+            if ours.returncode != 0:
+                bad.append(f"qafast exited {ours.returncode}: {ours.stderr.decode()[-300:]}")
+            elif ran.returncode != 0:
+                # the script crashed (a None type beside named ones): what it printed must
+                # be the start of what qafast prints
+                crashes += 1
+                if not ours.stdout.startswith(ran.stdout):
+                    bad.append("stdout differs before the script's crash")
+            else:
+                if ours.stdout != ran.stdout:
+                    bad.append("stdout differs")
+                with open(o1, "rb") as f1, open(o2, "rb") as f2:
+                    if f1.read() != f2.read():
+                        bad.append("--output_path file differs")
+            mine = qafast.drop_per_question(gold, predictions)
+            theirs = _script_questions(script, gold, predictions)
+            for k, (em, f1) in enumerate(theirs):
+                got = (float(mine["exact_match"][k]), float(mine["f1"][k]))
+                if got != (em, f1) and not (f1 != f1 and got[1] != got[1]):
+                    bad.append(f"question {k}: qafast {got}, script {(em, f1)}")
+                    break
+            if bad:
+                mismatches += 1
+                print(f"case {case}: " + "; ".join(bad))
+    print(f"{args.cases} cases ({crashes} where the script crashed), {mismatches} mismatches")
+    return 1 if mismatches else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
