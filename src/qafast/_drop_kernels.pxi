@@ -352,3 +352,94 @@ cdef int64_t _dk_unique(int64_t* a, int64_t n) noexcept nogil:
             a[m] = a[i]
             m += 1
     return m
+
+
+# -- normalizing an ASCII span ------------------------------------------------------------------
+
+cdef bint _dk_is_punct[128]
+for _dk_c in range(128):
+    _dk_is_punct[_dk_c] = chr(_dk_c) in "!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~"
+
+
+cdef bint _dk_may_be_number(const char* t, Py_ssize_t n) noexcept:
+    # False only where float() surely fails on these printable ASCII characters: a number
+    # has a digit, or is nan, inf or infinity (any case) after an optional sign
+    cdef Py_ssize_t i
+    for i in range(n):
+        if b'0' <= t[i] <= b'9':
+            return True
+    if n and (t[0] == b'+' or t[0] == b'-'):
+        t += 1
+        n -= 1
+    return ((n == 3 and (memcmp(t, b"nan", 3) == 0 or memcmp(t, b"inf", 3) == 0))
+            or (n == 8 and memcmp(t, b"infinity", 8) == 0))
+
+
+cdef object _dk_number_piece(const char* t, Py_ssize_t n):
+    # str(float(token)) when float() parses the token, else None
+    cdef str token
+    if not _dk_may_be_number(t, n):
+        return None
+    token = t[:n].decode("ascii")
+    try:
+        return repr(float(token))
+    except ValueError:
+        return None
+
+
+def drop_tokens(str span):
+    """The pieces DROP's normalization keeps of ``span`` (its normalized string is them
+    joined by spaces, its bag their set), or None when the span has a character other than
+    printable ASCII, which the Python definition handles."""
+    cdef Py_ssize_t n, i, start, end, m, k
+    cdef const char* s
+    cdef char buf[256]
+    cdef char* lowered = buf
+    cdef char* heap = NULL
+    cdef unsigned char c
+    cdef list out = []
+    cdef object piece
+    if not span.isascii():
+        return None
+    s = PyUnicode_AsUTF8AndSize(span, &n)
+    if n >= 256:
+        heap = <char*>malloc(n + 1)
+        if heap == NULL:
+            raise MemoryError()
+        lowered = heap
+    try:
+        start = 0
+        while start <= n:
+            end = start
+            while end < n and s[end] != b' ' and s[end] != b'-':
+                end += 1
+            m = 0
+            for i in range(start, end):
+                c = <unsigned char>s[i]
+                if c < 0x21 or c > 0x7e:
+                    return None          # whitespace other than " ", control characters
+                lowered[m] = c + 32 if b'A' <= c <= b'Z' else c
+                m += 1
+            start = end + 1
+            if m == 0:
+                continue
+            piece = _dk_number_piece(lowered, m)
+            if piece is None:
+                k = 0
+                for i in range(m):
+                    if not _dk_is_punct[<unsigned char>lowered[i]]:
+                        lowered[k] = lowered[i]
+                        k += 1
+                if k == 0:
+                    continue
+                piece = _dk_number_piece(lowered, k)
+                if piece is None:
+                    if ((k == 1 and lowered[0] == b'a')
+                            or (k == 2 and memcmp(lowered, b"an", 2) == 0)
+                            or (k == 3 and memcmp(lowered, b"the", 3) == 0)):
+                        continue
+                    piece = lowered[:k].decode("ascii")
+            out.append(piece)
+        return out
+    finally:
+        free(heap)

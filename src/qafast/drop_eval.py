@@ -59,13 +59,19 @@ class _Bags:
     def bag(self, span: str) -> int:
         b = self.of_span.get(span)
         if b is None:
-            # re.split(" |-") cuts exactly where replacing "-" by " " and splitting on " " does
-            pieces = map(self._piece, span.replace("-", " ").split(" "))
-            norm = " ".join([p for p in pieces if p])
+            tokens = _kernels.drop_tokens(span) if type(span) is str else None
+            if tokens is None:
+                # re.split(" |-") cuts where replacing "-" by " " and splitting on " " does
+                pieces = map(self._piece, span.replace("-", " ").split(" "))
+                norm = " ".join([p for p in pieces if p])
+                tokens = norm.split()
+            else:
+                norm = " ".join(tokens)
             b = self.of_norm.get(norm)
             if b is None:
                 b = self.of_norm[norm] = len(self.of_norm)
-                self.tok.extend(sorted({self._token(t) for t in norm.split()}))
+                token = self._token
+                self.tok.extend(sorted({token(t) for t in tokens}))
                 self.off.append(len(self.tok))
             self.of_span[span] = b
         return b
@@ -75,8 +81,18 @@ def _where(passage, qid) -> str:
     return f"passage {passage!r}, question {qid!r}"
 
 
-def _answer_strings(answer, where: str, field: str, source: str):
+def _no_field(qa, passage, source: str):
+    """Raise the error for an entry of qa_pairs without a query_id or an answer."""
+    if not isinstance(qa, dict) or "query_id" not in qa:
+        raise InputError(f"{source}: passage {passage!r}: a question without a query_id")
+    qid = qa["query_id"]
+    raise InputError(f"{source}: {_where(passage, qid)}: no answer", query=qid,
+                     field="answer")
+
+
+def _answer_strings(answer, passage, qid, field: str, source: str):
     """The script's ``answer_json_to_strings``, with a qafast error where it would crash."""
+    where = _where(passage, qid)
     if not isinstance(answer, dict):
         raise InputError(f"{source}: {where}: {field} must be an object with a number, spans "
                          f"or date, got {type(answer).__name__}", field=field)
@@ -140,8 +156,9 @@ def _score(gold, predictions) -> _Scored:
                              f"answer}}, got {type(predictions).__name__}")
     bags = _Bags()
     bag = bags.bag
+    span_bag = bags.of_span.get
     ids: list = []
-    missing_kinds: list = []          # per question: type code when missing, else None
+    missing_kinds: dict = {}          # question index -> type code, for those not predicted
     pred_off = [0]
     pred_bags: list = []
     pair_pred: list = []
@@ -150,6 +167,14 @@ def _score(gold, predictions) -> _Scored:
     gold_blank = bytearray()
     gold_kind = bytearray()
     q_off = [0]
+    # bound methods: the walk below runs once per question and per gold answer
+    ids_append, pred_append, pred_off_append = ids.append, pred_bags.append, pred_off.append
+    pair_append, gold_append, gold_off_append = (pair_pred.append, gold_bags.append,
+                                                 gold_off.append)
+    blank_append, kind_append, q_off_append = (gold_blank.append, gold_kind.append,
+                                               q_off.append)
+    span_code, spans_code, number_code = _KIND_CODE["span"], _KIND_CODE["spans"], 0
+    k = -1
     for pkey, passage in gold.items():
         try:
             qa_pairs = passage["qa_pairs"]
@@ -158,58 +183,77 @@ def _score(gold, predictions) -> _Scored:
         if not isinstance(qa_pairs, list):
             raise InputError(f"{gsrc}: passage {pkey!r}: qa_pairs must be a list")
         for qa in qa_pairs:
-            if not isinstance(qa, dict) or "query_id" not in qa:
-                raise InputError(f"{gsrc}: passage {pkey!r}: a question without a query_id")
-            qid = qa["query_id"]
-            where = _where(pkey, qid)
-            if "answer" not in qa:
-                raise InputError(f"{gsrc}: {where}: no answer", query=qid, field="answer")
+            try:
+                qid = qa["query_id"]
+                first = qa["answer"]
+            except (KeyError, TypeError, IndexError):
+                _no_field(qa, pkey, gsrc)
             try:
                 present = qid in predictions
             except TypeError:
-                raise InputError(f"{gsrc}: {where}: a query_id must be a string",
+                raise InputError(f"{gsrc}: {_where(pkey, qid)}: a query_id must be a string",
                                  query=qid) from None
-            ids.append(qid)
             if not present:
-                answer = qa["answer"]
-                kind = (_answer_strings(answer, where, "answer", gsrc)[1] if answer
+                kind = (_answer_strings(first, pkey, qid, "answer", gsrc)[1] if first
                         else "number")
-                missing_kinds.append(_KIND_CODE[kind])
-                q_off.append(len(pair_pred))
+                missing_kinds[len(ids)] = _KIND_CODE[kind]
+                ids_append(qid)
+                q_off_append(len(pair_pred))
                 continue
-            missing_kinds.append(None)
+            ids_append(qid)
             predicted = predictions[qid]
-            if isinstance(predicted, str):
-                pred_bags.append(bag(predicted))
+            if type(predicted) is str:
+                b = span_bag(predicted)
+                pred_append(bag(predicted) if b is None else b)
             elif isinstance(predicted, (list, tuple)):
-                for s in predicted:
-                    if not isinstance(s, str):
+                for text in predicted:
+                    if not isinstance(text, str):
                         raise InputError(f"{psrc}: question {qid!r}: a prediction is a string "
-                                         f"or a list of strings, got a {type(s).__name__} "
+                                         f"or a list of strings, got a {type(text).__name__} "
                                          "in the list", query=qid)
-                    pred_bags.append(bag(s))
+                    b = span_bag(text)
+                    pred_append(bag(text) if b is None else b)
+            elif isinstance(predicted, str):
+                pred_append(bag(predicted))
             else:
                 raise InputError(f"{psrc}: question {qid!r}: a prediction is a string or a "
                                  f"list of strings, got {type(predicted).__name__}", query=qid)
-            k = len(pred_off) - 1
-            pred_off.append(len(pred_bags))
-            answers = [qa["answer"]]
+            k += 1
+            pred_off_append(len(pred_bags))
             validated = qa.get("validated_answers")
             if validated:
                 if not isinstance(validated, list):
-                    raise InputError(f"{gsrc}: {where}: validated_answers must be a list",
-                                     query=qid, field="validated_answers")
-                answers += validated
+                    raise InputError(f"{gsrc}: {_where(pkey, qid)}: validated_answers must be "
+                                     "a list", query=qid, field="validated_answers")
+                answers = [first, *validated]
+            else:
+                answers = (first,)
             for n, answer in enumerate(answers):
-                field = "answer" if n == 0 else f"validated_answers[{n - 1}]"
-                strings, kind = _answer_strings(answer, where, field, gsrc)
-                pair_pred.append(k)
-                for s in strings:
-                    gold_bags.append(bag(s))
-                gold_off.append(len(gold_bags))
-                gold_blank.append(strings[0].strip() == "")
-                gold_kind.append(_KIND_CODE[kind])
-            q_off.append(len(pair_pred))
+                pair_append(k)
+                # the usual shapes inline; anything else through _answer_strings
+                number = answer.get("number") if type(answer) is dict else None
+                if number and type(number) is str:
+                    b = span_bag(number)
+                    gold_append(bag(number) if b is None else b)
+                    blank_append(not number.strip())
+                    kind_append(number_code)
+                else:
+                    spans = answer.get("spans") if not number and type(answer) is dict else None
+                    if spans and type(spans) is list and all(type(x) is str for x in spans):
+                        for text in spans:
+                            b = span_bag(text)
+                            gold_append(bag(text) if b is None else b)
+                        blank_append(not spans[0].strip())
+                        kind_append(span_code if len(spans) == 1 else spans_code)
+                    else:
+                        field = "answer" if n == 0 else f"validated_answers[{n - 1}]"
+                        strings, kind = _answer_strings(answer, pkey, qid, field, gsrc)
+                        for text in strings:
+                            gold_append(bag(text))
+                        blank_append(not strings[0].strip())
+                        kind_append(_KIND_CODE[kind])
+                gold_off_append(len(gold_bags))
+            q_off_append(len(pair_pred))
     n_q = len(ids)
     n_pairs = len(pair_pred)
     pair_em = np.empty(n_pairs)
@@ -226,15 +270,13 @@ def _score(gold, predictions) -> _Scored:
         np.frombuffer(bytes(gold_blank) or b"\0", dtype=np.uint8),
         np.frombuffer(bytes(gold_kind) or b"\0", dtype=np.int8),
         np.array(q_off, dtype=np.int64), pair_em, pair_f1, q_em, q_f1, q_kind)
-    kinds: list = []
     predicted_flags = np.ones(n_q, dtype=bool)
-    for q, (missing_kind, code) in enumerate(zip(missing_kinds, q_kind.tolist())):
-        if missing_kind is not None:
-            q_em[q] = q_f1[q] = 0.0
-            predicted_flags[q] = False
-            kinds.append(KINDS[missing_kind])
-        else:
-            kinds.append(None if code < 0 else KINDS[code])
+    for q, code in missing_kinds.items():
+        q_em[q] = q_f1[q] = 0.0
+        predicted_flags[q] = False
+        q_kind[q] = code
+    names = KINDS + (None,)          # code -1: no gold answer kept
+    kinds = [names[c] for c in q_kind.tolist()]
     return _Scored(ids, q_em, q_f1, kinds, predicted_flags)
 
 
