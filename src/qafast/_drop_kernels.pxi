@@ -378,8 +378,22 @@ cdef bint _dk_may_be_number(const char* t, Py_ssize_t n) noexcept:
 cdef object _dk_number_piece(const char* t, Py_ssize_t n):
     # str(float(token)) when float() parses the token, else None
     cdef str token
+    cdef Py_ssize_t i, lead = 0
+    cdef char digits[20]
     if not _dk_may_be_number(t, n):
         return None
+    if n <= 15:
+        # plain digits below 10**15: float() is exact and str() writes the integer and ".0"
+        for i in range(n):
+            if not (b'0' <= t[i] <= b'9'):
+                break
+        else:
+            while lead < n - 1 and t[lead] == b'0':
+                lead += 1
+            memcpy(digits, t + lead, n - lead)
+            digits[n - lead] = b'.'
+            digits[n - lead + 1] = b'0'
+            return digits[:n - lead + 2].decode("ascii")
     token = t[:n].decode("ascii")
     try:
         return repr(float(token))
@@ -391,6 +405,13 @@ def drop_tokens(str span):
     """The pieces DROP's normalization keeps of ``span`` (its normalized string is them
     joined by spaces, its bag their set), or None when the span has a character other than
     printable ASCII, which the Python definition handles."""
+    cdef bytearray numbers = bytearray()
+    return _dk_tokens(span, numbers)
+
+
+cdef object _dk_tokens(str span, bytearray numbers):
+    # drop_tokens, appending to ``numbers`` whether each piece is a number (a piece is one
+    # exactly when it was made by str(float(...)): the others are what float() refused)
     cdef Py_ssize_t n, i, start, end, m, k
     cdef const char* s
     cdef char buf[256]
@@ -399,7 +420,7 @@ def drop_tokens(str span):
     cdef unsigned char c
     cdef list out = []
     cdef object piece
-    if not span.isascii():
+    if not PyUnicode_IS_ASCII(span):
         return None
     s = PyUnicode_AsUTF8AndSize(span, &n)
     if n >= 256:
@@ -439,7 +460,191 @@ def drop_tokens(str span):
                             or (k == 3 and memcmp(lowered, b"the", 3) == 0)):
                         continue
                     piece = lowered[:k].decode("ascii")
+                    numbers.append(0)
+                else:
+                    numbers.append(1)
+            else:
+                numbers.append(1)
             out.append(piece)
         return out
     finally:
         free(heap)
+
+
+# -- the walk over a gold file ---------------------------------------------------------------
+
+cdef class DropVocab:
+    """One vocabulary per evaluation: each distinct span -> the id of its normalized string
+    (its bag), each bag -> its sorted distinct token ids (``tok[off[b]:off[b + 1]]``), each
+    token -> whether it is a number (``numbers``). Printable-ASCII spans are normalized here;
+    others by ``fallback(span) -> (normalized string, tokens, number flags)``."""
+
+    cdef public dict of_span, of_norm, tokens
+    cdef public bytearray numbers
+    cdef public list tok, off
+    cdef object fallback
+
+    def __init__(self, fallback):
+        self.of_span, self.of_norm, self.tokens = {}, {}, {}
+        self.numbers = bytearray()
+        self.tok, self.off = [], [0]
+        self.fallback = fallback
+
+    cpdef Py_ssize_t bag(self, str span) except -1:
+        """The bag id of ``span``, interning it and its tokens on first sight."""
+        cdef object b = self.of_span.get(span)
+        cdef object pieces, flags, norm, t, tid
+        cdef bytearray fl
+        cdef Py_ssize_t i, n
+        cdef list ids
+        if b is not None:
+            return b
+        fl = bytearray()
+        pieces = _dk_tokens(span, fl)
+        if pieces is None:
+            norm, pieces, flags = self.fallback(span)
+        else:
+            norm = " ".join(<list>pieces)
+            flags = fl
+        b = self.of_norm.get(norm)
+        if b is None:
+            b = len(self.of_norm)
+            self.of_norm[norm] = b
+            ids = []
+            n = len(pieces)
+            for i in range(n):
+                t = pieces[i]
+                tid = self.tokens.get(t)
+                if tid is None:
+                    tid = len(self.tokens)
+                    self.tokens[t] = tid
+                    self.numbers.append(flags[i])
+                ids.append(tid)
+            self.tok.extend(sorted(set(ids)))
+            self.off.append(len(self.tok))
+        self.of_span[span] = b
+        return b
+
+
+cdef inline Py_ssize_t _dk_bag_of(DropVocab vocab, str text) except -1:
+    cdef object b = vocab.of_span.get(text)
+    if b is None:
+        return vocab.bag(text)
+    return b
+
+
+def drop_walk(dict gold, dict predictions, DropVocab vocab, list ids, dict missing,
+              list pred_off, list pred_bags, list pair_pred, list gold_off, list gold_bags,
+              list gold_blank, list gold_kind, list q_off):
+    """The walk of ``qafast.drop_eval._score`` over the usual shapes (every value the DROP
+    release has: string ids, string or list-of-string predictions, answers whose number,
+    spans and date fields are strings), appending to the lists it is given and interning
+    spans in ``vocab``. Returns False, having appended nothing that
+    counts, at the first other shape: the caller then walks in Python, which handles every
+    shape or names what is wrong."""
+    cdef dict of_span = vocab.of_span
+    cdef object passage, qa_pairs, qa, qid, first, predicted, validated, answer, number
+    cdef object spans, date, day, month, year, text
+    cdef list answers
+    cdef Py_ssize_t k = -1, n_q = 0, i
+    cdef str s
+    for passage in gold.values():
+        if type(passage) is not dict:
+            return False
+        qa_pairs = (<dict>passage).get("qa_pairs")
+        if type(qa_pairs) is not list:
+            return False
+        for qa in <list>qa_pairs:
+            if type(qa) is not dict:
+                return False
+            qid = (<dict>qa).get("query_id")
+            first = (<dict>qa).get("answer")
+            if type(qid) is not str or type(first) is not dict:
+                return False
+            ids.append(qid)
+            predicted = predictions.get(qid)
+            if predicted is None:
+                if qid in predictions:
+                    return False
+                if not first:
+                    missing[n_q] = 0
+                else:
+                    number = (<dict>first).get("number")
+                    spans = (<dict>first).get("spans")
+                    if number:
+                        missing[n_q] = 0
+                    elif spans:
+                        if type(spans) is not list:
+                            return False
+                        missing[n_q] = 1 if len(<list>spans) == 1 else 2
+                    elif "date" in <dict>first:
+                        date = (<dict>first)["date"]
+                        if type(date) is not dict or not ("day" in date and "month" in date
+                                                           and "year" in date):
+                            return False
+                        missing[n_q] = 3
+                    else:
+                        return False
+                q_off.append(len(pair_pred))
+                n_q += 1
+                continue
+            if type(predicted) is str:
+                pred_bags.append(_dk_bag_of(vocab, <str>predicted))
+            elif type(predicted) is list:
+                for text in <list>predicted:
+                    if type(text) is not str:
+                        return False
+                    pred_bags.append(_dk_bag_of(vocab, <str>text))
+            else:
+                return False
+            k += 1
+            pred_off.append(len(pred_bags))
+            validated = (<dict>qa).get("validated_answers")
+            if validated:
+                if type(validated) is not list:
+                    return False
+                answers = [first]
+                answers.extend(<list>validated)
+            else:
+                answers = [first]
+            for answer in answers:
+                if type(answer) is not dict:
+                    return False
+                pair_pred.append(k)
+                number = (<dict>answer).get("number")
+                if number:
+                    if type(number) is not str:
+                        return False
+                    gold_bags.append(_dk_bag_of(vocab, <str>number))
+                    gold_blank.append(not (<str>number).strip())
+                    gold_kind.append(0)
+                else:
+                    spans = (<dict>answer).get("spans")
+                    if spans:
+                        if type(spans) is not list:
+                            return False
+                        for text in <list>spans:
+                            if type(text) is not str:
+                                return False
+                            gold_bags.append(_dk_bag_of(vocab, <str>text))
+                        gold_blank.append(not (<str>(<list>spans)[0]).strip())
+                        gold_kind.append(1 if len(<list>spans) == 1 else 2)
+                    elif "date" in <dict>answer:
+                        date = (<dict>answer)["date"]
+                        if type(date) is not dict:
+                            return False
+                        day = (<dict>date).get("day")
+                        month = (<dict>date).get("month")
+                        year = (<dict>date).get("year")
+                        if type(day) is not str or type(month) is not str or type(year) is not str:
+                            return False
+                        s = f"{day} {month} {year}"
+                        gold_bags.append(_dk_bag_of(vocab, s))
+                        gold_blank.append(not s.strip())
+                        gold_kind.append(3)
+                    else:
+                        return False
+                gold_off.append(len(gold_bags))
+            q_off.append(len(pair_pred))
+            n_q += 1
+    return True

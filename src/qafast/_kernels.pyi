@@ -248,3 +248,18 @@ def drop_score(
     pair_em: _F64, pair_f1: _F64, q_em: _F64, q_f1: _F64, q_kind: _I8,
 ) -> None: ...
 def drop_tokens(span: str) -> list[str] | None: ...
+def drop_walk(
+    gold: dict[Any, Any], predictions: dict[Any, Any], vocab: DropVocab,
+    ids: list[Any], missing: dict[int, int], pred_off: list[int], pred_bags: list[int],
+    pair_pred: list[int], gold_off: list[int], gold_bags: list[int], gold_blank: list[bool],
+    gold_kind: list[int], q_off: list[int],
+) -> bool: ...
+class DropVocab:
+    of_span: dict[str, int]
+    of_norm: dict[str, int]
+    tokens: dict[str, int]
+    numbers: bytearray
+    tok: list[int]
+    off: list[int]
+    def __init__(self, fallback: Any) -> None: ...
+    def bag(self, span: str) -> int: ...

@@ -30,51 +30,35 @@ KINDS = ("number", "span", "spans", "date")
 _KIND_CODE = {k: i for i, k in enumerate(KINDS)}
 
 
-class _Bags:
-    """One vocabulary per evaluation: each distinct span string -> the id of its normalized
-    string (its bag), each bag -> its sorted distinct token ids, each token -> number or not."""
+class _Normalizer:
+    """(normalized string, its tokens, whether each is a number) by the specification's
+    rules, each distinct piece normalized once: the vocabulary's way for spans with
+    characters other than printable ASCII."""
 
     def __init__(self) -> None:
-        self.of_span: dict = {}
-        self.of_norm: dict = {}
         self.pieces: dict = {}
-        self.tokens: dict = {}
-        self.numbers = bytearray()
-        self.tok: list = []
-        self.off = [0]
+        self.numbers: dict = {}
 
-    def _piece(self, raw: str) -> str:
-        piece = self.pieces.get(raw)
-        if piece is None:
-            piece = self.pieces[raw] = _ref._piece(raw)
-        return piece
-
-    def _token(self, t: str) -> int:
-        i = self.tokens.get(t)
-        if i is None:
-            i = self.tokens[t] = len(self.tokens)
-            self.numbers.append(_ref.is_number(t))
-        return i
-
-    def bag(self, span: str) -> int:
-        b = self.of_span.get(span)
-        if b is None:
-            tokens = _kernels.drop_tokens(span) if type(span) is str else None
-            if tokens is None:
-                # re.split(" |-") cuts where replacing "-" by " " and splitting on " " does
-                pieces = map(self._piece, span.replace("-", " ").split(" "))
-                norm = " ".join([p for p in pieces if p])
-                tokens = norm.split()
-            else:
-                norm = " ".join(tokens)
-            b = self.of_norm.get(norm)
-            if b is None:
-                b = self.of_norm[norm] = len(self.of_norm)
-                token = self._token
-                self.tok.extend(sorted({token(t) for t in tokens}))
-                self.off.append(len(self.tok))
-            self.of_span[span] = b
-        return b
+    def __call__(self, span: str):
+        pieces = self.pieces
+        out = []
+        # re.split(" |-") cuts where replacing "-" by " " and splitting on " " does
+        for raw in span.replace("-", " ").split(" "):
+            piece = pieces.get(raw)
+            if piece is None:
+                piece = pieces[raw] = _ref._piece(raw)
+            if piece:
+                out.append(piece)
+        norm = " ".join(out)
+        tokens = norm.split()
+        numbers = self.numbers
+        flags = bytearray()
+        for t in tokens:
+            flag = numbers.get(t)
+            if flag is None:
+                flag = numbers[t] = _ref.is_number(t)
+            flags.append(flag)
+        return norm, tokens, flags
 
 
 def _where(passage, qid) -> str:
@@ -154,9 +138,7 @@ def _score(gold, predictions) -> _Scored:
     if not isinstance(predictions, dict):
         raise InputTypeError(f"{psrc}: the predictions must be an object {{query id: "
                              f"answer}}, got {type(predictions).__name__}")
-    bags = _Bags()
-    bag = bags.bag
-    span_bag = bags.of_span.get
+    bags = _kernels.DropVocab(_Normalizer())
     ids: list = []
     missing_kinds: dict = {}          # question index -> type code, for those not predicted
     pred_off = [0]
@@ -164,9 +146,52 @@ def _score(gold, predictions) -> _Scored:
     pair_pred: list = []
     gold_off = [0]
     gold_bags: list = []
-    gold_blank = bytearray()
-    gold_kind = bytearray()
+    gold_blank: list = []
+    gold_kind: list = []
     q_off = [0]
+    lists = (ids, missing_kinds, pred_off, pred_bags, pair_pred, gold_off, gold_bags, gold_blank,
+             gold_kind, q_off)
+    if not (type(gold) is dict and type(predictions) is dict
+            and _kernels.drop_walk(gold, predictions, bags, *lists)):
+        for seq in lists:
+            seq.clear()
+        pred_off.append(0)
+        gold_off.append(0)
+        q_off.append(0)
+        _walk(gold, predictions, gsrc, psrc, bags, *lists)
+    n_q = len(ids)
+    n_pairs = len(pair_pred)
+    pair_em = np.empty(n_pairs)
+    pair_f1 = np.empty(n_pairs)
+    q_em = np.empty(n_q)
+    q_f1 = np.empty(n_q)
+    q_kind = np.empty(n_q, dtype=np.int8)
+    _kernels.drop_score(
+        np.array(bags.tok, dtype=np.int32), np.array(bags.off, dtype=np.int64),
+        np.frombuffer(bytes(bags.numbers) or b"\0", dtype=np.uint8),
+        np.array(pred_off, dtype=np.int64), np.array(pred_bags, dtype=np.int64),
+        np.array(pair_pred, dtype=np.int64), np.array(gold_off, dtype=np.int64),
+        np.array(gold_bags, dtype=np.int64),
+        np.array(gold_blank, dtype=np.uint8), np.array(gold_kind, dtype=np.int8),
+        np.array(q_off, dtype=np.int64), pair_em, pair_f1, q_em, q_f1, q_kind)
+    predicted_flags = np.ones(n_q, dtype=bool)
+    for q, code in missing_kinds.items():
+        q_em[q] = q_f1[q] = 0.0
+        predicted_flags[q] = False
+        q_kind[q] = code
+    names = KINDS + (None,)          # code -1: no gold answer kept
+    kinds = [names[c] for c in q_kind.tolist()]
+    return _Scored(ids, q_em, q_f1, kinds, predicted_flags)
+
+
+
+def _walk(gold, predictions, gsrc, psrc, bags, ids, missing_kinds, pred_off, pred_bags, pair_pred,
+          gold_off, gold_bags, gold_blank, gold_kind, q_off) -> None:
+    """The walk over the gold file in Python: every shape the script reads, and a qafast
+    error naming the place for those it crashes on (the kernel's walk takes the usual
+    shapes faster and hands the others here)."""
+    bag = bags.bag
+    span_bag = bags.of_span.get
     # bound methods: the walk below runs once per question and per gold answer
     ids_append, pred_append, pred_off_append = ids.append, pred_bags.append, pred_off.append
     pair_append, gold_append, gold_off_append = (pair_pred.append, gold_bags.append,
@@ -254,31 +279,6 @@ def _score(gold, predictions) -> _Scored:
                         kind_append(_KIND_CODE[kind])
                 gold_off_append(len(gold_bags))
             q_off_append(len(pair_pred))
-    n_q = len(ids)
-    n_pairs = len(pair_pred)
-    pair_em = np.empty(n_pairs)
-    pair_f1 = np.empty(n_pairs)
-    q_em = np.empty(n_q)
-    q_f1 = np.empty(n_q)
-    q_kind = np.empty(n_q, dtype=np.int8)
-    _kernels.drop_score(
-        np.array(bags.tok, dtype=np.int32), np.array(bags.off, dtype=np.int64),
-        np.frombuffer(bytes(bags.numbers) or b"\0", dtype=np.uint8),
-        np.array(pred_off, dtype=np.int64), np.array(pred_bags, dtype=np.int64),
-        np.array(pair_pred, dtype=np.int64), np.array(gold_off, dtype=np.int64),
-        np.array(gold_bags, dtype=np.int64),
-        np.frombuffer(bytes(gold_blank) or b"\0", dtype=np.uint8),
-        np.frombuffer(bytes(gold_kind) or b"\0", dtype=np.int8),
-        np.array(q_off, dtype=np.int64), pair_em, pair_f1, q_em, q_f1, q_kind)
-    predicted_flags = np.ones(n_q, dtype=bool)
-    for q, code in missing_kinds.items():
-        q_em[q] = q_f1[q] = 0.0
-        predicted_flags[q] = False
-        q_kind[q] = code
-    names = KINDS + (None,)          # code -1: no gold answer kept
-    kinds = [names[c] for c in q_kind.tolist()]
-    return _Scored(ids, q_em, q_f1, kinds, predicted_flags)
-
 
 def _type_key(kind) -> str:
     return str(kind)
