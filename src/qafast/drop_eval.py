@@ -122,11 +122,22 @@ def _load(source, what: str):
     return source, f"<{what}>"
 
 
-class _Scored:
-    __slots__ = ("ids", "em", "f1", "kinds", "predicted")
+#: code -> type name; code -1 (the last) is None: no gold answer kept
+_NAMES = KINDS + (None,)
 
-    def __init__(self, ids, em, f1, kinds, predicted):
-        self.ids, self.em, self.f1, self.kinds, self.predicted = ids, em, f1, kinds, predicted
+
+class _Scored:
+    """Every question's id, scores, type code (an index of ``_NAMES``) and whether it was
+    predicted, in the gold file's order."""
+
+    __slots__ = ("codes", "em", "f1", "ids", "predicted")
+
+    def __init__(self, ids, em, f1, codes, predicted):
+        self.ids, self.em, self.f1, self.codes, self.predicted = ids, em, f1, codes, predicted
+
+    @property
+    def kinds(self) -> list:
+        return [_NAMES[c] for c in self.codes.tolist()]
 
 
 def _score(gold, predictions) -> _Scored:
@@ -179,9 +190,7 @@ def _score(gold, predictions) -> _Scored:
         q_em[q] = q_f1[q] = 0.0
         predicted_flags[q] = False
         q_kind[q] = code
-    names = KINDS + (None,)          # code -1: no gold answer kept
-    kinds = [names[c] for c in q_kind.tolist()]
-    return _Scored(ids, q_em, q_f1, kinds, predicted_flags)
+    return _Scored(ids, q_em, q_f1, q_kind, predicted_flags)
 
 
 
@@ -280,21 +289,19 @@ def _walk(gold, predictions, gsrc, psrc, bags, ids, missing_kinds, pred_off, pre
                 gold_off_append(len(gold_bags))
             q_off_append(len(pair_pred))
 
-def _type_key(kind) -> str:
-    return str(kind)
-
-
 def _breakdown(sc: _Scored) -> dict:
     """{type: (count, percent of all questions, EM mean, F1 mean)} sorted as the script
-    sorts the names (None, from a question whose gold answers are all blank, as "None")."""
+    sorts the names (None, from a question whose gold answers are all blank, as "None").
+    The means are numpy.mean over the type's questions in order, as the script's."""
     out = {}
-    kinds = np.array([_type_key(k) for k in sc.kinds], dtype=object)
-    total = len(sc.kinds)
-    for kind in sorted(set(sc.kinds), key=_type_key):
-        mask = kinds == _type_key(kind)
-        count = int(mask.sum())
-        out[kind] = (count, 100.0 * count / total, float(np.mean(sc.em[mask])),
-                     float(np.mean(sc.f1[mask])))
+    total = len(sc.codes)
+    counts = np.bincount(sc.codes.astype(np.int64) + 1, minlength=len(_NAMES) + 1)
+    present = [code for code in range(-1, len(KINDS)) if counts[code + 1]]
+    for code in sorted(present, key=lambda c: str(_NAMES[c])):
+        mask = sc.codes == code
+        count = int(counts[code + 1])
+        out[_NAMES[code]] = (count, 100.0 * count / total, float(np.mean(sc.em[mask])),
+                             float(np.mean(sc.f1[mask])))
     return out
 
 
