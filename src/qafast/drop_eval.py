@@ -141,6 +141,15 @@ class _Scored:
 
 
 def _score(gold, predictions) -> _Scored:
+    from .squad_eval import _gc_paused
+
+    # no cyclic collection while the JSON and the vocabulary make millions of objects (each
+    # collection would walk them all, for nothing: they hold no cycles); see _gc_paused
+    with _gc_paused():
+        return _score_paused(gold, predictions)
+
+
+def _score_paused(gold, predictions) -> _Scored:
     gold, gsrc = _load(gold, "gold file")
     predictions, psrc = _load(predictions, "predictions")
     if not isinstance(gold, dict):
