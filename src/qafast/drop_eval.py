@@ -46,7 +46,7 @@ class _Normalizer:
         for raw in span.replace("-", " ").split(" "):
             piece = pieces.get(raw)
             if piece is None:
-                piece = pieces[raw] = _ref._piece(raw)
+                piece = pieces[raw] = _ref.normalize_piece(raw)
             if piece:
                 out.append(piece)
         norm = " ".join(out)
@@ -345,7 +345,7 @@ def drop(gold, predictions, *, by_type: bool = False) -> dict:
     ...     {"query_id": "q2", "answer": {"number": "", "spans": ["the Eagles", "Giants"]},
     ...      "validated_answers": [{"number": "", "spans": ["Eagles"]}]}]}}
     >>> drop(gold, {"q1": "5.0", "q2": ["Eagles", "New York Giants"]})
-    {'global_em': 0.5, 'global_f1': 0.9}
+    {'global_em': 0.5, 'global_f1': 0.875}
     >>> drop(gold, {"q1": "five"}, by_type=True)["by_type"]["number"]
     {'count': 1, 'percent': 50.0, 'exact_match': 0.0, 'f1': 0.0}
     """
@@ -375,7 +375,7 @@ def drop_per_question(gold, predictions) -> dict:
     Examples
     --------
     >>> gold = {"p": {"qa_pairs": [{"query_id": "q", "answer": {"spans": ["1,000 yards"]}}]}}
-    >>> s = drop_per_question(gold, {"q": "1000 yards"})
+    >>> s = drop_per_question(gold, {"q": "1000 feet"})
     >>> s["exact_match"][0], s["f1"][0], s["type"]
     (np.float64(0.0), np.float64(0.5), ['span'])
     """

@@ -56,7 +56,8 @@ import string
 
 __all__ = [
     "PUNCTUATION", "align_bags", "answer_bags", "answer_strings", "assign", "bag_f1", "evaluate",
-    "exact_match", "get_metrics", "is_number", "normalize", "numbers_match", "numpy_mean",
+    "exact_match", "get_metrics", "is_number", "normalize", "normalize_piece", "numbers_match",
+    "numpy_mean",
     "report_lines", "round2", "score_question",
 ]
 
@@ -77,7 +78,8 @@ def is_number(text: str) -> bool:
     return True
 
 
-def _piece(token: str) -> str:
+def normalize_piece(token: str) -> str:
+    """One piece of a span (cut at spaces and hyphens) as the script normalizes it."""
     token = token.lower()
     if not is_number(token):
         token = "".join(ch for ch in token if ch not in PUNCTUATION)
@@ -89,7 +91,7 @@ def _piece(token: str) -> str:
 
 def normalize(text: str) -> str:
     """One span as the script normalizes it (see the module's docstring)."""
-    pieces = [_piece(token) for token in _CUT.split(text)]
+    pieces = [normalize_piece(token) for token in _CUT.split(text)]
     return " ".join(p for p in pieces if p.strip()).strip()
 
 
