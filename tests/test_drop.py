@@ -237,3 +237,37 @@ def test_empty_gold_cli_prints_nan(tmp_path, capsys):
     assert capsys.readouterr().out == ("Exact-match accuracy nan\nF1 score nan\n"
                                        "nan   &   nan\n----\n")
     assert math.isnan(ref.numpy_mean([]))
+
+
+# -- the streaming form ------------------------------------------------------------------------
+
+def test_drop_metrics_stream_equals_one_call():
+    import pickle
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    from fuzz_drop import make_case
+
+    gold, _, preds = make_case(random.Random(11), 300, blank_types=False)
+    pairs = [qa for passage in gold.values() for qa in passage["qa_pairs"]]
+    want = qafast.drop(gold, preds, by_type=True)
+    parts = [qafast.DropMetrics() for _ in range(3)]
+    cut = [0, 70, 71, len(pairs)]
+    for m, lo, hi in zip(parts, cut, cut[1:]):
+        chunk = pairs[lo:hi]
+        m.update([preds.get(qa["query_id"]) for qa in chunk],
+                 [[qa["answer"], *(qa.get("validated_answers") or [])] for qa in chunk])
+    merged = parts[0].merge(parts[1], parts[2])
+    assert merged.compute(by_type=True) == want
+    again = qafast.DropMetrics()
+    again.load_state_dict(json.loads(json.dumps(merged.state_dict())))
+    assert again.compute() == {k: want[k] for k in ("global_em", "global_f1")}
+    assert pickle.loads(pickle.dumps(again)).compute() == again.compute()
+    with pytest.raises(InputError):
+        qafast.DropMetrics().compute()
+    with pytest.raises(InputError):
+        again.load_state_dict({"format": "qafast.DropMetrics", "version": 1,
+                               "exact_match": [2.0], "f1": [0.5], "type": ["span"]})
+    with pytest.raises(InputError):
+        again.update(["x"], [])
