@@ -37,7 +37,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import import_qafast  # noqa: E402
+from _common import import_qafast
 
 NAMES = ("Jay Cutler", "Matt Forte", "Robbie Gould", "Tom Brady", "Peyton Manning", "Ravens",
          "Steelers", "Bears", "Packers", "Eagles", "New York Giants", "Chicago", "Zürich",
@@ -169,9 +169,10 @@ def main() -> int:
         src = str(Path(__file__).resolve().parent.parent / "src")
         runs = {}
         for name, cmd in (("script", [sys.executable, args.script, *files]),
-                          ("qafast", [sys.executable, "-c", f"import sys; sys.path.insert(0, "
-                                      f"{src!r}); from qafast.cli import main; "
-                                      "sys.exit(main(sys.argv[1:]))", "drop", *files])):
+                          ("qafast", [sys.executable, "-c",
+                                      (f"import sys; sys.path.insert(0, {src!r}); "
+                                       "from qafast.cli import main; "
+                                       "sys.exit(main(sys.argv[1:]))"), "drop", *files])):
             t = time.perf_counter()
             out = subprocess.run(cmd, capture_output=True, check=True).stdout
             runs[name] = (time.perf_counter() - t, out)

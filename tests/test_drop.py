@@ -271,3 +271,21 @@ def test_drop_metrics_stream_equals_one_call():
                                "exact_match": [2.0], "f1": [0.5], "type": ["span"]})
     with pytest.raises(InputError):
         again.update(["x"], [])
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.text(alphabet=st.sampled_from(list(" -.,'$%()+eE0123456789aAnNtThHiIfF_xyz\t\u00e9")),
+               max_size=24))
+def test_kernel_normalizer_as_reference(span):
+    tokens = _kernels.drop_tokens(span)
+    if tokens is not None:          # None: not printable ASCII, normalized in Python
+        assert " ".join(tokens) == ref.normalize(span)
+        assert tokens == ref.normalize(span).split()
+
+
+def test_duplicate_gold_ids_count_each_time():
+    gold = {"p1": {"qa_pairs": [{"query_id": "q", "answer": {"number": "3"}}]},
+            "p2": {"qa_pairs": [{"query_id": "q", "answer": {"spans": ["three"]}}]}}
+    got = qafast.drop_per_question(gold, {"q": "3"})
+    assert got["query_id"] == ["q", "q"] and got["exact_match"].tolist() == [1.0, 0.0]
+    assert got["type"] == ["number", "span"]

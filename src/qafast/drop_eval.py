@@ -79,7 +79,7 @@ def _answer_strings(answer, passage, qid, field: str, source: str):
     where = _where(passage, qid)
     if not isinstance(answer, dict):
         raise InputError(f"{source}: {where}: {field} must be an object with a number, spans "
-                         f"or date, got {type(answer).__name__}", field=field)
+                         f"or date, got {type(answer).__name__}", query=qid, field=field)
     number = answer.get("number")
     if number:
         return (str(number),), "number"
@@ -89,11 +89,11 @@ def _answer_strings(answer, passage, qid, field: str, source: str):
             strings = tuple(spans)
         except TypeError:
             raise InputError(f"{source}: {where}: {field}'s spans must be a list of strings",
-                             field=field) from None
+                             query=qid, field=field) from None
         for s in strings:
             if not isinstance(s, str):
                 raise InputError(f"{source}: {where}: {field}'s spans must be strings, got "
-                                 f"{type(s).__name__}", field=field)
+                                 f"{type(s).__name__}", query=qid, field=field)
         return strings, "span" if len(strings) == 1 else "spans"
     if "date" in answer:
         date = answer["date"]
@@ -101,8 +101,9 @@ def _answer_strings(answer, passage, qid, field: str, source: str):
             return ("{} {} {}".format(date["day"], date["month"], date["year"]),), "date"
         except (KeyError, TypeError, IndexError):
             raise InputError(f"{source}: {where}: {field}'s date must have a day, a month and "
-                             "a year", field=field) from None
-    raise InputError(f"{source}: {where}: {field} has no number, spans or date", field=field)
+                             "a year", query=qid, field=field) from None
+    raise InputError(f"{source}: {where}: {field} has no number, spans or date", query=qid,
+                     field=field)
 
 
 def _load(source, what: str):

@@ -231,7 +231,7 @@ def numpy_mean(values: list) -> float:
 def round2(x: float) -> float:
     """``round(numpy.float64(x), 2)``: ``x * 100`` rounded half to even, divided by 100 (not
     Python's correctly rounded ``round(x, 2)``). NaN stays NaN."""
-    if x != x:
+    if math.isnan(x):
         return x
     return float(round(x * 100.0)) / 100.0
 
@@ -258,9 +258,9 @@ def get_metrics(predicted, gold) -> tuple[float, float]:
 def answer_strings(answer: dict) -> tuple[tuple, str]:
     """A gold answer object as ``(its strings, its type)``; ``ValueError`` when it has no
     number, spans or date (``KeyError`` for a date without day, month or year)."""
-    if "number" in answer and answer["number"]:
+    if answer.get("number"):
         return (str(answer["number"]),), "number"
-    if "spans" in answer and answer["spans"]:
+    if answer.get("spans"):
         spans = tuple(answer["spans"])
         return spans, "span" if len(spans) == 1 else "spans"
     if "date" in answer:
