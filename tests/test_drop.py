@@ -289,3 +289,23 @@ def test_duplicate_gold_ids_count_each_time():
     got = qafast.drop_per_question(gold, {"q": "3"})
     assert got["query_id"] == ["q", "q"] and got["exact_match"].tolist() == [1.0, 0.0]
     assert got["type"] == ["number", "span"]
+
+
+def test_score_kernel_refuses_offsets_it_cannot_trust():
+    i64 = lambda *v: np.array(v, dtype=np.int64)
+    tok, bag_off, tok_num = np.array([0, 1], dtype=np.int32), i64(0, 1, 2), np.ones(2, np.uint8)
+
+    def run(pred_off=i64(0, 1), pred_bags=i64(0), pair_pred=i64(0), gold_off=i64(0, 1),
+            gold_bags=i64(1), q_off=i64(0, 1), tok=tok, bag_off=bag_off):
+        out = [np.empty(1), np.empty(1), np.empty(1), np.empty(1), np.empty(1, np.int8)]
+        _kernels.drop_score(tok, bag_off, tok_num, pred_off, pred_bags, pair_pred, gold_off,
+                            gold_bags, np.zeros(1, np.uint8), np.zeros(1, np.int8), q_off,
+                            *out)
+        return out
+
+    assert run()[1][0] == 0.0                          # numbers 0 and 1 do not match
+    for bad in (dict(pred_off=i64(0, 2)), dict(pred_bags=i64(2)), dict(pair_pred=i64(1)),
+                dict(gold_off=i64(1, 1)), dict(gold_bags=i64(-1)), dict(q_off=i64(0, 2)),
+                dict(tok=np.array([0, 2], dtype=np.int32)), dict(bag_off=i64(0, 2, 1))):
+        with pytest.raises(ValueError):
+            run(**bad)

@@ -211,10 +211,20 @@ def drop_score(const int32_t[::1] tok, const int64_t[::1] bag_off, const uint8_t
     cdef int8_t kind
     cdef bint same
     cdef int rc = 0
-    if (pair_em.shape[0] < n_pairs or pair_f1.shape[0] < n_pairs or gold_off.shape[0] < n_pairs + 1
-            or gold_blank.shape[0] < n_pairs or gold_kind.shape[0] < n_pairs
+    if (pair_em.shape[0] < n_pairs or pair_f1.shape[0] < n_pairs
+            or gold_off.shape[0] < n_pairs + 1 or gold_blank.shape[0] < n_pairs
+            or gold_kind.shape[0] < n_pairs
             or q_em.shape[0] < n_q or q_f1.shape[0] < n_q or q_kind.shape[0] < n_q):
         raise ValueError("drop_score: output or input arrays too short")
+    # every offset and id is checked before anything is read without the GIL
+    _dk_check_csr(bag_off, tok.shape[0], "bag_off")
+    _dk_check_ids(tok, tok_num.shape[0], "tok")
+    _dk_check_csr(pred_off, pred_bags.shape[0], "pred_off")
+    _dk_check_ids64(pred_bags, bag_off.shape[0] - 1, "pred_bags")
+    _dk_check_ids64(pair_pred, pred_off.shape[0] - 1, "pair_pred")
+    _dk_check_csr(gold_off[:n_pairs + 1], gold_bags.shape[0], "gold_off")
+    _dk_check_ids64(gold_bags, bag_off.shape[0] - 1, "gold_bags")
+    _dk_check_csr(q_off, n_pairs, "q_off")
     # the largest matrix side and area, to size the work space once
     for p in range(n_pairs):
         k = pair_pred[p]
@@ -331,6 +341,33 @@ def drop_score(const int32_t[::1] tok, const int64_t[::1] bag_off, const uint8_t
         free(sorted_g)
     if rc != 0:
         raise ValueError("drop_score: no pairing found")
+
+
+cdef int _dk_check_csr(const int64_t[::1] off, Py_ssize_t limit, str name) except -1:
+    # offsets that start at 0, never go back and end within ``limit``
+    cdef Py_ssize_t i, n = off.shape[0]
+    if n == 0 or off[0] != 0 or off[n - 1] > limit:
+        raise ValueError(f"drop kernels: {name} must run from 0 to at most {limit}")
+    for i in range(1, n):
+        if off[i] < off[i - 1]:
+            raise ValueError(f"drop kernels: {name} goes back at {i}")
+    return 0
+
+
+cdef int _dk_check_ids(const int32_t[::1] ids, Py_ssize_t limit, str name) except -1:
+    cdef Py_ssize_t i
+    for i in range(ids.shape[0]):
+        if ids[i] < 0 or ids[i] >= limit:
+            raise ValueError(f"drop kernels: {name}[{i}] is not below {limit}")
+    return 0
+
+
+cdef int _dk_check_ids64(const int64_t[::1] ids, Py_ssize_t limit, str name) except -1:
+    cdef Py_ssize_t i
+    for i in range(ids.shape[0]):
+        if ids[i] < 0 or ids[i] >= limit:
+            raise ValueError(f"drop kernels: {name}[{i}] is not below {limit}")
+    return 0
 
 
 cdef void _dk_sort(int64_t* a, int64_t n) noexcept nogil:
