@@ -271,7 +271,7 @@ def _walk(gold, predictions, gsrc, psrc, bags, ids, missing_kinds, pred_off, pre
                                      "a list", query=qid, field="validated_answers")
                 answers = [first, *validated]
             else:
-                answers = (first,)
+                answers = [first]
             for n, answer in enumerate(answers):
                 pair_append(k)
                 # the usual shapes inline; anything else through _answer_strings

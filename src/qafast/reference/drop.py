@@ -272,6 +272,7 @@ def answer_strings(answer: dict) -> tuple[tuple, str]:
 def score_question(qa_pair: dict, predictions: dict):
     """``(exact match, F1, type, predicted)`` of one entry of a passage's ``qa_pairs``."""
     qid = qa_pair["query_id"]
+    kind: str | None
     if qid not in predictions:
         kind = answer_strings(qa_pair["answer"])[1] if qa_pair["answer"] else "number"
         return 0.0, 0.0, kind, False
