@@ -19,6 +19,7 @@ MODULES = (
     ("qafast.answers", "Answer metrics"),
     ("qafast.squad_eval", "SQuAD"),
     ("qafast.hotpot_eval", "HotpotQA"),
+    ("qafast.drop_eval", "DROP"),
     ("qafast.factoid", "Factoid QA and BioASQ"),
     ("qafast.dbqa", "Answer-sentence selection (NLPCC-DBQA)"),
     ("qafast.curves", "Average precision from curves"),

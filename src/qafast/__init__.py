@@ -45,6 +45,7 @@ _LAZY = {
     "curves": ("average_precision", "precision_recall_curve", "threshold_average_precision",
                "threshold_precision_recall"),
     "dbqa": ("evaluate_dbqa", "evaluate_dbqa_file"),
+    "drop_eval": ("DropMetrics", "drop", "drop_metrics", "drop_per_question"),
     "errors": ("FormatError", "InputError", "InputTypeError", "MeasureError", "QafastError"),
     "events": ("event_mention_score", "tw_events_score", "tweet_score"),
     "factoid": ("evaluate_bioasq", "evaluate_factoid"),
@@ -84,6 +85,10 @@ if _typing.TYPE_CHECKING:
     from .curves import threshold_precision_recall as threshold_precision_recall
     from .dbqa import evaluate_dbqa as evaluate_dbqa
     from .dbqa import evaluate_dbqa_file as evaluate_dbqa_file
+    from .drop_eval import DropMetrics as DropMetrics
+    from .drop_eval import drop as drop
+    from .drop_eval import drop_metrics as drop_metrics
+    from .drop_eval import drop_per_question as drop_per_question
     from .errors import FormatError as FormatError
     from .errors import InputError as InputError
     from .errors import InputTypeError as InputTypeError

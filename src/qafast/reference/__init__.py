@@ -14,8 +14,8 @@ import importlib
 from typing import Any
 
 # the family modules load on first use: ``qafast.answers`` needs only ``reference.answers``
-_FAMILIES = ("answers", "concepts", "curves", "dbqa", "events", "factoid", "fusion", "hotpot",
-             "ranking", "squad")
+_FAMILIES = ("answers", "concepts", "curves", "dbqa", "drop", "events", "factoid", "fusion",
+             "hotpot", "ranking", "squad")
 
 
 def __getattr__(name: str) -> Any:
