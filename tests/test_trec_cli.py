@@ -354,6 +354,36 @@ def test_trec_loads_no_other_family_and_help_lists_them_all():
         assert name in helped
 
 
+def test_each_command_loads_its_own_family_only():
+    # SUBCOMMANDS says which module registers each command, so that `qafast drop` imports the
+    # DROP module alone; it must say what the modules really register
+    import argparse
+    import subprocess
+    import sys
+
+    from qafast.cli import FAMILY_MODULES, SUBCOMMANDS, _family_modules
+
+    registered = {}
+    for module in _family_modules():
+        sub = argparse.ArgumentParser().add_subparsers()
+        for command in module.register_cli(sub):
+            registered[command] = module.__name__.removeprefix("qafast.")
+    assert registered == SUBCOMMANDS
+    code = ("import sys; from qafast.cli import main\n"
+            "try:\n    main(sys.argv[1:])\nexcept SystemExit:\n    pass\n"
+            "print(sorted(m for m in sys.modules if m.startswith('qafast.')))")
+    for command in ("drop", "squad", "compare"):
+        got = subprocess.run([sys.executable, "-c", code, command, "--help"],
+                             capture_output=True, text=True, timeout=120, check=True)
+        loaded = got.stdout.splitlines()[-1]
+        assert f"'qafast.{SUBCOMMANDS[command]}'" in loaded
+        others = [m for m in FAMILY_MODULES if m != SUBCOMMANDS[command]
+                  and f"'qafast.{m}'" in loaded]
+        # a family may use another's code (compare runs the ranking family)
+        assert "hotpot_eval" not in others or command == "hotpot", (command, others)
+        assert "fusion" not in others, (command, others)
+
+
 # --- ir_measures' one-string measure list, --version, --no-progress ------------------------
 
 

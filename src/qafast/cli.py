@@ -301,21 +301,32 @@ def _run_example(args) -> int:
     return 0
 
 
-#: Modules of the other metric families, each with a ``register_cli(subparsers)`` function.
-FAMILY_MODULES = ("answers", "squad_eval", "factoid", "dbqa", "curves", "concepts",
-                  "events", "comparison", "fusion", "hotpot_eval", "drop_eval")
+#: The other families' subcommands and the module that registers each, with its
+#: ``register_cli(subparsers)`` function: ``qafast drop ...`` imports the DROP module alone,
+#: where importing every family took 0.3 s of a command's start (tests/test_trec_cli.py
+#: checks this table against what the modules register).
+SUBCOMMANDS = {
+    "squad": "squad_eval",
+    "hotpot": "hotpot_eval",
+    "drop": "drop_eval",
+    "bioasq": "factoid",
+    "dbqa": "dbqa",
+    "ap": "curves",
+    "opencsr": "concepts",
+    "events": "events",
+    "compare": "comparison",
+    "fuse": "fusion",
+}
+
+#: Modules of the other metric families, in the order ``qafast --help`` lists their commands.
+FAMILY_MODULES = tuple(dict.fromkeys(SUBCOMMANDS.values()))
 
 
-def _family_modules():
+def _family_modules(names=FAMILY_MODULES):
     import importlib
 
-    for name in FAMILY_MODULES:
-        try:
-            module = importlib.import_module(f"qafast.{name}")
-        except ModuleNotFoundError as e:
-            if e.name != f"qafast.{name}":
-                raise
-            continue
+    for name in names:
+        module = importlib.import_module(f"qafast.{name}")
         if hasattr(module, "register_cli"):
             yield module
 
@@ -330,9 +341,10 @@ def _accept_no_progress(command: argparse.ArgumentParser) -> None:
         pass  # the command has its own
 
 
-def build_parser(*, families: bool = True):
+def build_parser(*, families: bool = True, command: str | None = None):
     """The ``qafast`` argument parser and its handlers, ``{subcommand: handler(args)}``;
-    ``families=False`` registers only ``trec`` and ``example``."""
+    ``families=False`` registers only ``trec`` and ``example``, and ``command``, one of
+    :data:`SUBCOMMANDS`, only its family's subcommands beside them."""
     from . import __version__
 
     parser = argparse.ArgumentParser(
@@ -343,7 +355,8 @@ def build_parser(*, families: bool = True):
     sub.add_parser("example", help="evaluate the sample run shipped with qafast")
     handlers = {"trec": _run_trec, "example": _run_example}
     if families:
-        for module in _family_modules():
+        modules = (SUBCOMMANDS[command],) if command in SUBCOMMANDS else FAMILY_MODULES
+        for module in _family_modules(modules):
             # each family module registers its subcommands: register_cli(sub) -> {name: handler}
             handlers.update(module.register_cli(sub))
     for command in sub.choices.values():
@@ -354,9 +367,10 @@ def build_parser(*, families: bool = True):
 def main(argv=None) -> int:
     if argv is None:
         argv = sys.argv[1:]
-    # `qafast trec` and `qafast example` need none of the other families: importing them
-    # all took 14 ms of the 0.14 s that `qafast trec` takes on a small file
-    parser, handlers = build_parser(families=not (argv and argv[0] in ("trec", "example")))
+    # a command needs its own family only: importing them all took 14 ms of the 0.14 s that
+    # `qafast trec` takes on a small file, and 0.3 s of `qafast drop`'s start
+    first = argv[0] if argv else None
+    parser, handlers = build_parser(families=first not in ("trec", "example"), command=first)
     args = parser.parse_args(argv)
     try:
         return handlers[args.command](args)
