@@ -239,3 +239,14 @@ def paired_bootstrap(
     shifted: _F64, thresholds: _F64, seed: int, start: int, stop: int, counts: _I64,
     means: _F64, work: _F64,
 ) -> None: ...
+
+# TyDi QA primary tasks (_tydi_kernels.pxi)
+def tydi_examples(
+    gold_row: _I64, pred_row: _I64, ann_ptr: _I64, ann_index: _F64, ann_start: _F64,
+    ann_end: _F64, ann_yes_no: _U8, pred_index: _F64, pred_start: _F64, pred_end: _F64,
+    pred_yes_no: _U8, passage_threshold: int, minimal_threshold: int, flags: _U8, prf: _F64,
+) -> int: ...
+def tydi_curve(
+    has_gold: _U8, has_pred: _U8, value: _F64, score: _F64, order: _I64, targets: _F64,
+    best: _F64, best_at: _I64, rows: _F64, row_at: _I64,
+) -> None: ...

@@ -1,0 +1,685 @@
+"""TyDi QA primary tasks (passage selection, minimal answer span), as ``tydi_eval.py`` scores them.
+
+:func:`tydi` returns the macro average the official script prints last (same keys, same
+floats), :func:`tydi_by_language` the metrics it prints for each language, and
+:func:`tydi_questions` every gold example's own scores. Examples are scored by a compiled kernel
+and the score-threshold sweep runs over numpy arrays in the script's order of operations. The
+plain-Python specification is :mod:`qafast.reference.tydi`; its docstring lists the rules.
+``qafast tydi --gold_path G --predictions_path P`` prints what the script prints.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import math
+import os
+import sys
+from collections.abc import Iterable, Mapping
+
+import numpy as np
+
+from . import _kernels
+from .errors import FormatError, InputError, InputTypeError
+from .reference import tydi as _spec
+
+__all__ = ["tydi", "tydi_by_language", "tydi_questions"]
+
+LANGUAGES = _spec.LANGUAGES
+_TARGETS = np.array(_spec.TARGETS)
+_YES_NO = {"none": 0, "yes": 1, "no": 2}
+_LIMIT = 2.0 ** 52  # offsets and indices stay exact through every difference and sum
+
+
+# --------------------------------------------------------------------------------------------
+# Reading and checking: gold annotations and predictions
+# --------------------------------------------------------------------------------------------
+
+class _Problem(Exception):
+    """A record the script cannot read; the reader adds where it is."""
+
+
+def _number(v, field):
+    t = type(v)
+    if t is int or t is bool:
+        if -_LIMIT <= v <= _LIMIT:
+            return v
+        raise _Problem(f"{field} {v} is beyond 2**52 in size")
+    if t is float:
+        if math.isfinite(v):
+            return v
+        raise _Problem(f"{field} is {v}")
+    raise _Problem(f"{field} must be a number, not {type(v).__name__}")
+
+
+def _span(start, end, field):
+    start = _number(start, field + " start")
+    end = _number(end, field + " end")
+    if (start < 0) != (end < 0):
+        raise _Problem(f"{field} ({start}, {end}) has one offset negative (null) and one not")
+    if start >= 0 and start > end:
+        raise _Problem(f"{field} ({start}, {end}) starts after it ends")
+    return start, end
+
+
+def _item(record, key):
+    try:
+        return record[key]
+    except KeyError:
+        raise _Problem(f"no {key!r} field") from None
+    except (TypeError, IndexError):
+        raise _Problem(f"expected a JSON object, got {type(record).__name__}") from None
+
+
+def _lower(v, field):
+    if type(v) is not str:
+        raise _Problem(f"{field} must be a string, not {type(v).__name__}")
+    return v.lower()
+
+
+def _hashable(v, field):
+    try:
+        hash(v)
+    except TypeError:
+        raise _Problem(f"{field} must be a string or number, not {type(v).__name__}") from None
+    return v
+
+
+def _records(source, what):
+    """``(path or None, iterator of (line number, record))`` for a JSONL path or an iterable."""
+    if isinstance(source, (str, os.PathLike)):
+        path = os.fspath(source)
+        return path, _jsonl(path, what)
+    if isinstance(source, Mapping) or not isinstance(source, Iterable):
+        raise InputTypeError(f"{what} must be a JSONL file path or an iterable of records, "
+                             f"not {type(source).__name__}", field=what)
+    return None, enumerate(source, 1)
+
+
+def _jsonl(path, what):
+    opener = (lambda: gzip.open(path, "rb")) if (what == "gold" and ".gz" in path) else (
+        lambda: open(path, encoding="utf-8"))
+    with opener() as f:
+        for n, line in enumerate(f, 1):
+            try:
+                yield n, json.loads(line)
+            except (ValueError, UnicodeDecodeError) as e:
+                raise FormatError(f"not a JSON line ({e})", path=path, line=n) from None
+
+
+def _fail(path, n, what, problem):
+    if path is not None:
+        return FormatError(str(problem), path=path, line=n)
+    return InputError(f"{what} record {n}: {problem}")
+
+
+class _Gold:
+    """Gold examples in the script's dict order: a repeated id keeps its first place and its
+    last record's annotations."""
+
+    def __init__(self, source):
+        path, records = _records(source, "gold")
+        slot_of: dict = {}
+        ids, langs, rec_of = [], [], []
+        lo, hi = [], []
+        index, start, end, yes_no = [], [], [], []
+        r = 0
+        for n, rec in records:
+            try:
+                eid = _hashable(_item(rec, "example_id"), "example_id")
+                anns = _item(rec, "annotations")
+                if not isinstance(anns, (list, tuple)):
+                    raise _Problem("annotations must be a list")
+                if not anns:
+                    raise _Problem("annotations is empty (the script fails on it)")
+                lang = _hashable(_item(rec, "language"), "language")
+                _item(rec, "question_text")
+                _item(rec, "document_plaintext")
+                lo.append(len(index))
+                for a in anns:
+                    index.append(_number(_item(_item(a, "passage_answer"), "candidate_index"),
+                                         "passage_answer candidate_index"))
+                    m = _item(a, "minimal_answer")
+                    s, e = _span(_item(m, "plaintext_start_byte"),
+                                 _item(m, "plaintext_end_byte"), "minimal_answer")
+                    start.append(s)
+                    end.append(e)
+                    yes_no.append(_YES_NO.get(_lower(_item(a, "yes_no_answer"),
+                                                     "yes_no_answer"), 3))
+                hi.append(len(index))
+            except _Problem as p:
+                raise _fail(path, n, "gold", p) from None
+            slot = slot_of.setdefault(eid, len(ids))
+            if slot == len(ids):
+                ids.append(eid)
+                langs.append(lang)
+                rec_of.append(r)
+            else:
+                langs[slot] = lang
+                rec_of[slot] = r
+            r += 1
+        self.ids, self.languages, self.slot_of = ids, langs, slot_of
+        lo_a = np.asarray(lo, dtype=np.int64)[rec_of]
+        hi_a = np.asarray(hi, dtype=np.int64)[rec_of]
+        take = (np.arange(len(index), dtype=np.int64) if len(rec_of) == r else
+                np.concatenate([np.arange(a, b, dtype=np.int64) for a, b in zip(lo_a, hi_a)]
+                               or [np.zeros(0, np.int64)]))
+        self.ptr = np.zeros(len(ids) + 1, dtype=np.int64)
+        np.cumsum(hi_a - lo_a, out=self.ptr[1:])
+        self.index = np.asarray(index, dtype=np.float64)[take]
+        self.start = np.asarray(start, dtype=np.float64)[take]
+        self.end = np.asarray(end, dtype=np.float64)[take]
+        self.yes_no = np.asarray(yes_no, dtype=np.uint8)[take]
+
+
+class _Predictions:
+    """Predictions by id, the last one of a repeated id winning (the script's dict)."""
+
+    def __init__(self, source):
+        path, records = _records(source, "predictions")
+        row_of: dict = {}
+        langs, index, start, end, yes_no, pscore, mscore = [], [], [], [], [], [], []
+        span = None
+        for n, rec in records:
+            try:
+                eid = _hashable(_item(rec, "example_id"), "example_id")
+                idx = -1
+                if "passage_answer_index" in rec:
+                    idx = _number(rec["passage_answer_index"], "passage_answer_index")
+                if "minimal_answer" in rec:
+                    m = rec["minimal_answer"]
+                    span = _span(_item(m, "start_byte_offset"), _item(m, "end_byte_offset"),
+                                 "minimal_answer")
+                elif span is None:
+                    raise _Problem("no 'minimal_answer' field, and no earlier prediction has "
+                                   "one (the script reuses the previous prediction's)")
+                yn = "none"
+                if "yes_no_answer" in rec:
+                    yn = _lower(rec["yes_no_answer"], "yes_no_answer")
+                    if yn not in _YES_NO:
+                        raise _Problem(f"yes_no_answer {rec['yes_no_answer']!r} is not yes, "
+                                       f"no or none")
+                    if yn != "none" and not (span[0] < 0 and span[1] < 0):
+                        raise _Problem("a yes/no answer with a non-null minimal_answer span")
+                lang = _hashable(_item(rec, "language"), "language")
+                ps = _score(_item(rec, "passage_answer_score"), "passage_answer_score")
+                ms = _score(_item(rec, "minimal_answer_score"), "minimal_answer_score")
+            except _Problem as p:
+                raise _fail(path, n, "predictions", p) from None
+            except TypeError:
+                raise _fail(path, n, "predictions",
+                            f"expected a JSON object, got {type(rec).__name__}") from None
+            row = row_of.setdefault(eid, len(langs))
+            values = (lang, idx, span[0], span[1], _YES_NO[yn], ps, ms)
+            if row == len(langs):
+                for column, v in zip((langs, index, start, end, yes_no, pscore, mscore), values):
+                    column.append(v)
+            else:
+                for column, v in zip((langs, index, start, end, yes_no, pscore, mscore), values):
+                    column[row] = v
+        self.row_of, self.languages = row_of, langs
+        self.passage_scores, self.minimal_scores = pscore, mscore
+        self.index = np.asarray(index, dtype=np.float64)
+        self.start = np.asarray(start, dtype=np.float64)
+        self.end = np.asarray(end, dtype=np.float64)
+        self.yes_no = np.asarray(yes_no, dtype=np.uint8)
+        self.pscore = np.asarray(pscore, dtype=np.float64)
+        self.mscore = np.asarray(mscore, dtype=np.float64)
+
+
+def _score(v, field):
+    if isinstance(v, (list, dict)) or v is None:
+        raise _Problem(f"{field} must be a number, not {type(v).__name__}")
+    try:
+        return float(v)
+    except (TypeError, ValueError, OverflowError) as e:
+        raise _Problem(f"{field} {v!r} is not a number ({e})") from None
+
+
+def _load(gold, predictions):
+    g = gold if isinstance(gold, _Gold) else _Gold(gold)
+    p = predictions if isinstance(predictions, _Predictions) else _Predictions(predictions)
+    return g, p
+
+
+def _check_thresholds(*values):
+    for v in values:
+        if type(v) is not int:
+            raise InputTypeError(f"non-null thresholds are integers, got {v!r}")
+
+
+# --------------------------------------------------------------------------------------------
+# Scoring
+# --------------------------------------------------------------------------------------------
+
+class _Scored:
+    """One ``score_answers`` call: examples in ``set`` order, flags, scores and both sweeps."""
+
+    def __init__(self, g: _Gold, p: _Predictions, gold_rows: list, pred_rows: list,
+                 thresholds, ids: list):
+        n = len(gold_rows)
+        self.ids = ids
+        self.gold_row = np.asarray(gold_rows, dtype=np.int64)
+        self.pred_row = np.asarray(pred_rows, dtype=np.int64)
+        self.flags = np.zeros((n, 5), dtype=np.uint8)
+        self.prf = np.zeros((n, 3), dtype=np.float64)
+        failed = _kernels.tydi_examples(
+            self.gold_row, self.pred_row, g.ptr, g.index, g.start, g.end, g.yes_no,
+            p.index, p.start, p.end, p.yes_no, thresholds[0], thresholds[1],
+            self.flags, self.prf)
+        if failed >= 0:
+            q = self.pred_row[failed]
+            raise InputError(
+                f"example {ids[failed]!r}: the predicted minimal answer "
+                f"({_int(p.start[q])}, {_int(p.end[q])}) and a gold span overlap in no byte "
+                "although one lies strictly inside the other (an empty span); the official "
+                "script fails on its overlap assertion", query=ids[failed])
+        self.missing = self.pred_row < 0
+        safe = np.where(self.missing, 0, self.pred_row)
+        self.pscore = np.where(self.missing, 0.0, p.pscore[safe] if len(p.pscore) else 0.0)
+        self.mscore = np.where(self.missing, 0.0, p.mscore[safe] if len(p.mscore) else 0.0)
+        self._p = p
+        self.passage = self._sweep(self.flags[:, 0], self.flags[:, 1],
+                                   self.flags[:, 2].astype(np.float64), self.pscore,
+                                   p.passage_scores, False)
+        self.minimal = self._sweep(self.flags[:, 3], self.flags[:, 4],
+                                   np.ascontiguousarray(self.prf[:, 2]), self.mscore,
+                                   p.minimal_scores, True)
+
+    def _sweep(self, has_gold, has_pred, value, score, objects, minimal):
+        has_gold = np.ascontiguousarray(has_gold)
+        has_pred = np.ascontiguousarray(has_pred)
+        if np.isnan(score).any():
+            return self._sweep_in_python(has_gold, has_pred, value, objects, minimal)
+        order = np.argsort(-score, kind="stable")
+        best = np.zeros(3)
+        best_at = np.zeros(1, dtype=np.int64)
+        rows = np.zeros((len(_TARGETS), 2))
+        row_at = np.zeros(len(_TARGETS), dtype=np.int64)
+        _kernels.tydi_curve(has_gold, has_pred, value, score, order, _TARGETS, best, best_at,
+                            rows, row_at)
+
+        def key(at):
+            if at < 0:
+                return None
+            o = order[at]
+            return 0 if self.missing[o] else float(score[o])
+
+        b = best.tolist()
+        threshold = key(best_at[0])
+        best_tuple = (b[0], b[1], b[2], 0.0 if threshold is None else threshold)
+        table = []
+        for k, t in enumerate(_spec.TARGETS):
+            if row_at[k] < 0:
+                table.append((t, 0, 0, None))
+            else:
+                table.append((t, float(rows[k, 0]), float(rows[k, 1]), key(row_at[k])))
+        return best_tuple, table
+
+    def _sweep_in_python(self, has_gold, has_pred, value, objects, minimal):
+        # a NaN score: Python's sort and dict keys decide, so the specification sweeps
+        rows = self.pred_row.tolist()
+        stats = [(bool(hg), bool(hp), (0, 0, v) if minimal else v,
+                  0 if q < 0 else objects[q])
+                 for hg, hp, v, q in zip(has_gold.tolist(), has_pred.tolist(), value.tolist(),
+                                         rows)]
+        stats.sort(key=lambda s: s[-1], reverse=True)
+        return _spec.pr_curve(stats)
+
+    def metrics(self) -> dict:
+        out = {}
+        for prefix, ((f1, p, r, threshold), table) in (("passage-", self.passage),
+                                                        ("minimal-", self.minimal)):
+            out[prefix + "best-threshold-f1"] = f1
+            out[prefix + "best-threshold-precision"] = p
+            out[prefix + "best-threshold-recall"] = r
+            out[prefix + "best-threshold"] = threshold
+            for target, recall, precision, _ in table:
+                out[f"{prefix}recall-at-precision>={target:.2}"] = recall
+                out[f"{prefix}precision-at-precision>={target:.2}"] = precision
+        return out
+
+
+def _int(x):
+    return int(x) if float(x).is_integer() else float(x)
+
+
+def _sortable(ids: set, what: str) -> None:
+    # the script logs sorted(ids), which fails on ids Python cannot order
+    kinds = {type(i) for i in ids}
+    if kinds <= {int, float, bool} or kinds == {str}:
+        return
+    try:
+        sorted(ids)
+    except TypeError:
+        raise InputError(f"{what} example ids mix types Python cannot sort "
+                         f"({', '.join(sorted(k.__name__ for k in kinds))}); the official "
+                         "script fails listing them") from None
+
+
+class _Evaluation:
+    def __init__(self, gold, predictions, passage_threshold, minimal_threshold):
+        _check_thresholds(passage_threshold, minimal_threshold)
+        g, p = _load(gold, predictions)
+        self.gold, self.preds = g, p
+        gold_of: dict = {}
+        for eid, lang in zip(g.ids, g.languages):
+            gold_of.setdefault(lang, {})[eid] = g.slot_of[eid]
+        pred_of: dict = {}
+        for eid, row in p.row_of.items():
+            pred_of.setdefault(p.languages[row], {})[eid] = row
+        self.missing = {}
+        self.unexpected = {}
+        self.scored = {}
+        for lang in LANGUAGES:
+            if lang not in pred_of:
+                continue
+            gd = gold_of.get(lang, {})
+            pd = pred_of[lang]
+            id_set = set(gd.keys())
+            pred_set = set(pd.keys())
+            unpredicted = id_set - pred_set
+            unexpected = pred_set - id_set
+            if unpredicted:
+                _sortable(unpredicted, f"{lang}: unpredicted")
+            if unexpected:
+                _sortable(unexpected, f"{lang}: unexpected")
+            self.missing[lang] = len(unpredicted)
+            self.unexpected[lang] = len(unexpected)
+            ids = list(id_set)
+            self.scored[lang] = _Scored(g, p, [gd[i] for i in ids], [pd.get(i, -1) for i in ids],
+                                        (passage_threshold, minimal_threshold), ids)
+
+    def aggregate(self) -> dict:
+        cols = {"passage": ([], [], []), "minimal": ([], [], [])}
+        for lang, s in self.scored.items():
+            if lang == "english":
+                continue
+            for name, sweep in (("passage", s.passage), ("minimal", s.minimal)):
+                f1, p, r, _ = sweep[0]
+                for column, v in zip(cols[name], (f1, p, r)):
+                    column.append(v)
+        out = {}
+        for name in ("passage", "minimal"):
+            f1s, ps, rs = cols[name]
+            out[f"avg_{name}_f1"] = _mean(f1s)
+            out[f"avg_{name}_recall"] = _mean(rs)
+            out[f"avg_{name}_precision"] = _mean(ps)
+        return out
+
+
+def _mean(values):
+    return sum(values) / len(values) if values else 0
+
+
+# --------------------------------------------------------------------------------------------
+# Public API
+# --------------------------------------------------------------------------------------------
+
+def tydi(gold, predictions, *, passage_non_null_threshold: int = 2,
+         minimal_non_null_threshold: int = 2) -> dict:
+    """The macro-averaged TyDi QA scores, as the last line of the official script.
+
+    Parameters
+    ----------
+    gold : str, os.PathLike or iterable of dict
+        TyDi QA gold examples: a JSONL file (gzipped when the path contains ``.gz``, as the
+        script decides) or its records, each with ``example_id``, ``language``,
+        ``question_text``, ``document_plaintext`` and ``annotations``.
+    predictions : str, os.PathLike or iterable of dict
+        Predictions: a JSONL file or its records, each with ``example_id``, ``language``,
+        ``passage_answer_score``, ``minimal_answer_score`` and optionally
+        ``passage_answer_index``, ``minimal_answer`` (``start_byte_offset``,
+        ``end_byte_offset``) and ``yes_no_answer``.
+    passage_non_null_threshold, minimal_non_null_threshold : int, default=2
+        How many annotators must give a (passage, minimal) answer for the gold to have one.
+
+    Returns
+    -------
+    dict
+        ``avg_passage_f1``, ``avg_passage_recall``, ``avg_passage_precision``,
+        ``avg_minimal_f1``, ``avg_minimal_recall``, ``avg_minimal_precision``: each the mean,
+        over the non-English languages some prediction names, of that language's F1, recall
+        or precision at its optimal score threshold (``0`` when there is none).
+
+    Examples
+    --------
+    >>> gold = [{"example_id": 1, "language": "swahili", "question_text": "", "document_plaintext": "",
+    ...          "annotations": [{"passage_answer": {"candidate_index": 0},
+    ...                           "minimal_answer": {"plaintext_start_byte": 0, "plaintext_end_byte": 4},
+    ...                           "yes_no_answer": "NONE"}] * 3}]
+    >>> preds = [{"example_id": 1, "language": "swahili", "passage_answer_index": 0,
+    ...           "passage_answer_score": 1.0, "minimal_answer_score": 1.0,
+    ...           "minimal_answer": {"start_byte_offset": 2, "end_byte_offset": 6}}]
+    >>> tydi(gold, preds)["avg_minimal_f1"]
+    0.5
+    """
+    return _Evaluation(gold, predictions, passage_non_null_threshold,
+                       minimal_non_null_threshold).aggregate()
+
+
+def tydi_by_language(gold, predictions, *, passage_non_null_threshold: int = 2,
+                     minimal_non_null_threshold: int = 2) -> dict:
+    """The metrics the official script prints for each language, keyed by language.
+
+    Same inputs as :func:`tydi`. A language is scored when some prediction names it (one of
+    english, arabic, bengali, finnish, indonesian, japanese, swahili, korean, russian, telugu,
+    thai, in that order). Each value has the script's keys: ``passage-best-threshold-f1``,
+    ``-precision``, ``-recall``, ``passage-best-threshold``, then
+    ``passage-recall-at-precision>=T`` and ``passage-precision-at-precision>=T`` for T in 0.5,
+    0.75, 0.9, then the same with ``minimal-``. An unreached target gives ``0`` and ``0``;
+    a threshold is the score of the first example at it, ``0`` (an int) for an example
+    without a prediction.
+
+    Examples
+    --------
+    >>> gold = [{"example_id": "a", "language": "thai", "question_text": "", "document_plaintext": "",
+    ...          "annotations": [{"passage_answer": {"candidate_index": 3},
+    ...                           "minimal_answer": {"plaintext_start_byte": -1, "plaintext_end_byte": -1},
+    ...                           "yes_no_answer": "YES"}] * 2}]
+    >>> preds = [{"example_id": "a", "language": "thai", "passage_answer_index": 3, "yes_no_answer": "yes",
+    ...           "minimal_answer": {"start_byte_offset": -1, "end_byte_offset": -1},
+    ...           "passage_answer_score": 2.5, "minimal_answer_score": 0.5}]
+    >>> m = tydi_by_language(gold, preds)["thai"]
+    >>> m["passage-best-threshold-f1"], m["passage-best-threshold"], m["minimal-best-threshold-f1"]
+    (1.0, 2.5, 1.0)
+    """
+    ev = _Evaluation(gold, predictions, passage_non_null_threshold, minimal_non_null_threshold)
+    return {lang: s.metrics() for lang, s in ev.scored.items()}
+
+
+def tydi_questions(gold, predictions, *, passage_non_null_threshold: int = 2,
+                   minimal_non_null_threshold: int = 2) -> dict:
+    """Every gold example's own scores, in gold order (a repeated id once, at its first place).
+
+    Same inputs as :func:`tydi`. An example is matched with the prediction of its id when that
+    prediction names the same language (the script scores each language on its own).
+
+    Returns
+    -------
+    dict of list or numpy.ndarray
+        ``example_id`` and ``language`` (lists); ``passage_has_gold``,
+        ``passage_has_prediction``, ``passage_correct``, ``minimal_has_gold``,
+        ``minimal_has_prediction`` (bool arrays); ``minimal_precision``, ``minimal_recall``,
+        ``minimal_f1``, ``passage_score``, ``minimal_score`` (float arrays; scores are 0.0
+        without a prediction, which then "has" a prediction exactly when gold has none, as in
+        the script's counts).
+
+    Examples
+    --------
+    >>> gold = [{"example_id": 7, "language": "korean", "question_text": "", "document_plaintext": "",
+    ...          "annotations": [{"passage_answer": {"candidate_index": 1},
+    ...                           "minimal_answer": {"plaintext_start_byte": 10, "plaintext_end_byte": 20},
+    ...                           "yes_no_answer": "NONE"}] * 2}]
+    >>> preds = [{"example_id": 7, "language": "korean", "passage_answer_index": 1,
+    ...           "minimal_answer": {"start_byte_offset": 15, "end_byte_offset": 20},
+    ...           "passage_answer_score": 1, "minimal_answer_score": 1}]
+    >>> q = tydi_questions(gold, preds)
+    >>> q["passage_correct"].tolist(), q["minimal_precision"].tolist(), q["minimal_recall"].tolist()
+    ([True], [1.0], [0.5])
+    """
+    _check_thresholds(passage_non_null_threshold, minimal_non_null_threshold)
+    g, p = _load(gold, predictions)
+    rows = []
+    for eid, lang in zip(g.ids, g.languages):
+        q = p.row_of.get(eid, -1)
+        rows.append(q if q >= 0 and _same(p.languages[q], lang) else -1)
+    n = len(g.ids)
+    flags = np.zeros((n, 5), dtype=np.uint8)
+    prf = np.zeros((n, 3), dtype=np.float64)
+    gold_rows = np.arange(n, dtype=np.int64)
+    pred_rows = np.asarray(rows, dtype=np.int64)
+    failed = _kernels.tydi_examples(
+        gold_rows, pred_rows, g.ptr, g.index, g.start, g.end, g.yes_no, p.index, p.start,
+        p.end, p.yes_no, passage_non_null_threshold, minimal_non_null_threshold, flags, prf)
+    if failed >= 0:
+        raise InputError(f"example {g.ids[failed]!r}: the predicted minimal answer and a gold "
+                         "span overlap in no byte although one lies strictly inside the other "
+                         "(an empty span); the official script fails on its overlap assertion",
+                         query=g.ids[failed])
+    missing = pred_rows < 0
+    safe = np.where(missing, 0, pred_rows)
+    f = flags.astype(bool)
+    return {
+        "example_id": list(g.ids), "language": list(g.languages),
+        "passage_has_gold": f[:, 0], "passage_has_prediction": f[:, 1],
+        "passage_correct": f[:, 2], "passage_score": np.where(
+            missing, 0.0, p.pscore[safe] if len(p.pscore) else 0.0),
+        "minimal_has_gold": f[:, 3], "minimal_has_prediction": f[:, 4],
+        "minimal_precision": prf[:, 0].copy(), "minimal_recall": prf[:, 1].copy(),
+        "minimal_f1": prf[:, 2].copy(), "minimal_score": np.where(
+            missing, 0.0, p.mscore[safe] if len(p.mscore) else 0.0),
+    }
+
+
+def _same(a, b) -> bool:
+    return {a: 0}.get(b, 1) == 0  # the script groups languages by dict key equality
+
+
+# --------------------------------------------------------------------------------------------
+# The `qafast tydi` command
+# --------------------------------------------------------------------------------------------
+
+def _latex(f1, p, r) -> str:
+    return "\\fpr{%.1f}{%.1f}{%.1f}" % (f1 * 100, p * 100, r * 100)
+
+
+def _fmt(value, spec) -> str:
+    # the script formats thresholds with a float precision, which fails on None and int 0;
+    # qafast prints them as str() does (see docs/known-differences.md)
+    if value is None or type(value) is int:
+        return str(value)
+    return format(value, spec)
+
+
+def report_lines(ev: _Evaluation, pretty: bool) -> list:
+    """The lines the script prints on stdout."""
+    out = []
+    for lang, s in ev.scored.items():
+        f1, p, r, _ = s.passage[0]
+        out.append("Passage & " + lang + " & " + _latex(f1, p, r))
+        f1, p, r, _ = s.minimal[0]
+        out.append("Minimal Answer & " + lang + " & " + _latex(f1, p, r))
+        if pretty:
+            n_gold = sum(1 for x in ev.gold.languages if _same(x, lang))
+            out += ["*" * 20, lang, "Language: %s (%d)" % (lang, n_gold), "*" * 20,
+                    "PASSAGE ANSWER R@P TABLE:"]
+            out += _table(s.passage)
+            out += ["*" * 20, "MINIMAL ANSWER R@P TABLE:"]
+            out += _table(s.minimal)
+        else:
+            out.append(json.dumps(s.metrics()))
+    out.append("Total # examples in gold: %d, # ex. in pred: %d (including english)"
+               % (len(ev.gold.ids), len(ev.preds.row_of)))
+    agg = ev.aggregate()
+    n = sum(1 for lang in ev.scored if lang != "english")
+    out.append("*** Macro Over %d Languages, excluding English **" % n)
+    for name in ("passage", "minimal"):
+        f1, p, r = agg[f"avg_{name}_f1"], agg[f"avg_{name}_precision"], agg[f"avg_{name}_recall"]
+        out.append("%s F1:%.3f P:%.3f R:%3f" % (name.capitalize(), f1, p, r))
+        out.append(_latex(f1, p, r))
+    out.append("*** / Aggregate Scores ****")
+    out.append(json.dumps(agg))
+    return out
+
+
+def _table(sweep) -> list:
+    (f1, p, r, threshold), table = sweep
+    lines = ["Optimal threshold: " + _fmt(threshold, ".5"), " F1     /  P      /  R",
+             "{: >7.2%} / {: >7.2%} / {: >7.2%}".format(f1, p, r)]
+    for target, recall, precision, at in table:
+        lines.append("R@P={}: {:.2%} (actual p={:.2%}, score threshold={})".format(
+            target, recall, precision, _fmt(at, ".4")))
+    return lines
+
+
+def register_cli(subparsers) -> dict:
+    """Add ``qafast tydi`` to the ``qafast`` command; returns ``{"tydi": handler}``."""
+    p = subparsers.add_parser(
+        "tydi", help="score TyDi QA primary-task predictions, printing what tydi_eval.py prints",
+        description="Score TyDi QA passage-selection and minimal-answer predictions as the "
+                    "official tydi_eval.py does, printing the same lines: per language, then "
+                    "the macro average over the non-English languages. Notes go to stderr.")
+    p.add_argument("--gold_path", required=True,
+                   help="gold JSONL (gzipped when the path contains .gz)")
+    p.add_argument("--predictions_path", required=True, help="predictions JSONL")
+    p.add_argument("--pretty_print", action=argparse_bool(), default=False,
+                   help="print R@P tables instead of one JSON line per language")
+    p.add_argument("--nopretty_print", dest="pretty_print", action="store_false",
+                   help=argparse_suppress())
+    p.add_argument("--passage_non_null_threshold", type=int, default=2,
+                   help="annotators who must give a passage answer (default 2)")
+    p.add_argument("--minimal_non_null_threshold", type=int, default=2,
+                   help="annotators who must give a minimal answer (default 2)")
+    p.add_argument("--verbose", action=argparse_bool(), default=True,
+                   help="accepted for the script's sake (its per-example log goes to stderr)")
+    p.add_argument("--noverbose", dest="verbose", action="store_false", help=argparse_suppress())
+    p.add_argument("--cache_gold_data", action=argparse_bool(), default=False,
+                   help="refused: the script's pickle cache fails under Python 3")
+    p.add_argument("--nocache_gold_data", dest="cache_gold_data", action="store_false",
+                   help=argparse_suppress())
+    return {"tydi": _run_cli}
+
+
+def argparse_bool():
+    import argparse
+
+    class _Bool(argparse.Action):
+        """absl's boolean flag: ``--flag`` or ``--flag=true/false``."""
+
+        def __init__(self, option_strings, dest, **kwargs):
+            super().__init__(option_strings, dest, nargs="?", const=True, **kwargs)
+
+        def __call__(self, parser, namespace, values, option_string=None):
+            if isinstance(values, str):
+                v = values.lower()
+                if v not in ("true", "false", "t", "f", "1", "0"):
+                    parser.error(f"{option_string}: expected true or false, got {values!r}")
+                values = v in ("true", "t", "1")
+            setattr(namespace, self.dest, values)
+
+    return _Bool
+
+
+def argparse_suppress():
+    import argparse
+
+    return argparse.SUPPRESS
+
+
+def _run_cli(args) -> int:
+    if args.cache_gold_data:
+        print("qafast tydi: --cache_gold_data is not supported (the official script's pickle "
+              "cache fails under Python 3)", file=sys.stderr)
+        return 2
+    ev = _Evaluation(args.gold_path, args.predictions_path, args.passage_non_null_threshold,
+                     args.minimal_non_null_threshold)
+    for lang in ev.scored:
+        if ev.missing[lang]:
+            print(f"qafast tydi: {lang}: predictions missing for {ev.missing[lang]} examples",
+                  file=sys.stderr)
+        if ev.unexpected[lang]:
+            print(f"qafast tydi: {lang}: {ev.unexpected[lang]} predictions for examples not "
+                  "in the gold data", file=sys.stderr)
+    sys.stdout.write("\n".join(report_lines(ev, args.pretty_print)) + "\n")
+    return 0
