@@ -52,7 +52,7 @@ _LAZY = {
     "ranking": ("Qrels", "Run", "evaluate", "evaluate_runs"),
     "squad_eval": ("squad",),
     "stream": ("AnswerMetrics", "RankingMetrics"),
-    "tydi": ("tydi", "tydi_by_language", "tydi_questions"),
+    "tydi_eval": ("tydi", "tydi_by_language", "tydi_questions"),
 }
 _MODULE_OF = {name: module for module, names in _LAZY.items() for name in names}
 
@@ -102,9 +102,9 @@ if _typing.TYPE_CHECKING:
     from .squad_eval import squad as squad
     from .stream import AnswerMetrics as AnswerMetrics
     from .stream import RankingMetrics as RankingMetrics
-    from .tydi import tydi as tydi
-    from .tydi import tydi_by_language as tydi_by_language
-    from .tydi import tydi_questions as tydi_questions
+    from .tydi_eval import tydi as tydi
+    from .tydi_eval import tydi_by_language as tydi_by_language
+    from .tydi_eval import tydi_questions as tydi_questions
 
 
 def __getattr__(name: str) -> _typing.Any:

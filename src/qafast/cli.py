@@ -303,7 +303,7 @@ def _run_example(args) -> int:
 
 #: Modules of the other metric families, each with a ``register_cli(subparsers)`` function.
 FAMILY_MODULES = ("answers", "squad_eval", "factoid", "dbqa", "curves", "concepts",
-                  "events", "comparison", "fusion", "tydi")
+                  "events", "comparison", "fusion", "tydi_eval")
 
 
 def _family_modules():

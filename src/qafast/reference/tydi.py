@@ -1,10 +1,10 @@
 """The specification: the official TyDi QA primary-task evaluation (``tydi_eval.py``) in plain Python.
 
-This is the readable definition of every number :mod:`qafast.tydi` reports, written from what
+This is the readable definition of every number :mod:`qafast.tydi_eval` reports, written from what
 the official script computes (read, then described here in our own words). The compiled path is
 tested against it value for value, bit for bit.
 
-Inputs here are already checked and converted (see :mod:`qafast.tydi` for the file formats):
+Inputs here are already checked and converted (see :mod:`qafast.tydi_eval` for the file formats):
 
 * ``gold``: ``{example id: (language, [annotation, ...])}``, each annotation a tuple
   ``(passage index, minimal start byte, minimal end byte, yes/no)``, the yes/no lowered.
