@@ -250,3 +250,17 @@ def tydi_curve(
     has_gold: _U8, has_pred: _U8, value: _F64, score: _F64, order: _I64, targets: _F64,
     best: _F64, best_at: _I64, rows: _F64, row_at: _I64,
 ) -> None: ...
+def tydi_walk_gold(
+    records: list[Any], slot_of: dict[Any, int], ids: list[Any], langs: list[Any],
+    slot_lo: _I64, slot_hi: _I64, slot_lang: _I8, index: _F64, start: _F64, end: _F64,
+    yes_no: _U8,
+) -> int: ...
+def tydi_walk_predictions(
+    records: list[Any], row_of: dict[Any, int], langs: list[Any], pscore_obj: list[Any],
+    mscore_obj: list[Any], lang: _I8, index: _F64, start: _F64, end: _F64, yes_no: _U8,
+    pscore: _F64, mscore: _F64,
+) -> int: ...
+def tydi_lookup(
+    order: list[Any], slot_of: dict[Any, int], row_of: dict[Any, int], gold_rows: _I64,
+    pred_rows: _I64,
+) -> None: ...

@@ -89,25 +89,41 @@ def _hashable(v, field):
 
 
 def _records(source, what):
-    """``(path or None, iterator of (line number, record))`` for a JSONL path or an iterable."""
+    """``(path or None, list of records)`` for a JSONL path or an iterable of records."""
     if isinstance(source, (str, os.PathLike)):
         path = os.fspath(source)
         return path, _jsonl(path, what)
     if isinstance(source, Mapping) or not isinstance(source, Iterable):
         raise InputTypeError(f"{what} must be a JSONL file path or an iterable of records, "
                              f"not {type(source).__name__}", field=what)
-    return None, enumerate(source, 1)
+    return None, list(source)
 
 
 def _jsonl(path, what):
-    opener = (lambda: gzip.open(path, "rb")) if (what == "gold" and ".gz" in path) else (
-        lambda: open(path, encoding="utf-8"))
-    with opener() as f:
-        for n, line in enumerate(f, 1):
-            try:
-                yield n, json.loads(line)
-            except (ValueError, UnicodeDecodeError) as e:
-                raise FormatError(f"not a JSON line ({e})", path=path, line=n) from None
+    # as the script reads: gold through gzip when ".gz" is in its path (bytes lines, split at
+    # b"\n", that json.loads decodes), otherwise text lines (universal newlines)
+    if what == "gold" and ".gz" in path:
+        with gzip.open(path, "rb") as f:
+            lines = f.read().split(b"\n")
+        if lines and not lines[-1]:
+            lines.pop()
+    else:
+        try:
+            with open(path, encoding="utf-8") as f:
+                lines = list(f)
+        except UnicodeDecodeError as e:
+            raise FormatError(f"not UTF-8 text ({e})", path=path) from None
+    loads = json.loads
+    try:
+        return [loads(line) for line in lines]
+    except (ValueError, UnicodeDecodeError):
+        pass
+    for n, line in enumerate(lines, 1):  # find the line, and say what is wrong with it
+        try:
+            loads(line)
+        except (ValueError, UnicodeDecodeError) as e:
+            raise FormatError(f"not a JSON line ({e})", path=path, line=n) from None
+    raise AssertionError("unreachable")  # pragma: no cover
 
 
 def _fail(path, n, what, problem):
@@ -122,6 +138,42 @@ class _Gold:
 
     def __init__(self, source):
         path, records = _records(source, "gold")
+        if not self._walk(records):
+            self._read(path, records)
+
+    def _walk(self, records) -> bool:
+        n = len(records)
+        cap = 3 * n + 16
+        while True:
+            slot_of: dict = {}
+            ids, langs = [], []
+            lo = np.zeros(n, dtype=np.int64)
+            hi = np.zeros(n, dtype=np.int64)
+            self.lang_code = np.zeros(n, dtype=np.int8)
+            cols = [np.zeros(cap) for _ in range(3)] + [np.zeros(cap, dtype=np.uint8)]
+            k = _kernels.tydi_walk_gold(records, slot_of, ids, langs, lo, hi, self.lang_code,
+                                        *cols)
+            if k == -2:
+                return False
+            if k >= 0:
+                break
+            cap = sum(len(r["annotations"]) for r in records)
+        m = len(ids)
+        self.ids, self.languages, self.slot_of = ids, langs, slot_of
+        self.lang_code = self.lang_code[:m]
+        lo, hi = lo[:m], hi[:m]
+        self.ptr = np.zeros(m + 1, dtype=np.int64)
+        np.cumsum(hi - lo, out=self.ptr[1:])
+        if m == n:
+            self.index, self.start, self.end, self.yes_no = (c[:k] for c in cols)
+        else:
+            take = (np.concatenate([np.arange(a, b, dtype=np.int64) for a, b in zip(lo, hi)])
+                    if m else np.zeros(0, dtype=np.int64))
+            self.index, self.start, self.end, self.yes_no = (c[take] for c in cols)
+        return True
+
+    def _read(self, path, records):
+        records = enumerate(records, 1)
         slot_of: dict = {}
         ids, langs, rec_of = [], [], []
         lo, hi = [], []
@@ -173,6 +225,7 @@ class _Gold:
         self.start = np.asarray(start, dtype=np.float64)[take]
         self.end = np.asarray(end, dtype=np.float64)[take]
         self.yes_no = np.asarray(yes_no, dtype=np.uint8)[take]
+        self.lang_code = _lang_codes(langs)
 
 
 class _Predictions:
@@ -180,6 +233,28 @@ class _Predictions:
 
     def __init__(self, source):
         path, records = _records(source, "predictions")
+        if not self._walk(records):
+            self._read(path, records)
+
+    def _walk(self, records) -> bool:
+        n = len(records)
+        self.row_of, self.languages = {}, []
+        self.passage_scores, self.minimal_scores = [], []
+        self.lang_code = np.zeros(n, dtype=np.int8)
+        cols = [np.zeros(n) for _ in range(3)] + [np.zeros(n, dtype=np.uint8)] + [
+            np.zeros(n) for _ in range(2)]
+        m = _kernels.tydi_walk_predictions(records, self.row_of, self.languages,
+                                           self.passage_scores, self.minimal_scores,
+                                           self.lang_code, *cols)
+        if m < 0:
+            return False
+        self.lang_code = self.lang_code[:m]
+        self.index, self.start, self.end, self.yes_no, self.pscore, self.mscore = (
+            c[:m] for c in cols)
+        return True
+
+    def _read(self, path, records):
+        records = enumerate(records, 1)
         row_of: dict = {}
         langs, index, start, end, yes_no, pscore, mscore = [], [], [], [], [], [], []
         span = None
@@ -228,6 +303,19 @@ class _Predictions:
         self.yes_no = np.asarray(yes_no, dtype=np.uint8)
         self.pscore = np.asarray(pscore, dtype=np.float64)
         self.mscore = np.asarray(mscore, dtype=np.float64)
+        self.lang_code = _lang_codes(langs)
+
+
+def _lang_codes(langs) -> np.ndarray:
+    """Each language's place in LANGUAGES, -1 for any other (as dict keys compare)."""
+    code = {lang: i for i, lang in enumerate(LANGUAGES)}
+    out = np.empty(len(langs), dtype=np.int8)
+    for i, lang in enumerate(langs):
+        try:
+            out[i] = code.get(lang, -1)
+        except TypeError:  # pragma: no cover - unhashable languages are refused on reading
+            out[i] = -1
+    return out
 
 
 def _score(v, field):
@@ -363,37 +451,42 @@ def _sortable(ids: set, what: str) -> None:
 
 
 class _Evaluation:
+    """The script's ``main``: each scored language's examples, in its order."""
+
     def __init__(self, gold, predictions, passage_threshold, minimal_threshold):
         _check_thresholds(passage_threshold, minimal_threshold)
         g, p = _load(gold, predictions)
         self.gold, self.preds = g, p
-        gold_of: dict = {}
-        for eid, lang in zip(g.ids, g.languages):
-            gold_of.setdefault(lang, {})[eid] = g.slot_of[eid]
-        pred_of: dict = {}
-        for eid, row in p.row_of.items():
-            pred_of.setdefault(p.languages[row], {})[eid] = row
-        self.missing = {}
-        self.unexpected = {}
-        self.scored = {}
-        for lang in LANGUAGES:
-            if lang not in pred_of:
+        kinds = set(map(type, g.ids)) | set(map(type, p.row_of))
+        orderable = kinds <= {int, float, bool} or kinds <= {str}
+        ids = np.empty(len(g.ids), dtype=object)
+        ids[:] = g.ids
+        self.missing, self.unexpected, self.scored = {}, {}, {}
+        for code, lang in enumerate(LANGUAGES):
+            n_pred = int(np.count_nonzero(p.lang_code == code))
+            if not n_pred:
                 continue
-            gd = gold_of.get(lang, {})
-            pd = pred_of[lang]
-            id_set = set(gd.keys())
-            pred_set = set(pd.keys())
-            unpredicted = id_set - pred_set
-            unexpected = pred_set - id_set
-            if unpredicted:
-                _sortable(unpredicted, f"{lang}: unpredicted")
-            if unexpected:
-                _sortable(unexpected, f"{lang}: unexpected")
-            self.missing[lang] = len(unpredicted)
-            self.unexpected[lang] = len(unexpected)
-            ids = list(id_set)
-            self.scored[lang] = _Scored(g, p, [gd[i] for i in ids], [pd.get(i, -1) for i in ids],
-                                        (passage_threshold, minimal_threshold), ids)
+            slots = np.flatnonzero(g.lang_code == code)
+            lang_ids = ids[slots].tolist()
+            id_set = set(lang_ids)  # built as the script's set(dict.keys()): same order
+            order = list(id_set)
+            gold_rows = np.empty(len(order), dtype=np.int64)
+            rows = np.empty(len(order), dtype=np.int64)
+            _kernels.tydi_lookup(order, dict(zip(lang_ids, slots.tolist())), p.row_of,
+                                 gold_rows, rows)
+            if len(rows):
+                rows[p.lang_code[rows] != code] = -1  # a prediction of another language
+            matched = int(np.count_nonzero(rows >= 0))
+            self.missing[lang] = len(order) - matched
+            self.unexpected[lang] = n_pred - matched
+            if not orderable and (self.missing[lang] or self.unexpected[lang]):
+                pred_set = {i for i, r in p.row_of.items() if p.lang_code[r] == code}
+                for what, part in (("unpredicted", id_set - pred_set),
+                                   ("unexpected", pred_set - id_set)):
+                    if part:
+                        _sortable(part, f"{lang}: {what}")
+            self.scored[lang] = _Scored(g, p, gold_rows, rows,
+                                        (passage_threshold, minimal_threshold), order)
 
     def aggregate(self) -> dict:
         cols = {"passage": ([], [], []), "minimal": ([], [], [])}
@@ -586,7 +679,7 @@ def report_lines(ev: _Evaluation, pretty: bool) -> list:
         f1, p, r, _ = s.minimal[0]
         out.append("Minimal Answer & " + lang + " & " + _latex(f1, p, r))
         if pretty:
-            n_gold = sum(1 for x in ev.gold.languages if _same(x, lang))
+            n_gold = int(np.count_nonzero(ev.gold.lang_code == LANGUAGES.index(lang)))
             out += ["*" * 20, lang, "Language: %s (%d)" % (lang, n_gold), "*" * 20,
                     "PASSAGE ANSWER R@P TABLE:"]
             out += _table(s.passage)
