@@ -376,3 +376,497 @@ def tydi_lookup(list order, dict slot_of, dict row_of, int64_t[::1] gold_rows,
         gold_rows[i] = <object>v
         v = PyDict_GetItemWithError(row_of, key)
         pred_rows[i] = -1 if v == NULL else <int64_t>(<object>v)
+
+
+# ---------------------------------------------------------------------------------------------
+# Gold JSONL (the gzipped bytes): find each line's example_id, language and annotations
+# without decoding its document. A line is taken only when it is plainly valid JSON (strict
+# strings of valid UTF-8 without surrogates, no NaN/Infinity, keys without escapes at the top
+# level); any other line is left to json.loads, which then decides as in the script.
+# ---------------------------------------------------------------------------------------------
+
+from cpython.bytes cimport PyBytes_FromStringAndSize, PyBytes_AS_STRING
+
+cdef enum:
+    _TY_MAX_DEPTH = 200
+
+
+cdef inline Py_ssize_t _ty_ws(const unsigned char* s, Py_ssize_t p, Py_ssize_t n) noexcept nogil:
+    while p < n and (s[p] == 32 or s[p] == 9 or s[p] == 10 or s[p] == 13):
+        p += 1
+    return p
+
+
+cdef inline bint _ty_hex(unsigned char c) noexcept nogil:
+    return (48 <= c <= 57) or (65 <= c <= 70) or (97 <= c <= 102)
+
+
+cdef Py_ssize_t _ty_string(const unsigned char* s, Py_ssize_t p, Py_ssize_t n,
+                           bint* escaped) noexcept nogil:
+    # s[p] is the opening quote; returns the position after the closing one, or -1
+    cdef unsigned char c, c1, c2, c3
+    cdef Py_ssize_t k
+    p += 1
+    while p < n:
+        c = s[p]
+        if c == 34:
+            return p + 1
+        if c == 92:
+            escaped[0] = True
+            if p + 1 >= n:
+                return -1
+            c = s[p + 1]
+            if c == 117:  # \uXXXX
+                if p + 5 >= n:
+                    return -1
+                for k in range(2, 6):
+                    if not _ty_hex(s[p + k]):
+                        return -1
+                p += 6
+            elif c == 34 or c == 92 or c == 47 or c == 98 or c == 102 or c == 110 or \
+                    c == 114 or c == 116:
+                p += 2
+            else:
+                return -1
+        elif c < 32:
+            return -1
+        elif c < 128:
+            p += 1
+        elif 0xC2 <= c <= 0xDF:
+            if p + 1 >= n or (s[p + 1] & 0xC0) != 0x80:
+                return -1
+            p += 2
+        elif 0xE0 <= c <= 0xEF:
+            if p + 2 >= n:
+                return -1
+            c1 = s[p + 1]
+            c2 = s[p + 2]
+            if (c1 & 0xC0) != 0x80 or (c2 & 0xC0) != 0x80:
+                return -1
+            if c == 0xE0 and c1 < 0xA0:  # overlong
+                return -1
+            if c == 0xED and c1 >= 0xA0:  # a surrogate
+                return -1
+            p += 3
+        elif 0xF0 <= c <= 0xF4:
+            if p + 3 >= n:
+                return -1
+            c1 = s[p + 1]
+            c2 = s[p + 2]
+            c3 = s[p + 3]
+            if (c1 & 0xC0) != 0x80 or (c2 & 0xC0) != 0x80 or (c3 & 0xC0) != 0x80:
+                return -1
+            if (c == 0xF0 and c1 < 0x90) or (c == 0xF4 and c1 >= 0x90):
+                return -1
+            p += 4
+        else:
+            return -1
+    return -1
+
+
+cdef Py_ssize_t _ty_number(const unsigned char* s, Py_ssize_t p, Py_ssize_t n) noexcept nogil:
+    if p < n and s[p] == 45:
+        p += 1
+    if p >= n:
+        return -1
+    if s[p] == 48:
+        p += 1
+    elif 49 <= s[p] <= 57:
+        while p < n and 48 <= s[p] <= 57:
+            p += 1
+    else:
+        return -1
+    if p < n and s[p] == 46:
+        p += 1
+        if p >= n or not (48 <= s[p] <= 57):
+            return -1
+        while p < n and 48 <= s[p] <= 57:
+            p += 1
+    if p < n and (s[p] == 101 or s[p] == 69):
+        p += 1
+        if p < n and (s[p] == 43 or s[p] == 45):
+            p += 1
+        if p >= n or not (48 <= s[p] <= 57):
+            return -1
+        while p < n and 48 <= s[p] <= 57:
+            p += 1
+    return p
+
+
+cdef inline bint _ty_word(const unsigned char* s, Py_ssize_t p, Py_ssize_t n,
+                          const char* w, Py_ssize_t k) noexcept nogil:
+    cdef Py_ssize_t i
+    if p + k > n:
+        return False
+    for i in range(k):
+        if s[p + i] != <unsigned char>w[i]:
+            return False
+    return True
+
+
+cdef struct _TyOut:
+    # where one gold line's annotations go: values at [base, base + count) of the arrays
+    double* index
+    double* start
+    double* end
+    uint8_t* yes_no
+    Py_ssize_t base
+    Py_ssize_t count
+    Py_ssize_t cap
+
+
+cdef Py_ssize_t _ty_int_at(const unsigned char* s, Py_ssize_t p, Py_ssize_t n,
+                           double* out) noexcept nogil:
+    # a plain JSON integer within 2**52 (else -1: the line goes to json.loads)
+    cdef Py_ssize_t q = p, digits = 0
+    cdef bint neg = False
+    cdef long long x = 0
+    if q < n and s[q] == 45:
+        neg = True
+        q += 1
+    if q >= n or not (48 <= s[q] <= 57) or (s[q] == 48 and q + 1 < n and 48 <= s[q + 1] <= 57):
+        return -1
+    while q < n and 48 <= s[q] <= 57:
+        x = x * 10 + (s[q] - 48)
+        q += 1
+        digits += 1
+        if digits > 15:
+            return -1
+    if q < n and (s[q] == 46 or s[q] == 101 or s[q] == 69):
+        return -1
+    if x > <long long>_TY_LIMIT:
+        return -1
+    out[0] = <double>(-x if neg else x)
+    return q
+
+
+cdef Py_ssize_t _ty_yes_no_at(const unsigned char* s, Py_ssize_t p, Py_ssize_t n,
+                              uint8_t* out) noexcept nogil:
+    # an ASCII string without escapes, compared lowered with none/yes/no (else code 3)
+    cdef Py_ssize_t q = p + 1, k
+    cdef unsigned char c
+    cdef char low[5]
+    if p >= n or s[p] != 34:
+        return -1
+    while q < n and s[q] != 34:
+        c = s[q]
+        if c == 92 or c < 32 or c >= 128:
+            return -1
+        if q - p - 1 < 5:
+            low[q - p - 1] = <char>(c + 32 if 65 <= c <= 90 else c)
+        q += 1
+    if q >= n:
+        return -1
+    k = q - p - 1
+    if k == 4 and low[0] == b'n' and low[1] == b'o' and low[2] == b'n' and low[3] == b'e':
+        out[0] = 0
+    elif k == 3 and low[0] == b'y' and low[1] == b'e' and low[2] == b's':
+        out[0] = 1
+    elif k == 2 and low[0] == b'n' and low[1] == b'o':
+        out[0] = 2
+    else:
+        out[0] = 3
+    return q + 1
+
+
+cdef Py_ssize_t _ty_fields(const unsigned char* s, Py_ssize_t p, Py_ssize_t n, int depth,
+                           int kind, double* a, double* b, bint* got_a,
+                           bint* got_b) noexcept nogil:
+    # an object of kind 0 (passage_answer: candidate_index -> a) or 1 (minimal_answer:
+    # plaintext_start_byte -> a, plaintext_end_byte -> b); other keys are only checked
+    cdef Py_ssize_t q, ka, kb
+    cdef bint escaped
+    if p >= n or s[p] != 123:
+        return -1
+    p = _ty_ws(s, p + 1, n)
+    if p < n and s[p] == 125:
+        return p + 1
+    while True:
+        if p >= n or s[p] != 34:
+            return -1
+        escaped = False
+        q = _ty_string(s, p, n, &escaped)
+        if q < 0 or escaped:
+            return -1
+        ka = p + 1
+        kb = q - 1
+        p = _ty_ws(s, q, n)
+        if p >= n or s[p] != 58:
+            return -1
+        p = _ty_ws(s, p + 1, n)
+        if kind == 0 and _ty_key(s, ka, kb, b"candidate_index", 15):
+            p = _ty_int_at(s, p, n, a)
+            got_a[0] = True
+        elif kind == 1 and _ty_key(s, ka, kb, b"plaintext_start_byte", 20):
+            p = _ty_int_at(s, p, n, a)
+            got_a[0] = True
+        elif kind == 1 and _ty_key(s, ka, kb, b"plaintext_end_byte", 18):
+            p = _ty_int_at(s, p, n, b)
+            got_b[0] = True
+        else:
+            p = _ty_value(s, p, n, depth + 1, NULL, NULL)
+        if p < 0:
+            return -1
+        p = _ty_ws(s, p, n)
+        if p >= n:
+            return -1
+        if s[p] == 125:
+            return p + 1
+        if s[p] != 44:
+            return -1
+        p = _ty_ws(s, p + 1, n)
+
+
+cdef Py_ssize_t _ty_annotation(const unsigned char* s, Py_ssize_t p, Py_ssize_t n,
+                               _TyOut* out) noexcept nogil:
+    cdef Py_ssize_t q, ka, kb, k
+    cdef bint escaped, has_pa = False, has_ma = False, has_yn = False
+    cdef bint got_i = False, got_s = False, got_e = False, unused = False
+    cdef double idx = 0, st = 0, en = 0, dummy = 0
+    cdef uint8_t yn = 0
+    if p >= n or s[p] != 123 or out.count >= out.cap:
+        return -1
+    p = _ty_ws(s, p + 1, n)
+    if p < n and s[p] == 125:
+        return -1  # an annotation without its fields: json.loads, then the error
+    while True:
+        if p >= n or s[p] != 34:
+            return -1
+        escaped = False
+        q = _ty_string(s, p, n, &escaped)
+        if q < 0 or escaped:
+            return -1
+        ka = p + 1
+        kb = q - 1
+        p = _ty_ws(s, q, n)
+        if p >= n or s[p] != 58:
+            return -1
+        p = _ty_ws(s, p + 1, n)
+        if _ty_key(s, ka, kb, b"passage_answer", 14):
+            got_i = False
+            p = _ty_fields(s, p, n, 3, 0, &idx, &dummy, &got_i, &unused)
+            has_pa = True
+        elif _ty_key(s, ka, kb, b"minimal_answer", 14):
+            got_s = got_e = False
+            p = _ty_fields(s, p, n, 3, 1, &st, &en, &got_s, &got_e)
+            has_ma = True
+        elif _ty_key(s, ka, kb, b"yes_no_answer", 13):
+            p = _ty_yes_no_at(s, p, n, &yn)
+            has_yn = True
+        else:
+            p = _ty_value(s, p, n, 3, NULL, NULL)
+        if p < 0:
+            return -1
+        p = _ty_ws(s, p, n)
+        if p >= n:
+            return -1
+        if s[p] == 125:
+            break
+        if s[p] != 44:
+            return -1
+        p = _ty_ws(s, p + 1, n)
+    if not (has_pa and has_ma and has_yn and got_i and got_s and got_e):
+        return -1
+    if (st < 0) != (en < 0) or (st >= 0 and st > en):
+        return -1
+    k = out.base + out.count
+    out.index[k] = idx
+    out.start[k] = st
+    out.end[k] = en
+    out.yes_no[k] = yn
+    out.count += 1
+    return p + 1
+
+
+cdef Py_ssize_t _ty_annotations(const unsigned char* s, Py_ssize_t p, Py_ssize_t n,
+                                _TyOut* out) noexcept nogil:
+    out.count = 0  # a repeated "annotations" key: the last one wins
+    if p >= n or s[p] != 91:
+        return -1
+    p = _ty_ws(s, p + 1, n)
+    if p < n and s[p] == 93:
+        return -1  # no annotations: json.loads, then the error
+    while True:
+        p = _ty_annotation(s, p, n, out)
+        if p < 0:
+            return -1
+        p = _ty_ws(s, p, n)
+        if p >= n:
+            return -1
+        if s[p] == 93:
+            return p + 1
+        if s[p] != 44:
+            return -1
+        p = _ty_ws(s, p + 1, n)
+
+
+cdef Py_ssize_t _ty_value(const unsigned char* s, Py_ssize_t p, Py_ssize_t n, int depth,
+                          int64_t* found, _TyOut* out) noexcept nogil:
+    cdef unsigned char c
+    cdef bint escaped = False
+    cdef Py_ssize_t q, ka, kb, v
+    cdef int which
+    if p >= n or depth > _TY_MAX_DEPTH:
+        return -1
+    c = s[p]
+    if c == 34:
+        return _ty_string(s, p, n, &escaped)
+    if c == 45 or 48 <= c <= 57:
+        return _ty_number(s, p, n)
+    if c == 116:
+        return p + 4 if _ty_word(s, p, n, b"true", 4) else -1
+    if c == 102:
+        return p + 5 if _ty_word(s, p, n, b"false", 5) else -1
+    if c == 110:
+        return p + 4 if _ty_word(s, p, n, b"null", 4) else -1
+    if c == 91:  # array
+        p = _ty_ws(s, p + 1, n)
+        if p < n and s[p] == 93:
+            return p + 1
+        while True:
+            p = _ty_value(s, p, n, depth + 1, NULL, NULL)
+            if p < 0:
+                return -1
+            p = _ty_ws(s, p, n)
+            if p >= n:
+                return -1
+            if s[p] == 93:
+                return p + 1
+            if s[p] != 44:
+                return -1
+            p = _ty_ws(s, p + 1, n)
+    if c == 123:  # object
+        p = _ty_ws(s, p + 1, n)
+        if p < n and s[p] == 125:
+            return p + 1
+        while True:
+            if p >= n or s[p] != 34:
+                return -1
+            escaped = False
+            q = _ty_string(s, p, n, &escaped)
+            if q < 0 or (escaped and found != NULL):
+                return -1
+            ka = p + 1
+            kb = q - 1
+            p = _ty_ws(s, q, n)
+            if p >= n or s[p] != 58:
+                return -1
+            p = _ty_ws(s, p + 1, n)
+            v = p
+            if found != NULL and _ty_key(s, ka, kb, b"annotations", 11):
+                p = _ty_annotations(s, p, n, out)
+            else:
+                p = _ty_value(s, p, n, depth + 1, NULL, NULL)
+            if p < 0:
+                return -1
+            if found != NULL:
+                which = -1
+                if _ty_key(s, ka, kb, b"example_id", 10):
+                    which = 0
+                elif _ty_key(s, ka, kb, b"language", 8):
+                    which = 1
+                elif _ty_key(s, ka, kb, b"annotations", 11):
+                    which = 2
+                elif _ty_key(s, ka, kb, b"question_text", 13):
+                    which = 3
+                elif _ty_key(s, ka, kb, b"document_plaintext", 18):
+                    which = 4
+                if which >= 0:  # the last of repeated keys wins, as in json.loads
+                    found[2 * which] = v
+                    found[2 * which + 1] = p
+            p = _ty_ws(s, p, n)
+            if p >= n:
+                return -1
+            if s[p] == 125:
+                return p + 1
+            if s[p] != 44:
+                return -1
+            p = _ty_ws(s, p + 1, n)
+    return -1
+
+
+cdef inline bint _ty_key(const unsigned char* s, Py_ssize_t a, Py_ssize_t b, const char* w,
+                         Py_ssize_t k) noexcept nogil:
+    return b - a == k and _ty_word(s, a, b, w, k)
+
+
+def tydi_scan_gold(const unsigned char[::1] data, const int64_t[::1] line_start,
+                   const int64_t[::1] line_end, int64_t[:, ::1] found, int64_t[::1] ann_lo,
+                   int64_t[::1] ann_hi, double[::1] index, double[::1] start,
+                   double[::1] end, uint8_t[::1] yes_no):
+    """For each line ``data[line_start[i]:line_end[i]]`` (a gold record), set ``found[i]`` to
+    the (start, end) byte ranges of its example_id, language, annotations, question_text and
+    document_plaintext values and write its annotations (candidate index, minimal span,
+    yes/no code) at ``[ann_lo[i], ann_hi[i])`` of the arrays; or set ``found[i, 0] = -1``
+    when the line is left to json.loads: it is not plainly valid JSON, lacks a field, or has
+    a value qafast reads only through Python (a float, a big number, an escaped or non-ASCII
+    yes/no, a bad span). Returns the number of lines found."""
+    cdef Py_ssize_t m = line_start.shape[0], i, j, a, b, p, ok = 0
+    cdef const unsigned char* s
+    cdef _TyOut out
+    out.index = &index[0] if index.shape[0] else NULL
+    out.start = &start[0] if start.shape[0] else NULL
+    out.end = &end[0] if end.shape[0] else NULL
+    out.yes_no = &yes_no[0] if yes_no.shape[0] else NULL
+    out.base = 0
+    with nogil:
+        for i in range(m):
+            a = line_start[i]
+            b = line_end[i]
+            for j in range(10):
+                found[i, j] = -1
+            ann_lo[i] = ann_hi[i] = out.base
+            # json.loads(bytes) reads UTF-8 only when the first two bytes are not NUL
+            if b - a < 2 or data[a] != 123 or data[a + 1] == 0:
+                continue
+            s = &data[a]
+            out.count = 0
+            out.cap = index.shape[0] - out.base
+            p = _ty_value(s, 0, b - a, 0, &found[i, 0], &out)
+            if p < 0 or _ty_ws(s, p, b - a) != b - a:
+                found[i, 0] = -1
+                continue
+            for j in range(5):
+                if found[i, 2 * j] < 0:
+                    found[i, 0] = -1
+                    break
+            if found[i, 0] >= 0:
+                for j in range(10):
+                    found[i, j] += a
+                ann_hi[i] = out.base + out.count
+                out.base += out.count
+                ok += 1
+    return ok
+
+
+def tydi_gather_gold(const unsigned char[::1] data, const int64_t[:, ::1] found):
+    """The JSON text ``[[id, language], ...]`` of the lines ``found``."""
+    cdef Py_ssize_t m = found.shape[0], i, j, total = 2, k = 0
+    cdef char* out
+    cdef bytes result
+    for i in range(m):
+        if found[i, 0] >= 0:
+            total += 4
+            for j in range(2):
+                total += found[i, 2 * j + 1] - found[i, 2 * j]
+    result = PyBytes_FromStringAndSize(NULL, total)
+    out = PyBytes_AS_STRING(result)
+    out[k] = b'['
+    k += 1
+    for i in range(m):
+        if found[i, 0] < 0:
+            continue
+        out[k] = b'['
+        k += 1
+        for j in range(2):
+            memcpy(&out[k], &data[found[i, 2 * j]], found[i, 2 * j + 1] - found[i, 2 * j])
+            k += found[i, 2 * j + 1] - found[i, 2 * j]
+            out[k] = b',' if j < 1 else b']'
+            k += 1
+        out[k] = b','
+        k += 1
+    if k > 1:
+        k -= 1  # the last comma
+    out[k] = b']'
+    k += 1
+    return result[:k]

@@ -104,9 +104,7 @@ def _jsonl(path, what):
     # b"\n", that json.loads decodes), otherwise text lines (universal newlines)
     if what == "gold" and ".gz" in path:
         with gzip.open(path, "rb") as f:
-            lines = f.read().split(b"\n")
-        if lines and not lines[-1]:
-            lines.pop()
+            return _gold_lines(f.read(), path)
     else:
         try:
             with open(path, encoding="utf-8") as f:
@@ -126,6 +124,45 @@ def _jsonl(path, what):
     raise AssertionError("unreachable")  # pragma: no cover
 
 
+class _Scanned:
+    """A gold file whose every line was read by the scanner: ids, languages, annotations."""
+
+    def __init__(self, ids, langs, ann_lo, ann_hi, cols):
+        self.ids, self.langs, self.ann_lo, self.ann_hi, self.cols = ids, langs, ann_lo, ann_hi, cols
+
+
+def _gold_lines(data: bytes, path: str):
+    """The gold records in the bytes of a JSONL file. Where every line is plainly valid JSON,
+    the fields qafast reads are found without decoding the documents (a :class:`_Scanned`);
+    otherwise every line goes through json.loads, as in the script, which fails where the
+    script fails."""
+    buf = np.frombuffer(data, dtype=np.uint8)
+    breaks = np.flatnonzero(buf == 10)
+    starts = np.concatenate(([0], breaks + 1)).astype(np.int64)
+    ends = np.concatenate((breaks, [len(data)])).astype(np.int64)
+    if len(starts) and starts[-1] == ends[-1]:  # the text after the last newline is no line
+        starts, ends = starts[:-1], ends[:-1]
+    m = len(starts)
+    found = np.empty((m, 10), dtype=np.int64)
+    lo = np.empty(m, dtype=np.int64)
+    hi = np.empty(m, dtype=np.int64)
+    cap = len(data) // 100 + 16  # an annotation takes more than 100 bytes
+    cols = [np.empty(cap) for _ in range(3)] + [np.empty(cap, dtype=np.uint8)]
+    if m and _kernels.tydi_scan_gold(buf, starts, ends, found, lo, hi, *cols) == m:
+        pairs = json.loads(_kernels.tydi_gather_gold(buf, found))
+        ids = [p[0] for p in pairs]
+        langs = [p[1] for p in pairs]
+        if all(type(i) is int or type(i) is str for i in ids):
+            return _Scanned(ids, langs, lo, hi, cols)
+    records = []
+    for n, (a, b) in enumerate(zip(starts.tolist(), ends.tolist()), 1):
+        try:
+            records.append(json.loads(data[a:b]))
+        except (ValueError, UnicodeDecodeError) as e:
+            raise FormatError(f"not a JSON line ({e})", path=path, line=n) from None
+    return records
+
+
 def _fail(path, n, what, problem):
     if path is not None:
         return FormatError(str(problem), path=path, line=n)
@@ -138,8 +175,35 @@ class _Gold:
 
     def __init__(self, source):
         path, records = _records(source, "gold")
-        if not self._walk(records):
+        if isinstance(records, _Scanned):
+            self._scanned(records)
+        elif not self._walk(records):
             self._read(path, records)
+
+    def _scanned(self, sc: _Scanned) -> None:
+        slot_of: dict = {}
+        last = []
+        langs = []
+        for line, (eid, lang) in enumerate(zip(sc.ids, sc.langs)):
+            slot = slot_of.setdefault(eid, len(last))
+            if slot == len(last):
+                last.append(line)
+                langs.append(lang)
+            else:
+                last[slot] = line
+                langs[slot] = lang
+        self.slot_of, self.ids, self.languages = slot_of, list(slot_of), langs
+        self.lang_code = _lang_codes(langs)
+        lo, hi = sc.ann_lo[last], sc.ann_hi[last]
+        self.ptr = np.zeros(len(last) + 1, dtype=np.int64)
+        np.cumsum(hi - lo, out=self.ptr[1:])
+        if len(last) == len(sc.ids):
+            k = int(self.ptr[-1])
+            self.index, self.start, self.end, self.yes_no = (c[:k] for c in sc.cols)
+        else:
+            take = (np.concatenate([np.arange(a, b, dtype=np.int64) for a, b in zip(lo, hi)])
+                    if len(last) else np.zeros(0, dtype=np.int64))
+            self.index, self.start, self.end, self.yes_no = (c[take] for c in sc.cols)
 
     def _walk(self, records) -> bool:
         n = len(records)
