@@ -117,7 +117,7 @@ def make_case(rng):
 
 def write(gold, preds, d, gz):
     gpath = os.path.join(d, "gold.jsonl.gz" if gz else "gold.jsonl")
-    data = "".join(json.dumps(g, ensure_ascii=rng_ascii(g)) + "\n" for g in gold).encode()
+    data = "".join(render(g) + "\n" for g in gold).encode()
     if gz:
         with gzip.open(gpath, "wb") as f:
             f.write(data)
@@ -131,8 +131,25 @@ def write(gold, preds, d, gz):
     return gpath, ppath
 
 
-def rng_ascii(g):
-    return hash(json.dumps(g["example_id"])) % 2 == 0
+def render(g):
+    """One gold line, formatted as some writer might: escaped or raw Unicode, other spacing,
+    a repeated key (the last one counts), an extra field, a float index. (Numbers beyond
+    2**52 are a known difference: qafast refuses them.)"""
+    r = random.Random(json.dumps(g, sort_keys=True))
+    g = json.loads(json.dumps(g))
+    roll = r.random()
+    if roll < 0.1 and g["annotations"]:
+        g["annotations"][0]["passage_answer"]["candidate_index"] = r.choice([1.0, -1.0, 2.5])
+    elif roll < 0.15 and g["annotations"]:
+        g["annotations"][0]["minimal_answer"]["extra"] = {"deep": [1, {"x": "\u2028"}]}
+        g["annotations"][0]["yes_no_answer"] = r.choice(["Ye\u0073", "NONE", "ÿes", "nO"])
+    sep = r.choice([(", ", ": "), (",", ":"), (" ,  ", " : ")])
+    text = json.dumps(g, ensure_ascii=r.random() < 0.5, separators=sep)
+    if r.random() < 0.1:
+        text = '{"annotations": [], "example_id": null, ' + text[1:]
+    if r.random() < 0.05:
+        text = text + "  \t"
+    return text
 
 
 def script_stats(oracle, gpath, ppath, pt, mt):

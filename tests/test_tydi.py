@@ -341,3 +341,73 @@ def test_questions_arrays_line_up():
 
 def test_constants_agree_with_the_specification():
     assert ty.LANGUAGES == spec.LANGUAGES and ty._TARGET_VALUES == spec.TARGETS
+
+
+@settings(max_examples=100, deadline=None)
+@given(cases())
+def test_the_c_readers_equal_the_python_readers(case):
+    gold, preds = case
+    fast_g, fast_p = ty._Gold(gold), ty._Predictions(preds)
+    slow_g, slow_p = object.__new__(ty._Gold), object.__new__(ty._Predictions)
+    slow_g._read(None, gold)
+    slow_p._read(None, preds)
+    for a, b in ((fast_g, slow_g), (fast_p, slow_p)):
+        for name in ("index", "start", "end", "yes_no", "lang_code"):
+            np.testing.assert_array_equal(getattr(a, name), getattr(b, name))
+    assert fast_g.ids == slow_g.ids and fast_g.languages == slow_g.languages
+    np.testing.assert_array_equal(fast_g.ptr, slow_g.ptr)
+    assert fast_p.row_of == slow_p.row_of and fast_p.languages == slow_p.languages
+    assert json.dumps(fast_p.passage_scores) == json.dumps(slow_p.passage_scores)
+    np.testing.assert_array_equal(fast_p.pscore, slow_p.pscore)
+
+
+def _gold_both_ways(data: bytes):
+    """_Gold read by the scanner and by json.loads line by line (the script's reader)."""
+    def read(fn):
+        try:
+            return fn()
+        except (QafastError, ValueError) as e:
+            return type(e)
+    lines = data.split(b"\n")
+    if lines and not lines[-1]:
+        lines.pop()
+    scanned = read(lambda: ty._Gold._from_lines(data))
+    loaded = read(lambda: ty._Gold([json.loads(x) for x in lines]))
+    return scanned, loaded
+
+
+def _same_gold(a, b):
+    if isinstance(a, type) or isinstance(b, type):
+        return isinstance(a, type) and isinstance(b, type)
+    return (a.ids == b.ids and a.languages == b.languages
+            and all(np.array_equal(getattr(a, k), getattr(b, k))
+                    for k in ("ptr", "index", "start", "end", "yes_no", "lang_code")))
+
+
+JSON_LEAF = st.one_of(st.none(), st.booleans(), st.integers(-10**20, 10**20),
+                      st.floats(allow_nan=False, allow_infinity=False), st.text(max_size=5))
+JSON = st.recursive(JSON_LEAF, lambda kids: st.one_of(
+    st.lists(kids, max_size=3), st.dictionaries(st.text(max_size=4), kids, max_size=3)),
+    max_leaves=6)
+
+
+@settings(max_examples=200, deadline=None)
+@given(cases(), JSON, st.booleans(), st.integers(0, 10**6), st.integers(0, 255),
+       st.sampled_from(["keep", "mutate", "insert", "delete"]))
+def test_the_gold_scanner_reads_as_json_loads(case, extra, ascii_, where, byte, how):
+    gold, _ = case
+    lines = []
+    for k, g in enumerate(gold):
+        g = dict(g, extra=extra) if k % 2 else g
+        lines.append(json.dumps(g, ensure_ascii=ascii_).encode())
+    data = b"\n".join(lines) + b"\n"
+    if data.strip() and how != "keep":
+        i = where % len(data)
+        if how == "mutate":
+            data = data[:i] + bytes([byte]) + data[i + 1:]
+        elif how == "insert":
+            data = data[:i] + bytes([byte]) + data[i:]
+        else:
+            data = data[:i] + data[i + 1:]
+    scanned, loaded = _gold_both_ways(data)
+    assert _same_gold(scanned, loaded)

@@ -180,6 +180,17 @@ class _Gold:
         elif not self._walk(records):
             self._read(path, records)
 
+    @classmethod
+    def _from_lines(cls, data: bytes, path: str = "<bytes>") -> _Gold:
+        """Gold from the bytes of a JSONL file, read as a gzipped gold file is read."""
+        g = cls.__new__(cls)
+        records = _gold_lines(data, path)
+        if isinstance(records, _Scanned):
+            g._scanned(records)
+        elif not g._walk(records):
+            g._read(path, records)
+        return g
+
     def _scanned(self, sc: _Scanned) -> None:
         slot_of: dict = {}
         last = []
