@@ -734,7 +734,7 @@ def _same(a, b) -> bool:
 # --------------------------------------------------------------------------------------------
 
 def _latex(f1, p, r) -> str:
-    return "\\fpr{%.1f}{%.1f}{%.1f}" % (f1 * 100, p * 100, r * 100)
+    return f"\\fpr{{{f1 * 100:.1f}}}{{{p * 100:.1f}}}{{{r * 100:.1f}}}"
 
 
 def _fmt(value, spec) -> str:
@@ -755,21 +755,21 @@ def report_lines(ev: _Evaluation, pretty: bool) -> list:
         out.append("Minimal Answer & " + lang + " & " + _latex(f1, p, r))
         if pretty:
             n_gold = int(np.count_nonzero(ev.gold.lang_code == LANGUAGES.index(lang)))
-            out += ["*" * 20, lang, "Language: %s (%d)" % (lang, n_gold), "*" * 20,
+            out += ["*" * 20, lang, f"Language: {lang} ({n_gold})", "*" * 20,
                     "PASSAGE ANSWER R@P TABLE:"]
             out += _table(s.passage)
             out += ["*" * 20, "MINIMAL ANSWER R@P TABLE:"]
             out += _table(s.minimal)
         else:
             out.append(json.dumps(s.metrics()))
-    out.append("Total # examples in gold: %d, # ex. in pred: %d (including english)"
-               % (len(ev.gold.ids), len(ev.preds.row_of)))
+    out.append(f"Total # examples in gold: {len(ev.gold.ids)}, # ex. in pred: "
+               f"{len(ev.preds.row_of)} (including english)")
     agg = ev.aggregate()
     n = sum(1 for lang in ev.scored if lang != "english")
-    out.append("*** Macro Over %d Languages, excluding English **" % n)
+    out.append(f"*** Macro Over {n} Languages, excluding English **")
     for name in ("passage", "minimal"):
         f1, p, r = agg[f"avg_{name}_f1"], agg[f"avg_{name}_precision"], agg[f"avg_{name}_recall"]
-        out.append("%s F1:%.3f P:%.3f R:%3f" % (name.capitalize(), f1, p, r))
+        out.append(f"{name.capitalize()} F1:{f1:.3f} P:{p:.3f} R:{r:3f}")
         out.append(_latex(f1, p, r))
     out.append("*** / Aggregate Scores ****")
     out.append(json.dumps(agg))
@@ -779,10 +779,10 @@ def report_lines(ev: _Evaluation, pretty: bool) -> list:
 def _table(sweep) -> list:
     (f1, p, r, threshold), table = sweep
     lines = ["Optimal threshold: " + _fmt(threshold, ".5"), " F1     /  P      /  R",
-             "{: >7.2%} / {: >7.2%} / {: >7.2%}".format(f1, p, r)]
+             f"{f1: >7.2%} / {p: >7.2%} / {r: >7.2%}"]
     for target, recall, precision, at in table:
-        lines.append("R@P={}: {:.2%} (actual p={:.2%}, score threshold={})".format(
-            target, recall, precision, _fmt(at, ".4")))
+        lines.append(f"R@P={target}: {recall:.2%} (actual p={precision:.2%}, "
+                     f"score threshold={_fmt(at, '.4')})")
     return lines
 
 
@@ -796,25 +796,25 @@ def register_cli(subparsers) -> dict:
     p.add_argument("--gold_path", required=True,
                    help="gold JSONL (gzipped when the path contains .gz)")
     p.add_argument("--predictions_path", required=True, help="predictions JSONL")
-    p.add_argument("--pretty_print", action=argparse_bool(), default=False,
+    p.add_argument("--pretty_print", action=_absl_bool(), default=False,
                    help="print R@P tables instead of one JSON line per language")
     p.add_argument("--nopretty_print", dest="pretty_print", action="store_false",
-                   help=argparse_suppress())
+                   help=_hidden())
     p.add_argument("--passage_non_null_threshold", type=int, default=2,
                    help="annotators who must give a passage answer (default 2)")
     p.add_argument("--minimal_non_null_threshold", type=int, default=2,
                    help="annotators who must give a minimal answer (default 2)")
-    p.add_argument("--verbose", action=argparse_bool(), default=True,
+    p.add_argument("--verbose", action=_absl_bool(), default=True,
                    help="accepted for the script's sake (its per-example log goes to stderr)")
-    p.add_argument("--noverbose", dest="verbose", action="store_false", help=argparse_suppress())
-    p.add_argument("--cache_gold_data", action=argparse_bool(), default=False,
+    p.add_argument("--noverbose", dest="verbose", action="store_false", help=_hidden())
+    p.add_argument("--cache_gold_data", action=_absl_bool(), default=False,
                    help="refused: the script's pickle cache fails under Python 3")
     p.add_argument("--nocache_gold_data", dest="cache_gold_data", action="store_false",
-                   help=argparse_suppress())
+                   help=_hidden())
     return {"tydi": _run_cli}
 
 
-def argparse_bool():
+def _absl_bool():
     import argparse
 
     class _Bool(argparse.Action):
@@ -834,7 +834,7 @@ def argparse_bool():
     return _Bool
 
 
-def argparse_suppress():
+def _hidden():
     import argparse
 
     return argparse.SUPPRESS
