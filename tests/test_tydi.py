@@ -411,3 +411,49 @@ def test_the_gold_scanner_reads_as_json_loads(case, extra, ascii_, where, byte, 
             data = data[:i] + data[i + 1:]
     scanned, loaded = _gold_both_ways(data)
     assert _same_gold(scanned, loaded)
+
+
+@settings(max_examples=200, deadline=None)
+@given(cases(), JSON, st.booleans(), st.integers(0, 10**6), st.integers(0, 255),
+       st.sampled_from(["keep", "keep", "mutate", "insert", "delete"]))
+def test_the_prediction_scanner_reads_as_json_loads(case, extra, ascii_, where, byte, how):
+    _, preds = case
+    lines = []
+    for k, p in enumerate(preds):
+        p = dict(p, extra=extra) if k % 2 else dict(p)
+        if k % 3 == 1:
+            del p["minimal_answer"]  # takes the previous line's span
+            p.pop("yes_no_answer", None)
+        lines.append(json.dumps(p, ensure_ascii=ascii_).encode())
+    data = b"\n".join(lines) + b"\n"
+    if data.strip() and how != "keep":
+        i = where % len(data)
+        if how == "mutate":
+            data = data[:i] + bytes([byte]) + data[i + 1:]
+        elif how == "insert":
+            data = data[:i] + bytes([byte]) + data[i:]
+        else:
+            data = data[:i] + data[i + 1:]
+
+    def read(fn):
+        try:
+            return fn()
+        except (QafastError, ValueError) as e:
+            return type(e)
+
+    def plain():
+        text = data.decode("utf-8")
+        records = [json.loads(x) for x in io.StringIO(text, newline=None)]
+        p = object.__new__(ty._Predictions)
+        p._read(None, records)
+        return p
+
+    scanned = read(lambda: ty._Predictions._from_lines(data))
+    loaded = read(plain)
+    if isinstance(scanned, type) or isinstance(loaded, type):
+        assert isinstance(scanned, type) and isinstance(loaded, type)
+        return
+    assert scanned.row_of == loaded.row_of and scanned.languages == loaded.languages
+    for name in ("index", "start", "end", "yes_no", "pscore", "mscore", "lang_code"):
+        np.testing.assert_array_equal(getattr(scanned, name), getattr(loaded, name))
+    assert json.dumps(scanned.passage_scores) == json.dumps(loaded.passage_scores)

@@ -572,8 +572,9 @@ cdef Py_ssize_t _ty_yes_no_at(const unsigned char* s, Py_ssize_t p, Py_ssize_t n
 cdef Py_ssize_t _ty_fields(const unsigned char* s, Py_ssize_t p, Py_ssize_t n, int depth,
                            int kind, double* a, double* b, bint* got_a,
                            bint* got_b) noexcept nogil:
-    # an object of kind 0 (passage_answer: candidate_index -> a) or 1 (minimal_answer:
-    # plaintext_start_byte -> a, plaintext_end_byte -> b); other keys are only checked
+    # an object of kind 0 (passage_answer: candidate_index -> a), 1 (gold minimal_answer:
+    # plaintext_start_byte -> a, plaintext_end_byte -> b) or 2 (predicted minimal_answer:
+    # start_byte_offset -> a, end_byte_offset -> b); other keys are only checked
     cdef Py_ssize_t q, ka, kb
     cdef bint escaped
     if p >= n or s[p] != 123:
@@ -601,6 +602,12 @@ cdef Py_ssize_t _ty_fields(const unsigned char* s, Py_ssize_t p, Py_ssize_t n, i
             p = _ty_int_at(s, p, n, a)
             got_a[0] = True
         elif kind == 1 and _ty_key(s, ka, kb, b"plaintext_end_byte", 18):
+            p = _ty_int_at(s, p, n, b)
+            got_b[0] = True
+        elif kind == 2 and _ty_key(s, ka, kb, b"start_byte_offset", 17):
+            p = _ty_int_at(s, p, n, a)
+            got_a[0] = True
+        elif kind == 2 and _ty_key(s, ka, kb, b"end_byte_offset", 15):
             p = _ty_int_at(s, p, n, b)
             got_b[0] = True
         else:
@@ -685,7 +692,7 @@ cdef Py_ssize_t _ty_annotations(const unsigned char* s, Py_ssize_t p, Py_ssize_t
         return -1
     p = _ty_ws(s, p + 1, n)
     if p < n and s[p] == 93:
-        return -1  # no annotations: json.loads, then the error
+        return p + 1  # none (an error unless a later "annotations" key has some)
     while True:
         p = _ty_annotation(s, p, n, out)
         if p < 0:
@@ -830,6 +837,8 @@ def tydi_scan_gold(const unsigned char[::1] data, const int64_t[::1] line_start,
                 if found[i, 2 * j] < 0:
                     found[i, 0] = -1
                     break
+            if out.count == 0:
+                found[i, 0] = -1  # no annotations: json.loads, then the error
             if found[i, 0] >= 0:
                 for j in range(10):
                     found[i, j] += a
@@ -870,3 +879,137 @@ def tydi_gather_gold(const unsigned char[::1] data, const int64_t[:, ::1] found)
     out[k] = b']'
     k += 1
     return result[:k]
+
+
+# ---------------------------------------------------------------------------------------------
+# Prediction JSONL: the same scanner over each line's fields; scores converted as Python's
+# float() converts the number json.loads gives
+# ---------------------------------------------------------------------------------------------
+
+cdef extern from "Python.h":
+    double PyOS_string_to_double(const char* s, char** endptr, PyObject* overflow_exception) except? -1.0
+
+
+cdef Py_ssize_t _ty_score_at(const unsigned char* s, Py_ssize_t p, Py_ssize_t n,
+                             double* out) except? -2:
+    cdef Py_ssize_t q = _ty_number(s, p, n), k
+    cdef char text[48]
+    cdef bint is_int = True
+    if q < 0 or q - p >= 48:
+        return -1
+    for k in range(q - p):
+        text[k] = <char>s[p + k]
+        if s[p + k] == 46 or s[p + k] == 101 or s[p + k] == 69:
+            is_int = False
+    text[q - p] = 0
+    out[0] = PyOS_string_to_double(text, NULL, NULL)
+    if is_int:
+        if out[0] == 0:
+            out[0] = 0.0  # json reads -0 as the int 0, whose float is +0.0
+        elif out[0] - out[0] != 0:
+            return -1  # float() of so large an int fails in the script
+    return q
+
+
+def tydi_scan_predictions(const unsigned char[::1] data, const int64_t[::1] line_start,
+                          const int64_t[::1] line_end, int64_t[:, ::1] found,
+                          uint8_t[:, ::1] has, double[::1] index, double[::1] start,
+                          double[::1] end, uint8_t[::1] yes_no, double[::1] pscore,
+                          double[::1] mscore):
+    """For each prediction line, ``found[i, 0:4]`` gets the byte ranges of its example_id and
+    language, ``has[i]`` whether it gives (passage_answer_index, minimal_answer,
+    yes_no_answer), and the arrays their values and both scores; ``found[i, 0] = -1`` leaves
+    the line to json.loads (not plainly valid JSON, a field missing, a value only Python
+    reads: a float index, a yes/no other than none/yes/no, a score that is not a number, ...).
+    Returns the number of lines found."""
+    cdef Py_ssize_t m = line_start.shape[0], i, j, a, b, p, q, ka, kb, ok = 0, nn
+    cdef const unsigned char* s
+    cdef bint escaped, bad, got_ps, got_ms, got_s, got_e
+    cdef double dummy = 0
+    for i in range(m):
+        a = line_start[i]
+        b = line_end[i]
+        for j in range(4):
+            found[i, j] = -1
+        has[i, 0] = has[i, 1] = has[i, 2] = 0
+        index[i] = -1
+        start[i] = end[i] = 0
+        yes_no[i] = 0
+        if b - a < 2 or data[a] != 123:
+            continue
+        s = &data[a]
+        nn = b - a
+        bad = False
+        got_ps = got_ms = False
+        p = _ty_ws(s, 1, nn)
+        if p < nn and s[p] == 125:
+            continue
+        while True:
+            if p >= nn or s[p] != 34:
+                bad = True
+                break
+            escaped = False
+            q = _ty_string(s, p, nn, &escaped)
+            if q < 0 or escaped:
+                bad = True
+                break
+            ka = p + 1
+            kb = q - 1
+            p = _ty_ws(s, q, nn)
+            if p >= nn or s[p] != 58:
+                bad = True
+                break
+            p = _ty_ws(s, p + 1, nn)
+            if _ty_key(s, ka, kb, b"example_id", 10):
+                q = _ty_value(s, p, nn, 1, NULL, NULL)
+                found[i, 0] = p + a
+                found[i, 1] = q + a
+            elif _ty_key(s, ka, kb, b"language", 8):
+                q = _ty_value(s, p, nn, 1, NULL, NULL)
+                found[i, 2] = p + a
+                found[i, 3] = q + a
+            elif _ty_key(s, ka, kb, b"passage_answer_index", 20):
+                q = _ty_int_at(s, p, nn, &index[i])
+                has[i, 0] = 1
+            elif _ty_key(s, ka, kb, b"minimal_answer", 14):
+                got_s = got_e = False
+                q = _ty_fields(s, p, nn, 1, 2, &start[i], &end[i], &got_s, &got_e)
+                if not (got_s and got_e):
+                    q = -1
+                has[i, 1] = 1
+            elif _ty_key(s, ka, kb, b"yes_no_answer", 13):
+                q = _ty_yes_no_at(s, p, nn, &yes_no[i])
+                if q >= 0 and yes_no[i] == 3:
+                    q = -1
+                has[i, 2] = 1
+            elif _ty_key(s, ka, kb, b"passage_answer_score", 20):
+                q = _ty_score_at(s, p, nn, &pscore[i])
+                got_ps = True
+            elif _ty_key(s, ka, kb, b"minimal_answer_score", 20):
+                q = _ty_score_at(s, p, nn, &mscore[i])
+                got_ms = True
+            else:
+                q = _ty_value(s, p, nn, 1, NULL, NULL)
+            if q < 0:
+                bad = True
+                break
+            p = _ty_ws(s, q, nn)
+            if p >= nn:
+                bad = True
+                break
+            if s[p] == 125:
+                p += 1
+                break
+            if s[p] != 44:
+                bad = True
+                break
+            p = _ty_ws(s, p + 1, nn)
+        if bad or _ty_ws(s, p, nn) != nn or not (got_ps and got_ms) or found[i, 0] < 0 \
+                or found[i, 2] < 0:
+            found[i, 0] = -1
+            continue
+        if has[i, 1] and ((start[i] < 0) != (end[i] < 0) or (start[i] >= 0 and start[i] > end[i])):
+            found[i, 0] = -1
+            continue
+        ok += 1
+    return ok

@@ -105,23 +105,66 @@ def _jsonl(path, what):
     if what == "gold" and ".gz" in path:
         with gzip.open(path, "rb") as f:
             return _gold_lines(f.read(), path)
-    else:
-        try:
-            with open(path, encoding="utf-8") as f:
-                lines = list(f)
-        except UnicodeDecodeError as e:
-            raise FormatError(f"not UTF-8 text ({e})", path=path) from None
-    loads = json.loads
+    if what == "predictions":
+        with open(path, "rb") as f:
+            data = f.read()
+        if data.count(b"\r") == data.count(b"\r\n"):  # text mode would split at no other byte
+            scanned = _prediction_lines(data)
+            if scanned is not None:
+                return scanned
+    return _jsonl_records(path)
+
+
+def _jsonl_records(path):
+    """The records of a JSONL text file through json.loads (the script's reader)."""
     try:
-        return [loads(line) for line in lines]
-    except (ValueError, UnicodeDecodeError):
-        pass
-    for n, line in enumerate(lines, 1):  # find the line, and say what is wrong with it
+        with open(path, encoding="utf-8") as f:
+            lines = list(f)
+    except UnicodeDecodeError as e:
+        raise FormatError(f"not UTF-8 text ({e})", path=path) from None
+    records = []
+    for n, line in enumerate(lines, 1):
         try:
-            loads(line)
+            records.append(json.loads(line))
         except (ValueError, UnicodeDecodeError) as e:
             raise FormatError(f"not a JSON line ({e})", path=path, line=n) from None
-    raise AssertionError("unreachable")  # pragma: no cover
+    return records
+
+
+def _line_bounds(data: bytes):
+    buf = np.frombuffer(data, dtype=np.uint8)
+    breaks = np.flatnonzero(buf == 10)
+    starts = np.concatenate(([0], breaks + 1)).astype(np.int64)
+    ends = np.concatenate((breaks, [len(data)])).astype(np.int64)
+    if len(starts) and starts[-1] == ends[-1]:  # the text after the last newline is no line
+        starts, ends = starts[:-1], ends[:-1]
+    return buf, starts, ends
+
+
+class _ScannedPredictions:
+    """A prediction file whose every line the scanner read, one entry per line."""
+
+
+def _prediction_lines(data: bytes):
+    """The predictions of a JSONL file when the scanner reads every line plainly (else None:
+    the lines then go through json.loads, as in the script)."""
+    buf, starts, ends = _line_bounds(data)
+    m = len(starts)
+    if not m:
+        return None
+    found = np.empty((m, 4), dtype=np.int64)
+    has = np.empty((m, 3), dtype=np.uint8)
+    cols = [np.empty(m) for _ in range(3)] + [np.empty(m, dtype=np.uint8)] + [
+        np.empty(m) for _ in range(2)]
+    if _kernels.tydi_scan_predictions(buf, starts, ends, found, has, *cols) != m:
+        return None
+    sc = _ScannedPredictions()
+    pairs = json.loads(_kernels.tydi_gather_gold(buf, found))
+    sc.ids = [p[0] for p in pairs]
+    sc.langs = [p[1] for p in pairs]
+    sc.has = has.astype(bool)
+    sc.index, sc.start, sc.end, sc.yes_no, sc.pscore, sc.mscore = cols
+    return sc
 
 
 class _Scanned:
@@ -308,8 +351,53 @@ class _Predictions:
 
     def __init__(self, source):
         path, records = _records(source, "predictions")
+        if isinstance(records, _ScannedPredictions):
+            if self._scanned(records):
+                return
+            records = _jsonl_records(path)
         if not self._walk(records):
             self._read(path, records)
+
+    @classmethod
+    def _from_lines(cls, data: bytes) -> _Predictions:
+        """Predictions from the bytes of a JSONL file, as a prediction file is read."""
+        p = cls.__new__(cls)
+        sc = _prediction_lines(data) if data.count(b"\r") == data.count(b"\r\n") else None
+        if sc is not None and p._scanned(sc):
+            return p
+        records = [json.loads(x) for x in data.decode("utf-8").splitlines(keepends=True)
+                   if x]
+        if not p._walk(records):
+            p._read(None, records)
+        return p
+
+    def _scanned(self, sc: _ScannedPredictions) -> bool:
+        """Rows from scanned lines; False where a line needs the Python reader (its error)."""
+        if not all(type(i) is int or type(i) is str for i in sc.ids) or not all(
+                type(lang) is str for lang in sc.langs) or not sc.has[0, 1]:
+            return False
+        lines = np.arange(len(sc.ids))
+        with_span = np.maximum.accumulate(np.where(sc.has[:, 1], lines, 0))
+        start, end = sc.start[with_span], sc.end[with_span]  # the previous line's span
+        if ((sc.yes_no != 0) & ~((start < 0) & (end < 0))).any():
+            return False
+        row_of: dict = {}
+        last = []
+        for line, eid in enumerate(sc.ids):
+            row = row_of.setdefault(eid, len(last))
+            if row == len(last):
+                last.append(line)
+            else:
+                last[row] = line
+        last = np.asarray(last, dtype=np.int64)
+        self.row_of = row_of
+        self.languages = [sc.langs[i] for i in last.tolist()]
+        self.lang_code = _lang_codes(self.languages)
+        self.index = np.where(sc.has[:, 0], sc.index, -1.0)[last]
+        self.start, self.end, self.yes_no = start[last], end[last], sc.yes_no[last]
+        self.pscore, self.mscore = sc.pscore[last], sc.mscore[last]
+        self.passage_scores, self.minimal_scores = self.pscore.tolist(), self.mscore.tolist()
+        return True
 
     def _walk(self, records) -> bool:
         n = len(records)
