@@ -61,7 +61,9 @@ def test_import_qafast_loads_nothing_else():
     ("tw_events_score", "qafast.events"),
     ("evaluate_dbqa", "qafast.dbqa"),
     ("average_precision", "qafast.curves"),
+    ("hotpot", "qafast.hotpot_eval"),
     ("drop", "qafast.drop_eval"),
+    ("tydi", "qafast.tydi_eval"),
 ])
 def test_a_public_name_loads_its_own_family_only(name, module):
     loaded = _loaded_after(f"import qafast\nqafast.{name}")
@@ -244,7 +246,8 @@ LAYERS = [
     ("families", ["qafast.ranking", "qafast._runfile", "qafast._arrow_input",
                   "qafast._run_sources", "qafast.answers", "qafast.squad_eval", "qafast.factoid",
                   "qafast.dbqa", "qafast.curves", "qafast.concepts", "qafast.events",
-                  "qafast.fusion", "qafast.hotpot_eval", "qafast.drop_eval"]),
+                  "qafast.fusion", "qafast.hotpot_eval", "qafast.drop_eval",
+                  "qafast.tydi_eval"]),
     ("surfaces", ["qafast", "qafast.__main__", "qafast._program", "qafast._renamed", "qafast.cli",
                   "qafast.stream", "qafast.comparison", "qafast.compat", "qafast.dask",
                   "qafast.integrations", "qafast.integrations.*"]),

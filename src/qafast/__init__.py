@@ -54,6 +54,7 @@ _LAZY = {
     "ranking": ("Qrels", "Run", "evaluate", "evaluate_runs"),
     "squad_eval": ("squad",),
     "stream": ("AnswerMetrics", "RankingMetrics"),
+    "tydi_eval": ("tydi", "tydi_by_language", "tydi_questions"),
 }
 _MODULE_OF = {name: module for module, names in _LAZY.items() for name in names}
 
@@ -109,6 +110,9 @@ if _typing.TYPE_CHECKING:
     from .squad_eval import squad as squad
     from .stream import AnswerMetrics as AnswerMetrics
     from .stream import RankingMetrics as RankingMetrics
+    from .tydi_eval import tydi as tydi
+    from .tydi_eval import tydi_by_language as tydi_by_language
+    from .tydi_eval import tydi_questions as tydi_questions
 
 
 def __getattr__(name: str) -> _typing.Any:

@@ -272,3 +272,36 @@ class DropVocab:
     off: list[int]
     def __init__(self, fallback: Any) -> None: ...
     def bag(self, span: str) -> int: ...
+# TyDi QA primary tasks (_tydi_kernels.pxi)
+def tydi_examples(
+    gold_row: _I64, pred_row: _I64, ann_ptr: _I64, ann_index: _F64, ann_start: _F64,
+    ann_end: _F64, ann_yes_no: _U8, pred_index: _F64, pred_start: _F64, pred_end: _F64,
+    pred_yes_no: _U8, passage_threshold: int, minimal_threshold: int, flags: _U8, prf: _F64,
+) -> int: ...
+def tydi_curve(
+    has_gold: _U8, has_pred: _U8, value: _F64, score: _F64, order: _I64, targets: _F64,
+    best: _F64, best_at: _I64, rows: _F64, row_at: _I64,
+) -> None: ...
+def tydi_walk_gold(
+    records: list[Any], slot_of: dict[Any, int], ids: list[Any], langs: list[Any],
+    slot_lo: _I64, slot_hi: _I64, slot_lang: _I8, index: _F64, start: _F64, end: _F64,
+    yes_no: _U8,
+) -> int: ...
+def tydi_walk_predictions(
+    records: list[Any], row_of: dict[Any, int], langs: list[Any], pscore_obj: list[Any],
+    mscore_obj: list[Any], lang: _I8, index: _F64, start: _F64, end: _F64, yes_no: _U8,
+    pscore: _F64, mscore: _F64,
+) -> int: ...
+def tydi_lookup(
+    order: list[Any], slot_of: dict[Any, int], row_of: dict[Any, int], gold_rows: _I64,
+    pred_rows: _I64,
+) -> None: ...
+def tydi_scan_gold(
+    data: _BU8, line_start: _I64, line_end: _I64, found: _I64, ann_lo: _I64, ann_hi: _I64,
+    index: _F64, start: _F64, end: _F64, yes_no: _U8,
+) -> int: ...
+def tydi_gather_gold(data: _BU8, found: _I64) -> bytes: ...
+def tydi_scan_predictions(
+    data: _BU8, line_start: _I64, line_end: _I64, found: _I64, has: _U8, index: _F64,
+    start: _F64, end: _F64, yes_no: _U8, pscore: _F64, mscore: _F64,
+) -> int: ...

@@ -15,7 +15,8 @@ from typing import Any
 
 # the family modules load on first use: ``qafast.answers`` needs only ``reference.answers``
 _FAMILIES = ("answers", "concepts", "curves", "dbqa", "drop", "events", "factoid", "fusion",
-             "hotpot", "ranking", "squad")
+             "hotpot", "ranking", "squad",
+             "tydi")
 
 
 def __getattr__(name: str) -> Any:

@@ -1,0 +1,1015 @@
+# TyDi QA kernels part: the per-example passage and minimal-answer scores of the primary tasks
+# and the score-threshold sweep (optimal F1, recall at precision) over examples sorted by score.
+
+from libc.stdint cimport int64_t, uint8_t
+
+
+cdef inline bint _ty_null(double start, double end) noexcept nogil:
+    return start < 0 and end < 0
+
+
+cdef inline double _ty_ratio(double x, double y) noexcept nogil:
+    return 0.0 if y == 0 else x / y
+
+
+def tydi_examples(const int64_t[::1] gold_row, const int64_t[::1] pred_row,
+                  const int64_t[::1] ann_ptr, const double[::1] ann_index,
+                  const double[::1] ann_start, const double[::1] ann_end,
+                  const uint8_t[::1] ann_yes_no, const double[::1] pred_index,
+                  const double[::1] pred_start, const double[::1] pred_end,
+                  const uint8_t[::1] pred_yes_no, int64_t passage_threshold,
+                  int64_t minimal_threshold, uint8_t[:, ::1] flags, double[:, ::1] prf):
+    """Score example ``i`` (gold row ``gold_row[i]``, prediction row ``pred_row[i]`` or -1).
+
+    ``flags[i]`` gets (passage has gold, has prediction, correct, minimal has gold, has
+    prediction); ``prf[i]`` the minimal answer's best precision, recall and F1 over annotators.
+    Yes/no codes: 0 none, 1 yes, 2 no, 3 anything else. Returns -1, or the first ``i`` whose
+    prediction span is compared with an annotator's span that overlaps it in no byte although
+    neither ends where the other starts (an empty span strictly inside the other).
+    """
+    cdef Py_ssize_t n = gold_row.shape[0], i
+    cdef int64_t g, q, a, lo, hi, n_pass, n_min
+    cdef double idx, ps, pe, gs, ge, shared, gold_only, pred_only, p, r, f, bp, br, bf
+    cdef uint8_t yn
+    cdef bint p_gold, m_gold, p_pred, m_pred, correct
+    cdef int64_t failed = -1
+    with nogil:
+        for i in range(n):
+            g = gold_row[i]
+            q = pred_row[i]
+            lo = ann_ptr[g]
+            hi = ann_ptr[g + 1]
+            n_pass = 0
+            n_min = 0
+            for a in range(lo, hi):
+                if ann_index[a] >= 0:
+                    n_pass += 1
+                if (not _ty_null(ann_start[a], ann_end[a])) or ann_yes_no[a] != 0:
+                    n_min += 1
+            p_gold = n_pass >= passage_threshold
+            m_gold = n_min >= minimal_threshold
+            bp = br = bf = 0.0
+            correct = False
+            if q < 0:
+                p_pred = not p_gold
+                m_pred = not m_gold
+            else:
+                idx = pred_index[q]
+                p_pred = idx >= 0
+                if p_gold and p_pred:
+                    for a in range(lo, hi):
+                        if ann_index[a] >= 0 and ann_index[a] == idx:
+                            correct = True
+                            break
+                ps = pred_start[q]
+                pe = pred_end[q]
+                yn = pred_yes_no[q]
+                m_pred = (not _ty_null(ps, pe)) or yn != 0
+                if m_gold and m_pred:
+                    if yn != 0:
+                        for a in range(lo, hi):
+                            if ann_yes_no[a] == yn:
+                                bp = br = bf = 1.0
+                                break
+                    else:
+                        for a in range(lo, hi):
+                            gs = ann_start[a]
+                            ge = ann_end[a]
+                            if _ty_null(gs, ge):
+                                continue
+                            if ge <= ps or pe <= gs:
+                                p = r = 0.0
+                            else:
+                                shared = (ge if ge < pe else pe) - (gs if gs > ps else ps)
+                                if not shared > 0:
+                                    if failed < 0:
+                                        failed = i
+                                    continue
+                                if gs <= ps:
+                                    gold_only = (ps - gs) + (ge - pe if ge - pe > 0 else 0.0)
+                                    pred_only = pe - ge if pe - ge > 0 else 0.0
+                                else:
+                                    pred_only = (gs - ps) + (pe - ge if pe - ge > 0 else 0.0)
+                                    gold_only = ge - pe if ge - pe > 0 else 0.0
+                                p = _ty_ratio(shared, shared + pred_only)
+                                r = _ty_ratio(shared, shared + gold_only)
+                            f = _ty_ratio(2 * p * r, p + r)
+                            if f > bf:
+                                bp = p
+                                br = r
+                                bf = f
+            flags[i, 0] = p_gold
+            flags[i, 1] = p_pred
+            flags[i, 2] = correct
+            flags[i, 3] = m_gold
+            flags[i, 4] = m_pred
+            prf[i, 0] = bp
+            prf[i, 1] = br
+            prf[i, 2] = bf
+    return failed
+
+
+def tydi_curve(const uint8_t[::1] has_gold, const uint8_t[::1] has_pred,
+               const double[::1] value, const double[::1] score, const int64_t[::1] order,
+               const double[::1] targets, double[::1] best, int64_t[::1] best_at,
+               double[:, ::1] rows, int64_t[::1] row_at):
+    """Sweep the thresholds of examples visited in ``order`` (by score, descending; no NaN).
+
+    Equal consecutive scores form one threshold, scored after its last example. ``best`` gets
+    the first strictly best (F1, precision, recall) and ``best_at[0]`` the position in ``order``
+    where its threshold starts (-1: none beat 0). For target ``k``, ``rows[k]`` gets the
+    (recall, precision) of the first point of largest recall with precision >= target and
+    ``row_at[k]`` its threshold's start (-1: none).
+    """
+    cdef Py_ssize_t n = order.shape[0], nt = targets.shape[0], i, k
+    cdef int64_t o, start = 0
+    cdef double total_gold = 0.0, total_value = 0.0, total_pred = 0.0, p, r, f
+    with nogil:
+        best[0] = best[1] = best[2] = 0.0
+        best_at[0] = -1
+        for k in range(nt):
+            rows[k, 0] = rows[k, 1] = 0.0
+            row_at[k] = -1
+        for i in range(n):
+            total_gold += has_gold[i]
+        for i in range(n):
+            o = order[i]
+            total_value += value[o]
+            total_pred += has_pred[o]
+            if i + 1 < n and score[order[i + 1]] == score[o]:
+                continue
+            p = _ty_ratio(total_value, total_pred)
+            r = _ty_ratio(total_value, total_gold)
+            for k in range(nt):
+                if p >= targets[k] and r > rows[k, 0]:
+                    rows[k, 0] = r
+                    rows[k, 1] = p
+                    row_at[k] = start
+            f = _ty_ratio(2 * p * r, p + r)
+            if f > best[0]:
+                best[0] = f
+                best[1] = p
+                best[2] = r
+                best_at[0] = start
+            start = i + 1
+
+
+# ---------------------------------------------------------------------------------------------
+# Reading parsed records: the common shapes in one C loop; anything else is left to the
+# Python reader (return -2), which gives the same result or the precise error
+# ---------------------------------------------------------------------------------------------
+
+from libc.stdint cimport int8_t
+
+cdef extern from "Python.h":
+    PyObject* PyDict_GetItemWithError(object d, object key) except? NULL
+
+cdef object _TY_YES_NO = {"none": 0, "yes": 1, "no": 2, "NONE": 0, "YES": 1, "NO": 2,
+                          "None": 0, "Yes": 1, "No": 2}
+cdef object _TY_LANG = {lang: i for i, lang in enumerate(
+    ("english", "arabic", "bengali", "finnish", "indonesian", "japanese", "swahili", "korean",
+     "russian", "telugu", "thai"))}
+cdef double _TY_LIMIT = 4503599627370496.0  # 2**52
+
+
+cdef class _TyFallback(Exception):
+    pass
+
+
+cdef inline object _ty_get(object d, object key):
+    cdef PyObject* v
+    if type(d) is not dict:
+        raise _TyFallback()
+    v = PyDict_GetItemWithError(d, key)
+    if v == NULL:
+        raise _TyFallback()
+    return <object>v
+
+
+cdef inline double _ty_int(object v) except? -1.0:
+    cdef long long x
+    if type(v) is not int:
+        raise _TyFallback()
+    try:
+        x = v
+    except OverflowError:
+        raise _TyFallback()
+    if x > _TY_LIMIT or x < -_TY_LIMIT:
+        raise _TyFallback()
+    return <double>x
+
+
+cdef inline uint8_t _ty_yes_no(object v, bint gold) except 255:
+    cdef PyObject* c
+    if type(v) is not str:
+        raise _TyFallback()
+    c = PyDict_GetItemWithError(_TY_YES_NO, v)
+    if c != NULL:
+        return <uint8_t><long>(<object>c)
+    c = PyDict_GetItemWithError(_TY_YES_NO, v.lower())
+    if c != NULL:
+        return <uint8_t><long>(<object>c)
+    if not gold:
+        raise _TyFallback()
+    return 3
+
+
+cdef inline int8_t _ty_lang(object v) except -2:
+    cdef PyObject* c
+    if type(v) is not str:
+        raise _TyFallback()
+    c = PyDict_GetItemWithError(_TY_LANG, v)
+    return -1 if c == NULL else <int8_t><long>(<object>c)
+
+
+def tydi_walk_gold(list records, dict slot_of, list ids, list langs, int64_t[::1] slot_lo,
+                   int64_t[::1] slot_hi, int8_t[::1] slot_lang, double[::1] index,
+                   double[::1] start, double[::1] end, uint8_t[::1] yes_no):
+    """Read gold records (dicts, as ``json.loads`` gives them) into slots, one per distinct id in
+    order of first appearance, a repeated id's slot taking the later record.
+
+    Returns the number of annotations written, -1 if the annotation arrays are too small, or
+    -2 where a record is not of the common shape (the Python reader then reads them all).
+    """
+    cdef Py_ssize_t n = len(records), i, cap = index.shape[0], k = 0, slot
+    cdef object rec, anns, a, m, eid, got, lang
+    cdef double s, e
+    try:
+        for i in range(n):
+            rec = records[i]
+            eid = _ty_get(rec, "example_id")
+            anns = _ty_get(rec, "annotations")
+            if type(anns) is not list or len(<list>anns) == 0:
+                raise _TyFallback()
+            lang = _ty_get(rec, "language")
+            _ty_get(rec, "question_text")
+            _ty_get(rec, "document_plaintext")
+            if type(eid) is not int and type(eid) is not str:
+                raise _TyFallback()
+            if k + len(<list>anns) > cap:
+                return -1
+            got = slot_of.setdefault(eid, len(ids))
+            slot = got
+            if slot == len(ids):
+                ids.append(eid)
+                langs.append(lang)
+            else:
+                langs[slot] = lang
+            slot_lang[slot] = _ty_lang(lang)
+            slot_lo[slot] = k
+            for a in <list>anns:
+                index[k] = _ty_int(_ty_get(_ty_get(a, "passage_answer"), "candidate_index"))
+                m = _ty_get(a, "minimal_answer")
+                s = _ty_int(_ty_get(m, "plaintext_start_byte"))
+                e = _ty_int(_ty_get(m, "plaintext_end_byte"))
+                if (s < 0) != (e < 0) or (s >= 0 and s > e):
+                    raise _TyFallback()
+                start[k] = s
+                end[k] = e
+                yes_no[k] = _ty_yes_no(_ty_get(a, "yes_no_answer"), True)
+                k += 1
+            slot_hi[slot] = k
+    except _TyFallback:
+        return -2
+    return k
+
+
+def tydi_walk_predictions(list records, dict row_of, list langs, list pscore_obj,
+                          list mscore_obj, int8_t[::1] lang, double[::1] index,
+                          double[::1] start, double[::1] end, uint8_t[::1] yes_no,
+                          double[::1] pscore, double[::1] mscore):
+    """Read prediction records into rows, one per distinct id in order of first appearance,
+    a repeated id's row taking the later record. A record without ``minimal_answer`` takes
+    the previous record's span (the script's rule).
+
+    Returns the number of rows, or -2 where a record is not of the common shape (a missing
+    field, a non-integer offset or index, a score that is not a finite float or int, ...).
+    """
+    cdef Py_ssize_t n = len(records), i, row
+    cdef object rec, m, eid, got, v, ps, ms
+    cdef PyObject* p
+    cdef double s = 0, e = 0, idx, fps, fms
+    cdef bint have_span = False
+    cdef uint8_t yn
+    try:
+        for i in range(n):
+            rec = records[i]
+            if type(rec) is not dict:
+                raise _TyFallback()
+            eid = _ty_get(rec, "example_id")
+            if type(eid) is not int and type(eid) is not str:
+                raise _TyFallback()
+            p = PyDict_GetItemWithError(rec, "passage_answer_index")
+            idx = -1.0 if p == NULL else _ty_int(<object>p)
+            p = PyDict_GetItemWithError(rec, "minimal_answer")
+            if p != NULL:
+                m = <object>p
+                s = _ty_int(_ty_get(m, "start_byte_offset"))
+                e = _ty_int(_ty_get(m, "end_byte_offset"))
+                if (s < 0) != (e < 0) or (s >= 0 and s > e):
+                    raise _TyFallback()
+                have_span = True
+            elif not have_span:
+                raise _TyFallback()
+            yn = 0
+            p = PyDict_GetItemWithError(rec, "yes_no_answer")
+            if p != NULL:
+                yn = _ty_yes_no(<object>p, False)
+                if yn != 0 and not (s < 0 and e < 0):
+                    raise _TyFallback()
+            v = _ty_get(rec, "language")
+            ps = _ty_get(rec, "passage_answer_score")
+            ms = _ty_get(rec, "minimal_answer_score")
+            if type(ps) is float:
+                fps = ps
+            elif type(ps) is int:
+                try:
+                    fps = float(ps)
+                except OverflowError:
+                    raise _TyFallback()
+                ps = fps
+            else:
+                raise _TyFallback()
+            if type(ms) is float:
+                fms = ms
+            elif type(ms) is int:
+                try:
+                    fms = float(ms)
+                except OverflowError:
+                    raise _TyFallback()
+                ms = fms
+            else:
+                raise _TyFallback()
+            got = row_of.setdefault(eid, len(langs))
+            row = got
+            if row == len(langs):
+                langs.append(v)
+                pscore_obj.append(ps)
+                mscore_obj.append(ms)
+            else:
+                langs[row] = v
+                pscore_obj[row] = ps
+                mscore_obj[row] = ms
+            lang[row] = _ty_lang(v)
+            index[row] = idx
+            start[row] = s
+            end[row] = e
+            yes_no[row] = yn
+            pscore[row] = fps
+            mscore[row] = fms
+    except _TyFallback:
+        return -2
+    return len(langs)
+
+
+def tydi_lookup(list order, dict slot_of, dict row_of, int64_t[::1] gold_rows,
+                int64_t[::1] pred_rows):
+    """``gold_rows[i] = slot_of[order[i]]`` and ``pred_rows[i] = row_of.get(order[i], -1)``."""
+    cdef Py_ssize_t i, n = len(order)
+    cdef PyObject* v
+    cdef object key
+    for i in range(n):
+        key = order[i]
+        v = PyDict_GetItemWithError(slot_of, key)
+        if v == NULL:
+            raise KeyError(key)
+        gold_rows[i] = <object>v
+        v = PyDict_GetItemWithError(row_of, key)
+        pred_rows[i] = -1 if v == NULL else <int64_t>(<object>v)
+
+
+# ---------------------------------------------------------------------------------------------
+# Gold JSONL (the gzipped bytes): find each line's example_id, language and annotations
+# without decoding its document. A line is taken only when it is plainly valid JSON (strict
+# strings of valid UTF-8 without surrogates, no NaN/Infinity, keys without escapes at the top
+# level); any other line is left to json.loads, which then decides as in the script.
+# ---------------------------------------------------------------------------------------------
+
+from cpython.bytes cimport PyBytes_FromStringAndSize, PyBytes_AS_STRING
+
+cdef enum:
+    _TY_MAX_DEPTH = 200
+
+
+cdef inline Py_ssize_t _ty_ws(const unsigned char* s, Py_ssize_t p, Py_ssize_t n) noexcept nogil:
+    while p < n and (s[p] == 32 or s[p] == 9 or s[p] == 10 or s[p] == 13):
+        p += 1
+    return p
+
+
+cdef inline bint _ty_hex(unsigned char c) noexcept nogil:
+    return (48 <= c <= 57) or (65 <= c <= 70) or (97 <= c <= 102)
+
+
+cdef Py_ssize_t _ty_string(const unsigned char* s, Py_ssize_t p, Py_ssize_t n,
+                           bint* escaped) noexcept nogil:
+    # s[p] is the opening quote; returns the position after the closing one, or -1
+    cdef unsigned char c, c1, c2, c3
+    cdef Py_ssize_t k
+    p += 1
+    while p < n:
+        c = s[p]
+        if c == 34:
+            return p + 1
+        if c == 92:
+            escaped[0] = True
+            if p + 1 >= n:
+                return -1
+            c = s[p + 1]
+            if c == 117:  # \uXXXX
+                if p + 5 >= n:
+                    return -1
+                for k in range(2, 6):
+                    if not _ty_hex(s[p + k]):
+                        return -1
+                p += 6
+            elif c == 34 or c == 92 or c == 47 or c == 98 or c == 102 or c == 110 or \
+                    c == 114 or c == 116:
+                p += 2
+            else:
+                return -1
+        elif c < 32:
+            return -1
+        elif c < 128:
+            p += 1
+        elif 0xC2 <= c <= 0xDF:
+            if p + 1 >= n or (s[p + 1] & 0xC0) != 0x80:
+                return -1
+            p += 2
+        elif 0xE0 <= c <= 0xEF:
+            if p + 2 >= n:
+                return -1
+            c1 = s[p + 1]
+            c2 = s[p + 2]
+            if (c1 & 0xC0) != 0x80 or (c2 & 0xC0) != 0x80:
+                return -1
+            if c == 0xE0 and c1 < 0xA0:  # overlong
+                return -1
+            if c == 0xED and c1 >= 0xA0:  # a surrogate
+                return -1
+            p += 3
+        elif 0xF0 <= c <= 0xF4:
+            if p + 3 >= n:
+                return -1
+            c1 = s[p + 1]
+            c2 = s[p + 2]
+            c3 = s[p + 3]
+            if (c1 & 0xC0) != 0x80 or (c2 & 0xC0) != 0x80 or (c3 & 0xC0) != 0x80:
+                return -1
+            if (c == 0xF0 and c1 < 0x90) or (c == 0xF4 and c1 >= 0x90):
+                return -1
+            p += 4
+        else:
+            return -1
+    return -1
+
+
+cdef Py_ssize_t _ty_number(const unsigned char* s, Py_ssize_t p, Py_ssize_t n) noexcept nogil:
+    if p < n and s[p] == 45:
+        p += 1
+    if p >= n:
+        return -1
+    if s[p] == 48:
+        p += 1
+    elif 49 <= s[p] <= 57:
+        while p < n and 48 <= s[p] <= 57:
+            p += 1
+    else:
+        return -1
+    if p < n and s[p] == 46:
+        p += 1
+        if p >= n or not (48 <= s[p] <= 57):
+            return -1
+        while p < n and 48 <= s[p] <= 57:
+            p += 1
+    if p < n and (s[p] == 101 or s[p] == 69):
+        p += 1
+        if p < n and (s[p] == 43 or s[p] == 45):
+            p += 1
+        if p >= n or not (48 <= s[p] <= 57):
+            return -1
+        while p < n and 48 <= s[p] <= 57:
+            p += 1
+    return p
+
+
+cdef inline bint _ty_word(const unsigned char* s, Py_ssize_t p, Py_ssize_t n,
+                          const char* w, Py_ssize_t k) noexcept nogil:
+    cdef Py_ssize_t i
+    if p + k > n:
+        return False
+    for i in range(k):
+        if s[p + i] != <unsigned char>w[i]:
+            return False
+    return True
+
+
+cdef struct _TyOut:
+    # where one gold line's annotations go: values at [base, base + count) of the arrays
+    double* index
+    double* start
+    double* end
+    uint8_t* yes_no
+    Py_ssize_t base
+    Py_ssize_t count
+    Py_ssize_t cap
+
+
+cdef Py_ssize_t _ty_int_at(const unsigned char* s, Py_ssize_t p, Py_ssize_t n,
+                           double* out) noexcept nogil:
+    # a plain JSON integer within 2**52 (else -1: the line goes to json.loads)
+    cdef Py_ssize_t q = p, digits = 0
+    cdef bint neg = False
+    cdef long long x = 0
+    if q < n and s[q] == 45:
+        neg = True
+        q += 1
+    if q >= n or not (48 <= s[q] <= 57) or (s[q] == 48 and q + 1 < n and 48 <= s[q + 1] <= 57):
+        return -1
+    while q < n and 48 <= s[q] <= 57:
+        x = x * 10 + (s[q] - 48)
+        q += 1
+        digits += 1
+        if digits > 15:
+            return -1
+    if q < n and (s[q] == 46 or s[q] == 101 or s[q] == 69):
+        return -1
+    if x > <long long>_TY_LIMIT:
+        return -1
+    out[0] = <double>(-x if neg else x)
+    return q
+
+
+cdef Py_ssize_t _ty_yes_no_at(const unsigned char* s, Py_ssize_t p, Py_ssize_t n,
+                              uint8_t* out) noexcept nogil:
+    # an ASCII string without escapes, compared lowered with none/yes/no (else code 3)
+    cdef Py_ssize_t q = p + 1, k
+    cdef unsigned char c
+    cdef char low[5]
+    if p >= n or s[p] != 34:
+        return -1
+    while q < n and s[q] != 34:
+        c = s[q]
+        if c == 92 or c < 32 or c >= 128:
+            return -1
+        if q - p - 1 < 5:
+            low[q - p - 1] = <char>(c + 32 if 65 <= c <= 90 else c)
+        q += 1
+    if q >= n:
+        return -1
+    k = q - p - 1
+    if k == 4 and low[0] == b'n' and low[1] == b'o' and low[2] == b'n' and low[3] == b'e':
+        out[0] = 0
+    elif k == 3 and low[0] == b'y' and low[1] == b'e' and low[2] == b's':
+        out[0] = 1
+    elif k == 2 and low[0] == b'n' and low[1] == b'o':
+        out[0] = 2
+    else:
+        out[0] = 3
+    return q + 1
+
+
+cdef Py_ssize_t _ty_fields(const unsigned char* s, Py_ssize_t p, Py_ssize_t n, int depth,
+                           int kind, double* a, double* b, bint* got_a,
+                           bint* got_b) noexcept nogil:
+    # an object of kind 0 (passage_answer: candidate_index -> a), 1 (gold minimal_answer:
+    # plaintext_start_byte -> a, plaintext_end_byte -> b) or 2 (predicted minimal_answer:
+    # start_byte_offset -> a, end_byte_offset -> b); other keys are only checked
+    cdef Py_ssize_t q, ka, kb
+    cdef bint escaped
+    if p >= n or s[p] != 123:
+        return -1
+    p = _ty_ws(s, p + 1, n)
+    if p < n and s[p] == 125:
+        return p + 1
+    while True:
+        if p >= n or s[p] != 34:
+            return -1
+        escaped = False
+        q = _ty_string(s, p, n, &escaped)
+        if q < 0 or escaped:
+            return -1
+        ka = p + 1
+        kb = q - 1
+        p = _ty_ws(s, q, n)
+        if p >= n or s[p] != 58:
+            return -1
+        p = _ty_ws(s, p + 1, n)
+        if kind == 0 and _ty_key(s, ka, kb, b"candidate_index", 15):
+            p = _ty_int_at(s, p, n, a)
+            got_a[0] = True
+        elif kind == 1 and _ty_key(s, ka, kb, b"plaintext_start_byte", 20):
+            p = _ty_int_at(s, p, n, a)
+            got_a[0] = True
+        elif kind == 1 and _ty_key(s, ka, kb, b"plaintext_end_byte", 18):
+            p = _ty_int_at(s, p, n, b)
+            got_b[0] = True
+        elif kind == 2 and _ty_key(s, ka, kb, b"start_byte_offset", 17):
+            p = _ty_int_at(s, p, n, a)
+            got_a[0] = True
+        elif kind == 2 and _ty_key(s, ka, kb, b"end_byte_offset", 15):
+            p = _ty_int_at(s, p, n, b)
+            got_b[0] = True
+        else:
+            p = _ty_value(s, p, n, depth + 1, NULL, NULL)
+        if p < 0:
+            return -1
+        p = _ty_ws(s, p, n)
+        if p >= n:
+            return -1
+        if s[p] == 125:
+            return p + 1
+        if s[p] != 44:
+            return -1
+        p = _ty_ws(s, p + 1, n)
+
+
+cdef Py_ssize_t _ty_annotation(const unsigned char* s, Py_ssize_t p, Py_ssize_t n,
+                               _TyOut* out) noexcept nogil:
+    cdef Py_ssize_t q, ka, kb, k
+    cdef bint escaped, has_pa = False, has_ma = False, has_yn = False
+    cdef bint got_i = False, got_s = False, got_e = False, unused = False
+    cdef double idx = 0, st = 0, en = 0, dummy = 0
+    cdef uint8_t yn = 0
+    if p >= n or s[p] != 123 or out.count >= out.cap:
+        return -1
+    p = _ty_ws(s, p + 1, n)
+    if p < n and s[p] == 125:
+        return -1  # an annotation without its fields: json.loads, then the error
+    while True:
+        if p >= n or s[p] != 34:
+            return -1
+        escaped = False
+        q = _ty_string(s, p, n, &escaped)
+        if q < 0 or escaped:
+            return -1
+        ka = p + 1
+        kb = q - 1
+        p = _ty_ws(s, q, n)
+        if p >= n or s[p] != 58:
+            return -1
+        p = _ty_ws(s, p + 1, n)
+        if _ty_key(s, ka, kb, b"passage_answer", 14):
+            got_i = False
+            p = _ty_fields(s, p, n, 3, 0, &idx, &dummy, &got_i, &unused)
+            has_pa = True
+        elif _ty_key(s, ka, kb, b"minimal_answer", 14):
+            got_s = got_e = False
+            p = _ty_fields(s, p, n, 3, 1, &st, &en, &got_s, &got_e)
+            has_ma = True
+        elif _ty_key(s, ka, kb, b"yes_no_answer", 13):
+            p = _ty_yes_no_at(s, p, n, &yn)
+            has_yn = True
+        else:
+            p = _ty_value(s, p, n, 3, NULL, NULL)
+        if p < 0:
+            return -1
+        p = _ty_ws(s, p, n)
+        if p >= n:
+            return -1
+        if s[p] == 125:
+            break
+        if s[p] != 44:
+            return -1
+        p = _ty_ws(s, p + 1, n)
+    if not (has_pa and has_ma and has_yn and got_i and got_s and got_e):
+        return -1
+    if (st < 0) != (en < 0) or (st >= 0 and st > en):
+        return -1
+    k = out.base + out.count
+    out.index[k] = idx
+    out.start[k] = st
+    out.end[k] = en
+    out.yes_no[k] = yn
+    out.count += 1
+    return p + 1
+
+
+cdef Py_ssize_t _ty_annotations(const unsigned char* s, Py_ssize_t p, Py_ssize_t n,
+                                _TyOut* out) noexcept nogil:
+    out.count = 0  # a repeated "annotations" key: the last one wins
+    if p >= n or s[p] != 91:
+        return -1
+    p = _ty_ws(s, p + 1, n)
+    if p < n and s[p] == 93:
+        return p + 1  # none (an error unless a later "annotations" key has some)
+    while True:
+        p = _ty_annotation(s, p, n, out)
+        if p < 0:
+            return -1
+        p = _ty_ws(s, p, n)
+        if p >= n:
+            return -1
+        if s[p] == 93:
+            return p + 1
+        if s[p] != 44:
+            return -1
+        p = _ty_ws(s, p + 1, n)
+
+
+cdef Py_ssize_t _ty_value(const unsigned char* s, Py_ssize_t p, Py_ssize_t n, int depth,
+                          int64_t* found, _TyOut* out) noexcept nogil:
+    cdef unsigned char c
+    cdef bint escaped = False
+    cdef Py_ssize_t q, ka, kb, v
+    cdef int which
+    if p >= n or depth > _TY_MAX_DEPTH:
+        return -1
+    c = s[p]
+    if c == 34:
+        return _ty_string(s, p, n, &escaped)
+    if c == 45 or 48 <= c <= 57:
+        return _ty_number(s, p, n)
+    if c == 116:
+        return p + 4 if _ty_word(s, p, n, b"true", 4) else -1
+    if c == 102:
+        return p + 5 if _ty_word(s, p, n, b"false", 5) else -1
+    if c == 110:
+        return p + 4 if _ty_word(s, p, n, b"null", 4) else -1
+    if c == 91:  # array
+        p = _ty_ws(s, p + 1, n)
+        if p < n and s[p] == 93:
+            return p + 1
+        while True:
+            p = _ty_value(s, p, n, depth + 1, NULL, NULL)
+            if p < 0:
+                return -1
+            p = _ty_ws(s, p, n)
+            if p >= n:
+                return -1
+            if s[p] == 93:
+                return p + 1
+            if s[p] != 44:
+                return -1
+            p = _ty_ws(s, p + 1, n)
+    if c == 123:  # object
+        p = _ty_ws(s, p + 1, n)
+        if p < n and s[p] == 125:
+            return p + 1
+        while True:
+            if p >= n or s[p] != 34:
+                return -1
+            escaped = False
+            q = _ty_string(s, p, n, &escaped)
+            if q < 0 or (escaped and found != NULL):
+                return -1
+            ka = p + 1
+            kb = q - 1
+            p = _ty_ws(s, q, n)
+            if p >= n or s[p] != 58:
+                return -1
+            p = _ty_ws(s, p + 1, n)
+            v = p
+            if found != NULL and _ty_key(s, ka, kb, b"annotations", 11):
+                p = _ty_annotations(s, p, n, out)
+            else:
+                p = _ty_value(s, p, n, depth + 1, NULL, NULL)
+            if p < 0:
+                return -1
+            if found != NULL:
+                which = -1
+                if _ty_key(s, ka, kb, b"example_id", 10):
+                    which = 0
+                elif _ty_key(s, ka, kb, b"language", 8):
+                    which = 1
+                elif _ty_key(s, ka, kb, b"annotations", 11):
+                    which = 2
+                elif _ty_key(s, ka, kb, b"question_text", 13):
+                    which = 3
+                elif _ty_key(s, ka, kb, b"document_plaintext", 18):
+                    which = 4
+                if which >= 0:  # the last of repeated keys wins, as in json.loads
+                    found[2 * which] = v
+                    found[2 * which + 1] = p
+            p = _ty_ws(s, p, n)
+            if p >= n:
+                return -1
+            if s[p] == 125:
+                return p + 1
+            if s[p] != 44:
+                return -1
+            p = _ty_ws(s, p + 1, n)
+    return -1
+
+
+cdef inline bint _ty_key(const unsigned char* s, Py_ssize_t a, Py_ssize_t b, const char* w,
+                         Py_ssize_t k) noexcept nogil:
+    return b - a == k and _ty_word(s, a, b, w, k)
+
+
+def tydi_scan_gold(const unsigned char[::1] data, const int64_t[::1] line_start,
+                   const int64_t[::1] line_end, int64_t[:, ::1] found, int64_t[::1] ann_lo,
+                   int64_t[::1] ann_hi, double[::1] index, double[::1] start,
+                   double[::1] end, uint8_t[::1] yes_no):
+    """For each line ``data[line_start[i]:line_end[i]]`` (a gold record), set ``found[i]`` to
+    the (start, end) byte ranges of its example_id, language, annotations, question_text and
+    document_plaintext values and write its annotations (candidate index, minimal span,
+    yes/no code) at ``[ann_lo[i], ann_hi[i])`` of the arrays; or set ``found[i, 0] = -1``
+    when the line is left to json.loads: it is not plainly valid JSON, lacks a field, or has
+    a value qafast reads only through Python (a float, a big number, an escaped or non-ASCII
+    yes/no, a bad span). Returns the number of lines found."""
+    cdef Py_ssize_t m = line_start.shape[0], i, j, a, b, p, ok = 0
+    cdef const unsigned char* s
+    cdef _TyOut out
+    out.index = &index[0] if index.shape[0] else NULL
+    out.start = &start[0] if start.shape[0] else NULL
+    out.end = &end[0] if end.shape[0] else NULL
+    out.yes_no = &yes_no[0] if yes_no.shape[0] else NULL
+    out.base = 0
+    with nogil:
+        for i in range(m):
+            a = line_start[i]
+            b = line_end[i]
+            for j in range(10):
+                found[i, j] = -1
+            ann_lo[i] = ann_hi[i] = out.base
+            # json.loads(bytes) reads UTF-8 only when the first two bytes are not NUL
+            if b - a < 2 or data[a] != 123 or data[a + 1] == 0:
+                continue
+            s = &data[a]
+            out.count = 0
+            out.cap = index.shape[0] - out.base
+            p = _ty_value(s, 0, b - a, 0, &found[i, 0], &out)
+            if p < 0 or _ty_ws(s, p, b - a) != b - a:
+                found[i, 0] = -1
+                continue
+            for j in range(5):
+                if found[i, 2 * j] < 0:
+                    found[i, 0] = -1
+                    break
+            if out.count == 0:
+                found[i, 0] = -1  # no annotations: json.loads, then the error
+            if found[i, 0] >= 0:
+                for j in range(10):
+                    found[i, j] += a
+                ann_hi[i] = out.base + out.count
+                out.base += out.count
+                ok += 1
+    return ok
+
+
+def tydi_gather_gold(const unsigned char[::1] data, const int64_t[:, ::1] found):
+    """The JSON text ``[[id, language], ...]`` of the lines ``found``."""
+    cdef Py_ssize_t m = found.shape[0], i, j, total = 2, k = 0
+    cdef char* out
+    cdef bytes result
+    for i in range(m):
+        if found[i, 0] >= 0:
+            total += 4
+            for j in range(2):
+                total += found[i, 2 * j + 1] - found[i, 2 * j]
+    result = PyBytes_FromStringAndSize(NULL, total)
+    out = PyBytes_AS_STRING(result)
+    out[k] = b'['
+    k += 1
+    for i in range(m):
+        if found[i, 0] < 0:
+            continue
+        out[k] = b'['
+        k += 1
+        for j in range(2):
+            memcpy(&out[k], &data[found[i, 2 * j]], found[i, 2 * j + 1] - found[i, 2 * j])
+            k += found[i, 2 * j + 1] - found[i, 2 * j]
+            out[k] = b',' if j < 1 else b']'
+            k += 1
+        out[k] = b','
+        k += 1
+    if k > 1:
+        k -= 1  # the last comma
+    out[k] = b']'
+    k += 1
+    return result[:k]
+
+
+# ---------------------------------------------------------------------------------------------
+# Prediction JSONL: the same scanner over each line's fields; scores converted as Python's
+# float() converts the number json.loads gives
+# ---------------------------------------------------------------------------------------------
+
+cdef extern from "Python.h":
+    double PyOS_string_to_double(const char* s, char** endptr, PyObject* overflow_exception) except? -1.0
+
+
+cdef Py_ssize_t _ty_score_at(const unsigned char* s, Py_ssize_t p, Py_ssize_t n,
+                             double* out) except? -2:
+    cdef Py_ssize_t q = _ty_number(s, p, n), k
+    cdef char text[48]
+    cdef bint is_int = True
+    if q < 0 or q - p >= 48:
+        return -1
+    for k in range(q - p):
+        text[k] = <char>s[p + k]
+        if s[p + k] == 46 or s[p + k] == 101 or s[p + k] == 69:
+            is_int = False
+    text[q - p] = 0
+    out[0] = PyOS_string_to_double(text, NULL, NULL)
+    if is_int:
+        if out[0] == 0:
+            out[0] = 0.0  # json reads -0 as the int 0, whose float is +0.0
+        elif out[0] - out[0] != 0:
+            return -1  # float() of so large an int fails in the script
+    return q
+
+
+def tydi_scan_predictions(const unsigned char[::1] data, const int64_t[::1] line_start,
+                          const int64_t[::1] line_end, int64_t[:, ::1] found,
+                          uint8_t[:, ::1] has, double[::1] index, double[::1] start,
+                          double[::1] end, uint8_t[::1] yes_no, double[::1] pscore,
+                          double[::1] mscore):
+    """For each prediction line, ``found[i, 0:4]`` gets the byte ranges of its example_id and
+    language, ``has[i]`` whether it gives (passage_answer_index, minimal_answer,
+    yes_no_answer), and the arrays their values and both scores; ``found[i, 0] = -1`` leaves
+    the line to json.loads (not plainly valid JSON, a field missing, a value only Python
+    reads: a float index, a yes/no other than none/yes/no, a score that is not a number, ...).
+    Returns the number of lines found."""
+    cdef Py_ssize_t m = line_start.shape[0], i, j, a, b, p, q, ka, kb, ok = 0, nn
+    cdef const unsigned char* s
+    cdef bint escaped, bad, got_ps, got_ms, got_s, got_e
+    cdef double dummy = 0
+    for i in range(m):
+        a = line_start[i]
+        b = line_end[i]
+        for j in range(4):
+            found[i, j] = -1
+        has[i, 0] = has[i, 1] = has[i, 2] = 0
+        index[i] = -1
+        start[i] = end[i] = 0
+        yes_no[i] = 0
+        if b - a < 2 or data[a] != 123:
+            continue
+        s = &data[a]
+        nn = b - a
+        bad = False
+        got_ps = got_ms = False
+        p = _ty_ws(s, 1, nn)
+        if p < nn and s[p] == 125:
+            continue
+        while True:
+            if p >= nn or s[p] != 34:
+                bad = True
+                break
+            escaped = False
+            q = _ty_string(s, p, nn, &escaped)
+            if q < 0 or escaped:
+                bad = True
+                break
+            ka = p + 1
+            kb = q - 1
+            p = _ty_ws(s, q, nn)
+            if p >= nn or s[p] != 58:
+                bad = True
+                break
+            p = _ty_ws(s, p + 1, nn)
+            if _ty_key(s, ka, kb, b"example_id", 10):
+                q = _ty_value(s, p, nn, 1, NULL, NULL)
+                found[i, 0] = p + a
+                found[i, 1] = q + a
+            elif _ty_key(s, ka, kb, b"language", 8):
+                q = _ty_value(s, p, nn, 1, NULL, NULL)
+                found[i, 2] = p + a
+                found[i, 3] = q + a
+            elif _ty_key(s, ka, kb, b"passage_answer_index", 20):
+                q = _ty_int_at(s, p, nn, &index[i])
+                has[i, 0] = 1
+            elif _ty_key(s, ka, kb, b"minimal_answer", 14):
+                got_s = got_e = False
+                q = _ty_fields(s, p, nn, 1, 2, &start[i], &end[i], &got_s, &got_e)
+                if not (got_s and got_e):
+                    q = -1
+                has[i, 1] = 1
+            elif _ty_key(s, ka, kb, b"yes_no_answer", 13):
+                q = _ty_yes_no_at(s, p, nn, &yes_no[i])
+                if q >= 0 and yes_no[i] == 3:
+                    q = -1
+                has[i, 2] = 1
+            elif _ty_key(s, ka, kb, b"passage_answer_score", 20):
+                q = _ty_score_at(s, p, nn, &pscore[i])
+                got_ps = True
+            elif _ty_key(s, ka, kb, b"minimal_answer_score", 20):
+                q = _ty_score_at(s, p, nn, &mscore[i])
+                got_ms = True
+            else:
+                q = _ty_value(s, p, nn, 1, NULL, NULL)
+            if q < 0:
+                bad = True
+                break
+            p = _ty_ws(s, q, nn)
+            if p >= nn:
+                bad = True
+                break
+            if s[p] == 125:
+                p += 1
+                break
+            if s[p] != 44:
+                bad = True
+                break
+            p = _ty_ws(s, p + 1, nn)
+        if bad or _ty_ws(s, p, nn) != nn or not (got_ps and got_ms) or found[i, 0] < 0 \
+                or found[i, 2] < 0:
+            found[i, 0] = -1
+            continue
+        if has[i, 1] and ((start[i] < 0) != (end[i] < 0) or (start[i] >= 0 and start[i] > end[i])):
+            found[i, 0] = -1
+            continue
+        ok += 1
+    return ok
