@@ -184,6 +184,10 @@ def test_loaded_objects_of_other_types():
     assert hotpot(gold, pred) == dict.fromkeys(spec.KEYS, 1.0)
 
 
+def test_the_keys_are_the_specifications():
+    assert qafast.hotpot_eval.KEYS == spec.KEYS
+
+
 def test_qafast_hotpot_is_the_function():
     gold = [{"_id": "q", "answer": "x", "supporting_facts": []}]
     pred = {"answer": {"q": "x"}, "sp": {"q": []}}
