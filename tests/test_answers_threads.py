@@ -295,18 +295,18 @@ def test_lists_refilled_by_another_thread(call):
 
 
 def test_collection_paused_until_the_last_thread_is_done():
-    # squad() pauses the process-wide garbage collector while it builds its lists: with
+    # squad(), hotpot() and drop() pause the process-wide garbage collector while it builds its lists: with
     # two calls overlapping, the first to end must not resume collection under the other,
     # and the last restores the state found before the first
     import gc
 
-    from qafast import squad_eval as squad_module
+    from qafast._gc import gc_paused
 
     both_in = threading.Barrier(3, timeout=30)
     first_out, second_out = threading.Event(), threading.Event()
 
     def call(leave):
-        with squad_module._gc_paused():
+        with gc_paused():
             both_in.wait()
             leave.wait(30)
 
@@ -324,7 +324,7 @@ def test_collection_paused_until_the_last_thread_is_done():
     assert gc.isenabled()
     gc.disable()
     try:
-        with squad_module._gc_paused():
+        with gc_paused():
             pass
         assert not gc.isenabled()  # the caller's choice is kept
     finally:

@@ -71,8 +71,8 @@ def test_a_public_name_loads_its_own_family_only(name, module):
     others = (_families() - {module}) & loaded
     if module == "qafast.answers":  # its normalizers are the reference's own functions
         others -= {"qafast.reference", "qafast.reference.answers"}
-    if module == "qafast.drop_eval":  # the same for non-ASCII spans; squad's pause of the gc
-        others -= {"qafast.reference", "qafast.reference.drop", "qafast.squad_eval"}
+    if module == "qafast.drop_eval":  # the same for non-ASCII spans
+        others -= {"qafast.reference", "qafast.reference.drop"}
     assert not others, f"qafast.{name} also loaded {sorted(others)}"
     assert not {m for m in loaded if m.startswith("qafast.reference.")} - {
         "qafast.reference.answers", "qafast.reference.drop"}
@@ -239,7 +239,7 @@ LAYERS = [
     ("base", ["qafast.errors", "qafast._warn", "qafast._lines", "qafast._progress",
               "qafast._convert", "qafast._exactsum", "qafast._distributions", "qafast._output",
               "qafast._blas", "qafast._state", "qafast._measures", "qafast._measure_parser",
-              "qafast._threads", "qafast.io._errors", "qafast.io._text", "qafast.io._encoded",
+              "qafast._threads", "qafast._gc", "qafast.io._errors", "qafast.io._text", "qafast.io._encoded",
               "qafast.reference", "qafast.reference.*"]),
     ("sources", ["qafast.io", "qafast.io.*", "qafast._ranked", "qafast._tables"]),
     ("engine", ["qafast._engine", "qafast._summaries", "qafast._trec_text"]),

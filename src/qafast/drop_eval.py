@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from . import _kernels
+from ._gc import gc_paused
 from .errors import FormatError, InputError, InputTypeError
 from .reference import drop as _ref
 
@@ -142,11 +143,10 @@ class _Scored:
 
 
 def _score(gold, predictions) -> _Scored:
-    from .squad_eval import _gc_paused
 
     # no cyclic collection while the JSON and the vocabulary make millions of objects (each
-    # collection would walk them all, for nothing: they hold no cycles); see _gc_paused
-    with _gc_paused():
+    # collection would walk them all, for nothing: they hold no cycles); see _gc.gc_paused
+    with gc_paused():
         return _score_paused(gold, predictions)
 
 

@@ -20,6 +20,7 @@ from collections.abc import Mapping
 import numpy as np
 
 from . import _kernels
+from ._gc import gc_paused
 from .errors import FormatError, InputError, InputTypeError
 
 __all__ = ["KEYS", "HotpotMetrics", "hotpot", "read_json"]
@@ -85,9 +86,8 @@ def hotpot(gold, predictions, *, per_question: bool = False) -> dict:
     """
     if not isinstance(per_question, (bool, np.bool_)):
         raise InputTypeError(f"per_question must be a bool, not {type(per_question).__name__}")
-    from .squad_eval import _gc_paused
 
-    with _gc_paused():   # (a collection during json.loads walks every object made so far)
+    with gc_paused():   # (a collection during json.loads walks every object made so far)
         gold = _gold_list(gold)
         predictions = _predictions(predictions)
         ev = _evaluate(gold, predictions)
@@ -375,9 +375,8 @@ class HotpotMetrics:
     def update(self, gold, predictions) -> None:
         """Score a batch of gold questions against the predictions and add their values
         (the state is unchanged if it raises). An empty batch adds nothing."""
-        from .squad_eval import _gc_paused
 
-        with _gc_paused():
+        with gc_paused():
             if type(gold) is list and not gold:
                 return
             gold = _gold_list(gold)
@@ -440,9 +439,8 @@ def register_cli(subparsers) -> dict:
 
 
 def _run_cli(args) -> int:
-    from .squad_eval import _gc_paused
 
-    with _gc_paused():
+    with gc_paused():
         predictions = _predictions(args.pred_file)   # read first, as the script reads them
         gold = _gold_list(args.gold_file)
         ev = _evaluate(gold, predictions)

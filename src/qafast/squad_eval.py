@@ -12,8 +12,6 @@ those metrics return.
 
 from __future__ import annotations
 
-import contextlib
-import gc
 import json
 import math
 import numbers
@@ -21,12 +19,12 @@ import operator
 import os
 import re
 import sys
-import threading
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from . import _kernels
+from ._gc import gc_paused
 from .errors import InputError, InputTypeError
 from .io.squad import (
     SquadDataset,
@@ -139,7 +137,7 @@ def squad(dataset, predictions, *, version: str | None = None, na_probs=None,
     >>> squad(references, [{"id": "q1", "prediction_text": "1976"}])
     {'exact_match': 100.0, 'f1': 100.0}
     """
-    with _gc_paused():
+    with gc_paused():
         # the evaluation (and the lists it made) is freed before the collector is back, so
         # that its first collection does not walk a million young objects on their way out
         return _evaluate(dataset, predictions, version=version, na_probs=na_probs,
@@ -214,36 +212,9 @@ def _evaluate(dataset, predictions, *, version=None, na_probs=None, na_prob_thre
     """What :func:`squad` computes, with the curves for plots if asked. ``version_warning``
     False leaves a version that contradicts the input's unsaid (the caller said it)."""
     _check_options(version, na_prob_thresh, missing)
-    with _gc_paused():
+    with gc_paused():
         return _evaluate_inputs(dataset, predictions, version, na_probs, na_prob_thresh,
                                 missing, curves, version_warning)
-
-
-_gc_lock = threading.Lock()
-_gc_pauses = 0           # evaluations running with the collector paused, on any thread
-_gc_was_enabled = False  # the collector's state before the first of them
-
-
-@contextlib.contextmanager
-def _gc_paused():
-    """No cyclic garbage collection while millions of small lists and strings are made: each
-    collection would walk the caller's whole dataset, for nothing (the inputs hold no cycles
-    we create). The collector is process-wide: with calls on several threads, the state
-    before the first is restored after the last, so that one call's end does not resume
-    collection under another still running."""
-    global _gc_pauses, _gc_was_enabled
-    with _gc_lock:
-        if _gc_pauses == 0:
-            _gc_was_enabled = gc.isenabled()
-            gc.disable()
-        _gc_pauses += 1
-    try:
-        yield
-    finally:
-        with _gc_lock:
-            _gc_pauses -= 1
-            if _gc_pauses == 0 and _gc_was_enabled:
-                gc.enable()
 
 
 class _Walked:
