@@ -12,6 +12,7 @@ plain-Python specification is :mod:`qafast.reference.tydi`; its docstring lists 
 from __future__ import annotations
 
 import gzip
+import io
 import json
 import math
 import os
@@ -365,8 +366,9 @@ class _Predictions:
         sc = _prediction_lines(data) if data.count(b"\r") == data.count(b"\r\n") else None
         if sc is not None and p._scanned(sc):
             return p
-        records = [json.loads(x) for x in data.decode("utf-8").splitlines(keepends=True)
-                   if x]
+        # lines as a text file splits them (\n, \r, \r\n), not str.splitlines, which also
+        # splits at U+0085 and U+2028 inside an id
+        records = [json.loads(x) for x in io.StringIO(data.decode("utf-8"), newline=None)]
         if not p._walk(records):
             p._read(None, records)
         return p
