@@ -363,7 +363,7 @@ def _evaluate(data: list, preds: dict, min_f1: float) -> _Evaluation:
                     span = pred[0]
                     if not isinstance(span, str):
                         raise InputTypeError(f"{where}: the predicted span must be a str, not "
-                                             f"{type(span).__name__}", query=qid)
+                                             f"{type(span).__name__}", field="best_span_str")
                     flag |= _PREDICTED | (_PRED_CANNOT if span == _CANNOT else 0)
                     if d not in contexts:
                         contexts[d] = _field(par, "context", where_d)
