@@ -176,3 +176,92 @@ def quac_kinds(list contexts, list preds, list golds, const uint8_t[::1] exact,
             ge = gs + len(gd)
             kinds[r] = _QU_PARTIAL if max(ps, gs) <= min(pe, ge) else _QU_NO_OVERLAP
     return None
+
+
+def quac_walk(list data, dict preds, list dialogs, list dialog_of, list qids, list golds,
+              list spans, list flags, list entries, dict contexts):
+    """The gold walk of quac_eval._evaluate for plain input: appends to the lists given
+    (dialog ids, each question's dialog, id, golds after the CANNOTANSWER rule, predicted
+    span or "", flags; ``(question, qa, prediction, None)`` of each predicted question) and
+    fills ``contexts`` {dialog index: context}. Returns False, leaving them partly filled, at
+    the first value that is not of the plain form (dicts, lists and str where expected; a
+    prediction a tuple of three whose span is a str); the caller then walks in Python."""
+    cdef object article, paragraphs, par, did, qas, qa, qid, answers, ans, text, pred, span
+    cdef object dp, ctx
+    cdef list texts, kept
+    cdef Py_ssize_t d, q = 0, cannot, n_texts
+    cdef int flag
+    cdef str cannot_s = "CANNOTANSWER"
+    for article in data:
+        if type(article) is not dict:
+            return False
+        paragraphs = (<dict> article).get("paragraphs")
+        if type(paragraphs) is not list:
+            return False
+        for par in <list> paragraphs:
+            if type(par) is not dict:
+                return False
+            did = (<dict> par).get("id")
+            qas = (<dict> par).get("qas")
+            if type(did) is not str or type(qas) is not list:
+                return False
+            dp = preds.get(did)
+            d = len(dialogs)
+            dialogs.append(did)
+            for qa in <list> qas:
+                if type(qa) is not dict:
+                    return False
+                qid = (<dict> qa).get("id")
+                answers = (<dict> qa).get("answers")
+                if type(qid) is not str or type(answers) is not list:
+                    return False
+                texts = []
+                cannot = 0
+                for ans in <list> answers:
+                    if type(ans) is not dict:
+                        return False
+                    text = (<dict> ans).get("text")
+                    if type(text) is not str:
+                        return False
+                    if <str> text == cannot_s:
+                        cannot += 1
+                    texts.append(text)
+                n_texts = len(texts)
+                if cannot >= n_texts - cannot:
+                    texts = [cannot_s]
+                    flag = _QU_UNANSWERABLE
+                else:
+                    if cannot:
+                        kept = []
+                        for text in texts:
+                            if <str> text != cannot_s:
+                                kept.append(text)
+                        texts = kept
+                    flag = 0
+                span = ""
+                if dp is not None:
+                    if type(dp) is not dict:
+                        return False
+                    pred = (<dict> dp).get(qid)
+                    if pred is not None:
+                        if type(pred) is not tuple or len(<tuple> pred) != 3:
+                            return False
+                        span = (<tuple> pred)[0]
+                        if type(span) is not str:
+                            return False
+                        flag |= _QU_PREDICTED
+                        if <str> span == cannot_s:
+                            flag |= _QU_PRED_CANNOT
+                        if d not in contexts:
+                            ctx = (<dict> par).get("context", None)
+                            if ctx is None and "context" not in <dict> par:
+                                return False
+                            contexts[d] = ctx
+                        entries.append((q, qa, pred, None))
+                dialog_of.append(d)
+                qids.append(qid)
+                golds.append(texts)
+                spans.append(span)
+                flags.append(flag)
+                q += 1
+    return True

@@ -316,63 +316,11 @@ def _metrics(nb: dict) -> dict:
 
 
 def _evaluate(data: list, preds: dict, min_f1: float) -> _Evaluation:
-    dialogs: list = []
-    dialog_of: list = []
-    qids: list = []
-    gold_lists: list = []
-    spans: list = []
-    flags: list = []
-    entries: list = []     # (qa, prediction tuple, dialog) of predicted questions
-    contexts: dict = {}
-    for a, article in enumerate(data):
-        where_a = f"gold article {a}"
-        for par in _field(article, "paragraphs", where_a, list):
-            did = _field(par, "id", f"a dialog of {where_a}")
-            where_d = f"dialog {did!r}"
-            qas = _field(par, "qas", where_d, list)
-            try:
-                dialog_preds = preds.get(did)
-            except TypeError:
-                raise InputTypeError(f"{where_d}: a dialog id must be hashable") from None
-            d = len(dialogs)
-            dialogs.append(did)
-            for qa in qas:
-                qid = _field(qa, "id", f"a question of {where_d}")
-                where = f"question {qid!r} of {where_d}"
-                answers = _field(qa, "answers", where, list)
-                texts = []
-                for ans in answers:
-                    text = _field(ans, "text", f"an answer of {where}")
-                    if not isinstance(text, str):
-                        raise InputTypeError(f"{where}: an answer's \"text\" must be a str, not "
-                                             f"{type(text).__name__}", field="text")
-                    texts.append(text)
-                cannot = texts.count(_CANNOT)
-                if cannot >= len(texts) - cannot:
-                    golds = [_CANNOT]
-                    flag = _UNANSWERABLE
-                else:
-                    golds = [t for t in texts if t != _CANNOT] if cannot else texts
-                    flag = 0
-                try:
-                    pred = dialog_preds.get(qid) if dialog_preds is not None else None
-                except TypeError:
-                    raise InputTypeError(f"{where}: a question id must be hashable") from None
-                span = ""
-                if pred is not None:
-                    span = pred[0]
-                    if not isinstance(span, str):
-                        raise InputTypeError(f"{where}: the predicted span must be a str, not "
-                                             f"{type(span).__name__}", field="best_span_str")
-                    flag |= _PREDICTED | (_PRED_CANNOT if span == _CANNOT else 0)
-                    if d not in contexts:
-                        contexts[d] = _field(par, "context", where_d)
-                    entries.append((len(qids), qa, pred, where))
-                dialog_of.append(d)
-                qids.append(qid)
-                gold_lists.append(golds)
-                spans.append(span)
-                flags.append(flag)
+    walked: tuple = ([], [], [], [], [], [], [], {})
+    if not _kernels.quac_walk(data, preds, *walked):
+        walked = ([], [], [], [], [], [], [], {})
+        _walk(data, preds, *walked)
+    dialogs, dialog_of, qids, gold_lists, spans, flags, entries, contexts = walked
     from . import answers
 
     n = len(qids)
@@ -391,25 +339,26 @@ def _evaluate(data: list, preds: dict, min_f1: float) -> _Evaluation:
         _kernels.quac_scores(pred_sid, ref_off, ref_sid, enc.tok_off, enc.toks, enc.key_off,
                              enc.keys, ev.flags, _COMPENSATED, ev.human, ev.model, best, exact)
     kinds = np.zeros(n, dtype=np.uint8)
-    yesno = np.zeros(n, dtype=bool)
-    followup = np.zeros(n, dtype=bool)
     at: list = []
     ctx_list: list = []
     pred_list: list = []
     gold_list: list = []
     best_l = best.tolist()
     for i, qa, pred, where in entries:
-        if flags[i] & _UNANSWERABLE:
-            kinds[i] = 1 if flags[i] & _PRED_CANNOT else 3
-        else:
-            ctx = contexts[dialog_of[i]]
+        flag = flags[i]
+        if flag & _UNANSWERABLE:
+            kinds[i] = 1 if flag & _PRED_CANNOT else 3
+            continue
+        ctx = contexts[dialog_of[i]]
+        if type(ctx) is not str:
             if not isinstance(ctx, str):
-                raise InputTypeError(f"{where}: the dialog's \"context\" must be a str, not "
-                                     f"{type(ctx).__name__}", field="context")
-            at.append(i)
-            ctx_list.append(ctx)
-            pred_list.append(spans[i])
-            gold_list.append(gold_lists[i][best_l[i]])
+                raise InputTypeError(f"{_where(ev, i, where)}: the dialog's \"context\" must be "
+                                     f"a str, not {type(ctx).__name__}", field="context")
+            ctx = str.__str__(ctx)
+        at.append(i)
+        ctx_list.append(ctx)
+        pred_list.append(spans[i])
+        gold_list.append(gold_lists[i][best_l[i]])
     if at:
         idx = np.array(at, dtype=np.int64)
         found = np.empty(len(at), dtype=np.uint8)
@@ -419,10 +368,23 @@ def _evaluate(data: list, preds: dict, min_f1: float) -> _Evaluation:
     ev.kinds = kinds
     # yes/no and follow-up, read only where the script reads them (questions kept)
     human_l = ev.human.tolist()
+    yes_at: list = []
+    follow_at: list = []
     for i, qa, pred, where in entries:
         if not human_l[i] < min_f1:
-            yesno[i] = pred[1] == _field(qa, "yesno", where)
-            followup[i] = pred[2] == _field(qa, "followup", where)
+            try:
+                if pred[1] == qa["yesno"]:
+                    yes_at.append(i)
+                if pred[2] == qa["followup"]:
+                    follow_at.append(i)
+            except (KeyError, TypeError):
+                for key in ("yesno", "followup"):
+                    _field(qa, key, _where(ev, i, where))
+                raise
+    yesno = np.zeros(n, dtype=bool)
+    followup = np.zeros(n, dtype=bool)
+    yesno[yes_at] = True
+    followup[follow_at] = True
     ev.yesno, ev.followup, ev.min_f1 = yesno, followup, min_f1
     return ev
 
@@ -614,3 +576,61 @@ def _summary_lines(nb: dict) -> list:
                                                                    heq),
             "Model F1 >= Human F1 (Dialogs): %d / %d, %.1f%%" % (nb["dheq"], nb["dialogs"], dheq),
             "=" * 23]
+
+
+def _where(ev: _Evaluation, i: int, where) -> str:
+    return where or f"question {ev.qids[i]!r} of dialog {ev.dialogs[ev.dialog_of[i]]!r}"
+
+
+def _walk(data: list, preds: dict, dialogs: list, dialog_of: list, qids: list,
+          gold_lists: list, spans: list, flags: list, entries: list, contexts: dict) -> None:
+    """The walk of the gold (quac_walk's, for input of any form), naming what is wrong."""
+    for a, article in enumerate(data):
+        where_a = f"gold article {a}"
+        for par in _field(article, "paragraphs", where_a, list):
+            did = _field(par, "id", f"a dialog of {where_a}")
+            where_d = f"dialog {did!r}"
+            qas = _field(par, "qas", where_d, list)
+            try:
+                dialog_preds = preds.get(did)
+            except TypeError:
+                raise InputTypeError(f"{where_d}: a dialog id must be hashable") from None
+            d = len(dialogs)
+            dialogs.append(did)
+            for qa in qas:
+                qid = _field(qa, "id", f"a question of {where_d}")
+                where = f"question {qid!r} of {where_d}"
+                answers = _field(qa, "answers", where, list)
+                texts = []
+                for ans in answers:
+                    text = _field(ans, "text", f"an answer of {where}")
+                    if not isinstance(text, str):
+                        raise InputTypeError(f"{where}: an answer's \"text\" must be a str, not "
+                                             f"{type(text).__name__}", field="text")
+                    texts.append(text)
+                cannot = texts.count(_CANNOT)
+                if cannot >= len(texts) - cannot:
+                    golds = [_CANNOT]
+                    flag = _UNANSWERABLE
+                else:
+                    golds = [t for t in texts if t != _CANNOT] if cannot else texts
+                    flag = 0
+                try:
+                    pred = dialog_preds.get(qid) if dialog_preds is not None else None
+                except TypeError:
+                    raise InputTypeError(f"{where}: a question id must be hashable") from None
+                span = ""
+                if pred is not None:
+                    span = pred[0]
+                    if not isinstance(span, str):
+                        raise InputTypeError(f"{where}: the predicted span must be a str, not "
+                                             f"{type(span).__name__}", field="best_span_str")
+                    flag |= _PREDICTED | (_PRED_CANNOT if span == _CANNOT else 0)
+                    if d not in contexts:
+                        contexts[d] = _field(par, "context", where_d)
+                    entries.append((len(qids), qa, pred, where))
+                dialog_of.append(d)
+                qids.append(qid)
+                gold_lists.append(golds)
+                spans.append(span)
+                flags.append(flag)
