@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 from pathlib import Path
@@ -108,7 +109,7 @@ def test_batches_of_dialogs_give_the_whole_evaluation(case, cuts):
     whole = quac(data, lines, min_f1=min_f1)
     m = QuacMetrics(min_f1=min_f1)
     bounds = sorted({0, len(data), *[min(c, len(data)) for c in cuts]})
-    for a, b in zip(bounds, bounds[1:]):
+    for a, b in itertools.pairwise(bounds):
         m.update(data[a:b], lines)
     got = m.compute()
     assert all(_same(whole[k], got[k]) for k in KEYS)

@@ -246,8 +246,21 @@ def _field(obj, key: str, where: str, kind=None):
 class _Evaluation:
     """Each question's values, in gold order, and its dialog."""
 
-    __slots__ = ("dialogs", "qids", "dialog_of", "n_dialogs", "flags", "human", "model",
-                 "kinds", "golds", "spans", "yesno", "followup", "min_f1")
+    __slots__ = ("dialog_of", "dialogs", "flags", "followup", "golds", "human", "kinds",
+                 "min_f1", "model", "n_dialogs", "qids", "spans", "yesno")
+    dialogs: list
+    qids: list
+    dialog_of: np.ndarray
+    n_dialogs: int
+    flags: np.ndarray
+    human: np.ndarray
+    model: np.ndarray
+    kinds: np.ndarray
+    golds: list
+    spans: list
+    yesno: np.ndarray
+    followup: np.ndarray
+    min_f1: float
 
     def rows(self) -> dict:
         kept, _ = self._kept()
@@ -554,9 +567,8 @@ def _kind_lines(ev: _Evaluation, nb: dict) -> list:
     lines = ["Overlap Stats"]
     for k in sorted(counts, key=lambda k: -counts[k]):
         values = by_kind[k]
-        lines.append("%s: %d / %d, %.1f%%, F1: %.1f" % (
-            KINDS[k], counts[k], total, counts[k] * 100. / total,
-            sum(values) * 100. / len(values)))
+        lines.append(f"{KINDS[k]}: {counts[k]:d} / {total:d}, {counts[k] * 100. / total:.1f}%, "
+                     f"F1: {sum(values) * 100. / len(values):.1f}")
     return lines
 
 
@@ -564,17 +576,16 @@ def _summary_lines(nb: dict) -> list:
     heq = 100.0 * nb["heq"] / nb["questions"] if nb["questions"] else math.nan
     dheq = 100.0 * nb["dheq"] / nb["dialogs"] if nb["dialogs"] else math.nan
     return ["=" * 23,
-            "Overall F1: %.1f" % nb["f1"],
-            "Yes/No Accuracy : %.1f" % nb["yesno"],
-            "Followup Accuracy : %.1f" % nb["followup"],
-            "Unfiltered F1 ({0:d} questions): {1:.1f}".format(nb["n_unfiltered"],
-                                                              nb["unfiltered"]),
-            "Accuracy On Unanswerable Questions: {0:.1f} %% ({1:d} questions)".format(
-                nb["unanswerable"], nb["n_unanswerable"]),
-            "Human F1: %.1f" % nb["human"],
-            "Model F1 >= Human F1 (Questions): %d / %d, %.1f%%" % (nb["heq"], nb["questions"],
-                                                                   heq),
-            "Model F1 >= Human F1 (Dialogs): %d / %d, %.1f%%" % (nb["dheq"], nb["dialogs"], dheq),
+            f"Overall F1: {nb['f1']:.1f}",
+            f"Yes/No Accuracy : {nb['yesno']:.1f}",
+            f"Followup Accuracy : {nb['followup']:.1f}",
+            f"Unfiltered F1 ({nb['n_unfiltered']:d} questions): {nb['unfiltered']:.1f}",
+            # the script's doubled %% is printed as it is
+            (f"Accuracy On Unanswerable Questions: {nb['unanswerable']:.1f} %% "
+             f"({nb['n_unanswerable']:d} questions)"),
+            f"Human F1: {nb['human']:.1f}",
+            f"Model F1 >= Human F1 (Questions): {nb['heq']:d} / {nb['questions']:d}, {heq:.1f}%",
+            f"Model F1 >= Human F1 (Dialogs): {nb['dheq']:d} / {nb['dialogs']:d}, {dheq:.1f}%",
             "=" * 23]
 
 

@@ -131,9 +131,7 @@ def human_f1(golds: list) -> float:
         best = 0
         for j in range(n):
             if j != i:
-                value = span_f1(golds[i], golds[j])
-                if value > best:
-                    best = value
+                best = max(best, span_f1(golds[i], golds[j]))
         total += best
     return total / n
 
