@@ -36,7 +36,9 @@ ORACLE = "/work/scratch/oracles/quac/scorer.py"
 WORDS = ["the", "a", "an", "The", "An", "cat", "dog", "Paris", "1968", "two", "books", "café",
          "naïve", "Straße", "ÉCOLE", "東京", "données", "'s", "--", "(1972)", "U.S.", "co-op",
          "e.g.,", "\u00a0", "ﬁ", "İstanbul", "ǅ", "x²", "CANNOTANSWER", "cannotanswer", "…",
-         "don't", "\u2028", "tab\tbed", "Ω", "a.", "the.", "an,", "yes", "no", "ab", "b"]
+         "don't", "\u2028", "tab\tbed", "Ω", "a.", "the.", "an,", "yes", "no", "ab", "b",
+         "twenty", "20", "1,000", "one thousand", "May 5, 1990", "5/5/1990", "1990s", "3.14",
+         "-7", "½", "٣", "first", "1st"]
 
 
 def _text(rng: random.Random, lo: int = 1, hi: int = 8) -> str:
@@ -128,7 +130,7 @@ def make_case(rng: random.Random):
         text_lines.insert(rng.randint(0, len(text_lines)), rng.choice(["", "   ", "\t"]))
     sep = rng.choice(["\n", "\n", "\r\n"])
     output = sep.join(text_lines) + (sep if rng.random() < 0.7 else "")
-    options = {"min_f1": rng.choice([None, None, "0.4", "0", "0.6", "1.0", "0.25"]),
+    options = {"min_f1": rng.choice([None, None, "0.4", "0", "0.6", "1.0", "0.25", "nan"]),
                "verbose": rng.random() < 0.3}
     return {"data": data}, output, options
 
