@@ -64,6 +64,7 @@ def test_import_qafast_loads_nothing_else():
     ("hotpot", "qafast.hotpot_eval"),
     ("drop", "qafast.drop_eval"),
     ("tydi", "qafast.tydi_eval"),
+    ("quac", "qafast.quac_eval"),
 ])
 def test_a_public_name_loads_its_own_family_only(name, module):
     loaded = _loaded_after(f"import qafast\nqafast.{name}")
@@ -247,7 +248,7 @@ LAYERS = [
                   "qafast._run_sources", "qafast.answers", "qafast.squad_eval", "qafast.factoid",
                   "qafast.dbqa", "qafast.curves", "qafast.concepts", "qafast.events",
                   "qafast.fusion", "qafast.hotpot_eval", "qafast.drop_eval",
-                  "qafast.tydi_eval"]),
+                  "qafast.tydi_eval", "qafast.quac_eval"]),
     ("surfaces", ["qafast", "qafast.__main__", "qafast._program", "qafast._renamed", "qafast.cli",
                   "qafast.stream", "qafast.comparison", "qafast.compat", "qafast.dask",
                   "qafast.integrations", "qafast.integrations.*"]),

@@ -21,6 +21,7 @@ MODULES = (
     ("qafast.hotpot_eval", "HotpotQA"),
     ("qafast.drop_eval", "DROP"),
     ("qafast.tydi_eval", "TyDi QA"),
+    ("qafast.quac_eval", "QuAC"),
     ("qafast.factoid", "Factoid QA and BioASQ"),
     ("qafast.dbqa", "Answer-sentence selection (NLPCC-DBQA)"),
     ("qafast.curves", "Average precision from curves"),

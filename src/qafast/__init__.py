@@ -51,6 +51,7 @@ _LAZY = {
     "factoid": ("evaluate_bioasq", "evaluate_factoid"),
     "fusion": ("fuse",),
     "hotpot_eval": ("HotpotMetrics", "hotpot"),
+    "quac_eval": ("QuacMetrics", "quac"),
     "ranking": ("Qrels", "Run", "evaluate", "evaluate_runs"),
     "squad_eval": ("squad",),
     "stream": ("AnswerMetrics", "RankingMetrics"),
@@ -103,6 +104,8 @@ if _typing.TYPE_CHECKING:
     from .fusion import fuse as fuse
     from .hotpot_eval import HotpotMetrics as HotpotMetrics
     from .hotpot_eval import hotpot as hotpot
+    from .quac_eval import QuacMetrics as QuacMetrics
+    from .quac_eval import quac as quac
     from .ranking import Qrels as Qrels
     from .ranking import Run as Run
     from .ranking import evaluate as evaluate

@@ -305,3 +305,13 @@ def tydi_scan_predictions(
     data: _BU8, line_start: _I64, line_end: _I64, found: _I64, has: _U8, index: _F64,
     start: _F64, end: _F64, yes_no: _U8, pscore: _F64, mscore: _F64,
 ) -> int: ...
+
+# QuAC (_quac_kernels.pxi)
+def quac_scores(pred: _I32, ref_off: _I64, ref: _I32, tok_off: _I64, toks: _I32, key_off: _I64,
+                keys: _I32, flags: _U8, compensated: bool, human: _F64, model: _F64,
+                best: _I32, exact: _U8) -> None: ...
+def quac_kinds(contexts: list[Any], preds: list[Any], golds: list[Any], exact: _U8,
+               kinds: _U8) -> None: ...
+def quac_walk(data: list[Any], preds: dict[Any, Any], dialogs: list[Any], dialog_of: list[int],
+              qids: list[Any], golds: list[list[str]], spans: list[str], flags: list[int],
+              entries: list[Any], contexts: dict[int, Any]) -> bool: ...

@@ -310,6 +310,7 @@ SUBCOMMANDS = {
     "hotpot": "hotpot_eval",
     "drop": "drop_eval",
     "tydi": "tydi_eval",
+    "quac": "quac_eval",
     "bioasq": "factoid",
     "dbqa": "dbqa",
     "ap": "curves",

@@ -15,7 +15,7 @@ from typing import Any
 
 # the family modules load on first use: ``qafast.answers`` needs only ``reference.answers``
 _FAMILIES = ("answers", "concepts", "curves", "dbqa", "drop", "events", "factoid", "fusion",
-             "hotpot", "ranking", "squad",
+             "hotpot", "quac", "ranking", "squad",
              "tydi")
 
 
