@@ -14,7 +14,7 @@ import importlib
 from typing import Any
 
 # the family modules load on first use: ``qafast.answers`` needs only ``reference.answers``
-_FAMILIES = ("answers", "concepts", "curves", "dbqa", "drop", "events", "factoid", "fusion",
+_FAMILIES = ("answers", "concepts", "coqa", "curves", "dbqa", "drop", "events", "factoid", "fusion",
              "hotpot", "ranking", "squad",
              "tydi")
 

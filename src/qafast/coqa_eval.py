@@ -1,0 +1,381 @@
+"""CoQA, exactly as Stanford's official ``evaluate-v1.0.py`` scores it.
+
+:func:`coqa` returns the script's result (exact match and F1 per domain, in domain, out of
+domain and overall, rounded as it rounds them, with its keys in its order);
+:func:`coqa_human` its ``--human`` result; :func:`coqa_per_turn` every turn's unrounded
+scores; ``qafast coqa --data-file D --pred-file P`` prints what the script prints. The rules
+are in :mod:`qafast.reference.coqa`. Every (gold answer, prediction) pair is scored once by
+the compiled SQuAD answer kernels; the leave-one-out maxima and the sums are taken over
+arrays, in the script's order.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+import numpy as np
+
+from ._gc import gc_paused
+from .errors import FormatError, InputError, InputTypeError
+from .reference.coqa import DOMAINS, IN_DOMAIN, OUT_DOMAIN
+
+__all__ = ["coqa", "coqa_human", "coqa_per_turn"]
+
+_SOURCES = IN_DOMAIN + OUT_DOMAIN
+_SOURCE_CODE = {s: i for i, s in enumerate(_SOURCES)}
+
+
+def _load(source, what: str):
+    """A JSON file read as the script reads it, or the object itself."""
+    if isinstance(source, (str, os.PathLike)):
+        path = os.fspath(source)
+        try:
+            with open(path, encoding="utf-8") as f:
+                return json.load(f), path
+        except OSError as e:
+            raise InputError(f"{path}: cannot read the {what}: {e.strerror or e}",
+                             path=path) from None
+        except (ValueError, RecursionError) as e:
+            raise FormatError(f"not a JSON {what}: {e}", path=path) from None
+    if isinstance(source, (bytes, bytearray)):
+        raise InputTypeError(f"the {what} must be a path or an object, got bytes")
+    return source, f"<{what}>"
+
+
+class _Gold:
+    """The gold file's turns in the script's order: keys, gold answers, source codes."""
+
+    __slots__ = ("golds", "keys", "source", "src")
+
+    def __init__(self, keys, golds, source, src):
+        self.keys, self.golds, self.source, self.src = keys, golds, source, src
+
+
+def _read_gold(dataset) -> _Gold:
+    dataset, src = _load(dataset, "data file")
+    try:
+        stories = dataset["data"]
+    except (KeyError, TypeError, IndexError):
+        raise InputError(f"{src}: the data file must be an object with a \"data\" list of "
+                         "stories") from None
+    if not isinstance(stories, list):
+        raise InputError(f"{src}: \"data\" must be a list of stories")
+    where: dict = {}       # (story id, turn id) -> index in order
+    golds: list = []
+    story_of: list = []
+    source_of: dict = {}
+    for n, story in enumerate(stories):
+        try:
+            sid = story["id"]
+            source = story["source"]
+            questions = story["questions"]
+            lists = [story["answers"], *story["additional_answers"].values()]
+        except (KeyError, TypeError, AttributeError):
+            raise InputError(f"{src}: story {n} needs an id, a source, questions, answers and "
+                             "an additional_answers object") from None
+        if source not in _SOURCE_CODE:
+            raise InputError(f"{src}: story {sid!r}: unknown source {source!r} (the script "
+                             f"knows {', '.join(_SOURCES)})", field="source")
+        try:
+            source_of[sid] = source
+        except TypeError:
+            raise InputError(f"{src}: story {n}: an id must be a string, got "
+                             f"{type(sid).__name__}") from None
+        if not isinstance(questions, list) or not all(isinstance(a, list) for a in lists):
+            raise InputError(f"{src}: story {sid!r}: questions, answers and each additional "
+                             "answer list must be lists")
+        for i, qa in enumerate(questions):
+            try:
+                key = (sid, qa["turn_id"])
+                hash(key)
+            except (KeyError, TypeError, IndexError):
+                raise InputError(f"{src}: story {sid!r}: question {i} has no usable "
+                                 "turn_id") from None
+            texts = []
+            for m, answers in enumerate(lists):
+                name = "answers" if m == 0 else f"additional answer list {m}"
+                try:
+                    text = answers[i]["input_text"]
+                except IndexError:
+                    raise InputError(f"{src}: story {sid!r}, turn {key[1]!r}: {name} has no "
+                                     f"entry {i}", query=key) from None
+                except (KeyError, TypeError):
+                    raise InputError(f"{src}: story {sid!r}, turn {key[1]!r}: entry {i} of "
+                                     f"{name} has no input_text", query=key) from None
+                if type(text) is not str:
+                    if not isinstance(text, str):
+                        raise InputError(f"{src}: story {sid!r}, turn {key[1]!r}: an "
+                                         f"input_text must be a string, got "
+                                         f"{type(text).__name__}", query=key)
+                    text = str.__str__(text)
+                texts.append(text)
+            at = where.get(key)
+            if at is None:
+                where[key] = len(golds)
+                golds.append(texts)
+                story_of.append(sid)
+            else:
+                golds[at] = texts
+    keys = list(where)
+    source = np.array([_SOURCE_CODE[source_of[s]] for s in story_of], dtype=np.int64)
+    return _Gold(keys, golds, source, src)
+
+
+def _read_predictions(predictions, gold: _Gold) -> list:
+    """Each turn's predicted answer, None where there is none."""
+    predictions, src = _load(predictions, "predictions")
+    if not isinstance(predictions, list):
+        raise InputTypeError(f"{src}: the predictions must be a list of {{\"id\", \"turn_id\", "
+                             f"\"answer\"}} objects, got {type(predictions).__name__}")
+    pred: dict = {}
+    for n, p in enumerate(predictions):
+        try:
+            pred[(p["id"], p["turn_id"])] = p["answer"]
+        except (KeyError, TypeError, IndexError):
+            raise InputError(f"{src}: prediction {n} needs an id, a turn_id and an "
+                             "answer") from None
+    out = [pred.get(k) for k in gold.keys]
+    for k, a in zip(gold.keys, out):
+        if a is not None and type(a) is not str:
+            if not isinstance(a, str):
+                raise InputError(f"{src}: story {k[0]!r}, turn {k[1]!r}: the answer must be "
+                                 f"a string, got {type(a).__name__}", query=k)
+    for k in gold.keys:
+        if k in pred and pred[k] is None:
+            raise InputError(f"{src}: story {k[0]!r}, turn {k[1]!r}: the answer must be a "
+                             "string, got None", query=k)
+    return out
+
+
+def _pair_scores(preds: list, refs: list):
+    """Exact match and F1 of each (prediction, single gold) pair, SQuAD v2.0's rules."""
+    from . import answers
+
+    if not preds:
+        return np.zeros(0), np.zeros(0)
+    return answers._score_both([str.__str__(p) for p in preds],
+                               [str.__str__(r) for r in refs], "squad", "token", "v2")
+
+
+def _leave_one_out(em_rows: np.ndarray, f1_rows: np.ndarray, k: int):
+    """Per row of k pair scores (or k x (k - 1) in human mode, flattened by the caller): the
+    script's running sum over i of the maximum without answer i, divided by k."""
+    n = em_rows.shape[0]
+    em_acc, f1_acc = np.zeros(n), np.zeros(n)
+    if k == 1:
+        em_acc += em_rows[:, 0]
+        f1_acc += f1_rows[:, 0]
+        return em_acc, f1_acc
+    for i in range(k):
+        cols = [j for j in range(k) if j != i]
+        em_acc += em_rows[:, cols].max(axis=1)
+        f1_acc += f1_rows[:, cols].max(axis=1)
+    return em_acc / k, f1_acc / k
+
+
+def _turn_scores(gold: _Gold, preds: list | None):
+    """Per-turn (em, f1) arrays; with ``preds`` None the human scores. Missing turns 0."""
+    n = len(gold.keys)
+    em, f1 = np.zeros(n), np.zeros(n)
+    sizes = np.fromiter(map(len, gold.golds), dtype=np.int64, count=n)
+    for k in np.unique(sizes).tolist():
+        rows = np.flatnonzero(sizes == k)
+        if preds is not None:
+            rows = np.array([r for r in rows.tolist() if preds[r] is not None], dtype=np.int64)
+            if not len(rows):
+                continue
+            pp = [preds[r] for r in rows.tolist() for _ in range(k)]
+            rr = [g for r in rows.tolist() for g in gold.golds[r]]
+            e, f = _pair_scores(pp, rr)
+            e_t, f_t = _leave_one_out(e.reshape(-1, k), f.reshape(-1, k), k)
+        else:
+            # answer i against answer j (j != i): row i of a k x (k - 1) block
+            pp, rr = [], []
+            for r in rows.tolist():
+                g = gold.golds[r]
+                for i in range(k):
+                    for j in range(k):
+                        if j != i:
+                            pp.append(g[i])
+                            rr.append(g[j])
+            e, f = _pair_scores(pp, rr)
+            e = e.reshape(-1, k, k - 1).max(axis=2)
+            f = f.reshape(-1, k, k - 1).max(axis=2)
+            e_t, f_t = np.zeros(len(rows)), np.zeros(len(rows))
+            for i in range(k):
+                e_t += e[:, i]
+                f_t += f[:, i]
+            e_t, f_t = e_t / k, f_t / k
+        em[rows], f1[rows] = e_t, f_t
+    return em, f1
+
+
+def _seq_sum(values: np.ndarray) -> float:
+    """Left-to-right sum, as the script's ``+=`` loop adds."""
+    return float(np.add.accumulate(values)[-1]) if len(values) else 0.0
+
+
+def _entry(e: float, f: float, n: int) -> dict:
+    return {"em": round(e / max(1, n) * 100, 1), "f1": round(f / max(1, n) * 100, 1),
+            "turns": n}
+
+
+def _domain_scores(gold: _Gold, em: np.ndarray, f1: np.ndarray) -> dict:
+    out: dict = {}
+    part = {True: [0.0, 0.0, 0], False: [0.0, 0.0, 0]}
+    for code, s in enumerate(_SOURCES):
+        mask = gold.source == code
+        e, f, n = _seq_sum(em[mask]), _seq_sum(f1[mask]), int(mask.sum())
+        out[DOMAINS[s]] = _entry(e, f, n)
+        acc = part[s in IN_DOMAIN]
+        acc[0] += e
+        acc[1] += f
+        acc[2] += n
+    ins, outs = part[True], part[False]
+    out["in_domain"] = _entry(*ins)
+    out["out_domain"] = _entry(*outs)
+    out["overall"] = _entry(ins[0] + outs[0], ins[1] + outs[1], ins[2] + outs[2])
+    return out
+
+
+def _single_answer_turn(gold: _Gold):
+    for key, g in zip(gold.keys, gold.golds):
+        if len(g) < 2:
+            return key, g
+    return None
+
+
+def coqa(data, predictions) -> dict:
+    """Score predictions as Stanford's official CoQA evaluation script (``evaluate-v1.0.py``)
+    does.
+
+    Parameters
+    ----------
+    data : str, os.PathLike or dict
+        The CoQA data file (a path or the loaded object): ``{"data": [{"id", "source",
+        "questions": [{"turn_id", ...}], "answers": [{"input_text", ...}],
+        "additional_answers": {name: [...]}}, ...]}``.
+    predictions : str, os.PathLike or list
+        ``[{"id": story id, "turn_id": ..., "answer": text}, ...]`` (or a JSON file of it). A
+        turn without one scores 0 and counts.
+
+    Returns
+    -------
+    dict
+        The script's result: for ``children_stories``, ``literature``, ``mid-high_school``,
+        ``news``, ``wikipedia``, ``science``, ``reddit``, ``in_domain``, ``out_domain`` and
+        ``overall``, ``{"em", "f1", "turns"}`` (percentages rounded to 1 decimal), bit for
+        bit and in its key order.
+
+    Examples
+    --------
+    >>> data = {"data": [{"id": "s1", "source": "cnn", "questions": [{"turn_id": 1}],
+    ...     "answers": [{"input_text": "the white cat", "turn_id": 1}],
+    ...     "additional_answers": {"0": [{"input_text": "white", "turn_id": 1}],
+    ...                            "1": [{"input_text": "a cat", "turn_id": 1}]}}]}
+    >>> coqa(data, [{"id": "s1", "turn_id": 1, "answer": "White cat"}])["overall"]
+    {'em': 33.3, 'f1': 88.9, 'turns': 1}
+    """
+    with gc_paused():
+        gold = _read_gold(data)
+        preds = _read_predictions(predictions, gold)
+        em, f1 = _turn_scores(gold, preds)
+        return _domain_scores(gold, em, f1)
+
+
+def coqa_human(data) -> dict:
+    """The script's ``--human`` result: each gold answer scored against the turn's others.
+
+    Every turn needs at least two gold answers (the script stops otherwise); a turn with one
+    raises :class:`qafast.errors.InputError`.
+
+    Examples
+    --------
+    >>> data = {"data": [{"id": "s1", "source": "reddit", "questions": [{"turn_id": 1}],
+    ...     "answers": [{"input_text": "yes"}],
+    ...     "additional_answers": {"0": [{"input_text": "Yes."}], "1": [{"input_text": "no"}]}}]}
+    >>> coqa_human(data)["out_domain"]
+    {'em': 33.3, 'f1': 33.3, 'turns': 1}
+    """
+    with gc_paused():
+        gold = _read_gold(data)
+        bad = _single_answer_turn(gold)
+        if bad is not None:
+            raise InputError(f"{gold.src}: story {bad[0][0]!r}, turn {bad[0][1]!r} has one gold "
+                             "answer; human performance needs several", query=bad[0])
+        em, f1 = _turn_scores(gold, None)
+        return _domain_scores(gold, em, f1)
+
+
+def coqa_per_turn(data, predictions) -> dict:
+    """Every turn's scores, in the order the script sums them (a duplicated turn once, where
+    it first appears, with its last answers).
+
+    Returns
+    -------
+    dict
+        ``"id"`` and ``"turn_id"`` (lists), ``"source"`` (list), ``"exact_match"`` and
+        ``"f1"`` (float64 arrays in [0, 1], before the script's averaging and rounding) and
+        ``"predicted"`` (bool array; a turn without a prediction scores 0).
+
+    Examples
+    --------
+    >>> data = {"data": [{"id": "s", "source": "race", "questions": [{"turn_id": 1}],
+    ...     "answers": [{"input_text": "unknown"}], "additional_answers": {}}]}
+    >>> t = coqa_per_turn(data, [{"id": "s", "turn_id": 1, "answer": "Unknown!"}])
+    >>> t["exact_match"][0], t["f1"][0], t["source"]
+    (np.float64(1.0), np.float64(1.0), ['race'])
+    """
+    with gc_paused():
+        gold = _read_gold(data)
+        preds = _read_predictions(predictions, gold)
+        em, f1 = _turn_scores(gold, preds)
+    return {"id": [k[0] for k in gold.keys], "turn_id": [k[1] for k in gold.keys],
+            "source": [_SOURCES[c] for c in gold.source.tolist()], "exact_match": em,
+            "f1": f1, "predicted": np.array([p is not None for p in preds], dtype=bool)}
+
+
+# --------------------------------------------------------------------------------------------
+# The `qafast coqa` command
+# --------------------------------------------------------------------------------------------
+
+def register_cli(subparsers) -> dict:
+    """Add ``qafast coqa`` to the ``qafast`` command; returns ``{"coqa": handler}``."""
+    p = subparsers.add_parser(
+        "coqa", help="score CoQA predictions, printing what the official evaluate-v1.0.py "
+                     "prints",
+        description="Score predictions against a CoQA data file as the official "
+                    "evaluate-v1.0.py does, printing the same JSON.")
+    p.add_argument("--data-file", dest="data_file", required=True, help="the data JSON file")
+    p.add_argument("--pred-file", dest="pred_file", help="the model predictions")
+    p.add_argument("--out-file", "-o", metavar="eval.json",
+                   help="also write the (last) printed result here")
+    p.add_argument("--verbose", "-v", action="store_true", help="accepted, as by the script")
+    p.add_argument("--human", action="store_true", help="print human performance first")
+    return {"coqa": _run_cli}
+
+
+def _run_cli(args) -> int:
+    printed = []
+    with gc_paused():
+        gold = _read_gold(args.data_file)
+        if args.human:
+            bad = _single_answer_turn(gold)
+            if bad is not None:
+                sys.stderr.write(f"Gold answers should be multiple: {bad[0]}={bad[1]}\n")
+                return 1
+            printed.append(_domain_scores(gold, *_turn_scores(gold, None)))
+            sys.stdout.write(json.dumps(printed[-1], indent=2) + "\n")
+        if args.pred_file:
+            preds = _read_predictions(args.pred_file, gold)
+            em, f1 = _turn_scores(gold, preds)
+            sys.stderr.write("".join(f"Missing prediction for {k[0]} and turn_id: {k[1]}\n"
+                                     for k, p in zip(gold.keys, preds) if p is None))
+            printed.append(_domain_scores(gold, em, f1))
+            sys.stdout.write(json.dumps(printed[-1], indent=2) + "\n")
+    if args.out_file is not None and printed:
+        with open(args.out_file, "w", encoding="utf8") as f:
+            json.dump(printed[-1], f, indent=2)
+    return 0
