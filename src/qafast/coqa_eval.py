@@ -62,8 +62,7 @@ def _read_gold(dataset) -> _Gold:
                          "stories") from None
     if not isinstance(stories, list):
         raise InputError(f"{src}: \"data\" must be a list of stories")
-    where: dict = {}       # (story id, turn id) -> index in order
-    golds: list = []
+    all_turns: list = []   # ((story id, turn id), gold answers), in the file's order
     story_of: list = []
     source_of: dict = {}
     for n, story in enumerate(stories):
@@ -83,124 +82,170 @@ def _read_gold(dataset) -> _Gold:
         except TypeError:
             raise InputError(f"{src}: story {n}: an id must be a string, got "
                              f"{type(sid).__name__}") from None
-        if not isinstance(questions, list) or not all(isinstance(a, list) for a in lists):
+        if type(questions) is not list or not all(type(a) is list for a in lists):
             raise InputError(f"{src}: story {sid!r}: questions, answers and each additional "
                              "answer list must be lists")
-        for i, qa in enumerate(questions):
+        turns = _story_turns(sid, questions, lists)
+        if turns is None:
+            turns = _story_turns_checked(sid, questions, lists, src)
+        all_turns.extend(turns)
+        story_of.extend([sid] * len(turns))
+    keys = [key for key, _ in all_turns]
+    golds = [texts for _, texts in all_turns]
+    if len(dict.fromkeys(keys)) != len(keys):
+        # a turn seen again keeps its first place and takes the later answers
+        where: dict = {}
+        for t, key in enumerate(keys):
+            where.setdefault(key, []).append(t)
+        keep = [ts[0] for ts in where.values()]
+        golds = [golds[ts[-1]] for ts in where.values()]
+        keys = list(where)
+        story_of = [story_of[t] for t in keep]
+    codes = {sid: _SOURCE_CODE[source] for sid, source in source_of.items()}
+    source_codes = np.array([codes[s] for s in story_of], dtype=np.int64)
+    return _Gold(keys, golds, source_codes, src)
+
+
+def _story_turns(sid, questions: list, lists: list):
+    """A story's [((story id, turn id), gold answers)] for the usual shapes, else None."""
+    nq = len(questions)
+    try:
+        keys = [(sid, qa["turn_id"]) for qa in questions]
+        cols = [[a["input_text"] for a in answers[:nq]] for answers in lists]
+    except (KeyError, TypeError, IndexError):
+        return None
+    for col in cols:
+        if len(col) != nq or (nq and set(map(type, col)) != {str}):
+            return None
+    try:
+        hash(tuple(keys))
+    except TypeError:
+        return None
+    return list(zip(keys, zip(*cols))) if nq else []
+
+
+def _story_turns_checked(sid, questions: list, lists: list, src: str) -> list:
+    """_story_turns for any shape: the answers as plain str, or an error naming the turn."""
+    out = []
+    for i, qa in enumerate(questions):
+        try:
+            key = (sid, qa["turn_id"])
+            hash(key)
+        except (KeyError, TypeError, IndexError):
+            raise InputError(f"{src}: story {sid!r}: question {i} has no usable "
+                             "turn_id") from None
+        texts = []
+        for m, answers in enumerate(lists):
+            name = "answers" if m == 0 else f"additional answer list {m}"
             try:
-                key = (sid, qa["turn_id"])
-                hash(key)
-            except (KeyError, TypeError, IndexError):
-                raise InputError(f"{src}: story {sid!r}: question {i} has no usable "
-                                 "turn_id") from None
-            texts = []
-            for m, answers in enumerate(lists):
-                name = "answers" if m == 0 else f"additional answer list {m}"
-                try:
-                    text = answers[i]["input_text"]
-                except IndexError:
-                    raise InputError(f"{src}: story {sid!r}, turn {key[1]!r}: {name} has no "
-                                     f"entry {i}", query=key) from None
-                except (KeyError, TypeError):
-                    raise InputError(f"{src}: story {sid!r}, turn {key[1]!r}: entry {i} of "
-                                     f"{name} has no input_text", query=key) from None
-                if type(text) is not str:
-                    if not isinstance(text, str):
-                        raise InputError(f"{src}: story {sid!r}, turn {key[1]!r}: an "
-                                         f"input_text must be a string, got "
-                                         f"{type(text).__name__}", query=key)
-                    text = str.__str__(text)
-                texts.append(text)
-            at = where.get(key)
-            if at is None:
-                where[key] = len(golds)
-                golds.append(texts)
-                story_of.append(sid)
-            else:
-                golds[at] = texts
-    keys = list(where)
-    source = np.array([_SOURCE_CODE[source_of[s]] for s in story_of], dtype=np.int64)
-    return _Gold(keys, golds, source, src)
+                text = answers[i]["input_text"]
+            except IndexError:
+                raise InputError(f"{src}: story {sid!r}, turn {key[1]!r}: {name} has no "
+                                 f"entry {i}", query=key) from None
+            except (KeyError, TypeError):
+                raise InputError(f"{src}: story {sid!r}, turn {key[1]!r}: entry {i} of "
+                                 f"{name} has no input_text", query=key) from None
+            if type(text) is not str:
+                if not isinstance(text, str):
+                    raise InputError(f"{src}: story {sid!r}, turn {key[1]!r}: an "
+                                     f"input_text must be a string, got "
+                                     f"{type(text).__name__}", query=key)
+                text = str.__str__(text)
+            texts.append(text)
+        out.append((key, tuple(texts)))
+    return out
 
 
 def _read_predictions(predictions, gold: _Gold) -> list:
-    """Each turn's predicted answer, None where there is none."""
+    """Each turn's predicted answer (a plain str), None where there is none."""
     predictions, src = _load(predictions, "predictions")
     if not isinstance(predictions, list):
         raise InputTypeError(f"{src}: the predictions must be a list of {{\"id\", \"turn_id\", "
                              f"\"answer\"}} objects, got {type(predictions).__name__}")
-    pred: dict = {}
-    for n, p in enumerate(predictions):
-        try:
-            pred[(p["id"], p["turn_id"])] = p["answer"]
-        except (KeyError, TypeError, IndexError):
-            raise InputError(f"{src}: prediction {n} needs an id, a turn_id and an "
-                             "answer") from None
-    out = [pred.get(k) for k in gold.keys]
-    for k, a in zip(gold.keys, out):
-        if a is not None and type(a) is not str:
-            if not isinstance(a, str):
+    try:
+        pred = {(p["id"], p["turn_id"]): p["answer"] for p in predictions}
+    except (KeyError, TypeError, IndexError):
+        for n, p in enumerate(predictions):
+            try:
+                hash((p["id"], p["turn_id"]))
+                p["answer"]
+            except (KeyError, TypeError, IndexError):
+                raise InputError(f"{src}: prediction {n} needs an id, a turn_id and an "
+                                 "answer") from None
+        raise  # pragma: no cover - the loop above names the entry
+    get = pred.get
+    out = [get(k) for k in gold.keys]
+    if set(map(type, out)) - {str, type(None)}:
+        for i, (k, a) in enumerate(zip(gold.keys, out)):
+            if a is not None and type(a) is not str:
+                if not isinstance(a, str):
+                    raise InputError(f"{src}: story {k[0]!r}, turn {k[1]!r}: the answer must "
+                                     f"be a string, got {type(a).__name__}", query=k)
+                out[i] = str.__str__(a)
+    if None in pred.values():
+        for k in gold.keys:
+            if k in pred and pred[k] is None:
                 raise InputError(f"{src}: story {k[0]!r}, turn {k[1]!r}: the answer must be "
-                                 f"a string, got {type(a).__name__}", query=k)
-    for k in gold.keys:
-        if k in pred and pred[k] is None:
-            raise InputError(f"{src}: story {k[0]!r}, turn {k[1]!r}: the answer must be a "
-                             "string, got None", query=k)
+                                 "a string, got None", query=k)
     return out
 
 
-def _pair_scores(preds: list, refs: list):
-    """Exact match and F1 of each (prediction, single gold) pair, SQuAD v2.0's rules."""
+def _score_pairs(pair_pred: np.ndarray, pair_ref: np.ndarray, enc):
+    """Exact match and F1 of each (prediction, single gold) pair of interned strings, SQuAD
+    v2.0's rules (which drop a gold answer normalizing to nothing for "": the same scores
+    for a single gold)."""
     from . import answers
 
-    if not preds:
-        return np.zeros(0), np.zeros(0)
-    return answers._score_both([str.__str__(p) for p in preds],
-                               [str.__str__(r) for r in refs], "squad", "token", "v2")
-
-
-def _leave_one_out(em_rows: np.ndarray, f1_rows: np.ndarray, k: int):
-    """Per row of k pair scores (or k x (k - 1) in human mode, flattened by the caller): the
-    script's running sum over i of the maximum without answer i, divided by k."""
-    n = em_rows.shape[0]
-    em_acc, f1_acc = np.zeros(n), np.zeros(n)
-    if k == 1:
-        em_acc += em_rows[:, 0]
-        f1_acc += f1_rows[:, 0]
-        return em_acc, f1_acc
-    for i in range(k):
-        cols = [j for j in range(k) if j != i]
-        em_acc += em_rows[:, cols].max(axis=1)
-        f1_acc += f1_rows[:, cols].max(axis=1)
-    return em_acc / k, f1_acc / k
+    n = len(pair_pred)
+    em, f1 = np.empty(n), np.empty(n)
+    if n:
+        answers._kernels.answer_scores(
+            np.ascontiguousarray(pair_pred, dtype=np.int32), answers._EMPTY_I64,
+            np.arange(n + 1, dtype=np.int64), np.ascontiguousarray(pair_ref, dtype=np.int32),
+            enc.tok_off, enc.toks, enc.key_off, enc.keys, 1, True, True, em, f1, np.zeros(2))
+    return em, f1
 
 
 def _turn_scores(gold: _Gold, preds: list | None):
     """Per-turn (em, f1) arrays; with ``preds`` None the human scores. Missing turns 0."""
+    from . import answers
+
     n = len(gold.keys)
     em, f1 = np.zeros(n), np.zeros(n)
-    sizes = np.fromiter(map(len, gold.golds), dtype=np.int64, count=n)
+    if not n:
+        return em, f1
+    # every distinct string interned and tokenized once; ref_sid[off[t]:off[t + 1]] are turn
+    # t's gold answers
+    firsts = [p if p is not None else "" for p in preds] if preds is not None else \
+        [""] * n
+    pred_sid, off, ref_sid, enc = answers._prepare_encoded(firsts, gold.golds, "v2", "squad",
+                                                          "token", bag=True)
+    sizes = np.diff(off)
     for k in np.unique(sizes).tolist():
         rows = np.flatnonzero(sizes == k)
         if preds is not None:
-            rows = np.array([r for r in rows.tolist() if preds[r] is not None], dtype=np.int64)
+            rows = rows[[preds[r] is not None for r in rows.tolist()]]
             if not len(rows):
                 continue
-            pp = [preds[r] for r in rows.tolist() for _ in range(k)]
-            rr = [g for r in rows.tolist() for g in gold.golds[r]]
-            e, f = _pair_scores(pp, rr)
-            e_t, f_t = _leave_one_out(e.reshape(-1, k), f.reshape(-1, k), k)
-        else:
-            # answer i against answer j (j != i): row i of a k x (k - 1) block
-            pp, rr = [], []
-            for r in rows.tolist():
-                g = gold.golds[r]
+            at = off[rows][:, None] + np.arange(k)            # (turns, k) gold positions
+            e, f = _score_pairs(np.repeat(pred_sid[rows], k), ref_sid[at].ravel(), enc)
+            e, f = e.reshape(-1, k), f.reshape(-1, k)
+            e_t, f_t = np.zeros(len(rows)), np.zeros(len(rows))
+            if k == 1:
+                e_t += e[:, 0]
+                f_t += f[:, 0]
+            else:
                 for i in range(k):
-                    for j in range(k):
-                        if j != i:
-                            pp.append(g[i])
-                            rr.append(g[j])
-            e, f = _pair_scores(pp, rr)
+                    others = [j for j in range(k) if j != i]
+                    e_t += e[:, others].max(axis=1)
+                    f_t += f[:, others].max(axis=1)
+                e_t, f_t = e_t / k, f_t / k
+        else:
+            # gold answer i as the prediction against each other answer j, as rows
+            at = off[rows][:, None] + np.arange(k)
+            ii, jj = zip(*[(i, j) for i in range(k) for j in range(k) if j != i])
+            e, f = _score_pairs(ref_sid[at[:, list(ii)]].ravel(),
+                                ref_sid[at[:, list(jj)]].ravel(), enc)
             e = e.reshape(-1, k, k - 1).max(axis=2)
             f = f.reshape(-1, k, k - 1).max(axis=2)
             e_t, f_t = np.zeros(len(rows)), np.zeros(len(rows))
@@ -364,7 +409,7 @@ def _run_cli(args) -> int:
         if args.human:
             bad = _single_answer_turn(gold)
             if bad is not None:
-                sys.stderr.write(f"Gold answers should be multiple: {bad[0]}={bad[1]}\n")
+                sys.stderr.write(f"Gold answers should be multiple: {bad[0]}={list(bad[1])}\n")
                 return 1
             printed.append(_domain_scores(gold, *_turn_scores(gold, None)))
             sys.stdout.write(json.dumps(printed[-1], indent=2) + "\n")
