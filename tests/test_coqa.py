@@ -154,3 +154,35 @@ def test_no_turn_gives_zeros():
     got = qafast.coqa({"data": []}, [])
     assert got["overall"] == {"em": 0.0, "f1": 0.0, "turns": 0}
     assert np.asarray(qafast.coqa_per_turn({"data": []}, [])["f1"]).shape == (0,)
+
+
+@settings(max_examples=60, deadline=None)
+@given(_cases(), st.integers(1, 4))
+def test_streaming_gives_the_functions_result_whatever_the_batches(case, parts):
+    data, preds = case
+    turns, source_of = ref.read_gold(data)
+    pred = ref.read_predictions(preds)
+    rows = [(pred.get(k), list(g), source_of[k[0]]) for k, g in turns.items()]
+    metrics = [qafast.CoqaMetrics() for _ in range(parts)]
+    for i, m in enumerate(metrics):
+        chunk = rows[len(rows) * i // parts:
+                     len(rows) * (i + 1) // parts]
+        m.update([r[0] for r in chunk], [r[1] for r in chunk], [r[2] for r in chunk])
+    whole = metrics[0].merge(*metrics[1:])
+    assert whole.compute() == qafast.coqa(data, preds)
+    again = qafast.CoqaMetrics()
+    again.load_state_dict(whole.state_dict())
+    assert again.compute() == qafast.coqa(data, preds)
+
+
+def test_streaming_rejects_bad_turns():
+    m = qafast.CoqaMetrics()
+    with pytest.raises(InputError, match="unknown source"):
+        m.update(["x"], [["x", "y"]], "blogs")
+    with pytest.raises(InputError, match="non-empty list"):
+        m.update(["x"], [[]], "cnn")
+    with pytest.raises(InputError, match="string or None"):
+        m.update([3], [["x"]], "cnn")
+    with pytest.raises(InputError, match="not a CoqaMetrics state"):
+        m.load_state_dict({})
+    assert len(m) == 0

@@ -65,6 +65,7 @@ def test_import_qafast_loads_nothing_else():
     ("drop", "qafast.drop_eval"),
     ("tydi", "qafast.tydi_eval"),
     ("coqa", "qafast.coqa_eval"),
+    ("CoqaMetrics", "qafast.coqa_eval"),
 ])
 def test_a_public_name_loads_its_own_family_only(name, module):
     loaded = _loaded_after(f"import qafast\nqafast.{name}")

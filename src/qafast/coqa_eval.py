@@ -21,7 +21,7 @@ from ._gc import gc_paused
 from .errors import FormatError, InputError, InputTypeError
 from .reference.coqa import DOMAINS, IN_DOMAIN, OUT_DOMAIN
 
-__all__ = ["coqa", "coqa_human", "coqa_per_turn"]
+__all__ = ["CoqaMetrics", "coqa", "coqa_human", "coqa_per_turn"]
 
 _SOURCES = IN_DOMAIN + OUT_DOMAIN
 _SOURCE_CODE = {s: i for i, s in enumerate(_SOURCES)}
@@ -380,6 +380,146 @@ def coqa_per_turn(data, predictions) -> dict:
     return {"id": [k[0] for k in gold.keys], "turn_id": [k[1] for k in gold.keys],
             "source": [_SOURCES[c] for c in gold.source.tolist()], "exact_match": em,
             "f1": f1, "predicted": np.array([p is not None for p in preds], dtype=bool)}
+
+
+class CoqaMetrics:
+    """CoQA's exact match and F1 accumulated over batches of turns.
+
+    ``update(predictions, answers, sources)`` scores a batch; ``compute()`` gives what
+    :func:`coqa` gives for all the turns so far, in the order they came: the script's result,
+    bit for bit, for a data file holding them in that order.
+
+    The script sums each source's turns left to right in plain floating point, so only the
+    turns' own scores give its last bit whatever the batches: this keeps them (17 bytes a
+    turn), unlike :class:`qafast.AnswerMetrics`, which keeps exactly rounded sums.
+
+    Parameters of :meth:`update`
+    ----------------------------
+    predictions : sequence
+        Per turn the predicted answer, or None for no prediction (the turn scores 0).
+    answers : sequence
+        Per turn its gold answers (``answers`` then the additional ones), a list of strings.
+    sources : sequence
+        Per turn its story's source (``"mctest"``, ..., ``"reddit"``), or one source for all.
+
+    Examples
+    --------
+    >>> import qafast
+    >>> m = qafast.CoqaMetrics()
+    >>> m.update(["white cat", None], [["the white cat", "white", "a cat"], ["no", "No"]], "cnn")
+    >>> m.update(["Yes!"], [["yes", "yes", "no", "yes"]], ["reddit"])
+    >>> m.compute()["overall"]
+    {'em': 55.6, 'f1': 63.0, 'turns': 3}
+    """
+
+    def __init__(self) -> None:
+        self.reset()
+
+    def reset(self) -> None:
+        """Forget every update."""
+        self._em: list = []
+        self._f1: list = []
+        self._codes: list = []
+
+    def __len__(self) -> int:
+        return sum(len(a) for a in self._em)
+
+    def __repr__(self) -> str:
+        return f"CoqaMetrics({len(self)} turns)"
+
+    def update(self, predictions, answers, sources) -> None:
+        """Score a batch of turns (the state is unchanged if it raises)."""
+        if isinstance(predictions, (str, bytes)) or isinstance(answers, (str, bytes)):
+            raise InputTypeError("predictions and answers are sequences, one item a turn")
+        predictions, answers = list(predictions), list(answers)
+        n = len(predictions)
+        if len(answers) != n:
+            raise InputError(f"{n} predictions for {len(answers)} turns")
+        sources = [sources] * n if isinstance(sources, str) else list(sources)
+        if len(sources) != n:
+            raise InputError(f"{len(sources)} sources for {n} turns")
+        golds = []
+        for i, (a, src) in enumerate(zip(answers, sources)):
+            if src not in _SOURCE_CODE:
+                raise InputError(f"turn {i} of the batch: unknown source {src!r} (CoQA's are "
+                                 f"{', '.join(_SOURCES)})")
+            if isinstance(a, (str, bytes)) or not a:
+                raise InputError(f"turn {i} of the batch: the gold answers must be a non-empty "
+                                 "list of strings")
+            a = tuple(a)
+            if not all(isinstance(t, str) for t in a):
+                raise InputError(f"turn {i} of the batch: the gold answers must be strings")
+            golds.append(tuple(str.__str__(t) for t in a))
+        preds = []
+        for i, p in enumerate(predictions):
+            if p is not None and not isinstance(p, str):
+                raise InputError(f"turn {i} of the batch: a prediction is a string or None, "
+                                 f"got {type(p).__name__}")
+            preds.append(None if p is None else str.__str__(p))
+        if not n:
+            return
+        codes = np.array([_SOURCE_CODE[s] for s in sources], dtype=np.int8)
+        gold = _Gold(list(range(n)), golds, codes, "<batch>")
+        with gc_paused():
+            em, f1 = _turn_scores(gold, preds)
+        self._em.append(em)
+        self._f1.append(f1)
+        self._codes.append(codes)
+
+    def _arrays(self):
+        if not self._em:
+            return np.zeros(0), np.zeros(0), np.zeros(0, dtype=np.int8)
+        return (np.concatenate(self._em), np.concatenate(self._f1),
+                np.concatenate(self._codes))
+
+    def compute(self) -> dict:
+        """What :func:`coqa` returns for every turn so far."""
+        em, f1, codes = self._arrays()
+        return _domain_scores(_Gold([], [], codes, ""), em, f1)
+
+    def merge(self, *others: CoqaMetrics) -> CoqaMetrics:
+        """Append the turns of ``others`` (unchanged), in order, after this one's."""
+        for o in others:
+            if not isinstance(o, CoqaMetrics):
+                raise InputTypeError(f"cannot merge a {type(o).__name__} into a CoqaMetrics")
+        for state in [o.state_dict() for o in others]:
+            em, f1, codes = _checked_state(state)
+            self._em.append(em)
+            self._f1.append(f1)
+            self._codes.append(codes)
+        return self
+
+    def state_dict(self) -> dict:
+        """The state as plain lists: ``{"format", "version", "exact_match", "f1", "source"}``."""
+        em, f1, codes = self._arrays()
+        return {"format": "qafast.CoqaMetrics", "version": 1, "exact_match": em.tolist(),
+                "f1": f1.tolist(), "source": [_SOURCES[c] for c in codes.tolist()]}
+
+    def load_state_dict(self, state: dict) -> None:
+        """Replace the state by one from :meth:`state_dict`."""
+        em, f1, codes = _checked_state(state)
+        self.reset()
+        if len(em):
+            self._em, self._f1, self._codes = [em], [f1], [codes]
+
+
+def _checked_state(state):
+    if not isinstance(state, dict) or state.get("format") != "qafast.CoqaMetrics":
+        raise InputError("not a CoqaMetrics state")
+    if state.get("version") != 1:
+        raise InputError(f"CoqaMetrics state version {state.get('version')!r}, expected 1")
+    try:
+        em = np.array(state["exact_match"], dtype=np.float64)
+        f1 = np.array(state["f1"], dtype=np.float64)
+        codes = np.array([_SOURCE_CODE[s] for s in state["source"]], dtype=np.int8)
+    except (KeyError, TypeError, ValueError):
+        raise InputError("a CoqaMetrics state needs exact_match, f1 and source lists of "
+                         "numbers and CoQA sources") from None
+    if not (em.ndim == f1.ndim == 1 and len(em) == len(f1) == len(codes)):
+        raise InputError("a CoqaMetrics state's lists differ in length")
+    if not (((em >= 0) & (em <= 1)).all() and ((f1 >= 0) & (f1 <= 1)).all()):
+        raise InputError("a CoqaMetrics state holds scores outside [0, 1]")
+    return em, f1, codes
 
 
 # --------------------------------------------------------------------------------------------
