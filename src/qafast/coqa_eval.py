@@ -269,19 +269,22 @@ def _entry(e: float, f: float, n: int) -> dict:
 
 def _domain_scores(gold: _Gold, em: np.ndarray, f1: np.ndarray) -> dict:
     out: dict = {}
-    part = {True: [0.0, 0.0, 0], False: [0.0, 0.0, 0]}
+    # in domain (True) and out of domain: the sums of the sources' sums, from 0.0
+    part_e = {True: 0.0, False: 0.0}
+    part_f = {True: 0.0, False: 0.0}
+    part_n = {True: 0, False: 0}
     for code, s in enumerate(_SOURCES):
         mask = gold.source == code
         e, f, n = _seq_sum(em[mask]), _seq_sum(f1[mask]), int(mask.sum())
         out[DOMAINS[s]] = _entry(e, f, n)
-        acc = part[s in IN_DOMAIN]
-        acc[0] += e
-        acc[1] += f
-        acc[2] += n
-    ins, outs = part[True], part[False]
-    out["in_domain"] = _entry(*ins)
-    out["out_domain"] = _entry(*outs)
-    out["overall"] = _entry(ins[0] + outs[0], ins[1] + outs[1], ins[2] + outs[2])
+        inside = s in IN_DOMAIN
+        part_e[inside] += e
+        part_f[inside] += f
+        part_n[inside] += n
+    out["in_domain"] = _entry(part_e[True], part_f[True], part_n[True])
+    out["out_domain"] = _entry(part_e[False], part_f[False], part_n[False])
+    out["overall"] = _entry(part_e[True] + part_e[False], part_f[True] + part_f[False],
+                            part_n[True] + part_n[False])
     return out
 
 

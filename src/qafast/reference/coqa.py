@@ -127,7 +127,7 @@ def read_predictions(preds: list) -> dict:
 
 def domain_scores(turns: dict, source_of: dict, em: dict, f1_: dict) -> dict:
     """The script's result from per-turn scores (a turn absent from ``em`` scores 0)."""
-    sums = {s: [0, 0, 0] for s in IN_DOMAIN + OUT_DOMAIN}
+    sums: dict = {s: [0, 0, 0] for s in IN_DOMAIN + OUT_DOMAIN}
     for key in turns:
         acc = sums[source_of[key[0]]]
         acc[0] += em.get(key, 0)
@@ -139,7 +139,7 @@ def domain_scores(turns: dict, source_of: dict, em: dict, f1_: dict) -> dict:
                 "turns": n}
 
     out = {}
-    part = {"in": [0.0, 0.0, 0], "out": [0.0, 0.0, 0]}
+    part: dict = {"in": [0.0, 0.0, 0], "out": [0.0, 0.0, 0]}
     for s in IN_DOMAIN + OUT_DOMAIN:
         e, f, n = sums[s]
         out[DOMAINS[s]] = entry(e, f, n)
