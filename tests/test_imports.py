@@ -65,6 +65,8 @@ def test_import_qafast_loads_nothing_else():
     ("drop", "qafast.drop_eval"),
     ("tydi", "qafast.tydi_eval"),
     ("quac", "qafast.quac_eval"),
+    ("coqa", "qafast.coqa_eval"),
+    ("CoqaMetrics", "qafast.coqa_eval"),
 ])
 def test_a_public_name_loads_its_own_family_only(name, module):
     loaded = _loaded_after(f"import qafast\nqafast.{name}")
@@ -74,9 +76,11 @@ def test_a_public_name_loads_its_own_family_only(name, module):
         others -= {"qafast.reference", "qafast.reference.answers"}
     if module == "qafast.drop_eval":  # the same for non-ASCII spans
         others -= {"qafast.reference", "qafast.reference.drop"}
+    if module == "qafast.coqa_eval":  # its source and domain tables are the reference's
+        others -= {"qafast.reference", "qafast.reference.coqa"}
     assert not others, f"qafast.{name} also loaded {sorted(others)}"
     assert not {m for m in loaded if m.startswith("qafast.reference.")} - {
-        "qafast.reference.answers", "qafast.reference.drop"}
+        "qafast.reference.answers", "qafast.reference.drop", "qafast.reference.coqa"}
 
 
 def test_every_public_name_resolves_and_is_listed():
@@ -248,7 +252,7 @@ LAYERS = [
                   "qafast._run_sources", "qafast.answers", "qafast.squad_eval", "qafast.factoid",
                   "qafast.dbqa", "qafast.curves", "qafast.concepts", "qafast.events",
                   "qafast.fusion", "qafast.hotpot_eval", "qafast.drop_eval",
-                  "qafast.tydi_eval", "qafast.quac_eval"]),
+                  "qafast.tydi_eval", "qafast.quac_eval", "qafast.coqa_eval"]),
     ("surfaces", ["qafast", "qafast.__main__", "qafast._program", "qafast._renamed", "qafast.cli",
                   "qafast.stream", "qafast.comparison", "qafast.compat", "qafast.dask",
                   "qafast.integrations", "qafast.integrations.*"]),

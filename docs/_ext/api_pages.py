@@ -20,6 +20,7 @@ MODULES = (
     ("qafast.squad_eval", "SQuAD"),
     ("qafast.hotpot_eval", "HotpotQA"),
     ("qafast.drop_eval", "DROP"),
+    ("qafast.coqa_eval", "CoQA"),
     ("qafast.tydi_eval", "TyDi QA"),
     ("qafast.quac_eval", "QuAC"),
     ("qafast.factoid", "Factoid QA and BioASQ"),

@@ -46,6 +46,7 @@ _LAZY = {
                "threshold_precision_recall"),
     "dbqa": ("evaluate_dbqa", "evaluate_dbqa_file"),
     "drop_eval": ("DropMetrics", "drop", "drop_metrics", "drop_per_question"),
+    "coqa_eval": ("CoqaMetrics", "coqa", "coqa_human", "coqa_per_turn"),
     "errors": ("FormatError", "InputError", "InputTypeError", "MeasureError", "QafastError"),
     "events": ("event_mention_score", "tw_events_score", "tweet_score"),
     "factoid": ("evaluate_bioasq", "evaluate_factoid"),
@@ -91,6 +92,10 @@ if _typing.TYPE_CHECKING:
     from .drop_eval import drop as drop
     from .drop_eval import drop_metrics as drop_metrics
     from .drop_eval import drop_per_question as drop_per_question
+    from .coqa_eval import CoqaMetrics as CoqaMetrics
+    from .coqa_eval import coqa as coqa
+    from .coqa_eval import coqa_human as coqa_human
+    from .coqa_eval import coqa_per_turn as coqa_per_turn
     from .errors import FormatError as FormatError
     from .errors import InputError as InputError
     from .errors import InputTypeError as InputTypeError

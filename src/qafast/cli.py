@@ -309,6 +309,7 @@ SUBCOMMANDS = {
     "squad": "squad_eval",
     "hotpot": "hotpot_eval",
     "drop": "drop_eval",
+    "coqa": "coqa_eval",
     "tydi": "tydi_eval",
     "quac": "quac_eval",
     "bioasq": "factoid",

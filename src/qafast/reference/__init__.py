@@ -14,8 +14,8 @@ import importlib
 from typing import Any
 
 # the family modules load on first use: ``qafast.answers`` needs only ``reference.answers``
-_FAMILIES = ("answers", "concepts", "curves", "dbqa", "drop", "events", "factoid", "fusion",
-             "hotpot", "quac", "ranking", "squad",
+_FAMILIES = ("answers", "concepts", "coqa", "curves", "dbqa", "drop", "events", "factoid",
+             "fusion", "hotpot", "quac", "ranking", "squad",
              "tydi")
 
 
