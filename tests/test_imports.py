@@ -244,7 +244,7 @@ LAYERS = [
     ("base", ["qafast.errors", "qafast._warn", "qafast._lines", "qafast._progress",
               "qafast._convert", "qafast._exactsum", "qafast._distributions", "qafast._output",
               "qafast._blas", "qafast._state", "qafast._measures", "qafast._measure_parser",
-              "qafast._threads", "qafast._gc", "qafast.io._errors", "qafast.io._text", "qafast.io._encoded",
+              "qafast._threads", "qafast._gc", "qafast._kept_scores", "qafast.io._errors", "qafast.io._text", "qafast.io._encoded",
               "qafast.reference", "qafast.reference.*"]),
     ("sources", ["qafast.io", "qafast.io.*", "qafast._ranked", "qafast._tables"]),
     ("engine", ["qafast._engine", "qafast._summaries", "qafast._trec_text"]),

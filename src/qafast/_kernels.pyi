@@ -263,6 +263,7 @@ def drop_walk(
     pair_pred: list[int], gold_off: list[int], gold_bags: list[int], gold_blank: list[bool],
     gold_kind: list[int], q_off: list[int],
 ) -> bool: ...
+@disjoint_base
 class DropVocab:
     of_span: dict[str, int]
     of_norm: dict[str, int]

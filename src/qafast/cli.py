@@ -362,8 +362,8 @@ def build_parser(*, families: bool = True, command: str | None = None):
         for module in _family_modules(modules):
             # each family module registers its subcommands: register_cli(sub) -> {name: handler}
             handlers.update(module.register_cli(sub))
-    for command in sub.choices.values():
-        _accept_no_progress(command)
+    for subparser in sub.choices.values():
+        _accept_no_progress(subparser)
     return parser, handlers
 
 

@@ -18,6 +18,7 @@ import sys
 import numpy as np
 
 from ._gc import gc_paused
+from ._kept_scores import KeptScores
 from .errors import FormatError, InputError, InputTypeError
 from .reference.coqa import DOMAINS, IN_DOMAIN, OUT_DOMAIN
 
@@ -385,7 +386,7 @@ def coqa_per_turn(data, predictions) -> dict:
             "f1": f1, "predicted": np.array([p is not None for p in preds], dtype=bool)}
 
 
-class CoqaMetrics:
+class CoqaMetrics(KeptScores):
     """CoQA's exact match and F1 accumulated over batches of turns.
 
     ``update(predictions, answers, sources)`` scores a batch; ``compute()`` gives what
@@ -415,20 +416,9 @@ class CoqaMetrics:
     {'em': 55.6, 'f1': 63.0, 'turns': 3}
     """
 
-    def __init__(self) -> None:
-        self.reset()
-
-    def reset(self) -> None:
-        """Forget every update."""
-        self._em: list = []
-        self._f1: list = []
-        self._codes: list = []
-
-    def __len__(self) -> int:
-        return sum(len(a) for a in self._em)
-
-    def __repr__(self) -> str:
-        return f"CoqaMetrics({len(self)} turns)"
+    _UNIT = "turns"
+    _LABEL = "source"
+    _LABELS = _SOURCES
 
     def update(self, predictions, answers, sources) -> None:
         """Score a batch of turns (the state is unchanged if it raises)."""
@@ -465,64 +455,12 @@ class CoqaMetrics:
         gold = _Gold(list(range(n)), golds, codes, "<batch>")
         with gc_paused():
             em, f1 = _turn_scores(gold, preds)
-        self._em.append(em)
-        self._f1.append(f1)
-        self._codes.append(codes)
-
-    def _arrays(self):
-        if not self._em:
-            return np.zeros(0), np.zeros(0), np.zeros(0, dtype=np.int8)
-        return (np.concatenate(self._em), np.concatenate(self._f1),
-                np.concatenate(self._codes))
+        self._append(em, f1, codes)
 
     def compute(self) -> dict:
         """What :func:`coqa` returns for every turn so far."""
         em, f1, codes = self._arrays()
         return _domain_scores(_Gold([], [], codes, ""), em, f1)
-
-    def merge(self, *others: CoqaMetrics) -> CoqaMetrics:
-        """Append the turns of ``others`` (unchanged), in order, after this one's."""
-        for o in others:
-            if not isinstance(o, CoqaMetrics):
-                raise InputTypeError(f"cannot merge a {type(o).__name__} into a CoqaMetrics")
-        for state in [o.state_dict() for o in others]:
-            em, f1, codes = _checked_state(state)
-            self._em.append(em)
-            self._f1.append(f1)
-            self._codes.append(codes)
-        return self
-
-    def state_dict(self) -> dict:
-        """The state as plain lists: ``{"format", "version", "exact_match", "f1", "source"}``."""
-        em, f1, codes = self._arrays()
-        return {"format": "qafast.CoqaMetrics", "version": 1, "exact_match": em.tolist(),
-                "f1": f1.tolist(), "source": [_SOURCES[c] for c in codes.tolist()]}
-
-    def load_state_dict(self, state: dict) -> None:
-        """Replace the state by one from :meth:`state_dict`."""
-        em, f1, codes = _checked_state(state)
-        self.reset()
-        if len(em):
-            self._em, self._f1, self._codes = [em], [f1], [codes]
-
-
-def _checked_state(state):
-    if not isinstance(state, dict) or state.get("format") != "qafast.CoqaMetrics":
-        raise InputError("not a CoqaMetrics state")
-    if state.get("version") != 1:
-        raise InputError(f"CoqaMetrics state version {state.get('version')!r}, expected 1")
-    try:
-        em = np.array(state["exact_match"], dtype=np.float64)
-        f1 = np.array(state["f1"], dtype=np.float64)
-        codes = np.array([_SOURCE_CODE[s] for s in state["source"]], dtype=np.int8)
-    except (KeyError, TypeError, ValueError):
-        raise InputError("a CoqaMetrics state needs exact_match, f1 and source lists of "
-                         "numbers and CoQA sources") from None
-    if not (em.ndim == f1.ndim == 1 and len(em) == len(f1) == len(codes)):
-        raise InputError("a CoqaMetrics state's lists differ in length")
-    if not (((em >= 0) & (em <= 1)).all() and ((f1 >= 0) & (f1 <= 1)).all()):
-        raise InputError("a CoqaMetrics state holds scores outside [0, 1]")
-    return em, f1, codes
 
 
 # --------------------------------------------------------------------------------------------

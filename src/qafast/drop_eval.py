@@ -21,6 +21,7 @@ import numpy as np
 
 from . import _kernels
 from ._gc import gc_paused
+from ._kept_scores import KeptScores
 from .errors import FormatError, InputError, InputTypeError
 from .reference import drop as _ref
 
@@ -414,7 +415,7 @@ def drop_metrics(predicted, gold) -> tuple[float, float]:
     return float(sc.em[0]), float(sc.f1[0])
 
 
-class DropMetrics:
+class DropMetrics(KeptScores):
     """DROP's exact match and F1 accumulated over batches of questions.
 
     ``update(predictions, answers)`` scores a batch; ``compute()`` gives what :func:`drop`
@@ -445,20 +446,12 @@ class DropMetrics:
     {'global_em': 0.6666666666666666, 'global_f1': 0.6666666666666666}
     """
 
-    def __init__(self) -> None:
-        self.reset()
+    _LABEL = "type"
+    _LABELS = _NAMES   # code -1, the last: None, a question whose gold answers were all blank
+    _BINARY_EM = True
 
-    def reset(self) -> None:
-        """Forget every update."""
-        self._em: list = []
-        self._f1: list = []
-        self._codes: list = []
-
-    def __len__(self) -> int:
-        return sum(len(a) for a in self._em)
-
-    def __repr__(self) -> str:
-        return f"DropMetrics({len(self)} questions)"
+    def _code_of_label(self) -> dict:
+        return {**{kind: code for code, kind in enumerate(KINDS)}, None: -1}
 
     def update(self, predictions, answers) -> None:
         """Score a batch of questions (the state is unchanged if it raises)."""
@@ -479,68 +472,18 @@ class DropMetrics:
         if not pairs:
             return
         sc = _score({"batch": {"qa_pairs": pairs}}, preds)
-        self._em.append(sc.em)
-        self._f1.append(sc.f1)
-        self._codes.append(sc.codes)
+        self._append(sc.em, sc.f1, sc.codes)
 
     def _scored(self) -> _Scored:
         if not self._em:
             raise InputError("no question scored yet")
-        em, f1 = np.concatenate(self._em), np.concatenate(self._f1)
-        return _Scored([], em, f1, np.concatenate(self._codes), np.ones(len(em), dtype=bool))
+        em, f1, codes = self._arrays()
+        return _Scored([], em, f1, codes, np.ones(len(em), dtype=bool))
 
     def compute(self, *, by_type: bool = False) -> dict:
         """What :func:`drop` returns for every question so far."""
         sc = self._scored()
         return _result(sc, by_type)
-
-    def merge(self, *others: DropMetrics) -> DropMetrics:
-        """Append the questions of ``others`` (unchanged), in order, after this one's."""
-        for o in others:
-            if not isinstance(o, DropMetrics):
-                raise InputTypeError(f"cannot merge a {type(o).__name__} into a DropMetrics")
-        states = [o.state_dict() for o in others]
-        for state in states:
-            em, f1, codes = _checked_state(state)
-            self._em.append(em)
-            self._f1.append(f1)
-            self._codes.append(codes)
-        return self
-
-    def state_dict(self) -> dict:
-        """The state as plain lists: ``{"format", "version", "exact_match", "f1", "type"}``
-        (types as names, None for a question whose gold answers were all blank)."""
-        sc = self._scored() if self._em else _Scored([], np.zeros(0), np.zeros(0),
-                                                     np.zeros(0, dtype=np.int8), None)
-        return {"format": "qafast.DropMetrics", "version": 1, "exact_match": sc.em.tolist(),
-                "f1": sc.f1.tolist(), "type": sc.kinds}
-
-    def load_state_dict(self, state: dict) -> None:
-        """Replace the state by one from :meth:`state_dict`."""
-        em, f1, codes = _checked_state(state)
-        self.reset()
-        if len(em):
-            self._em, self._f1, self._codes = [em], [f1], [codes]
-
-
-def _checked_state(state):
-    if not isinstance(state, dict) or state.get("format") != "qafast.DropMetrics":
-        raise InputError("not a DropMetrics state")
-    if state.get("version") != 1:
-        raise InputError(f"DropMetrics state version {state.get('version')!r}, expected 1")
-    try:
-        em = np.array(state["exact_match"], dtype=np.float64)
-        f1 = np.array(state["f1"], dtype=np.float64)
-        codes = np.array([_NAMES.index(k) if k is not None else -1 for k in state["type"]],
-                         dtype=np.int8)
-    except (KeyError, TypeError, ValueError):
-        raise InputError("a DropMetrics state needs exact_match, f1 and type lists of "
-                         "numbers and type names") from None
-    if not (em.ndim == f1.ndim == 1 and len(em) == len(f1) == len(codes)):
-        raise InputError("a DropMetrics state's lists differ in length")
-    if not (np.isin(em, (0.0, 1.0)).all() and ((f1 >= 0) & (f1 <= 1)).all()):
-        raise InputError("a DropMetrics state holds scores outside [0, 1]")
-    return em, f1, codes
 
 
 # --------------------------------------------------------------------------------------------

@@ -145,6 +145,16 @@ def _line_bounds(data: bytes):
 class _ScannedPredictions:
     """A prediction file whose every line the scanner read, one entry per line."""
 
+    ids: list
+    langs: list
+    has: np.ndarray
+    index: np.ndarray
+    start: np.ndarray
+    end: np.ndarray
+    yes_no: np.ndarray
+    pscore: np.ndarray
+    mscore: np.ndarray
+
 
 def _prediction_lines(data: bytes):
     """The predictions of a JSONL file when the scanner reads every line plainly (else None:
@@ -155,8 +165,8 @@ def _prediction_lines(data: bytes):
         return None
     found = np.empty((m, 4), dtype=np.int64)
     has = np.empty((m, 3), dtype=np.uint8)
-    cols = [np.empty(m) for _ in range(3)] + [np.empty(m, dtype=np.uint8)] + [
-        np.empty(m) for _ in range(2)]
+    cols: list[np.ndarray] = [np.empty(m) for _ in range(3)] + [
+        np.empty(m, dtype=np.uint8)] + [np.empty(m) for _ in range(2)]
     if _kernels.tydi_scan_predictions(buf, starts, ends, found, has, *cols) != m:
         return None
     sc = _ScannedPredictions()
@@ -191,7 +201,8 @@ def _gold_lines(data: bytes, path: str):
     lo = np.empty(m, dtype=np.int64)
     hi = np.empty(m, dtype=np.int64)
     cap = len(data) // 100 + 16  # an annotation takes more than 100 bytes
-    cols = [np.empty(cap) for _ in range(3)] + [np.empty(cap, dtype=np.uint8)]
+    cols: list[np.ndarray] = [np.empty(cap) for _ in range(3)] + [
+        np.empty(cap, dtype=np.uint8)]
     if m and _kernels.tydi_scan_gold(buf, starts, ends, found, lo, hi, *cols) == m:
         pairs = json.loads(_kernels.tydi_gather_gold(buf, found))
         ids = [p[0] for p in pairs]
@@ -237,8 +248,8 @@ class _Gold:
 
     def _scanned(self, sc: _Scanned) -> None:
         slot_of: dict = {}
-        last = []
-        langs = []
+        last: list = []
+        langs: list = []
         for line, (eid, lang) in enumerate(zip(sc.ids, sc.langs)):
             slot = slot_of.setdefault(eid, len(last))
             if slot == len(last):
@@ -265,11 +276,13 @@ class _Gold:
         cap = 3 * n + 16
         while True:
             slot_of: dict = {}
-            ids, langs = [], []
+            ids: list = []
+            langs: list = []
             lo = np.zeros(n, dtype=np.int64)
             hi = np.zeros(n, dtype=np.int64)
             self.lang_code = np.zeros(n, dtype=np.int8)
-            cols = [np.zeros(cap) for _ in range(3)] + [np.zeros(cap, dtype=np.uint8)]
+            cols: list[np.ndarray] = [np.zeros(cap) for _ in range(3)] + [
+                np.zeros(cap, dtype=np.uint8)]
             k = _kernels.tydi_walk_gold(records, slot_of, ids, langs, lo, hi, self.lang_code,
                                         *cols)
             if k == -2:
@@ -384,14 +397,14 @@ class _Predictions:
         if ((sc.yes_no != 0) & ~((start < 0) & (end < 0))).any():
             return False
         row_of: dict = {}
-        last = []
+        kept: list = []
         for line, eid in enumerate(sc.ids):
-            row = row_of.setdefault(eid, len(last))
-            if row == len(last):
-                last.append(line)
+            row = row_of.setdefault(eid, len(kept))
+            if row == len(kept):
+                kept.append(line)
             else:
-                last[row] = line
-        last = np.asarray(last, dtype=np.int64)
+                kept[row] = line
+        last = np.asarray(kept, dtype=np.int64)
         self.row_of = row_of
         self.languages = [sc.langs[i] for i in last.tolist()]
         self.lang_code = _lang_codes(self.languages)
@@ -406,8 +419,8 @@ class _Predictions:
         self.row_of, self.languages = {}, []
         self.passage_scores, self.minimal_scores = [], []
         self.lang_code = np.zeros(n, dtype=np.int8)
-        cols = [np.zeros(n) for _ in range(3)] + [np.zeros(n, dtype=np.uint8)] + [
-            np.zeros(n) for _ in range(2)]
+        cols: list[np.ndarray] = [np.zeros(n) for _ in range(3)] + [
+            np.zeros(n, dtype=np.uint8)] + [np.zeros(n) for _ in range(2)]
         m = _kernels.tydi_walk_predictions(records, self.row_of, self.languages,
                                            self.passage_scores, self.minimal_scores,
                                            self.lang_code, *cols)
@@ -654,7 +667,8 @@ class _Evaluation:
                                         (passage_threshold, minimal_threshold), order)
 
     def aggregate(self) -> dict:
-        cols = {"passage": ([], [], []), "minimal": ([], [], [])}
+        cols: dict[str, tuple[list, list, list]] = {"passage": ([], [], []),
+                                                    "minimal": ([], [], [])}
         for lang, s in self.scored.items():
             if lang == "english":
                 continue
