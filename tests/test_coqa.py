@@ -192,6 +192,9 @@ def test_human_with_one_answer_stops_as_the_script_does(tmp_path, capsys):
     captured = capsys.readouterr()
     assert captured.out == ""
     assert captured.err == "Gold answers should be multiple: ('s', 1)=['x']\n"
+    path.write_text(json.dumps(_story(answers=[{"input_text": None}], additional_answers={})))
+    assert cli.main(["coqa", "--data-file", str(path), "--human"]) == 1
+    assert capsys.readouterr().err == "Gold answers should be multiple: ('s', 1)=[None]\n"
 
 
 def test_no_turn_gives_zeros():

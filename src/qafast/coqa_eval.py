@@ -47,8 +47,9 @@ def _load(source, what: str):
 
 class _Gold:
     """The gold file's turns in the script's order: keys, gold answers, source codes, and the
-    turns whose gold answers are not all strings (``{turn: what}``), which only a turn that
-    is scored makes an error (the script normalizes only those)."""
+    turns whose gold answers are not all strings (``{turn: (what is wrong, the answers)}``;
+    ``golds`` has "" in their place), an error only in a turn that is scored (the script
+    normalizes only those)."""
 
     __slots__ = ("bad", "golds", "keys", "source", "src")
 
@@ -123,7 +124,7 @@ def _read_gold(dataset) -> _Gold:
         for t, g in enumerate(golds):
             if any(type(x) is not str for x in g):
                 what = next(type(x).__name__ for x in g if type(x) is not str)
-                bad[t] = f"an input_text must be a string, got {what}"
+                bad[t] = (f"an input_text must be a string, got {what}", g)
                 golds[t] = tuple(x if type(x) is str else "" for x in g)
     return _Gold(keys, golds, source_codes, src, bad)
 
@@ -178,7 +179,7 @@ def _story_turns_checked(sid, questions: list, lists: list, src: str) -> list:
 def _check_scored(gold: _Gold, preds: list | None) -> None:
     """An InputError for the first turn the script would normalize a non-string answer of:
     a predicted one (``preds``), or any turn (``preds`` None: human performance)."""
-    for t, what in gold.bad.items():
+    for t, (what, _) in gold.bad.items():
         if preds is None or preds[t] is not None:
             key = gold.keys[t]
             raise InputError(f"{gold.src}: story {key[0]!r}, turn {key[1]!r}: {what}",
@@ -319,9 +320,9 @@ def _domain_scores(gold: _Gold, em: np.ndarray, f1: np.ndarray) -> dict:
 
 
 def _single_answer_turn(gold: _Gold):
-    for key, g in zip(gold.keys, gold.golds):
+    for t, (key, g) in enumerate(zip(gold.keys, gold.golds)):
         if len(g) < 2:
-            return key, g
+            return key, gold.bad[t][1] if t in gold.bad else g
     return None
 
 
