@@ -124,7 +124,9 @@ def _story(**kw):
     (_story(source="blogs"), [], "unknown source 'blogs'"),
     (_story(additional_answers={"0": []}), [], "additional answer list 1 has no entry 0"),
     (_story(answers=[{"text": "x"}]), [], "no input_text"),
-    (_story(answers=[{"input_text": 5}]), [], "input_text must be a string"),
+    (_story(answers=[{"input_text": 5}]), [{"id": "s", "turn_id": 1, "answer": "x"}],
+     "input_text must be a string, got int"),
+    (_story(source=["cnn"]), [], "unknown source"),
     (_story(questions=[{"id": 1}]), [], "no usable turn_id"),
     ({"stories": []}, [], "\"data\" list"),
     (_story(), [{"id": "s", "turn_id": 1, "answer": None}], "got None"),
@@ -134,6 +136,48 @@ def _story(**kw):
 def test_inputs_the_script_crashes_on_raise_a_qafast_error(data, preds, message):
     with pytest.raises(InputError, match=message):
         qafast.coqa(data, preds)
+
+
+def _tolerated():
+    """A file the script reads to the end though parts of it are malformed."""
+    def turn(text):
+        return {"input_text": text, "turn_id": 1}
+    return {"data": [
+        # turn 2's gold answers are not strings, but nothing predicts it: never normalized
+        {"id": "s1", "source": "cnn", "questions": [{"turn_id": 1}, {"turn_id": 2}],
+         "answers": [turn("the white cat"), {"input_text": 5, "turn_id": 2}],
+         "additional_answers": {"0": [turn("white"), {"input_text": None, "turn_id": 2}]}},
+        # a story without questions: its source and answer lists are never looked at
+        {"id": "z", "source": "bogus", "questions": [], "answers": "xx",
+         "additional_answers": {"0": 3}},
+        # an unknown source replaced by the later story of the same id
+        {"id": "r", "source": ["x"], "questions": [{"turn_id": 1}], "answers": [turn("no")],
+         "additional_answers": {}},
+        {"id": "r", "source": "reddit", "questions": [{"turn_id": 1}], "answers": [turn("No!")],
+         "additional_answers": {"a": [turn("nope")]}},
+    ]}, [{"id": "s1", "turn_id": 1, "answer": "White cat"}, {"id": "r", "turn_id": 1,
+         "answer": "no"}, {"id": "elsewhere", "turn_id": 1, "answer": None}]
+
+
+def test_what_the_script_reads_without_failing_gives_its_numbers(tmp_path, capsys):
+    data, preds = _tolerated()
+    got = qafast.coqa(data, preds)
+    # the official script's output on these files
+    assert got["news"] == {"em": 25.0, "f1": 41.7, "turns": 2}
+    assert got["reddit"] == {"em": 50.0, "f1": 50.0, "turns": 1}
+    assert got["overall"] == {"em": 33.3, "f1": 44.4, "turns": 3}
+    assert got == ref.coqa(data, preds)
+    assert qafast.coqa_per_turn(data, preds)["source"] == ["cnn", "cnn", "reddit"]
+    (tmp_path / "d.json").write_text(json.dumps(data))
+    (tmp_path / "p.json").write_text(json.dumps(preds))
+    assert cli.main(["coqa", "--data-file", str(tmp_path / "d.json"), "--pred-file",
+                     str(tmp_path / "p.json")]) == 0
+    assert json.loads(capsys.readouterr().out) == got
+    # predicting the turn with non-string answers, or human performance, normalizes them
+    with pytest.raises(InputError, match="'s1', turn 2: an input_text must be a string"):
+        qafast.coqa(data, [*preds, {"id": "s1", "turn_id": 2, "answer": "x"}])
+    with pytest.raises(InputError, match="'s1', turn 2: an input_text must be a string"):
+        qafast.coqa_human(data)
 
 
 def test_predictions_must_be_a_list():
@@ -148,6 +192,9 @@ def test_human_with_one_answer_stops_as_the_script_does(tmp_path, capsys):
     captured = capsys.readouterr()
     assert captured.out == ""
     assert captured.err == "Gold answers should be multiple: ('s', 1)=['x']\n"
+    path.write_text(json.dumps(_story(answers=[{"input_text": None}], additional_answers={})))
+    assert cli.main(["coqa", "--data-file", str(path), "--human"]) == 1
+    assert capsys.readouterr().err == "Gold answers should be multiple: ('s', 1)=[None]\n"
 
 
 def test_no_turn_gives_zeros():

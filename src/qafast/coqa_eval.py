@@ -46,12 +46,16 @@ def _load(source, what: str):
 
 
 class _Gold:
-    """The gold file's turns in the script's order: keys, gold answers, source codes."""
+    """The gold file's turns in the script's order: keys, gold answers, source codes, and the
+    turns whose gold answers are not all strings (``{turn: (what is wrong, the answers)}``;
+    ``golds`` has "" in their place), an error only in a turn that is scored (the script
+    normalizes only those)."""
 
-    __slots__ = ("golds", "keys", "source", "src")
+    __slots__ = ("bad", "golds", "keys", "source", "src")
 
-    def __init__(self, keys, golds, source, src):
+    def __init__(self, keys, golds, source, src, bad=None):
         self.keys, self.golds, self.source, self.src = keys, golds, source, src
+        self.bad = bad or {}
 
 
 def _read_gold(dataset) -> _Gold:
@@ -66,6 +70,7 @@ def _read_gold(dataset) -> _Gold:
     all_turns: list = []   # ((story id, turn id), gold answers), in the file's order
     story_of: list = []
     source_of: dict = {}
+    checked = False
     for n, story in enumerate(stories):
         try:
             sid = story["id"]
@@ -75,20 +80,22 @@ def _read_gold(dataset) -> _Gold:
         except (KeyError, TypeError, AttributeError):
             raise InputError(f"{src}: story {n} needs an id, a source, questions, answers and "
                              "an additional_answers object") from None
-        if source not in _SOURCE_CODE:
-            raise InputError(f"{src}: story {sid!r}: unknown source {source!r} (the script "
-                             f"knows {', '.join(_SOURCES)})", field="source")
         try:
             source_of[sid] = source
         except TypeError:
             raise InputError(f"{src}: story {n}: an id must be a string, got "
                              f"{type(sid).__name__}") from None
-        if type(questions) is not list or not all(type(a) is list for a in lists):
-            raise InputError(f"{src}: story {sid!r}: questions, answers and each additional "
-                             "answer list must be lists")
+        if not questions and isinstance(questions, (list, dict, str)):
+            continue   # no turn: the script never reads the story's answer lists
+        if type(questions) is not list:
+            raise InputError(f"{src}: story {sid!r}: questions must be a list")
+        if not all(type(a) is list for a in lists):
+            raise InputError(f"{src}: story {sid!r}: answers and each additional answer list "
+                             "must be lists")
         turns = _story_turns(sid, questions, lists)
-        if turns is None:
+        if turns is None:   # may hold answers that are not strings
             turns = _story_turns_checked(sid, questions, lists, src)
+            checked = True
         all_turns.extend(turns)
         story_of.extend([sid] * len(turns))
     keys = [key for key, _ in all_turns]
@@ -102,9 +109,24 @@ def _read_gold(dataset) -> _Gold:
         golds = [golds[ts[-1]] for ts in where.values()]
         keys = list(where)
         story_of = [story_of[t] for t in keep]
-    codes = {sid: _SOURCE_CODE[source] for sid, source in source_of.items()}
+    # the source that counts is the story id's last one, and only for an id with turns
+    codes = {}
+    for sid in dict.fromkeys(story_of):
+        source = source_of[sid]
+        code = _SOURCE_CODE.get(source) if isinstance(source, str) else None
+        if code is None:
+            raise InputError(f"{src}: story {sid!r}: unknown source {source!r} (the script "
+                             f"knows {', '.join(_SOURCES)})", field="source")
+        codes[sid] = code
     source_codes = np.array([codes[s] for s in story_of], dtype=np.int64)
-    return _Gold(keys, golds, source_codes, src)
+    bad = {}
+    if checked and any(type(t) is not str for g in golds for t in g):
+        for t, g in enumerate(golds):
+            if any(type(x) is not str for x in g):
+                what = next(type(x).__name__ for x in g if type(x) is not str)
+                bad[t] = (f"an input_text must be a string, got {what}", g)
+                golds[t] = tuple(x if type(x) is str else "" for x in g)
+    return _Gold(keys, golds, source_codes, src, bad)
 
 
 def _story_turns(sid, questions: list, lists: list):
@@ -126,7 +148,8 @@ def _story_turns(sid, questions: list, lists: list):
 
 
 def _story_turns_checked(sid, questions: list, lists: list, src: str) -> list:
-    """_story_turns for any shape: the answers as plain str, or an error naming the turn."""
+    """_story_turns for any shape: the answers (str subclasses as plain str; other types kept
+    for _read_gold to mark), or an error naming the turn."""
     out = []
     for i, qa in enumerate(questions):
         try:
@@ -146,15 +169,21 @@ def _story_turns_checked(sid, questions: list, lists: list, src: str) -> list:
             except (KeyError, TypeError):
                 raise InputError(f"{src}: story {sid!r}, turn {key[1]!r}: entry {i} of "
                                  f"{name} has no input_text", query=key) from None
-            if type(text) is not str:
-                if not isinstance(text, str):
-                    raise InputError(f"{src}: story {sid!r}, turn {key[1]!r}: an "
-                                     f"input_text must be a string, got "
-                                     f"{type(text).__name__}", query=key)
+            if type(text) is not str and isinstance(text, str):
                 text = str.__str__(text)
             texts.append(text)
         out.append((key, tuple(texts)))
     return out
+
+
+def _check_scored(gold: _Gold, preds: list | None) -> None:
+    """An InputError for the first turn the script would normalize a non-string answer of:
+    a predicted one (``preds``), or any turn (``preds`` None: human performance)."""
+    for t, (what, _) in gold.bad.items():
+        if preds is None or preds[t] is not None:
+            key = gold.keys[t]
+            raise InputError(f"{gold.src}: story {key[0]!r}, turn {key[1]!r}: {what}",
+                             query=key)
 
 
 def _read_predictions(predictions, gold: _Gold) -> list:
@@ -188,6 +217,7 @@ def _read_predictions(predictions, gold: _Gold) -> list:
             if k in pred and pred[k] is None:
                 raise InputError(f"{src}: story {k[0]!r}, turn {k[1]!r}: the answer must be "
                                  "a string, got None", query=k)
+    _check_scored(gold, out)
     return out
 
 
@@ -290,9 +320,9 @@ def _domain_scores(gold: _Gold, em: np.ndarray, f1: np.ndarray) -> dict:
 
 
 def _single_answer_turn(gold: _Gold):
-    for key, g in zip(gold.keys, gold.golds):
+    for t, (key, g) in enumerate(zip(gold.keys, gold.golds)):
         if len(g) < 2:
-            return key, g
+            return key, gold.bad[t][1] if t in gold.bad else g
     return None
 
 
@@ -354,6 +384,7 @@ def coqa_human(data) -> dict:
         if bad is not None:
             raise InputError(f"{gold.src}: story {bad[0][0]!r}, turn {bad[0][1]!r} has one gold "
                              "answer; human performance needs several", query=bad[0])
+        _check_scored(gold, None)
         em, f1 = _turn_scores(gold, None)
         return _domain_scores(gold, em, f1)
 
@@ -492,6 +523,7 @@ def _run_cli(args) -> int:
             if bad is not None:
                 sys.stderr.write(f"Gold answers should be multiple: {bad[0]}={list(bad[1])}\n")
                 return 1
+            _check_scored(gold, None)
             printed.append(_domain_scores(gold, *_turn_scores(gold, None)))
             sys.stdout.write(json.dumps(printed[-1], indent=2) + "\n")
         if args.pred_file:

@@ -37,6 +37,11 @@ The result
     domain, ``in_domain`` (sum of the five sources' sums, from 0.0), ``out_domain`` and
     ``overall`` (in + out) report ``round(sum / max(1, turns) * 100, 1)`` for ``em`` and
     ``f1`` and the turn count, in that key order.
+
+What is never read
+    Only the turns summed need a known source (a story without questions has none), and only
+    a scored turn (one with a prediction; every turn for human performance) needs string
+    answers: a turn without a prediction is summed as 0 whatever its answers are.
 """
 
 from __future__ import annotations
