@@ -498,3 +498,41 @@ def test_grouping_refuses_offsets_that_do_not_match(index, offsets, message):
     with pytest.raises(ValueError, match=message):
         _kernels.group_order(np.array(index, dtype=np.int32), np.array(offsets, dtype=np.int64),
                              np.empty(4, dtype=np.int64))
+
+
+def test_an_interrupt_while_submitting_stops_what_was_submitted():
+    """Ctrl-C inside ``pool.submit`` (a worker thread starting): the parts already submitted
+    are told to stop and waited for before the interrupt goes on."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from qafast._threads import submit_all
+
+    cancel = threading.Event()
+    started = threading.Event()
+
+    def part(k):
+        started.set()
+        cancel.wait(10)
+        return k
+
+    class InterruptedPool(ThreadPoolExecutor):
+        def submit(self, fn, /, *args, **kwargs):
+            if started.wait(0) or (args and args[0] > 0 and started.wait(10)):
+                raise KeyboardInterrupt  # once the first part runs
+            return super().submit(fn, *args, **kwargs)
+
+    with InterruptedPool(2) as pool:
+        with pytest.raises(KeyboardInterrupt):
+            submit_all(pool, part, [(0,), (1,)], cancel)
+        assert cancel.is_set()
+
+
+def test_closing_the_pools_waits_for_a_worker_the_pool_did_not_note():
+    """A worker started but not yet noted by its pool when an interrupt came: closing the
+    pools still waits for it, so no thread of qafast outlives the interrupted call."""
+    from qafast._threads import close_pools
+
+    stray = threading.Thread(target=time.sleep, args=(0.2,), name="qafast_stray")
+    stray.start()
+    close_pools()
+    assert not stray.is_alive()

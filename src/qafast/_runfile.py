@@ -35,7 +35,7 @@ from . import _kernels
 from ._engine import Chunked, Evaluation, no_common
 from ._measure_parser import Column
 from ._ranked import Qrels, Run, as_run, from_trec_columns, raise_duplicate
-from ._threads import resolve_workers, settle, thread_pool, wait_all
+from ._threads import resolve_workers, settle, submit_all, thread_pool, wait_all
 from .io.trec import memory_named, open_blocks, parse_blocks, read_ahead
 
 # smallest byte range worth a thread of its own
@@ -988,8 +988,7 @@ class _Reading:
         ungrouped one; each grouped part gathered into ``assembled`` as it arrives."""
         # a range before a failed one still runs to its end: the error raised is then the
         # file's first, the one a single reader meets
-        pool = thread_pool(min(self.workers, len(ranges)))
-        futures = [pool.submit(one, a, b) for a, b in ranges]
+        futures = submit_all(thread_pool(min(self.workers, len(ranges))), one, ranges, halt)
         outcomes: list = []
         try:
             for f in futures:
@@ -1219,7 +1218,7 @@ def evaluate_run_sources(qrels: Qrels, runs: list, columns: list[Column], *, que
 
     # a pool of its own: each run may use the shared pools for its ranges
     with ThreadPoolExecutor(threads, thread_name_prefix="qafast-runs") as pool:
-        futures = [pool.submit(one, item) for item in runs]
+        futures = submit_all(pool, one, [(item,) for item in runs], cancel)
         try:
             results = []
             for f in futures:

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from concurrent.futures import ThreadPoolExecutor
 
 __all__ = ["closes_pools_on_interrupt", "cuts", "parts", "resolve_workers", "run_parts",
-           "settle", "steps", "thread_pool", "wait_all"]
+           "settle", "steps", "submit_all", "thread_pool", "wait_all"]
 
 #: How often a thread waiting for others looks for an interrupt, in seconds (a wait returns
 #: as soon as the others are done, whatever this is)
@@ -73,6 +73,13 @@ def close_pools() -> None:
     while _POOLS:
         _, pool = _POOLS.popitem()
         pool.shutdown(wait=True, cancel_futures=True)
+    # an interrupt inside ``submit`` can land between a worker's start and the pool noting
+    # it: that worker is not joined by ``shutdown`` but does take its stop sentinel, so it
+    # is waited for here by name
+    current = threading.current_thread()
+    for thread in threading.enumerate():
+        if thread is not current and thread.name.startswith("qafast"):
+            thread.join()
 
 
 _F = TypeVar("_F", bound=Callable[..., Any])
@@ -104,6 +111,21 @@ def settle(futures: list, cancel: threading.Event | None = None) -> None:
     for f in futures:
         f.cancel()
     wait(futures)
+
+
+def submit_all(pool: ThreadPoolExecutor, function: Callable[..., Any],
+               arguments: list[tuple], cancel: threading.Event | None = None) -> list:
+    """``pool.submit(function, *args)`` for each of ``arguments``, in order; an interrupt
+    while submitting :func:`settle`\ s those submitted (and sets ``cancel``, which the one
+    being submitted also sees) before it goes on."""
+    futures: list = []
+    try:
+        for args in arguments:
+            futures.append(pool.submit(function, *args))
+    except BaseException:
+        settle(futures, cancel)
+        raise
+    return futures
 
 
 def wait_all(futures: list, cancel: threading.Event | None = None) -> None:
@@ -144,8 +166,7 @@ def run_parts(work: Callable[[int, int], Any], chunks: list[tuple[int, int]],
         if not f.cancelled() and f.exception() is not None:
             cancel.set()
 
-    pool = thread_pool(len(chunks))
-    futures = [pool.submit(chunk, lo, hi) for lo, hi in chunks]
+    futures = submit_all(thread_pool(len(chunks)), chunk, chunks, cancel)
     for f in futures:
         f.add_done_callback(failed)
     wait_all(futures, cancel)
