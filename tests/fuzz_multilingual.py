@@ -3,6 +3,7 @@ evaluation scripts (not collected by pytest: run it by hand).
 
     NLTK_DATA=... python tests/fuzz_multilingual.py [--oracles DIR] [--cases N] [--seed S]
                                                     [--only mlqa|cmrc]
+                                                    [--subprocess-every K]
 
 For each of N seeded adversarial cases (Unicode and CJK text, each MLQA language's articles
 and punctuation, full-width punctuation, mixed CJK/ASCII, numbers in words and digits, dates,
@@ -13,7 +14,9 @@ dataset and a prediction file and compares:
   qafast's ``per_question=True`` rows, to the last bit;
 * ``python mlqa_evaluation_v1.py DATA PRED LANG`` with ``qafast mlqa DATA PRED LANG`` and
   ``python cmrc2018_evaluate.py DATA PRED`` with ``qafast cmrc DATA PRED`` (stdout, byte for
-  byte). Where a script crashes, qafast must exit with a qafast error (exit 2).
+  byte), both run in-process on the files (the scripts as ``__main__``), and every K-th case
+  also as separate processes. Where a script crashes, qafast must exit with a qafast error
+  (exit 2).
 
 Prints the number of cases, crashes agreed on and mismatches (0 expected). The CMRC script
 needs nltk and NLTK's punkt_tab data (NLTK_DATA).
@@ -29,6 +32,7 @@ import json
 import math
 import os
 import random
+import runpy
 import subprocess
 import sys
 import tempfile
@@ -38,6 +42,8 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "src"))
 
 import qafast  # noqa: E402
+from qafast.cli import main as qafast_main  # noqa: E402
+from qafast.errors import QafastError  # noqa: E402
 
 LANGS = ["en", "es", "hi", "vi", "de", "ar", "zh"]
 WORDS = {
@@ -114,6 +120,19 @@ def make_case(rng: random.Random, lang: str, cmrc_form: bool = False):
         preds[q] = similar(rng, rng.choice(g), lang)
     if rng.random() < 0.2:
         preds["unknown"] = "x"
+    if rng.random() < 0.15:                       # what the scripts crash on or str()
+        r = rng.random()
+        i = rng.randrange(n)
+        if r < 0.2:
+            golds[i] = []                         # no gold answer
+            if rng.random() < 0.5:
+                preds.pop(ids[i], None)           # ... unread: no crash
+        elif r < 0.5:
+            preds[ids[i]] = rng.choice([2018, 3.5, True, None, ["北京"], {"a": 1}, 1e16])
+        elif r < 0.8:
+            golds[i][0] = rng.choice([2018, 3.5, False, None, 0.1, -0.0])
+        else:
+            ids, golds = [], []
     if cmrc_form and rng.random() < 0.5:
         data = [{"context_id": "c", "qas": [{"query_id": q, "answers": g}
                                             for q, g in zip(ids, golds)]}]
@@ -137,13 +156,36 @@ def same(a, b) -> bool:
     return (math.isnan(a) and math.isnan(b)) or a == b
 
 
-def run(cmd) -> tuple[int, bytes]:
-    p = subprocess.run(cmd, capture_output=True, check=False)
+def run(cmd, env=None) -> tuple[int, bytes]:
+    p = subprocess.run(cmd, capture_output=True, check=False, env=env)
     return p.returncode, p.stdout
 
 
-def qafast_cmd(*args) -> list:
-    return [sys.executable, "-m", "qafast", *args]
+def run_script(script: Path, argv: list) -> tuple[int, bytes]:
+    """The unmodified script run as ``__main__`` in this process: (exit status, stdout)."""
+    out, old = io.StringIO(), sys.argv
+    sys.argv = [str(script), *argv]
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
+            runpy.run_path(str(script), run_name="__main__")
+        code = 0
+    except SystemExit as e:
+        code = e.code if isinstance(e.code, int) else 1
+    except Exception:  # noqa: BLE001 - the script crashed
+        code = 1
+    finally:
+        sys.argv = old
+    return code, out.getvalue().encode("utf-8")
+
+
+def run_qafast(argv: list) -> tuple[int, bytes]:
+    out = io.StringIO()
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
+            code = qafast_main(argv)
+    except SystemExit as e:
+        code = e.code if isinstance(e.code, int) else 1
+    return code, out.getvalue().encode("utf-8")
 
 
 def main() -> int:
@@ -152,6 +194,7 @@ def main() -> int:
     ap.add_argument("--cases", type=int, default=300)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--only", choices=["mlqa", "cmrc"])
+    ap.add_argument("--subprocess-every", type=int, default=25)
     args = ap.parse_args()
     mlqa_script = Path(args.oracles) / "mlqa" / "mlqa_evaluation_v1.py"
     cmrc_script = Path(args.oracles) / "cmrc" / "cmrc2018_evaluate.py"
@@ -173,15 +216,23 @@ def main() -> int:
             # per question, in-process
             qs = ([q for a in data["data"] for p in a["paragraphs"] for q in p["qas"]]
                   if isinstance(data, dict) else data[0]["qas"])
-            if family == "mlqa":
-                rows = qafast.mlqa(data, preds, lang, per_question=True)
-                em_key, f1_key = "exact_match", "f1"
-            else:
-                rows = qafast.cmrc(data, preds, per_question=True)
-                em_key, f1_key = "EM", "F1"
+            try:
+                if family == "mlqa":
+                    rows = qafast.mlqa(data, preds, lang, per_question=True)
+                    em_key, f1_key = "exact_match", "f1"
+                else:
+                    rows = qafast.cmrc(data, preds, per_question=True)
+                    em_key, f1_key = "EM", "F1"
+            except QafastError:
+                qs = []      # the commands below check that the script crashes too
             for i, qa in enumerate(qs):
                 qid = qa.get("id", qa.get("query_id"))
                 texts = [x["text"] if isinstance(x, dict) else x for x in qa["answers"]]
+                if family == "mlqa" and not (isinstance(preds.get(qid, ""), str) and texts
+                                             and all(isinstance(t, str) for t in texts)):
+                    continue                      # the script crashes (checked below)
+                if family == "cmrc" and qid in preds and not texts:
+                    continue
                 if qid not in preds:
                     want_em = want_f1 = math.nan
                 elif family == "mlqa":
@@ -198,24 +249,21 @@ def main() -> int:
                           f"({want_em!r}, {want_f1!r}), qafast ({rows[em_key][i]!r}, "
                           f"{rows[f1_key][i]!r})")
             # the commands, byte for byte
-            if family == "mlqa":
-                want = run([sys.executable, str(mlqa_script), str(data_file), str(pred_file),
-                            lang])
-                got = subprocess.run(qafast_cmd("mlqa", str(data_file), str(pred_file), lang),
-                                     capture_output=True, env=env, check=False)
-            else:
-                want = run([sys.executable, str(cmrc_script), str(data_file), str(pred_file)])
-                got = subprocess.run(qafast_cmd("cmrc", str(data_file), str(pred_file)),
-                                     capture_output=True, env=env, check=False)
-            if want[0] != 0:
-                crashes += 1
-                if got.returncode != 2:
+            script = mlqa_script if family == "mlqa" else cmrc_script
+            argv = [str(data_file), str(pred_file)] + ([lang] if family == "mlqa" else [])
+            runs = [(run_script(script, argv), run_qafast([family, *argv]))]
+            if args.subprocess_every and k % args.subprocess_every == 0:
+                runs.append((run([sys.executable, str(script), *argv]),
+                             run([sys.executable, "-m", "qafast", family, *argv], env)))
+            for want, got in runs:
+                if want[0] != 0:
+                    crashes += 1
+                    if got[0] != 2:
+                        mismatches += 1
+                        print(f"case {k}: the script crashed, qafast exited {got[0]}")
+                elif got != want:
                     mismatches += 1
-                    print(f"case {k}: the script crashed, qafast exited {got.returncode}")
-            elif (got.returncode, got.stdout) != want:
-                mismatches += 1
-                print(f"case {k} ({family} {lang}): script {want[1]!r}, qafast "
-                      f"{got.stdout!r} (exit {got.returncode}) {got.stderr[-300:]!r}")
+                    print(f"case {k} ({family} {lang}): script {want[1]!r}, qafast {got!r}")
     print(f"{cases} cases, {crashes} crashes agreed on, {mismatches} mismatches")
     return 1 if mismatches else 0
 
