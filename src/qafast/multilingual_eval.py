@@ -13,14 +13,15 @@ print, byte for byte, what the scripts print.
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections.abc import Mapping
 
 import numpy as np
 
 from ._gc import gc_paused
-from .errors import InputError, InputTypeError, QafastError
-from .io.squad import _load_json, predictions_unchecked, read_squad_dataset
+from .errors import InputError, InputTypeError
+from .io.squad import SquadDataset, _load_json, predictions_unchecked, read_squad_dataset
 from .reference.answers import MLQA_LANGUAGES
 
 __all__ = ["MLQA_LANGUAGES", "cmrc", "drcd", "mlqa"]
@@ -229,10 +230,14 @@ def _score(ids: list, golds: list, preds: list, normalizer: str, unit: str,
     p_texts = [preds[i] for i in keep]
     g_texts = [golds[i] for i in keep]
     for i, (p, g) in zip(keep, zip(p_texts, g_texts)):
-        if type(p) is not str or not g or any(type(t) is not str for t in g):
+        if type(p) is not str or type(g) is not list or not g or any(
+                type(t) is not str for t in g):
             if type(p) is not str:
                 raise InputTypeError(f"{source}, question {ids[i]!r}: the prediction must be "
                                      f"a string, not {type(p).__name__} ({p!r:.40})")
+            if type(g) is not list:
+                raise InputTypeError(f"{source}, question {ids[i]!r}: its answers must be "
+                                     "a list of {'text': ...} objects")
             if not g:
                 raise InputError(f"{source}, question {ids[i]!r}: no gold answer to score "
                                  "its prediction against")
@@ -246,7 +251,7 @@ def _score(ids: list, golds: list, preds: list, normalizer: str, unit: str,
             e, f = answers.exact_match_and_f1(p_texts, g_texts, normalizer=normalizer,
                                               unit=unit, empty_rule="v1")
         except LookupError as err:  # NLTK without its punkt_tab data
-            raise QafastError(
+            raise ImportError(
                 "CMRC 2018 splits non-Chinese text with nltk.word_tokenize, which needs "
                 "NLTK's punkt_tab data (python -m nltk.downloader punkt_tab)") from err
         em[keep] = e
@@ -255,9 +260,48 @@ def _score(ids: list, golds: list, preds: list, normalizer: str, unit: str,
 
 
 def _squad_style(dataset, predictions, normalizer: str, unit: str) -> _Evaluation:
-    ds = read_squad_dataset(dataset)
+    ds = _read_squad(dataset)
     preds, _ = predictions_unchecked(predictions)
     return _score(ds.ids, ds.answers, _squad_predicted(ds, preds), normalizer, unit, ds.source)
+
+
+def _read_squad(dataset) -> SquadDataset:
+    """read_squad_dataset, or, where it finds a question's answers malformed, the questions
+    with their answers as they are: the scripts read a question's answers only when it has
+    a prediction (:func:`_score` checks those)."""
+    try:
+        return read_squad_dataset(dataset)
+    except (InputError, InputTypeError):
+        if isinstance(dataset, (str, os.PathLike)):
+            obj, source = _load_json(dataset, "dataset")
+        else:
+            obj, source = dataset, "<dataset>"
+        walked = _lenient_walk(obj)
+        if walked is None:
+            raise
+        ids, golds, version = walked
+        return SquadDataset(ids, golds, version, source)
+
+
+def _lenient_walk(obj):
+    """``(ids, answers, version)`` of SQuAD-form data, each question's answers the list of
+    its ``"text"`` values (or None where they cannot be read); None if articles, paragraphs
+    or ids cannot be read."""
+    try:
+        version = obj.get("version") if isinstance(obj, Mapping) else None
+        data = obj["data"] if isinstance(obj, Mapping) else obj
+        ids, golds = [], []
+        for article in data:
+            for paragraph in article["paragraphs"]:
+                for qa in paragraph["qas"]:
+                    ids.append(qa["id"])
+                    try:
+                        golds.append([x["text"] for x in qa["answers"]])
+                    except (KeyError, TypeError, IndexError):
+                        golds.append(None)
+    except (KeyError, TypeError, IndexError):
+        return None
+    return ids, golds, None if version is None else str(version)
 
 
 def _squad_predicted(ds, preds) -> list:
@@ -381,7 +425,7 @@ def _run_mlqa(args) -> int:
     except InputError as e:
         print(f"qafast mlqa: {e}", file=sys.stderr)
         return 2
-    ds = read_squad_dataset(args.dataset_file)
+    ds = _read_squad(args.dataset_file)
     if ds.version is not None and ds.version != "1.0":
         # what the script says (it scores the file anyway)
         print(f"Evaluation expects v-1.0, but got dataset with v-{ds.version}", file=sys.stderr)
@@ -395,8 +439,12 @@ def _run_mlqa(args) -> int:
 
 
 def _run_cmrc(args) -> int:
-    with gc_paused():
-        ev = _cmrc_evaluate(args.dataset_file, args.prediction_file)
+    try:
+        with gc_paused():
+            ev = _cmrc_evaluate(args.dataset_file, args.prediction_file)
+    except ImportError as e:   # nltk, or its punkt_tab data, missing
+        print(f"qafast cmrc: {e} (pip install 'qafast[cmrc]')", file=sys.stderr)
+        return 2
     _unanswered(ev.missing, "Unanswered question: {}\n")
     em, f1 = ev.sums()
     print(json.dumps({"AVERAGE": "%.3f" % ((em + f1) * 0.5), "F1": "%.3f" % f1,
