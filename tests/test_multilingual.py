@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import qafast
+import qafast.multilingual_eval
 from qafast.cli import main as cli_main
 from qafast.errors import InputError, InputTypeError
 from qafast.reference import answers as spec
@@ -212,6 +213,10 @@ def test_answer_metrics_takes_cmrc():
 # --------------------------------------------------------------------------------------------
 # Bad input: a qafast error naming it, where the scripts crash
 # --------------------------------------------------------------------------------------------
+
+def test_languages_are_the_specifications():
+    assert qafast.multilingual_eval.MLQA_LANGUAGES == spec.MLQA_LANGUAGES
+
 
 def test_bad_input():
     data = squad_data([("q1", ["Paris"]), ("q2", [])])

@@ -20,11 +20,13 @@ from collections.abc import Mapping
 import numpy as np
 
 from ._gc import gc_paused
-from .errors import InputError, InputTypeError
-from .io.squad import SquadDataset, _load_json, predictions_unchecked, read_squad_dataset
-from .reference.answers import MLQA_LANGUAGES
+from .errors import FormatError, InputError, InputTypeError
+from .io.squad import SquadDataset, predictions_unchecked, read_squad_dataset
 
 __all__ = ["MLQA_LANGUAGES", "cmrc", "drcd", "mlqa"]
+
+#: The answer languages MLQA's script knows (``qafast.reference.answers.MLQA_LANGUAGES``).
+MLQA_LANGUAGES = ("en", "es", "hi", "vi", "de", "ar", "zh")
 
 
 def mlqa(dataset, predictions, lang: str, *, per_question: bool = False) -> dict:
@@ -368,6 +370,25 @@ def _cmrc_questions(obj, source: str) -> tuple[list, list]:
                 ids.append(qid)
                 answers.append(texts)
     return ids, answers
+
+
+def _load_json(path, what: str):
+    """``(the JSON value, the path)`` of a file read as the CMRC script reads it (bytes given
+    to ``json.loads``, which takes UTF-8, -16 or -32); a FormatError naming it otherwise."""
+    path = os.fspath(path)
+    if isinstance(path, bytes):
+        raise InputTypeError(f"the {what} path must be str or os.PathLike[str], not bytes")
+    with open(path, "rb") as f:
+        raw = f.read()
+    try:
+        return json.loads(raw), path
+    except json.JSONDecodeError as e:
+        raise FormatError(f"not valid JSON ({e.msg})", path=path,
+                          line=e.lineno) from None
+    except UnicodeDecodeError as e:
+        raise FormatError(f"not UTF-8 text ({e.reason})", path=path) from None
+    except RecursionError:
+        raise FormatError("JSON nested too deeply to read", path=path) from None
 
 
 def _cmrc_evaluate(dataset, predictions) -> _Evaluation:
