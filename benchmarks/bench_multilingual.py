@@ -28,7 +28,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import import_qafast, machine_info  # noqa: E402
+from _common import import_qafast, machine_info
 
 EN = ["the", "a", "an", "Paris", "France", "Eiffel", "Tower", "river", "1889", "twenty",
       "café", "İstanbul", "rock", "band", "album", "1,000", "Smith's", "New", "York", "City",
@@ -94,8 +94,8 @@ def main() -> int:
     print(f"\n{n:,} questions; seconds (script / qafast) and ratio")
     for lang in ("en", "zh"):
         data, preds = make(n, lang, seed=7 + len(lang) + ord(lang[0]))
-        t_script, want = timed(lambda: mlqa_mod.evaluate(data, preds, lang))
-        t_qafast, got = timed(lambda: qafast.mlqa(data, preds, lang))
+        t_script, want = timed(lambda d=data, p=preds, x=lang: mlqa_mod.evaluate(d, p, x))
+        t_qafast, got = timed(lambda d=data, p=preds, x=lang: qafast.mlqa(d, p, x))
         assert got == want, (got, want)
         print(f"MLQA {lang}: {t_script:8.3f} / {t_qafast:7.3f}  {t_script / t_qafast:6.1f}x")
     data, preds = make(n, "zh", seed=11, cmrc_form=True)

@@ -41,9 +41,9 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "src"))
 
-import qafast  # noqa: E402
-from qafast.cli import main as qafast_main  # noqa: E402
-from qafast.errors import QafastError  # noqa: E402
+import qafast
+from qafast.cli import main as qafast_main
+from qafast.errors import QafastError
 
 LANGS = ["en", "es", "hi", "vi", "de", "ar", "zh"]
 WORDS = {

@@ -77,7 +77,7 @@ def test_api_gives_the_printed_numbers():
         (DATA / "mlqa_en_stdout.txt").read_text(encoding="utf-8"))
     got = qafast.cmrc(DATA / "cmrc_data.json", DATA / "cmrc_pred.json")
     printed = json.loads((DATA / "cmrc_stdout.txt").read_text(encoding="utf-8"))
-    assert {k: "%.3f" % got[k] for k in ("AVERAGE", "F1", "EM")} == {
+    assert {k: f"{got[k]:.3f}" for k in ("AVERAGE", "F1", "EM")} == {
         k: printed[k] for k in ("AVERAGE", "F1", "EM")}
     assert (got["TOTAL"], got["SKIP"]) == (6, 1)
 

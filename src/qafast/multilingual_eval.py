@@ -179,7 +179,7 @@ class _Evaluation:
     """Scores of every question in dataset order: ``em``/``f1`` float64, NaN where the
     question has no prediction (``missing``: those ids, in order)."""
 
-    __slots__ = ("ids", "em", "f1", "missing", "total")
+    __slots__ = ("em", "f1", "ids", "missing", "total")
 
     def __init__(self, ids: list, em: np.ndarray, f1: np.ndarray, missing: list):
         self.ids, self.em, self.f1, self.missing = ids, em, f1, missing
@@ -468,8 +468,8 @@ def _run_cmrc(args) -> int:
         return 2
     _unanswered(ev.missing, "Unanswered question: {}\n")
     em, f1 = ev.sums()
-    print(json.dumps({"AVERAGE": "%.3f" % ((em + f1) * 0.5), "F1": "%.3f" % f1,
-                      "EM": "%.3f" % em, "TOTAL": ev.total, "SKIP": len(ev.missing),
+    print(json.dumps({"AVERAGE": f"{(em + f1) * 0.5:.3f}", "F1": f"{f1:.3f}",
+                      "EM": f"{em:.3f}", "TOTAL": ev.total, "SKIP": len(ev.missing),
                       "FILE": args.prediction_file}))
     return 0
 
