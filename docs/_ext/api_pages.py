@@ -19,6 +19,7 @@ MODULES = (
     ("qafast.answers", "Answer metrics"),
     ("qafast.squad_eval", "SQuAD"),
     ("qafast.hotpot_eval", "HotpotQA"),
+    ("qafast.multilingual_eval", "MLQA, CMRC 2018 and DRCD"),
     ("qafast.drop_eval", "DROP"),
     ("qafast.coqa_eval", "CoQA"),
     ("qafast.tydi_eval", "TyDi QA"),

@@ -52,6 +52,7 @@ _LAZY = {
     "factoid": ("evaluate_bioasq", "evaluate_factoid"),
     "fusion": ("fuse",),
     "hotpot_eval": ("HotpotMetrics", "hotpot"),
+    "multilingual_eval": ("cmrc", "drcd", "mlqa"),
     "quac_eval": ("QuacMetrics", "quac"),
     "ranking": ("Qrels", "Run", "evaluate", "evaluate_runs"),
     "squad_eval": ("squad",),
@@ -109,6 +110,9 @@ if _typing.TYPE_CHECKING:
     from .fusion import fuse as fuse
     from .hotpot_eval import HotpotMetrics as HotpotMetrics
     from .hotpot_eval import hotpot as hotpot
+    from .multilingual_eval import cmrc as cmrc
+    from .multilingual_eval import drcd as drcd
+    from .multilingual_eval import mlqa as mlqa
     from .quac_eval import QuacMetrics as QuacMetrics
     from .quac_eval import quac as quac
     from .ranking import Qrels as Qrels

@@ -312,6 +312,8 @@ SUBCOMMANDS = {
     "coqa": "coqa_eval",
     "tydi": "tydi_eval",
     "quac": "quac_eval",
+    "mlqa": "multilingual_eval",
+    "cmrc": "multilingual_eval",
     "bioasq": "factoid",
     "dbqa": "dbqa",
     "ap": "curves",

@@ -1,0 +1,479 @@
+"""MLQA, CMRC 2018 and DRCD in one call, exactly as their evaluation scripts compute them.
+
+:func:`mlqa` returns what MLQA's official ``mlqa_evaluation_v1.py DATA PRED LANG`` prints
+(``exact_match`` and ``f1`` on 0-100, bit-identical floats); :func:`cmrc` the numbers of
+CMRC 2018's ``cmrc2018_evaluate.py`` (Python 3 form); :func:`drcd` DRCD's rules as its
+maintainers describe them (SQuAD v1.1 over a bag of characters; DRCD ships no script). The
+answers are scored by the compiled kernels of :mod:`qafast.answers` with its ``mlqa:<lang>``,
+``cmrc`` and ``drcd`` normalizers, each distinct string normalized once; the rules are
+:mod:`qafast.reference.answers`. ``qafast mlqa DATA PRED LANG`` and ``qafast cmrc DATA PRED``
+print, byte for byte, what the scripts print.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Mapping
+
+import numpy as np
+
+from ._gc import gc_paused
+from .errors import FormatError, InputError, InputTypeError
+from .io.squad import SquadDataset, predictions_unchecked, read_squad_dataset
+
+__all__ = ["MLQA_LANGUAGES", "cmrc", "drcd", "mlqa"]
+
+#: The answer languages MLQA's script knows (``qafast.reference.answers.MLQA_LANGUAGES``).
+MLQA_LANGUAGES = ("en", "es", "hi", "vi", "de", "ar", "zh")
+
+
+def mlqa(dataset, predictions, lang: str, *, per_question: bool = False) -> dict:
+    """Score answers as MLQA's official ``mlqa_evaluation_v1.py`` does.
+
+    Parameters
+    ----------
+    dataset : str, os.PathLike, dict or list
+        An MLQA (SQuAD-format) dataset: a file path, the loaded object (with ``"data"``) or
+        its list of articles. Every question counts, a repeated id as often as it occurs.
+    predictions : str, os.PathLike or mapping
+        ``{question id: answer text}`` or a JSON file of it. Ids the dataset lacks are
+        ignored.
+    lang : {"en", "es", "hi", "vi", "de", "ar", "zh"}
+        The language of the answers (the script's third argument): it chooses the articles
+        removed and, for ``"zh"``, one token per Chinese character.
+    per_question : bool, default False
+        Return each question's scores instead of the means (see Returns).
+
+    Returns
+    -------
+    dict
+        ``{"exact_match": ..., "f1": ...}`` on a 0-100 scale, the floats the script prints. A
+        question without a prediction scores 0 and counts in the total. With
+        ``per_question=True``: ``"id"`` (the dataset's ids in order), ``"exact_match"`` and
+        ``"f1"``, float64 arrays in [0, 1] with NaN where a question has no prediction.
+
+    Notes
+    -----
+    MLQA lowercases, removes every Unicode punctuation character (categories P*, plus ASCII
+    punctuation), removes the language's articles (Arabic: every "ال", even inside a word),
+    and compares whitespace tokens (``"zh"``: each basic CJK character is a token) as SQuAD
+    v1.1 does: F1 0 when nothing is shared, the best over the gold answers. Where the script
+    crashes (an unknown language, a question with a prediction but no gold answer, a value
+    that is not a string, no question at all), a :class:`~qafast.errors.QafastError` names
+    the problem instead.
+
+    Examples
+    --------
+    >>> data = [{"paragraphs": [{"qas": [
+    ...     {"id": "q1", "answers": [{"text": "北京大学"}]},
+    ...     {"id": "q2", "answers": [{"text": "2018年"}]}]}]}]
+    >>> mlqa(data, {"q1": "大学北京", "q2": "2018"}, "zh")
+    {'exact_match': 0.0, 'f1': 83.33333333333333}
+    >>> rows = mlqa(data, {"q1": "北京"}, "zh", per_question=True)
+    >>> rows["id"], rows["f1"].tolist()
+    (['q1', 'q2'], [0.6666666666666666, nan])
+    """
+    _check_flag(per_question)
+    _check_lang(lang)
+    with gc_paused():
+        ev = _squad_style(dataset, predictions, f"mlqa:{lang}", "token")
+    return ev.rows("exact_match", "f1") if per_question else ev.means()
+
+
+def drcd(dataset, predictions, *, per_question: bool = False) -> dict:
+    """Score DRCD answers as its maintainers describe their evaluation.
+
+    DRCD ships no evaluation script. Its maintainers describe theirs (DRCKnowledgeTeam/DRCD
+    issue 6) as SQuAD's ``evaluate-v1.1.py`` with ``《》？，。、；：`` removed as punctuation too
+    and F1 over the characters of the normalized answers (a bag of characters, spaces
+    included). Many papers score DRCD with CMRC 2018's script instead: that is :func:`cmrc`.
+
+    Parameters
+    ----------
+    dataset, predictions, per_question
+        As for :func:`mlqa`.
+
+    Returns
+    -------
+    dict
+        ``{"exact_match": ..., "f1": ...}`` on a 0-100 scale; per question as for :func:`mlqa`.
+
+    Examples
+    --------
+    >>> data = [{"paragraphs": [{"qas": [{"id": "q1", "answers": [{"text": "臺北市。"}]}]}]}]
+    >>> drcd(data, {"q1": "臺北"})
+    {'exact_match': 0.0, 'f1': 80.0}
+    """
+    _check_flag(per_question)
+    with gc_paused():
+        ev = _squad_style(dataset, predictions, "drcd", "char")
+    return ev.rows("exact_match", "f1") if per_question else ev.means()
+
+
+def cmrc(dataset, predictions, *, per_question: bool = False) -> dict:
+    """Score answers as CMRC 2018's ``cmrc2018_evaluate.py`` (its Python 3 form) does.
+
+    Parameters
+    ----------
+    dataset : str, os.PathLike, dict or list
+        CMRC 2018 data in either of its forms: SQuAD's (``{"data": [{"paragraphs": [{"qas":
+        ...}]}]}``) or the original list of passages, each with its ``"qas"`` (questions keyed
+        by ``"query_id"``, answers a list of strings). A file path or the loaded object.
+    predictions : str, os.PathLike or mapping
+        ``{question id: answer}`` or a JSON file of it. As in the script, an answer or
+        prediction that is not a string is scored as ``str()`` of it.
+    per_question : bool, default False
+        Return each question's scores instead of the means.
+
+    Returns
+    -------
+    dict
+        ``AVERAGE`` (the mean of EM and F1), ``F1``, ``EM`` (0-100 floats, which the script
+        prints rounded to 3 decimals), ``TOTAL`` (questions) and ``SKIP`` (questions
+        without a prediction, scored 0). With ``per_question=True``: ``"id"``, ``"EM"`` and
+        ``"F1"``, float64 arrays in [0, 1] with NaN where a question has no prediction.
+
+    Notes
+    -----
+    EM compares the answers lowercased, stripped and without CMRC's punctuation list (inner
+    spaces and ASCII ``.`` stay). F1 is over the longest common contiguous run of tokens:
+    each basic CJK character is a token and other text is split by ``nltk.word_tokenize``
+    (so non-Chinese text needs ``pip install 'qafast[cmrc]'`` and NLTK's ``punkt_tab``
+    data). Nothing shared gives F1 0, even for two empty answers.
+
+    Examples
+    --------
+    >>> data = [{"qas": [{"query_id": "q1", "answers": ["北京大学", "北大"]},
+    ...                  {"query_id": "q2", "answers": ["二〇一八年"]}]}]
+    >>> cmrc(data, {"q1": "大学北京"})
+    {'AVERAGE': 12.5, 'F1': 25.0, 'EM': 0.0, 'TOTAL': 2, 'SKIP': 1}
+    """
+    _check_flag(per_question)
+    with gc_paused():
+        ev = _cmrc_evaluate(dataset, predictions)
+    if per_question:
+        return ev.rows("EM", "F1")
+    em, f1 = ev.sums()
+    return {"AVERAGE": (em + f1) * 0.5, "F1": f1, "EM": em, "TOTAL": ev.total,
+            "SKIP": len(ev.missing)}
+
+
+# --------------------------------------------------------------------------------------------
+# Scoring
+# --------------------------------------------------------------------------------------------
+
+def _check_flag(per_question) -> None:
+    if not isinstance(per_question, (bool, np.bool_)):
+        raise InputTypeError(f"per_question must be a bool, not {type(per_question).__name__}")
+
+
+def _check_lang(lang) -> None:
+    if not isinstance(lang, str) or lang not in MLQA_LANGUAGES:
+        raise InputError(f"unknown MLQA answer language {lang!r}; expected one of "
+                         f"{', '.join(MLQA_LANGUAGES)}")
+
+
+class _Evaluation:
+    """Scores of every question in dataset order: ``em``/``f1`` float64, NaN where the
+    question has no prediction (``missing``: those ids, in order)."""
+
+    __slots__ = ("em", "f1", "ids", "missing", "total")
+
+    def __init__(self, ids: list, em: np.ndarray, f1: np.ndarray, missing: list):
+        self.ids, self.em, self.f1, self.missing = ids, em, f1, missing
+        self.total = len(ids)
+
+    def sums(self) -> tuple[float, float]:
+        """The scripts' ``100.0 * sum / total``: exact matches counted, F1 added left to
+        right in question order (as their ``+=`` loops add)."""
+        from .squad_eval import _seq_sum
+
+        em = self.em[~np.isnan(self.em)]
+        f1 = self.f1[~np.isnan(self.f1)]
+        return (100.0 * int(np.count_nonzero(em)) / self.total,
+                100.0 * _seq_sum(f1) / self.total)
+
+    def means(self) -> dict:
+        em, f1 = self.sums()
+        return {"exact_match": em, "f1": f1}
+
+    def rows(self, em_key: str, f1_key: str) -> dict:
+        return {"id": list(self.ids), em_key: self.em, f1_key: self.f1}
+
+
+def _predicted(ids: list, preds, source: str) -> list:
+    """Each question's prediction, None where it has none; an id that cannot be looked up
+    (a list or dict, on which the scripts crash) is named."""
+    try:
+        return [preds.get(q) for q in ids]
+    except TypeError:
+        for q in ids:
+            try:
+                hash(q)
+            except TypeError:
+                raise InputTypeError(f"{source}: a question id must be a string, not "
+                                     f"{type(q).__name__} ({q!r:.40})") from None
+        raise
+
+
+def _score(ids: list, golds: list, preds: list, normalizer: str, unit: str,
+           source: str) -> _Evaluation:
+    """Score the predicted questions (``preds[i]`` None: no prediction) against their gold
+    answers (``golds[i]``, a list of str) with qafast.answers."""
+    from . import answers
+
+    n = len(ids)
+    if n == 0:
+        raise InputError(f"{source}: no question to score")
+    keep = [i for i, p in enumerate(preds) if p is not None]
+    missing = [ids[i] for i, p in enumerate(preds) if p is None]
+    p_texts = [preds[i] for i in keep]
+    g_texts = [golds[i] for i in keep]
+    for i, (p, g) in zip(keep, zip(p_texts, g_texts)):
+        if type(p) is not str or type(g) is not list or not g or any(
+                type(t) is not str for t in g):
+            if type(p) is not str:
+                raise InputTypeError(f"{source}, question {ids[i]!r}: the prediction must be "
+                                     f"a string, not {type(p).__name__} ({p!r:.40})")
+            if type(g) is not list:
+                raise InputTypeError(f"{source}, question {ids[i]!r}: its answers must be "
+                                     "a list of {'text': ...} objects")
+            if not g:
+                raise InputError(f"{source}, question {ids[i]!r}: no gold answer to score "
+                                 "its prediction against")
+            bad = next(t for t in g if type(t) is not str)
+            raise InputTypeError(f"{source}, question {ids[i]!r}: a gold answer must be a "
+                                 f"string, not {type(bad).__name__} ({bad!r:.40})")
+    em = np.full(n, np.nan)
+    f1 = np.full(n, np.nan)
+    if keep:
+        try:
+            e, f = answers.exact_match_and_f1(p_texts, g_texts, normalizer=normalizer,
+                                              unit=unit, empty_rule="v1")
+        except LookupError as err:  # NLTK without its punkt_tab data
+            raise ImportError(
+                "CMRC 2018 splits non-Chinese text with nltk.word_tokenize, which needs "
+                "NLTK's punkt_tab data (python -m nltk.downloader punkt_tab)") from err
+        em[keep] = e
+        f1[keep] = f
+    return _Evaluation(ids, em, f1, missing)
+
+
+def _squad_style(dataset, predictions, normalizer: str, unit: str) -> _Evaluation:
+    ds = _read_squad(dataset)
+    preds, _ = predictions_unchecked(predictions)
+    return _score(ds.ids, ds.answers, _squad_predicted(ds, preds), normalizer, unit, ds.source)
+
+
+def _read_squad(dataset) -> SquadDataset:
+    """read_squad_dataset, or, where it finds a question's answers malformed, the questions
+    with their answers as they are: the scripts read a question's answers only when it has
+    a prediction (:func:`_score` checks those)."""
+    try:
+        return read_squad_dataset(dataset)
+    except (InputError, InputTypeError):
+        if isinstance(dataset, (str, os.PathLike)):
+            obj, source = _load_json(dataset, "dataset")
+        else:
+            obj, source = dataset, "<dataset>"
+        walked = _lenient_walk(obj)
+        if walked is None:
+            raise
+        ids, golds, version = walked
+        return SquadDataset(ids, golds, version, source)
+
+
+def _lenient_walk(obj):
+    """``(ids, answers, version)`` of SQuAD-form data, each question's answers the list of
+    its ``"text"`` values (or None where they cannot be read); None if articles, paragraphs
+    or ids cannot be read."""
+    try:
+        version = obj.get("version") if isinstance(obj, Mapping) else None
+        data = obj["data"] if isinstance(obj, Mapping) else obj
+        ids, golds = [], []
+        for article in data:
+            for paragraph in article["paragraphs"]:
+                for qa in paragraph["qas"]:
+                    ids.append(qa["id"])
+                    try:
+                        golds.append([x["text"] for x in qa["answers"]])
+                    except (KeyError, TypeError, IndexError):
+                        golds.append(None)
+    except (KeyError, TypeError, IndexError):
+        return None
+    return ids, golds, None if version is None else str(version)
+
+
+def _squad_predicted(ds, preds) -> list:
+    """_predicted, with a prediction of null named (the scripts crash on it)."""
+    texts = _predicted(ds.ids, preds, ds.source)
+    if None in texts:
+        for q, p in zip(ds.ids, texts):
+            if p is None and q in preds:
+                raise InputTypeError(f"{ds.source}, question {q!r}: the prediction must be a "
+                                     "string, not None")
+    return texts
+
+
+# --------------------------------------------------------------------------------------------
+# CMRC 2018
+# --------------------------------------------------------------------------------------------
+
+def _cmrc_questions(obj, source: str) -> tuple[list, list]:
+    """The questions of CMRC 2018 data in either form, as the script walks them: ``(ids,
+    answers)``, each answer ``str()`` of the value (a dict's ``"text"``)."""
+    data = obj["data"] if isinstance(obj, Mapping) and "data" in obj else obj
+    if not isinstance(data, list):
+        raise InputTypeError(f"{source}: CMRC 2018 data is a list of passages (or an object "
+                             f"with a 'data' list), not {type(data).__name__}")
+    ids: list = []
+    answers: list = []
+
+    def need(obj, key, where):
+        if not isinstance(obj, Mapping):
+            raise InputTypeError(f"{source}: {where} must be an object, not "
+                                 f"{type(obj).__name__}")
+        if key not in obj:
+            raise InputError(f"{source}: {where} has no {key!r}")
+        return obj[key]
+
+    for ai, instance in enumerate(data):
+        where = f"passage {ai}"
+        paras = need(instance, "paragraphs", where) if isinstance(instance, Mapping) and \
+            "paragraphs" in instance else [instance]
+        if not isinstance(paras, list):
+            raise InputTypeError(f"{source}: {where}'s 'paragraphs' must be a list, not "
+                                 f"{type(paras).__name__}")
+        for pi, para in enumerate(paras):
+            qas = need(para, "qas", f"{where}, paragraph {pi}")
+            if not isinstance(qas, list):
+                raise InputTypeError(f"{source}: {where}, paragraph {pi}'s 'qas' must be a "
+                                     f"list, not {type(qas).__name__}")
+            for qi, qa in enumerate(qas):
+                at = f"{where}, paragraph {pi}, question {qi}"
+                qid = qa["id"] if isinstance(qa, Mapping) and "id" in qa else \
+                    need(qa, "query_id", at + " (no 'id')")
+                gold = need(qa, "answers", at)
+                if not isinstance(gold, list):
+                    raise InputTypeError(f"{source}, question {qid!r}: 'answers' must be a "
+                                         f"list, not {type(gold).__name__}")
+                texts = []
+                for x in gold:
+                    if isinstance(x, dict):
+                        if "text" not in x:
+                            raise InputError(f"{source}, question {qid!r}: an answer object "
+                                             "has no 'text'")
+                        x = x["text"]
+                    texts.append(x if type(x) is str else str(x))
+                ids.append(qid)
+                answers.append(texts)
+    return ids, answers
+
+
+def _load_json(path, what: str):
+    """``(the JSON value, the path)`` of a file read as the CMRC script reads it (bytes given
+    to ``json.loads``, which takes UTF-8, -16 or -32); a FormatError naming it otherwise."""
+    path = os.fspath(path)
+    if isinstance(path, bytes):
+        raise InputTypeError(f"the {what} path must be str or os.PathLike[str], not bytes")
+    with open(path, "rb") as f:
+        raw = f.read()
+    try:
+        return json.loads(raw), path
+    except json.JSONDecodeError as e:
+        raise FormatError(f"not valid JSON ({e.msg})", path=path,
+                          line=e.lineno) from None
+    except UnicodeDecodeError as e:
+        raise FormatError(f"not UTF-8 text ({e.reason})", path=path) from None
+    except RecursionError:
+        raise FormatError("JSON nested too deeply to read", path=path) from None
+
+
+def _cmrc_evaluate(dataset, predictions) -> _Evaluation:
+    if isinstance(dataset, (str, bytes)) or hasattr(dataset, "__fspath__"):
+        obj, source = _load_json(dataset, "dataset")
+    else:
+        obj, source = dataset, "<dataset>"
+    if isinstance(predictions, (str, bytes)) or hasattr(predictions, "__fspath__"):
+        preds, pred_source = _load_json(predictions, "predictions")
+    else:
+        preds, pred_source = predictions, "<predictions>"
+    if not isinstance(preds, Mapping):
+        raise InputTypeError(f"{pred_source}: predictions must map question ids to answers, "
+                             f"not {type(preds).__name__}")
+    ids, golds = _cmrc_questions(obj, source)
+    texts = _predicted(ids, preds, source)
+    texts = [p if p is None or type(p) is str else str(p) for p in texts]
+    if any(p is None and q in preds for q, p in zip(ids, texts)):   # a prediction of null
+        texts = [str(preds[q]) if p is None and q in preds else p for q, p in zip(ids, texts)]
+    return _score(ids, golds, texts, "cmrc", "cmrc", source)
+
+
+# --------------------------------------------------------------------------------------------
+# The `qafast mlqa` and `qafast cmrc` commands
+# --------------------------------------------------------------------------------------------
+
+def register_cli(subparsers) -> dict:
+    """Add ``qafast mlqa`` and ``qafast cmrc``; returns their handlers."""
+    p = subparsers.add_parser(
+        "mlqa", help="score MLQA predictions, printing what mlqa_evaluation_v1.py prints",
+        description="Score predictions against an MLQA dataset as the official "
+                    "mlqa_evaluation_v1.py does, printing the same JSON line. Unanswered "
+                    "questions are listed on stderr, as the script lists them.")
+    p.add_argument("dataset_file", metavar="DATA", help="dataset JSON (SQuAD format)")
+    p.add_argument("prediction_file", metavar="PRED",
+                   help="predictions JSON: {question id: answer}")
+    p.add_argument("answer_language", metavar="LANG",
+                   help=f"language of the answers: {', '.join(MLQA_LANGUAGES)}")
+    c = subparsers.add_parser(
+        "cmrc", help="score CMRC 2018 (or DRCD) predictions, printing what "
+                     "cmrc2018_evaluate.py prints",
+        description="Score predictions against CMRC 2018 data (its own form or SQuAD's) as "
+                    "the official cmrc2018_evaluate.py (Python 3) does, printing the same JSON "
+                    "line. Non-Chinese text needs nltk and its punkt_tab data.")
+    c.add_argument("dataset_file", metavar="DATA", help="dataset JSON")
+    c.add_argument("prediction_file", metavar="PRED",
+                   help="predictions JSON: {question id: answer}")
+    return {"mlqa": _run_mlqa, "cmrc": _run_cmrc}
+
+
+def _run_mlqa(args) -> int:
+    lang = args.answer_language
+    try:
+        _check_lang(lang)
+    except InputError as e:
+        print(f"qafast mlqa: {e}", file=sys.stderr)
+        return 2
+    ds = _read_squad(args.dataset_file)
+    if ds.version is not None and ds.version != "1.0":
+        # what the script says (it scores the file anyway)
+        print(f"Evaluation expects v-1.0, but got dataset with v-{ds.version}", file=sys.stderr)
+    with gc_paused():
+        preds, _ = predictions_unchecked(args.prediction_file)
+        ev = _score(ds.ids, ds.answers, _squad_predicted(ds, preds), f"mlqa:{lang}",
+                    "token", ds.source)
+    _unanswered(ev.missing, "Unanswered question {} will receive score 0.\n")
+    print(json.dumps(ev.means()))
+    return 0
+
+
+def _run_cmrc(args) -> int:
+    try:
+        with gc_paused():
+            ev = _cmrc_evaluate(args.dataset_file, args.prediction_file)
+    except ImportError as e:   # nltk, or its punkt_tab data, missing
+        print(f"qafast cmrc: {e} (pip install 'qafast[cmrc]')", file=sys.stderr)
+        return 2
+    _unanswered(ev.missing, "Unanswered question: {}\n")
+    em, f1 = ev.sums()
+    print(json.dumps({"AVERAGE": f"{(em + f1) * 0.5:.3f}", "F1": f"{f1:.3f}",
+                      "EM": f"{em:.3f}", "TOTAL": ev.total, "SKIP": len(ev.missing),
+                      "FILE": args.prediction_file}))
+    return 0
+
+
+def _unanswered(missing: list, line: str) -> None:
+    if missing:
+        sys.stderr.write("".join(line.format(q) for q in missing))

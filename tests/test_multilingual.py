@@ -1,0 +1,265 @@
+"""qafast.mlqa, qafast.cmrc and qafast.drcd: the official MLQA and CMRC 2018 scripts' recorded
+output, the plain-Python specification (qafast.reference.answers), AnswerMetrics with the same
+normalizers, and bad input."""
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import qafast
+import qafast.multilingual_eval
+from qafast.cli import main as cli_main
+from qafast.errors import InputError, InputTypeError
+from qafast.reference import answers as spec
+
+DATA = Path(__file__).resolve().parent / "data" / "multilingual"
+LANGS = ("en", "zh", "ar", "de", "es", "vi", "hi")
+
+
+def _nltk_ready() -> bool:
+    try:
+        import nltk
+
+        nltk.word_tokenize("ok")
+    except Exception:  # noqa: BLE001 - nltk or its punkt_tab data missing
+        return False
+    return True
+
+
+needs_punkt = pytest.mark.skipif(not _nltk_ready(),
+                                 reason="non-Chinese CMRC text needs nltk and its punkt_tab data")
+
+
+def squad_data(questions, version="1.0"):
+    return {"version": version, "data": [{"paragraphs": [{"qas": [
+        {"id": q, "answers": [{"text": t} for t in golds]} for q, golds in questions]}]}]}
+
+
+# --------------------------------------------------------------------------------------------
+# The official scripts' output, recorded on small adversarial files
+# --------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_mlqa_cli_prints_what_the_script_printed(lang, capsys):
+    rc = cli_main(["mlqa", str(DATA / f"mlqa_{lang}_data.json"),
+                   str(DATA / f"mlqa_{lang}_pred.json"), lang])
+    captured = capsys.readouterr()
+    assert rc == 0
+    assert captured.out == (DATA / f"mlqa_{lang}_stdout.txt").read_text(encoding="utf-8")
+
+
+def test_mlqa_cli_notes_on_stderr_as_the_script(capsys):
+    cli_main(["mlqa", str(DATA / "mlqa_de_data.json"), str(DATA / "mlqa_de_pred.json"), "de"])
+    assert capsys.readouterr().err == "Evaluation expects v-1.0, but got dataset with v-1.1\n"
+
+
+@pytest.mark.parametrize("case", [
+    "cmrc", pytest.param("cmrc_ascii", marks=needs_punkt)])
+def test_cmrc_cli_prints_what_the_script_printed(case, capsys, monkeypatch):
+    monkeypatch.chdir(DATA)   # the script prints the prediction file's name as given
+    rc = cli_main(["cmrc", f"{case}_data.json", f"{case}_pred.json"])
+    captured = capsys.readouterr()
+    assert rc == 0
+    assert captured.out == (DATA / f"{case}_stdout.txt").read_text(encoding="utf-8")
+    if case == "cmrc":
+        assert captured.err == "Unanswered question: c2\n"
+
+
+def test_api_gives_the_printed_numbers():
+    data = json.loads((DATA / "mlqa_en_data.json").read_text(encoding="utf-8"))
+    preds = json.loads((DATA / "mlqa_en_pred.json").read_text(encoding="utf-8"))
+    assert qafast.mlqa(data, preds, "en") == json.loads(
+        (DATA / "mlqa_en_stdout.txt").read_text(encoding="utf-8"))
+    got = qafast.cmrc(DATA / "cmrc_data.json", DATA / "cmrc_pred.json")
+    printed = json.loads((DATA / "cmrc_stdout.txt").read_text(encoding="utf-8"))
+    assert {k: f"{got[k]:.3f}" for k in ("AVERAGE", "F1", "EM")} == {
+        k: printed[k] for k in ("AVERAGE", "F1", "EM")}
+    assert (got["TOTAL"], got["SKIP"]) == (6, 1)
+
+
+# --------------------------------------------------------------------------------------------
+# The scripts' rules
+# --------------------------------------------------------------------------------------------
+
+def test_mlqa_rules_per_language():
+    def f1(pred, gold, lang):
+        return qafast.mlqa(squad_data([("q", [gold])]), {"q": pred}, lang, per_question=True)
+
+    assert f1("大学北京", "北京大学", "zh")["f1"][0] == 1.0          # a bag of characters
+    assert f1("大学北京", "北京大学", "zh")["exact_match"][0] == 0.0
+    assert f1("كتاب جديد", "الكتاب الجديد", "ar")["exact_match"][0] == 1.0
+    assert f1("قال", "ق", "ar")["exact_match"][0] == 1.0            # "ال" inside a word goes
+    assert f1("hund", "Der Hund", "de")["exact_match"][0] == 1.0
+    assert f1("hund", "Der Hund", "en")["exact_match"][0] == 0.0
+    assert f1("eiffeltower €5", "Eiffel–Tower, €5!", "en")["exact_match"][0] == 1.0
+    assert f1("", "the", "en")["exact_match"][0] == 1.0              # both empty: EM 1, F1 0
+    assert f1("", "the", "en")["f1"][0] == 0.0
+
+
+def test_mlqa_missing_and_repeated_ids():
+    data = squad_data([("q1", ["Paris"]), ("q2", ["Rome"]), ("q1", ["paris france"])])
+    rows = qafast.mlqa(data, {"q1": "Paris", "unknown": "x"}, "en", per_question=True)
+    assert rows["id"] == ["q1", "q2", "q1"]
+    assert rows["exact_match"][[0, 2]].tolist() == [1.0, 0.0] and math.isnan(rows["f1"][1])
+    assert qafast.mlqa(data, {"q1": "Paris"}, "en") == {
+        "exact_match": 100.0 / 3, "f1": 100.0 * (1.0 + 2 / 3) / 3}
+
+
+def test_cmrc_rules():
+    data = [{"qas": [{"query_id": "a", "answers": ["北京 大学"]},
+                     {"query_id": "b", "answers": ["北京。"]},
+                     {"query_id": "c", "answers": [""]}]}]
+    rows = qafast.cmrc(data, {"a": "北京大学", "b": "北京", "c": ""}, per_question=True)
+    assert rows["EM"].tolist() == [0.0, 1.0, 1.0]      # inner space kept, "。" dropped
+    assert rows["F1"].tolist() == [1.0, 1.0, 0.0]      # empty vs empty: F1 0
+    assert qafast.cmrc(data, {"a": "大学北京"}, per_question=True)["F1"][0] == 0.5  # LCS
+
+
+@needs_punkt
+def test_cmrc_scores_str_of_other_values():
+    data = {"data": [{"paragraphs": [{"qas": [{"id": "a", "answers": [{"text": 2018}]}]}]}]}
+    # str(2018) == "2018" (needs no punkt only where tokens are Chinese: compare EM)
+    assert qafast.cmrc(data, {"a": 2018}, per_question=True)["EM"][0] == 1.0
+
+
+def test_drcd_is_squad_over_characters():
+    data = squad_data([("q", ["臺北市。"]), ("r", ["the 101 大樓"])], version="1.1")
+    assert qafast.drcd(data, {"q": "臺北", "r": "101大樓"}) == {
+        "exact_match": 0.0, "f1": 100.0 * (0.8 + 2 * (5 / 5) * (5 / 6) / (1 + 5 / 6)) / 2}
+
+
+# --------------------------------------------------------------------------------------------
+# Against the specification (qafast.reference.answers), and AnswerMetrics
+# --------------------------------------------------------------------------------------------
+
+TEXT = st.text(alphabet=st.sampled_from(list(
+    "abc ABC the an der die el la ال北京大学中国年，。《》「」！？、·－…—–“”'\".,!?-€©° \u00a0\u3000\t"
+    "㐀豈0123456789İßﬁ")), max_size=12)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.tuples(st.lists(TEXT, min_size=1, max_size=3), st.none() | TEXT),
+                min_size=1, max_size=8),
+       st.sampled_from(LANGS))
+def test_mlqa_matches_the_specification(questions, lang):
+    data = squad_data([(f"q{i}", golds) for i, (golds, _) in enumerate(questions)])
+    preds = {f"q{i}": p for i, (_, p) in enumerate(questions) if p is not None}
+    rows = qafast.mlqa(data, preds, lang, per_question=True)
+    norm = spec.get_normalizer(f"mlqa:{lang}")
+    em_sum, f1_sum = 0, 0
+    for i, (golds, p) in enumerate(questions):
+        if p is None:
+            assert math.isnan(rows["exact_match"][i]) and math.isnan(rows["f1"][i])
+            continue
+        em = max(float(norm(p) == norm(g)) for g in golds)
+        f1 = max(spec.bag_f1(norm(p).split(), norm(g).split(), empty_rule="v1") for g in golds)
+        assert rows["exact_match"][i] == em and rows["f1"][i] == f1
+        em_sum += em
+        f1_sum += f1
+    n = len(questions)
+    assert qafast.mlqa(data, preds, lang) == {"exact_match": 100.0 * em_sum / n,
+                                              "f1": 100.0 * f1_sum / n}
+
+
+CJK = st.text(alphabet=st.sampled_from(list("北京大学中国年 ，。《》「」－～、·")), max_size=8)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.tuples(st.lists(CJK, min_size=1, max_size=3), CJK), min_size=1, max_size=6))
+def test_cmrc_matches_the_specification(questions):
+    data = [{"qas": [{"query_id": f"q{i}", "answers": g} for i, (g, _) in enumerate(questions)]}]
+    rows = qafast.cmrc(data, {f"q{i}": p for i, (_, p) in enumerate(questions)},
+                       per_question=True)
+    for i, (golds, p) in enumerate(questions):
+        assert rows["EM"][i] == max(spec.exact_match_score(p, g, normalizer="cmrc")
+                                    for g in golds)
+        assert rows["F1"][i] == max(spec.f1_score(p, g, normalizer="cmrc", unit="cmrc",
+                                                  empty_rule="v1") for g in golds)
+
+
+@pytest.mark.parametrize(("normalizer", "unit", "call"), [
+    ("mlqa:zh", "token", lambda d, p: qafast.mlqa(d, p, "zh", per_question=True)),
+    ("mlqa:ar", "token", lambda d, p: qafast.mlqa(d, p, "ar", per_question=True)),
+    ("drcd", "char", lambda d, p: qafast.drcd(d, p, per_question=True)),
+])
+def test_answer_metrics_takes_these_normalizers(normalizer, unit, call):
+    golds = [["北京大学", "北大"], ["الكتاب الجديد"], ["2018年，中国"], ["the"]]
+    preds = ["大学北京", "كتاب", "2018 中国", ""]
+    data = squad_data([(f"q{i}", g) for i, g in enumerate(golds)])
+    rows = call(data, {f"q{i}": p for i, p in enumerate(preds)})
+    m = qafast.AnswerMetrics(normalizer=normalizer, unit=unit, empty_rule="v1")
+    m.update(preds[:2], golds[:2])
+    m.update(preds[2:], golds[2:])
+    got = m.compute()
+    np.testing.assert_allclose([got["exact_match"], got["f1"]],
+                               [rows[k].mean() for k in rows if k != "id"], rtol=1e-15)
+
+
+def test_answer_metrics_takes_cmrc():
+    golds, preds = [["北京大学"], ["三国。"]], ["大学北京", "三国"]
+    m = qafast.AnswerMetrics(normalizer="cmrc", unit="cmrc", empty_rule="v1")
+    m.update(preds, golds)
+    data = [{"qas": [{"query_id": f"q{i}", "answers": g} for i, g in enumerate(golds)]}]
+    got = qafast.cmrc(data, {f"q{i}": p for i, p in enumerate(preds)})
+    assert m.compute()["f1"] * 100 == pytest.approx(got["F1"], rel=1e-15)
+    assert m.compute()["exact_match"] * 100 == got["EM"]
+
+
+# --------------------------------------------------------------------------------------------
+# Bad input: a qafast error naming it, where the scripts crash
+# --------------------------------------------------------------------------------------------
+
+def test_languages_are_the_specifications():
+    assert qafast.multilingual_eval.MLQA_LANGUAGES == spec.MLQA_LANGUAGES
+
+
+def test_bad_input():
+    data = squad_data([("q1", ["Paris"]), ("q2", [])])
+    with pytest.raises(InputError, match="language 'fr'"):
+        qafast.mlqa(data, {}, "fr")
+    with pytest.raises(InputError, match="'q2': no gold answer"):
+        qafast.mlqa(data, {"q2": "x"}, "en")
+    assert qafast.mlqa(data, {"q1": "Paris"}, "en")["exact_match"] == 50.0  # q2 not read
+    with pytest.raises(InputTypeError, match="'q1': the prediction must be a string"):
+        qafast.mlqa(data, {"q1": 3}, "en")
+    with pytest.raises(InputTypeError, match="'q1': the prediction must be a string"):
+        qafast.mlqa(data, {"q1": None}, "en")
+    with pytest.raises(InputError, match="no question"):
+        qafast.mlqa(squad_data([]), {}, "en")
+    with pytest.raises(InputTypeError, match="a question id must be a string"):
+        qafast.mlqa({"data": [{"paragraphs": [{"qas": [{"id": ["x"], "answers": []}]}]}]},
+                    {}, "en")
+    bad = {"data": [{"paragraphs": [{"qas": [{"id": "a", "answers": [{"text": 1.5}]},
+                                            {"id": "b", "answers": [{"text": "x"}]}]}]}]}
+    assert qafast.mlqa(bad, {"b": "x"}, "en")["exact_match"] == 50.0       # a not read
+    with pytest.raises(InputTypeError, match="'a': a gold answer must be a string"):
+        qafast.mlqa(bad, {"a": "x"}, "en")
+    with pytest.raises(InputTypeError, match="per_question"):
+        qafast.mlqa(data, {}, "en", per_question="yes")
+    with pytest.raises(InputError, match="'x': no gold answer"):
+        qafast.cmrc([{"qas": [{"query_id": "x", "answers": []}]}], {"x": "y"})
+    with pytest.raises(InputTypeError, match="predictions must map"):
+        qafast.cmrc([{"qas": []}], ["x"])
+    with pytest.raises(InputError, match="has no 'qas'"):
+        qafast.cmrc([{"paragraphs": [{}]}], {})
+
+
+def test_cli_errors(tmp_path, capsys):
+    data = tmp_path / "d.json"
+    data.write_text(json.dumps(squad_data([("q", [])])), encoding="utf-8")
+    pred = tmp_path / "p.json"
+    pred.write_text('{"q": "x"}', encoding="utf-8")
+    assert cli_main(["mlqa", str(data), str(pred), "xx"]) == 2
+    assert "unknown MLQA answer language 'xx'" in capsys.readouterr().err
+    assert cli_main(["mlqa", str(data), str(pred), "en"]) == 2
+    assert "no gold answer" in capsys.readouterr().err
+    pred.write_text("{", encoding="utf-8")
+    assert cli_main(["cmrc", str(data), str(pred)]) == 2
+    assert "not valid JSON" in capsys.readouterr().err
+
+
