@@ -116,7 +116,7 @@ def settle(futures: list, cancel: threading.Event | None = None) -> None:
 def submit_all(pool: ThreadPoolExecutor, function: Callable[..., Any],
                arguments: list[tuple], cancel: threading.Event | None = None) -> list:
     """``pool.submit(function, *args)`` for each of ``arguments``, in order; an interrupt
-    while submitting :func:`settle`\ s those submitted (and sets ``cancel``, which the one
+    while submitting stops those submitted (:func:`settle`) (and sets ``cancel``, which the one
     being submitted also sees) before it goes on."""
     futures: list = []
     try:
