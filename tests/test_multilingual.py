@@ -263,3 +263,106 @@ def test_cli_errors(tmp_path, capsys):
     assert "not valid JSON" in capsys.readouterr().err
 
 
+
+
+# --------------------------------------------------------------------------------------------
+# Against the whole-evaluation specification (qafast.reference.multilingual), bit for bit
+# --------------------------------------------------------------------------------------------
+
+from qafast.reference import multilingual as ml_spec  # noqa: E402
+
+# CJK, Arabic (with its article), Greek capital sigma (lowercased by position), combining
+# marks, NUL, per-language articles, Unicode and CMRC punctuation, Unicode whitespace
+ML_TEXT = st.lists(st.sampled_from([
+    *"ab ", "the", "an", "der", "die", "el", "los", "của", "là", "ال", "كتاب", "北京", "大学",
+    *"臺灣年", "ΟΔΟΣ", "Σ", "ς", "e\u0301", "\u0308", "\x00", *"，。《》「」！？、·－…—“”'\".,!?-€°",
+    "\u00a0", "\u3000", "\t", "İ", "ß", "0", "9"]), max_size=6).map("".join)
+
+ML_QUESTIONS = st.lists(
+    st.tuples(st.sampled_from(["q0", "q1", "q2", "q3", "q4", "q5"]),   # ids repeat
+              st.lists(ML_TEXT, min_size=1, max_size=3).map(lambda g: g + g[:1]),  # dup gold
+              st.none() | ML_TEXT),
+    min_size=1, max_size=7)
+
+
+def _ml_case(questions):
+    data = squad_data([(q, golds) for q, golds, _ in questions])
+    preds = {}
+    for q, _, p in questions:
+        if p is not None:
+            preds.setdefault(q, p)   # one prediction per id; a later None leaves it
+    return data, preds
+
+
+def _same_bits(got: dict, want: dict) -> None:
+    assert list(got) == list(want)
+    for k in want:
+        assert type(got[k]) is type(want[k]) and got[k] == want[k], k
+
+
+@settings(max_examples=150, deadline=None)
+@given(ML_QUESTIONS)
+def test_mlqa_is_the_whole_specification(questions):
+    data, preds = _ml_case(questions)
+    for lang in LANGS:
+        _same_bits(qafast.mlqa(data, preds, lang), ml_spec.mlqa(data, preds, lang))
+
+
+@settings(max_examples=200, deadline=None)
+@given(ML_QUESTIONS)
+def test_drcd_is_the_whole_specification(questions):
+    data, preds = _ml_case(questions)
+    _same_bits(qafast.drcd(data, preds), ml_spec.drcd(data, preds))
+
+
+# without nltk's data only Chinese, marks and whitespace: the runs between them give no token
+CMRC_NO_NLTK = st.text(alphabet=st.sampled_from([
+    *"北京大学臺灣年 ，。《》「」－～、·：“”（）\u3000\t"]), max_size=8)
+
+
+def _cmrc_case(questions, squad_form: bool):
+    if squad_form:
+        data = {"data": [{"paragraphs": [{"qas": [
+            {"id": q, "answers": [{"text": t} for t in golds]} for q, golds, _ in questions]}]}]}
+    else:
+        data = [{"qas": [{"query_id": q, "answers": golds} for q, golds, _ in questions]}]
+    preds = {}
+    for q, _, p in questions:
+        if p is not None:
+            preds.setdefault(q, p)
+    return data, preds
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["c0", "c1", "c2", "c3"]),
+                          st.lists(CMRC_NO_NLTK, min_size=1, max_size=3),
+                          st.none() | CMRC_NO_NLTK), min_size=1, max_size=6),
+       st.booleans())
+def test_cmrc_is_the_whole_specification(questions, squad_form):
+    data, preds = _cmrc_case(questions, squad_form)
+    _same_bits(qafast.cmrc(data, preds), ml_spec.cmrc(data, preds))
+
+
+@needs_punkt
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["c0", "c1", "c2"]),
+                          st.lists(ML_TEXT, min_size=1, max_size=2),
+                          st.none() | ML_TEXT | st.integers(-5, 5)), min_size=1, max_size=5))
+def test_cmrc_is_the_whole_specification_with_nltk(questions):
+    data, preds = _cmrc_case(questions, False)
+    _same_bits(qafast.cmrc(data, preds), ml_spec.cmrc(data, preds))
+
+
+def test_the_specification_on_the_recorded_files():
+    for lang in LANGS:
+        data = json.loads((DATA / f"mlqa_{lang}_data.json").read_text(encoding="utf-8"))
+        preds = json.loads((DATA / f"mlqa_{lang}_pred.json").read_text(encoding="utf-8"))
+        assert ml_spec.mlqa(data, preds, lang) == json.loads(
+            (DATA / f"mlqa_{lang}_stdout.txt").read_text(encoding="utf-8"))
+    data = json.loads((DATA / "cmrc_data.json").read_text(encoding="utf-8"))
+    preds = json.loads((DATA / "cmrc_pred.json").read_text(encoding="utf-8"))
+    got = ml_spec.cmrc(data, preds)
+    printed = json.loads((DATA / "cmrc_stdout.txt").read_text(encoding="utf-8"))
+    assert {k: f"{got[k]:.3f}" for k in ("AVERAGE", "F1", "EM")} == {
+        k: printed[k] for k in ("AVERAGE", "F1", "EM")}
+    assert (got["TOTAL"], got["SKIP"]) == (printed["TOTAL"], printed["SKIP"])
