@@ -366,3 +366,48 @@ def test_the_specification_on_the_recorded_files():
     assert {k: f"{got[k]:.3f}" for k in ("AVERAGE", "F1", "EM")} == {
         k: printed[k] for k in ("AVERAGE", "F1", "EM")}
     assert (got["TOTAL"], got["SKIP"]) == (printed["TOTAL"], printed["SKIP"])
+
+
+# --------------------------------------------------------------------------------------------
+# qafast drcd: CMRC 2018's script on DRCD files (recorded), or DRCD's own rules
+# --------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("case", ["drcd", pytest.param("drcd_ascii", marks=needs_punkt)])
+def test_drcd_cli_prints_what_the_cmrc_script_printed(case, capsys, monkeypatch):
+    monkeypatch.chdir(DATA)   # the script prints the prediction file's name as given
+    rc = cli_main(["drcd", f"{case}_data.json", f"{case}_pred.json"])
+    captured = capsys.readouterr()
+    assert rc == 0
+    assert captured.out == (DATA / f"{case}_stdout.txt").read_text(encoding="utf-8")
+    assert captured.err == ("Unanswered question: 1001-1-4\n" if case == "drcd" else "")
+    assert cli_main(["drcd", f"{case}_data.json", f"{case}_pred.json", "--rules", "cmrc"]) == 0
+    assert capsys.readouterr().out == captured.out
+
+
+def test_drcd_cli_with_drcd_rules(capsys, monkeypatch):
+    monkeypatch.chdir(DATA)
+    assert cli_main(["drcd", "drcd_data.json", "drcd_pred.json", "--rules", "drcd"]) == 0
+    captured = capsys.readouterr()
+    got = qafast.drcd("drcd_data.json", "drcd_pred.json")
+    em, f1 = got["exact_match"], got["f1"]
+    assert json.loads(captured.out) == {
+        "AVERAGE": f"{(em + f1) * 0.5:.3f}", "F1": f"{f1:.3f}", "EM": f"{em:.3f}",
+        "TOTAL": 9, "SKIP": 1, "FILE": "drcd_pred.json"}
+    assert captured.err == "Unanswered question: 1001-1-4\n"
+    data = json.loads((DATA / "drcd_data.json").read_text(encoding="utf-8"))
+    preds = json.loads((DATA / "drcd_pred.json").read_text(encoding="utf-8"))
+    assert ml_spec.drcd(data, preds) == got
+    # the rules differ here: DRCD keeps 「」 (an exact match for CMRC), and its F1 is a bag
+    assert captured.out != (DATA / "drcd_stdout.txt").read_text(encoding="utf-8")
+
+
+def test_drcd_cli_errors(tmp_path, capsys):
+    pred = tmp_path / "p.json"
+    pred.write_text("{", encoding="utf-8")
+    for rules in ("cmrc", "drcd"):
+        assert cli_main(["drcd", str(DATA / "drcd_data.json"), str(pred), "--rules", rules]) == 2
+        assert "not valid JSON" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exit_:
+        cli_main(["drcd", str(DATA / "drcd_data.json"), str(pred), "--rules", "squad"])
+    assert exit_.value.code == 2
+    assert "invalid choice" in capsys.readouterr().err
