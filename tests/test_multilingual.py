@@ -269,7 +269,7 @@ def test_cli_errors(tmp_path, capsys):
 # Against the whole-evaluation specification (qafast.reference.multilingual), bit for bit
 # --------------------------------------------------------------------------------------------
 
-from qafast.reference import multilingual as ml_spec  # noqa: E402
+from qafast.reference import multilingual as ml_spec
 
 # CJK, Arabic (with its article), Greek capital sigma (lowercased by position), combining
 # marks, NUL, per-language articles, Unicode and CMRC punctuation, Unicode whitespace
@@ -296,8 +296,8 @@ def _ml_case(questions):
 
 def _same_bits(got: dict, want: dict) -> None:
     assert list(got) == list(want)
-    for k in want:
-        assert type(got[k]) is type(want[k]) and got[k] == want[k], k
+    for k, value in want.items():
+        assert type(got[k]) is type(value) and got[k] == value, k
 
 
 @settings(max_examples=150, deadline=None)

@@ -99,8 +99,9 @@ def normalize_mlqa(text: str, lang: str) -> str:
         raise ValueError(f"unknown MLQA language {lang!r}")
     punct = _mlqa_punct()
     text = "".join(c for c in text.lower() if c not in punct)
-    if ARTICLES[lang] is not None:
-        text = re.sub(ARTICLES[lang], " ", text)
+    articles = ARTICLES[lang]
+    if articles is not None:
+        text = re.sub(articles, " ", text)
     if lang != "zh":
         return " ".join(text.split())
     tokens: list = []
@@ -232,10 +233,12 @@ def drcd(dataset, predictions: dict) -> dict:
 
 def cmrc(dataset, predictions: dict) -> dict:
     """CMRC 2018's ``AVERAGE, F1, EM, TOTAL, SKIP`` of loaded data in either form."""
-    data = dataset["data"] if "data" in dataset else dataset
+    data = dataset["data"] if isinstance(dataset, dict) and "data" in dataset else dataset
     rows, skip = [], 0
     for passage in data:
-        for para in passage["paragraphs"] if "paragraphs" in passage else [passage]:
+        # CMRC's own form: a passage without "paragraphs" is its own paragraph
+        paras = passage["paragraphs"] if "paragraphs" in passage else [passage]  # noqa: SIM401
+        for para in paras:
             for qa in para["qas"]:
                 qid = qa["id"] if "id" in qa else qa["query_id"]
                 golds = [a["text"] if isinstance(a, dict) else a for a in qa["answers"]]
