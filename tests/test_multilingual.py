@@ -359,13 +359,14 @@ def test_the_specification_on_the_recorded_files():
         preds = json.loads((DATA / f"mlqa_{lang}_pred.json").read_text(encoding="utf-8"))
         assert ml_spec.mlqa(data, preds, lang) == json.loads(
             (DATA / f"mlqa_{lang}_stdout.txt").read_text(encoding="utf-8"))
-    data = json.loads((DATA / "cmrc_data.json").read_text(encoding="utf-8"))
-    preds = json.loads((DATA / "cmrc_pred.json").read_text(encoding="utf-8"))
-    got = ml_spec.cmrc(data, preds)
-    printed = json.loads((DATA / "cmrc_stdout.txt").read_text(encoding="utf-8"))
-    assert {k: f"{got[k]:.3f}" for k in ("AVERAGE", "F1", "EM")} == {
-        k: printed[k] for k in ("AVERAGE", "F1", "EM")}
-    assert (got["TOTAL"], got["SKIP"]) == (printed["TOTAL"], printed["SKIP"])
+    for case in ("cmrc", "drcd"):   # CMRC 2018's script on its own and on DRCD's files
+        data = json.loads((DATA / f"{case}_data.json").read_text(encoding="utf-8"))
+        preds = json.loads((DATA / f"{case}_pred.json").read_text(encoding="utf-8"))
+        got = ml_spec.cmrc(data, preds)
+        printed = json.loads((DATA / f"{case}_stdout.txt").read_text(encoding="utf-8"))
+        assert {k: f"{got[k]:.3f}" for k in ("AVERAGE", "F1", "EM")} == {
+            k: printed[k] for k in ("AVERAGE", "F1", "EM")}
+        assert (got["TOTAL"], got["SKIP"]) == (printed["TOTAL"], printed["SKIP"])
 
 
 # --------------------------------------------------------------------------------------------
