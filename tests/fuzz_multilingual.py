@@ -13,10 +13,10 @@ dataset and a prediction file and compares:
 * per question, the scripts' own scoring functions (imported from the unmodified files) with
   qafast's ``per_question=True`` rows, to the last bit;
 * ``python mlqa_evaluation_v1.py DATA PRED LANG`` with ``qafast mlqa DATA PRED LANG`` and
-  ``python cmrc2018_evaluate.py DATA PRED`` with ``qafast cmrc DATA PRED`` (stdout, byte for
-  byte), both run in-process on the files (the scripts as ``__main__``), and every K-th case
-  also as separate processes. Where a script crashes, qafast must exit with a qafast error
-  (exit 2).
+  ``python cmrc2018_evaluate.py DATA PRED`` with ``qafast cmrc DATA PRED`` and ``qafast drcd
+  DATA PRED`` (stdout, byte for byte), all run in-process on the files (the scripts as
+  ``__main__``), and every K-th case also as separate processes. Where a script crashes,
+  qafast must exit with a qafast error (exit 2).
 
 Prints the number of cases, crashes agreed on and mismatches (0 expected). The CMRC script
 needs nltk and NLTK's punkt_tab data (NLTK_DATA).
@@ -252,6 +252,8 @@ def main() -> int:
             script = mlqa_script if family == "mlqa" else cmrc_script
             argv = [str(data_file), str(pred_file)] + ([lang] if family == "mlqa" else [])
             runs = [(run_script(script, argv), run_qafast([family, *argv]))]
+            if family == "cmrc":   # qafast drcd prints what the CMRC script prints
+                runs.append((runs[0][0], run_qafast(["drcd", *argv])))
             if args.subprocess_every and k % args.subprocess_every == 0:
                 runs.append((run([sys.executable, str(script), *argv]),
                              run([sys.executable, "-m", "qafast", family, *argv], env)))

@@ -263,3 +263,152 @@ def test_cli_errors(tmp_path, capsys):
     assert "not valid JSON" in capsys.readouterr().err
 
 
+
+
+# --------------------------------------------------------------------------------------------
+# Against the whole-evaluation specification (qafast.reference.multilingual), bit for bit
+# --------------------------------------------------------------------------------------------
+
+from qafast.reference import multilingual as ml_spec
+
+# CJK, Arabic (with its article), Greek capital sigma (lowercased by position), combining
+# marks, NUL, per-language articles, Unicode and CMRC punctuation, Unicode whitespace
+ML_TEXT = st.lists(st.sampled_from([
+    *"ab ", "the", "an", "der", "die", "el", "los", "của", "là", "ال", "كتاب", "北京", "大学",
+    *"臺灣年", "ΟΔΟΣ", "Σ", "ς", "e\u0301", "\u0308", "\x00", *"，。《》「」！？、·－…—“”'\".,!?-€°",
+    "\u00a0", "\u3000", "\t", "İ", "ß", "0", "9"]), max_size=6).map("".join)
+
+ML_QUESTIONS = st.lists(
+    st.tuples(st.sampled_from(["q0", "q1", "q2", "q3", "q4", "q5"]),   # ids repeat
+              st.lists(ML_TEXT, min_size=1, max_size=3).map(lambda g: g + g[:1]),  # dup gold
+              st.none() | ML_TEXT),
+    min_size=1, max_size=7)
+
+
+def _ml_case(questions):
+    data = squad_data([(q, golds) for q, golds, _ in questions])
+    preds = {}
+    for q, _, p in questions:
+        if p is not None:
+            preds.setdefault(q, p)   # one prediction per id; a later None leaves it
+    return data, preds
+
+
+def _same_bits(got: dict, want: dict) -> None:
+    assert list(got) == list(want)
+    for k, value in want.items():
+        assert type(got[k]) is type(value) and got[k] == value, k
+
+
+@settings(max_examples=150, deadline=None)
+@given(ML_QUESTIONS)
+def test_mlqa_is_the_whole_specification(questions):
+    data, preds = _ml_case(questions)
+    for lang in LANGS:
+        _same_bits(qafast.mlqa(data, preds, lang), ml_spec.mlqa(data, preds, lang))
+
+
+@settings(max_examples=200, deadline=None)
+@given(ML_QUESTIONS)
+def test_drcd_is_the_whole_specification(questions):
+    data, preds = _ml_case(questions)
+    _same_bits(qafast.drcd(data, preds), ml_spec.drcd(data, preds))
+
+
+# without nltk's data only Chinese, marks and whitespace: the runs between them give no token
+CMRC_NO_NLTK = st.text(alphabet=st.sampled_from([
+    *"北京大学臺灣年 ，。《》「」－～、·：“”（）\u3000\t"]), max_size=8)
+
+
+def _cmrc_case(questions, squad_form: bool):
+    if squad_form:
+        data = {"data": [{"paragraphs": [{"qas": [
+            {"id": q, "answers": [{"text": t} for t in golds]} for q, golds, _ in questions]}]}]}
+    else:
+        data = [{"qas": [{"query_id": q, "answers": golds} for q, golds, _ in questions]}]
+    preds = {}
+    for q, _, p in questions:
+        if p is not None:
+            preds.setdefault(q, p)
+    return data, preds
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["c0", "c1", "c2", "c3"]),
+                          st.lists(CMRC_NO_NLTK, min_size=1, max_size=3),
+                          st.none() | CMRC_NO_NLTK), min_size=1, max_size=6),
+       st.booleans())
+def test_cmrc_is_the_whole_specification(questions, squad_form):
+    data, preds = _cmrc_case(questions, squad_form)
+    _same_bits(qafast.cmrc(data, preds), ml_spec.cmrc(data, preds))
+
+
+@needs_punkt
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["c0", "c1", "c2"]),
+                          st.lists(ML_TEXT, min_size=1, max_size=2),
+                          st.none() | ML_TEXT | st.integers(-5, 5)), min_size=1, max_size=5))
+def test_cmrc_is_the_whole_specification_with_nltk(questions):
+    data, preds = _cmrc_case(questions, False)
+    _same_bits(qafast.cmrc(data, preds), ml_spec.cmrc(data, preds))
+
+
+def test_the_specification_on_the_recorded_files():
+    for lang in LANGS:
+        data = json.loads((DATA / f"mlqa_{lang}_data.json").read_text(encoding="utf-8"))
+        preds = json.loads((DATA / f"mlqa_{lang}_pred.json").read_text(encoding="utf-8"))
+        assert ml_spec.mlqa(data, preds, lang) == json.loads(
+            (DATA / f"mlqa_{lang}_stdout.txt").read_text(encoding="utf-8"))
+    for case in ("cmrc", "drcd"):   # CMRC 2018's script on its own and on DRCD's files
+        data = json.loads((DATA / f"{case}_data.json").read_text(encoding="utf-8"))
+        preds = json.loads((DATA / f"{case}_pred.json").read_text(encoding="utf-8"))
+        got = ml_spec.cmrc(data, preds)
+        printed = json.loads((DATA / f"{case}_stdout.txt").read_text(encoding="utf-8"))
+        assert {k: f"{got[k]:.3f}" for k in ("AVERAGE", "F1", "EM")} == {
+            k: printed[k] for k in ("AVERAGE", "F1", "EM")}
+        assert (got["TOTAL"], got["SKIP"]) == (printed["TOTAL"], printed["SKIP"])
+
+
+# --------------------------------------------------------------------------------------------
+# qafast drcd: CMRC 2018's script on DRCD files (recorded), or DRCD's own rules
+# --------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("case", ["drcd", pytest.param("drcd_ascii", marks=needs_punkt)])
+def test_drcd_cli_prints_what_the_cmrc_script_printed(case, capsys, monkeypatch):
+    monkeypatch.chdir(DATA)   # the script prints the prediction file's name as given
+    rc = cli_main(["drcd", f"{case}_data.json", f"{case}_pred.json"])
+    captured = capsys.readouterr()
+    assert rc == 0
+    assert captured.out == (DATA / f"{case}_stdout.txt").read_text(encoding="utf-8")
+    assert captured.err == ("Unanswered question: 1001-1-4\n" if case == "drcd" else "")
+    assert cli_main(["drcd", f"{case}_data.json", f"{case}_pred.json", "--rules", "cmrc"]) == 0
+    assert capsys.readouterr().out == captured.out
+
+
+def test_drcd_cli_with_drcd_rules(capsys, monkeypatch):
+    monkeypatch.chdir(DATA)
+    assert cli_main(["drcd", "drcd_data.json", "drcd_pred.json", "--rules", "drcd"]) == 0
+    captured = capsys.readouterr()
+    got = qafast.drcd("drcd_data.json", "drcd_pred.json")
+    em, f1 = got["exact_match"], got["f1"]
+    assert json.loads(captured.out) == {
+        "AVERAGE": f"{(em + f1) * 0.5:.3f}", "F1": f"{f1:.3f}", "EM": f"{em:.3f}",
+        "TOTAL": 9, "SKIP": 1, "FILE": "drcd_pred.json"}
+    assert captured.err == "Unanswered question: 1001-1-4\n"
+    data = json.loads((DATA / "drcd_data.json").read_text(encoding="utf-8"))
+    preds = json.loads((DATA / "drcd_pred.json").read_text(encoding="utf-8"))
+    assert ml_spec.drcd(data, preds) == got
+    # the rules differ here: DRCD keeps 「」 (an exact match for CMRC), and its F1 is a bag
+    assert captured.out != (DATA / "drcd_stdout.txt").read_text(encoding="utf-8")
+
+
+def test_drcd_cli_errors(tmp_path, capsys):
+    pred = tmp_path / "p.json"
+    pred.write_text("{", encoding="utf-8")
+    for rules in ("cmrc", "drcd"):
+        assert cli_main(["drcd", str(DATA / "drcd_data.json"), str(pred), "--rules", rules]) == 2
+        assert "not valid JSON" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exit_:
+        cli_main(["drcd", str(DATA / "drcd_data.json"), str(pred), "--rules", "squad"])
+    assert exit_.value.code == 2
+    assert "invalid choice" in capsys.readouterr().err

@@ -314,6 +314,7 @@ SUBCOMMANDS = {
     "quac": "quac_eval",
     "mlqa": "multilingual_eval",
     "cmrc": "multilingual_eval",
+    "drcd": "multilingual_eval",
     "bioasq": "factoid",
     "dbqa": "dbqa",
     "ap": "curves",

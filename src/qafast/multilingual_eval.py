@@ -416,7 +416,7 @@ def _cmrc_evaluate(dataset, predictions) -> _Evaluation:
 # --------------------------------------------------------------------------------------------
 
 def register_cli(subparsers) -> dict:
-    """Add ``qafast mlqa`` and ``qafast cmrc``; returns their handlers."""
+    """Add ``qafast mlqa``, ``qafast cmrc`` and ``qafast drcd``; returns their handlers."""
     p = subparsers.add_parser(
         "mlqa", help="score MLQA predictions, printing what mlqa_evaluation_v1.py prints",
         description="Score predictions against an MLQA dataset as the official "
@@ -436,7 +436,20 @@ def register_cli(subparsers) -> dict:
     c.add_argument("dataset_file", metavar="DATA", help="dataset JSON")
     c.add_argument("prediction_file", metavar="PRED",
                    help="predictions JSON: {question id: answer}")
-    return {"mlqa": _run_mlqa, "cmrc": _run_cmrc}
+    d = subparsers.add_parser(
+        "drcd", help="score DRCD predictions, printing what cmrc2018_evaluate.py prints",
+        description="Score predictions against DRCD data. DRCD ships no script; papers score "
+                    "it with CMRC 2018's cmrc2018_evaluate.py, and by default this prints what "
+                    "that script prints on the files, byte for byte. --rules drcd scores with "
+                    "the rules DRCD's maintainers describe (qafast.drcd) instead, printed in "
+                    "the same layout.")
+    d.add_argument("dataset_file", metavar="DATA", help="dataset JSON (SQuAD format)")
+    d.add_argument("prediction_file", metavar="PRED",
+                   help="predictions JSON: {question id: answer}")
+    d.add_argument("--rules", choices=("cmrc", "drcd"), default="cmrc",
+                   help="cmrc (default): CMRC 2018's script; drcd: SQuAD v1.1 over characters "
+                        "with full-width punctuation removed")
+    return {"mlqa": _run_mlqa, "cmrc": _run_cmrc, "drcd": _run_drcd}
 
 
 def _run_mlqa(args) -> int:
@@ -477,3 +490,24 @@ def _run_cmrc(args) -> int:
 def _unanswered(missing: list, line: str) -> None:
     if missing:
         sys.stderr.write("".join(line.format(q) for q in missing))
+
+
+def _run_drcd(args) -> int:
+    """``qafast drcd``: the CMRC 2018 script's output on DRCD files (``--rules cmrc``), or
+    :func:`drcd`'s numbers in that layout (``--rules drcd``)."""
+    if args.rules == "cmrc":
+        try:
+            with gc_paused():
+                ev = _cmrc_evaluate(args.dataset_file, args.prediction_file)
+        except ImportError as e:   # nltk, or its punkt_tab data, missing
+            print(f"qafast drcd: {e} (pip install 'qafast[cmrc]')", file=sys.stderr)
+            return 2
+    else:
+        with gc_paused():
+            ev = _squad_style(args.dataset_file, args.prediction_file, "drcd", "char")
+    _unanswered(ev.missing, "Unanswered question: {}\n")
+    em, f1 = ev.sums()
+    print(json.dumps({"AVERAGE": f"{(em + f1) * 0.5:.3f}", "F1": f"{f1:.3f}",
+                      "EM": f"{em:.3f}", "TOTAL": ev.total, "SKIP": len(ev.missing),
+                      "FILE": args.prediction_file}))
+    return 0

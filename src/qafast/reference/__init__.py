@@ -4,7 +4,8 @@ Each definition here is written to be read, not to be fast: the compiled kernels
 against it (``tests/test_*``). The modules are ``ranking`` (trec_eval), ``answers`` (SQuAD,
 MLQA, CMRC, DRCD, PIAF), ``squad`` (the official scripts' aggregation), ``factoid`` (BioASQ),
 ``dbqa`` (NLPCC-DBQA), ``curves`` (average precision), ``concepts`` (OpenCSR), ``events``
-(tweet event mentions) and ``fusion`` (fusing runs, as ranx does). The ranking measures' names are also re-exported here, so
+(tweet event mentions) and ``fusion`` (fusing runs, as ranx does); ``multilingual`` is MLQA's,
+CMRC 2018's and DRCD's evaluation. The ranking measures' names are also re-exported here, so
 ``qafast.reference.evaluate`` is trec_eval's ``evaluate``.
 """
 
@@ -15,7 +16,7 @@ from typing import Any
 
 # the family modules load on first use: ``qafast.answers`` needs only ``reference.answers``
 _FAMILIES = ("answers", "concepts", "coqa", "curves", "dbqa", "drop", "events", "factoid",
-             "fusion", "hotpot", "quac", "ranking", "squad",
+             "fusion", "hotpot", "multilingual", "quac", "ranking", "squad",
              "tydi")
 
 
