@@ -12,6 +12,7 @@ print, byte for byte, what the scripts print.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import sys
@@ -250,8 +251,10 @@ def _score(ids: list, golds: list, preds: list, normalizer: str, unit: str,
     f1 = np.full(n, np.nan)
     if keep:
         try:
-            e, f = answers.exact_match_and_f1(p_texts, g_texts, normalizer=normalizer,
-                                              unit=unit, empty_rule="v1")
+            scored = _mlqa_scores(p_texts, g_texts, normalizer[5:]) \
+                if normalizer.startswith("mlqa:") else None
+            e, f = scored if scored is not None else answers.exact_match_and_f1(
+                p_texts, g_texts, normalizer=normalizer, unit=unit, empty_rule="v1")
         except LookupError as err:  # NLTK without its punkt_tab data
             raise ImportError(
                 "CMRC 2018 splits non-Chinese text with nltk.word_tokenize, which needs "
@@ -259,6 +262,59 @@ def _score(ids: list, golds: list, preds: list, normalizer: str, unit: str,
         em[keep] = e
         f1[keep] = f
     return _Evaluation(ids, em, f1, missing)
+
+
+@functools.cache
+def _mlqa_tables(lang: str):
+    """``(drop, word_off, words, mode)`` of ``_kernels.ml_tokens`` for ``lang``: MLQA's
+    punctuation as a table over code points, the words of the language's article pattern,
+    the mode (1: each basic-CJK character a token; 2: every "ال" removed)."""
+    from .reference.answers import MLQA_ARTICLES, mlqa_punctuation
+
+    drop = np.zeros(0x110000, dtype=np.uint8)
+    drop[np.fromiter(map(ord, mlqa_punctuation()), dtype=np.int64)] = 1
+    pattern = MLQA_ARTICLES[lang]
+    words = pattern[3:-3].split("|") if pattern and pattern.startswith(r"\b(") else []
+    word_off = np.zeros(len(words) + 1, dtype=np.int64)
+    np.cumsum([len(w) for w in words], out=word_off[1:])
+    codes = np.frombuffer("".join(words).encode("utf-32-le"), dtype=np.uint32)
+    return drop, word_off, codes, 1 if lang == "zh" else 2 if lang == "ar" else 0
+
+
+def _mlqa_scores(preds: list, golds: list, lang: str):
+    """``(em, f1)`` per question under MLQA's ``normalize_answer(s, lang)``: every distinct
+    string lowercased in one call and tokenized and interned by one kernel; None where a
+    string holds U+0000 (the kernel's separator), for the answers module to score."""
+    from . import _kernels
+
+    n = len(preds)
+    ref_off = np.empty(n + 1, dtype=np.int64)
+    pred_sid = np.empty(n, dtype=np.int32)
+    if _kernels.answer_count_refs(golds, ref_off) >= 0:  # pragma: no cover - checked by _score
+        return None
+    ref_sid = np.empty(int(ref_off[-1]), dtype=np.int32)
+    strings: list = []
+    if _kernels.answer_intern(preds, golds, strings, pred_sid, ref_sid) is not None:
+        return None  # pragma: no cover - plain lists of str are always taken
+    joined = "\0".join(strings)
+    if joined.count("\0") != len(strings) - 1:
+        return None
+    text = np.frombuffer(joined.lower().encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+    drop, word_off, words, mode = _mlqa_tables(lang)
+    tok_off = np.empty(len(strings) + 1, dtype=np.int64)
+    ids = np.empty(len(text), dtype=np.int32)
+    ntok = _kernels.ml_tokens(text, drop, word_off, words, mode, tok_off, ids)
+    if ntok < 0:  # pragma: no cover - lowercasing made or took a separator
+        return None
+    keys = ids[:ntok]  # the normalized string is its tokens joined by spaces: they are its key
+    toks = np.empty_like(keys)
+    _kernels.answer_sort_segments(tok_off, keys, toks)
+    em = np.empty(n, dtype=np.float64)
+    f1 = np.empty(n, dtype=np.float64)
+    _kernels.answer_scores(pred_sid, np.zeros(0, dtype=np.int64), ref_off, ref_sid, tok_off,
+                           toks, tok_off, keys, 1, False, False, em, f1,
+                           np.zeros(2, dtype=np.float64))
+    return em, f1
 
 
 def _squad_style(dataset, predictions, normalizer: str, unit: str) -> _Evaluation:
