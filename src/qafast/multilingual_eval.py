@@ -208,7 +208,7 @@ def _predicted(ids: list, preds, source: str) -> list:
     """Each question's prediction, None where it has none; an id that cannot be looked up
     (a list or dict, on which the scripts crash) is named."""
     try:
-        return [preds.get(q) for q in ids]
+        return list(map(preds.get, ids))
     except TypeError:
         for q in ids:
             try:
@@ -282,19 +282,19 @@ def _mlqa_articles(lang: str):
     return word_off, codes, 1 if lang == "zh" else 2 if lang == "ar" else 0
 
 
-def _mlqa_drop(text: str) -> np.ndarray:
+def _mlqa_drop(codes: np.ndarray) -> np.ndarray:
     """MLQA's punctuation (Unicode categories P*, and ASCII punctuation) as a table over the
-    code points up to the largest in ``text``, decided for the characters ``text`` holds
+    code points up to the largest of ``codes``, decided for the code points ``codes`` holds
     only: the script's set scans every code point, a third of a second."""
     import unicodedata
 
     from .reference.answers import SQUAD_PUNCTUATION
 
-    chars = set(text)
-    marks = [ord(c) for c in chars
-             if c in SQUAD_PUNCTUATION or unicodedata.category(c).startswith("P")]
-    drop = np.zeros(max(map(ord, chars), default=0) + 1, dtype=np.uint8)
-    drop[np.array(marks, dtype=np.int64)] = 1
+    seen = np.zeros(int(codes.max(initial=0)) + 1, dtype=np.bool_)
+    seen[codes] = True
+    drop = np.zeros(len(seen), dtype=np.uint8)
+    drop[[c for c in np.flatnonzero(seen).tolist()
+          if chr(c) in SQUAD_PUNCTUATION or unicodedata.category(chr(c)).startswith("P")]] = 1
     return drop
 
 
@@ -318,9 +318,8 @@ def _mlqa_scores(preds: list, golds: list, lang: str):
     joined = "\0".join(strings)
     if joined.count("\0") != len(strings) - 1:
         return None
-    lowered = joined.lower()
-    text = np.frombuffer(lowered.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
-    drop = _mlqa_drop(lowered)
+    text = np.frombuffer(joined.lower().encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+    drop = _mlqa_drop(text)
     word_off, words, mode = _mlqa_articles(lang)
     tok_off = np.empty(len(strings) + 1, dtype=np.int64)
     ids = np.empty(len(text), dtype=np.int32)
