@@ -11,8 +11,17 @@ cdef extern from "Python.h":
 
 
 cdef inline bint _ml_word(uint32_t c) noexcept nogil:
-    # what \w matches in a str pattern of the re module
-    return c == 95 or _ml_isalnum(<Py_UCS4>c)
+    # what \w matches in a str pattern of the re module (ASCII decided without a lookup)
+    if c < 128:
+        return c == 95 or 48 <= c <= 57 or 97 <= (c | 32) <= 122
+    return _ml_isalnum(<Py_UCS4>c)
+
+
+cdef inline bint _ml_space(uint32_t c) noexcept nogil:
+    # str.split's whitespace (ASCII: \t \n \v \f \r, \x1c-\x1f and the space)
+    if c < 128:
+        return c == 32 or 9 <= c <= 13 or 28 <= c <= 31
+    return _ml_isspace(<Py_UCS4>c)
 
 
 cdef inline bint _ml_cjk(uint32_t c) noexcept nogil:
@@ -114,14 +123,14 @@ def ml_tokens(const uint32_t[::1] text, const uint8_t[::1] drop, const int64_t[:
             i = 0
             while i < r:
                 c = out[i]
-                if c == 0 or _ml_isspace(<Py_UCS4>c):
+                if c == 0 or _ml_space(c):
                     i += 1
                 elif mode == 1 and _ml_cjk(c):
                     ntok += 1
                     i += 1
                 else:
                     ntok += 1
-                    while i < r and out[i] != 0 and not _ml_isspace(<Py_UCS4>out[i]) and not (
+                    while i < r and out[i] != 0 and not _ml_space(out[i]) and not (
                             mode == 1 and _ml_cjk(out[i])):
                         i += 1
         cap = 64
@@ -149,14 +158,14 @@ def ml_tokens(const uint32_t[::1] text, const uint8_t[::1] drop, const int64_t[:
                     tok_off[k] = ntok
                     i += 1
                     continue
-                if _ml_isspace(<Py_UCS4>c):
+                if _ml_space(c):
                     i += 1
                     continue
                 a = i
                 if mode == 1 and _ml_cjk(c):
                     i += 1
                 else:
-                    while i < r and out[i] != 0 and not _ml_isspace(<Py_UCS4>out[i]) and not (
+                    while i < r and out[i] != 0 and not _ml_space(out[i]) and not (
                             mode == 1 and _ml_cjk(out[i])):
                         i += 1
                 b = i
