@@ -166,6 +166,29 @@ def test_mlqa_matches_the_specification(questions, lang):
                                               "f1": 100.0 * f1_sum / n}
 
 
+#: Text for MLQA's kernel: final sigma, underscores and numeric letters (word characters for
+#: the articles' \\b), combining marks, Vietnamese articles, surrogates and NUL (its batch
+#: separator, whose answers go the answers module's way).
+KERNEL_TEXT = st.text(alphabet=st.sampled_from(list(
+    "a an the ΣΑσ_ⅰ²\u0301 của là cái des der ال فال_ال 北京㐀 ，。!?-‿＿\u00a0\u2028 \ud800\x00")),
+    max_size=10)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.tuples(st.lists(KERNEL_TEXT, min_size=1, max_size=3), KERNEL_TEXT),
+                min_size=1, max_size=6),
+       st.sampled_from(LANGS))
+def test_mlqa_kernel_matches_the_specification(questions, lang):
+    data = squad_data([(f"q{i}", golds) for i, (golds, _) in enumerate(questions)])
+    preds = {f"q{i}": p for i, (_, p) in enumerate(questions)}
+    rows = qafast.mlqa(data, preds, lang, per_question=True)
+    norm = spec.get_normalizer(f"mlqa:{lang}")
+    for i, (golds, p) in enumerate(questions):
+        assert rows["exact_match"][i] == max(float(norm(p) == norm(g)) for g in golds)
+        assert rows["f1"][i] == max(spec.bag_f1(norm(p).split(), norm(g).split(),
+                                                empty_rule="v1") for g in golds)
+
+
 CJK = st.text(alphabet=st.sampled_from(list("北京大学中国年 ，。《》「」－～、·")), max_size=8)
 
 

@@ -316,3 +316,7 @@ def quac_kinds(contexts: list[Any], preds: list[Any], golds: list[Any], exact: _
 def quac_walk(data: list[Any], preds: dict[Any, Any], dialogs: list[Any], dialog_of: list[int],
               qids: list[Any], golds: list[list[str]], spans: list[str], flags: list[int],
               entries: list[Any], contexts: dict[int, Any]) -> bool: ...
+
+# MLQA (_multilingual_kernels.pxi)
+def ml_tokens(text: NDArray[np.uint32], drop: _U8, word_off: _I64, words: NDArray[np.uint32],
+              mode: int, tok_off: _I64, ids: _I32) -> int: ...

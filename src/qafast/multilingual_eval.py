@@ -12,6 +12,7 @@ print, byte for byte, what the scripts print.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import sys
@@ -207,7 +208,7 @@ def _predicted(ids: list, preds, source: str) -> list:
     """Each question's prediction, None where it has none; an id that cannot be looked up
     (a list or dict, on which the scripts crash) is named."""
     try:
-        return [preds.get(q) for q in ids]
+        return list(map(preds.get, ids))
     except TypeError:
         for q in ids:
             try:
@@ -231,27 +232,32 @@ def _score(ids: list, golds: list, preds: list, normalizer: str, unit: str,
     missing = [ids[i] for i, p in enumerate(preds) if p is None]
     p_texts = [preds[i] for i in keep]
     g_texts = [golds[i] for i in keep]
-    for i, (p, g) in zip(keep, zip(p_texts, g_texts)):
-        if type(p) is not str or type(g) is not list or not g or any(
-                type(t) is not str for t in g):
-            if type(p) is not str:
-                raise InputTypeError(f"{source}, question {ids[i]!r}: the prediction must be "
-                                     f"a string, not {type(p).__name__} ({p!r:.40})")
-            if type(g) is not list:
-                raise InputTypeError(f"{source}, question {ids[i]!r}: its answers must be "
-                                     "a list of {'text': ...} objects")
-            if not g:
-                raise InputError(f"{source}, question {ids[i]!r}: no gold answer to score "
-                                 "its prediction against")
-            bad = next(t for t in g if type(t) is not str)
-            raise InputTypeError(f"{source}, question {ids[i]!r}: a gold answer must be a "
-                                 f"string, not {type(bad).__name__} ({bad!r:.40})")
+    scored = None
+    if keep and normalizer.startswith("mlqa:"):
+        scored = _mlqa_scores(p_texts, g_texts, normalizer[5:])
+    if scored is None:
+        for i, (p, g) in zip(keep, zip(p_texts, g_texts)):
+            if type(p) is not str or type(g) is not list or not g or any(
+                    type(t) is not str for t in g):
+                if type(p) is not str:
+                    raise InputTypeError(f"{source}, question {ids[i]!r}: the prediction "
+                                         f"must be a string, not {type(p).__name__} "
+                                         f"({p!r:.40})")
+                if type(g) is not list:
+                    raise InputTypeError(f"{source}, question {ids[i]!r}: its answers must "
+                                         "be a list of {'text': ...} objects")
+                if not g:
+                    raise InputError(f"{source}, question {ids[i]!r}: no gold answer to "
+                                     "score its prediction against")
+                bad = next(t for t in g if type(t) is not str)
+                raise InputTypeError(f"{source}, question {ids[i]!r}: a gold answer must be "
+                                     f"a string, not {type(bad).__name__} ({bad!r:.40})")
     em = np.full(n, np.nan)
     f1 = np.full(n, np.nan)
     if keep:
         try:
-            e, f = answers.exact_match_and_f1(p_texts, g_texts, normalizer=normalizer,
-                                              unit=unit, empty_rule="v1")
+            e, f = scored if scored is not None else answers.exact_match_and_f1(
+                p_texts, g_texts, normalizer=normalizer, unit=unit, empty_rule="v1")
         except LookupError as err:  # NLTK without its punkt_tab data
             raise ImportError(
                 "CMRC 2018 splits non-Chinese text with nltk.word_tokenize, which needs "
@@ -259,6 +265,76 @@ def _score(ids: list, golds: list, preds: list, normalizer: str, unit: str,
         em[keep] = e
         f1[keep] = f
     return _Evaluation(ids, em, f1, missing)
+
+
+@functools.cache
+def _mlqa_articles(lang: str):
+    """``(word_off, words, mode)`` of ``_kernels.ml_tokens`` for ``lang``: the words of the
+    language's article pattern and the mode (1: each basic-CJK character a token; 2: every
+    "ال" removed)."""
+    from .reference.answers import MLQA_ARTICLES
+
+    pattern = MLQA_ARTICLES[lang]
+    words = pattern[3:-3].split("|") if pattern and pattern.startswith(r"\b(") else []
+    word_off = np.zeros(len(words) + 1, dtype=np.int64)
+    np.cumsum([len(w) for w in words], out=word_off[1:])
+    codes = np.frombuffer("".join(words).encode("utf-32-le"), dtype=np.uint32)
+    return word_off, codes, 1 if lang == "zh" else 2 if lang == "ar" else 0
+
+
+def _mlqa_drop(codes: np.ndarray) -> np.ndarray:
+    """MLQA's punctuation (Unicode categories P*, and ASCII punctuation) as a table over the
+    code points up to the largest of ``codes``, decided for the code points ``codes`` holds
+    only: the script's set scans every code point, a third of a second."""
+    import unicodedata
+
+    from .reference.answers import SQUAD_PUNCTUATION
+
+    seen = np.zeros(int(codes.max(initial=0)) + 1, dtype=np.bool_)
+    seen[codes] = True
+    drop = np.zeros(len(seen), dtype=np.uint8)
+    drop[[c for c in np.flatnonzero(seen).tolist()
+          if chr(c) in SQUAD_PUNCTUATION or unicodedata.category(chr(c)).startswith("P")]] = 1
+    return drop
+
+
+def _mlqa_scores(preds: list, golds: list, lang: str):
+    """``(em, f1)`` per question under MLQA's ``normalize_answer(s, lang)``: every distinct
+    string lowercased in one call and tokenized and interned by one kernel. None where a
+    question's values are not plain strings in a non-empty list (for :func:`_score` to name)
+    or a string holds U+0000 (the kernel's separator; the answers module scores those)."""
+    from . import _kernels
+
+    n = len(preds)
+    ref_off = np.empty(n + 1, dtype=np.int64)
+    pred_sid = np.empty(n, dtype=np.int32)
+    if set(map(type, golds)) != {list} or _kernels.answer_count_refs(golds, ref_off) >= 0 \
+            or not np.diff(ref_off).all():
+        return None  # _score names the question
+    ref_sid = np.empty(int(ref_off[-1]), dtype=np.int32)
+    strings: list = []
+    if _kernels.answer_intern(preds, golds, strings, pred_sid, ref_sid) is not None:
+        return None  # a value that is not exactly a str: _score names it
+    joined = "\0".join(strings)
+    if joined.count("\0") != len(strings) - 1:
+        return None
+    text = np.frombuffer(joined.lower().encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+    drop = _mlqa_drop(text)
+    word_off, words, mode = _mlqa_articles(lang)
+    tok_off = np.empty(len(strings) + 1, dtype=np.int64)
+    ids = np.empty(len(text), dtype=np.int32)
+    ntok = _kernels.ml_tokens(text, drop, word_off, words, mode, tok_off, ids)
+    if ntok < 0:  # pragma: no cover - lowercasing made or took a separator
+        return None
+    keys = ids[:ntok]  # the normalized string is its tokens joined by spaces: they are its key
+    toks = np.empty_like(keys)
+    _kernels.answer_sort_segments(tok_off, keys, toks)
+    em = np.empty(n, dtype=np.float64)
+    f1 = np.empty(n, dtype=np.float64)
+    _kernels.answer_scores(pred_sid, np.zeros(0, dtype=np.int64), ref_off, ref_sid, tok_off,
+                           toks, tok_off, keys, 1, False, False, em, f1,
+                           np.zeros(2, dtype=np.float64))
+    return em, f1
 
 
 def _squad_style(dataset, predictions, normalizer: str, unit: str) -> _Evaluation:

@@ -1,0 +1,200 @@
+# MLQA kernels part: the tokens of MLQA's normalize_answer for a batch of lowercased answers,
+# joined by U+0000, interned as ids (qafast.multilingual; the specification is
+# qafast.reference.answers.normalize_mlqa).
+
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
+from libc.stdlib cimport free, malloc
+
+cdef extern from "Python.h":
+    bint _ml_isalnum "Py_UNICODE_ISALNUM"(Py_UCS4 ch) nogil
+    bint _ml_isspace "Py_UNICODE_ISSPACE"(Py_UCS4 ch) nogil
+
+
+cdef inline bint _ml_word(uint32_t c) noexcept nogil:
+    # what \w matches in a str pattern of the re module (ASCII decided without a lookup)
+    if c < 128:
+        return c == 95 or 48 <= c <= 57 or 97 <= (c | 32) <= 122
+    return _ml_isalnum(<Py_UCS4>c)
+
+
+cdef inline bint _ml_space(uint32_t c) noexcept nogil:
+    # str.split's whitespace (ASCII: \t \n \v \f \r, \x1c-\x1f and the space)
+    if c < 128:
+        return c == 32 or 9 <= c <= 13 or 28 <= c <= 31
+    return _ml_isspace(<Py_UCS4>c)
+
+
+cdef inline bint _ml_cjk(uint32_t c) noexcept nogil:
+    return 0x4E00 <= c <= 0x9FA5
+
+
+cdef inline uint64_t _ml_hash(const uint32_t* p, int64_t n) noexcept nogil:
+    cdef uint64_t h = 1469598103934665603ULL
+    cdef int64_t i
+    for i in range(n):
+        h = (h ^ p[i]) * 1099511628211ULL
+    return h ^ (h >> 29)
+
+
+def ml_tokens(const uint32_t[::1] text, const uint8_t[::1] drop, const int64_t[::1] word_off,
+              const uint32_t[::1] words, int mode, int64_t[::1] tok_off, int32_t[::1] ids):
+    """The tokens of MLQA's ``normalize_answer`` of each string, as ids.
+
+    ``text``: the code points of the lowercased strings joined by U+0000 (which none holds);
+    ``tok_off`` has one entry per string and one more. Code points ``c < len(drop)`` with
+    ``drop[c]`` are removed (the punctuation); then every maximal run of word characters (as
+    ``\\w`` of ``re``) equal to one of the ``words`` (``words[word_off[k]:word_off[k + 1]]``)
+    becomes a space, as ``re.sub(r"\\b(w1|w2|...)\\b", " ", s)`` does; ``mode`` 2 instead
+    replaces every "ال" (U+0627 U+0644), left to right, by a space (MLQA's Arabic rule).
+    Tokens are the runs of non-whitespace; ``mode`` 1 (Chinese) makes each basic-CJK
+    character a token of its own. Ids follow first appearance; string i's are
+    ``ids[tok_off[i]:tok_off[i + 1]]``. ``ids`` needs room for ``len(text)`` ids. Returns
+    the number of tokens, or -1 if ``text`` holds another number of strings."""
+    cdef int64_t n = text.shape[0], nstr = tok_off.shape[0] - 1, nwords = word_off.shape[0] - 1
+    cdef int64_t i, j, k, m = 0, r = 0, s, ntok = 0, cap, slot, a, b, wl, nd = drop.shape[0]
+    cdef uint32_t c
+    cdef uint32_t* buf = NULL
+    cdef uint32_t* out = NULL
+    cdef int64_t* tab = NULL      # per slot: token start in out, or -1
+    cdef int32_t* tab_len = NULL
+    cdef int32_t* tab_id = NULL
+    cdef int32_t next_id = 0
+    cdef uint64_t h
+    cdef bint same
+    if nstr < 1 or ids.shape[0] < n or nwords < 0 or word_off[nwords] != words.shape[0]:
+        raise InputError("ml_tokens: the outputs or the words do not fit the text")
+    buf = <uint32_t*>malloc((n + 1) * sizeof(uint32_t))
+    out = <uint32_t*>malloc((n + 1) * sizeof(uint32_t))
+    if buf == NULL or out == NULL:
+        free(buf)
+        free(out)
+        raise MemoryError()
+    try:
+        with nogil:
+            # 1. the punctuation removed
+            for i in range(n):
+                c = text[i]
+                if c < nd and drop[c]:
+                    continue
+                buf[m] = c
+                m += 1
+            # 2. the articles (or every "ال") replaced by a space
+            i = 0
+            while i < m:
+                c = buf[i]
+                if mode == 2:
+                    if c == 0x627 and i + 1 < m and buf[i + 1] == 0x644:
+                        out[r] = 32
+                        r += 1
+                        i += 2
+                        continue
+                    out[r] = c
+                    r += 1
+                    i += 1
+                    continue
+                if nwords == 0 or not _ml_word(c):
+                    out[r] = c
+                    r += 1
+                    i += 1
+                    continue
+                j = i
+                while j < m and _ml_word(buf[j]):
+                    j += 1
+                same = False
+                for k in range(nwords):
+                    wl = word_off[k + 1] - word_off[k]
+                    if wl == j - i:
+                        same = True
+                        for s in range(wl):
+                            if words[word_off[k] + s] != buf[i + s]:
+                                same = False
+                                break
+                        if same:
+                            break
+                if same:
+                    out[r] = 32
+                    r += 1
+                else:
+                    for s in range(i, j):
+                        out[r] = buf[s]
+                        r += 1
+                i = j
+            # 3. count the tokens, for the table's size
+            i = 0
+            while i < r:
+                c = out[i]
+                if c == 0 or _ml_space(c):
+                    i += 1
+                elif mode == 1 and _ml_cjk(c):
+                    ntok += 1
+                    i += 1
+                else:
+                    ntok += 1
+                    while i < r and out[i] != 0 and not _ml_space(out[i]) and not (
+                            mode == 1 and _ml_cjk(out[i])):
+                        i += 1
+        cap = 64
+        while cap < 2 * ntok + 2:
+            cap *= 2
+        tab = <int64_t*>malloc(cap * sizeof(int64_t))
+        tab_len = <int32_t*>malloc(cap * sizeof(int32_t))
+        tab_id = <int32_t*>malloc(cap * sizeof(int32_t))
+        if tab == NULL or tab_len == NULL or tab_id == NULL:
+            raise MemoryError()
+        with nogil:
+            for i in range(cap):
+                tab[i] = -1
+            # 4. the tokens interned, string by string
+            k = 0            # the string
+            tok_off[0] = 0
+            ntok = 0
+            i = 0
+            while i <= r:
+                c = out[i] if i < r else 0
+                if c == 0:
+                    k += 1
+                    if k > nstr:
+                        break
+                    tok_off[k] = ntok
+                    i += 1
+                    continue
+                if _ml_space(c):
+                    i += 1
+                    continue
+                a = i
+                if mode == 1 and _ml_cjk(c):
+                    i += 1
+                else:
+                    while i < r and out[i] != 0 and not _ml_space(out[i]) and not (
+                            mode == 1 and _ml_cjk(out[i])):
+                        i += 1
+                b = i
+                h = _ml_hash(out + a, b - a)
+                slot = <int64_t>(h & <uint64_t>(cap - 1))
+                while True:
+                    if tab[slot] < 0:
+                        tab[slot] = a
+                        tab_len[slot] = <int32_t>(b - a)
+                        tab_id[slot] = next_id
+                        next_id += 1
+                        break
+                    if tab_len[slot] == b - a:
+                        same = True
+                        for s in range(b - a):
+                            if out[tab[slot] + s] != out[a + s]:
+                                same = False
+                                break
+                        if same:
+                            break
+                    slot = (slot + 1) & (cap - 1)
+                ids[ntok] = tab_id[slot]
+                ntok += 1
+        if k != nstr:
+            return -1
+        return ntok
+    finally:
+        free(buf)
+        free(out)
+        free(tab)
+        free(tab_len)
+        free(tab_id)
