@@ -527,7 +527,7 @@ def _state_evaluation(state, min_f1: float) -> _Evaluation | None:
         if not isinstance(names, list) or not all(type(x) is str for x in names):
             raise InputError(f"the state's {key} must be a list of str")
     n = len(ids)
-    arrays = {}
+    arrays: dict = {}
     for key, dtype in (("dialog", np.int64), ("flags", np.int64), ("human_f1", np.float64),
                        ("f1", np.float64), ("kind", np.int64), ("yesno", np.bool_),
                        ("followup", np.bool_)):
