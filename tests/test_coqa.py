@@ -105,9 +105,16 @@ def test_matches_the_specification(case):
     assert t["exact_match"].tolist() == [float(em.get(k, 0)) for k in turns]
     assert t["f1"].tolist() == [float(f1.get(k, 0)) for k in turns]
     assert t["predicted"].tolist() == [k in em for k in turns]
-    turns_golds, _ = ref.read_gold(data)
+    turns_golds, source_of = ref.read_gold(data)
     if all(len(g) > 1 for g in turns_golds.values()):
         assert qafast.coqa_human(data) == ref.coqa_human(data)
+        m = qafast.CoqaMetrics()
+        keys = list(turns_golds)
+        for lo in range(0, len(keys), 2):
+            m.update_human([list(turns_golds[k]) for k in keys[lo:lo + 2]],
+                           [source_of[k[0]] for k in keys[lo:lo + 2]])
+        if keys:
+            assert m.compute() == ref.coqa_human(data)
     else:
         with pytest.raises(InputError, match="one gold answer"):
             qafast.coqa_human(data)
@@ -232,4 +239,6 @@ def test_streaming_rejects_bad_turns():
         m.update([3], [["x"]], "cnn")
     with pytest.raises(InputError, match="not a CoqaMetrics state"):
         m.load_state_dict({})
+    with pytest.raises(InputError, match="one gold answer"):
+        m.update_human([["x", "y"], ["x"]], "cnn")
     assert len(m) == 0

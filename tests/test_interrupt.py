@@ -141,6 +141,21 @@ class Child:
             return False
         return held >= count
 
+    def waits_on_a_pipe(self) -> bool:
+        """Whether the main thread sleeps in a read of a pipe. A SIGINT sent between the
+        pipe's opening and that read is handled before the read starts, which then waits for
+        data that never comes: CPython looks at signals again only when a call is
+        interrupted, so a signal in that window is lost (the process hangs, as it would for
+        a user's Ctrl-C pressed at that instant)."""
+        try:
+            with open(f"/proc/{self.proc.pid}/stat") as f:
+                state = f.read().rsplit(")", 1)[1].split()[0]
+            with open(f"/proc/{self.proc.pid}/wchan") as f:
+                wchan = f.read()
+        except OSError:
+            return False
+        return state == "S" and "pipe" in wchan
+
     def has_kernels(self) -> bool:
         """Whether qafast's compiled module is loaded: the command is past its start."""
         try:
@@ -291,8 +306,8 @@ try:
     print(qafast.squad({str(stalled_fifo)!r}, {str(preds)!r}))
 {THREADS}"""
     child = Child(_script(body), tmpdir_env)
-    child.wait_until(lambda: child.says("ready") and child.has_open(stalled_fifo),
-                     "the dataset being read")
+    child.wait_until(lambda: (child.says("ready") and child.has_open(stalled_fifo)
+                              and child.waits_on_a_pipe()), "the dataset being read")
     _check_api(child, child.interrupt())
 
 
@@ -301,7 +316,8 @@ def test_squad_command_stops_while_reading(stalled_fifo, tmp_path, tmpdir_env):
     preds.write_text("{}")
     child = Child([sys.executable, "-m", "qafast", "squad", str(stalled_fifo), str(preds)],
                   tmpdir_env)
-    child.wait_until(lambda: child.has_open(stalled_fifo), "the dataset being read")
+    child.wait_until(lambda: child.has_open(stalled_fifo) and child.waits_on_a_pipe(),
+                     "the dataset being read")
     _check_command(child, child.interrupt())
 
 

@@ -113,6 +113,10 @@ def test_batches_of_dialogs_give_the_whole_evaluation(case, cuts):
         m.update(data[a:b], lines)
     got = m.compute()
     assert all(_same(whole[k], got[k]) for k in KEYS)
+    again = QuacMetrics(min_f1=min_f1)
+    again.load_state_dict(json.loads(json.dumps(m.state_dict())))
+    got = again.compute()
+    assert all(_same(whole[k], got[k]) for k in KEYS) and len(again) == len(m)
 
 
 # --------------------------------------------------------------------------------------------
@@ -230,6 +234,54 @@ def test_streaming_merges_and_refuses_other_thresholds():
     with pytest.raises(InputError):
         QuacMetrics().compute()
     assert np.isfinite(a.compute()["f1"]) and len(a) == 2
+
+
+def _state():
+    m = QuacMetrics()
+    m.update(_dialog([_qa("D_q#0", "one two"), _qa("D_q#1", "three")]),
+             {"D_q#0": "one", "D_q#1": "CANNOTANSWER"})
+    return m
+
+
+def test_state_round_trips_through_torch_save(tmp_path):
+    torch = pytest.importorskip("torch")
+    m = _state()
+    torch.save(m.state_dict(), tmp_path / "s.pt")
+    again = QuacMetrics()
+    again.load_state_dict(torch.load(tmp_path / "s.pt", weights_only=True))
+    assert again.compute() == m.compute() and len(again) == 2
+    again.update(_dialog([_qa("E_q#0", "two")], did="E"), {"E_q#0": "two"})
+    assert len(again) == 3
+    empty = QuacMetrics()
+    empty.load_state_dict(QuacMetrics().state_dict())
+    assert len(empty) == 0
+
+
+@pytest.mark.parametrize("change, words", [
+    ({"format": "qafast.CoqaMetrics"}, "not a QuacMetrics state"),
+    ({"version": 2}, "version 2"),
+    ({"min_f1": 0.5}, "min_f1 is 0.5"),
+    ({"ids": ["D_q#0", 3]}, "ids must be a list of str"),
+    ({"f1": [0.5]}, "f1 must be a list of 2 numbers"),
+    ({"f1": [0.5, 2.0]}, r"f1 values must be in \[0, 1\]"),
+    ({"yesno": [1, 0]}, "yesno must be a list of 2 bools"),
+    ({"dialog": [0, 1]}, "positions in its dialogs"),
+    ({"kind": [0, 9]}, "kind values"),
+    ({"flags": [0, 8]}, "flags must be in"),
+])
+def test_a_bad_state_is_refused_and_the_state_kept(change, words):
+    m = _state()
+    before = m.compute()
+    with pytest.raises(InputError, match=words):
+        m.load_state_dict({**m.state_dict(), **change})
+    assert m.compute() == before
+
+
+def test_a_state_missing_a_field_names_it():
+    state = _state().state_dict()
+    del state["kind"]
+    with pytest.raises(InputError, match="lacks kind"):
+        QuacMetrics().load_state_dict(state)
 
 
 def _neumaier(values) -> float:

@@ -460,6 +460,33 @@ class CoqaMetrics(KeptScores):
         if len(answers) != n:
             raise InputError(f"{n} predictions for {len(answers)} turns")
         sources = [sources] * n if isinstance(sources, str) else list(sources)
+        golds = self._golds(answers, sources, n)
+        preds = []
+        for i, p in enumerate(predictions):
+            if p is not None and not isinstance(p, str):
+                raise InputError(f"turn {i} of the batch: a prediction is a string or None, "
+                                 f"got {type(p).__name__}")
+            preds.append(None if p is None else str.__str__(p))
+        self._score(golds, sources, preds)
+
+    def update_human(self, answers, sources) -> None:
+        """Score a batch of turns as :func:`coqa_human` does (the script's ``--human``): each
+        gold answer against the turn's others, so every turn needs two answers or more.
+        A turn's score needs only its own answers, so this streams like :meth:`update`; feed
+        one metric either ``update`` or ``update_human`` calls, not both."""
+        if isinstance(answers, (str, bytes)):
+            raise InputTypeError("answers is a sequence, one item a turn")
+        answers = list(answers)
+        golds = self._golds(answers, sources, len(answers))
+        for i, g in enumerate(golds):
+            if len(g) < 2:
+                raise InputError(f"turn {i} of the batch has one gold answer; human "
+                                 "performance needs several")
+        self._score(golds, sources, None)
+
+    @staticmethod
+    def _golds(answers: list, sources, n: int) -> list:
+        sources = [sources] * n if isinstance(sources, str) else list(sources)
         if len(sources) != n:
             raise InputError(f"{len(sources)} sources for {n} turns")
         golds = []
@@ -474,14 +501,13 @@ class CoqaMetrics(KeptScores):
             if not all(isinstance(t, str) for t in a):
                 raise InputError(f"turn {i} of the batch: the gold answers must be strings")
             golds.append(tuple(str.__str__(t) for t in a))
-        preds = []
-        for i, p in enumerate(predictions):
-            if p is not None and not isinstance(p, str):
-                raise InputError(f"turn {i} of the batch: a prediction is a string or None, "
-                                 f"got {type(p).__name__}")
-            preds.append(None if p is None else str.__str__(p))
+        return golds
+
+    def _score(self, golds: list, sources, preds: list | None) -> None:
+        n = len(golds)
         if not n:
             return
+        sources = [sources] * n if isinstance(sources, str) else list(sources)
         codes = np.array([_SOURCE_CODE[s] for s in sources], dtype=np.int8)
         gold = _Gold(list(range(n)), golds, codes, "<batch>")
         with gc_paused():

@@ -96,8 +96,10 @@ def quac(val, predictions, *, min_f1: float = 0.4, per_question: bool = False) -
     {'unfiltered_f1': 94.44444444444444, 'f1': 94.44444444444444, 'HEQ': 100.0, 'DHEQ': 100.0,
      'yes/no': 100.0, 'followup': 50.0, 'unanswerable_acc': 100.0}
     >>> rows = quac(val, preds, per_question=True)
-    >>> rows["human_f1"], rows["f1"], rows["kind"]
-    (array([0.66666667, 1.        ]), array([0.88888889, 1.        ]), ['Exact match', 'Exact match'])
+    >>> rows["human_f1"], rows["f1"]
+    (array([0.66666667, 1.        ]), array([0.88888889, 1.        ]))
+    >>> rows["kind"]
+    ['Exact match', 'Exact match']
     """
     if not isinstance(per_question, (bool, np.bool_)):
         raise InputTypeError(f"per_question must be a bool, not {type(per_question).__name__}")
@@ -469,6 +471,102 @@ class QuacMetrics:
         if not self._parts:
             raise InputError("no dialog scored yet")
         return _concat(self._parts, self.min_f1).metrics()
+
+    def state_dict(self) -> dict:
+        """The questions kept so far as plain lists and numbers, for :meth:`load_state_dict`
+        (``torch.save`` and ``torch.load(weights_only=True)`` take it as is): ``format``,
+        ``version``, ``min_f1``, ``dialogs`` (ids), and per question ``ids``, ``dialog``
+        (position in ``dialogs``), ``flags``, ``human_f1``, ``f1``, ``kind``, ``yesno`` and
+        ``followup``."""
+        if not self._parts:
+            ev = None
+        else:
+            ev = _concat(self._parts, self.min_f1)
+        if ev is None:
+            rows: dict = {k: [] for k in ("ids", "dialog", "flags", "human_f1", "f1", "kind",
+                                          "yesno", "followup")}
+            dialogs: list = []
+        else:
+            predicted = (ev.flags & _PREDICTED) != 0
+            dialogs = list(ev.dialogs)
+            rows = {"ids": list(ev.qids), "dialog": ev.dialog_of.tolist(),
+                    "flags": ev.flags.tolist(), "human_f1": ev.human.tolist(),
+                    "f1": np.where(predicted, ev.model, 0.0).tolist(),
+                    "kind": ev.kinds.tolist(), "yesno": ev.yesno.tolist(),
+                    "followup": ev.followup.tolist()}
+        return {"format": "qafast.QuacMetrics", "version": 1, "min_f1": self.min_f1,
+                "dialogs": dialogs, **rows}
+
+    def load_state_dict(self, state: Mapping) -> None:
+        """Replace the state by one from :meth:`state_dict` (checked first; the state is
+        unchanged if it raises)."""
+        ev = _state_evaluation(state, self.min_f1)
+        self.reset()
+        if ev is not None:
+            self._parts.append(ev)
+
+
+_STATE_ROWS = ("ids", "dialog", "flags", "human_f1", "f1", "kind", "yesno", "followup")
+
+
+def _state_evaluation(state, min_f1: float) -> _Evaluation | None:
+    """The _Evaluation a QuacMetrics state holds (None when it holds no question)."""
+    if not isinstance(state, Mapping) or state.get("format") != "qafast.QuacMetrics":
+        raise InputError("not a QuacMetrics state (its 'format' must be 'qafast.QuacMetrics')")
+    if state.get("version") != 1:
+        raise InputError(f"QuacMetrics state version {state.get('version')!r}, expected 1")
+    missing = [k for k in ("min_f1", "dialogs", *_STATE_ROWS) if k not in state]
+    if missing:
+        raise InputError(f"a QuacMetrics state lacks {', '.join(missing)}")
+    got = state["min_f1"]
+    if isinstance(got, bool) or not isinstance(got, (int, float, np.floating, np.integer)) or (
+            got != min_f1 and not (math.isnan(got) and math.isnan(min_f1))):
+        raise InputError(f"the state's min_f1 is {got!r}, this QuacMetrics' is {min_f1!r}")
+    dialogs, ids = state["dialogs"], state["ids"]
+    for key, names in (("dialogs", dialogs), ("ids", ids)):
+        if not isinstance(names, list) or not all(type(x) is str for x in names):
+            raise InputError(f"the state's {key} must be a list of str")
+    n = len(ids)
+    arrays: dict = {}
+    for key, dtype in (("dialog", np.int64), ("flags", np.int64), ("human_f1", np.float64),
+                       ("f1", np.float64), ("kind", np.int64), ("yesno", np.bool_),
+                       ("followup", np.bool_)):
+        value = state[key]
+        ok = isinstance(value, list) and len(value) == n and all(
+            not isinstance(x, bool) if dtype is not np.bool_ else isinstance(x, bool)
+            for x in value)
+        try:
+            a = np.array(value, dtype=dtype) if ok else None
+        except (TypeError, ValueError, OverflowError):
+            a = None
+        if a is None or a.shape != (n,):
+            what = "bools" if dtype is np.bool_ else "numbers"
+            raise InputError(f"the state's {key} must be a list of {n} {what}, one per id")
+        arrays[key] = a
+    if ((arrays["dialog"] < 0) | (arrays["dialog"] >= len(dialogs))).any() or (
+            n and len(dialogs) and (np.diff(arrays["dialog"]) < 0).any()):
+        raise InputError("the state's dialog values must be positions in its dialogs, "
+                         "in order")
+    if ((arrays["flags"] < 0) | (arrays["flags"] > 7)).any():
+        raise InputError("the state's flags must be in 0..7")
+    if ((arrays["kind"] < 0) | (arrays["kind"] >= len(KINDS))).any():
+        raise InputError(f"the state's kind values must be in 0..{len(KINDS) - 1}")
+    for key in ("human_f1", "f1"):
+        a = arrays[key]
+        if ((a < 0) | (a > 1)).any() or (key == "f1" and not np.isfinite(a).all()):
+            raise InputError(f"the state's {key} values must be in [0, 1]")
+    if not n and not dialogs:
+        return None
+    ev = _Evaluation()
+    ev.dialogs, ev.qids, ev.n_dialogs = list(dialogs), list(ids), len(dialogs)
+    ev.dialog_of = arrays["dialog"]
+    ev.flags = arrays["flags"].astype(np.uint8)
+    ev.human, ev.model = arrays["human_f1"], arrays["f1"]
+    ev.kinds = arrays["kind"].astype(np.uint8)
+    ev.yesno, ev.followup = arrays["yesno"], arrays["followup"]
+    ev.golds, ev.spans = [None] * n, [None] * n
+    ev.min_f1 = min_f1
+    return ev
 
 
 def _concat(parts: list, min_f1: float) -> _Evaluation:

@@ -721,9 +721,11 @@ def tydi(gold, predictions, *, passage_non_null_threshold: int = 2,
 
     Examples
     --------
-    >>> gold = [{"example_id": 1, "language": "swahili", "question_text": "", "document_plaintext": "",
+    >>> gold = [{"example_id": 1, "language": "swahili",
+    ...          "question_text": "", "document_plaintext": "",
     ...          "annotations": [{"passage_answer": {"candidate_index": 0},
-    ...                           "minimal_answer": {"plaintext_start_byte": 0, "plaintext_end_byte": 4},
+    ...                           "minimal_answer": {"plaintext_start_byte": 0,
+    ...                                              "plaintext_end_byte": 4},
     ...                           "yes_no_answer": "NONE"}] * 3}]
     >>> preds = [{"example_id": 1, "language": "swahili", "passage_answer_index": 0,
     ...           "passage_answer_score": 1.0, "minimal_answer_score": 1.0,
@@ -750,11 +752,14 @@ def tydi_by_language(gold, predictions, *, passage_non_null_threshold: int = 2,
 
     Examples
     --------
-    >>> gold = [{"example_id": "a", "language": "thai", "question_text": "", "document_plaintext": "",
+    >>> gold = [{"example_id": "a", "language": "thai",
+    ...          "question_text": "", "document_plaintext": "",
     ...          "annotations": [{"passage_answer": {"candidate_index": 3},
-    ...                           "minimal_answer": {"plaintext_start_byte": -1, "plaintext_end_byte": -1},
+    ...                           "minimal_answer": {"plaintext_start_byte": -1,
+    ...                                              "plaintext_end_byte": -1},
     ...                           "yes_no_answer": "YES"}] * 2}]
-    >>> preds = [{"example_id": "a", "language": "thai", "passage_answer_index": 3, "yes_no_answer": "yes",
+    >>> preds = [{"example_id": "a", "language": "thai",
+    ...           "passage_answer_index": 3, "yes_no_answer": "yes",
     ...           "minimal_answer": {"start_byte_offset": -1, "end_byte_offset": -1},
     ...           "passage_answer_score": 2.5, "minimal_answer_score": 0.5}]
     >>> m = tydi_by_language(gold, preds)["thai"]
@@ -784,9 +789,11 @@ def tydi_questions(gold, predictions, *, passage_non_null_threshold: int = 2,
 
     Examples
     --------
-    >>> gold = [{"example_id": 7, "language": "korean", "question_text": "", "document_plaintext": "",
+    >>> gold = [{"example_id": 7, "language": "korean",
+    ...          "question_text": "", "document_plaintext": "",
     ...          "annotations": [{"passage_answer": {"candidate_index": 1},
-    ...                           "minimal_answer": {"plaintext_start_byte": 10, "plaintext_end_byte": 20},
+    ...                           "minimal_answer": {"plaintext_start_byte": 10,
+    ...                                              "plaintext_end_byte": 20},
     ...                           "yes_no_answer": "NONE"}] * 2}]
     >>> preds = [{"example_id": 7, "language": "korean", "passage_answer_index": 1,
     ...           "minimal_answer": {"start_byte_offset": 15, "end_byte_offset": 20},
