@@ -154,6 +154,8 @@ class Child:
                 wchan = f.read()
         except OSError:
             return False
+        if wchan.strip() in ("", "0"):  # a kernel hiding wait channels: asleep is the most known
+            return state == "S"
         return state == "S" and "pipe" in wchan
 
     def has_kernels(self) -> bool:
