@@ -316,3 +316,8 @@ def quac_kinds(contexts: list[Any], preds: list[Any], golds: list[Any], exact: _
 def quac_walk(data: list[Any], preds: dict[Any, Any], dialogs: list[Any], dialog_of: list[int],
               qids: list[Any], golds: list[list[str]], spans: list[str], flags: list[int],
               entries: list[Any], contexts: dict[int, Any]) -> bool: ...
+
+# skipping the bulky fields of a gold JSON file (_json_scan_kernels.pxi)
+JSON_SKIP_HOTPOT: int
+JSON_SKIP_DROP: int
+def json_skip_spans(buf: bytes, layout: int) -> list[int] | None: ...

@@ -102,16 +102,21 @@ def hotpot(gold, predictions, *, per_question: bool = False) -> dict:
 # Input
 # --------------------------------------------------------------------------------------------
 
-def read_json(path, what: str):
+def read_json(path, what: str, *, skip_bulk: bool = False):
     """The JSON value of the file at ``path`` as the script reads it: UTF-8 text with its
     line ends made ``\n`` (it opens the file in text mode), control characters allowed
     inside strings and each ``NaN`` a new float (as ujson reads them); a FormatError naming
-    the file otherwise."""
+    the file otherwise. ``skip_bulk``: a gold file's "context", "question", "type" and
+    "level" of each question may be read as None (they are not scored)."""
     path = os.fspath(path)
     if isinstance(path, bytes):
         raise InputTypeError(f"the {what} path must be str or os.PathLike[str], not bytes")
     with open(path, "rb") as f:
         raw = f.read()
+    if skip_bulk:
+        short = _scan_skip(raw, _kernels.JSON_SKIP_HOTPOT)
+        if short is not None:
+            return json.loads(short, strict=False, parse_constant=float)
     try:
         text = raw.decode("utf-8")
         if "\r" in text:
@@ -127,11 +132,31 @@ def read_json(path, what: str):
         raise FormatError("JSON nested too deeply to read", path=path) from None
 
 
+def _scan_skip(raw: bytes, layout: int) -> str | None:
+    """The text of ``raw`` with null for the values the scan skips (line ends made ``\\n``),
+    or None where the scan leaves the file to json.loads."""
+    spans = _kernels.json_skip_spans(raw, layout) if raw else None
+    if spans is None:
+        return None
+    view = memoryview(raw)
+    parts: list = []
+    at = 0
+    for k in range(0, len(spans), 2):
+        parts.append(view[at:spans[k]])
+        parts.append(b"null")
+        at = spans[k + 1]
+    parts.append(view[at:])
+    text = b"".join(parts).decode("utf-8")
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    return text
+
+
 def _gold_list(gold) -> list:
     source = None
     if isinstance(gold, (str, os.PathLike)):
         source = os.fspath(gold)
-        gold = read_json(gold, "gold")
+        gold = read_json(gold, "gold", skip_bulk=True)
     if type(gold) is not list:
         if isinstance(gold, (str, bytes, Mapping)) or not hasattr(gold, "__iter__"):
             where = f"{source}: " if source is not None else ""

@@ -1,0 +1,67 @@
+"""The gold-file scan that skips the bulky fields: the kept objects are those json.loads makes."""
+
+import json
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from qafast import _kernels
+from qafast.hotpot_eval import _scan_skip
+
+_HOT = ("context", "question", "type", "level")
+
+_text = st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=8) | \
+    st.sampled_from(["[", "]{", "}\"", "\\", "\U0001F600", "é", ""])
+_leaf = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False,
+                                                               allow_infinity=False) | _text
+_value = st.recursive(_leaf, lambda c: st.lists(c, max_size=3)
+                      | st.lists(st.tuples(_text | st.sampled_from(_HOT), c), max_size=3),
+                      max_leaves=12)
+
+
+def _dump(v, ascii_: bool, ws: str) -> str:
+    """JSON text of v; a list of pairs is an object (duplicate keys kept)."""
+    if isinstance(v, list) and v and all(isinstance(x, tuple) for x in v):
+        return "{" + ws + ",".join(_dump(k, ascii_, ws) + ws + ":" + _dump(x, ascii_, ws)
+                                   for k, x in v) + "}"
+    if isinstance(v, list):
+        return "[" + ws + ("," + ws).join(_dump(x, ascii_, ws) for x in v) + ws + "]"
+    return json.dumps(v, ensure_ascii=ascii_)
+
+
+def _strip(obj):
+    if isinstance(obj, list):
+        return [{k: (None if k in _HOT else x) for k, x in e.items()} if isinstance(e, dict)
+                else e for e in obj]
+    return obj
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.lists(st.tuples(_text | st.sampled_from(_HOT + ("_id", "answer")), _value),
+                         max_size=5) | _value, max_size=4),
+       st.booleans(), st.sampled_from(["", " ", "\n", "\r\n\t "]))
+def test_hotpot_scan_matches_json_loads(entries, ascii_, ws):
+    text = _dump(entries, ascii_, ws) if entries else "[]"
+    want = json.loads(text, strict=False, parse_constant=float)
+    got = _scan_skip(text.encode("utf-8"), _kernels.JSON_SKIP_HOTPOT)
+    assert got is not None
+    assert json.loads(got, strict=False, parse_constant=float) == _strip(want)
+
+
+@pytest.mark.parametrize("text", [
+    "", " ", "[", "[1,]", "[{\"a\":1,}]", "[{\"context\": NaN}]", "[Infinity]", "[-Infinity]",
+    "\ufeff[]", "[{\"context\": \"\\x\"}]", "[{\"context\": \"a\tb\"}]", "[1] 2", "[01]",
+    "[\"\\ud800\"]", "[" * 300 + "]" * 300, "[" + "1" * 4500 + "]", "[{\"a\" 1}]",
+    "[{\"context\": [\"]\"}}]",
+])
+def test_hotpot_scan_leaves_what_it_does_not_take_to_json(text):
+    raw = text.encode("utf-8")
+    got = _scan_skip(raw, _kernels.JSON_SKIP_HOTPOT) if raw else None
+    if got is not None:   # only valid, plain JSON is taken
+        assert json.loads(got, strict=False) == _strip(json.loads(text, strict=False))
+
+
+def test_hotpot_scan_invalid_utf8_is_left_to_json():
+    assert _kernels.json_skip_spans(b'[{"context": "\xff"}]', 0) is None
+    assert _kernels.json_skip_spans(b'[{"context": "\xed\xa0\x80"}]', 0) is None
