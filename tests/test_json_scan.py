@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from qafast import _kernels
-from qafast.hotpot_eval import _scan_skip
+from qafast._json_scan import scan_skip as _scan_skip
 
 _HOT = ("context", "question", "type", "level")
 
@@ -65,3 +65,36 @@ def test_hotpot_scan_leaves_what_it_does_not_take_to_json(text):
 def test_hotpot_scan_invalid_utf8_is_left_to_json():
     assert _kernels.json_skip_spans(b'[{"context": "\xff"}]', 0) is None
     assert _kernels.json_skip_spans(b'[{"context": "\xed\xa0\x80"}]', 0) is None
+
+
+def _strip_drop(obj):
+    if not isinstance(obj, dict):
+        return obj
+    out = {}
+    for pid, passage in obj.items():
+        if isinstance(passage, dict):
+            passage = {k: (None if k == "passage" else x) for k, x in passage.items()}
+            qa = passage.get("qa_pairs")
+            if isinstance(qa, list):
+                passage["qa_pairs"] = [
+                    {k: (None if k == "question" else x) for k, x in e.items()}
+                    if isinstance(e, dict) else e for e in qa]
+        out[pid] = passage
+    return out
+
+
+_qa = st.lists(st.tuples(st.sampled_from(["question", "answer", "query_id", "validated_answers"])
+                         | _text, _value), max_size=4)
+_passage = st.lists(st.tuples(st.sampled_from(["passage", "qa_pairs", "question"]) | _text,
+                              st.lists(_qa, max_size=3) | _value), max_size=4)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(_text | st.just("passage"), _passage | _value), max_size=4),
+       st.booleans(), st.sampled_from(["", " ", "\n", "\r\n\t "]))
+def test_drop_scan_matches_json_loads(passages, ascii_, ws):
+    text = _dump(passages, ascii_, ws) if passages else "{}"
+    want = json.loads(text)
+    got = _scan_skip(text.encode("utf-8"), _kernels.JSON_SKIP_DROP)
+    assert got is not None
+    assert json.loads(got) == _strip_drop(want)

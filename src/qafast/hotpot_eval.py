@@ -20,6 +20,7 @@ from collections.abc import Mapping
 import numpy as np
 
 from . import _kernels
+from ._json_scan import scan_skip
 from ._gc import gc_paused
 from .errors import FormatError, InputError, InputTypeError
 
@@ -114,7 +115,7 @@ def read_json(path, what: str, *, skip_bulk: bool = False):
     with open(path, "rb") as f:
         raw = f.read()
     if skip_bulk:
-        short = _scan_skip(raw, _kernels.JSON_SKIP_HOTPOT)
+        short = scan_skip(raw, _kernels.JSON_SKIP_HOTPOT)
         if short is not None:
             return json.loads(short, strict=False, parse_constant=float)
     try:
@@ -130,26 +131,6 @@ def read_json(path, what: str, *, skip_bulk: bool = False):
         raise FormatError(f"not UTF-8 text ({e.reason})", path=path) from None
     except RecursionError:
         raise FormatError("JSON nested too deeply to read", path=path) from None
-
-
-def _scan_skip(raw: bytes, layout: int) -> str | None:
-    """The text of ``raw`` with null for the values the scan skips (line ends made ``\\n``),
-    or None where the scan leaves the file to json.loads."""
-    spans = _kernels.json_skip_spans(raw, layout) if raw else None
-    if spans is None:
-        return None
-    view = memoryview(raw)
-    parts: list = []
-    at = 0
-    for k in range(0, len(spans), 2):
-        parts.append(view[at:spans[k]])
-        parts.append(b"null")
-        at = spans[k + 1]
-    parts.append(view[at:])
-    text = b"".join(parts).decode("utf-8")
-    if "\r" in text:
-        text = text.replace("\r\n", "\n").replace("\r", "\n")
-    return text
 
 
 def _gold_list(gold) -> list:
