@@ -10,7 +10,7 @@ def scan_skip(raw: bytes, layout: int) -> str | None:
     """The text of ``raw`` with null for the values the scan skips (line ends made ``\\n``),
     or None where the scan leaves the file to json.loads."""
     spans = _kernels.json_skip_spans(raw, layout) if raw else None
-    if spans is None:
+    if not spans:   # (nothing to skip: json.loads reads the file as before)
         return None
     view = memoryview(raw)
     parts: list = []

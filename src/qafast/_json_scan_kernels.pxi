@@ -4,7 +4,7 @@
 # json_skip_spans checks that the whole buffer is JSON that json.loads reads as written
 # (strings without raw control characters, valid UTF-8, no NaN/Infinity, numbers of at most
 # 4000 characters, nesting of at most _JS_MAX_DEPTH) and gives the byte spans of the values
-# to skip: the caller puts null in their place and hands the (much shorter) rest to json.loads,
+# to skip (those of at least _JS_MIN_SKIP bytes): the caller puts null in their place and hands the (much shorter) rest to json.loads,
 # which then builds every kept object, duplicate keys included, as it would have. Anything the
 # scan does not accept gives None: the caller then reads the whole file as before. Keys with
 # escapes are never skipped (they are left to json.loads). Uses _ty_ws, _ty_string,
@@ -13,6 +13,7 @@
 
 cdef enum:
     _JS_MAX_DEPTH = 200
+    _JS_MIN_SKIP = 64     # values shorter than this (in bytes) are kept
     _JS_HOTPOT = 0  # [ {"context", "question", "type", "level": skipped} ]
     _JS_DROP = 1    # { pid: {"passage": skipped, "qa_pairs": [ {"question": skipped} ]} }
 
@@ -113,8 +114,9 @@ def json_skip_spans(const unsigned char[::1] buf, int layout):
         # ---- a value ended at p
         while True:
             if skip_start >= 0 and depth == skip_depth:
-                spans.append(skip_start)
-                spans.append(p)
+                if p - skip_start >= _JS_MIN_SKIP:   # (a short value costs less to read)
+                    spans.append(skip_start)
+                    spans.append(p)
                 skip_start = -1
             p = _ty_ws(s, p, n)
             if depth == 0:
