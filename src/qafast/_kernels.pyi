@@ -320,3 +320,7 @@ def quac_walk(data: list[Any], preds: dict[Any, Any], dialogs: list[Any], dialog
 # MLQA (_multilingual_kernels.pxi)
 def ml_tokens(text: NDArray[np.uint32], drop: _U8, word_off: _I64, words: NDArray[np.uint32],
               mode: int, tok_off: _I64, ids: _I32) -> int: ...
+# skipping the bulky fields of a gold JSON file (_json_scan_kernels.pxi)
+JSON_SKIP_HOTPOT: int
+JSON_SKIP_DROP: int
+def json_skip_spans(buf: bytes, layout: int) -> list[int] | None: ...

@@ -20,6 +20,7 @@ from collections.abc import Mapping
 import numpy as np
 
 from . import _kernels
+from ._json_scan import scan_skip
 from ._gc import gc_paused
 from .errors import FormatError, InputError, InputTypeError
 
@@ -102,16 +103,21 @@ def hotpot(gold, predictions, *, per_question: bool = False) -> dict:
 # Input
 # --------------------------------------------------------------------------------------------
 
-def read_json(path, what: str):
+def read_json(path, what: str, *, skip_bulk: bool = False):
     """The JSON value of the file at ``path`` as the script reads it: UTF-8 text with its
     line ends made ``\n`` (it opens the file in text mode), control characters allowed
     inside strings and each ``NaN`` a new float (as ujson reads them); a FormatError naming
-    the file otherwise."""
+    the file otherwise. ``skip_bulk``: a gold file's "context", "question", "type" and
+    "level" of each question may be read as None (they are not scored)."""
     path = os.fspath(path)
     if isinstance(path, bytes):
         raise InputTypeError(f"the {what} path must be str or os.PathLike[str], not bytes")
     with open(path, "rb") as f:
         raw = f.read()
+    if skip_bulk:
+        short = scan_skip(raw, _kernels.JSON_SKIP_HOTPOT)
+        if short is not None:
+            return json.loads(short, strict=False, parse_constant=float)
     try:
         text = raw.decode("utf-8")
         if "\r" in text:
@@ -131,7 +137,7 @@ def _gold_list(gold) -> list:
     source = None
     if isinstance(gold, (str, os.PathLike)):
         source = os.fspath(gold)
-        gold = read_json(gold, "gold")
+        gold = read_json(gold, "gold", skip_bulk=True)
     if type(gold) is not list:
         if isinstance(gold, (str, bytes, Mapping)) or not hasattr(gold, "__iter__"):
             where = f"{source}: " if source is not None else ""
