@@ -435,3 +435,36 @@ def test_drcd_cli_errors(tmp_path, capsys):
         cli_main(["drcd", str(DATA / "drcd_data.json"), str(pred), "--rules", "squad"])
     assert exit_.value.code == 2
     assert "invalid choice" in capsys.readouterr().err
+
+
+_CMRC_CHARS = [*"，。：:-_*/\\~`+=「」《》 \t\u3000\n北京大学", "\u4e00", "\u9fa5"]
+
+
+def _cmrc_units_hold(s):
+    from qafast import answers
+
+    assert answers.normalize_cmrc(s) == spec.normalize_cmrc(s)
+    want = [t.encode("utf-8", "surrogatepass") for t in spec.cmrc_segments(s)]
+    assert answers._cmrc_units(s) == want
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(_CMRC_CHARS), max_size=30).map("".join))
+def test_cmrc_units_are_the_specifications(s):
+    """The fast CMRC segmentation (punctuation by translate, one regex split at Chinese
+    characters, each run's tokens kept) gives the specification's tokens; here the text
+    between Chinese characters is whitespace once the punctuation is dropped, which needs no
+    nltk data."""
+    _cmrc_units_hold(s)
+
+
+@needs_punkt
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sampled_from([*_CMRC_CHARS, *"ab1.2'\"?!NBA……·", "\u9fa6", "\ud800", "İ",
+                                 "Σ"]), max_size=30).map("".join)
+       | st.text(max_size=20))
+def test_cmrc_units_are_the_specifications_with_nltk(s):
+    """The same with text nltk splits, "……" (which the script's list holds but never
+    matches), a character just past the Chinese block, a lone surrogate, and letters that
+    lowering changes."""
+    _cmrc_units_hold(s)

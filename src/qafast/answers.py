@@ -105,7 +105,24 @@ def normalize_mlqa(s: str, lang: str) -> str:
     return " ".join(t.split())
 
 
-normalize_cmrc = _ref.normalize_cmrc
+#: CMRC 2018's punctuation as a translate table: its one two-character entry ("……") never
+#: equals the single character the script compares it with, so it removes nothing
+_CMRC_DROP = {ord(c): None for c in _ref.CMRC_PUNCTUATION if len(c) == 1}
+
+
+def normalize_cmrc(s: str) -> str:
+    """CMRC 2018's ``remove_punctuation`` (:func:`qafast.reference.answers.normalize_cmrc`),
+    the punctuation dropped by one ``str.translate``.
+
+    Examples
+    --------
+    >>> from qafast.answers import normalize_cmrc
+    >>> normalize_cmrc(" 《北京》大学： ")
+    '北京大学'
+    """
+    return s.lower().strip().translate(_CMRC_DROP)
+
+
 normalize_bioasq = _ref.normalize_bioasq
 normalize_none = _ref.normalize_none
 
@@ -113,7 +130,8 @@ normalize_none = _ref.normalize_none
 #: ``mlqa:<lang>`` for MLQA's languages (en, es, hi, vi, de, ar, zh). The names are the
 #: specification's (``qafast.reference.answers.NORMALIZERS``); where this module has a faster
 #: function giving the same strings, it takes the specification's place.
-_FASTER: dict[str, Callable[[str], str]] = {"squad": normalize_squad, "drcd": normalize_drcd}
+_FASTER: dict[str, Callable[[str], str]] = {"squad": normalize_squad, "drcd": normalize_drcd,
+                                            "cmrc": normalize_cmrc}
 _FASTER.update({f"mlqa:{lang}": (lambda lang: (lambda s: normalize_mlqa(s, lang)))(lang)
                 for lang in _ref.MLQA_LANGUAGES})
 NORMALIZERS: dict[str, Callable[[str], str]] = {
@@ -155,8 +173,28 @@ def _squad_slow(s: str) -> list:
     return _utf8_split(normalize_squad(s))
 
 
+_CMRC_CJK = re.compile(f"([{_ref.CJK_RANGE[0]}-{_ref.CJK_RANGE[1]}])")
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _cmrc_run_tokens(run: str) -> tuple:
+    # nltk's tokenizer is a pure function of the run, and 90% of a CMRC call: the numbers,
+    # names and English words between Chinese characters repeat from answer to answer
+    return tuple(t.encode("utf-8", "surrogatepass") for t in _ref._nltk_word_tokenize(run))
+
+
 def _cmrc_units(s: str) -> list:
-    return [t.encode("utf-8", "surrogatepass") for t in _ref.cmrc_segments(s)]
+    """:func:`qafast.reference.answers.cmrc_segments` as UTF-8 tokens: the punctuation dropped
+    at once, the text split at each Chinese character by one regex, each run of other text
+    tokenized once per process."""
+    pieces = _CMRC_CJK.split(normalize_cmrc(s))
+    out: list = []
+    for k, piece in enumerate(pieces):
+        if k % 2:
+            out.append(piece.encode("utf-8", "surrogatepass"))
+        elif piece:
+            out.extend(_cmrc_run_tokens(piece))
+    return out
 
 
 class _Encoded:
