@@ -444,8 +444,10 @@ def _cmrc_units_hold(s):
     from qafast import answers
 
     assert answers.normalize_cmrc(s) == spec.normalize_cmrc(s)
-    want = [t.encode("utf-8", "surrogatepass") for t in spec.cmrc_segments(s)]
-    assert answers._cmrc_units(s) == want
+    assert answers._cmrc_units(s) == [t.encode("utf-8", "surrogatepass")
+                                      for t in spec.cmrc_split(s)]
+    # the script's segmentation of the original string: the normalized string's tokens
+    assert spec.cmrc_split(spec.normalize_cmrc(s)) == spec.cmrc_segments(s)
 
 
 @settings(max_examples=300, deadline=None)
@@ -468,3 +470,14 @@ def test_cmrc_units_are_the_specifications_with_nltk(s):
     matches), a character just past the Chinese block, a lone surrogate, and letters that
     lowering changes."""
     _cmrc_units_hold(s)
+
+
+@needs_punkt
+def test_cmrc_whitespace_uncovered_by_punctuation_stays():
+    """The script strips, then drops punctuation: in "－\u2003\"\u2003NBA球员" the em space the
+    dash uncovers stays, and nltk reads the quote after it as a closing one (''), where the
+    answer's leading quote is an opening one (``): F1 0.75, as cmrc2018_evaluate.py's
+    calc_f1_score gives (qafast gave 1.0 when it stripped the normalized string again)."""
+    data = [{"qas": [{"query_id": "1", "answers": ['"\u2003NBA球员']}]}]
+    got = qafast.cmrc(data, {"1": '－\u2003"\u2003NBA球员'}, per_question=True)
+    assert got["F1"][0] == 0.75 and got["EM"][0] == 0.0

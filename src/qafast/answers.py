@@ -180,14 +180,14 @@ _CMRC_CJK = re.compile(f"([{_ref.CJK_RANGE[0]}-{_ref.CJK_RANGE[1]}])")
 def _cmrc_run_tokens(run: str) -> tuple:
     # nltk's tokenizer is a pure function of the run, and 90% of a CMRC call: the numbers,
     # names and English words between Chinese characters repeat from answer to answer
-    return tuple(t.encode("utf-8", "surrogatepass") for t in _ref._nltk_word_tokenize(run))
+    return tuple(t.encode("utf-8", "surrogatepass") for t in _ref.nltk_tokens(run))
 
 
 def _cmrc_units(s: str) -> list:
-    """:func:`qafast.reference.answers.cmrc_segments` as UTF-8 tokens: the punctuation dropped
+    """:func:`qafast.reference.answers.cmrc_split` as UTF-8 tokens: the punctuation dropped
     at once, the text split at each Chinese character by one regex, each run of other text
     tokenized once per process."""
-    pieces = _CMRC_CJK.split(normalize_cmrc(s))
+    pieces = _CMRC_CJK.split(s.lower().translate(_CMRC_DROP))
     out: list = []
     for k, piece in enumerate(pieces):
         if k % 2:

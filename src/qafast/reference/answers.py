@@ -48,6 +48,7 @@ from typing import Callable, Iterable, Sequence
 __all__ = [
     "CJK_RANGE", "CMRC_PUNCTUATION", "DRCD_PUNCTUATION", "EMPTY_RULES", "MLQA_LANGUAGES",
     "MLQA_PUNCTUATION", "NORMALIZERS", "SQUAD_PUNCTUATION", "UNITS", "bag_f1", "cmrc_segments",
+    "cmrc_split", "nltk_tokens",
     "exact_match", "exact_match_score", "f1", "f1_score", "get_normalizer", "lcs_f1",
     "lcs_length", "max_over_references", "normalize_bioasq", "normalize_cmrc", "normalize_drcd",
     "normalize_mlqa", "normalize_none", "normalize_squad", "reader_metrics",
@@ -223,7 +224,8 @@ def get_normalizer(normalizer) -> Callable[[str], str]:
 # Units
 # --------------------------------------------------------------------------------------------
 
-def _nltk_word_tokenize(text: str) -> list:
+def nltk_tokens(text: str) -> list:
+    """``nltk.word_tokenize(text)``; whitespace alone gives no token without importing nltk."""
     if text.strip() == "":
         return []  # what nltk.word_tokenize gives for whitespace, without needing nltk
     try:
@@ -238,24 +240,34 @@ def _nltk_word_tokenize(text: str) -> list:
 def cmrc_segments(s: str) -> list:
     """CMRC 2018's ``mixed_segmentation(s, rm_punc=True)``.
 
-    Lowercase and strip; skip :data:`CMRC_PUNCTUATION`; each basic-CJK character is a token;
-    each run of other characters goes through ``nltk.word_tokenize`` (whitespace-only runs give
-    no token, which needs no nltk).
+    Lowercase and strip; then :func:`cmrc_split`.
     """
-    s = s.lower().strip()
+    return cmrc_split(s.lower().strip())
+
+
+def cmrc_split(s: str) -> list:
+    """The tokens of the ``"cmrc"`` unit: lowercase (not strip); skip :data:`CMRC_PUNCTUATION`;
+    each basic-CJK character is a token; each run of other characters goes through
+    ``nltk.word_tokenize`` (whitespace-only runs give no token, which needs no nltk).
+
+    Applied to :func:`normalize_cmrc`'s output this is :func:`cmrc_segments` of the original
+    string: the script strips before it drops punctuation, so whitespace the punctuation
+    uncovers stays, and nltk reads a quote after it as a closing one.
+    """
+    s = s.lower()
     out, buf = [], ""
     for ch in s:
         if ch in CMRC_PUNCTUATION:
             continue
         if _is_cjk(ch):
             if buf != "":
-                out.extend(_nltk_word_tokenize(buf))
+                out.extend(nltk_tokens(buf))
                 buf = ""
             out.append(ch)
         else:
             buf += ch
     if buf != "":
-        out.extend(_nltk_word_tokenize(buf))
+        out.extend(nltk_tokens(buf))
     return out
 
 
@@ -263,14 +275,14 @@ def tokenize(normalized: str, unit: str) -> list:
     """The units F1 counts in a normalized answer.
 
     ``"token"``: ``str.split()`` (SQuAD, MLQA). ``"char"``: every character, spaces included
-    (DRCD, PIAF). ``"cmrc"``: :func:`cmrc_segments` (CMRC 2018; its F1 is :func:`lcs_f1`).
+    (DRCD, PIAF). ``"cmrc"``: :func:`cmrc_split` (CMRC 2018; its F1 is :func:`lcs_f1`).
     """
     if unit == "token":
         return normalized.split()
     if unit == "char":
         return list(normalized)
     if unit == "cmrc":
-        return cmrc_segments(normalized)
+        return cmrc_split(normalized)
     raise ValueError(f"unknown unit {unit!r}; expected one of {UNITS}")
 
 
