@@ -549,11 +549,26 @@ def _run_mlqa(args) -> int:
 
 
 def _run_cmrc(args) -> int:
+    return _print_cmrc_layout("cmrc", args, "cmrc")
+
+
+def _run_drcd(args) -> int:
+    """``qafast drcd``: the CMRC 2018 script's output on DRCD files (``--rules cmrc``), or
+    :func:`drcd`'s numbers in that layout (``--rules drcd``)."""
+    return _print_cmrc_layout("drcd", args, args.rules)
+
+
+def _print_cmrc_layout(command: str, args, rules: str) -> int:
+    """What cmrc2018_evaluate.py prints: the unanswered questions on stderr, then one JSON
+    line of the means (``rules``: ``"cmrc"`` the script's, ``"drcd"`` :func:`drcd`'s)."""
     try:
         with gc_paused():
-            ev = _cmrc_evaluate(args.dataset_file, args.prediction_file)
+            if rules == "cmrc":
+                ev = _cmrc_evaluate(args.dataset_file, args.prediction_file)
+            else:
+                ev = _squad_style(args.dataset_file, args.prediction_file, "drcd", "char")
     except ImportError as e:   # nltk, or its punkt_tab data, missing
-        print(f"qafast cmrc: {e} (pip install 'qafast[cmrc]')", file=sys.stderr)
+        print(f"qafast {command}: {e} (pip install 'qafast[cmrc]')", file=sys.stderr)
         return 2
     _unanswered(ev.missing, "Unanswered question: {}\n")
     em, f1 = ev.sums()
@@ -566,24 +581,3 @@ def _run_cmrc(args) -> int:
 def _unanswered(missing: list, line: str) -> None:
     if missing:
         sys.stderr.write("".join(line.format(q) for q in missing))
-
-
-def _run_drcd(args) -> int:
-    """``qafast drcd``: the CMRC 2018 script's output on DRCD files (``--rules cmrc``), or
-    :func:`drcd`'s numbers in that layout (``--rules drcd``)."""
-    if args.rules == "cmrc":
-        try:
-            with gc_paused():
-                ev = _cmrc_evaluate(args.dataset_file, args.prediction_file)
-        except ImportError as e:   # nltk, or its punkt_tab data, missing
-            print(f"qafast drcd: {e} (pip install 'qafast[cmrc]')", file=sys.stderr)
-            return 2
-    else:
-        with gc_paused():
-            ev = _squad_style(args.dataset_file, args.prediction_file, "drcd", "char")
-    _unanswered(ev.missing, "Unanswered question: {}\n")
-    em, f1 = ev.sums()
-    print(json.dumps({"AVERAGE": f"{(em + f1) * 0.5:.3f}", "F1": f"{f1:.3f}",
-                      "EM": f"{em:.3f}", "TOTAL": ev.total, "SKIP": len(ev.missing),
-                      "FILE": args.prediction_file}))
-    return 0
