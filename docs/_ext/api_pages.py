@@ -38,6 +38,7 @@ MODULES = (
     ("qafast.integrations.hf", "Hugging Face"),
     ("qafast.integrations.torchmetrics", "torchmetrics"),
     ("qafast.integrations.pytrec_eval", "BEIR and MTEB (pytrec_eval)"),
+    ("qafast.integrations.ir_measures", "ir_measures and PyTerrier"),
     ("qafast.io.trec", "Reading TREC files"),
     ("qafast.io.squad", "Reading SQuAD files"),
     ("qafast.io.bioasq", "Reading BioASQ files"),
