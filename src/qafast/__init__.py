@@ -51,6 +51,7 @@ _LAZY = {
     "events": ("event_mention_score", "tw_events_score", "tweet_score"),
     "factoid": ("evaluate_bioasq", "evaluate_factoid"),
     "fusion": ("fuse",),
+    "gdeval_eval": ("gdeval",),
     "hotpot_eval": ("HotpotMetrics", "hotpot"),
     "multilingual_eval": ("cmrc", "drcd", "mlqa"),
     "quac_eval": ("QuacMetrics", "quac"),
@@ -108,6 +109,7 @@ if _typing.TYPE_CHECKING:
     from .factoid import evaluate_bioasq as evaluate_bioasq
     from .factoid import evaluate_factoid as evaluate_factoid
     from .fusion import fuse as fuse
+    from .gdeval_eval import gdeval as gdeval
     from .hotpot_eval import HotpotMetrics as HotpotMetrics
     from .hotpot_eval import hotpot as hotpot
     from .multilingual_eval import cmrc as cmrc

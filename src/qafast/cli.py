@@ -322,6 +322,7 @@ SUBCOMMANDS = {
     "events": "events",
     "compare": "comparison",
     "fuse": "fusion",
+    "gdeval": "gdeval_eval",
 }
 
 #: Modules of the other metric families, in the order ``qafast --help`` lists their commands.
