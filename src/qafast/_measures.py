@@ -486,6 +486,17 @@ TABLE: tuple[Family, ...] = (
            note="torchmetrics' ``RetrievalFallOut`` class scores a query without a "
                 "non-relevant candidate 1 by default (``empty_target_action='pos'``); qafast "
                 "gives it 0, as torchmetrics' ``retrieval_fall_out`` function does."),
+    Family("auroc", "Area under the ROC curve within the top k", "Ranks",
+           "Among the top min(k, n) ranked documents, the share of (relevant, non-relevant) "
+           "pairs that rank the relevant document higher, a document being non-relevant when "
+           "it is unjudged or graded below the relevance level; 0 when the top k holds no "
+           "relevant or no non-relevant document.",
+           params="cut", origin="torchmetrics", values="ratio", reference="_auroc",
+           names=qafast("auroc@k", "auroc") + tm("RetrievalAUROC(top_k=k)"),
+           agrees=("torchmetrics", "specification"),
+           note="Ties are broken as for every qafast measure (score, then document id), where "
+                "torchmetrics' ``RetrievalAUROC`` gives a tied (relevant, non-relevant) pair "
+                "half a pair; its ``max_fpr`` (partial AUC) is not offered."),
     Family("query_count", "Queries", "Counts",
            "1 for each query evaluated; the summary is the number of queries (0 for a qrels "
            "query missing from the run).",

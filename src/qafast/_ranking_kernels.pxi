@@ -976,6 +976,8 @@ cdef double _one_measure(const Query* q, int code, int64_t k, double x,
         if c <= 0:
             return 0.0
         return <double>((k if k < q.n else q.n) - _rel_in_top(q, k)) / <double>c
+    elif code == M_AUROC:
+        return _auroc(q, k)
     elif code == M_RPREC_MULT:
         return _rprec_mult(q, x)
     elif code == M_UTILITY:
@@ -1176,6 +1178,24 @@ cdef double _bpref_infap(const Query* q, int code) noexcept nogil:
     if q.num_rel:
         total /= q.num_rel
     return total
+
+
+cdef double _auroc(const Query* q, int64_t k) noexcept nogil:
+    """torchmetrics' AUROC within the top k on the ranking: each relevant document at rank r
+    is above the k' - r documents after it in the top k' = min(k, n), less the relevant ones
+    among them (P(P - 1) / 2 pairs in all)."""
+    cdef int64_t top = k if k < q.n else q.n
+    cdef int64_t pos = 0, above = 0, i
+    for i in range(q.ns):
+        if q.sr[i] > top:
+            break
+        if q.sg[i] >= q.L:
+            pos += 1
+            above += top - q.sr[i]
+    above -= pos * (pos - 1) // 2
+    if pos == 0 or pos == top:
+        return 0.0
+    return <double>above / <double>(pos * (top - pos))
 
 
 cdef double _ndcg_cut(const Query* q, int64_t k, bint exp_gain) noexcept nogil:

@@ -1118,6 +1118,23 @@ def _fallout(rq: RankedQuery, param: Any, version: str) -> float:
     return sum(nonrelevant[:k]) / total if total else 0.0
 
 
+def _auroc(rq: RankedQuery, param: Any, version: str) -> float:
+    """torchmetrics' AUROC within the top k (``RetrievalAUROC(top_k=k)``) on a strict
+    ranking: of the (relevant, non-relevant) pairs among the top k ranked documents, the share
+    ranked relevant first; 0 without a pair. No cut-off: the whole ranking."""
+    k = _depth(rq, param, "auroc")
+    relevant = [g >= rq.relevance_level for g in rq.grades[:k]]
+    above, seen = 0, 0  # pairs ranked relevant first; relevant documents met so far
+    for is_relevant in relevant:
+        if is_relevant:
+            seen += 1
+        else:
+            above += seen
+    positives = sum(relevant)
+    negatives = len(relevant) - positives
+    return above / (positives * negatives) if positives and negatives else 0.0
+
+
 def _query_count(rq: RankedQuery, param: Any, version: str) -> float:
     """ir_measures' NumQ: 1 per evaluated query (summed)."""
     return 1.0
