@@ -1,0 +1,232 @@
+# DPR kernels part: the tokens of DPR's SimpleTokenizer (runs of letters, numbers and marks,
+# or one character that is neither a separator nor "other"), interned as ids in a
+# vocabulary kept from call to call, and the search of each question's answers, as token
+# sequences, in its passages (qafast.dpr_eval; the specification is qafast.reference.dpr).
+
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
+from libc.stdlib cimport free, malloc, realloc
+
+
+cdef inline uint64_t _dpr_hash(const uint32_t* p, int64_t n) noexcept nogil:
+    cdef uint64_t h = 1469598103934665603ULL
+    cdef int64_t i
+    for i in range(n):
+        h = (h ^ p[i]) * 1099511628211ULL
+    return h ^ (h >> 31)
+
+
+cdef class DprVocab:
+    """The distinct tokens seen so far, as code-point strings, each with an id in order of
+    first appearance (``token(i)`` gives one back as a str). Tokens are raw (not lowercased):
+    the caller maps each new id to the id of its lowercased form."""
+
+    cdef int64_t* slots          # per slot: id, or -1
+    cdef int64_t cap             # a power of two, at least twice the ids
+    cdef uint32_t* arena         # the tokens' code points, one after another
+    cdef int64_t arena_len, arena_cap
+    cdef int64_t* start          # per id: where it starts in the arena; count + 1 entries
+    cdef uint64_t* hashes        # per id: its hash, for growing the table
+    cdef int64_t count, ids_cap
+
+    def __cinit__(self):
+        cdef int64_t i
+        self.cap = 1024
+        self.arena_cap = 4096
+        self.ids_cap = 512
+        self.slots = <int64_t*>malloc(self.cap * sizeof(int64_t))
+        self.arena = <uint32_t*>malloc(self.arena_cap * sizeof(uint32_t))
+        self.start = <int64_t*>malloc((self.ids_cap + 1) * sizeof(int64_t))
+        self.hashes = <uint64_t*>malloc(self.ids_cap * sizeof(uint64_t))
+        if (self.slots == NULL or self.arena == NULL or self.start == NULL
+                or self.hashes == NULL):
+            raise MemoryError()
+        for i in range(self.cap):
+            self.slots[i] = -1
+        self.start[0] = 0
+        self.count = 0
+        self.arena_len = 0
+
+    def __dealloc__(self):
+        free(self.slots)
+        free(self.arena)
+        free(self.start)
+        free(self.hashes)
+
+    def __len__(self):
+        return self.count
+
+    def token(self, int64_t i):
+        """The code points of token ``i`` as a str."""
+        cdef int64_t k
+        if not 0 <= i < self.count:
+            raise IndexError(i)
+        return "".join([chr(self.arena[k]) for k in range(self.start[i], self.start[i + 1])])
+
+    cdef int _grow_table(self) noexcept nogil:
+        cdef int64_t newcap = self.cap * 2, i, s
+        cdef int64_t* ns = <int64_t*>malloc(newcap * sizeof(int64_t))
+        if ns == NULL:
+            return -1
+        for i in range(newcap):
+            ns[i] = -1
+        for i in range(self.count):
+            s = <int64_t>(self.hashes[i] & <uint64_t>(newcap - 1))
+            while ns[s] >= 0:
+                s = (s + 1) & (newcap - 1)
+            ns[s] = i
+        free(self.slots)
+        self.slots = ns
+        self.cap = newcap
+        return 0
+
+    cdef int64_t _intern(self, const uint32_t* p, int64_t n) noexcept nogil:
+        """The id of the token p[:n], given one if new; -1 when out of memory."""
+        cdef uint64_t h = _dpr_hash(p, n)
+        cdef int64_t s = <int64_t>(h & <uint64_t>(self.cap - 1)), i, k, a
+        cdef void* q
+        cdef bint same
+        while True:
+            i = self.slots[s]
+            if i < 0:
+                break
+            if self.hashes[i] == h and self.start[i + 1] - self.start[i] == n:
+                a = self.start[i]
+                same = True
+                for k in range(n):
+                    if self.arena[a + k] != p[k]:
+                        same = False
+                        break
+                if same:
+                    return i
+            s = (s + 1) & (self.cap - 1)
+        if self.arena_len + n > self.arena_cap:
+            while self.arena_len + n > self.arena_cap:
+                self.arena_cap *= 2
+            q = realloc(self.arena, self.arena_cap * sizeof(uint32_t))
+            if q == NULL:
+                return -1
+            self.arena = <uint32_t*>q
+        if self.count == self.ids_cap:
+            self.ids_cap *= 2
+            q = realloc(self.start, (self.ids_cap + 1) * sizeof(int64_t))
+            if q == NULL:
+                return -1
+            self.start = <int64_t*>q
+            q = realloc(self.hashes, self.ids_cap * sizeof(uint64_t))
+            if q == NULL:
+                return -1
+            self.hashes = <uint64_t*>q
+        i = self.count
+        for k in range(n):
+            self.arena[self.arena_len + k] = p[k]
+        self.arena_len += n
+        self.start[i + 1] = self.arena_len
+        self.hashes[i] = h
+        self.slots[s] = i
+        self.count += 1
+        if 2 * self.count > self.cap and self._grow_table() != 0:
+            return -1
+        return i
+
+    def tokenize(self, const uint32_t[::1] text, const uint8_t[::1] cls, int64_t[::1] tok_off,
+                 int32_t[::1] ids):
+        """The SimpleTokenizer tokens of each string, as ids of this vocabulary.
+
+        ``text``: the code points of the strings, each followed by U+000A (which none
+        holds). ``cls`` has an entry per code point: 0 for a separator or "other"
+        character (no token: ``\\p{Z}``, ``\\p{C}``), 1 for a letter, number or mark (runs of
+        them are one token), 2 for any other character (a token of its own). String i's ids
+        are ``ids[tok_off[i]:tok_off[i + 1]]``; ``tok_off`` has one entry per string and one
+        more, ``ids`` room for ``len(text)`` ids. Returns the number of tokens, or -1 when
+        ``text`` holds another number of strings."""
+        cdef int64_t n = text.shape[0], nstr = tok_off.shape[0] - 1, i = 0, a, k = 0
+        cdef int64_t ntok = 0, tid
+        cdef int64_t ncls = cls.shape[0]
+        cdef uint32_t c
+        cdef uint8_t kind
+        cdef bint oom = False
+        if nstr < 0 or ids.shape[0] < n:
+            raise InputError("dpr tokenize: the outputs do not fit the text")
+        with nogil:
+            tok_off[0] = 0
+            while i < n:
+                c = text[i]
+                if c == 10:
+                    k += 1
+                    if k > nstr:
+                        break
+                    tok_off[k] = ntok
+                    i += 1
+                    continue
+                kind = cls[c] if c < ncls else 0
+                if kind == 0:
+                    i += 1
+                    continue
+                a = i
+                i += 1
+                if kind == 1:
+                    while i < n and text[i] < ncls and cls[text[i]] == 1:
+                        i += 1
+                tid = self._intern(&text[a], i - a)
+                if tid < 0:
+                    oom = True
+                    break
+                ids[ntok] = <int32_t>tid
+                ntok += 1
+        if oom:
+            raise MemoryError()
+        if k != nstr:
+            return -1
+        return ntok
+
+
+def dpr_first_hit(const int32_t[::1] ids, const int64_t[::1] tok_off,
+                  const int64_t[::1] q_pas, const int64_t[::1] q_ans, int64_t[::1] out):
+    """For each question q, the first of its passages (strings ``q_pas[q]`` to
+    ``q_pas[q + 1]``, in rank order) in which one of its answers (strings ``q_ans[q]`` to
+    ``q_ans[q + 1]``) occurs as a run of consecutive tokens: ``out[q]`` = that passage's
+    place among the question's passages, or -1. An answer of no tokens occurs in every
+    passage. String s's tokens are ``ids[tok_off[s]:tok_off[s + 1]]`` (ids that compare
+    equal exactly when the tokens match)."""
+    cdef int64_t nq = out.shape[0], q, p, a, i, j, ps, pe, as_, ae, m, found
+    cdef int64_t ntext = tok_off.shape[0] - 1
+    cdef int32_t first
+    if q_pas.shape[0] != nq + 1 or q_ans.shape[0] != nq + 1:
+        raise InputError("dpr_first_hit: the offsets do not fit the questions")
+    for q in range(nq):
+        if (q_pas[q] < 0 or q_pas[q] > q_pas[q + 1] or q_pas[q + 1] > ntext
+                or q_ans[q] < 0 or q_ans[q] > q_ans[q + 1] or q_ans[q + 1] > ntext):
+            raise InputError("dpr_first_hit: the offsets do not fit the strings")
+    if ntext >= 0 and (tok_off[0] < 0 or tok_off[ntext] > ids.shape[0]):
+        raise InputError("dpr_first_hit: the offsets do not fit the tokens")
+    for i in range(ntext):
+        if tok_off[i] > tok_off[i + 1]:
+            raise InputError("dpr_first_hit: the offsets do not fit the tokens")
+    with nogil:
+        for q in range(nq):
+            found = -1
+            for p in range(q_pas[q], q_pas[q + 1]):
+                ps = tok_off[p]
+                pe = tok_off[p + 1]
+                for a in range(q_ans[q], q_ans[q + 1]):
+                    as_ = tok_off[a]
+                    ae = tok_off[a + 1]
+                    m = ae - as_
+                    if m == 0:
+                        found = p - q_pas[q]
+                        break
+                    first = ids[as_]
+                    for i in range(ps, pe - m + 1):
+                        if ids[i] != first:
+                            continue
+                        j = 1
+                        while j < m and ids[i + j] == ids[as_ + j]:
+                            j += 1
+                        if j == m:
+                            found = p - q_pas[q]
+                            break
+                    if found >= 0:
+                        break
+                if found >= 0:
+                    break
+            out[q] = found
