@@ -130,12 +130,14 @@ cdef class DprVocab:
 
     def tokenize(self, const uint32_t[::1] text, const uint8_t[::1] cls, int64_t[::1] tok_off,
                  int32_t[::1] ids):
-        """The SimpleTokenizer tokens of each string, as ids of this vocabulary.
+        """The tokens of each string, as ids of this vocabulary.
 
         ``text``: the code points of the strings, each followed by U+000A (which none
-        holds). ``cls`` has an entry per code point: 0 for a separator or "other"
-        character (no token: ``\\p{Z}``, ``\\p{C}``), 1 for a letter, number or mark (runs of
-        them are one token), 2 for any other character (a token of its own). String i's ids
+        holds). ``cls`` has an entry per code point: 0 for a character in no token, 1 for
+        one of the characters whose runs are a token, 2 for a character that is a token of
+        its own. (SimpleTokenizer's classes: 0 separators and "other", ``\\p{Z}\\p{C}``; 1
+        letters, numbers, marks; 2 the rest. qafast.dpr_eval gives a table of 0 and 1
+        that cuts texts into words.) String i's ids
         are ``ids[tok_off[i]:tok_off[i + 1]]``; ``tok_off`` has one entry per string and one
         more, ``ids`` room for ``len(text)`` ids. Returns the number of tokens, or -1 when
         ``text`` holds another number of strings."""
@@ -230,3 +232,40 @@ def dpr_first_hit(const int32_t[::1] ids, const int64_t[::1] tok_off,
                 if found >= 0:
                     break
             out[q] = found
+
+
+def dpr_expand(const int32_t[::1] words, const int64_t[::1] word_off,
+               const int64_t[::1] tok_of, const int32_t[::1] toks, int64_t[::1] tok_off,
+               int32_t[::1] out):
+    """Each word id w replaced by its tokens ``toks[tok_of[w]:tok_of[w + 1]]``: string i's
+    words ``words[word_off[i]:word_off[i + 1]]`` become its tokens
+    ``out[tok_off[i]:tok_off[i + 1]]``. Returns the number of tokens, or -1 when ``out`` is
+    too small or a word id is unknown."""
+    cdef int64_t nstr = word_off.shape[0] - 1, nw = tok_of.shape[0] - 1, i, j, k, n = 0
+    cdef int64_t cap = out.shape[0], a, b
+    cdef int32_t w
+    cdef bint bad = False
+    if tok_off.shape[0] != nstr + 1 or nw < 0 or tok_of[nw] > toks.shape[0]:
+        raise InputError("dpr_expand: the offsets do not fit")
+    if nstr >= 0 and (word_off[0] < 0 or word_off[nstr] > words.shape[0]):
+        raise InputError("dpr_expand: the offsets do not fit")
+    with nogil:
+        tok_off[0] = 0
+        for i in range(nstr):
+            for j in range(word_off[i], word_off[i + 1]):
+                w = words[j]
+                if w < 0 or w >= nw:
+                    bad = True
+                    break
+                a = tok_of[w]
+                b = tok_of[w + 1]
+                if a < 0 or a > b or n + (b - a) > cap:
+                    bad = True
+                    break
+                for k in range(a, b):
+                    out[n] = toks[k]
+                    n += 1
+            if bad:
+                break
+            tok_off[i + 1] = n
+    return -1 if bad else n

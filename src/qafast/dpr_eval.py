@@ -31,14 +31,17 @@ from .errors import FormatError, InputError, InputTypeError
 
 __all__ = ["RetrievalAccuracy", "dpr_first_hits", "dpr_retrieval"]
 
-_CLS: np.ndarray | None = None
+_TABLES: tuple[np.ndarray, np.ndarray, bytes] | None = None
 _REGEX_FLAGS = re.IGNORECASE | re.UNICODE | re.MULTILINE
 
 
-def _classes() -> np.ndarray:
-    """Per code point, SimpleTokenizer's class: 0 no token, 1 letter/number/mark, 2 other."""
-    global _CLS
-    if _CLS is None:
+def _tables() -> tuple[np.ndarray, np.ndarray, bytes]:
+    """Per code point: SimpleTokenizer's class (0 no token, 1 letter/number/mark, 2 a token
+    of its own), the word-splitting class (0 for a class-0 character that NFD leaves alone
+    and that no reordering moves, which therefore splits the text in parts that NFD and
+    the tokenizer treat independently; 1 otherwise), and the first as bytes."""
+    global _TABLES
+    if _TABLES is None:
         codes = np.arange(0x110000, dtype=np.uint32)
         everything = codes.tobytes().decode("utf-32-le", "surrogatepass")
         try:
@@ -47,6 +50,11 @@ def _classes() -> np.ndarray:
             cats = [unicodedata.category(c)[0] for c in everything]
             cls = np.array([1 if c in "LNM" else 0 if c in "ZC" else 2 for c in cats],
                            dtype=np.uint8)
+            moved = np.zeros(len(codes), dtype=bool)
+            for c in np.flatnonzero(cls == 0).tolist():
+                ch = chr(c)
+                moved[c] = unicodedata.combining(ch) != 0 or unicodedata.normalize(
+                    "NFD", ch) != ch
         else:
             flags = regex.IGNORECASE | regex.UNICODE | regex.MULTILINE
 
@@ -59,17 +67,55 @@ def _classes() -> np.ndarray:
             other = marked(r"[^\p{Z}\p{C}]", "\x02")
             # the marks themselves (U+0001, U+0002) are controls: no token
             cls = np.where(alnum, 1, np.where(other, 2, 0)).astype(np.uint8)
-        _CLS = cls
-    return _CLS
+            # a superset of what Python's (older or equal) Unicode database decomposes or
+            # reorders: those characters stay inside words, which is always exact
+            moved = marked(r"[\p{Decomposition_Type=Canonical}\P{Canonical_Combining_Class=0}]",
+                           "\x01")
+        split = np.where((cls == 0) & ~moved, 0, 1).astype(np.uint8)
+        split[10] = 0
+        _TABLES = (cls, split, cls.tobytes())
+    return _TABLES
 
 
 class _Matcher:
-    """Token-mode matching with one vocabulary kept from batch to batch."""
+    """Token-mode matching with one vocabulary kept from batch to batch.
+
+    The texts are cut into words at the characters that belong to no token and that NFD
+    neither changes nor moves (spaces, controls...): NFD and the tokenizer see each word
+    alone, so a text's tokens are its words' tokens in order. Each distinct word is put in
+    NFD, tokenized and lowercased once, in Python; the kernels intern the words, replace
+    them by their tokens' ids and search the answers."""
 
     def __init__(self) -> None:
         self.vocab = _kernels.DprVocab()
-        self.canon = np.zeros(0, dtype=np.int32)    # raw token id -> lowercased token id
+        self.tok_of = np.zeros(1, dtype=np.int64)     # word id -> its tokens' span
+        self.toks = np.zeros(0, dtype=np.int32)       # lowercased token ids
         self.lowered: dict[str, int] = {}
+
+    def _new_words(self, before: int, after: int) -> None:
+        cls = _tables()[2]
+        token, lowered = self.vocab.token, self.lowered
+        lens = []
+        ids: list[int] = []
+        for w in range(before, after):
+            text = unicodedata.normalize("NFD", token(w))
+            n = len(ids)
+            run = ""
+            for c in text:
+                k = cls[ord(c)]
+                if k == 1:
+                    run += c
+                    continue
+                if run:
+                    ids.append(lowered.setdefault(run.lower(), len(lowered)))
+                    run = ""
+                if k == 2:
+                    ids.append(lowered.setdefault(c.lower(), len(lowered)))
+            if run:
+                ids.append(lowered.setdefault(run.lower(), len(lowered)))
+            lens.append(len(ids) - n)
+        self.tok_of = np.concatenate([self.tok_of, self.tok_of[-1] + np.cumsum(lens)])
+        self.toks = np.concatenate([self.toks, np.array(ids, dtype=np.int32)])
 
     def first_hits(self, passages: list[list[str]], answers: list[list[str]]) -> np.ndarray:
         """Per question, the place of its first passage holding one of its answers, or -1."""
@@ -89,26 +135,26 @@ class _Matcher:
             q_ans[q + 1] = len(texts)
         if not texts:
             return np.full(nq, -1, dtype=np.int64)
-        # newlines became spaces, which tokenize alike (no token): NFD of
-        # the joined texts is the joined NFDs, a newline being a starter
-        joined = unicodedata.normalize("NFD", "\n".join(texts) + "\n")
-        code = np.frombuffer(joined.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
-        tok_off = np.empty(len(texts) + 1, dtype=np.int64)
-        ids = np.empty(len(code), dtype=np.int32)
+        # a newline ends each text (one inside became a space: neither is in a token)
+        code = np.frombuffer(("\n".join(texts) + "\n").encode("utf-32-le", "surrogatepass"),
+                             dtype=np.uint32)
+        word_off = np.empty(len(texts) + 1, dtype=np.int64)
+        words = np.empty(len(code), dtype=np.int32)
         before = len(self.vocab)
-        ntok = self.vocab.tokenize(code, _classes(), tok_off, ids)
-        if ntok < 0:   # cannot happen: the joined texts end each with one newline
-            raise InputError("the passages could not be split into tokens")
-        after = len(self.vocab)
-        if after > before:
-            token, lowered = self.vocab.token, self.lowered
-            new = np.fromiter((lowered.setdefault(token(i).lower(), len(lowered))
-                               for i in range(before, after)), dtype=np.int32,
-                              count=after - before)
-            self.canon = np.concatenate([self.canon, new])
-        canon_ids = self.canon[ids[:ntok]]
+        nwords = self.vocab.tokenize(code, _tables()[1], word_off, words)
+        if nwords < 0:   # cannot happen: the joined texts end each with one newline
+            raise InputError("the passages could not be split into words")
+        if len(self.vocab) > before:
+            self._new_words(before, len(self.vocab))
+        lens = np.diff(self.tok_of)
+        total = int(lens[words[:nwords]].sum())
+        tok_off = np.empty(len(texts) + 1, dtype=np.int64)
+        ids = np.empty(total, dtype=np.int32)
+        if _kernels.dpr_expand(words[:nwords], word_off, self.tok_of, self.toks, tok_off,
+                               ids) != total:
+            raise InputError("the passages' words could not be replaced by their tokens")
         out = np.empty(nq, dtype=np.int64)
-        _kernels.dpr_first_hit(canon_ids, tok_off, q_pas, q_ans, out)
+        _kernels.dpr_first_hit(ids, tok_off, q_pas, q_ans, out)
         return out
 
 
