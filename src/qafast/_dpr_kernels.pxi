@@ -4,44 +4,47 @@
 # sequences, in its passages (qafast.dpr_eval; the specification is qafast.reference.dpr).
 
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
-from libc.stdlib cimport free, malloc, realloc
+from libc.stdlib cimport calloc, free, malloc, realloc
 
 
-cdef inline uint64_t _dpr_hash(const uint32_t* p, int64_t n) noexcept nogil:
-    cdef uint64_t h = 1469598103934665603ULL
-    cdef int64_t i
-    for i in range(n):
-        h = (h ^ p[i]) * 1099511628211ULL
-    return h ^ (h >> 31)
+cdef extern from "Python.h":
+    Py_UCS4 _dpr_read "PyUnicode_READ"(int kind, const void* data, Py_ssize_t index) nogil
+
+
+ctypedef struct _dpr_Slot:
+    int64_t off          # the word's start in the arena
+    int64_t len          # its length in code points
+    uint32_t meta        # 32 bits of its hash
+    int32_t idp1         # its id + 1; 0: an empty slot
+
+
+cdef inline uint64_t _dpr_mix(uint64_t h) noexcept nogil:
+    h ^= h >> 31
+    h *= 0x9E3779B97F4A7C15ULL
+    return h ^ (h >> 29)
 
 
 cdef class DprVocab:
-    """The distinct tokens seen so far, as code-point strings, each with an id in order of
-    first appearance (``token(i)`` gives one back as a str). Tokens are raw (not lowercased):
-    the caller maps each new id to the id of its lowercased form."""
+    """The distinct words seen so far, as code-point strings, each with an id in order of
+    first appearance (``token(i)`` gives one back as a str). One slot holds a word's place,
+    length, hash bits and id, so that a lookup mostly reads one slot and the arena."""
 
-    cdef int64_t* slots          # per slot: id, or -1
+    cdef _dpr_Slot* slots
     cdef int64_t cap             # a power of two, at least twice the ids
-    cdef uint32_t* arena         # the tokens' code points, one after another
+    cdef uint32_t* arena         # the words' code points, one after another
     cdef int64_t arena_len, arena_cap
     cdef int64_t* start          # per id: where it starts in the arena; count + 1 entries
-    cdef uint64_t* hashes        # per id: its hash, for growing the table
     cdef int64_t count, ids_cap
 
     def __cinit__(self):
-        cdef int64_t i
         self.cap = 1024
         self.arena_cap = 4096
         self.ids_cap = 512
-        self.slots = <int64_t*>malloc(self.cap * sizeof(int64_t))
+        self.slots = <_dpr_Slot*>calloc(self.cap, sizeof(_dpr_Slot))
         self.arena = <uint32_t*>malloc(self.arena_cap * sizeof(uint32_t))
         self.start = <int64_t*>malloc((self.ids_cap + 1) * sizeof(int64_t))
-        self.hashes = <uint64_t*>malloc(self.ids_cap * sizeof(uint64_t))
-        if (self.slots == NULL or self.arena == NULL or self.start == NULL
-                or self.hashes == NULL):
+        if self.slots == NULL or self.arena == NULL or self.start == NULL:
             raise MemoryError()
-        for i in range(self.cap):
-            self.slots[i] = -1
         self.start[0] = 0
         self.count = 0
         self.arena_len = 0
@@ -50,13 +53,12 @@ cdef class DprVocab:
         free(self.slots)
         free(self.arena)
         free(self.start)
-        free(self.hashes)
 
     def __len__(self):
         return self.count
 
     def token(self, int64_t i):
-        """The code points of token ``i`` as a str."""
+        """The code points of word ``i`` as a str."""
         cdef int64_t k
         if not 0 <= i < self.count:
             raise IndexError(i)
@@ -64,40 +66,42 @@ cdef class DprVocab:
 
     cdef int _grow_table(self) noexcept nogil:
         cdef int64_t newcap = self.cap * 2, i, s
-        cdef int64_t* ns = <int64_t*>malloc(newcap * sizeof(int64_t))
+        cdef _dpr_Slot* ns = <_dpr_Slot*>calloc(newcap, sizeof(_dpr_Slot))
         if ns == NULL:
             return -1
-        for i in range(newcap):
-            ns[i] = -1
-        for i in range(self.count):
-            s = <int64_t>(self.hashes[i] & <uint64_t>(newcap - 1))
-            while ns[s] >= 0:
-                s = (s + 1) & (newcap - 1)
-            ns[s] = i
+        for i in range(self.cap):
+            if self.slots[i].idp1 != 0:
+                s = <int64_t>(self.slots[i].meta * <uint64_t>newcap >> 32)
+                while ns[s].idp1 != 0:
+                    s = (s + 1) & (newcap - 1)
+                ns[s] = self.slots[i]
         free(self.slots)
         self.slots = ns
         self.cap = newcap
         return 0
 
-    cdef int64_t _intern(self, const uint32_t* p, int64_t n) noexcept nogil:
-        """The id of the token p[:n], given one if new; -1 when out of memory."""
-        cdef uint64_t h = _dpr_hash(p, n)
-        cdef int64_t s = <int64_t>(h & <uint64_t>(self.cap - 1)), i, k, a
+    cdef int64_t _intern(self, int kind, const void* data, int64_t a, int64_t n,
+                         uint64_t h) noexcept nogil:
+        """The id of the word of code points ``a`` to ``a + n`` of the string, of hash h,
+        given one if new; -1 when out of memory."""
+        cdef uint32_t meta = <uint32_t>(_dpr_mix(h) >> 32)
+        cdef int64_t s = <int64_t>(meta * <uint64_t>self.cap >> 32), i, k, o
         cdef void* q
+        cdef _dpr_Slot* slot
         cdef bint same
         while True:
-            i = self.slots[s]
-            if i < 0:
+            slot = &self.slots[s]
+            if slot.idp1 == 0:
                 break
-            if self.hashes[i] == h and self.start[i + 1] - self.start[i] == n:
-                a = self.start[i]
+            if slot.meta == meta and slot.len == n:
+                o = slot.off
                 same = True
                 for k in range(n):
-                    if self.arena[a + k] != p[k]:
+                    if self.arena[o + k] != _dpr_read(kind, data, a + k):
                         same = False
                         break
                 if same:
-                    return i
+                    return slot.idp1 - 1
             s = (s + 1) & (self.cap - 1)
         if self.arena_len + n > self.arena_cap:
             while self.arena_len + n > self.arena_cap:
@@ -112,73 +116,95 @@ cdef class DprVocab:
             if q == NULL:
                 return -1
             self.start = <int64_t*>q
-            q = realloc(self.hashes, self.ids_cap * sizeof(uint64_t))
-            if q == NULL:
-                return -1
-            self.hashes = <uint64_t*>q
         i = self.count
         for k in range(n):
-            self.arena[self.arena_len + k] = p[k]
+            self.arena[self.arena_len + k] = _dpr_read(kind, data, a + k)
+        slot.off = self.arena_len
+        slot.len = n
+        slot.meta = meta
+        slot.idp1 = <int32_t>(i + 1)
         self.arena_len += n
         self.start[i + 1] = self.arena_len
-        self.hashes[i] = h
-        self.slots[s] = i
         self.count += 1
         if 2 * self.count > self.cap and self._grow_table() != 0:
             return -1
         return i
 
-    def tokenize(self, const uint32_t[::1] text, const uint8_t[::1] cls, int64_t[::1] tok_off,
+    def tokenize(self, list texts, const uint8_t[::1] cls, int64_t[::1] tok_off,
                  int32_t[::1] ids):
-        """The tokens of each string, as ids of this vocabulary.
+        """The tokens of each string of ``texts``, as ids of this vocabulary.
 
-        ``text``: the code points of the strings, each followed by U+000A (which none
-        holds). ``cls`` has an entry per code point: 0 for a character in no token, 1 for
-        one of the characters whose runs are a token, 2 for a character that is a token of
-        its own. (SimpleTokenizer's classes: 0 separators and "other", ``\\p{Z}\\p{C}``; 1
-        letters, numbers, marks; 2 the rest. qafast.dpr_eval gives a table of 0 and 1
-        that cuts texts into words.) String i's ids
-        are ``ids[tok_off[i]:tok_off[i + 1]]``; ``tok_off`` has one entry per string and one
-        more, ``ids`` room for ``len(text)`` ids. Returns the number of tokens, or -1 when
-        ``text`` holds another number of strings."""
-        cdef int64_t n = text.shape[0], nstr = tok_off.shape[0] - 1, i = 0, a, k = 0
-        cdef int64_t ntok = 0, tid
+        ``cls`` has an entry per code point: 0 for a character in no token, 1 for one of
+        the characters whose runs are a token, 2 for a character that is a token of its
+        own. (SimpleTokenizer's classes: 0 separators and "other", ``\\p{Z}\\p{C}``; 1
+        letters, numbers, marks; 2 the rest. qafast.dpr_eval gives a table of 0 and 1 that
+        cuts texts into words.) String i's ids are ``ids[tok_off[i]:tok_off[i + 1]]``;
+        ``tok_off`` has one entry per string and one more, ``ids`` room for as many ids as
+        the strings have code points. Returns the number of tokens."""
+        cdef int64_t nstr = len(texts), i, j, n, a, ntok = 0, tid, total = 0
         cdef int64_t ncls = cls.shape[0]
+        cdef const void** data = NULL
+        cdef int* kinds = NULL
+        cdef int64_t* lens = NULL
         cdef uint32_t c
         cdef uint8_t kind
+        cdef uint64_t h
         cdef bint oom = False
-        if nstr < 0 or ids.shape[0] < n:
-            raise InputError("dpr tokenize: the outputs do not fit the text")
-        with nogil:
-            tok_off[0] = 0
-            while i < n:
-                c = text[i]
-                if c == 10:
-                    k += 1
-                    if k > nstr:
+        cdef object t
+        if tok_off.shape[0] != nstr + 1 or ncls < 0x110000:
+            raise InputError("dpr tokenize: the outputs do not fit the texts")
+        data = <const void**>malloc((nstr + 1) * sizeof(void*))
+        kinds = <int*>malloc((nstr + 1) * sizeof(int))
+        lens = <int64_t*>malloc((nstr + 1) * sizeof(int64_t))
+        if data == NULL or kinds == NULL or lens == NULL:
+            free(data); free(kinds); free(lens)
+            raise MemoryError()
+        try:
+            for i in range(nstr):
+                t = texts[i]
+                if type(t) is not str:
+                    raise InputTypeError(f"dpr tokenize: text {i} is not a str")
+                data[i] = PyUnicode_DATA(t)
+                kinds[i] = PyUnicode_KIND(t)
+                lens[i] = PyUnicode_GET_LENGTH(t)
+                total += lens[i]
+            if ids.shape[0] < total:
+                raise InputError("dpr tokenize: the outputs do not fit the texts")
+            # the list holds the strings (immutable) while the GIL is released
+            with nogil:
+                tok_off[0] = 0
+                for i in range(nstr):
+                    n = lens[i]
+                    j = 0
+                    while j < n:
+                        c = _dpr_read(kinds[i], data[i], j)
+                        kind = cls[c]
+                        if kind == 0:
+                            j += 1
+                            continue
+                        a = j
+                        h = 1469598103934665603ULL ^ c
+                        j += 1
+                        if kind == 1:
+                            while j < n:
+                                c = _dpr_read(kinds[i], data[i], j)
+                                if cls[c] != 1:
+                                    break
+                                h = (h * 1099511628211ULL) ^ c
+                                j += 1
+                        tid = self._intern(kinds[i], data[i], a, j - a, h)
+                        if tid < 0:
+                            oom = True
+                            break
+                        ids[ntok] = <int32_t>tid
+                        ntok += 1
+                    if oom:
                         break
-                    tok_off[k] = ntok
-                    i += 1
-                    continue
-                kind = cls[c] if c < ncls else 0
-                if kind == 0:
-                    i += 1
-                    continue
-                a = i
-                i += 1
-                if kind == 1:
-                    while i < n and text[i] < ncls and cls[text[i]] == 1:
-                        i += 1
-                tid = self._intern(&text[a], i - a)
-                if tid < 0:
-                    oom = True
-                    break
-                ids[ntok] = <int32_t>tid
-                ntok += 1
+                    tok_off[i + 1] = ntok
+        finally:
+            free(data); free(kinds); free(lens)
         if oom:
             raise MemoryError()
-        if k != nstr:
-            return -1
         return ntok
 
 

@@ -72,7 +72,6 @@ def _tables() -> tuple[np.ndarray, np.ndarray, bytes]:
             moved = marked(r"[\p{Decomposition_Type=Canonical}\P{Canonical_Combining_Class=0}]",
                            "\x01")
         split = np.where((cls == 0) & ~moved, 0, 1).astype(np.uint8)
-        split[10] = 0
         _TABLES = (cls, split, cls.tobytes())
     return _TABLES
 
@@ -124,26 +123,18 @@ class _Matcher:
         q_ans = np.zeros(nq + 1, dtype=np.int64)
         texts: list[str] = []
         for q in range(nq):
-            for p in passages[q]:
-                texts.append(p.replace("\n", " ") if "\n" in p else p)
+            texts.extend(passages[q])
             q_pas[q + 1] = len(texts)
-        base = len(texts)
-        q_ans[0] = base
+        q_ans[0] = len(texts)
         for q in range(nq):
-            for a in answers[q]:
-                texts.append(a.replace("\n", " ") if "\n" in a else a)
+            texts.extend(answers[q])
             q_ans[q + 1] = len(texts)
         if not texts:
             return np.full(nq, -1, dtype=np.int64)
-        # a newline ends each text (one inside became a space: neither is in a token)
-        code = np.frombuffer(("\n".join(texts) + "\n").encode("utf-32-le", "surrogatepass"),
-                             dtype=np.uint32)
         word_off = np.empty(len(texts) + 1, dtype=np.int64)
-        words = np.empty(len(code), dtype=np.int32)
+        words = np.empty(sum(map(len, texts)), dtype=np.int32)
         before = len(self.vocab)
-        nwords = self.vocab.tokenize(code, _tables()[1], word_off, words)
-        if nwords < 0:   # cannot happen: the joined texts end each with one newline
-            raise InputError("the passages could not be split into words")
+        nwords = self.vocab.tokenize(texts, _tables()[1], word_off, words)
         if len(self.vocab) > before:
             self._new_words(before, len(self.vocab))
         lens = np.diff(self.tok_of)
