@@ -158,3 +158,11 @@ def test_bad_files_and_options():
         qafast.dpr_retrieval({}, topk=["1"])
     with pytest.raises(InputError, match="other settings"):
         RetrievalAccuracy(topk=(1,)).load_state_dict(RetrievalAccuracy(topk=(2,)).state_dict())
+
+
+def test_a_huge_k_costs_no_memory():
+    m = RetrievalAccuracy(topk=(1, 10**12))
+    m.update([["a"], ["b"]], [["x", "a"], ["x"]])
+    assert m.compute() == {"Top1": 0.0, "Top1000000000000": 0.5}
+    assert qafast.dpr_retrieval({"q": {"answers": ["a"], "contexts": [{"text": "t\na"}]}},
+                                topk=[10**12]) == {"Top1000000000000": 1.0}

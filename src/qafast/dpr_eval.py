@@ -399,7 +399,7 @@ class RetrievalAccuracy:
     >>> m.compute()
     {'Top1': 0.0, 'Top2': 0.5}
     >>> m.state_dict()
-    {'topk': [1, 2], 'regex': False, 'first_hit_counts': [0, 1, 1]}
+    {'topk': [1, 2], 'regex': False, 'first_hit_counts': [0, 1], 'misses': 1}
     """
 
     def __init__(self, *, topk: Iterable[int] = (1, 5, 20, 100), regex: bool = False) -> None:
@@ -407,11 +407,14 @@ class RetrievalAccuracy:
         self.max_k = max(self.topk)
         self.regex = bool(regex)
         self._matcher = None if self.regex else _Matcher()
-        # counts[r] = questions whose first hit is rank r (from 0); counts[max_k]: none
-        self._counts = np.zeros(max(self.max_k, 0) + 1, dtype=np.int64)
+        # counts[r]: the questions whose first hit is rank r (from 0), as long as the
+        # deepest first hit seen; misses: the questions with no hit in their first max_k
+        self._counts = np.zeros(0, dtype=np.int64)
+        self._misses = 0
 
     def reset(self) -> None:
-        self._counts[:] = 0
+        self._counts = np.zeros(0, dtype=np.int64)
+        self._misses = 0
 
     def update(self, answers: Sequence[Sequence[str]],
                passages: Sequence[Sequence[str]]) -> None:
@@ -437,32 +440,38 @@ class RetrievalAccuracy:
         else:
             assert self._matcher is not None
             found = self._matcher.first_hits(pas, ans)
-        if self.max_k <= 0:
-            self._counts[0] += len(found)
-            return
-        found[found < 0] = self.max_k
-        self._counts += np.bincount(found, minlength=self.max_k + 1)
+        hit = found[found >= 0]
+        self._misses += len(found) - len(hit)
+        counts = np.bincount(hit, minlength=len(self._counts)).astype(np.int64)
+        counts[:len(self._counts)] += self._counts
+        self._counts = counts
 
     def compute(self) -> dict[str, float]:
-        n = int(self._counts.sum())
+        n = int(self._counts.sum()) + self._misses
         cum = np.concatenate([[0], np.cumsum(self._counts)])
         out = {}
         for k in self.topk:
-            hit = int(cum[min(k, self.max_k)]) if k > 0 and self.max_k > 0 else 0
+            hit = int(cum[min(k, len(self._counts))]) if k > 0 else 0
             out[f"Top{k}"] = hit / n if n else math.nan
         return out
 
     def state_dict(self) -> dict[str, Any]:
         return {"topk": list(self.topk), "regex": self.regex,
-                "first_hit_counts": self._counts.tolist()}
+                "first_hit_counts": self._counts.tolist(), "misses": self._misses}
 
     def load_state_dict(self, state: Mapping[str, Any]) -> None:
-        counts = np.asarray(state["first_hit_counts"], dtype=np.int64)
-        if list(state["topk"]) != self.topk or bool(state["regex"]) != self.regex or (
-                counts.shape != self._counts.shape or (counts < 0).any()):
+        try:
+            counts = np.asarray(state["first_hit_counts"], dtype=np.int64)
+            misses = int(state["misses"])
+            same = list(state["topk"]) == self.topk and bool(state["regex"]) == self.regex
+        except (KeyError, TypeError, ValueError):
+            same = False
+        if not same or counts.ndim != 1 or len(counts) > max(self.max_k, 0) or (
+                counts < 0).any() or misses < 0:
             raise InputError("load_state_dict: the state is for other settings (topk, "
-                             "regex) or is not a list of counts")
+                             "regex) or does not hold counts")
         self._counts = counts.copy()
+        self._misses = misses
 
 
 def register_cli(subparsers: Any) -> dict[str, Any]:
