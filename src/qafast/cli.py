@@ -310,6 +310,7 @@ SUBCOMMANDS = {
     "hotpot": "hotpot_eval",
     "drop": "drop_eval",
     "coqa": "coqa_eval",
+    "dpr-retrieval": "dpr_eval",
     "tydi": "tydi_eval",
     "quac": "quac_eval",
     "mlqa": "multilingual_eval",
