@@ -57,6 +57,7 @@ _LAZY = {
     "ranking": ("Qrels", "Run", "evaluate", "evaluate_runs"),
     "squad_eval": ("squad",),
     "stream": ("AnswerMetrics", "RankingMetrics"),
+    "triviaqa_eval": ("TriviaqaMetrics", "triviaqa", "triviaqa_per_question"),
     "tydi_eval": ("tydi", "tydi_by_language", "tydi_questions"),
 }
 _MODULE_OF = {name: module for module, names in _LAZY.items() for name in names}
@@ -122,6 +123,9 @@ if _typing.TYPE_CHECKING:
     from .squad_eval import squad as squad
     from .stream import AnswerMetrics as AnswerMetrics
     from .stream import RankingMetrics as RankingMetrics
+    from .triviaqa_eval import TriviaqaMetrics as TriviaqaMetrics
+    from .triviaqa_eval import triviaqa as triviaqa
+    from .triviaqa_eval import triviaqa_per_question as triviaqa_per_question
     from .tydi_eval import tydi as tydi
     from .tydi_eval import tydi_by_language as tydi_by_language
     from .tydi_eval import tydi_questions as tydi_questions
