@@ -52,6 +52,7 @@ _LAZY = {
     "factoid": ("evaluate_bioasq", "evaluate_factoid"),
     "fusion": ("fuse",),
     "hotpot_eval": ("HotpotMetrics", "hotpot"),
+    "msmarco_eval": ("MsmarcoWarning", "msmarco_passage", "msmarco_passage_per_query"),
     "multilingual_eval": ("cmrc", "drcd", "mlqa"),
     "quac_eval": ("QuacMetrics", "quac"),
     "ranking": ("Qrels", "Run", "evaluate", "evaluate_runs"),
@@ -111,6 +112,9 @@ if _typing.TYPE_CHECKING:
     from .fusion import fuse as fuse
     from .hotpot_eval import HotpotMetrics as HotpotMetrics
     from .hotpot_eval import hotpot as hotpot
+    from .msmarco_eval import MsmarcoWarning as MsmarcoWarning
+    from .msmarco_eval import msmarco_passage as msmarco_passage
+    from .msmarco_eval import msmarco_passage_per_query as msmarco_passage_per_query
     from .multilingual_eval import cmrc as cmrc
     from .multilingual_eval import drcd as drcd
     from .multilingual_eval import mlqa as mlqa

@@ -324,3 +324,8 @@ def ml_tokens(text: NDArray[np.uint32], drop: _U8, word_off: _I64, words: NDArra
 JSON_SKIP_HOTPOT: int
 JSON_SKIP_DROP: int
 def json_skip_spans(buf: bytes, layout: int) -> list[int] | None: ...
+# MS MARCO passage ranking (_msmarco_kernels.pxi)
+def msmarco_candidates(
+    buf: _BU8, ref_qids: _I64, ref_off: _I64, ref_pids: _I64, group_qid: _I64,
+    group_ref: _I64, group_rr: _F64, last_dup: _I64, info: _I64,
+) -> int: ...
