@@ -4,7 +4,7 @@
 from libc.stdint cimport int64_t, uint8_t, uint64_t
 
 
-cdef inline Py_ssize_t _mm_digits(const uint8_t[::1] buf, Py_ssize_t i, Py_ssize_t n,
+cdef inline Py_ssize_t _mm_digits(const uint8_t* buf, Py_ssize_t i, Py_ssize_t n,
                                   int64_t* out) noexcept nogil:
     """The run of 1 to 18 ASCII digits at ``i`` as ``out``; the index after it, or -1."""
     cdef Py_ssize_t start = i
@@ -18,7 +18,7 @@ cdef inline Py_ssize_t _mm_digits(const uint8_t[::1] buf, Py_ssize_t i, Py_ssize
     return i
 
 
-cdef inline bint _mm_relevant(int64_t pid, const int64_t[::1] ref_pids, int64_t lo,
+cdef inline bint _mm_relevant(int64_t pid, const int64_t* ref_pids, int64_t lo,
                               int64_t hi) noexcept nogil:
     cdef int64_t k
     for k in range(lo, hi):
@@ -53,6 +53,8 @@ def msmarco_candidates(const uint8_t[::1] buf, const int64_t[::1] ref_qids,
     cdef int64_t keys[4096]
     cdef int64_t key_stamp[4096]
     cdef Py_ssize_t nref = ref_qids.shape[0]
+    cdef const uint8_t* p = &buf[0] if n else NULL
+    cdef const int64_t* rp = &ref_pids[0] if ref_pids.shape[0] else NULL
     cdef uint64_t mix = 0x9E3779B97F4A7C15ULL
     for k in range(1000):
         written[k] = -1
@@ -61,32 +63,32 @@ def msmarco_candidates(const uint8_t[::1] buf, const int64_t[::1] ref_qids,
     with nogil:
         while True:
             if i < n:
-                j = _mm_digits(buf, i, n, &qid)
-                if j < 0 or j >= n or buf[j] != 9:
+                j = _mm_digits(p, i, n, &qid)
+                if j < 0 or j >= n or p[j] != 9:
                     bad = line
                     break
-                j = _mm_digits(buf, j + 1, n, &pid)
-                if j < 0 or j >= n or buf[j] != 9:
+                j = _mm_digits(p, j + 1, n, &pid)
+                if j < 0 or j >= n or p[j] != 9:
                     bad = line
                     break
-                j = _mm_digits(buf, j + 1, n, &rank)
+                j = _mm_digits(p, j + 1, n, &rank)
                 if j < 0 or rank > 1000:
                     bad = line
                     break
-                if j < n and buf[j] == 9:
-                    while j < n and buf[j] != 10 and buf[j] != 13:
-                        if buf[j] >= 128:
+                if j < n and p[j] == 9:
+                    while j < n and p[j] != 10 and p[j] != 13:
+                        if p[j] >= 128:
                             bad = line
                             break
                         j += 1
                     if bad >= 0:
                         break
-                if j < n and buf[j] == 13:
+                if j < n and p[j] == 13:
                     j += 1
-                    if j >= n or buf[j] != 10:
+                    if j >= n or p[j] != 10:
                         bad = line
                         break
-                if j < n and buf[j] != 10:
+                if j < n and p[j] != 10:
                     bad = line
                     break
             if i >= n or not have or qid != cur:
@@ -96,7 +98,7 @@ def msmarco_candidates(const uint8_t[::1] buf, const int64_t[::1] ref_qids,
                     group_rr[groups] = 0.0
                     if r >= 0:
                         for k in range(10):
-                            if _mm_relevant(slots[k] if written[k] == stamp else 0, ref_pids,
+                            if _mm_relevant(slots[k] if written[k] == stamp else 0, rp,
                                             ref_off[r], ref_off[r + 1]):
                                 group_rr[groups] = 1.0 / (k + 1)
                                 break
