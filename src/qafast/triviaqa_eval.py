@@ -27,6 +27,9 @@ from .reference.triviaqa import EXPECTED_VERSION, PUNCTUATION
 __all__ = ["TriviaqaMetrics", "normalize_triviaqa", "triviaqa", "triviaqa_per_question"]
 
 _TABLE = str.maketrans({c: " " for c in PUNCTUATION})
+_ASCII_TABLE = bytes.maketrans(b"ABCDEFGHIJKLMNOPQRSTUVWXYZ" + "".join(
+    c for c in sorted(PUNCTUATION) if c.isascii()).encode(),
+    b"abcdefghijklmnopqrstuvwxyz" + b" " * sum(c.isascii() for c in PUNCTUATION))
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
 assert "_" in string.punctuation   # so the table also turns "_" into a space
 
@@ -44,7 +47,12 @@ def normalize_triviaqa(s: str) -> str:
     >>> normalize_triviaqa("The Rock-n-Roll_Hall’s")
     'rock n roll hall s'
     """
-    return " ".join(_ARTICLES.sub(" ", s.lower().translate(_TABLE)).split())
+    if s.isascii():
+        # bytes.translate lowercases and blanks the punctuation in one table lookup a byte
+        t = s.encode().translate(_ASCII_TABLE).decode()
+    else:
+        t = s.lower().translate(_TABLE)
+    return " ".join(_ARTICLES.sub(" ", t).split())
 
 
 # --------------------------------------------------------------------------------------------
