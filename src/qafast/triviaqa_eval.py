@@ -31,6 +31,11 @@ _ASCII_TABLE = bytes.maketrans(b"ABCDEFGHIJKLMNOPQRSTUVWXYZ" + "".join(
     c for c in sorted(PUNCTUATION) if c.isascii()).encode(),
     b"abcdefghijklmnopqrstuvwxyz" + b" " * sum(c.isascii() for c in PUNCTUATION))
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
+#: ASCII characters that are neither word characters, whitespace nor punctuation: with none,
+#: an ASCII string's tokens after the table are runs of letters and digits, and a token that
+#: is an article is exactly what the regex removes
+_CONTROL = re.compile(r"[\x00-\x08\x0e-\x1b\x7f]")
+_ARTICLE_WORDS = frozenset({"a", "an", "the"})
 assert "_" in string.punctuation   # so the table also turns "_" into a space
 
 
@@ -50,6 +55,8 @@ def normalize_triviaqa(s: str) -> str:
     if s.isascii():
         # bytes.translate lowercases and blanks the punctuation in one table lookup a byte
         t = s.encode().translate(_ASCII_TABLE).decode()
+        if not _CONTROL.search(t):
+            return " ".join([w for w in t.split() if w not in _ARTICLE_WORDS])
     else:
         t = s.lower().translate(_TABLE)
     return " ".join(_ARTICLES.sub(" ", t).split())
