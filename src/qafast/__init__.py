@@ -54,11 +54,13 @@ _LAZY = {
     "fusion": ("fuse",),
     "gdeval_eval": ("gdeval",),
     "hotpot_eval": ("HotpotMetrics", "hotpot"),
+    "msmarco_eval": ("MsmarcoWarning", "msmarco_passage", "msmarco_passage_per_query"),
     "multilingual_eval": ("cmrc", "drcd", "mlqa"),
     "quac_eval": ("QuacMetrics", "quac"),
     "ranking": ("Qrels", "Run", "evaluate", "evaluate_runs"),
     "squad_eval": ("squad",),
     "stream": ("AnswerMetrics", "RankingMetrics"),
+    "triviaqa_eval": ("TriviaqaMetrics", "triviaqa", "triviaqa_per_question"),
     "tydi_eval": ("tydi", "tydi_by_language", "tydi_questions"),
 }
 _MODULE_OF = {name: module for module, names in _LAZY.items() for name in names}
@@ -115,6 +117,9 @@ if _typing.TYPE_CHECKING:
     from .gdeval_eval import gdeval as gdeval
     from .hotpot_eval import HotpotMetrics as HotpotMetrics
     from .hotpot_eval import hotpot as hotpot
+    from .msmarco_eval import MsmarcoWarning as MsmarcoWarning
+    from .msmarco_eval import msmarco_passage as msmarco_passage
+    from .msmarco_eval import msmarco_passage_per_query as msmarco_passage_per_query
     from .multilingual_eval import cmrc as cmrc
     from .multilingual_eval import drcd as drcd
     from .multilingual_eval import mlqa as mlqa
@@ -127,6 +132,9 @@ if _typing.TYPE_CHECKING:
     from .squad_eval import squad as squad
     from .stream import AnswerMetrics as AnswerMetrics
     from .stream import RankingMetrics as RankingMetrics
+    from .triviaqa_eval import TriviaqaMetrics as TriviaqaMetrics
+    from .triviaqa_eval import triviaqa as triviaqa
+    from .triviaqa_eval import triviaqa_per_question as triviaqa_per_question
     from .tydi_eval import tydi as tydi
     from .tydi_eval import tydi_by_language as tydi_by_language
     from .tydi_eval import tydi_questions as tydi_questions

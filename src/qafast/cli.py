@@ -316,6 +316,8 @@ SUBCOMMANDS = {
     "mlqa": "multilingual_eval",
     "cmrc": "multilingual_eval",
     "drcd": "multilingual_eval",
+    "triviaqa": "triviaqa_eval",
+    "msmarco-passage": "msmarco_eval",
     "bioasq": "factoid",
     "dbqa": "dbqa",
     "ap": "curves",

@@ -1,0 +1,146 @@
+#!/usr/bin/env python
+"""TriviaQA benchmark: ``qafast.triviaqa`` beside the official ``triviaqa_evaluation.py``, in
+one run.
+
+    python benchmarks/bench_triviaqa.py --oracle DIR        # DIR holds evaluation/ and utils/
+    python benchmarks/bench_triviaqa.py --oracle DIR --questions 20000
+
+Rows:
+
+1. Scoring: the script's ``evaluate_triviaqa(key_to_ground_truth, predictions, mute=True)``
+   (imported from the unmodified file, with the dataset already read by its own ``utils``)
+   against ``qafast.triviaqa(dataset object, predictions)``.
+2. End to end from the files: the script and ``qafast triviaqa`` as subprocesses with the
+   same arguments; their stdout (the ``em=0:`` lines and the dict) must be identical.
+
+The data is synthetic, seeded and TriviaQA-shaped (Wikipedia domain): each question with 2 to
+12 normalized aliases, some human answers; predictions an alias with case, punctuation,
+article and underscore noise, or a wrong answer, a few missing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import importlib
+import io
+import json
+import os
+import random
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _common import import_qafast
+
+WORDS = ("sunset", "boulevard", "blvd", "andrew", "lloyd", "webber", "paris", "france", "rock",
+         "n", "roll", "the", "beatles", "île", "de", "la", "cité", "1966", "world", "cup",
+         "queen", "victoria", "mount", "everest", "river", "thames", "zürich", "o", "neill")
+
+
+def _alias(rng: random.Random) -> str:
+    return " ".join(rng.choice(WORDS) for _ in range(rng.randint(1, 4)))
+
+
+def _noisy(rng: random.Random, text: str) -> str:
+    r = rng.random()
+    if r < 0.2:
+        return text.title()
+    if r < 0.35:
+        return "The " + text + rng.choice([".", "!", "’s"])
+    if r < 0.45:
+        return text.replace(" ", "_")
+    if r < 0.55:
+        return text.replace(" ", "-")
+    return text
+
+
+def make(questions: int, seed: int) -> tuple[dict, dict]:
+    rng = random.Random(seed)
+    data, preds = [], {}
+    for i in range(questions):
+        qid = f"tc_{i}"
+        aliases = [_alias(rng) for _ in range(rng.randint(2, 12))]
+        answer = {"Aliases": aliases, "NormalizedAliases": aliases, "NormalizedValue": aliases[0],
+                  "Value": aliases[0], "Type": "WikipediaEntity"}
+        if rng.random() < 0.1:
+            answer["HumanAnswers"] = [_noisy(rng, _alias(rng))]
+        data.append({"QuestionId": qid, "Question": "?", "Answer": answer,
+                     "EntityPages": [], "SearchResults": []})
+        if rng.random() < 0.98:
+            preds[qid] = _noisy(rng, rng.choice(aliases)) if rng.random() < 0.6 else \
+                _alias(rng)
+    return {"Version": 1.0, "Domain": "Wikipedia", "VerifiedEval": False, "Data": data}, preds
+
+
+def _timed(fn, repeat: int):
+    best, result = float("inf"), None
+    for _ in range(repeat):
+        t = time.perf_counter()
+        result = fn()
+        best = min(best, time.perf_counter() - t)
+    return best, result
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--oracle", required=True,
+                    help="directory of the unmodified script (evaluation/, utils/)")
+    ap.add_argument("--questions", type=int, default=100_000)
+    ap.add_argument("--seed", type=int, default=5)
+    ap.add_argument("--repeat", type=int, default=3, help="qafast's runs (best is shown)")
+    args = ap.parse_args()
+    qafast, why = import_qafast()
+    if qafast is None:
+        raise SystemExit(why)
+    sys.path.insert(0, args.oracle)
+    script = importlib.import_module("evaluation.triviaqa_evaluation")
+    dataset_utils = importlib.import_module("utils.dataset_utils")
+
+    data, preds = make(args.questions, args.seed)
+    print(f"TriviaQA, {args.questions:,} questions ({len(preds):,} predicted)")
+    with tempfile.TemporaryDirectory() as tmp:
+        d, p = Path(tmp, "data.json"), Path(tmp, "pred.json")
+        d.write_text(json.dumps(data), encoding="utf-8")
+        p.write_text(json.dumps(preds), encoding="utf-8")
+        gold = dataset_utils.get_key_to_ground_truth(dataset_utils.read_triviaqa_data(str(d)))
+
+        def official():
+            with contextlib.redirect_stderr(io.StringIO()):
+                return script.evaluate_triviaqa(gold, preds, mute=True)
+
+        t_script, want = _timed(official, 1)
+        t_qafast, ours = _timed(lambda: qafast.triviaqa(data, preds), args.repeat)
+        if ours != want:
+            raise SystemExit(f"results differ: qafast {ours}, script {want}")
+        print(f"  scoring              script {t_script:8.3f} s   qafast {t_qafast:7.3f} s   "
+              f"ratio {t_script / t_qafast:6.1f}x")
+
+        files = ["--dataset_file", str(d), "--prediction_file", str(p)]
+        src = str(Path(__file__).resolve().parent.parent / "src")
+        env = dict(os.environ, PYTHONPATH=args.oracle, PYTHONIOENCODING="utf-8")
+        runs = {}
+        for name, cmd in (("script", [sys.executable, str(Path(args.oracle, "evaluation",
+                                                                 "triviaqa_evaluation.py")),
+                                      *files]),
+                          ("qafast", [sys.executable, "-c",
+                                      (f"import sys; sys.path.insert(0, {src!r}); "
+                                       "from qafast.cli import main; "
+                                       "sys.exit(main(sys.argv[1:]))"), "triviaqa", *files])):
+            t = time.perf_counter()
+            out = subprocess.run(cmd, capture_output=True, check=True, env=env).stdout
+            runs[name] = (time.perf_counter() - t, out)
+    if runs["script"][1] != runs["qafast"][1]:
+        raise SystemExit("qafast triviaqa's stdout differs from the script's")
+    t_s, t_q = runs["script"][0], runs["qafast"][0]
+    print(f"  end to end (CLI)     script {t_s:8.3f} s   qafast {t_q:7.3f} s   "
+          f"ratio {t_s / t_q:6.1f}x   (stdout identical)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

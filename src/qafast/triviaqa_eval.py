@@ -1,0 +1,402 @@
+"""TriviaQA, exactly as the official ``triviaqa_evaluation.py`` (v1.0) scores it.
+
+:func:`triviaqa` returns the script's dict (``exact_match``, ``f1``, ``common``,
+``denominator``, ``pred_len``, ``gold_len``, its keys in its order);
+:func:`triviaqa_per_question` every key's scores; :class:`TriviaqaMetrics` accumulates them
+over batches; ``qafast triviaqa --dataset_file D --prediction_file P`` prints what the script
+prints. The rules are in :mod:`qafast.reference.triviaqa`. Each distinct string is normalized
+once (TriviaQA's normalizer) and every (prediction, gold answer) pair is scored by the
+compiled answer kernels; the F1 sum is taken left to right, as the script adds.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import string
+import sys
+
+import numpy as np
+
+from ._gc import gc_paused
+from ._kept_scores import KeptScores
+from .errors import FormatError, InputError, InputTypeError
+from .reference.triviaqa import EXPECTED_VERSION, PUNCTUATION
+
+__all__ = ["TriviaqaMetrics", "normalize_triviaqa", "triviaqa", "triviaqa_per_question"]
+
+_TABLE = str.maketrans({c: " " for c in PUNCTUATION})
+_ASCII_TABLE = bytes.maketrans(b"ABCDEFGHIJKLMNOPQRSTUVWXYZ" + "".join(
+    c for c in sorted(PUNCTUATION) if c.isascii()).encode(),
+    b"abcdefghijklmnopqrstuvwxyz" + b" " * sum(c.isascii() for c in PUNCTUATION))
+_ARTICLES = re.compile(r"\b(a|an|the)\b")
+#: ASCII characters that are neither word characters, whitespace nor punctuation: with none,
+#: an ASCII string's tokens after the table are runs of letters and digits, and a token that
+#: is an article is exactly what the regex removes
+_CONTROL = re.compile(r"[\x00-\x08\x0e-\x1b\x7f]")
+_ARTICLE_WORDS = frozenset({"a", "an", "the"})
+assert "_" in string.punctuation   # so the table also turns "_" into a space
+
+
+def normalize_triviaqa(s: str) -> str:
+    """TriviaQA's ``normalize_answer``: ``_`` and punctuation (ASCII and ``‘’´```) become
+    spaces, lowercase, the words a/an/the dropped, whitespace collapsed.
+
+    SQuAD's normalizer deletes punctuation instead, so "rock-n-roll" is one token there and
+    three here.
+
+    Examples
+    --------
+    >>> from qafast.triviaqa_eval import normalize_triviaqa
+    >>> normalize_triviaqa("The Rock-n-Roll_Hall’s")
+    'rock n roll hall s'
+    """
+    if s.isascii():
+        # bytes.translate lowercases and blanks the punctuation in one table lookup a byte
+        t = s.encode().translate(_ASCII_TABLE).decode()
+        if not _CONTROL.search(t):
+            return " ".join([w for w in t.split() if w not in _ARTICLE_WORDS])
+    else:
+        t = s.lower().translate(_TABLE)
+    return " ".join(_ARTICLES.sub(" ", t).split())
+
+
+# --------------------------------------------------------------------------------------------
+# Reading
+# --------------------------------------------------------------------------------------------
+
+def _load(source, what: str):
+    """A JSON file read as the script reads it, or the object itself."""
+    if isinstance(source, (str, os.PathLike)):
+        path = os.fspath(source)
+        try:
+            with open(path, encoding="utf-8") as f:
+                return json.load(f), path
+        except OSError as e:
+            raise InputError(f"{path}: cannot read the {what}: {e.strerror or e}",
+                             path=path) from None
+        except (ValueError, RecursionError) as e:
+            raise FormatError(f"not a JSON {what}: {e}", path=path) from None
+    if isinstance(source, (bytes, bytearray)):
+        raise InputTypeError(f"the {what} must be a path or an object, got bytes")
+    return source, f"<{what}>"
+
+
+class _Gold:
+    """The keys in the script's order, each key's ``Answer`` object and the dataset's
+    version. A key's gold answers are read only if it has a prediction, as the script reads
+    them (``golds``)."""
+
+    __slots__ = ("answers", "keys", "src", "version")
+
+    def __init__(self, keys, answers, src, version):
+        self.keys, self.answers, self.src, self.version = keys, answers, src, version
+
+    def golds(self, preds: list) -> list:
+        """Each key's gold answers as the script compares them; [] for a key without a
+        prediction."""
+        return [_gold_answers(a, k, self.src) if p is not None else []
+                for k, a, p in zip(self.keys, self.answers, preds)]
+
+
+def _field(obj, name, src, where):
+    try:
+        return obj[name]
+    except (KeyError, TypeError, IndexError):
+        raise InputError(f"{src}: {where} has no {name!r}", field=name) from None
+
+
+def _is_list(x) -> bool:
+    return type(x) is list
+
+
+def _read_gold(dataset) -> _Gold:
+    data, src = _load(dataset, "dataset")
+    if not isinstance(data, dict):
+        raise InputError(f"{src}: the dataset must be an object with Version, Domain, "
+                         "VerifiedEval and Data")
+    version = _field(data, "Version", src, "the dataset")
+    verified = _field(data, "VerifiedEval", src, "the dataset")
+    questions = _field(data, "Data", src, "the dataset")
+    if not _is_list(questions):
+        raise InputError(f"{src}: Data must be a list of questions", field="Data")
+    domain = _field(data, "Domain", src, "the dataset")
+    web = domain != "Wikipedia"
+    answers: dict = {}
+    for n, q in enumerate(questions):
+        if not isinstance(q, dict):
+            raise InputError(f"{src}: question {n} is not an object")
+        if verified and not _field(q, "QuestionPartOfVerifiedEval", src, f"question {n}"):
+            continue
+        if not web:
+            qid = _field(q, "QuestionId", src, f"question {n}")
+            _hashable(qid, src, n)
+            answers[qid] = _field(q, "Answer", src, f"question {n}")
+            continue
+        pages = []
+        for part in ("EntityPages", "SearchResults"):
+            got = q.get(part, [])
+            if not _is_list(got):
+                raise InputError(f"{src}: question {n}: {part} must be a list", field=part)
+            if verified and domain == "Web":
+                got = [p for p in got if _field(p, "DocPartOfVerifiedEval", src,
+                                                f"a page of question {n}")]
+            pages.extend(got)
+        if verified and domain == "Web" and not pages:
+            raise InputError(f"{src}: question {n} ({q.get('QuestionId')!r}) is in the verified "
+                             "set but none of its pages is (the script stops on an assertion)")
+        if not pages:
+            continue
+        qid = _field(q, "QuestionId", src, f"question {n}")
+        answer = _field(q, "Answer", src, f"question {n}")
+        for page in pages:
+            key = "{}--{}".format(qid, _field(page, "Filename", src, f"a page of question {n}"))
+            answers[key] = answer
+    keys = list(answers)
+    return _Gold(keys, [answers[k] for k in keys], src, version)
+
+
+def _hashable(qid, src, n) -> None:
+    try:
+        hash(qid)
+    except TypeError:
+        raise InputError(f"{src}: question {n}: QuestionId must be a string, got "
+                         f"{type(qid).__name__}", field="QuestionId") from None
+
+
+def _gold_answers(answer, key, src) -> list:
+    if not isinstance(answer, dict):
+        raise InputError(f"{src}: question {key!r}: Answer must be an object", query=key)
+    aliases = answer.get("NormalizedAliases")
+    human = answer.get("HumanAnswers", [])
+    if type(aliases) is not list or type(human) is not list:
+        raise InputError(f"{src}: question {key!r}: the Answer needs a NormalizedAliases list "
+                         "(and HumanAnswers, if any, a list)", query=key,
+                         field="NormalizedAliases")
+    out = aliases + human
+    if not all(type(t) is str for t in out):
+        bad = next(t for t in out if type(t) is not str)
+        raise InputError(f"{src}: question {key!r}: a gold answer must be a string, got "
+                         f"{type(bad).__name__}", query=key)
+    if not out:
+        raise InputError(f"{src}: question {key!r} has no gold answer (the script stops on "
+                         "max() of nothing)", query=key)
+    if human:
+        out = aliases + [normalize_triviaqa(h) for h in human]
+    return out
+
+
+def _read_predictions(predictions, gold: _Gold) -> tuple[list, int]:
+    """Each key's prediction (None where there is none) and the number of predictions."""
+    predictions, src = _load(predictions, "predictions")
+    if not isinstance(predictions, dict):
+        raise InputTypeError(f"{src}: the predictions must be an object {{question id: answer}}"
+                             f", got {type(predictions).__name__}")
+    get = predictions.get
+    out = [get(k) for k in gold.keys]
+    for k, p in zip(gold.keys, out):
+        if type(p) is not str and (p is not None or k in predictions):
+            if isinstance(p, str):
+                continue
+            raise InputError(f"{src}: question {k!r}: the answer must be a string, got "
+                             f"{type(p).__name__}", query=k)
+    return [p if p is None or type(p) is str else str.__str__(p) for p in out], \
+        len(predictions)
+
+
+# --------------------------------------------------------------------------------------------
+# Scoring
+# --------------------------------------------------------------------------------------------
+
+def _scores(preds: list, golds: list) -> tuple[np.ndarray, np.ndarray]:
+    """Per key exact match (0/1) and F1, 0 where the prediction is None."""
+    from . import answers
+
+    n = len(preds)
+    em, f1 = np.zeros(n), np.zeros(n)
+    rows = [i for i, p in enumerate(preds) if p is not None]
+    if not rows or not n:
+        return em, f1
+    if len(rows) == n:
+        e, f = answers._score_both(preds, golds, normalize_triviaqa, "token", "v1")
+        return e, f
+    e, f = answers._score_both([preds[i] for i in rows], [golds[i] for i in rows],
+                               normalize_triviaqa, "token", "v1")
+    em[rows], f1[rows] = e, f
+    return em, f1
+
+
+def _seq_sum(values: np.ndarray) -> float:
+    return float(np.add.accumulate(values)[-1]) if len(values) else 0.0
+
+
+def _result(em: np.ndarray, f1: np.ndarray, common: int, pred_len: int, gold_len: int,
+            what: str = "dataset") -> dict:
+    n = len(em)
+    if not n:
+        raise InputError(f"the {what} has no question to score (the script divides by zero)")
+    return {"exact_match": 100.0 * int(np.count_nonzero(em)) / n,
+            "f1": 100.0 * _seq_sum(f1) / n, "common": common, "denominator": n,
+            "pred_len": pred_len, "gold_len": gold_len}
+
+
+def triviaqa(dataset, predictions) -> dict:
+    """Score predictions as the official TriviaQA script (``triviaqa_evaluation.py``) does.
+
+    Parameters
+    ----------
+    dataset : str, os.PathLike or dict
+        A TriviaQA dataset file (a path or the loaded object): ``{"Version": 1.0, "Domain":
+        "Wikipedia" or "Web", "VerifiedEval": bool, "Data": [{"QuestionId", "Answer":
+        {"NormalizedAliases": [...], "HumanAnswers": [...]}, "EntityPages": [...],
+        "SearchResults": [...], ...}]}``. A verified set keeps only its verified questions
+        (and, on the web, their verified pages).
+    predictions : str, os.PathLike or dict
+        ``{key: answer}``: a Wikipedia key is the ``QuestionId``, a web key
+        ``"{QuestionId}--{Filename}"`` (one per page). A key without one scores 0 and counts.
+
+    Returns
+    -------
+    dict
+        The script's dict, bit for bit and in its key order: ``exact_match`` and ``f1``
+        (percentages), ``common`` (keys with a prediction), ``denominator`` and ``gold_len``
+        (keys), ``pred_len`` (predictions, those of no key too).
+
+    Examples
+    --------
+    >>> data = {"Version": 1.0, "Domain": "Wikipedia", "VerifiedEval": False, "Data": [
+    ...     {"QuestionId": "q1", "Answer": {"NormalizedAliases": ["sunset boulevard",
+    ...                                                           "sunset blvd"]}},
+    ...     {"QuestionId": "q2", "Answer": {"NormalizedAliases": ["rock n roll"]}}]}
+    >>> triviaqa(data, {"q1": "Sunset Blvd.", "q2": "rock-n-roll music"})
+    {'exact_match': 50.0, 'f1': 92.85714285714286, 'common': 2, 'denominator': 2, \
+'pred_len': 2, 'gold_len': 2}
+    """
+    with gc_paused():
+        gold = _read_gold(dataset)
+        preds, pred_len = _read_predictions(predictions, gold)
+        em, f1 = _scores(preds, golds := gold.golds(preds))
+    common = sum(p is not None for p in preds)
+    return _result(em, f1, common, pred_len, len(gold.keys))
+
+
+def triviaqa_per_question(dataset, predictions) -> dict:
+    """Every key's scores, in the order the script sums them.
+
+    Returns
+    -------
+    dict
+        ``"id"`` (the keys), ``"exact_match"`` and ``"f1"`` (float64 arrays in [0, 1]) and
+        ``"predicted"`` (bool array; a key without a prediction scores 0).
+
+    Examples
+    --------
+    >>> data = {"Version": 1.0, "Domain": "Web", "VerifiedEval": False, "Data": [
+    ...     {"QuestionId": "q1", "Answer": {"NormalizedAliases": ["paris"]},
+    ...      "SearchResults": [{"Filename": "a.txt"}, {"Filename": "b.txt"}]}]}
+    >>> t = triviaqa_per_question(data, {"q1--a.txt": "Paris, France"})
+    >>> t["id"], t["f1"].tolist(), t["predicted"].tolist()
+    (['q1--a.txt', 'q1--b.txt'], [0.6666666666666666, 0.0], [True, False])
+    """
+    with gc_paused():
+        gold = _read_gold(dataset)
+        preds, _ = _read_predictions(predictions, gold)
+        em, f1 = _scores(preds, golds := gold.golds(preds))
+    return {"id": list(gold.keys), "exact_match": em, "f1": f1,
+            "predicted": np.array([p is not None for p in preds], dtype=bool)}
+
+
+class TriviaqaMetrics(KeptScores):
+    """TriviaQA's exact match and F1 accumulated over batches of questions.
+
+    ``update(predictions, answers)`` scores a batch: per question the prediction (None for
+    none: it scores 0 and counts) and its gold answers as the script compares them (the
+    ``NormalizedAliases``, then the ``HumanAnswers`` normalized). ``compute()`` gives the
+    script's ``exact_match``, ``f1``, ``common`` and ``denominator`` for every question so far,
+    in the order they came, bit for bit (the script adds the F1s left to right, so each
+    question's scores are kept: 17 bytes a question).
+
+    Examples
+    --------
+    >>> import qafast
+    >>> m = qafast.TriviaqaMetrics()
+    >>> m.update(["Sunset Blvd.", None], [["sunset boulevard", "sunset blvd"], ["paris"]])
+    >>> m.update(["rock-n-roll music"], [["rock n roll"]])
+    >>> m.compute()
+    {'exact_match': 33.333333333333336, 'f1': 61.904761904761905, 'common': 2, \
+'denominator': 3}
+    """
+
+    _LABEL = "predicted"
+    _LABELS = ("no", "yes")
+    _BINARY_EM = True
+
+    def update(self, predictions, answers) -> None:
+        """Score a batch of questions (the state is unchanged if it raises)."""
+        if isinstance(predictions, (str, bytes)) or isinstance(answers, (str, bytes)):
+            raise InputTypeError("predictions and answers are sequences, one item a question")
+        predictions, answers = list(predictions), list(answers)
+        n = len(predictions)
+        if len(answers) != n:
+            raise InputError(f"{n} predictions for {len(answers)} questions")
+        preds, golds = [], []
+        for i, (p, a) in enumerate(zip(predictions, answers)):
+            if p is not None and not isinstance(p, str):
+                raise InputError(f"question {i} of the batch: a prediction is a string or "
+                                 f"None, got {type(p).__name__}")
+            if isinstance(a, (str, bytes)) or not a or \
+                    not all(isinstance(t, str) for t in a):
+                raise InputError(f"question {i} of the batch: the gold answers must be a "
+                                 "non-empty list of strings")
+            preds.append(None if p is None else str.__str__(p))
+            golds.append([str.__str__(t) for t in a])
+        with gc_paused():
+            em, f1 = _scores(preds, golds)
+        self._append(em, f1, np.array([p is not None for p in preds], dtype=np.int8))
+
+    def compute(self) -> dict:
+        """The script's numbers over every question so far (``pred_len`` and ``gold_len``,
+        which count the files' entries, are left out)."""
+        em, f1, codes = self._arrays()
+        out = _result(em, f1, int(codes.sum()), 0, 0, "metric")
+        del out["pred_len"], out["gold_len"]
+        return out
+
+
+# --------------------------------------------------------------------------------------------
+# The `qafast triviaqa` command
+# --------------------------------------------------------------------------------------------
+
+def register_cli(subparsers) -> dict:
+    """Add ``qafast triviaqa`` to the ``qafast`` command; returns ``{"triviaqa": handler}``."""
+    p = subparsers.add_parser(
+        "triviaqa", help="score TriviaQA predictions, printing what the official "
+                         "triviaqa_evaluation.py prints",
+        description=f"Evaluation for TriviaQA {EXPECTED_VERSION}: score predictions as the "
+                    "official triviaqa_evaluation.py does, printing the same lines.")
+    p.add_argument("--dataset_file", required=True, help="Dataset file")
+    p.add_argument("--prediction_file", required=True, help="Prediction File")
+    return {"triviaqa": _run_cli}
+
+
+def _run_cli(args) -> int:
+    with gc_paused():
+        gold = _read_gold(args.dataset_file)
+        if gold.version != EXPECTED_VERSION:
+            sys.stderr.write(f"Evaluation expects v-{EXPECTED_VERSION} , but got dataset with "
+                             f"v-{gold.version}\n")
+        preds, pred_len = _read_predictions(args.prediction_file, gold)
+        em, f1 = _scores(preds, golds := gold.golds(preds))
+        result = _result(em, f1, sum(p is not None for p in preds), pred_len, len(gold.keys))
+    err, out = [], []
+    # the script's two streams, line by line in its order
+    for k, p, e, g in zip(gold.keys, preds, em.tolist(), golds):
+        if p is None:
+            err.append(f"Missed question {k} will receive score 0.\n")
+        elif not e:
+            out.append(f"em=0: {p} {g!r}\n")
+    sys.stderr.write("".join(err))
+    out.append(f"{result!r}\n")
+    sys.stdout.write("".join(out))
+    return 0

@@ -1,0 +1,130 @@
+"""qafast.msmarco_passage against the specification (qafast.reference.msmarco) and the official
+script's recorded output (tests/data/msmarco)."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import qafast
+from qafast import cli
+from qafast.errors import FormatError, InputError
+from qafast.reference import msmarco as ref
+
+DATA = Path(__file__).parent / "data" / "msmarco"
+
+
+def _spec(qrels: bytes, candidate: bytes):
+    relevant = ref.load_reference(io.StringIO(qrels.decode(), newline=None))
+    ranked = ref.load_candidate(io.StringIO(candidate.decode(), newline=None))
+    return ref.duplicate_message(ranked), ref.metrics(relevant, ranked)
+
+
+def test_cli_prints_what_the_script_prints(capsys):
+    rc = cli.main(["msmarco-passage", str(DATA / "qrels.tsv"), str(DATA / "candidate.tsv")])
+    assert rc == 0
+    assert capsys.readouterr().out == (DATA / "expected.out").read_text(encoding="utf-8")
+
+
+def test_function_gives_the_scripts_numbers_and_warns_its_message():
+    with pytest.warns(qafast.MsmarcoWarning, match="QID=6, PID=0"):
+        got = qafast.msmarco_passage(DATA / "qrels.tsv", DATA / "candidate.tsv")
+    assert got == {"MRR @10": 0.2, "QueriesRanked": 5}
+    spec = _spec((DATA / "qrels.tsv").read_bytes(), (DATA / "candidate.tsv").read_bytes())
+    assert spec == ("Cannot rank a passage multiple times for a single query. QID=6, PID=0",
+                    got)
+
+
+def test_slots_follow_python_list_indexing_and_pid_0_fills_empty_slots():
+    qrels = b"1\t0\t4\t1\n2\t0\t0\t1\n3\t0\t9\t1\n"
+    # rank 0 is slot 1000; query 2 lists pid 0, which every empty slot holds; a later line
+    # for slot 1 of query 3 replaces the earlier
+    cand = b"1\t4\t0\n1\t5\t1\n2\t3\t1\n3\t9\t1\n3\t8\t1\n"
+    t = qafast.msmarco_passage_per_query(qrels, cand)
+    assert t["reciprocal_rank"].tolist() == [0.0, 0.5, 0.0]
+    assert _spec(qrels, cand)[1] == qafast.msmarco_passage(qrels, cand)
+
+
+def test_a_query_whose_lines_are_apart_is_one_query():
+    qrels = b"1\t0\t4\t1\n"
+    cand = b"1\t5\t1\n2\t4\t1\n1\t4\t2\n"
+    assert qafast.msmarco_passage(qrels, cand) == {"MRR @10": 0.5, "QueriesRanked": 2}
+
+
+def test_odd_integers_are_read_as_pythons_int_reads_them():
+    qrels = "+1\t0\t 4\t1\n".encode()
+    cand = "1\t٤\t1\n0_1\t7\t2\n".encode()   # an Arabic-Indic 4; 0_1 is 1
+    assert qafast.msmarco_passage(qrels, cand) == {"MRR @10": 1.0, "QueriesRanked": 1}
+
+
+def test_ids_beyond_64_bits():
+    big = 10 ** 20
+    qrels = f"{big}\t0\t{big}\t1\n".encode()
+    cand = f"{big}\t{big}\t3\n".encode()
+    assert qafast.msmarco_passage(qrels, cand)["MRR @10"] == 1 / 3
+
+
+@pytest.mark.parametrize("cand, line", [(b"1\t2\t1\n\n", 2), (b"1\t2\n", 1),
+                                        (b"1\t2\t1001\n", 1), (b"1\tx\t1\n", 1),
+                                        (b"1\t2\t-1000\n", 1)])
+def test_a_line_the_script_stops_on_is_a_format_error_naming_it(cand, line):
+    with pytest.raises(FormatError) as e:
+        qafast.msmarco_passage(b"1\t0\t2\t1\n", cand)
+    assert e.value.line == line and "is not valid format" in str(e.value)
+
+
+def test_no_query_in_the_reference_is_an_error_after_the_check(capsys):
+    with pytest.raises(InputError, match="No matching QIDs"):
+        qafast.msmarco_passage(b"1\t0\t2\t1\n", b"2\t2\t1\n")
+    with pytest.raises(InputError):
+        qafast.msmarco_passage(b"1\t0\t2\t1\n", b"")
+
+
+def test_order_score_ranks_a_trec_run_as_trec_eval():
+    qrels = b"1\t0\t7\t1\n2\t0\t9\t1\n3\t0\t4\t1\n"
+    run = b"1 Q0 5 1 2.0 r\n1 Q0 7 2 2.0 r\n2 Q0 9 9 1 r\n3 Q0 4 1 0.5 r\n3 Q0 44 2 0.6 r\n"
+    got = qafast.msmarco_passage(qrels, run, order="score")
+    assert got == {"MRR @10": 0.8333333333333334, "QueriesRanked": 3}
+    # the rank column would give query 1 rank 2: the same file ranked by it differs
+    assert qafast.evaluate(qrels.replace(b"\t", b" "), run, ["recip_rank@10"]) == \
+        {"recip_rank@10": got["MRR @10"]}
+    with pytest.raises(InputError, match="unknown order"):
+        qafast.msmarco_passage(qrels, run, order="bogus")
+
+
+# ---- hypothesis: the compiled pass == the specification ------------------------------------
+
+@st.composite
+def _files(draw):
+    qids = draw(st.lists(st.integers(0, 30), min_size=1, max_size=6, unique=True))
+    qrels = b"".join(f"{q}\t0\t{p}\t1\n".encode() for q in qids
+                     for p in draw(st.lists(st.integers(0, 12), min_size=1, max_size=3)))
+    lines = []
+    for q in draw(st.lists(st.integers(0, 33), min_size=1, max_size=5, unique=True)):
+        for _ in range(draw(st.integers(1, 14))):
+            rank = draw(st.one_of(st.integers(1, 12), st.sampled_from([0, 999, 1000])))
+            lines.append(f"{q}\t{draw(st.integers(0, 12))}\t{rank}")
+    end = draw(st.sampled_from(["\n", "\r\n"]))
+    return qrels, (end.join(lines) + draw(st.sampled_from([end, ""]))).encode()
+
+
+@pytest.mark.filterwarnings("ignore::qafast.msmarco_eval.MsmarcoWarning")
+@settings(max_examples=150, deadline=None)
+@given(_files())
+def test_matches_the_specification(files):
+    qrels, cand = files
+    try:
+        message, want = _spec(qrels, cand)
+    except ValueError:
+        with pytest.raises(InputError):
+            qafast.msmarco_passage(qrels, cand)
+        return
+    t = qafast.msmarco_passage_per_query(qrels, cand)
+    assert t["message"] == message
+    assert qafast.msmarco_passage(qrels, cand) == want
+    assert np.isnan(t["reciprocal_rank"]).sum() <= len(t["qid"])

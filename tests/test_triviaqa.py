@@ -1,0 +1,193 @@
+"""qafast.triviaqa against the specification (qafast.reference.triviaqa) and the official
+script's recorded output (tests/data/triviaqa)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import qafast
+from qafast import cli
+from qafast.errors import InputError, InputTypeError
+from qafast.reference import triviaqa as ref
+from qafast.triviaqa_eval import normalize_triviaqa
+
+DATA = Path(__file__).parent / "data" / "triviaqa"
+
+
+def _json(name: str):
+    return json.loads((DATA / name).read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize("case", ["wiki", "web"])
+def test_cli_prints_what_the_script_prints(case, capsys):
+    rc = cli.main(["triviaqa", "--dataset_file", str(DATA / f"{case}.json"),
+                   "--prediction_file", str(DATA / f"{case}_pred.json")])
+    captured = capsys.readouterr()
+    assert rc == 0
+    assert captured.out == (DATA / f"{case}_expected.out").read_text(encoding="utf-8")
+    assert captured.err == (DATA / f"{case}_expected.err").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("case", ["wiki", "web"])
+def test_function_gives_the_scripts_dict_in_its_key_order(case):
+    printed = (DATA / f"{case}_expected.out").read_text(encoding="utf-8").splitlines()[-1]
+    got = qafast.triviaqa(DATA / f"{case}.json", DATA / f"{case}_pred.json")
+    assert repr(got) == printed
+    assert ref.triviaqa(_json(f"{case}.json"), _json(f"{case}_pred.json")) == got
+
+
+def test_per_question_keeps_a_repeated_keys_first_place_and_its_last_answer():
+    t = qafast.triviaqa_per_question(DATA / "wiki.json", DATA / "wiki_pred.json")
+    assert t["id"] == ["q1", "q2", "q3", "q4", "q5"]
+    assert t["exact_match"].tolist() == [0.0, 1.0, 0.0, 1.0, 0.0]
+    assert t["predicted"].tolist() == [True, True, True, True, False]
+    # q1's later answer "paris" against "Paris, France"
+    assert t["f1"][0] == 2 / 3
+
+
+def test_web_keys_are_question_and_file_and_the_verified_set_drops_pages():
+    t = qafast.triviaqa_per_question(DATA / "web.json", DATA / "web_pred.json")
+    assert t["id"] == ["w1--Andrew_Lloyd_Webber.txt", "w1--b.txt"]
+
+
+def test_normalizer_turns_punctuation_and_underscores_into_spaces():
+    assert normalize_triviaqa("Rock_n-Roll") == "rock n roll"
+    assert normalize_triviaqa("‘The’ A´b`c") == "b c"
+    assert normalize_triviaqa("the_end") == "end"   # "_" splits, then "the" is a word
+    assert qafast.answers.normalize_squad("the_end") == "theend"   # SQuAD deletes "_"
+
+
+def test_empty_answers_score_exact_match_but_no_f1():
+    m = qafast.TriviaqaMetrics()
+    m.update(["!!", "the"], [["..."], ["a"]])
+    assert m.compute() == {"exact_match": 100.0, "f1": 0.0, "common": 2, "denominator": 2}
+
+
+def test_human_answers_are_normalized_before_the_aliases_compare():
+    data = {"Version": 1.0, "Domain": "Wikipedia", "VerifiedEval": False, "Data": [
+        {"QuestionId": "q", "Answer": {"NormalizedAliases": [], "HumanAnswers": ["The_Who!"]}}]}
+    assert qafast.triviaqa(data, {"q": "who"})["exact_match"] == 100.0
+
+
+# ---- hypothesis: qafast == the specification ------------------------------------------------
+
+_PIECES = st.sampled_from(["the", "a", "An", "THE", "_", "-", "‘", "’", "´", "`", "'", ".",
+                           " ", "\u00a0", "\t", "x", "cat", "café", "İ", "ß", "東", "1,000",
+                           "5", "a\u0301", "ǅ", ""])
+_TEXT = st.one_of(st.lists(_PIECES, max_size=6).map("".join), st.text(max_size=8))
+
+
+@st.composite
+def _cases(draw):
+    domain = draw(st.sampled_from(["Wikipedia", "Web"]))
+    verified = draw(st.booleans())
+    qids = draw(st.lists(st.sampled_from(["q1", "q2", "q3", "ü", "q 4"]), min_size=1,
+                         max_size=6))
+    data = []
+    for qid in qids:
+        answer = {"NormalizedAliases": draw(st.lists(_TEXT, min_size=1, max_size=3))}
+        if draw(st.booleans()):
+            answer["HumanAnswers"] = draw(st.lists(_TEXT, max_size=2))
+        pages = draw(st.lists(st.sampled_from(["a.txt", "b.txt"]), max_size=2))
+        data.append({"QuestionId": qid, "Answer": answer, "QuestionPartOfVerifiedEval":
+                     draw(st.booleans()), "SearchResults": [
+                         {"Filename": f, "DocPartOfVerifiedEval": True} for f in pages]
+                     or [{"Filename": "v.txt", "DocPartOfVerifiedEval": True}]})
+    dataset = {"Version": 1.0, "Domain": domain, "VerifiedEval": verified, "Data": data}
+    keys = list(ref.key_answers(dataset))
+    preds = {k: draw(_TEXT) for k in keys if draw(st.integers(0, 4))}
+    if draw(st.booleans()):
+        preds["other"] = draw(_TEXT)
+    return dataset, preds
+
+
+@settings(max_examples=150, deadline=None)
+@given(_cases())
+def test_matches_the_specification(case):
+    dataset, preds = case
+    try:
+        want = ref.triviaqa(dataset, preds)
+    except ZeroDivisionError:
+        with pytest.raises(InputError, match="no question"):
+            qafast.triviaqa(dataset, preds)
+        return
+    assert qafast.triviaqa(dataset, preds) == want
+    rows = ref.question_scores(dataset, preds)
+    t = qafast.triviaqa_per_question(dataset, preds)
+    assert t["exact_match"].tolist() == [float(em) for _, _, em, _ in rows]
+    assert t["f1"].tolist() == [float(f) for _, _, _, f in rows]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.one_of(st.none(), _TEXT), st.lists(_TEXT, min_size=1,
+                                                                  max_size=3)), max_size=12),
+       st.integers(0, 12))
+def test_streaming_gives_the_function_bit_for_bit_whatever_the_batches(qs, cut):
+    if not qs:
+        return
+    data = {"Version": 1.0, "Domain": "Wikipedia", "VerifiedEval": False, "Data": [
+        {"QuestionId": str(i), "Answer": {"NormalizedAliases": g}} for i, (_, g) in
+        enumerate(qs)]}
+    preds = {str(i): p for i, (p, _) in enumerate(qs) if p is not None}
+    want = qafast.triviaqa(data, preds)
+    m = qafast.TriviaqaMetrics()
+    m.update([p for p, _ in qs[:cut]], [g for _, g in qs[:cut]])
+    other = qafast.TriviaqaMetrics()
+    other.update([p for p, _ in qs[cut:]], [g for _, g in qs[cut:]])
+    m.merge(other)
+    got = m.compute()
+    assert got == {k: want[k] for k in ("exact_match", "f1", "common", "denominator")}
+
+
+def test_normalizer_is_the_specifications():
+    for s in ["The Rock_n-Roll’s", "a\u00a0b", "İstanbul", "ﬁ_an", "x.the.y", ""]:
+        assert normalize_triviaqa(s) == ref.normalize(s)
+
+
+# ---- bad input -----------------------------------------------------------------------------
+
+def _wiki(answer):
+    return {"Version": 1.0, "Domain": "Wikipedia", "VerifiedEval": False,
+            "Data": [{"QuestionId": "q", "Answer": answer}]}
+
+
+def test_bad_input_is_a_qafast_error_naming_the_question():
+    with pytest.raises(InputError, match="'q'.*string"):
+        qafast.triviaqa(_wiki({"NormalizedAliases": ["x", 3]}), {"q": "x"})
+    with pytest.raises(InputError, match="'q' has no gold answer"):
+        qafast.triviaqa(_wiki({"NormalizedAliases": []}), {"q": "x"})
+    with pytest.raises(InputError, match="'q'.*the answer must be a string"):
+        qafast.triviaqa(_wiki({"NormalizedAliases": ["x"]}), {"q": 1})
+    with pytest.raises(InputTypeError):
+        qafast.triviaqa(_wiki({"NormalizedAliases": ["x"]}), ["x"])
+    with pytest.raises(InputError, match="Domain"):
+        qafast.triviaqa({"Version": 1.0, "VerifiedEval": False, "Data": []}, {})
+    with pytest.raises(InputError, match="no question to score"):
+        qafast.triviaqa({"Version": 1.0, "Domain": "Web", "VerifiedEval": False,
+                         "Data": []}, {})
+    web = {"Version": 1.0, "Domain": "Web", "VerifiedEval": True, "Data": [
+        {"QuestionId": "w", "QuestionPartOfVerifiedEval": True, "Answer": {},
+         "SearchResults": [{"Filename": "a", "DocPartOfVerifiedEval": False}]}]}
+    with pytest.raises(InputError, match="none of its pages"):
+        qafast.triviaqa(web, {})
+
+
+def test_a_question_without_prediction_is_not_read_as_the_script_does_not():
+    # the script never normalizes the answers of a question it has no prediction for
+    data = _wiki({"NormalizedAliases": [None]})
+    data["Data"].append({"QuestionId": "r", "Answer": {"NormalizedAliases": ["y"]}})
+    assert qafast.triviaqa(data, {"r": "y"})["exact_match"] == 50.0
+
+
+def test_missing_file_and_bad_json_are_qafast_errors(tmp_path):
+    bad = tmp_path / "bad.json"
+    bad.write_text("{", encoding="utf-8")
+    with pytest.raises(qafast.QafastError):
+        qafast.triviaqa(tmp_path / "none.json", {})
+    with pytest.raises(qafast.QafastError):
+        qafast.triviaqa(bad, {})
