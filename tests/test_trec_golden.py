@@ -30,6 +30,8 @@ CASES = [
       "-m", "Rprec_mult.5.0,0.2,0.35", "-m", "utility.2,-1,0,0", "-m", "11pt_avg..25,.5,.75",
       "-m", "ndcg.1=3,2=9,4=4.5", "-m", "ndcg_cut.10,20,23.4", "-m", "success.2,5,20"],
      "qrels.test", "results.test"),
+    ("out.test.aqZ", ["-q", "-m", "all_trec", "-Z", str(DATA / "zscores_file")],
+     "qrels.test", "results.test"),
 ]
 
 
@@ -112,3 +114,37 @@ def test_malformed_run_line_names_file_and_line(tmp_path, capsys):
     code, out, err = run_cli(["trec", str(DATA / "qrels.test"), str(run)], capsys)
     assert code == 2
     assert "bad.run" in err and "line 2" in err
+
+
+def test_zscores_missing_measure_and_zero_deviation(tmp_path, capsys):
+    qrels = tmp_path / "qrels"
+    run = tmp_path / "run"
+    zs = tmp_path / "zs"
+    qrels.write_text("q1 0 a 1\nq2 0 b 1\n")
+    run.write_text("q1 Q0 a 1 1.0 r\nq2 Q0 c 1 1.0 r\n")
+    # q1: map 1 against mean 0.5, deviation 0.25 => 2; q2: map 0 equals the mean with
+    # deviation 0 => 0; q2's num_ret has no line => -1000000; q1's num_ret differs from
+    # its mean with deviation 0 => -1000000
+    zs.write_text("q1 map 0.5 0.25\nq2 map 0 0\nq1 num_ret 2 0\n")
+    code, out, err = run_cli(["trec", "-q", "-m", "map", "-m", "num_ret", "-Z", str(zs),
+                              str(qrels), str(run)], capsys)
+    assert code == 0, err
+    assert out == ("Znum_ret               \tq1\t-1000000.0000\n"
+                   "Zmap                   \tq1\t2.0000\n"
+                   "Znum_ret               \tq2\t-1000000.0000\n"
+                   "Zmap                   \tq2\t0.0000\n"
+                   "Znum_ret               \tall\t-2000000.0000\n"
+                   "Zmap                   \tall\t1.0000\n")
+
+
+@pytest.mark.parametrize("text,where", [("q1 map 0.5\n", "line 1"),
+                                        ("q1 map 0.5 0.1\nq1 map x 0.1\n", "line 2"),
+                                        ("q1 map 0.5 0.1\nq1 map 0.5 0.2\n", "twice"),
+                                        ("", "empty")])
+def test_bad_zscores_file_is_a_clear_error(tmp_path, capsys, text, where):
+    zs = tmp_path / "zs"
+    zs.write_text(text)
+    code, out, err = run_cli(["trec", "-Z", str(zs), str(DATA / "qrels.test"),
+                              str(DATA / "results.test")], capsys)
+    assert code == 1 and out == ""
+    assert where in err and "zs" in err
