@@ -32,6 +32,9 @@ CASES = [
      "qrels.test", "results.test"),
     ("out.test.aqZ", ["-q", "-m", "all_trec", "-Z", str(DATA / "zscores_file")],
      "qrels.test", "results.test"),
+    ("out.test.qrels_jg", ["-m", "qrels_jg", "-q", "-R", "qrels_jg"], "qrels.123", "results.test"),
+    ("out.test.qrels_jg", ["-m", "qrels_jg", "-q", "-R", "qrels_jg"], "qrels.comments.123",
+     "results.test"),
 ]
 
 
@@ -148,3 +151,36 @@ def test_bad_zscores_file_is_a_clear_error(tmp_path, capsys, text, where):
                               str(DATA / "results.test")], capsys)
     assert code == 1 and out == ""
     assert where in err and "zs" in err
+
+
+def test_judge_group_measures_average_over_each_querys_groups(tmp_path, capsys):
+    qrels = tmp_path / "qrels"
+    run = tmp_path / "run"
+    # q1: group A finds a relevant at rank 1 (AP 1), group B at rank 2 (AP 0.5); q2 is
+    # judged by group B only (AP 1)
+    qrels.write_text("q1 A a 1\nq1 B b 1\nq1 B a 0\nq2 B c 2\n")
+    run.write_text("q1 Q0 a 1 2 r\nq1 Q0 b 2 1 r\nq2 Q0 c 1 1 r\n")
+    code, out, err = run_cli(["trec", "-R", "qrels_jg", "-q", "-m", "map_avgjg",
+                              "-m", "P_avgjg.1", str(qrels), str(run)], capsys)
+    assert code == 0, err
+    assert out == ("map_avgjg             \tq1\t0.7500\n"
+                   "P_avgjg_1             \tq1\t0.5000\n"
+                   "map_avgjg             \tq2\t1.0000\n"
+                   "P_avgjg_1             \tq2\t1.0000\n"
+                   "map_avgjg             \tall\t0.8750\n"
+                   "P_avgjg_1             \tall\t0.7500\n")
+
+
+@pytest.mark.parametrize("text,measure,where", [("q1 A a\n", "map_avgjg", "line 1"),
+                                                ("q1 A a 1\nq1 A b x\n", "map_avgjg", "line 2"),
+                                                ("q1 A a 1\n", "map", "map")])
+def test_bad_judge_group_input_is_a_clear_error(tmp_path, capsys, text, measure, where):
+    qrels = tmp_path / "jg"
+    qrels.write_text(text)
+    try:
+        code, out, err = run_cli(["trec", "-R", "qrels_jg", "-m", measure, str(qrels),
+                                  str(DATA / "results.test")], capsys)
+    except SystemExit as e:  # the command line's handler of qafast errors
+        code, err = e.code, capsys.readouterr().err
+    assert code != 0
+    assert where in err

@@ -53,6 +53,11 @@ def _trec_parser(sub) -> None:
                    help="measure[.params] or nickname (official, all_trec, set); repeatable; "
                         "default official. Any other name qafast.evaluate takes (ndcg@10, "
                         "mrr@10, ...) prints after trec_eval's measures, in the order given")
+    p.add_argument("-R", choices=("qrels", "qrels_jg"), default="qrels", metavar="FORMAT",
+                   help="format of the qrels file: qrels (default), or qrels_jg: 'qid jg "
+                        "docno rel', judgments from several judge groups, for the measures "
+                        "map_avgjg, P_avgjg and Rprec_mult_avgjg (nickname qrels_jg, the "
+                        "default then)")
     p.add_argument("-Z", metavar="ZSCORES_FILE", default=None,
                    help="print z-scores: each query's value less the mean, over the standard "
                         "deviation, that ZSCORES_FILE gives for that query and measure (lines "
@@ -70,7 +75,12 @@ def _trec_parser(sub) -> None:
 
 def _run_trec(args) -> int:
     try:
-        columns = trec_columns(args.m)
+        if args.R == "qrels_jg":
+            from ._trec_jg import jg_columns
+
+            columns = jg_columns(args.m)
+        else:
+            columns = trec_columns(args.m)
     except UnknownMeasureError as e:
         print(f"qafast trec: {e}", file=sys.stderr)
         return 1
@@ -107,7 +117,11 @@ def _run_trec(args) -> int:
             print(f"qafast trec: {zscores}", file=sys.stderr)
             return 1
     args.zscores = zscores
-    found = _small_files(args.qrels, names, numeric, queries, options, relcols)
+    found = None
+    if args.R == "qrels_jg":
+        found = _judge_group_files(args, runs, numeric, queries, options)
+    else:
+        found = _small_files(args.qrels, names, numeric, queries, options, relcols)
     if found is None:
         found = _any_files(args, runs, numeric, queries, options, relcols)
     qrels, results = found
@@ -183,6 +197,20 @@ def _any_files(args, runs, numeric, queries, options, relcols):
     for w in caught:  # -c on a run sharing no query with the qrels
         print(f"qafast trec: {w.message}", file=sys.stderr)
     return qrels, results
+
+
+def _judge_group_files(args, runs, numeric, queries, options):
+    """(judge groups, results) for -R qrels_jg: each run against each group's qrels."""
+    from ._runfile import check_readable
+    from ._trec_jg import evaluate_judge_groups, read_judge_groups
+    from .ranking import Run
+
+    for name, run in runs:
+        check_readable(name, run)
+    jgs = read_judge_groups(args.qrels)
+    results = [evaluate_judge_groups(jgs, Run.from_file(run), numeric, queries=queries,
+                                     options=options) for _, run in runs]
+    return jgs, results
 
 
 def _say_skipped(qrels, result, name) -> None:

@@ -1,0 +1,143 @@
+"""Differential fuzzing of ``qafast trec -R qrels_jg`` and ``-Z`` against a trec_eval 10.0
+binary (run by hand; CI has no trec_eval binary).
+
+It writes random, tie-heavy judge-group qrels (several groups per query, groups missing for
+some queries, zero and negative grades, queries with nothing relevant) and runs, random
+z-score files (zero deviations, values equal to the mean), random options (-c, -l, -J, -M,
+-q, -n, measure parameters), runs both tools and compares stdout byte for byte::
+
+    python tests/fuzz_trec_prefs.py /path/to/trec_eval --cases 300 --seed 1 --keep /tmp/fz
+
+Cases that trec_eval refuses or crashes on are counted, not compared: a qrels query missing
+from the run (without -c), which trec_eval stops on and qafast skips, and a z-score file
+without a line for an evaluated query or measure, which can crash trec_eval (its binary
+search reads past the end); such files are not generated.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import random
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+
+from qafast.cli import main  # noqa: E402
+
+GRADES = (-1, 0, 0, 0, 1, 1, 1, 2, 2, 3)
+SCORES = ("0", "0.5", "0.25", "1", "2", "-1", "3.5", ".5")
+
+
+def random_jg_case(rng: random.Random):
+    qids = sorted({f"q{rng.randint(1, 6)}" for _ in range(rng.randint(1, 4))})
+    docs = [f"d{i}" for i in range(rng.randint(1, 25))] + ["D", "é"]
+    groups = [str(g) for g in rng.sample(range(5), rng.randint(1, 4))]
+    qrels, run = [], []
+    for q in qids:
+        for g in groups:
+            if rng.random() < 0.2:
+                continue  # this group did not judge this query
+            for d in rng.sample(docs, rng.randint(1, len(docs))):
+                qrels.append(f"{q} {g} {d} {rng.choice(GRADES)}")
+        for d in rng.sample(docs, rng.randint(1, len(docs))):
+            run.append(f"{q} Q0 {d} 1 {rng.choice(SCORES)} r")
+    if not qrels:
+        qrels.append(f"{qids[0]} 0 {docs[0]} 1")
+    rng.shuffle(qrels)
+    rng.shuffle(run)
+    opts = ["-R", "qrels_jg"]
+    for flag in ("-q", "-c", "-J", "-n"):
+        if rng.random() < 0.3:
+            opts.append(flag)
+    if rng.random() < 0.3:
+        opts.append(f"-l{rng.randint(0, 3)}")
+    if rng.random() < 0.2:
+        opts.append(f"-M{rng.randint(1, 10)}")
+    ms = rng.choice((["qrels_jg"], ["map_avgjg"], ["P_avgjg.1,3,7", "map_avgjg"],
+                     ["Rprec_mult_avgjg.0.5,1.0,3"], ["qrels_jg", "P_avgjg.2"]))
+    for m in ms:
+        opts += ["-m", m]
+    return "\n".join(qrels) + "\n", "\n".join(run) + "\n", opts, None
+
+
+def random_z_case(rng: random.Random):
+    qids = [f"q{i}" for i in range(1, rng.randint(2, 5))]
+    docs = [f"d{i}" for i in range(12)]
+    qrels, run = [], []
+    for q in qids:
+        for d in rng.sample(docs, rng.randint(1, 8)):
+            qrels.append(f"{q} 0 {d} {rng.choice(GRADES)}")
+        for d in rng.sample(docs, rng.randint(1, 12)):
+            run.append(f"{q} Q0 {d} 1 {rng.choice(SCORES)} r")
+    measures = ("num_ret", "num_rel", "num_rel_ret", "map", "Rprec", "bpref", "recip_rank",
+                "P_5", "P_10", "ndcg", "gm_map", "num_q", "runid")
+    zs = []
+    for q in qids:
+        for m in measures:
+            mean = rng.choice(("0", "1", "0.5", "3", "0.2500"))
+            sd = rng.choice(("0", "0.1", "1", "0.3", "0"))
+            zs.append(f"{q} {m} {mean} {sd}")
+    rng.shuffle(zs)
+    opts = ["-m", "official", "-m", "ndcg"]
+    for flag in ("-q", "-n"):
+        if rng.random() < 0.5:
+            opts.append(flag)
+    return "\n".join(qrels) + "\n", "\n".join(run) + "\n", opts, "\n".join(zs) + "\n"
+
+
+def ours(args: list[str]) -> tuple[int, str]:
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            code = main(["trec", "--no-progress", *args])
+        except SystemExit as e:
+            code = int(e.code or 0)
+    return code, out.getvalue()
+
+
+def main_fuzz() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("binary")
+    ap.add_argument("--cases", type=int, default=200)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--keep", default=None)
+    a = ap.parse_args()
+    rng = random.Random(a.seed)
+    compared = refused = mismatches = 0
+    with tempfile.TemporaryDirectory() as tmp:
+        for i in range(a.cases):
+            make = random_jg_case if i % 2 == 0 else random_z_case
+            qrels, run, opts, zs = make(rng)
+            qp, rp, zp = Path(tmp, "qrels"), Path(tmp, "run"), Path(tmp, "zs")
+            qp.write_text(qrels)
+            rp.write_text(run)
+            if zs is not None:
+                zp.write_text(zs)
+                opts = [*opts, "-Z", str(zp)]
+            ref = subprocess.run([a.binary, *opts, str(qp), str(rp)], capture_output=True,
+                                 text=True)
+            if ref.returncode != 0:
+                refused += 1
+                continue
+            compared += 1
+            code, got = ours([*opts, str(qp), str(rp)])
+            if code != 0 or got != ref.stdout:
+                mismatches += 1
+                if a.keep:
+                    d = Path(a.keep, f"case{i}")
+                    d.mkdir(parents=True, exist_ok=True)
+                    for name, text in (("qrels", qrels), ("run", run), ("zs", zs or ""),
+                                       ("options", " ".join(opts)),
+                                       ("trec_eval.out", ref.stdout), ("qafast.out", got)):
+                        (d / name).write_text(text)
+    print(f"{compared} compared, {mismatches} mismatches, {refused} refused by trec_eval")
+    return 1 if mismatches else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main_fuzz())
