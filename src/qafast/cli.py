@@ -58,6 +58,8 @@ def _trec_parser(sub) -> None:
                         "docno rel', judgments from several judge groups, for the measures "
                         "map_avgjg, P_avgjg and Rprec_mult_avgjg (nickname qrels_jg, the "
                         "default then)")
+    p.add_argument("-T", choices=("trec_results",), default="trec_results", metavar="FORMAT",
+                   help="format of the run files: trec_results (the only one, as in trec_eval)")
     p.add_argument("-Z", metavar="ZSCORES_FILE", default=None,
                    help="print z-scores: each query's value less the mean, over the standard "
                         "deviation, that ZSCORES_FILE gives for that query and measure (lines "
