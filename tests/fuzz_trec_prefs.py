@@ -44,15 +44,19 @@ def random_jg_case(rng: random.Random):
                 continue  # this group did not judge this query
             for d in rng.sample(docs, rng.randint(1, len(docs))):
                 qrels.append(f"{q} {g} {d} {rng.choice(GRADES)}")
+        if rng.random() < 0.15:
+            continue  # a query the run leaves out (trec_eval refuses it without -c)
         for d in rng.sample(docs, rng.randint(1, len(docs))):
             run.append(f"{q} Q0 {d} 1 {rng.choice(SCORES)} r")
+    if not run:
+        run.append(f"{qids[0]} Q0 {docs[0]} 1 1 r")
     if not qrels:
         qrels.append(f"{qids[0]} 0 {docs[0]} 1")
     rng.shuffle(qrels)
     rng.shuffle(run)
     opts = ["-R", "qrels_jg"]
     for flag in ("-q", "-c", "-J", "-n"):
-        if rng.random() < 0.3:
+        if rng.random() < (0.6 if flag == "-c" else 0.3):
             opts.append(flag)
     if rng.random() < 0.3:
         opts.append(f"-l{rng.randint(0, 3)}")
