@@ -35,6 +35,12 @@ CASES = [
     ("out.test.qrels_jg", ["-m", "qrels_jg", "-q", "-R", "qrels_jg"], "qrels.123", "results.test"),
     ("out.test.qrels_jg", ["-m", "qrels_jg", "-q", "-R", "qrels_jg"], "qrels.comments.123",
      "results.test"),
+    ("out.test.prefs", ["-m", "all_prefs", "-q", "-R", "prefs"], "prefs.test",
+     "prefs.results.test"),
+    ("out.test.prefs", ["-m", "all_prefs", "-q", "-R", "prefs"], "prefs.comment.test",
+     "prefs.results.test"),
+    ("out.test.qrels_prefs", ["-m", "all_prefs", "-q", "-R", "qrels_prefs"], "qrels.test",
+     "results.test"),
 ]
 
 
@@ -184,3 +190,33 @@ def test_bad_judge_group_input_is_a_clear_error(tmp_path, capsys, text, measure,
         code, err = e.code, capsys.readouterr().err
     assert code != 0
     assert where in err
+
+
+def test_preferences_counted_by_hand(tmp_path, capsys):
+    prefs = tmp_path / "prefs"
+    run = tmp_path / "run"
+    # one group, one sub-group: a > b > c. The run ranks b, a (c not retrieved): of the 3
+    # preferences a > b fails (both retrieved), a > c and b > c are fulfilled (implied)
+    prefs.write_text("q1 g s a 3\nq1 g s b 2\nq1 g s c 1\n")
+    run.write_text("q1 Q0 b 1 2 r\nq1 Q0 a 2 1 r\n")
+    code, out, err = run_cli(["trec", "-R", "prefs", "-q", "-m", "prefs_num_prefs_poss",
+                              "-m", "prefs_num_prefs_ful", "-m", "prefs_simp",
+                              "-m", "prefs_simp_ret", str(prefs), str(run)], capsys)
+    assert code == 0, err
+    assert out.splitlines()[:4] == ["prefs_num_prefs_poss  \tq1\t3",
+                                    "prefs_num_prefs_ful   \tq1\t2",
+                                    "prefs_simp            \tq1\t0.6667",
+                                    "prefs_simp_ret        \tq1\t0.0000"]
+
+
+def test_contradicting_preferences_are_a_clear_error(tmp_path, capsys):
+    prefs = tmp_path / "prefs"
+    prefs.write_text("q1 g s1 a 2\nq1 g s1 b 1\nq1 g s2 b 2\nq1 g s2 a 1\n")
+    run = tmp_path / "run"
+    run.write_text("q1 Q0 a 1 1 r\n")
+    try:
+        code, out, err = run_cli(["trec", "-R", "prefs", str(prefs), str(run)], capsys)
+    except SystemExit as e:
+        code, err = e.code, capsys.readouterr().err
+    assert code != 0
+    assert "q1" in err and "contradict" in err

@@ -53,11 +53,14 @@ def _trec_parser(sub) -> None:
                    help="measure[.params] or nickname (official, all_trec, set); repeatable; "
                         "default official. Any other name qafast.evaluate takes (ndcg@10, "
                         "mrr@10, ...) prints after trec_eval's measures, in the order given")
-    p.add_argument("-R", choices=("qrels", "qrels_jg"), default="qrels", metavar="FORMAT",
-                   help="format of the qrels file: qrels (default), or qrels_jg: 'qid jg "
+    p.add_argument("-R", choices=("qrels", "qrels_jg", "prefs", "qrels_prefs"),
+                   default="qrels", metavar="FORMAT",
+                   help="format of the qrels file: qrels (default); qrels_jg: 'qid jg "
                         "docno rel', judgments from several judge groups, for the measures "
                         "map_avgjg, P_avgjg and Rprec_mult_avgjg (nickname qrels_jg, the "
-                        "default then)")
+                        "default then); prefs: 'qid jg jsg docno level' preference "
+                        "judgments, or qrels_prefs: a qrels file read as preferences, for the "
+                        "prefs_* measures (nicknames all_prefs, prefs: the default then)")
     p.add_argument("-T", choices=("trec_results",), default="trec_results", metavar="FORMAT",
                    help="format of the run files: trec_results (the only one, as in trec_eval)")
     p.add_argument("-Z", metavar="ZSCORES_FILE", default=None,
@@ -81,6 +84,10 @@ def _run_trec(args) -> int:
             from ._trec_jg import jg_columns
 
             columns = jg_columns(args.m)
+        elif args.R in ("prefs", "qrels_prefs"):
+            from ._trec_prefs import prefs_columns
+
+            columns = prefs_columns(args.m)
         else:
             columns = trec_columns(args.m)
     except UnknownMeasureError as e:
@@ -122,6 +129,8 @@ def _run_trec(args) -> int:
     found = None
     if args.R == "qrels_jg":
         found = _judge_group_files(args, runs, numeric, queries, options)
+    elif args.R in ("prefs", "qrels_prefs"):
+        found = _prefs_files(args, runs, numeric, queries)
     else:
         found = _small_files(args.qrels, names, numeric, queries, options, relcols)
     if found is None:
@@ -213,6 +222,20 @@ def _judge_group_files(args, runs, numeric, queries, options):
     results = [evaluate_judge_groups(jgs, Run.from_file(run), numeric, queries=queries,
                                      options=options) for _, run in runs]
     return jgs, results
+
+
+def _prefs_files(args, runs, numeric, queries):
+    """(judgments, results) for -R prefs and -R qrels_prefs."""
+    from ._trec_prefs import evaluate_prefs, read_prefs
+
+    if any(name == "-" for name, _ in runs):
+        from .errors import InputError
+
+        raise InputError("-R prefs and -R qrels_prefs read run files, not standard input")
+    judgments = read_prefs(args.qrels, args.R)
+    results = [evaluate_prefs(judgments, name, numeric, queries=queries, max_docs=args.M)
+               for name, _ in runs]
+    return judgments, results
 
 
 def _say_skipped(qrels, result, name) -> None:
