@@ -253,7 +253,7 @@ LAYERS = [
               "qafast.reference", "qafast.reference.*"]),
     ("sources", ["qafast.io", "qafast.io.*", "qafast._ranked", "qafast._tables"]),
     ("engine", ["qafast._engine", "qafast._summaries", "qafast._trec_text"]),
-    ("families", ["qafast.ranking", "qafast._runfile", "qafast._arrow_input",
+    ("families", ["qafast.ranking", "qafast._runfile", "qafast._trec_jg", "qafast._trec_prefs", "qafast._arrow_input",
                   "qafast._run_sources", "qafast.answers", "qafast.squad_eval", "qafast.factoid",
                   "qafast.dbqa", "qafast.curves", "qafast.concepts", "qafast.events",
                   "qafast.fusion", "qafast.hotpot_eval", "qafast.drop_eval",

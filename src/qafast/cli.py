@@ -53,6 +53,20 @@ def _trec_parser(sub) -> None:
                    help="measure[.params] or nickname (official, all_trec, set); repeatable; "
                         "default official. Any other name qafast.evaluate takes (ndcg@10, "
                         "mrr@10, ...) prints after trec_eval's measures, in the order given")
+    p.add_argument("-R", choices=("qrels", "qrels_jg", "prefs", "qrels_prefs"),
+                   default="qrels", metavar="FORMAT",
+                   help="format of the qrels file: qrels (default); qrels_jg: 'qid jg "
+                        "docno rel', judgments from several judge groups, for the measures "
+                        "map_avgjg, P_avgjg and Rprec_mult_avgjg (nickname qrels_jg, the "
+                        "default then); prefs: 'qid jg jsg docno level' preference "
+                        "judgments, or qrels_prefs: a qrels file read as preferences, for the "
+                        "prefs_* measures (nicknames all_prefs, prefs: the default then)")
+    p.add_argument("-T", choices=("trec_results",), default="trec_results", metavar="FORMAT",
+                   help="format of the run files: trec_results (the only one, as in trec_eval)")
+    p.add_argument("-Z", metavar="ZSCORES_FILE", default=None,
+                   help="print z-scores: each query's value less the mean, over the standard "
+                        "deviation, that ZSCORES_FILE gives for that query and measure (lines "
+                        "'qid measure mean stddev'); -1000000 when the file has none")
     p.add_argument("-o", choices=("text", "json", "csv"), default="text",
                    help="output format: trec_eval's text (default); JSON; or CSV, one row "
                         "per run and query ('all' for the summary), one column per measure")
@@ -66,7 +80,16 @@ def _trec_parser(sub) -> None:
 
 def _run_trec(args) -> int:
     try:
-        columns = trec_columns(args.m)
+        if args.R == "qrels_jg":
+            from ._trec_jg import jg_columns
+
+            columns = jg_columns(args.m)
+        elif args.R in ("prefs", "qrels_prefs"):
+            from ._trec_prefs import prefs_columns
+
+            columns = prefs_columns(args.m)
+        else:
+            columns = trec_columns(args.m)
     except UnknownMeasureError as e:
         print(f"qafast trec: {e}", file=sys.stderr)
         return 1
@@ -96,7 +119,20 @@ def _run_trec(args) -> int:
     options = dict(relevance_level=args.l, judged_only=args.J, max_docs=args.M,
                    workers=args.workers)
     queries = "qrels" if args.c else "run"
-    found = _small_files(args.qrels, names, numeric, queries, options, relcols)
+    zscores = None
+    if args.Z is not None:
+        zscores = _read_zscores(args.Z)
+        if isinstance(zscores, str):
+            print(f"qafast trec: {zscores}", file=sys.stderr)
+            return 1
+    args.zscores = zscores
+    found = None
+    if args.R == "qrels_jg":
+        found = _judge_group_files(args, runs, numeric, queries, options)
+    elif args.R in ("prefs", "qrels_prefs"):
+        found = _prefs_files(args, runs, numeric, queries)
+    else:
+        found = _small_files(args.qrels, names, numeric, queries, options, relcols)
     if found is None:
         found = _any_files(args, runs, numeric, queries, options, relcols)
     qrels, results = found
@@ -174,6 +210,34 @@ def _any_files(args, runs, numeric, queries, options, relcols):
     return qrels, results
 
 
+def _judge_group_files(args, runs, numeric, queries, options):
+    """(judge groups, results) for -R qrels_jg: each run against each group's qrels."""
+    from ._runfile import check_readable
+    from ._trec_jg import evaluate_judge_groups, read_judge_groups
+    from .ranking import Run
+
+    for name, run in runs:
+        check_readable(name, run)
+    jgs = read_judge_groups(args.qrels)
+    results = [evaluate_judge_groups(jgs, Run.from_file(run), numeric, queries=queries,
+                                     options=options) for _, run in runs]
+    return jgs, results
+
+
+def _prefs_files(args, runs, numeric, queries):
+    """(judgments, results) for -R prefs and -R qrels_prefs."""
+    from ._trec_prefs import evaluate_prefs, read_prefs
+
+    if any(name == "-" for name, _ in runs):
+        from .errors import InputError
+
+        raise InputError("-R prefs and -R qrels_prefs read run files, not standard input")
+    judgments = read_prefs(args.qrels, args.R)
+    results = [evaluate_prefs(judgments, name, numeric, queries=queries, max_docs=args.M)
+               for name, _ in runs]
+    return judgments, results
+
+
 def _say_skipped(qrels, result, name) -> None:
     if len(result.ids) == len(qrels.query_ids):
         return  # every qrels query was evaluated
@@ -195,6 +259,9 @@ def _trec_block(args, columns, numeric, qrels, r) -> dict:
     col_of = {c.name: j for j, c in enumerate(numeric)}
     summed = r.values
     ids = r.ids
+    if args.zscores is not None:
+        summed = _as_zscores(args.zscores, ids, numeric, summed)
+    values = summed
     if any(b < a for a, b in zip(ids, ids[1:])):
         # trec_eval adds the queries' values in query id order: a run streamed in file order
         # (without -q), and -c's queries missing from the run, put after it, are summed so,
@@ -209,30 +276,32 @@ def _trec_block(args, columns, numeric, qrels, r) -> dict:
         rel = {columns[j].name: s for j, s in r.relstrings.items()}
         doc["per_query"] = {
             q: {c.name: (rel[c.name][p] if c.family == "relstring"
-                         else _number(c.family, r.values[p, col_of[c.name]]))
+                         else _number(c.family, values[p, col_of[c.name]], args.zscores))
                 for c in columns if c.family not in ("runid", "num_q")
                 and c.aggregate != "gm"}
             for p, q in enumerate(r.ids)}
     if not args.n:
-        doc["all"] = {c.name: _summary_value(c, run_id, summary, len(r.ids))
+        doc["all"] = {c.name: _summary_value(c, run_id, summary, len(r.ids), args.zscores)
                       for c in columns if c.family != "relstring"}
     return doc
 
 
 def _text_lines(args, columns, block):
-    """trec_eval's lines for one run's block."""
+    """trec_eval's lines for one run's block (-Z: each number's name starts with "Z", and
+    every number, counts too, prints as %6.4f)."""
     family = {c.name: c.family for c in columns}
+    z = args.zscores is not None
     for q, row in block.get("per_query", {}).items():
         for name, v in row.items():
             if family[name] == "relstring":
                 yield f"{name:<22}\t{q}\t'{v}'\n"
             else:
-                yield _line(name, q, family[name], v)
+                yield _line(name, q, family[name], v, z)
     for name, v in block.get("all", {}).items():
-        if family[name] in ("runid", "num_q"):
+        if family[name] == "runid" or (family[name] == "num_q" and not z):
             yield f"{name:<22}\tall\t{v}\n"
         else:
-            yield _line(name, "all", family[name], v)
+            yield _line(name, "all", family[name], v, z)
 
 
 def _write_csv(columns, names, blocks) -> int:
@@ -256,26 +325,88 @@ def _cell(v):
     return repr(v) if isinstance(v, float) else v
 
 
-def _number(family, v):
-    return int(round(v)) if family in _COUNTS else float(v)
+def _number(family, v, zscores=None):
+    return int(round(v)) if family in _COUNTS and zscores is None else float(v)
 
 
-def _summary_value(c, run_id, summary, n):
+def _summary_value(c, run_id, summary, n, zscores=None):
     if c.family == "runid":
         return run_id
     if c.family == "num_q":
-        return n
-    return _number(c.family, summary[c.name])
+        return n if zscores is None else float(n)
+    return _number(c.family, summary[c.name], zscores)
 
 
-def _line(name: str, qid, family: str, v) -> str:
-    if family in _COUNTS:
-        return f"{name:<22}\t{qid}\t{int(round(v))}\n"
+#: trec_eval's value for a query and measure that the -Z file has no mean and deviation for
+MISSING_ZSCORE = -1000000.0
+
+
+def _read_zscores(path) -> dict | str:
+    """{(qid, measure): (mean, stddev)} from a trec_eval -Z file ("qid measure mean stddev"
+    lines), or the error message naming the file and line."""
+    try:
+        with open(path, "rb") as f:
+            raw = f.read()
+    except OSError as e:
+        return f"cannot read the z-scores file {path!r}: {e.strerror}"
+    if not raw:
+        return f"the z-scores file {path!r} is empty"
+    out: dict = {}
+    lines = raw.split(b"\n")
+    if raw.endswith(b"\n"):
+        lines.pop()
+    for k, line in enumerate(lines, 1):
+        fields = line.split()
+        try:
+            if len(fields) != 4:
+                raise ValueError
+            qid, meas = fields[0].decode(), fields[1].decode()
+            mean, sd = float(fields[2]), float(fields[3])
+        except ValueError:
+            return (f"{path}, line {k}: a z-scores line is 'qid measure mean stddev' with "
+                    f"two numbers; got {line[:80]!r}")
+        if (qid, meas) in out:
+            return f"{path}, line {k}: query {qid!r} measure {meas!r} is given twice"
+        out[qid, meas] = (mean, sd)
+    return out
+
+
+def _as_zscores(zscores: dict, ids, numeric, values):
+    """The (queries, columns) values as z-scores against the file's means and deviations,
+    as trec_eval -Z computes them (convert_zscores.c): (v - mean) / stddev; with a 0
+    deviation 0 when v equals the mean; MISSING_ZSCORE without a mean and deviation."""
+    from array import array
+
+    n, m = len(ids), len(numeric)
+    out = array("d", bytes(8 * n * m))
+    for p, q in enumerate(ids):
+        for j, c in enumerate(numeric):
+            v = float(values[p, j])
+            found = zscores.get((q, c.name))
+            if found is None:
+                z = MISSING_ZSCORE
+            elif found[1]:
+                z = (v - found[0]) / found[1]
+            else:
+                z = 0.0 if v == found[0] else MISSING_ZSCORE
+            out[p * m + j] = z
+    if type(values).__module__ == "numpy":  # the numpy path's results stay numpy
+        import numpy as np
+
+        return np.frombuffer(out, dtype=np.float64).reshape(n, m)
+    return memoryview(out).cast("B").cast("d", (n, m))
+
+
+def _line(name: str, qid, family: str, v, z: bool = False) -> str:
+    """One line; ``z`` (-Z): "Z" before the padded name, every value a float."""
+    head = f"{'Z' if z else ''}{name:<22}"
+    if family in _COUNTS and not z:
+        return f"{head}\t{qid}\t{int(round(v))}\n"
     if v != v:
         # glibc's printf shows a NaN's sign, Python's format does not. trec_eval's NaNs are
         # the x86-64 0 / 0, sign bit set: "-nan"; the kernels make theirs the same
-        return f"{name:<22}\t{qid}\t{'-nan' if math.copysign(1.0, v) < 0 else 'nan':>6}\n"
-    return f"{name:<22}\t{qid}\t{v:6.4f}\n"
+        return f"{head}\t{qid}\t{'-nan' if math.copysign(1.0, v) < 0 else 'nan':>6}\n"
+    return f"{head}\t{qid}\t{v:6.4f}\n"
 
 
 def _run_example(args) -> int:
