@@ -175,10 +175,11 @@ def main():
         with tempfile.TemporaryDirectory() as d:
             gpath, ppath = write(gold, preds, d, rng.choice([1, 2]))
             no_annotations = any(not g["annotations"] for g in gold)
-            theirs = subprocess.run([sys.executable, "-c", _STATS, gpath, ppath, str(lt), str(st)],
-                                    cwd=a.oracle, env=env, capture_output=True, text=True)
-            ours = subprocess.run([sys.executable, "-c", _OURS, gpath, ppath, str(lt), str(st)],
-                                  env=env, capture_output=True, text=True)
+            case_args = [gpath, ppath, str(lt), str(st)]
+            theirs = subprocess.run([sys.executable, "-c", _STATS, *case_args], cwd=a.oracle,
+                                    env=env, capture_output=True, text=True, check=False)
+            ours = subprocess.run([sys.executable, "-c", _OURS, *case_args],
+                                  env=env, capture_output=True, text=True, check=False)
             if theirs.returncode == 0 and ours.stdout != theirs.stdout:
                 mismatches += 1
                 print(f"case {case}: statistics differ\n  script {theirs.stdout[:300]}\n  "
@@ -188,10 +189,11 @@ def main():
                 flags = [f"--gold_path={gpath}", f"--predictions_path={ppath}",
                          f"--long_non_null_threshold={lt}", f"--short_non_null_threshold={st}",
                          "--num_threads=2"] + (["--pretty_print"] if pretty else [])
-                s = subprocess.run([sys.executable, os.path.join(a.oracle, "nq_eval.py")] + flags,
-                                   cwd=a.oracle, env=env, capture_output=True, text=True)
+                s = subprocess.run([sys.executable, os.path.join(a.oracle, "nq_eval.py"), *flags],
+                                   cwd=a.oracle, env=env, capture_output=True, text=True,
+                                   check=False)
                 q = subprocess.run([sys.executable, "-m", "qafast", "nq"] + flags, env=env,
-                                   capture_output=True, text=True)
+                                   capture_output=True, text=True, check=False)
                 if s.returncode == 0:
                     ok = q.returncode == 0 and q.stdout == s.stdout
                 elif no_annotations and q.returncode == 0:

@@ -210,10 +210,10 @@ def test_ties_take_the_last_point_and_the_first_score_object():
     m = qafast.nq(gold, preds)
     assert m["long-best-threshold"] == 3.0 and m["long-best-threshold-f1"] == 2 * 0.5 / 1.5
     assert m["long-recall-at-precision>=0.9"] == 0.5
-    rc, out, _ = run_cli_data(gold, preds)
+    _, out, _ = run_cli_data(gold, preds)
     assert '"long-best-threshold": 3,' in out  # ids 0, 1 in set order: the int 3 is seen first
-    assert qafast.nq(gold, [pred(0, span(6, 7), ls=5)] + preds[1:])["long-precision-at-precision>=0.9"] \
-        == 0.0  # no point reaches 0.9: the script's 0
+    worse = [pred(0, span(6, 7), ls=5), *preds[1:]]
+    assert qafast.nq(gold, worse)["long-precision-at-precision>=0.9"] == 0.0  # the script's 0
 
 
 def test_pretty_print_formats_int_and_missing_thresholds_with_str():
@@ -224,7 +224,7 @@ def test_pretty_print_formats_int_and_missing_thresholds_with_str():
     assert "R@P=0.9: 0.00% (actual p=0.00%, score threshold=None)" in out
 
 
-def run_cli_data(gold, preds, *flags, tmp=None):
+def run_cli_data(gold, preds, *flags):
     import tempfile
 
     d = Path(tempfile.mkdtemp())
@@ -237,7 +237,7 @@ def run_cli_data(gold, preds, *flags, tmp=None):
 
 def test_thresholds_flags():
     gold = [{"example_id": 1, "annotations": [ann(span(0, 1)), ann(), ann()]}]
-    rc, out, _ = run_cli_data(gold, [pred(1, span(0, 1))], "--long_non_null_threshold=1")
+    _, out, _ = run_cli_data(gold, [pred(1, span(0, 1))], "--long_non_null_threshold=1")
     assert json.loads(out)["long-best-threshold-f1"] == 1.0
     assert qafast.nq(gold, [pred(1, span(0, 1))])["long-best-threshold-f1"] == 0.0
 

@@ -63,7 +63,20 @@ def _offset(v, field):
 
 def _span(record, field):
     """``(start byte, end byte, start token, end token)``, checked as the script's Span is."""
-    sb, eb, st, et = (_offset(_field(record, k), f"{field} {k}")
+    try:  # the common case in one go; anything else takes the checks below to say what is wrong
+        sb, eb, st, et = (record["start_byte"], record["end_byte"], record["start_token"],
+                          record["end_token"])
+        if (type(sb) is int and type(eb) is int and type(st) is int and type(et) is int
+                and (eb > sb >= 0 or (sb < 0 and eb < 0))
+                and (et > st >= 0 or (st < 0 and et < 0))):
+            return sb, eb, st, et
+    except (KeyError, TypeError):
+        pass
+    return _checked_span(record, field)
+
+
+def _checked_span(record, field):
+    sb, eb, st, et = (_offset(_field(record, k, f"{field} to be a JSON object"), f"{field} {k}")
                       for k in ("start_byte", "end_byte", "start_token", "end_token"))
     if (sb < 0) != (eb < 0):
         raise _Problem(f"{field} has one byte offset negative (null) and one not ({sb}, {eb})")
@@ -107,7 +120,9 @@ def _spans(record, key, field):
     items = _field(record, key)
     if not isinstance(items, list):
         raise _Problem(f"{field} must be a list, not {type(items).__name__}")
-    return tuple(_span(s, f"{field} {i}") for i, s in enumerate(items))
+    if not items:
+        return ()
+    return tuple([_span(s, f"{field} {i}") for i, s in enumerate(items)])
 
 
 def _gold_example(record):
@@ -117,10 +132,21 @@ def _gold_example(record):
         raise _Problem(f"annotations must be a list, not {type(annotations).__name__}")
     out = []
     for i, a in enumerate(annotations):
-        where = f"annotation {i}"
-        out.append((_span(_field(a, "long_answer"), where + " long_answer"),
-                    _spans(a, "short_answers", where + " short_answers"),
-                    _yes_no(_field(a, "yes_no_answer"), where + " yes_no_answer")))
+        try:
+            long_span, short_spans, yes_no = (a["long_answer"], a["short_answers"],
+                                              a["yes_no_answer"])
+        except (KeyError, TypeError):  # say which field is missing, in the script's order
+            where = f"annotation {i}"
+            out.append((_span(_field(a, "long_answer", where + " to be a JSON object"),
+                              where + " long_answer"),
+                        _spans(a, "short_answers", where + " short_answers"),
+                        _yes_no(_field(a, "yes_no_answer"), where + " yes_no_answer")))
+            continue
+        out.append((_span(long_span, f"annotation {i} long_answer"),
+                    () if short_spans == []
+                    else _spans(a, "short_answers", f"annotation {i} short_answers"),
+                    yes_no.lower() if type(yes_no) is str
+                    else _yes_no(yes_no, f"annotation {i} yes_no_answer")))
     return example_id, out
 
 
