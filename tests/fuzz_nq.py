@@ -6,7 +6,7 @@ Not collected by pytest. Usage::
 
 ``DIR`` holds ``nq_eval.py`` and ``eval_utils.py`` from google-research-datasets/natural-questions
 (default ``/work/scratch/oracles/nq``; needs ``absl-py`` and ``six``). Each seeded case writes
-NQ-shaped gold (one or two gzipped shards, byte-only, token-only and mixed spans, null spans,
+NQ-shaped gold (one or two gzipped shards, some lines with a long document that qafast scans, byte-only, token-only and mixed spans, null spans,
 yes/no answers, short-answer sets, repeated ids, sometimes no annotations) and predictions (copied
 or perturbed gold answers, tied int and float scores, -0.0, infinities, omitted optional fields,
 sometimes an invalid record) with non-null thresholds 0-3, and checks:
@@ -70,8 +70,17 @@ def make_case(rng):
     gold = []
     for i in ids:
         k = rng.choice([1, 3, 5, 5, 5]) if rng.random() > 0.03 else 0
-        gold.append({"example_id": i, "annotations": [_annotation(rng) for _ in range(k)],
-                     "document_tokens": [{"token": "x"}]})
+        record = {"example_id": i, "annotations": [_annotation(rng) for _ in range(k)],
+                  "document_tokens": [{"token": "x"}]}
+        if rng.random() < 0.3:  # the original format's document: long lines, scanned
+            words = ["naïve", "日本語", "\"quoted\"", "a\\b", "<p>", "🎉", "\u00e9", "x" * 70]
+            record["document_html"] = " ".join(rng.choice(words) for _ in range(800))
+            record["document_tokens"] = [{"token": rng.choice(words), "html_token": False,
+                                          "start_byte": j, "end_byte": j + 1}
+                                         for j in range(rng.randint(0, 300))]
+            if rng.random() < 0.5:  # fields in another order
+                record = dict(reversed(list(record.items())))
+        gold.append(record)
     truth = {g["example_id"]: g for g in gold}
     preds = []
     few = rng.random() < 0.3

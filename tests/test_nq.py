@@ -298,6 +298,24 @@ def test_malformed_gold_line_names_file_and_line(tmp_path):
         qafast.nq(tmp_path / "nothing*.gz", [pred(1)])
 
 
+@pytest.mark.parametrize("first", [True, False])
+def test_a_long_line_with_its_document_reads_as_json_loads_reads_it(tmp_path, first):
+    doc = {"document_html": "<p>naïve \"日本語\" a\\b 🎉</p> " * 400,
+           "document_tokens": [{"token": "t", "start_byte": i, "end_byte": i + 1}
+                               for i in range(300)],
+           "question_text": "q"}
+    record = {"example_id": 9, "annotations": [ann(span(0, 4, 0, 1))] * 2}
+    record = {**doc, **record} if first else {**record, **doc}
+    path = tmp_path / "g.jsonl.gz"
+    path.write_bytes(gzip.compress(json.dumps(record, ensure_ascii=False).encode() + b"\n"))
+    assert len(gzip.decompress(path.read_bytes())) > nq_eval._SCAN_FROM
+    assert nq_eval._read_gold(path) == nq_eval._read_gold([record])
+    bad = json.dumps(record).replace('"annotations"', '"annotationz"', 1)
+    path.write_bytes(gzip.compress(bad.encode()))
+    with pytest.raises(FormatError, match="annotations"):
+        nq_eval._read_gold(path)
+
+
 def test_cli_reports_errors_without_a_traceback(tmp_path):
     rc, out, err = run_cli_data(GOLD, [pred(1, yes_no="perhaps")])
     assert rc != 0 and out == "" and "perhaps" in err and "Traceback" not in err

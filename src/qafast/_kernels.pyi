@@ -323,4 +323,5 @@ def ml_tokens(text: NDArray[np.uint32], drop: _U8, word_off: _I64, words: NDArra
 # skipping the bulky fields of a gold JSON file (_json_scan_kernels.pxi)
 JSON_SKIP_HOTPOT: int
 JSON_SKIP_DROP: int
+JSON_SKIP_NQ: int
 def json_skip_spans(buf: bytes, layout: int) -> list[int] | None: ...
