@@ -3,7 +3,7 @@
 Usage: ``python benchmarks/bench_nq.py [--n 100000] [--oracle DIR]``, ``DIR`` holding the
 unmodified ``nq_eval.py`` and ``eval_utils.py`` (google-research-datasets/natural-questions;
 needs absl-py and six). Writes gzipped gold (5 annotations each, only the fields the script
-reads; real NQ lines also carry the document, which both sides must parse) and a predictions
+reads, plus ``--doc-tokens`` document tokens a line as the original format has) and a predictions
 JSON (half copied from an annotator, tied scores), then times in one run:
 
 * the script as a program (``python nq_eval.py --gold_path ... --predictions_path ...``)
@@ -35,7 +35,7 @@ def _span(rng, null_rate):
             "start_token": st, "end_token": st + rng.randint(1, 200)}
 
 
-def generate(n, d, seed=0):
+def generate(n, d, seed=0, doc_tokens=0):
     rng = random.Random(seed)
     gold_path = os.path.join(d, "gold.jsonl.gz")
     pred_path = os.path.join(d, "predictions.json")
@@ -50,7 +50,12 @@ def generate(n, d, seed=0):
                              "short_answers": [] if yn != "NONE" else
                              [_span(rng, 0.1) for _ in range(rng.choice([0, 0, 1, 1, 2]))],
                              "yes_no_answer": yn, "annotation_id": rng.getrandbits(60)})
-            g.write(json.dumps({"example_id": eid, "annotations": anns}) + "\n")
+            record = {"example_id": eid, "annotations": anns}
+            if doc_tokens:  # the original format's document, as both sides must read it
+                record["document_tokens"] = [
+                    {"token": "word", "start_byte": 5 * j, "end_byte": 5 * j + 4,
+                     "html_token": False} for j in range(doc_tokens)]
+            g.write(json.dumps(record) + "\n")
             p = {"example_id": eid, "long_answer_score": round(rng.uniform(-5, 20), 1),
                  "short_answers_score": round(rng.uniform(-5, 20), 1)}
             if rng.random() < 0.5:
@@ -77,9 +82,11 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--n", type=int, default=100_000)
     ap.add_argument("--oracle", default="/work/scratch/oracles/nq")
+    ap.add_argument("--doc-tokens", type=int, default=0,
+                    help="document tokens on each gold line (the original format has ~7,000)")
     a = ap.parse_args()
     with tempfile.TemporaryDirectory() as d:
-        gold_path, pred_path = generate(a.n, d)
+        gold_path, pred_path = generate(a.n, d, doc_tokens=a.doc_tokens)
         args = [f"--gold_path={gold_path}", f"--predictions_path={pred_path}", "--num_threads=1"]
         env = dict(os.environ, PYTHONHASHSEED="0",
                    PYTHONPATH=os.path.join(HERE, "..", "src"))
@@ -109,7 +116,8 @@ def main():
         t_ours, _ = timed(lambda: ours_mod._Scored(gold, preds, 2, 2).metrics())
         t_read, _ = timed(lambda: (ours_mod._read_gold(gold_path),
                                    ours_mod._read_predictions(pred_path)))
-    print(f"Natural Questions, {a.n:,} examples, 5 annotations each")
+    print(f"Natural Questions, {a.n:,} examples, 5 annotations and {a.doc_tokens:,} document "
+          "tokens each")
     print(f"  end to end (subprocess): nq_eval.py {t_script:8.3f} s   qafast nq {t_qafast:8.3f} s"
           f"   ratio {t_script / t_qafast:6.1f}x")
     print(f"  scoring (parsed input):  nq_eval.py {t_score:8.3f} s   qafast    {t_ours:8.3f} s"
