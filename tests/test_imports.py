@@ -69,6 +69,7 @@ def test_import_qafast_loads_nothing_else():
     ("tydi", "qafast.tydi_eval"),
     ("quac", "qafast.quac_eval"),
     ("coqa", "qafast.coqa_eval"),
+    ("nq", "qafast.nq_eval"),
     ("CoqaMetrics", "qafast.coqa_eval"),
     ("dpr_retrieval", "qafast.dpr_eval"),
 ])
@@ -259,7 +260,7 @@ LAYERS = [
                   "qafast.fusion", "qafast.hotpot_eval", "qafast.drop_eval",
                   "qafast.tydi_eval", "qafast.quac_eval", "qafast.coqa_eval",
                   "qafast.multilingual_eval", "qafast.gdeval_eval", "qafast.dpr_eval",
-                  "qafast.triviaqa_eval", "qafast.msmarco_eval"]),
+                  "qafast.triviaqa_eval", "qafast.msmarco_eval", "qafast.nq_eval"]),
     ("surfaces", ["qafast", "qafast.__main__", "qafast._program", "qafast._renamed", "qafast.cli",
                   "qafast.stream", "qafast.comparison", "qafast.compat", "qafast.dask",
                   "qafast.integrations", "qafast.integrations.*"]),

@@ -56,6 +56,7 @@ _LAZY = {
     "hotpot_eval": ("HotpotMetrics", "hotpot"),
     "msmarco_eval": ("MsmarcoWarning", "msmarco_passage", "msmarco_passage_per_query"),
     "multilingual_eval": ("cmrc", "drcd", "mlqa"),
+    "nq_eval": ("nq", "nq_examples", "nq_f1"),
     "quac_eval": ("QuacMetrics", "quac"),
     "ranking": ("Qrels", "Run", "evaluate", "evaluate_runs"),
     "squad_eval": ("squad",),
@@ -123,6 +124,9 @@ if _typing.TYPE_CHECKING:
     from .multilingual_eval import cmrc as cmrc
     from .multilingual_eval import drcd as drcd
     from .multilingual_eval import mlqa as mlqa
+    from .nq_eval import nq as nq
+    from .nq_eval import nq_examples as nq_examples
+    from .nq_eval import nq_f1 as nq_f1
     from .quac_eval import QuacMetrics as QuacMetrics
     from .quac_eval import quac as quac
     from .ranking import Qrels as Qrels

@@ -1,5 +1,5 @@
 # ---------------------------------------------------------------------------------------------
-# Skipping the bulky fields of a JSON file (HotpotQA and DROP gold files)
+# Skipping the bulky fields of a JSON file (HotpotQA and DROP gold files, a Natural Questions line)
 #
 # json_skip_spans checks that the whole buffer is JSON that json.loads reads as written
 # (strings without raw control characters, valid UTF-8, no NaN/Infinity, numbers of at most
@@ -16,6 +16,7 @@ cdef enum:
     _JS_MIN_SKIP = 64     # values shorter than this (in bytes) are kept
     _JS_HOTPOT = 0  # [ {"context", "question", "type", "level": skipped} ]
     _JS_DROP = 1    # { pid: {"passage": skipped, "qa_pairs": [ {"question": skipped} ]} }
+    _JS_NQ = 2      # {"example_id", "annotations", any other key: skipped}
 
 
 cdef inline bint _js_key(const unsigned char* s, Py_ssize_t p, Py_ssize_t q,
@@ -32,6 +33,9 @@ cdef bint _js_skip_key(const unsigned char* s, Py_ssize_t p, Py_ssize_t q, int l
             return False
         return (_js_key(s, p, q, b"context", 7) or _js_key(s, p, q, b"question", 8)
                 or _js_key(s, p, q, b"type", 4) or _js_key(s, p, q, b"level", 5))
+    if layout == _JS_NQ:
+        return (depth == 1 and not _js_key(s, p, q, b"example_id", 10)
+                and not _js_key(s, p, q, b"annotations", 11))
     if depth == 2 and kinds[0] == 0 and kinds[1] == 0:
         return _js_key(s, p, q, b"passage", 7)
     if depth == 4 and kinds[0] == 0 and kinds[1] == 0 and kinds[2] == 1 and kinds[3] == 0 \
@@ -159,3 +163,4 @@ def json_skip_spans(const unsigned char[::1] buf, int layout):
 #: the layouts json_skip_spans knows
 JSON_SKIP_HOTPOT = _JS_HOTPOT
 JSON_SKIP_DROP = _JS_DROP
+JSON_SKIP_NQ = _JS_NQ

@@ -332,6 +332,7 @@ def dpr_expand(words: _I32, word_off: _I64, tok_of: _I64, toks: _I32, tok_off: _
 # skipping the bulky fields of a gold JSON file (_json_scan_kernels.pxi)
 JSON_SKIP_HOTPOT: int
 JSON_SKIP_DROP: int
+JSON_SKIP_NQ: int
 def json_skip_spans(buf: bytes, layout: int) -> list[int] | None: ...
 # gdeval.pl's nDCG@k and ERR@k (_gdeval_kernels.pxi)
 def gdeval_scan(data: bytes | NDArray[np.uint8], is_run: bool, topic: _I64, doc_start: _I64,

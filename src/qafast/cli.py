@@ -449,6 +449,7 @@ SUBCOMMANDS = {
     "drcd": "multilingual_eval",
     "triviaqa": "triviaqa_eval",
     "msmarco-passage": "msmarco_eval",
+    "nq": "nq_eval",
     "bioasq": "factoid",
     "dbqa": "dbqa",
     "ap": "curves",

@@ -17,7 +17,7 @@ from typing import Any
 # the family modules load on first use: ``qafast.answers`` needs only ``reference.answers``
 _FAMILIES = ("answers", "concepts", "coqa", "curves", "dbqa", "drop", "events", "factoid",
              "fusion", "hotpot", "multilingual", "quac", "ranking", "squad",
-             "tydi")
+             "nq", "tydi")
 
 
 def __getattr__(name: str) -> Any:

@@ -1,0 +1,129 @@
+"""Natural Questions: qafast against the official nq_eval.py on 100,000 generated examples.
+
+Usage: ``python benchmarks/bench_nq.py [--n 100000] [--oracle DIR]``, ``DIR`` holding the
+unmodified ``nq_eval.py`` and ``eval_utils.py`` (google-research-datasets/natural-questions;
+needs absl-py and six). Writes gzipped gold (5 annotations each, only the fields the script
+reads, plus ``--doc-tokens`` document tokens a line as the original format has) and a predictions
+JSON (half copied from an annotator, tied scores), then times in one run:
+
+* the script as a program (``python nq_eval.py --gold_path ... --predictions_path ...``)
+  against ``qafast nq`` with the same arguments, both as subprocesses, end to end;
+* the script's scoring alone (its ``score_answers`` and ``get_metrics_with_answer_stats`` on
+  the gold and predictions it has read) against qafast's on the same files once read.
+
+Prints each time and the ratios; asserts that both print the same.
+"""
+
+import argparse
+import gzip
+import json
+import os
+import random
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def _span(rng, null_rate):
+    if rng.random() < null_rate:
+        return {"start_byte": -1, "end_byte": -1, "start_token": -1, "end_token": -1}
+    sb, st = rng.randint(0, 50_000), rng.randint(0, 5_000)
+    return {"start_byte": sb, "end_byte": sb + rng.randint(1, 2_000),
+            "start_token": st, "end_token": st + rng.randint(1, 200)}
+
+
+def generate(n, d, seed=0, doc_tokens=0):
+    rng = random.Random(seed)
+    gold_path = os.path.join(d, "gold.jsonl.gz")
+    pred_path = os.path.join(d, "predictions.json")
+    preds = []
+    with gzip.open(gold_path, "wt", encoding="utf-8") as g:
+        for _ in range(n):
+            eid = rng.getrandbits(63) - (1 << 62)
+            anns = []
+            for _ in range(5):
+                yn = rng.choice(["NONE"] * 8 + ["YES", "NO"])
+                anns.append({"long_answer": _span(rng, 0.4),
+                             "short_answers": [] if yn != "NONE" else
+                             [_span(rng, 0.1) for _ in range(rng.choice([0, 0, 1, 1, 2]))],
+                             "yes_no_answer": yn, "annotation_id": rng.getrandbits(60)})
+            record = {"example_id": eid, "annotations": anns}
+            if doc_tokens:  # the original format's document, as both sides must read it
+                record["document_tokens"] = [
+                    {"token": "word", "start_byte": 5 * j, "end_byte": 5 * j + 4,
+                     "html_token": False} for j in range(doc_tokens)]
+            g.write(json.dumps(record) + "\n")
+            p = {"example_id": eid, "long_answer_score": round(rng.uniform(-5, 20), 1),
+                 "short_answers_score": round(rng.uniform(-5, 20), 1)}
+            if rng.random() < 0.5:
+                a = rng.choice(anns)
+                p.update(long_answer=a["long_answer"], short_answers=a["short_answers"],
+                         yes_no_answer=a["yes_no_answer"])
+            else:
+                p.update(long_answer=_span(rng, 0.3), short_answers=[_span(rng, 0.3)],
+                         yes_no_answer="NONE")
+            preds.append(p)
+    rng.shuffle(preds)
+    with open(pred_path, "w", encoding="utf-8") as f:
+        json.dump({"predictions": preds}, f)
+    return gold_path, pred_path
+
+
+def timed(f):
+    t = time.perf_counter()
+    out = f()
+    return time.perf_counter() - t, out
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--n", type=int, default=100_000)
+    ap.add_argument("--oracle", default="/work/scratch/oracles/nq")
+    ap.add_argument("--doc-tokens", type=int, default=0,
+                    help="document tokens on each gold line (the original format has ~7,000)")
+    a = ap.parse_args()
+    with tempfile.TemporaryDirectory() as d:
+        gold_path, pred_path = generate(a.n, d, doc_tokens=a.doc_tokens)
+        args = [f"--gold_path={gold_path}", f"--predictions_path={pred_path}", "--num_threads=1"]
+        env = dict(os.environ, PYTHONHASHSEED="0",
+                   PYTHONPATH=os.path.join(HERE, "..", "src"))
+        t_script, theirs = timed(lambda: subprocess.run(
+            [sys.executable, os.path.join(a.oracle, "nq_eval.py"), *args], env=env,
+            capture_output=True, text=True, check=True).stdout)
+        t_qafast, ours = timed(lambda: subprocess.run(
+            [sys.executable, "-m", "qafast", "nq", *args], env=env, capture_output=True,
+            text=True, check=True).stdout)
+        assert ours == theirs, (ours, theirs)
+
+        sys.path.insert(0, os.path.join(HERE, "..", "src"))
+        sys.path.insert(0, a.oracle)
+        import eval_utils
+        import nq_eval
+
+        nq_eval.FLAGS(["nq_eval", *args])
+        g = eval_utils.read_annotation(gold_path, n_threads=1)
+        p = eval_utils.read_prediction_json(pred_path)
+        t_score, _ = timed(lambda: nq_eval.get_metrics_with_answer_stats(
+            *nq_eval.score_answers(g, p)))
+
+        from qafast import nq_eval as ours_mod
+
+        gold = ours_mod._read_gold(gold_path)
+        preds = ours_mod._read_predictions(pred_path)
+        t_ours, _ = timed(lambda: ours_mod._Scored(gold, preds, 2, 2).metrics())
+        t_read, _ = timed(lambda: (ours_mod._read_gold(gold_path),
+                                   ours_mod._read_predictions(pred_path)))
+    print(f"Natural Questions, {a.n:,} examples, 5 annotations and {a.doc_tokens:,} document "
+          "tokens each")
+    print(f"  end to end (subprocess): nq_eval.py {t_script:8.3f} s   qafast nq {t_qafast:8.3f} s"
+          f"   ratio {t_script / t_qafast:6.1f}x")
+    print(f"  scoring (parsed input):  nq_eval.py {t_score:8.3f} s   qafast    {t_ours:8.3f} s"
+          f"   ratio {t_score / t_ours:6.1f}x")
+    print(f"  qafast reading the two files: {t_read:.3f} s")
+
+
+if __name__ == "__main__":
+    main()
