@@ -1,4 +1,5 @@
-"""Differential fuzzing of ``qafast kilt-retrieval`` against the unmodified official KILT script.
+"""Differential fuzzing of ``qafast kilt-retrieval`` (and, with ``--downstream``, ``qafast kilt``)
+against the unmodified official KILT scripts.
 
 Run by hand (not collected by pytest)::
 
@@ -134,16 +135,63 @@ def per_question(seed, gold, guess, ks, rank_keys, oracle) -> int:
     return bad
 
 
+ANSWERS = ["Paris", "paris.", "The Tower", "tower of Paris", "a.b.c", "x y x", "İ", "1,000",
+           "..", " . ", "Tom's  tower", "the", "é a é"]
+
+
+def run_downstream_seed(seed: int, oracle: str, tmp: str) -> int:
+    """``kilt/eval_downstream.py`` against ``qafast kilt``: stdout and per question."""
+    rng = random.Random(seed)
+    pairs = [question(rng, i) for i in range(rng.randint(0, 25))]
+    gold = [g for g, _ in pairs]
+    guess = []
+    for g, q in pairs:
+        for o in g["output"]:
+            if rng.random() < 0.7:
+                o["answer"] = rng.choice(ANSWERS) + rng.choice(["", " ", ". x"])
+        if not any(o.get("answer", "").strip() for o in g["output"]):
+            g["output"][0]["answer"] = rng.choice(ANSWERS[:8])
+        out = {"answer": rng.choice(ANSWERS + [text(rng), "", " ", 5])
+               if rng.random() < 0.95 else rng.choice([None, 1.5])}
+        if rng.random() < 0.8:
+            out["provenance"] = next(o for o in q["output"] if "provenance" in o)["provenance"]
+            if rng.random() < 0.4:   # the gold's own pages: R-precision 1
+                out["provenance"] = [p for o in g["output"] for p in o.get("provenance", [])]
+        guess.append({"id": q["id"], "output": [out]})
+    rng.shuffle(guess)
+    gp, qp = os.path.join(tmp, "gold.jsonl"), os.path.join(tmp, "guess.jsonl")
+    write(gp, gold)
+    write(qp, guess)
+    env = dict(os.environ, PYTHONPATH=oracle)
+    want = subprocess.run([sys.executable, "-m", "kilt.eval_downstream", qp, gp], env=env,
+                          capture_output=True, text=True)
+    got = subprocess.run([sys.executable, "-m", "qafast", "kilt", qp, gp],
+                         capture_output=True, text=True)
+    if want.returncode != 0:
+        if got.returncode == 0:
+            print(f"seed {seed}: script failed, qafast did not: {want.stderr.splitlines()[-1]}")
+            return 1
+        return 0
+    if want.stdout != got.stdout:
+        print(f"seed {seed}: stdout differs\n--- script\n{want.stdout}--- qafast\n{got.stdout}"
+              f"{got.stderr}")
+        return 1
+    return 0
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--oracle", required=True)
     ap.add_argument("--seeds", default="0-49")
+    ap.add_argument("--downstream", action="store_true",
+                    help="compare qafast kilt with eval_downstream.py instead")
     a = ap.parse_args()
     lo, hi = (int(x) for x in a.seeds.split("-"))
     mismatches = 0
     with tempfile.TemporaryDirectory() as tmp:
         for seed in range(lo, hi + 1):
-            mismatches += run_seed(seed, os.path.abspath(a.oracle), tmp)
+            run = run_downstream_seed if a.downstream else run_seed
+            mismatches += run(seed, os.path.abspath(a.oracle), tmp)
     print(f"mismatches: {mismatches} over seeds {lo}-{hi}")
 
 

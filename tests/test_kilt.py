@@ -140,3 +140,74 @@ def test_per_question_form():
     rows = qafast.kilt_retrieval(_guess("7", "9"), GOLD, ks=[2], per_question=True)
     assert rows["id"] == ["q1"]
     assert isinstance(rows["recall@2"], np.ndarray) and rows["recall@2"][0] == 0.5
+
+
+# --- kilt/eval_downstream.py ------------------------------------------------------------------
+
+_rouge_text = st.lists(st.sampled_from(["a", "b", "c", "The", ".", " ", "  ", "a.", "..", "é",
+                                        "\u00a0", "\t"]), max_size=9).map("".join)
+
+
+@settings(max_examples=200, deadline=None)
+@given(_rouge_text, _rouge_text)
+def test_rouge_l_matches_reference(prediction, reference):
+    from qafast.kilt_eval import rouge_l
+    assert rouge_l(prediction, reference) == ref.rouge_l(prediction, reference)
+
+
+def test_rouge_l_rules():
+    from qafast.kilt_eval import rouge_l
+    assert rouge_l("...", "a") == 0.0   # no sentence: the package raises, KILT takes 0.0
+    assert 0 < rouge_l(" .a", "a") < 0.7   # the blank piece " " is the sentence "", a word
+    assert rouge_l("a a a", "a") == ref.rouge_l("a a a", "a") > 0.99   # distinct words
+    assert rouge_l("b a", "a b") == ref.rouge_l("b a", "a b")
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.lists(st.tuples(st.lists(_text, min_size=1, max_size=3), _text, _rouge_text,
+                          st.lists(_provenance, max_size=4)), max_size=5))
+def test_downstream_matches_reference(questions):
+    gold, guess = [], []
+    for i, (answers, source, answer, provenance) in enumerate(questions):
+        outputs = [{"answer": a + "x", "provenance": provenance[:1]} for a in answers]
+        gold.append({"id": i, "input": source, "output": outputs})
+        guess.append({"id": str(i), "output": [{"answer": answer, "provenance": provenance}]})
+    rows = [ref.downstream_question(q, g) for q, g in zip(guess, gold)]
+    got = qafast.kilt(guess, gold, per_question=True)
+    for i, row in enumerate(rows):
+        for key in ("accuracy", "em", "f1", "rougel", "Rprec"):
+            assert got[key][i] == row[key], key
+    means = qafast.kilt(guess, gold)
+    n = len(rows)
+    if n:
+        total = 0.0
+        for row in rows:
+            total += row["f1"]
+        assert means["downstream"]["f1"] == total / n
+        kilt_total = 0.0
+        for row in rows:
+            kilt_total += row["rougel"] if row["Rprec"] == 1 else 0
+        assert means["kilt"]["KILT-rougel"] == kilt_total / n
+
+
+def test_downstream_cli_prints_what_the_script_prints():
+    out = subprocess.run([sys.executable, "-m", "qafast", "kilt",
+                          str(DATA / "downstream_guess.jsonl"), str(DATA / "downstream_gold.jsonl")],
+                         capture_output=True, text=True, check=True).stdout
+    assert out == (DATA / "downstream_stdout.txt").read_text(encoding="utf-8")
+
+
+def test_downstream_rules_and_errors():
+    gold = [{"id": "q1", "input": "x", "output": [{"answer": " Paris "},
+                                                  {"provenance": [{"wikipedia_id": "1"}]}]}]
+    got = qafast.kilt([{"id": "q1", "output": [{"answer": "paris",
+                                               "provenance": [{"wikipedia_id": "1"}]}]}], gold)
+    assert got["downstream"] == {"accuracy": 0.0, "em": 1.0, "f1": 1.0, "rougel": 0.0}
+    assert got["kilt"]["KILT-em"] == 1.0   # Rprec 1: the best gold output's
+    empty = qafast.kilt([{"id": "q1", "output": [{"answer": "  "}]}], gold)
+    assert empty["downstream"]["em"] == 0.0 and empty["retrieval"]["Rprec"] == 0.0
+    with pytest.raises(InputError, match="exactly one output"):
+        qafast.kilt([{"id": "q1", "output": [{"answer": "a"}, {"answer": "b"}]}], gold)
+    with pytest.raises(InputError, match="no answer"):
+        qafast.kilt([{"id": "q1", "output": [{"answer": "a"}]}],
+                    [{"id": "q1", "input": "x", "output": [{"answer": " "}]}])

@@ -52,7 +52,7 @@ _LAZY = {
     "factoid": ("evaluate_bioasq", "evaluate_factoid"),
     "fusion": ("fuse",),
     "hotpot_eval": ("HotpotMetrics", "hotpot"),
-    "kilt_eval": ("kilt_retrieval",),
+    "kilt_eval": ("kilt", "kilt_retrieval"),
     "multilingual_eval": ("cmrc", "drcd", "mlqa"),
     "quac_eval": ("QuacMetrics", "quac"),
     "ranking": ("Qrels", "Run", "evaluate", "evaluate_runs"),
@@ -111,6 +111,7 @@ if _typing.TYPE_CHECKING:
     from .fusion import fuse as fuse
     from .hotpot_eval import HotpotMetrics as HotpotMetrics
     from .hotpot_eval import hotpot as hotpot
+    from .kilt_eval import kilt as kilt
     from .kilt_eval import kilt_retrieval as kilt_retrieval
     from .multilingual_eval import cmrc as cmrc
     from .multilingual_eval import drcd as drcd

@@ -315,6 +315,7 @@ SUBCOMMANDS = {
     "mlqa": "multilingual_eval",
     "cmrc": "multilingual_eval",
     "drcd": "multilingual_eval",
+    "kilt": "kilt_eval",
     "kilt-retrieval": "kilt_eval",
     "bioasq": "factoid",
     "dbqa": "dbqa",

@@ -1,4 +1,9 @@
-"""KILT, exactly as its official evaluation script ``kilt/eval_retrieval.py`` computes it.
+"""KILT, exactly as its official evaluation scripts ``kilt/eval_downstream.py`` and
+``kilt/eval_retrieval.py`` compute it.
+
+:func:`kilt` returns the dict ``eval_downstream.py`` prints: accuracy, EM, F1 and ROUGE-L of
+the answers, the KILT variants that count a question only where its page R-precision is 1,
+and the page R-precision and recall@5. ``qafast kilt GUESS GOLD`` prints what it prints.
 
 :func:`kilt_retrieval` returns the dict the script prints: R-precision, precision@k,
 recall@k, success rate@k and the answer/entity-in-context numbers of the guess provenance,
@@ -14,7 +19,7 @@ import json
 import os
 import pprint
 import sys
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 
 import numpy as np
 
@@ -22,7 +27,7 @@ from ._gc import gc_paused
 from .answers import normalize_squad
 from .errors import FormatError, InputError, InputTypeError
 
-__all__ = ["kilt_retrieval", "read_jsonl", "retrieval_keys"]
+__all__ = ["kilt", "kilt_retrieval", "read_jsonl", "retrieval_keys", "rouge_l"]
 
 
 # --------------------------------------------------------------------------------------------
@@ -339,6 +344,191 @@ def kilt_retrieval(guess, gold, *, ks=(1, 5, 10, 20), rank_keys=("wikipedia_id",
 
 
 # --------------------------------------------------------------------------------------------
+# Downstream
+# --------------------------------------------------------------------------------------------
+
+def _sentences(text: str) -> list:
+    return [" ".join(piece.split()).split(" ") for piece in text.split(".") if len(piece) > 0]
+
+
+def _lcs_words(x: list, y: list, words: set) -> None:
+    """Add to ``words`` the words of the LCS of ``x`` and ``y`` the ``rouge`` package finds."""
+    rows = [[0] * (len(y) + 1)]
+    for xi in x:
+        prev, row = rows[-1], [0]
+        for j, yj in enumerate(y, 1):
+            row.append(prev[j - 1] + 1 if xi == yj else max(prev[j], row[j - 1]))
+        rows.append(row)
+    i, j = len(x), len(y)
+    while i > 0 and j > 0:
+        if x[i - 1] == y[j - 1]:
+            words.add(x[i - 1])
+            i -= 1
+            j -= 1
+        elif rows[i - 1][j] > rows[i][j - 1]:
+            i -= 1
+        else:
+            j -= 1
+
+
+def rouge_l(prediction: str, reference: str) -> float:
+    """ROUGE-L F of the ``rouge`` package (1.0.1) that KILT uses, as ``Rouge().get_scores(
+    prediction, reference, avg=True)["rouge-l"]["f"]``, 0.0 where it raises (no sentence).
+
+    Sentences are the pieces between "." (whitespace runs made one space); its LCS counts
+    distinct words: the union of the words of one LCS per sentence pair, over the distinct
+    words of each side; F = 2 * (p * r) / (p + r + 1e-8).
+
+    Examples
+    --------
+    >>> rouge_l("the cat sat", "the cat sat down")
+    0.8571428522448981
+    >>> rouge_l("...", "anything")
+    0.0
+    """
+    hyp, ref = _sentences(prediction), _sentences(reference)
+    if not hyp or not ref:
+        return 0.0
+    m = len({w for s in ref for w in s})
+    n = len({w for s in hyp for w in s})
+    union: set = set()
+    for r in ref:
+        for h in hyp:
+            _lcs_words(r, h, union)
+    r_lcs, p_lcs = len(union) / m, len(union) / n
+    return 2.0 * ((p_lcs * r_lcs) / (p_lcs + r_lcs + 1e-8))
+
+
+def _f1(tokens: list, gold: list):
+    same = sum((Counter(tokens) & Counter(gold)).values())
+    if same == 0:
+        return 0
+    precision, recall = same / len(tokens), same / len(gold)
+    return (2 * precision * recall) / (precision + recall)
+
+
+DOWNSTREAM_KEYS = ("accuracy", "em", "f1", "rougel")
+
+
+def _downstream(gold: list, guess: list) -> tuple[list, list]:
+    """Each question's (accuracy, em, f1, rougel, page Rprec) and the page retrieval rows."""
+    aligned_ids = {str(r["id"]).strip(): r for r in guess}
+    _align(gold, [dict(r, output=[{"provenance": []}]) for r in guess])   # ids only
+    rows: list = []
+    provs: list = []
+    for record in gold:
+        qid = str(record["id"]).strip()
+        g = aligned_ids[qid]
+        outputs = g.get("output") or []
+        if len(outputs) != 1 or "answer" not in outputs[0]:
+            raise InputError(f"guess {qid!r} must have exactly one output, with an \"answer\" "
+                             f"(the script stops on it)", query=qid, field="output")
+        provs.append(outputs[0].get("provenance", []))
+        answer = str(outputs[0]["answer"]).strip()
+        golds = set()
+        for o in record.get("output") or ():
+            a = o.get("answer")
+            if a:
+                a = _str(a, qid, "answer").strip()
+                if a:
+                    golds.add(a)
+        if answer and not golds:
+            raise InputError(f"gold question {qid!r} has no answer to compare with (the script "
+                             f"fails on it)", query=qid, field="answer")
+        if not answer:
+            rows.append((0, 0, 0, 0.0))
+            continue
+        norm = normalize_squad(answer)
+        tokens = norm.split()
+        em = f1 = rl = None
+        for a in golds:
+            gnorm = normalize_squad(a)
+            e = int(norm == gnorm)
+            f = _f1(tokens, gnorm.split())
+            r = rouge_l(answer, a)
+            em = e if em is None or e > em else em
+            f1 = f if f1 is None or f > f1 else f1
+            rl = r if rl is None or r > rl else rl
+        rows.append((int(answer in golds), em, f1, rl))
+    retrieval = [_question(prov, record, [1, 5], ["wikipedia_id"])
+                 for prov, record in zip(provs, gold)]
+    return rows, retrieval
+
+
+def _downstream_result(rows: list, retrieval: list) -> dict:
+    sums: list = [0, 0, 0, 0]   # ints until divided, as the script's (printed 0 for no question)
+    kilt_sums: list = [0, 0, 0, 0]
+    for row, ret in zip(rows, retrieval):
+        for i in range(4):
+            sums[i] += row[i]
+        if ret["Rprec"] == 1:
+            for i in range(4):
+                kilt_sums[i] += row[i]
+    n = len(rows)
+    if n:
+        sums = [v / n for v in sums]
+        kilt_sums = [v / n for v in kilt_sums]
+    means = _means(retrieval, [1, 5], retrieval_keys([1, 5]))
+    return {
+        "kilt": {"KILT-accuracy": kilt_sums[0], "KILT-em": kilt_sums[1],
+                 "KILT-f1": kilt_sums[2], "KILT-rougel": kilt_sums[3]},
+        "downstream": dict(zip(DOWNSTREAM_KEYS, sums)),
+        "retrieval": {"Rprec": means["Rprec"], "recall@5": means["recall@5"]},
+    }
+
+
+def kilt(guess, gold, *, per_question: bool = False) -> dict:
+    """Score KILT answers as the official ``kilt/eval_downstream.py`` does.
+
+    Parameters
+    ----------
+    guess, gold : str, os.PathLike or list of dict
+        KILT JSON-lines files or their loaded records. Each guess has exactly one output,
+        with an ``"answer"`` (and a ``"provenance"`` list for the KILT numbers); every gold
+        id needs a guess, extra guesses are ignored.
+    per_question : bool, default False
+        Return each question's numbers instead of the means.
+
+    Returns
+    -------
+    dict
+        ``{"kilt": {"KILT-accuracy", "KILT-em", "KILT-f1", "KILT-rougel"}, "downstream":
+        {"accuracy", "em", "f1", "rougel"}, "retrieval": {"Rprec", "recall@5"}}`` as the
+        script returns it (floats; ints 0 when there is no question, as in the script). With
+        ``per_question=True``: ``"id"`` and float64 arrays ``accuracy``, ``em``, ``f1``,
+        ``rougel``, ``Rprec`` and ``recall@5`` (page ranking) in gold order; a KILT number is
+        its plain one where ``Rprec`` is 1, else 0.
+
+    Examples
+    --------
+    >>> gold = [{"id": "q1", "input": "Who wrote Hamlet?", "output": [
+    ...     {"answer": "William Shakespeare", "provenance": [{"wikipedia_id": "7"}]}]}]
+    >>> guess = [{"id": "q1", "output": [{"answer": "Shakespeare",
+    ...                                   "provenance": [{"wikipedia_id": "7"}]}]}]
+    >>> kilt(guess, gold)  # doctest: +NORMALIZE_WHITESPACE
+    {'kilt': {'KILT-accuracy': 0.0, 'KILT-em': 0.0, 'KILT-f1': 0.6666666666666666,
+              'KILT-rougel': 0.6666666622222223},
+     'downstream': {'accuracy': 0.0, 'em': 0.0, 'f1': 0.6666666666666666,
+                    'rougel': 0.6666666622222223},
+     'retrieval': {'Rprec': 1.0, 'recall@5': 1.0}}
+    """
+    if not isinstance(per_question, (bool, np.bool_)):
+        raise InputTypeError(f"per_question must be a bool, not {type(per_question).__name__}")
+    with gc_paused():
+        gold = _records(gold, "gold")
+        guess = _records(guess, "guess")
+        rows, retrieval = _downstream(gold, guess)
+    if per_question:
+        out: dict = {"id": [record["id"] for record in gold]}
+        for i, key in enumerate(DOWNSTREAM_KEYS):
+            out[key] = np.array([row[i] for row in rows], dtype=np.float64)
+        out["Rprec"] = np.array([r["Rprec"] for r in retrieval], dtype=np.float64)
+        out["recall@5"] = np.array([r["recall@5"] for r in retrieval], dtype=np.float64)
+        return out
+    return _downstream_result(rows, retrieval)
+
+
+# --------------------------------------------------------------------------------------------
 # Command line
 # --------------------------------------------------------------------------------------------
 
@@ -356,7 +546,14 @@ def register_cli(subparsers) -> dict:
     p.add_argument("--rank_keys", type=str, default="wikipedia_id",
                    help="comma separated provenance fields naming an item "
                         "(wikipedia_id,start_paragraph_id for paragraphs)")
-    return {"kilt-retrieval": _run_retrieval_cli}
+    d = subparsers.add_parser(
+        "kilt", help="score KILT answers, printing what kilt/eval_downstream.py prints",
+        description="Score KILT answers as the official kilt/eval_downstream.py does "
+                    "(accuracy, EM, F1, ROUGE-L, their KILT variants, page R-precision and "
+                    "recall@5), printing the same dict.")
+    d.add_argument("guess", metavar="GUESS", help="guess KILT file (JSON lines)")
+    d.add_argument("gold", metavar="GOLD", help="gold KILT file (JSON lines)")
+    return {"kilt-retrieval": _run_retrieval_cli, "kilt": _run_downstream_cli}
 
 
 def _parse_ks(text: str) -> list:
@@ -375,6 +572,18 @@ def _run_retrieval_cli(args) -> int:
         rows = _evaluate(gold, guess, ks, rank_keys)   # an error prints nothing on stdout
     means = _means(rows, ks, retrieval_keys(ks))
     out = pprint.PrettyPrinter(indent=4).pformat(OrderedDict(means)) + "\n"
+    if len(gold) != len(guess):
+        out = f"WARNING: DIFFERENT SIZE gold: {len(gold)} guess: {len(guess)}\n" + out
+    sys.stdout.write(out)
+    return 0
+
+
+def _run_downstream_cli(args) -> int:
+    with gc_paused():
+        gold = _records(args.gold, "gold")
+        guess = _records(args.guess, "guess")
+        rows, retrieval = _downstream(gold, guess)   # an error prints nothing on stdout
+    out = pprint.PrettyPrinter(indent=4).pformat(_downstream_result(rows, retrieval)) + "\n"
     if len(gold) != len(guess):
         out = f"WARNING: DIFFERENT SIZE gold: {len(gold)} guess: {len(guess)}\n" + out
     sys.stdout.write(out)

@@ -167,3 +167,88 @@ def retrieval_means(rows: list, ks) -> dict:
                 if key.endswith(f"@{k}"):
                     sums[key] /= len(rows)
     return sums
+
+
+# --------------------------------------------------------------------------------------------
+# kilt/eval_downstream.py
+# --------------------------------------------------------------------------------------------
+#
+# * Each guess has exactly one output, with an "answer"; the answer is ``str(answer).strip()``
+#   and an empty one scores 0 everywhere (the question still counts).
+# * accuracy: the answer is one of the gold answers (the stripped non-blank "answer"s of the
+#   gold outputs); em and f1: SQuAD's, the best over the gold answers.
+# * rougel: the ``rouge`` package's (1.0.1) ROUGE-L F, the best over the gold answers. Both
+#   texts are cut at every "." into sentences (a piece of no characters dropped, whitespace
+#   runs made one space, so a blank piece is the sentence ""); words are a sentence split at
+#   " ". m and n are the numbers of distinct words of the reference and the answer; for every
+#   (reference sentence, answer sentence) pair the words of one LCS (the one found by walking
+#   the table back from the end: a match, else up when the cell above is strictly larger,
+#   else left) join a set; with llcs its size, r = llcs / m, p = llcs / n and
+#   F = 2 * ((p * r) / (p + r + 1e-8)). No sentence on either side: 0.0.
+# * KILT-x: x where the page R-precision (rank key wikipedia_id) of the guess is 1, else 0.
+# * means over the questions; retrieval: Rprec and recall@5 of the page ranking.
+
+
+def rouge_sentences(text: str) -> list:
+    return [" ".join(piece.split()) for piece in text.split(".") if len(piece) > 0]
+
+
+def lcs_words(x: list, y: list) -> set:
+    table = {}
+    for i in range(len(x) + 1):
+        for j in range(len(y) + 1):
+            if i == 0 or j == 0:
+                table[i, j] = 0
+            elif x[i - 1] == y[j - 1]:
+                table[i, j] = table[i - 1, j - 1] + 1
+            else:
+                table[i, j] = max(table[i - 1, j], table[i, j - 1])
+    words = set()
+    i, j = len(x), len(y)
+    while i > 0 and j > 0:
+        if x[i - 1] == y[j - 1]:
+            words.add(x[i - 1])
+            i, j = i - 1, j - 1
+        elif table[i - 1, j] > table[i, j - 1]:
+            i -= 1
+        else:
+            j -= 1
+    return words
+
+
+def rouge_l(prediction: str, reference: str) -> float:
+    hyp, ref = rouge_sentences(prediction), rouge_sentences(reference)
+    if not hyp or not ref:
+        return 0.0
+    m = len({w for s in ref for w in s.split(" ")})
+    n = len({w for s in hyp for w in s.split(" ")})
+    union: set = set()
+    for r in ref:
+        for h in hyp:
+            union |= lcs_words(r.split(" "), h.split(" "))
+    r_lcs, p_lcs = len(union) / m, len(union) / n
+    return 2.0 * ((p_lcs * r_lcs) / (p_lcs + r_lcs + 1e-8))
+
+
+def _squad_f1(prediction: str, gold: str) -> float:
+    from collections import Counter
+    p, g = normalize_squad(prediction).split(), normalize_squad(gold).split()
+    same = sum((Counter(p) & Counter(g)).values())
+    if same == 0:
+        return 0
+    precision, recall = same / len(p), same / len(g)
+    return (2 * precision * recall) / (precision + recall)
+
+
+def downstream_question(guess: dict, gold: dict) -> dict:
+    """One question's accuracy, em, f1, rougel and the page Rprec that gates the KILT ones."""
+    answer = str(guess["output"][0]["answer"]).strip()
+    golds = _answers(gold)
+    row = {"accuracy": 0, "em": 0, "f1": 0, "rougel": 0.0,
+           "Rprec": rprecision(guess, gold, ["wikipedia_id"])}
+    if answer:
+        row["accuracy"] = int(answer in golds)
+        row["em"] = max(int(normalize_squad(answer) == normalize_squad(g)) for g in golds)
+        row["f1"] = max(_squad_f1(answer, g) for g in golds)
+        row["rougel"] = max(rouge_l(answer, g) for g in golds)
+    return row
