@@ -33,8 +33,9 @@ from __future__ import annotations
 
 from .answers import normalize_squad
 
-__all__ = ["RETRIEVAL_KEYS", "guess_ids", "retrieval_question", "retrieval_means", "rank",
-           "retrieval_keys", "rprecision"]
+__all__ = ["RETRIEVAL_KEYS", "downstream_question", "guess_ids", "lcs_words", "rank",
+           "retrieval_keys", "retrieval_means", "retrieval_question", "rouge_l",
+           "rouge_sentences", "rprecision"]
 
 
 def _pid(provenance: dict, rank_keys) -> str:
@@ -108,9 +109,9 @@ def _in_context(guess: dict, k: int, needles, titles=None) -> int:
     for p in guess["output"][0]["provenance"][:k]:
         if "text" in p:
             text = normalize_squad(p["text"])
-            if any(normalize_squad(a) in text for a in needles):
-                if titles is None or any(normalize_squad(t) in text for t in titles):
-                    return 1
+            if any(normalize_squad(a) in text for a in needles) and (
+                    titles is None or any(normalize_squad(t) in text for t in titles)):
+                return 1
     return 0
 
 
