@@ -54,6 +54,7 @@ _LAZY = {
     "fusion": ("fuse",),
     "gdeval_eval": ("gdeval",),
     "hotpot_eval": ("HotpotMetrics", "hotpot"),
+    "kilt_eval": ("kilt", "kilt_retrieval"),
     "msmarco_eval": ("MsmarcoWarning", "msmarco_passage", "msmarco_passage_per_query"),
     "multilingual_eval": ("cmrc", "drcd", "mlqa"),
     "nq_eval": ("nq", "nq_examples", "nq_f1"),
@@ -118,6 +119,8 @@ if _typing.TYPE_CHECKING:
     from .gdeval_eval import gdeval as gdeval
     from .hotpot_eval import HotpotMetrics as HotpotMetrics
     from .hotpot_eval import hotpot as hotpot
+    from .kilt_eval import kilt as kilt
+    from .kilt_eval import kilt_retrieval as kilt_retrieval
     from .msmarco_eval import MsmarcoWarning as MsmarcoWarning
     from .msmarco_eval import msmarco_passage as msmarco_passage
     from .msmarco_eval import msmarco_passage_per_query as msmarco_passage_per_query

@@ -450,6 +450,8 @@ SUBCOMMANDS = {
     "triviaqa": "triviaqa_eval",
     "msmarco-passage": "msmarco_eval",
     "nq": "nq_eval",
+    "kilt": "kilt_eval",
+    "kilt-retrieval": "kilt_eval",
     "bioasq": "factoid",
     "dbqa": "dbqa",
     "ap": "curves",

@@ -1,0 +1,63 @@
+"""KILT: the official eval_retrieval.py / eval_downstream.py against qafast, in one process.
+
+    PYTHONPATH=src python benchmarks/bench_kilt.py --oracle /work/scratch/oracles/kilt [-n 100000]
+
+Generates n questions (tests/fuzz_kilt.py's generator), writes them as JSON lines, and times
+each script's ``evaluate`` (loading included) and qafast's function on the same files.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import os
+import random
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tests"))
+import fuzz_kilt
+import qafast
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--oracle", required=True)
+    ap.add_argument("-n", type=int, default=100_000)
+    a = ap.parse_args()
+    sys.path.insert(0, a.oracle)
+    from kilt import eval_downstream, eval_retrieval
+    rng = random.Random(0)
+    gold, guess = [], []
+    for i in range(a.n):
+        g, q = fuzz_kilt.question(rng, i)
+        g["id"] = q["id"] = f"q{i}"
+        g["output"][0]["answer"] = "Paris tower"
+        prov = next(o for o in q["output"] if "provenance" in o)["provenance"]
+        q["output"] = [{"answer": rng.choice(fuzz_kilt.ANSWERS), "provenance": prov}]
+        gold.append(g)
+        guess.append(q)
+    with tempfile.TemporaryDirectory() as tmp:
+        gp, qp = os.path.join(tmp, "gold.jsonl"), os.path.join(tmp, "guess.jsonl")
+        fuzz_kilt.write(gp, gold)
+        fuzz_kilt.write(qp, guess)
+        for name, script, ours in [
+            ("retrieval", lambda: eval_retrieval.evaluate(gp, qp, [1, 5, 10, 20], ["wikipedia_id"]),
+             lambda: qafast.kilt_retrieval(qp, gp)),
+            ("downstream", lambda: eval_downstream.evaluate(gp, qp), lambda: qafast.kilt(qp, gp)),
+        ]:
+            t = time.perf_counter()
+            with contextlib.redirect_stdout(io.StringIO()):
+                script()
+            t_script = time.perf_counter() - t
+            t = time.perf_counter()
+            ours()
+            t_ours = time.perf_counter() - t
+            print(f"{name}: {a.n} questions: script {t_script:.2f} s, qafast {t_ours:.2f} s, "
+                  f"{t_script / t_ours:.1f}x")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,213 @@
+"""qafast.kilt_retrieval against its specification (qafast.reference.kilt) and against the
+official kilt/eval_retrieval.py's recorded output (tests/data/kilt/)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import qafast
+from qafast.errors import FormatError, InputError, InputTypeError
+from qafast.kilt_eval import retrieval_keys
+from qafast.reference import kilt as ref
+
+DATA = Path(__file__).parent / "data" / "kilt"
+
+_words = st.sampled_from(["the", "a", "An", "Paris", "paris!", "Éclair", "İ", "1,000", "x",
+                          "«b»", "\u00a0", " ", ".", "'s", ""])
+_text = st.lists(_words, max_size=6).map(" ".join)
+_provenance = st.fixed_dictionaries({}, optional={
+    "wikipedia_id": st.sampled_from(["1", "2", " 3", "3", 4, None]),
+    "start_paragraph_id": st.sampled_from([1, 2, "2"]),
+    "title": _text, "text": _text})
+_gold_output = st.fixed_dictionaries({}, optional={
+    "answer": _text, "provenance": st.lists(_provenance, max_size=3)})
+_question = st.tuples(
+    st.lists(_gold_output, min_size=1, max_size=3), _text,
+    st.lists(_provenance, max_size=8))
+
+
+def _files(questions):
+    gold, guess = [], []
+    for i, (outputs, source, provenance) in enumerate(questions):
+        gold.append({"id": f"q{i}", "input": source, "output": outputs})
+        guess.append({"id": f"q{i}", "output": [{"provenance": provenance}]})
+    return gold, guess
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(_question, max_size=6),
+       st.lists(st.integers(1, 6), min_size=1, max_size=4),
+       st.sampled_from([["wikipedia_id"], ["wikipedia_id", "start_paragraph_id"], ["title"]]))
+def test_matches_reference(questions, ks, rank_keys):
+    gold, guess = _files(questions)
+    rows = [ref.retrieval_question(q, g, ks, rank_keys) for q, g in zip(guess, gold)]
+    want = ref.retrieval_means(rows, ks)
+    got = qafast.kilt_retrieval(guess, gold, ks=ks, rank_keys=rank_keys)
+    assert list(got) == list(want) == retrieval_keys(ks)
+    assert got == want
+    per = qafast.kilt_retrieval(guess, gold, ks=ks, rank_keys=rank_keys, per_question=True)
+    for i, row in enumerate(rows):
+        for key in want:
+            assert per[key][i] == row[key], key
+
+
+@pytest.mark.parametrize("name, args", [
+    ("page", []),
+    ("paragraph", ["--ks", "1,3", "--rank_keys", "wikipedia_id,start_paragraph_id"]),
+    ("repeated_k", ["--ks", "2,2,5"]),
+])
+def test_cli_prints_what_the_script_prints(name, args):
+    out = subprocess.run([sys.executable, "-m", "qafast", "kilt-retrieval",
+                          str(DATA / "guess.jsonl"), str(DATA / "gold.jsonl"), *args],
+                         capture_output=True, text=True, check=True).stdout
+    assert out == (DATA / f"retrieval_{name}_stdout.txt").read_text(encoding="utf-8")
+
+
+GOLD = [{"id": "q1", "input": "Who wrote Hamlet?", "output": [
+    {"answer": "Shakespeare", "provenance": [{"wikipedia_id": "7", "title": "Hamlet"},
+                                             {"wikipedia_id": "8", "title": "Globe"}]},
+    {"answer": "W. Shakespeare", "provenance": [{"wikipedia_id": "9"}]}]}]
+
+
+def _guess(*pages):
+    return [{"id": "q1", "output": [{"answer": "x"}, {"provenance": [
+        {"wikipedia_id": p, "text": f"page {p}"} for p in pages]}]}]
+
+
+def test_evidence_sets_rank_as_one_point():
+    # {9} is completed by the first guess, {7, 8} by the third, its point at 7's place
+    # moving there: the rank is [True, True]
+    got = qafast.kilt_retrieval(_guess("9", "7", "8"), GOLD, ks=[1, 2, 3])
+    assert got["precision@1"] == 1.0 and got["recall@2"] == 1.0 and got["precision@2"] == 1.0
+    assert got["precision@3"] == 2 / 3 and got["recall@3"] == 1.0
+    assert got["Rprec"] == 1.0   # the best output: {9} by the first guess
+    got = qafast.kilt_retrieval(_guess("7", "5", "9"), GOLD, ks=[2, 3])
+    assert got["precision@2"] == 0.0 and got["recall@3"] == 0.5
+    assert got["Rprec"] == 0.5   # {7, 8}: one of the first two
+
+
+def test_repeated_k_is_added_and_divided_twice():
+    gold = GOLD * 1 + [dict(GOLD[0], id="q2")]
+    guess = _guess("9") + [dict(_guess("5")[0], id="q2")]
+    once = qafast.kilt_retrieval(guess, gold, ks=[1])
+    twice = qafast.kilt_retrieval(guess, gold, ks=[1, 1])
+    assert once["precision@1"] == 0.5
+    assert twice["precision@1"] == 2 * 1.0 / 2 / 2
+
+
+def test_ids_are_stripped_and_extra_guesses_ignored():
+    guess = [dict(_guess("9")[0], id=" q1 "), {"id": "other", "output": [{"provenance": []}]}]
+    assert qafast.kilt_retrieval(guess, GOLD, ks=[1])["precision@1"] == 1.0
+
+
+@pytest.mark.parametrize("guess, gold, match", [
+    (_guess("9"), GOLD * 2, "occurs twice"),
+    ([{"id": "q2", "output": [{"provenance": []}]}], GOLD, "no guess"),
+    ([{"id": "q1", "output": [{"answer": "x"}]}], GOLD, "0 outputs with provenance"),
+    (_guess("9"), [dict(GOLD[0], output=[])], "no outputs"),
+    (_guess("9"), [{"id": "q1", "output": GOLD[0]["output"]}], "input"),
+])
+def test_bad_input_names_the_question(guess, gold, match):
+    with pytest.raises((InputError, InputTypeError), match=match):
+        qafast.kilt_retrieval(guess, gold)
+
+
+def test_bad_ks_and_types():
+    with pytest.raises(InputError, match="positive"):
+        qafast.kilt_retrieval(_guess("9"), GOLD, ks=[0, 1])
+    with pytest.raises(InputTypeError):
+        qafast.kilt_retrieval(_guess("9"), GOLD, ks="1,5")
+    with pytest.raises(InputTypeError, match="provenance"):
+        qafast.kilt_retrieval([{"id": "q1", "output": [{"provenance": "7"}]}], GOLD)
+
+
+def test_blank_line_is_a_format_error(tmp_path):
+    gold = tmp_path / "gold.jsonl"
+    gold.write_text(json.dumps(GOLD[0]) + "\n\n", encoding="utf-8")
+    with pytest.raises(FormatError, match="line 2"):
+        qafast.kilt_retrieval(_guess("9"), gold)
+
+
+def test_per_question_form():
+    rows = qafast.kilt_retrieval(_guess("7", "9"), GOLD, ks=[2], per_question=True)
+    assert rows["id"] == ["q1"]
+    assert isinstance(rows["recall@2"], np.ndarray) and rows["recall@2"][0] == 0.5
+
+
+# --- kilt/eval_downstream.py ------------------------------------------------------------------
+
+_rouge_text = st.lists(st.sampled_from(["a", "b", "c", "The", ".", " ", "  ", "a.", "..", "é",
+                                        "\u00a0", "\t"]), max_size=9).map("".join)
+
+
+@settings(max_examples=200, deadline=None)
+@given(_rouge_text, _rouge_text)
+def test_rouge_l_matches_reference(prediction, reference):
+    from qafast.kilt_eval import rouge_l
+    assert rouge_l(prediction, reference) == ref.rouge_l(prediction, reference)
+
+
+def test_rouge_l_rules():
+    from qafast.kilt_eval import rouge_l
+    assert rouge_l("...", "a") == 0.0   # no sentence: the package raises, KILT takes 0.0
+    assert 0 < rouge_l(" .a", "a") < 0.7   # the blank piece " " is the sentence "", a word
+    assert rouge_l("a a a", "a") == ref.rouge_l("a a a", "a") > 0.99   # distinct words
+    assert rouge_l("b a", "a b") == ref.rouge_l("b a", "a b")
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.lists(st.tuples(st.lists(_text, min_size=1, max_size=3), _text, _rouge_text,
+                          st.lists(_provenance, max_size=4)), max_size=5))
+def test_downstream_matches_reference(questions):
+    gold, guess = [], []
+    for i, (answers, source, answer, provenance) in enumerate(questions):
+        outputs = [{"answer": a + "x", "provenance": provenance[:1]} for a in answers]
+        gold.append({"id": i, "input": source, "output": outputs})
+        guess.append({"id": str(i), "output": [{"answer": answer, "provenance": provenance}]})
+    rows = [ref.downstream_question(q, g) for q, g in zip(guess, gold)]
+    got = qafast.kilt(guess, gold, per_question=True)
+    for i, row in enumerate(rows):
+        for key in ("accuracy", "em", "f1", "rougel", "Rprec"):
+            assert got[key][i] == row[key], key
+    means = qafast.kilt(guess, gold)
+    n = len(rows)
+    if n:
+        total = 0.0
+        for row in rows:
+            total += row["f1"]
+        assert means["downstream"]["f1"] == total / n
+        kilt_total = 0.0
+        for row in rows:
+            kilt_total += row["rougel"] if row["Rprec"] == 1 else 0
+        assert means["kilt"]["KILT-rougel"] == kilt_total / n
+
+
+def test_downstream_cli_prints_what_the_script_prints():
+    out = subprocess.run([sys.executable, "-m", "qafast", "kilt",
+                          str(DATA / "downstream_guess.jsonl"), str(DATA / "downstream_gold.jsonl")],
+                         capture_output=True, text=True, check=True).stdout
+    assert out == (DATA / "downstream_stdout.txt").read_text(encoding="utf-8")
+
+
+def test_downstream_rules_and_errors():
+    gold = [{"id": "q1", "input": "x", "output": [{"answer": " Paris "},
+                                                  {"provenance": [{"wikipedia_id": "1"}]}]}]
+    got = qafast.kilt([{"id": "q1", "output": [{"answer": "paris",
+                                               "provenance": [{"wikipedia_id": "1"}]}]}], gold)
+    assert got["downstream"] == {"accuracy": 0.0, "em": 1.0, "f1": 1.0, "rougel": 0.0}
+    assert got["kilt"]["KILT-em"] == 1.0   # Rprec 1: the best gold output's
+    empty = qafast.kilt([{"id": "q1", "output": [{"answer": "  "}]}], gold)
+    assert empty["downstream"]["em"] == 0.0 and empty["retrieval"]["Rprec"] == 0.0
+    with pytest.raises(InputError, match="exactly one output"):
+        qafast.kilt([{"id": "q1", "output": [{"answer": "a"}, {"answer": "b"}]}], gold)
+    with pytest.raises(InputError, match="no answer"):
+        qafast.kilt([{"id": "q1", "output": [{"answer": "a"}]}],
+                    [{"id": "q1", "input": "x", "output": [{"answer": " "}]}])
