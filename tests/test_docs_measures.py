@@ -146,7 +146,8 @@ def test_torchmetrics_names_compute_the_family(family, spelled):
     retrieval = pytest.importorskip("torchmetrics.retrieval")
     cls_name, args = re.fullmatch(r"(\w+)\((.*)\)", spelled).groups()
     k = 3
-    kwargs = {"top_k": k} if args == "top_k=k" else {}
+    kwargs = {key: (k if value == "k" else value == "True")
+              for key, _, value in (a.strip().partition("=") for a in args.split(",") if a)}
     metric = getattr(retrieval, cls_name)(**kwargs)
     # tie-free positive scores (torchmetrics counts a document scored <= 0 as non-relevant
     # and breaks ties by position); every query has a relevant candidate, so the candidates
@@ -164,7 +165,7 @@ def test_torchmetrics_names_compute_the_family(family, spelled):
     theirs = float(metric.compute())
 
     # the family at the same cut-off, by qafast's family@k (any family of cut-offs)
-    name = f"{family}@{k}" if kwargs else family
+    name = f"{family}@{k}" if "top_k" in kwargs else family
     ours = qafast.RankingMetrics([name])
     ours.update(scores, grades)
     assert abs(ours.compute()[name] - theirs) < 1e-6, (name, ours.compute()[name], theirs)

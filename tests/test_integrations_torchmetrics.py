@@ -183,3 +183,62 @@ def test_torchmetrics_counts_relevant_logits_of_zero_or_less_as_not_found():
     m.update(scores, labels)
     with pytest.raises(ValueError, match="torchmetrics_nonpositive=True"):
         qafast.RankingMetrics(["map"]).load_state_dict(m.state_dict())
+
+
+@pytest.mark.parametrize("adaptive", [False, True])
+@pytest.mark.parametrize("action", ["neg", "skip"])
+def test_precision_recall_curve_and_recall_at_precision_equal_torchmetrics(adaptive, action):
+    torch = pytest.importorskip("torch")
+    retrieval = pytest.importorskip("torchmetrics.retrieval")
+    from qafast.integrations.torchmetrics import (
+        RetrievalPrecisionRecallCurve,
+        RetrievalRecallAtFixedPrecision,
+    )
+
+    # tie-free positive scores; some queries without a relevant candidate; rows of queries
+    # with 1 to 8 candidates, so that max_k passes the shorter ones (adaptive_k's case)
+    rng = np.random.default_rng(11)
+    sizes = rng.integers(1, 9, size=40)
+    indexes = np.repeat(np.arange(len(sizes)), sizes)
+    scores = (rng.permutation(len(indexes)) + 1.0) / 1000
+    target = (rng.random(len(indexes)) < 0.3).astype(np.int64)
+    docs = np.arange(len(indexes))
+    args = [torch.from_numpy(scores), torch.from_numpy(target)]
+
+    theirs = retrieval.RetrievalPrecisionRecallCurve(max_k=6, adaptive_k=adaptive,
+                                                     empty_target_action=action)
+    theirs.update(*args, indexes=torch.from_numpy(indexes))
+    ours = RetrievalPrecisionRecallCurve(6, adaptive_k=adaptive, empty_target_action=action)
+    ours.update(*args, indexes=torch.from_numpy(indexes), doc_ids=torch.from_numpy(docs))
+    for a, b in zip(ours.compute(), theirs.compute()):
+        assert torch.allclose(a.double(), b.double(), atol=1e-6), (a, b)
+
+    for min_precision in (0.0, 0.2, 0.35, 0.9):
+        theirs = retrieval.RetrievalRecallAtFixedPrecision(
+            min_precision=min_precision, max_k=6, adaptive_k=adaptive,
+            empty_target_action=action)
+        theirs.update(*args, indexes=torch.from_numpy(indexes))
+        ours = RetrievalRecallAtFixedPrecision(min_precision, max_k=6, adaptive_k=adaptive,
+                                               empty_target_action=action)
+        ours.update(*args, indexes=torch.from_numpy(indexes), doc_ids=torch.from_numpy(docs))
+        (r1, k1), (r2, k2) = ours.compute(), theirs.compute()
+        assert abs(float(r1) - float(r2)) < 1e-6 and int(k1) == int(k2), (min_precision,
+                                                                          r1, k1, r2, k2)
+
+
+def test_precision_recall_curve_refuses_what_it_does_not_offer():
+    pytest.importorskip("torchmetrics")
+    from qafast.errors import InputError
+    from qafast.integrations.torchmetrics import (
+        RetrievalPrecisionRecallCurve,
+        RetrievalRecallAtFixedPrecision,
+    )
+
+    with pytest.raises(InputError, match="max_k"):
+        RetrievalPrecisionRecallCurve(0)
+    with pytest.raises(InputError, match="'pos'|not offered"):
+        RetrievalPrecisionRecallCurve(5, empty_target_action="pos")
+    with pytest.raises(InputError, match="max_k is required"):
+        RetrievalRecallAtFixedPrecision(0.5)
+    with pytest.raises(InputError, match="min_precision"):
+        RetrievalRecallAtFixedPrecision(1.5, max_k=3)

@@ -497,6 +497,14 @@ TABLE: tuple[Family, ...] = (
            note="Ties are broken as for every qafast measure (score, then document id), where "
                 "torchmetrics' ``RetrievalAUROC`` gives a tied (relevant, non-relevant) pair "
                 "half a pair; its ``max_fpr`` (partial AUC) is not offered."),
+    Family("adaptive_P", "Precision at k, k at most the ranking's length", "Precision and recall",
+           "(relevant documents in the top k) / min(k, n); 0 when nothing is ranked.",
+           params="cut", origin="torchmetrics", values="ratio", reference="_adaptive_precision",
+           names=(qafast("adaptive_P@k", "adaptive_P")
+                  + tm("RetrievalPrecision(top_k=k, adaptive_k=True)")),
+           agrees=("torchmetrics", "specification"),
+           note="torchmetrics' ``adaptive_k=True``: a query with fewer than k documents is "
+                "measured at its length, where ``P@k`` divides by k."),
     Family("query_count", "Queries", "Counts",
            "1 for each query evaluated; the summary is the number of queries (0 for a qrels "
            "query missing from the run).",

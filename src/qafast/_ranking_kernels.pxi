@@ -978,6 +978,9 @@ cdef double _one_measure(const Query* q, int code, int64_t k, double x,
         return <double>((k if k < q.n else q.n) - _rel_in_top(q, k)) / <double>c
     elif code == M_AUROC:
         return _auroc(q, k)
+    elif code == M_ADAPTIVE_P:
+        c = k if k < q.n else q.n
+        return <double>_rel_in_top(q, c) / <double>c if c > 0 else 0.0
     elif code == M_RPREC_MULT:
         return _rprec_mult(q, x)
     elif code == M_UTILITY:

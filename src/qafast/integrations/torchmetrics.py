@@ -8,8 +8,12 @@ form, which here needs document ids (``doc_ids``): rows gathered from several pr
 are told apart, and a repeated row is counted once, by its ``(query, document)`` pair.
 
 ``compute()`` returns ``{measure: 0-d float64 tensor}``, equal to
-:meth:`qafast.RankingMetrics.compute` on the same updates. The class is built on first
-access, so importing this module does not import torch or torchmetrics.
+:meth:`qafast.RankingMetrics.compute` on the same updates.
+
+``RetrievalPrecisionRecallCurve`` and ``RetrievalRecallAtFixedPrecision`` are torchmetrics'
+classes of those names over the same sums: the mean precision and recall at each k up to
+``max_k``, and the best recall at a precision. The classes are built on first access, so
+importing this module does not import torch or torchmetrics.
 """
 
 from __future__ import annotations
@@ -22,9 +26,10 @@ from .. import _exactsum, _kernels
 from ..errors import InputError
 from ..stream import RankingMetrics
 
-__all__ = ["RankingMetric"]  # noqa: F822 - built on first access (module __getattr__)
+__all__ = ["RankingMetric", "RetrievalPrecisionRecallCurve",  # noqa: F822 - built on first
+           "RetrievalRecallAtFixedPrecision"]  # access (module __getattr__)
 
-_CLASS: Any = None
+_CLASSES: Any = None
 #: the fields of RankingMetrics' state kept as torchmetrics states, each reduced across
 #: processes as the field says (sums added, rows concatenated); the others (mode, document
 #: id flag) follow from these, as the rows form here always has document ids
@@ -44,7 +49,7 @@ def _default(torch, name: str, columns: int):
     return torch.zeros(tuple(sizes[d] for d in f.shape), dtype=getattr(torch, f.dtype or "int64"))
 
 
-def _build() -> type:
+def _build() -> dict[str, type]:
     import torch
     from torchmetrics import Metric
     from torchmetrics.utilities.data import dim_zero_cat
@@ -143,14 +148,96 @@ def _build() -> type:
                 state["mode"] = "batch"
             return state
 
-    RankingMetric.__module__ = __name__
-    return RankingMetric
+    _EMPTY = {"neg": "zero", "skip": "skip", "error": "error"}
+
+    class RetrievalPrecisionRecallCurve(RankingMetric):
+        """torchmetrics' ``RetrievalPrecisionRecallCurve``: the mean precision and recall at
+        each k from 1 to ``max_k``, from qafast's exact sums.
+
+        Parameters
+        ----------
+        max_k : int
+            The largest k (torchmetrics' default, the largest query seen, is not known before
+            ``compute``: here it is required).
+        adaptive_k : bool, default False
+            Measure a query with fewer than k candidates at its length (``adaptive_P@k``)
+            instead of dividing by k (``P@k``).
+        empty_target_action : {"neg", "skip", "error"}, default "neg"
+            A query without a relevant candidate counts 0 (``"neg"``), is left out
+            (``"skip"``), or raises (``"error"``). torchmetrics' ``"pos"`` is not offered.
+        relevance_level, max_docs, **kwargs
+            As for :class:`RankingMetric`.
+
+        ``compute()`` returns ``(precision, recall, top_k)``: two float64 tensors of
+        ``max_k`` values and the k's, ``1 ... max_k``.
+        """
+
+        def __init__(self, max_k: int, *, adaptive_k: bool = False,
+                     empty_target_action: str = "neg", relevance_level: int = 1,
+                     max_docs: int | None = None, **kwargs):
+            if isinstance(max_k, bool) or not isinstance(max_k, int) or max_k < 1:
+                raise InputError(f"max_k must be a positive int, not {max_k!r}")
+            if empty_target_action not in _EMPTY:
+                raise InputError(f"empty_target_action must be 'neg', 'skip' or 'error', not "
+                                 f"{empty_target_action!r} (a query without a relevant "
+                                 "candidate scoring 1 is not offered)")
+            precision = "adaptive_P" if adaptive_k else "P"
+            self._curve = ([f"{precision}@{k}" for k in range(1, max_k + 1)],
+                           [f"recall@{k}" for k in range(1, max_k + 1)])
+            super().__init__(self._curve[0] + self._curve[1], relevance_level=relevance_level,
+                             empty_queries=_EMPTY[empty_target_action], max_docs=max_docs,
+                             **kwargs)
+
+        def compute(self):
+            values = super().compute()
+            precision = torch.stack([values[name] for name in self._curve[0]])
+            recall = torch.stack([values[name] for name in self._curve[1]])
+            return precision, recall, torch.arange(1, len(self._curve[0]) + 1)
+
+    class RetrievalRecallAtFixedPrecision(RetrievalPrecisionRecallCurve):
+        """torchmetrics' ``RetrievalRecallAtFixedPrecision``: the highest mean recall at a k
+        whose mean precision is at least ``min_precision``, and that k (the largest such k
+        on a tie; ``max_k`` when the recall is 0).
+
+        Parameters
+        ----------
+        min_precision : float, default 0.0
+            The precision to reach.
+        max_k, adaptive_k, empty_target_action, relevance_level, max_docs, **kwargs
+            As for :class:`RetrievalPrecisionRecallCurve`.
+
+        ``compute()`` returns ``(recall, k)``: a 0-d float64 tensor and a 0-d int64 one.
+        """
+
+        def __init__(self, min_precision: float = 0.0, max_k: int | None = None, **kwargs):
+            if not isinstance(min_precision, (int, float)) or not 0.0 <= min_precision <= 1.0:
+                raise InputError(f"min_precision must be a float in [0, 1], not "
+                                 f"{min_precision!r}")
+            if max_k is None:
+                raise InputError("max_k is required: the largest k to consider")
+            super().__init__(max_k, **kwargs)
+            self.min_precision = float(min_precision)
+
+        def compute(self):
+            precision, recall, top_k = super().compute()
+            reached = [(float(r), int(k)) for p, r, k in zip(precision, recall, top_k)
+                       if float(p) >= self.min_precision]
+            best, k = max(reached) if reached else (0.0, len(top_k))
+            if best == 0.0:
+                k = len(top_k)
+            return torch.tensor(best, dtype=torch.float64), torch.tensor(k)
+
+    for cls in (RankingMetric, RetrievalPrecisionRecallCurve, RetrievalRecallAtFixedPrecision):
+        cls.__module__ = __name__
+    return {"RankingMetric": RankingMetric,
+            "RetrievalPrecisionRecallCurve": RetrievalPrecisionRecallCurve,
+            "RetrievalRecallAtFixedPrecision": RetrievalRecallAtFixedPrecision}
 
 
 def __getattr__(name: str):
-    global _CLASS
-    if name == "RankingMetric":
-        if _CLASS is None:
-            _CLASS = _build()
-        return _CLASS
+    global _CLASSES
+    if name in __all__:
+        if _CLASSES is None:
+            _CLASSES = _build()
+        return _CLASSES[name]
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1135,6 +1135,13 @@ def _auroc(rq: RankedQuery, param: Any, version: str) -> float:
     return above / (positives * negatives) if positives and negatives else 0.0
 
 
+def _adaptive_precision(rq: RankedQuery, param: Any, version: str) -> float:
+    """torchmetrics' precision at k with ``adaptive_k=True``: the relevant documents in the
+    top k over min(k, n); 0 when nothing is ranked. No cut-off: the whole ranking."""
+    k = min(_depth(rq, param, "adaptive_P"), len(rq.grades))
+    return _relevant_in_top(rq, k) / k if k else 0.0
+
+
 def _query_count(rq: RankedQuery, param: Any, version: str) -> float:
     """ir_measures' NumQ: 1 per evaluated query (summed)."""
     return 1.0
