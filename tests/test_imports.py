@@ -257,7 +257,7 @@ LAYERS = [
                   "qafast.dbqa", "qafast.curves", "qafast.concepts", "qafast.events",
                   "qafast.fusion", "qafast.hotpot_eval", "qafast.drop_eval",
                   "qafast.tydi_eval", "qafast.quac_eval", "qafast.coqa_eval",
-                  "qafast.multilingual_eval", "qafast.gdeval_eval"]),
+                  "qafast.multilingual_eval", "qafast.gdeval_eval", "qafast.cwl_eval"]),
     ("surfaces", ["qafast", "qafast.__main__", "qafast._program", "qafast._renamed", "qafast.cli",
                   "qafast.stream", "qafast.comparison", "qafast.compat", "qafast.dask",
                   "qafast.integrations", "qafast.integrations.*"]),
