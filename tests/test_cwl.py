@@ -109,3 +109,24 @@ def test_errors_name_the_place(tmp_path):
         cwl(q, empty)
     with pytest.raises(InputError, match="max_depth"):
         cwl(q, r, max_depth=0)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.lists(st.sampled_from([0.0, 0.0, 1.0, 0.5, 0.25, 0.3333]), max_size=40),
+                min_size=1, max_size=4),
+       st.integers(1, 45), st.sampled_from([0.0, 1.0]), st.data())
+def test_kernel_is_the_spec_bit_for_bit(rows, depth, missing_gain, data):
+    # rankings shorter and longer than the depth, all-zero and tied gains, both cases
+    from qafast.cwl_eval import _Case
+
+    rankings = [(str(q), [(f"d{i}", "Q0") for i in range(len(row))])
+                for q, row in enumerate(rows)]
+    qrels = {str(q): {f"d{i}": g for i, g in enumerate(row) if g or i % 2}
+             for q, row in enumerate(rows)}
+    case = _Case(qrels, rankings, {"Q0": 0.5}, depth, missing_gain, 2.0)
+    metric = data.draw(st.sampled_from(spec.DEFAULT_METRICS + (
+        spec.Metric("INSQ", 0.3), spec.Metric("RBP", 1), spec.Metric("P", depth + 1))))
+    got = case.measure(metric)
+    for q in range(len(rows)):
+        want = spec.score(metric, case.gains[q], case.costs[q])
+        assert tuple(float(column[q]) for column in got) == want

@@ -13,10 +13,14 @@ rules (a run is read in file order; unjudged documents gain 0) are written out i
 
 from __future__ import annotations
 
+import math
 import os
 import sys
 from typing import Any
 
+import numpy as np
+
+from . import _kernels
 from .errors import FormatError, InputError, MeasureError
 from .reference import cwl as _spec
 
@@ -135,13 +139,83 @@ def cwl(qrels: str | os.PathLike[str], run: str | os.PathLike[str], *,
                 raise InputError(f"{qrels_path}: topic {topic}, document {doc}: gain {gain} "
                                  f"is outside [{min_gain}, {max_gain}] (see --min_gain and "
                                  f"--max_gain)", path=qrels_path, query=topic, field="gain")
-    try:
-        return _spec.report(qrels_text, run_text, costs_text=costs_text, metrics=chosen,
-                            colnames=colnames, residuals=residuals, max_gain=max_gain,
-                            min_gain=min_gain, max_cost=max_cost, min_cost=min_cost,
-                            depth=max_depth)
-    except ValueError as error:  # INST with gains outside [0, 1]
-        raise MeasureError(str(error)) from None
+    cost_of = _spec.read_costs(costs_text) if costs_text is not None else {}
+    rankings = _spec.read_run(run_text)
+    lines = [_spec.HEADER_RESIDUALS if residuals else _spec.HEADER] if colnames else []
+    names = [topic for topic, _ in rankings]
+    worst = _Case(qrels_table, rankings, cost_of, max_depth, 0.0, max_cost)
+    best = (_Case(qrels_table, rankings, cost_of, max_depth, max_gain, min_cost)
+            if residuals else None)
+    table = []
+    for metric in chosen:
+        low = worst.measure(metric)
+        table.append(low if best is None else
+                     low + [b - w for b, w in zip(best.measure(metric), low)])
+    for q, topic in enumerate(names):
+        for metric, columns in zip(chosen, table):
+            lines.append("\t".join([topic, metric.name]
+                                    + [f"{float(column[q]):.4f}" for column in columns]))
+    return "".join(line + "\n" for line in lines)
+
+
+class _Case:
+    """Every ranking's gains and costs padded to the depth, unknowns filled one way (the
+    worst case, or the best for the residuals), and the measures over them."""
+
+    def __init__(self, qrels: dict, rankings: list, cost_of: dict, depth: int,
+                 missing_gain: float, missing_cost: float) -> None:
+        self.gains = np.full((len(rankings), depth), missing_gain)
+        self.costs = np.full((len(rankings), depth), missing_cost)
+        for q, (topic, ranking) in enumerate(rankings):
+            judged = qrels.get(topic, {})
+            top = ranking[:depth]
+            self.gains[q, :len(top)] = [judged.get(doc, missing_gain) for doc, _ in top]
+            self.costs[q, :len(top)] = [cost_of.get(kind, missing_cost) for _, kind in top]
+        self.summed_gains = np.cumsum(self.gains, axis=1)
+        self.summed_costs = np.cumsum(self.costs, axis=1)
+
+    def measure(self, metric: _spec.Metric) -> list[np.ndarray]:
+        """EU, ETU, EC, ETC and ED of every ranking."""
+        gains, costs = self.gains, self.costs
+        if metric.kind == "INST" and gains.size and (gains.min() < 0.0 or gains.max() > 1.0):
+            raise MeasureError(f"{metric.name} takes gains from 0 to 1 (see --max_gain and "
+                               f"--min_gain)")
+        weights, stops = np.empty_like(gains), np.empty_like(gains)
+        depth = np.empty(len(gains))
+        if metric.kind in ("INST", "INSQ"):
+            # cwl_eval squares with libm's pow, which can differ from x * x in the last bit;
+            # the C compiler turns pow(x, 2.0) into x * x, so these two are built here
+            self._weights_in_python(metric, weights, stops, depth)
+        else:
+            _kernels.cwl_weights(gains, _spec.KINDS.index(metric.kind), float(metric.param),
+                                 weights, stops, depth)
+        out = [np.empty(len(gains)) for _ in range(4)]
+        dot = np.dot  # numpy's dot of each row, the sums cwl_eval takes
+        for q in range(len(gains)):
+            out[0][q] = dot(weights[q], gains[q])
+            out[1][q] = dot(stops[q], self.summed_gains[q])
+            out[2][q] = dot(weights[q], costs[q])
+            out[3][q] = dot(stops[q], self.summed_costs[q])
+        return out + [depth]
+
+    def _weights_in_python(self, metric: _spec.Metric, weights: np.ndarray, stops: np.ndarray,
+                           depth: np.ndarray) -> None:
+        p = metric.param
+        rank = np.arange(1.0, self.gains.shape[1] + 1.0)
+        if metric.kind == "INST":
+            wanted = p - self.summed_gains
+            base = ((rank + p) + wanted - 1.0) / ((rank + p) + wanted)
+        else:
+            base = np.broadcast_to((rank + 2.0 * p - 1.0) / (rank + 2.0 * p), self.gains.shape)
+        power = math.pow
+        for q in range(len(self.gains)):
+            c = np.array([power(x, 2.0) for x in base[q].tolist()])
+            reach = np.concatenate([[1.0], np.cumprod(c[:-1])])
+            first = 1.0 / np.sum(reach)
+            weights[q, 0] = first
+            weights[q, 1:] = reach[1:] * first
+            stops[q] = reach * (1.0 - c)
+            depth[q] = 1.0 / first
 
 
 def register_cli(subparsers: Any) -> dict:

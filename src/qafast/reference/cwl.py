@@ -1,7 +1,8 @@
 """The specification: ``cwl_eval`` (the C/W/L framework's evaluation tool, 1.0.12) in plain Python.
 
 The readable definition of what ``qafast cwl`` prints, written from what ``cwl-eval`` does
-(read, then described here in our own words). The compiled path is tested against it.
+(read, then described here in our own words). The compiled path (``_cwl_kernels.pxi``, which
+builds W and L for every topic at once) is tested against it bit for bit.
 
 The C/W/L framework
 -------------------
@@ -138,9 +139,11 @@ def parse_metric_line(line: str) -> Metric:
         if args:
             raise ValueError(f"{class_name} takes no argument")
         return Metric(kind)
-    if len(args) > 1 or (not args and default is None):
+    if args and len(args) == 1:
+        return Metric(kind, args[0])
+    if args or default is None:
         raise ValueError(f"{class_name} takes one argument")
-    return Metric(kind, args[0] if args else default)
+    return Metric(kind, default)
 
 
 def c_vector(metric: Metric, gains: np.ndarray) -> np.ndarray:
