@@ -42,6 +42,7 @@ _LAZY = {
                "supported_measures", "supported_nicknames"),
     "comparison": ("Comparison", "compare", "plot_precision_recall", "to_frame"),
     "concepts": ("evaluate_concepts", "hit_at_k", "recall_at_k"),
+    "cwl_eval": ("cwl",),
     "curves": ("average_precision", "precision_recall_curve", "threshold_average_precision",
                "threshold_precision_recall"),
     "dbqa": ("evaluate_dbqa", "evaluate_dbqa_file"),
@@ -105,6 +106,7 @@ if _typing.TYPE_CHECKING:
     from .coqa_eval import coqa_per_turn as coqa_per_turn
     from .dpr_eval import dpr_first_hits as dpr_first_hits
     from .dpr_eval import dpr_retrieval as dpr_retrieval
+    from .cwl_eval import cwl as cwl
     from .errors import FormatError as FormatError
     from .errors import InputError as InputError
     from .errors import InputTypeError as InputTypeError

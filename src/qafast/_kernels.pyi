@@ -351,3 +351,6 @@ def msmarco_candidates(
     buf: _BU8, ref_qids: _I64, ref_off: _I64, ref_pids: _I64, group_qid: _I64,
     group_ref: _I64, group_rr: _F64, last_dup: _I64, info: _I64,
 ) -> int: ...
+# cwl_eval's C/W/L user models (_cwl_kernels.pxi)
+def cwl_weights(gains: _F64, kind: int, param: float, weights: _F64, stops: _F64,
+                depth: _F64) -> None: ...

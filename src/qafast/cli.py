@@ -460,6 +460,7 @@ SUBCOMMANDS = {
     "compare": "comparison",
     "fuse": "fusion",
     "gdeval": "gdeval_eval",
+    "cwl": "cwl_eval",
 }
 
 #: Modules of the other metric families, in the order ``qafast --help`` lists their commands.

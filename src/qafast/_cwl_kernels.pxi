@@ -1,0 +1,124 @@
+# cwl_eval's C/W/L user models (included from _kernels.pyx).
+#
+# For each topic's gain vector (one row, padded to the depth) the kernel builds the
+# continuation vector C of one measure and from it the weights W and the stopping
+# probabilities L, with numpy's arithmetic as cwl_eval uses it: sums are numpy's pairwise
+# sums, products left to right. The dot products with the gains and costs are left to the
+# Python layer (numpy's dot), so every number is the bits cwl_eval computes.
+
+from libc.math cimport log, pow as c_pow
+from libc.stdlib cimport malloc, free
+
+# measure kinds, as qafast.reference.cwl.KINDS orders them
+cdef enum:
+    CWL_P = 0
+    CWL_RBP = 1
+    CWL_NDCG = 2
+    CWL_RR = 3
+    CWL_AP = 4
+    CWL_INST = 5
+    CWL_INSQ = 6
+
+
+cdef double _cwl_pairwise(const double* a, Py_ssize_t n) noexcept nogil:
+    """numpy's pairwise sum of a contiguous float64 vector (np.sum's order)."""
+    cdef double res, r0, r1, r2, r3, r4, r5, r6, r7
+    cdef Py_ssize_t i, half
+    if n < 8:
+        res = 0.0
+        for i in range(n):
+            res += a[i]
+        return res
+    if n <= 128:
+        r0 = a[0]; r1 = a[1]; r2 = a[2]; r3 = a[3]
+        r4 = a[4]; r5 = a[5]; r6 = a[6]; r7 = a[7]
+        i = 8
+        while i < n - (n % 8):
+            r0 += a[i]; r1 += a[i + 1]; r2 += a[i + 2]; r3 += a[i + 3]
+            r4 += a[i + 4]; r5 += a[i + 5]; r6 += a[i + 6]; r7 += a[i + 7]
+            i += 8
+        res = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
+        while i < n:
+            res += a[i]
+            i += 1
+        return res
+    half = n // 2
+    half -= half % 8
+    return _cwl_pairwise(a, half) + _cwl_pairwise(a + half, n - half)
+
+
+cdef void _cwl_continue(const double* g, Py_ssize_t n, int kind, double p, double* c,
+                        double* scratch) noexcept nogil:
+    """The continuation probabilities C of one measure over gains ``g``."""
+    cdef Py_ssize_t i
+    cdef double total, wanted, top, r
+    if kind == CWL_P:
+        for i in range(n):
+            c[i] = 1.0 if i + 1 < p else 0.0
+    elif kind == CWL_RBP:
+        for i in range(n):
+            c[i] = p
+    elif kind == CWL_NDCG:
+        for i in range(n):
+            if i + 1 < p:
+                c[i] = (log(<double>(i + 2)) / log(2.0)) / (log(<double>(i + 3)) / log(2.0))
+            else:
+                c[i] = 0.0
+    elif kind == CWL_RR:
+        i = 0
+        while i < n and not g[i] > 0:
+            c[i] = 1.0
+            i += 1
+        while i < n:
+            c[i] = 0.0
+            i += 1
+    elif kind == CWL_AP:
+        for i in range(n):
+            scratch[i] = g[i] / <double>(i + 1)
+        for i in range(n - 1):
+            top = _cwl_pairwise(scratch + i + 1, n - i - 1)
+            c[i] = top / _cwl_pairwise(scratch + i, n - i) if top > 0.0 else 0.0
+        c[n - 1] = 0.0
+    elif kind == CWL_INST:
+        total = 0.0
+        for i in range(n):
+            total = total + g[i] if i else g[0]
+            wanted = p - total
+            r = i + 1.0
+            c[i] = c_pow(((r + p) + wanted - 1.0) / ((r + p) + wanted), 2.0)
+    else:  # CWL_INSQ
+        for i in range(n):
+            r = i + 1.0
+            c[i] = c_pow((r + 2.0 * p - 1.0) / (r + 2.0 * p), 2.0)
+
+
+def cwl_weights(const double[:, ::1] gains, int kind, double param, double[:, ::1] weights,
+                double[:, ::1] stops, double[::1] depth) -> None:
+    """For each row of ``gains``: the weights W, the stopping probabilities L (rows of
+    ``weights`` and ``stops``) and the expected depth 1 / W[0] (``depth``) of measure
+    ``kind`` with parameter ``param``, as cwl_eval computes them."""
+    cdef Py_ssize_t q, i, n = gains.shape[1], topics = gains.shape[0]
+    cdef double first
+    cdef double* c
+    cdef double* scratch
+    if n < 1:
+        raise InputError("the depth must be at least 1")
+    c = <double*>malloc(2 * n * sizeof(double))
+    if c == NULL:
+        raise MemoryError()
+    scratch = c + n
+    with nogil:
+        for q in range(topics):
+            _cwl_continue(&gains[q, 0], n, kind, param, c, scratch)
+            # reach (the chance of seeing each rank) goes in the weights' row first
+            weights[q, 0] = 1.0
+            for i in range(1, n):
+                weights[q, i] = weights[q, i - 1] * c[i - 1] if i > 1 else c[0]
+            for i in range(n):
+                stops[q, i] = weights[q, i] * (1.0 - c[i])
+            first = 1.0 / _cwl_pairwise(&weights[q, 0], n)
+            weights[q, 0] = first
+            for i in range(1, n):
+                weights[q, i] = weights[q, i] * first
+            depth[q] = 1.0 / first
+    free(c)
