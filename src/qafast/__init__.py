@@ -54,6 +54,7 @@ _LAZY = {
     "gdeval_eval": ("gdeval",),
     "hotpot_eval": ("HotpotMetrics", "hotpot"),
     "multilingual_eval": ("cmrc", "drcd", "mlqa"),
+    "ndeval_eval": ("ndeval",),
     "quac_eval": ("QuacMetrics", "quac"),
     "ranking": ("Qrels", "Run", "evaluate", "evaluate_runs"),
     "squad_eval": ("squad",),
@@ -115,6 +116,7 @@ if _typing.TYPE_CHECKING:
     from .multilingual_eval import cmrc as cmrc
     from .multilingual_eval import drcd as drcd
     from .multilingual_eval import mlqa as mlqa
+    from .ndeval_eval import ndeval as ndeval
     from .quac_eval import QuacMetrics as QuacMetrics
     from .quac_eval import quac as quac
     from .ranking import Qrels as Qrels

@@ -323,6 +323,7 @@ SUBCOMMANDS = {
     "compare": "comparison",
     "fuse": "fusion",
     "gdeval": "gdeval_eval",
+    "ndeval": "ndeval_eval",
 }
 
 #: Modules of the other metric families, in the order ``qafast --help`` lists their commands.

@@ -38,7 +38,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 __all__ = ["COLUMNS", "Rejected", "Topic", "read_qrels", "read_run", "topic_values",
-           "ideal_order", "ndeval_values", "combine", "format_report", "natural_number"]
+           "ideal_order", "ndeval_values", "combine", "format_report", "natural_number",
+           "run_topic"]
 
 #: The measures ndeval prints, in its order.
 COLUMNS = ("ERR-IA@5", "ERR-IA@10", "ERR-IA@20", "nERR-IA@5", "nERR-IA@10", "nERR-IA@20",
@@ -99,7 +100,7 @@ def _fields(line: bytes, m: int) -> list[tuple[int, int]]:
     return out
 
 
-def _run_topic(line: bytes, start: int, end: int) -> int:
+def run_topic(line: bytes, start: int, end: int) -> int:
     """ndeval's topic of a run line: digits, or the digits after a prefix ending in '-'.
     Without a '-', ndeval reads past the field: the next field when one character apart."""
     token = line[start:end]
@@ -178,7 +179,7 @@ def read_run(data: bytes, *, traditional: bool = False, depth: int = 0,
         f = _fields(line, 6)
         if len(f) != 6:
             raise Rejected(source, RUN_FORM, number)
-        topic = _run_topic(line, *f[0])
+        topic = run_topic(line, *f[0])
         rank = natural_number(line[f[3][0]:f[3][1]]) if topic >= 0 else -1
         if rank < 0:
             raise Rejected(source, RUN_FORM, number)
