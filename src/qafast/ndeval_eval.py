@@ -51,6 +51,35 @@ def _whole(token: bytes) -> int:
     return _spec.natural_number(token)
 
 
+def _columns_fast(data: bytes, fields: int) -> list[np.ndarray] | None:
+    """The columns of a file whose lines are ``fields`` tokens split by single spaces (as
+    files are written), as byte-string arrays; None for any other layout (the line-by-line
+    path then reads it)."""
+    if not data.endswith(b"\n") or any(c in data for c in (b"\t", b"\r", b"\x0b", b"\x0c",
+                                                            b"  ", b"\n ", b" \n", b"\x00")):
+        return None
+    if data.startswith(b" "):
+        return None
+    buf = np.frombuffer(data, np.uint8)
+    ends = np.flatnonzero(buf == 10)
+    spaces = np.flatnonzero(buf == 32)
+    per_line = np.bincount(np.searchsorted(ends, spaces), minlength=len(ends))
+    if len(per_line) != len(ends) or (per_line != fields - 1).any():
+        return None
+    tokens = np.array(data.split(), dtype=bytes)
+    if len(tokens) != fields * len(ends):
+        return None
+    return [tokens[i::fields] for i in range(fields)]
+
+
+def _whole_fast(column: np.ndarray) -> np.ndarray | None:
+    """Whole numbers of up to 6 digits (all of which ndeval reads as written); None if any
+    token is another spelling."""
+    if np.char.str_len(column).max() > 6 or not np.char.isdigit(column).all():
+        return None
+    return column.astype(np.int64)
+
+
 class _Qrels:
     """The qrels, integer-encoded: judged documents as CSR rows of relevant subtopics."""
 
@@ -58,6 +87,13 @@ class _Qrels:
         lines = _lines(data)
         if not lines:
             raise FormatError("the qrels file is empty", path=name)
+        cols = _columns_fast(data, 4)
+        if cols is not None:
+            t_, s_, j_ = (_whole_fast(cols[i]) for i in (0, 1, 3))
+            if t_ is not None and s_ is not None and j_ is not None:
+                self.topic, self.subtopic, self.judgment = t_, s_, np.minimum(j_, 1)
+                self.docs = cols[2].tolist()
+                return
         topic = np.empty(len(lines), np.int64)
         subtopic = np.empty(len(lines), np.int64)
         judgment = np.empty(len(lines), np.int64)
@@ -125,6 +161,22 @@ class _Run:
         lines = _lines(data)
         if not lines:
             raise FormatError(f"the {source} file is empty", path=name)
+        self.name, self.traditional = name, traditional
+        cols = _columns_fast(data, 6)
+        if cols is not None:
+            topic_, rank_ = _whole_fast(cols[0]), _whole_fast(cols[3])
+            score_ = None
+            if traditional:
+                try:
+                    score_ = cols[4].astype(np.float64)
+                except ValueError:
+                    topic_ = None
+            if topic_ is not None and rank_ is not None:
+                self.topic, self.rank = topic_, rank_
+                self.score = score_ if score_ is not None else np.zeros(len(topic_))
+                self.docs = cols[2].tolist()
+                self.runid = bytes(cols[5][0])
+                return
         n = len(lines)
         topic = np.empty(n, np.int64)
         rank = np.empty(n, np.int64)
