@@ -261,7 +261,7 @@ LAYERS = [
                   "qafast.tydi_eval", "qafast.quac_eval", "qafast.coqa_eval",
                   "qafast.multilingual_eval", "qafast.gdeval_eval", "qafast.dpr_eval",
                   "qafast.triviaqa_eval", "qafast.msmarco_eval", "qafast.nq_eval",
-                  "qafast.kilt_eval", "qafast.cwl_eval"]),
+                  "qafast.kilt_eval", "qafast.cwl_eval", "qafast.ndeval_eval"]),
     ("surfaces", ["qafast", "qafast.__main__", "qafast._program", "qafast._renamed", "qafast.cli",
                   "qafast.stream", "qafast.comparison", "qafast.compat", "qafast.dask",
                   "qafast.integrations", "qafast.integrations.*"]),

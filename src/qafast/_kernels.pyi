@@ -354,3 +354,11 @@ def msmarco_candidates(
 # cwl_eval's C/W/L user models (_cwl_kernels.pxi)
 def cwl_weights(gains: _F64, kind: int, param: float, weights: _F64, stops: _F64,
                 depth: _F64) -> None: ...
+
+# ndeval's diversity measures (_diversity_kernels.pxi)
+def ndeval_ideal(offsets: _I64, rel_offsets: _I64, rel_sub: _I64, subtopics: _I64,
+                 alpha: float, order_out: _I64) -> None: ...
+def ndeval_topics(offsets: _I64, ranked: _I64, topic_of: _I64, rel_offsets: _I64,
+                  rel_sub: _I64, subtopics: _I64, nrel_offsets: _I64, nrel_sub: _I64,
+                  alpha: float, beta: float, curves_out: NDArray[np.float64],
+                  scalars_out: NDArray[np.float64]) -> None: ...

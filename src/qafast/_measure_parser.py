@@ -343,6 +343,12 @@ _IR_OTHERS = frozenset({
     "α_nDCG", "NRBP", "nNRBP", "AP_IA", "MAP_IA", "P_IA", "StRecall", "INST", "INSQ",
     "NERR8", "NERR9", "NERR10", "NERR11", "SDCG", "RBP",
 })
+#: ir_measures' diversity measures: qafast computes them from diversity qrels, with ndeval's
+#: rules, in qafast.ndeval (evaluate's qrels carry no subtopics)
+_IR_DIVERSITY = frozenset({
+    "ERR_IA", "nERR_IA", "alpha_DCG", "α_DCG", "alpha_nDCG", "α_nDCG", "NRBP", "nNRBP",
+    "AP_IA", "MAP_IA", "P_IA", "StRecall",
+})
 #: ir_measures' parameters as a Column holds them (rel is the column's level)
 _IR_FLOAT_PARAMS = ("recall", "beta")
 
@@ -488,6 +494,11 @@ def _ir_spelling(base: str, params: dict, key) -> _IrSpelling:
 def _ir_columns(name: str, params: dict, key) -> list[Column]:
     """The column of ir_measures' measure ``name`` with ``params``, output under ``key``."""
     base, preset = _IR_ALIASES.get(name, (name, {}))
+    if base in _IR_DIVERSITY:
+        raise UnknownMeasureError(
+            f"measure {key!r}: ir_measures' {base} needs qrels with subtopics, which evaluate's "
+            "qrels do not carry; qafast.ndeval (and `qafast ndeval`) computes it from diversity "
+            "qrels (topic subtopic docno judgment)")
     if base in _IR_OTHERS:
         raise UnknownMeasureError(
             f"measure {key!r}: ir_measures' {base} is not one qafast computes; it computes "

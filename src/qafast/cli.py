@@ -461,6 +461,7 @@ SUBCOMMANDS = {
     "fuse": "fusion",
     "gdeval": "gdeval_eval",
     "cwl": "cwl_eval",
+    "ndeval": "ndeval_eval",
 }
 
 #: Modules of the other metric families, in the order ``qafast --help`` lists their commands.

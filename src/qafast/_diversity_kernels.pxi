@@ -1,0 +1,235 @@
+# ndeval's diversity measures (TREC Web track): ERR-IA, alpha-DCG, NRBP, MAP-IA, P-IA and
+# subtopic recall per topic, and its greedy ideal ranking. The rules are the specification's
+# (qafast.reference.diversity); ndeval_eval.py is the Python layer.
+#
+# A judged document is a row of a CSR table: rel_sub[rel_offsets[d]:rel_offsets[d + 1]] are
+# the subtopics (ascending) it is relevant to. A ranking is a list of such rows (-1: not
+# judged), grouped by topic with offsets; topic_of[t] picks the topic's subtopic count and its
+# relevant-judgment counts nrel_sub[nrel_offsets[q]:nrel_offsets[q + 1]].
+
+from libc.math cimport log
+from libc.stdint cimport int64_t
+from libc.stdlib cimport malloc, free
+
+
+cdef inline double _nd_discount(int64_t i) noexcept nogil:
+    if i <= 0:
+        return 1.0
+    return log(2.0) / log(<double>i + 2.0)
+
+
+def ndeval_ideal(const int64_t[::1] offsets, const int64_t[::1] rel_offsets,
+                 const int64_t[::1] rel_sub, const int64_t[::1] subtopics, double alpha,
+                 int64_t[::1] order_out):
+    """ndeval's greedy ideal ranking of each topic's judged documents: the rows
+    ``offsets[t]:offsets[t + 1]`` (in docno order) rearranged into ``order_out`` so that each
+    rank holds the document of highest gain, ties to the later row (the greater docno)."""
+    cdef Py_ssize_t t, i, r, p, best, lo, hi, groups = offsets.shape[0] - 1
+    cdef int64_t s, most = 0
+    cdef double score, best_score
+    cdef double* gain
+    cdef char* used
+    if groups < 0 or subtopics.shape[0] < groups or order_out.shape[0] < rel_offsets.shape[0] - 1:
+        raise ValueError("ndeval_ideal: arrays too short")
+    for t in range(groups):
+        if not (0 <= offsets[t] <= offsets[t + 1] <= rel_offsets.shape[0] - 1):
+            raise ValueError("ndeval_ideal: offsets out of range")
+        if subtopics[t] > most:
+            most = subtopics[t]
+    for i in range(rel_offsets.shape[0] - 1):
+        if not (0 <= rel_offsets[i] <= rel_offsets[i + 1] <= rel_sub.shape[0]):
+            raise ValueError("ndeval_ideal: rel_offsets out of range")
+    for i in range(rel_sub.shape[0]):
+        if rel_sub[i] < 0:
+            raise ValueError("ndeval_ideal: a negative subtopic")
+    gain = <double*>malloc((most + 1) * sizeof(double))
+    used = <char*>malloc(rel_offsets.shape[0] + 1)
+    if gain == NULL or used == NULL:
+        free(gain)
+        free(used)
+        raise MemoryError()
+    try:
+        with nogil:
+            for t in range(groups):
+                lo = offsets[t]
+                hi = offsets[t + 1]
+                s = subtopics[t]
+                for i in range(s):
+                    gain[i] = 1.0
+                for i in range(lo, hi):
+                    used[i] = 0
+                for r in range(lo, hi):
+                    best = -1
+                    best_score = 0.0
+                    for i in range(lo, hi):
+                        if used[i]:
+                            continue
+                        score = 0.0
+                        for p in range(rel_offsets[i], rel_offsets[i + 1]):
+                            if rel_sub[p] < s:
+                                score += gain[rel_sub[p]]
+                        if best == -1 or score >= best_score:
+                            best = i
+                            best_score = score
+                    used[best] = 1
+                    order_out[r] = best
+                    for p in range(rel_offsets[best], rel_offsets[best + 1]):
+                        if rel_sub[p] < s:
+                            gain[rel_sub[p]] *= 1.0 - alpha
+    finally:
+        free(gain)
+        free(used)
+
+
+def ndeval_topics(const int64_t[::1] offsets, const int64_t[::1] ranked,
+                  const int64_t[::1] topic_of, const int64_t[::1] rel_offsets,
+                  const int64_t[::1] rel_sub, const int64_t[::1] subtopics,
+                  const int64_t[::1] nrel_offsets, const int64_t[::1] nrel_sub,
+                  double alpha, double beta, double[:, ::1] curves_out,
+                  double[:, ::1] scalars_out):
+    """ndeval's values of each ranking ``ranked[offsets[t]:offsets[t + 1]]`` before the
+    ideal's normalisation: ``curves_out[t]`` holds ERR-IA, alpha-DCG, P-IA and subtopic
+    recall at depths 1..k (k = its width / 4), ``scalars_out[t]`` NRBP and MAP-IA. A topic
+    with no relevant subtopic scores 0."""
+    cdef Py_ssize_t t, i, n, p, q, lo, hi, groups = offsets.shape[0] - 1
+    cdef Py_ssize_t k = curves_out.shape[1] // 4
+    cdef int64_t s, actual, most = 0, count, pairs, d, j, rows = rel_offsets.shape[0] - 1
+    cdef double score, decay, nrbp, ideal_gain, map_ia
+    cdef double* gain
+    cdef double* ideal
+    cdef double* total
+    cdef int64_t* seen
+    if (groups < 0 or topic_of.shape[0] < groups or curves_out.shape[0] < groups
+            or scalars_out.shape[0] < groups or scalars_out.shape[1] < 2 or k < 1
+            or curves_out.shape[1] != 4 * k):
+        raise ValueError("ndeval_topics: output arrays of the wrong shape")
+    for t in range(groups):
+        if not (0 <= offsets[t] <= offsets[t + 1] <= ranked.shape[0]):
+            raise ValueError("ndeval_topics: offsets out of range")
+        q = topic_of[t]
+        if not (0 <= q < subtopics.shape[0] and q < nrel_offsets.shape[0] - 1):
+            raise ValueError("ndeval_topics: topic_of out of range")
+        if not (0 <= nrel_offsets[q] and nrel_offsets[q] + subtopics[q] <= nrel_offsets[q + 1]
+                <= nrel_sub.shape[0]):
+            raise ValueError("ndeval_topics: nrel_offsets out of range")
+        if subtopics[q] > most:
+            most = subtopics[q]
+    for i in range(ranked.shape[0]):
+        if not (-1 <= ranked[i] < rows):
+            raise ValueError("ndeval_topics: a ranked row out of range")
+    for i in range(rows):
+        if not (0 <= rel_offsets[i] <= rel_offsets[i + 1] <= rel_sub.shape[0]):
+            raise ValueError("ndeval_topics: rel_offsets out of range")
+    for i in range(rel_sub.shape[0]):
+        if rel_sub[i] < 0:
+            raise ValueError("ndeval_topics: a negative subtopic")
+    gain = <double*>malloc((most + 1) * sizeof(double))
+    total = <double*>malloc((most + 1) * sizeof(double))
+    seen = <int64_t*>malloc((most + 1) * sizeof(int64_t))
+    ideal = <double*>malloc(k * sizeof(double))
+    if gain == NULL or total == NULL or seen == NULL or ideal == NULL:
+        free(gain)
+        free(total)
+        free(seen)
+        free(ideal)
+        raise MemoryError()
+    try:
+        with nogil:
+            for t in range(groups):
+                lo = offsets[t]
+                hi = offsets[t + 1]
+                n = hi - lo
+                q = topic_of[t]
+                s = subtopics[q]
+                actual = 0
+                for j in range(s):
+                    if nrel_sub[nrel_offsets[q] + j] != 0:
+                        actual += 1
+                for i in range(4 * k):
+                    curves_out[t, i] = 0.0
+                scalars_out[t, 0] = 0.0
+                scalars_out[t, 1] = 0.0
+                if actual == 0:
+                    continue
+                # ERR-IA (block 0) and alpha-DCG (block 1): gains with redundancy decay
+                for p in range(2):
+                    for j in range(s):
+                        gain[j] = 1.0
+                    for i in range(min(k, n)):
+                        score = 0.0
+                        d = ranked[lo + i]
+                        if d >= 0:
+                            for j in range(rel_offsets[d], rel_offsets[d + 1]):
+                                if rel_sub[j] < s:
+                                    score += gain[rel_sub[j]]
+                                    gain[rel_sub[j]] *= 1.0 - alpha
+                        if p == 0:
+                            curves_out[t, i] = score / <double>(i + 1)
+                        else:
+                            curves_out[t, k + i] = score * _nd_discount(i)
+                    ideal_gain = <double>actual
+                    for i in range(k):
+                        if p == 0:
+                            ideal[i] = ideal_gain / <double>(i + 1)
+                        else:
+                            ideal[i] = ideal_gain * _nd_discount(i)
+                        ideal_gain *= 1.0 - alpha
+                    for i in range(1, k):
+                        curves_out[t, p * k + i] += curves_out[t, p * k + i - 1]
+                        ideal[i] += ideal[i - 1]
+                    for i in range(1, k):
+                        curves_out[t, p * k + i] /= ideal[i]
+                # NRBP over the whole ranking
+                for j in range(s):
+                    gain[j] = 1.0
+                decay = 1.0
+                nrbp = 0.0
+                for i in range(n):
+                    score = 0.0
+                    d = ranked[lo + i]
+                    if d >= 0:
+                        for j in range(rel_offsets[d], rel_offsets[d + 1]):
+                            if rel_sub[j] < s:
+                                score += gain[rel_sub[j]]
+                                gain[rel_sub[j]] *= 1.0 - alpha
+                    nrbp += score * decay
+                    decay *= beta
+                scalars_out[t, 0] = nrbp * ((1 - (1 - alpha) * beta) / <double>actual)
+                # P-IA (block 2) and subtopic recall (block 3)
+                for j in range(s):
+                    seen[j] = 0
+                count = 0
+                pairs = 0
+                for i in range(k):
+                    if i < n:
+                        d = ranked[lo + i]
+                        if d >= 0:
+                            for j in range(rel_offsets[d], rel_offsets[d + 1]):
+                                if rel_sub[j] < s:
+                                    pairs += 1
+                                    if seen[rel_sub[j]] == 0:
+                                        seen[rel_sub[j]] = 1
+                                        count += 1
+                    curves_out[t, 3 * k + i] = <double>count / <double>actual
+                    curves_out[t, 2 * k + i] = <double>pairs / <double>((i + 1) * actual)
+                # MAP-IA over the whole ranking
+                for j in range(s):
+                    seen[j] = 0
+                    total[j] = 0.0
+                for i in range(n):
+                    d = ranked[lo + i]
+                    if d >= 0:
+                        for j in range(rel_offsets[d], rel_offsets[d + 1]):
+                            if rel_sub[j] < s:
+                                seen[rel_sub[j]] += 1
+                                total[rel_sub[j]] += <double>seen[rel_sub[j]] / <double>(i + 1)
+                map_ia = 0.0
+                for j in range(s):
+                    if nrel_sub[nrel_offsets[q] + j] != 0:
+                        map_ia += total[j] / <double>nrel_sub[nrel_offsets[q] + j]
+                scalars_out[t, 1] = map_ia / <double>actual
+    finally:
+        free(gain)
+        free(total)
+        free(seen)
+        free(ideal)
