@@ -120,10 +120,15 @@ def logits_with_ties(draw):
     return scores, labels
 
 
+def _kwargs(args: str) -> dict:
+    """A table spelling's arguments (``top_k=k, adaptive_k=True``), k being 3."""
+    return {key: (3 if value == "k" else value == "True")
+            for key, _, value in (a.strip().partition("=") for a in args.split(",") if a)}
+
+
 def theirs(cls_name, args, scores, labels):
     cls = getattr(torchmetrics.retrieval, cls_name)
-    metric = cls(top_k=3, empty_target_action="skip") if args == "top_k=k" else \
-        cls(empty_target_action="skip")
+    metric = cls(**_kwargs(args), empty_target_action="skip")
     nq, nc = scores.shape
     metric.update(torch.from_numpy(scores.reshape(-1)), torch.from_numpy(labels.reshape(-1)),
                   indexes=torch.arange(nq).repeat_interleave(nc))
@@ -144,7 +149,7 @@ def test_torchmetrics_nonpositive_gives_torchmetrics_numbers_on_logits(data):
     scores, labels = data
     nq, nc = scores.shape
     for family, cls_name, args in TM_FAMILIES:
-        name = f"{family.name}@3" if args == "top_k=k" else family.name
+        name = f"{family.name}@3" if "top_k" in _kwargs(args) else family.name
         as_torchmetrics = ours(name, scores, labels, torchmetrics_nonpositive=True)
         default = ours(name, scores, labels)
         # with the option, torchmetrics' numbers; without, what torchmetrics gives once

@@ -503,6 +503,7 @@ TABLE: tuple[Family, ...] = (
            names=(qafast("adaptive_P@k", "adaptive_P")
                   + tm("RetrievalPrecision(top_k=k, adaptive_k=True)")),
            agrees=("torchmetrics", "specification"),
+           torchmetrics_nonpositive="not relevant",
            note="torchmetrics' ``adaptive_k=True``: a query with fewer than k documents is "
                 "measured at its length, where ``P@k`` divides by k."),
     Family("query_count", "Queries", "Counts",
