@@ -320,6 +320,11 @@ def quac_walk(data: list[Any], preds: dict[Any, Any], dialogs: list[Any], dialog
 # MLQA (_multilingual_kernels.pxi)
 def ml_tokens(text: NDArray[np.uint32], drop: _U8, word_off: _I64, words: NDArray[np.uint32],
               mode: int, tok_off: _I64, ids: _I32) -> int: ...
+# CMRC 2018 (_multilingual_kernels.pxi)
+def cmrc_units(text: NDArray[np.uint32], drop: _U8, key_off: _I64, keys: _I32, unit_off: _I64,
+               units: _I32, run_off: _I64) -> int: ...
+def cmrc_expand(unit_off: _I64, units: _I32, run_tok_off: _I64, run_toks: _I32,
+                cjk_base: int, tok_off: _I64, toks: _I32) -> int: ...
 # skipping the bulky fields of a gold JSON file (_json_scan_kernels.pxi)
 JSON_SKIP_HOTPOT: int
 JSON_SKIP_DROP: int
