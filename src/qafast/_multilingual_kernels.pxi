@@ -55,10 +55,11 @@ def ml_tokens(const uint32_t[::1] text, const uint8_t[::1] drop, const int64_t[:
     cdef uint32_t c
     cdef uint32_t* buf = NULL
     cdef uint32_t* out = NULL
-    cdef int64_t* tab = NULL      # per slot: token start in out, or -1
-    cdef int32_t* tab_len = NULL
-    cdef int32_t* tab_id = NULL
-    cdef int32_t next_id = 0
+    cdef int32_t* tab = NULL      # per slot: a token id, or -1
+    cdef int64_t* id_start = NULL  # per token id: where its text starts in out
+    cdef int32_t* id_len = NULL
+    cdef uint64_t* id_hash = NULL
+    cdef int32_t next_id = 0, t
     cdef uint64_t h
     cdef bint same
     if nstr < 1 or ids.shape[0] < n or nwords < 0 or word_off[nwords] != words.shape[0]:
@@ -119,35 +120,20 @@ def ml_tokens(const uint32_t[::1] text, const uint8_t[::1] drop, const int64_t[:
                         out[r] = buf[s]
                         r += 1
                 i = j
-            # 3. count the tokens, for the table's size
-            i = 0
-            while i < r:
-                c = out[i]
-                if c == 0 or _ml_space(c):
-                    i += 1
-                elif mode == 1 and _ml_cjk(c):
-                    ntok += 1
-                    i += 1
-                else:
-                    ntok += 1
-                    while i < r and out[i] != 0 and not _ml_space(out[i]) and not (
-                            mode == 1 and _ml_cjk(out[i])):
-                        i += 1
-        cap = 64
-        while cap < 2 * ntok + 2:
-            cap *= 2
-        tab = <int64_t*>malloc(cap * sizeof(int64_t))
-        tab_len = <int32_t*>malloc(cap * sizeof(int32_t))
-        tab_id = <int32_t*>malloc(cap * sizeof(int32_t))
-        if tab == NULL or tab_len == NULL or tab_id == NULL:
+        # 3. the tokens interned, string by string, in a table grown as ids are made (the
+        # distinct tokens are few beside the tokens: a small table stays in the cache)
+        cap = 1024
+        tab = <int32_t*>malloc(cap * sizeof(int32_t))
+        id_start = <int64_t*>malloc((r + 1) * sizeof(int64_t))
+        id_len = <int32_t*>malloc((r + 1) * sizeof(int32_t))
+        id_hash = <uint64_t*>malloc((r + 1) * sizeof(uint64_t))
+        if tab == NULL or id_start == NULL or id_len == NULL or id_hash == NULL:
             raise MemoryError()
         with nogil:
             for i in range(cap):
                 tab[i] = -1
-            # 4. the tokens interned, string by string
             k = 0            # the string
             tok_off[0] = 0
-            ntok = 0
             i = 0
             while i <= r:
                 c = out[i] if i < r else 0
@@ -172,23 +158,41 @@ def ml_tokens(const uint32_t[::1] text, const uint8_t[::1] drop, const int64_t[:
                 h = _ml_hash(out + a, b - a)
                 slot = <int64_t>(h & <uint64_t>(cap - 1))
                 while True:
-                    if tab[slot] < 0:
-                        tab[slot] = a
-                        tab_len[slot] = <int32_t>(b - a)
-                        tab_id[slot] = next_id
+                    t = tab[slot]
+                    if t < 0:
+                        t = next_id
                         next_id += 1
+                        tab[slot] = t
+                        id_start[t] = a
+                        id_len[t] = <int32_t>(b - a)
+                        id_hash[t] = h
                         break
-                    if tab_len[slot] == b - a:
+                    if id_hash[t] == h and id_len[t] == b - a:
                         same = True
                         for s in range(b - a):
-                            if out[tab[slot] + s] != out[a + s]:
+                            if out[id_start[t] + s] != out[a + s]:
                                 same = False
                                 break
                         if same:
                             break
                     slot = (slot + 1) & (cap - 1)
-                ids[ntok] = tab_id[slot]
+                ids[ntok] = t
                 ntok += 1
+                if 2 * next_id > cap:          # keep the table at most half full
+                    free(tab)
+                    cap *= 2
+                    tab = <int32_t*>malloc(cap * sizeof(int32_t))
+                    if tab == NULL:
+                        break
+                    for s in range(cap):
+                        tab[s] = -1
+                    for t in range(next_id):
+                        slot = <int64_t>(id_hash[t] & <uint64_t>(cap - 1))
+                        while tab[slot] >= 0:
+                            slot = (slot + 1) & (cap - 1)
+                        tab[slot] = t
+        if tab == NULL:
+            raise MemoryError()
         if k != nstr:
             return -1
         return ntok
@@ -196,8 +200,10 @@ def ml_tokens(const uint32_t[::1] text, const uint8_t[::1] drop, const int64_t[:
         free(buf)
         free(out)
         free(tab)
-        free(tab_len)
-        free(tab_id)
+        free(id_start)
+        free(id_len)
+        free(id_hash)
+
 
 
 # CMRC 2018 kernels: each string's normalized form (the exact-match key) and its F1 units,
