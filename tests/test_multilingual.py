@@ -448,6 +448,24 @@ def _cmrc_units_hold(s):
                                       for t in spec.cmrc_split(s)]
     # the script's segmentation of the original string: the normalized string's tokens
     assert spec.cmrc_split(spec.normalize_cmrc(s)) == spec.cmrc_segments(s)
+    _cmrc_encoding_holds([s, s.upper(), "北京" + s, s + " ab", "", s])
+
+
+def _cmrc_encoding_holds(strings):
+    """The one-pass encoding of many strings (answers._cmrc_encode) gives each string its
+    normalized text as code points and its units as ids, one id per distinct unit."""
+    from qafast import answers
+
+    tok_off, toks, key_off, keys = answers._cmrc_encode(strings)
+    unit_of: dict = {}
+    for i, s in enumerate(strings):
+        assert "".join(map(chr, keys[key_off[i]:key_off[i + 1]])) == spec.normalize_cmrc(s)
+        units = [t.encode("utf-8", "surrogatepass") for t in spec.cmrc_segments(s)]
+        ids = toks[tok_off[i]:tok_off[i + 1]].tolist()
+        assert len(ids) == len(units)
+        for t, u in zip(ids, units):
+            assert unit_of.setdefault(t, u) == u
+    assert len(set(unit_of.values())) == len(unit_of)
 
 
 @settings(max_examples=300, deadline=None)
@@ -470,6 +488,17 @@ def test_cmrc_units_are_the_specifications_with_nltk(s):
     matches), a character just past the Chinese block, a lone surrogate, and letters that
     lowering changes."""
     _cmrc_units_hold(s)
+
+
+def test_cmrc_encoding_takes_a_separator_elsewhere():
+    """A string holding U+0000 (the one-pass kernel's separator) is scored the other way."""
+    from qafast import answers
+
+    assert answers._cmrc_encode(["北\0京", "北京"]) is None
+    data = [{"qas": [{"query_id": "1", "answers": ["北\0京", "北京"]}]}]
+    got = qafast.cmrc(data, {"1": "北\0京"}, per_question=True)
+    assert (got["EM"][0], got["F1"][0]) == (1.0, 1.0)
+    _cmrc_encoding_holds(["", " ", "《》", "北京 大学", "北京  大学"])
 
 
 @needs_punkt

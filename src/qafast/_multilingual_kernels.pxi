@@ -55,10 +55,11 @@ def ml_tokens(const uint32_t[::1] text, const uint8_t[::1] drop, const int64_t[:
     cdef uint32_t c
     cdef uint32_t* buf = NULL
     cdef uint32_t* out = NULL
-    cdef int64_t* tab = NULL      # per slot: token start in out, or -1
-    cdef int32_t* tab_len = NULL
-    cdef int32_t* tab_id = NULL
-    cdef int32_t next_id = 0
+    cdef int32_t* tab = NULL      # per slot: a token id, or -1
+    cdef int64_t* id_start = NULL  # per token id: where its text starts in out
+    cdef int32_t* id_len = NULL
+    cdef uint64_t* id_hash = NULL
+    cdef int32_t next_id = 0, t
     cdef uint64_t h
     cdef bint same
     if nstr < 1 or ids.shape[0] < n or nwords < 0 or word_off[nwords] != words.shape[0]:
@@ -119,35 +120,20 @@ def ml_tokens(const uint32_t[::1] text, const uint8_t[::1] drop, const int64_t[:
                         out[r] = buf[s]
                         r += 1
                 i = j
-            # 3. count the tokens, for the table's size
-            i = 0
-            while i < r:
-                c = out[i]
-                if c == 0 or _ml_space(c):
-                    i += 1
-                elif mode == 1 and _ml_cjk(c):
-                    ntok += 1
-                    i += 1
-                else:
-                    ntok += 1
-                    while i < r and out[i] != 0 and not _ml_space(out[i]) and not (
-                            mode == 1 and _ml_cjk(out[i])):
-                        i += 1
-        cap = 64
-        while cap < 2 * ntok + 2:
-            cap *= 2
-        tab = <int64_t*>malloc(cap * sizeof(int64_t))
-        tab_len = <int32_t*>malloc(cap * sizeof(int32_t))
-        tab_id = <int32_t*>malloc(cap * sizeof(int32_t))
-        if tab == NULL or tab_len == NULL or tab_id == NULL:
+        # 3. the tokens interned, string by string, in a table grown as ids are made (the
+        # distinct tokens are few beside the tokens: a small table stays in the cache)
+        cap = 1024
+        tab = <int32_t*>malloc(cap * sizeof(int32_t))
+        id_start = <int64_t*>malloc((r + 1) * sizeof(int64_t))
+        id_len = <int32_t*>malloc((r + 1) * sizeof(int32_t))
+        id_hash = <uint64_t*>malloc((r + 1) * sizeof(uint64_t))
+        if tab == NULL or id_start == NULL or id_len == NULL or id_hash == NULL:
             raise MemoryError()
         with nogil:
             for i in range(cap):
                 tab[i] = -1
-            # 4. the tokens interned, string by string
             k = 0            # the string
             tok_off[0] = 0
-            ntok = 0
             i = 0
             while i <= r:
                 c = out[i] if i < r else 0
@@ -172,23 +158,41 @@ def ml_tokens(const uint32_t[::1] text, const uint8_t[::1] drop, const int64_t[:
                 h = _ml_hash(out + a, b - a)
                 slot = <int64_t>(h & <uint64_t>(cap - 1))
                 while True:
-                    if tab[slot] < 0:
-                        tab[slot] = a
-                        tab_len[slot] = <int32_t>(b - a)
-                        tab_id[slot] = next_id
+                    t = tab[slot]
+                    if t < 0:
+                        t = next_id
                         next_id += 1
+                        tab[slot] = t
+                        id_start[t] = a
+                        id_len[t] = <int32_t>(b - a)
+                        id_hash[t] = h
                         break
-                    if tab_len[slot] == b - a:
+                    if id_hash[t] == h and id_len[t] == b - a:
                         same = True
                         for s in range(b - a):
-                            if out[tab[slot] + s] != out[a + s]:
+                            if out[id_start[t] + s] != out[a + s]:
                                 same = False
                                 break
                         if same:
                             break
                     slot = (slot + 1) & (cap - 1)
-                ids[ntok] = tab_id[slot]
+                ids[ntok] = t
                 ntok += 1
+                if 2 * next_id > cap:          # keep the table at most half full
+                    free(tab)
+                    cap *= 2
+                    tab = <int32_t*>malloc(cap * sizeof(int32_t))
+                    if tab == NULL:
+                        break
+                    for s in range(cap):
+                        tab[s] = -1
+                    for t in range(next_id):
+                        slot = <int64_t>(id_hash[t] & <uint64_t>(cap - 1))
+                        while tab[slot] >= 0:
+                            slot = (slot + 1) & (cap - 1)
+                        tab[slot] = t
+        if tab == NULL:
+            raise MemoryError()
         if k != nstr:
             return -1
         return ntok
@@ -196,5 +200,157 @@ def ml_tokens(const uint32_t[::1] text, const uint8_t[::1] drop, const int64_t[:
         free(buf)
         free(out)
         free(tab)
-        free(tab_len)
-        free(tab_id)
+        free(id_start)
+        free(id_len)
+        free(id_hash)
+
+
+
+# CMRC 2018 kernels: each string's normalized form (the exact-match key) and its F1 units,
+# each basic-CJK character a unit and each run of other text interned for nltk to split once
+# (qafast.answers; the specification is qafast.reference.answers.normalize_cmrc/cmrc_split).
+
+cdef inline int32_t _cmrc_run(const int32_t* keys, int64_t ra, int64_t rb, int64_t* tab,
+                              int64_t cap, int64_t* run_off, int64_t* nruns) noexcept nogil:
+    # the id of run keys[ra:rb], a new one if it was not seen
+    cdef uint64_t h = _ml_hash(<const uint32_t*>(keys + ra), rb - ra)
+    cdef int64_t slot = <int64_t>(h & <uint64_t>(cap - 1)), r, s
+    cdef bint same
+    while True:
+        r = tab[slot]
+        if r < 0:
+            r = nruns[0]
+            nruns[0] += 1
+            tab[slot] = r
+            run_off[2 * r] = ra
+            run_off[2 * r + 1] = rb
+            return <int32_t>r
+        if run_off[2 * r + 1] - run_off[2 * r] == rb - ra:
+            same = True
+            for s in range(rb - ra):
+                if keys[run_off[2 * r] + s] != keys[ra + s]:
+                    same = False
+                    break
+            if same:
+                return <int32_t>r
+        slot = (slot + 1) & (cap - 1)
+
+
+def cmrc_units(const uint32_t[::1] text, const uint8_t[::1] drop, int64_t[::1] key_off,
+               int32_t[::1] keys, int64_t[::1] unit_off, int32_t[::1] units,
+               int64_t[::1] run_off):
+    """The normalized form and the units of CMRC 2018's ``remove_punctuation`` and
+    ``mixed_segmentation`` of each string, the runs of non-Chinese text interned.
+
+    ``text``: the code points of the lowercased strings joined by U+0000 (which none holds);
+    ``key_off`` and ``unit_off`` have one entry per string and one more. Each string is
+    stripped of whitespace (``str.strip``), then code points ``c < len(drop)`` with
+    ``drop[c]`` are removed: string i's result is ``keys[key_off[i]:key_off[i + 1]]``. Its
+    units ``units[unit_off[i]:unit_off[i + 1]]`` are, left to right, ``-1 - (c - 0x4E00)``
+    for each basic-CJK character c and, for each maximal run of other code points, the run's
+    id ``r >= 0``: ids follow first appearance and run r is ``keys[run_off[2 * r]:run_off[2 *
+    r + 1]]``. ``keys``, ``units`` and ``run_off`` need room for ``len(text)``, ``len(text)``
+    and ``2 * len(text) + 2`` entries. Returns the number of runs, or -1 if ``text`` holds
+    another number of strings."""
+    cdef int64_t n = text.shape[0], nstr = key_off.shape[0] - 1, nd = drop.shape[0]
+    cdef int64_t i, a = 0, b, e, k = 0, m = 0, u = 0, nruns = 0, cap, ra
+    cdef uint32_t c
+    cdef int64_t* tab = NULL      # per slot: run id, or -1
+    cdef int32_t* kp
+    cdef int64_t* rp
+    if nstr < 1 or unit_off.shape[0] != nstr + 1 or keys.shape[0] < n or units.shape[0] < n \
+            or run_off.shape[0] < 2 * n + 2:
+        raise InputError("cmrc_units: the outputs do not fit the text")
+    cap = 64
+    while cap < n + 2:     # a run is followed by a Chinese character or a string's end
+        cap *= 2
+    tab = <int64_t*>malloc(cap * sizeof(int64_t))
+    if tab == NULL:
+        raise MemoryError()
+    kp = &keys[0] if keys.shape[0] else NULL
+    rp = &run_off[0]
+    try:
+        with nogil:
+            for i in range(cap):
+                tab[i] = -1
+            key_off[0] = 0
+            unit_off[0] = 0
+            while True:
+                b = a
+                while b < n and text[b] != 0:
+                    b += 1
+                if k == nstr:
+                    k += 1     # more strings than offsets
+                    break
+                e = b          # the string is text[a:b], stripped to text[a:e]
+                while a < e and _ml_space(text[a]):
+                    a += 1
+                while e > a and _ml_space(text[e - 1]):
+                    e -= 1
+                ra = -1        # where the run being read starts in keys
+                while a < e:
+                    c = text[a]
+                    a += 1
+                    if c < nd and drop[c]:
+                        continue
+                    if _ml_cjk(c):
+                        if ra >= 0:
+                            units[u] = _cmrc_run(kp, ra, m, tab, cap, rp, &nruns)
+                            u += 1
+                            ra = -1
+                        units[u] = -1 - <int32_t>(c - 0x4E00)
+                        u += 1
+                    elif ra < 0:
+                        ra = m
+                    keys[m] = <int32_t>c
+                    m += 1
+                if ra >= 0:
+                    units[u] = _cmrc_run(kp, ra, m, tab, cap, rp, &nruns)
+                    u += 1
+                k += 1
+                key_off[k] = m
+                unit_off[k] = u
+                if b >= n:
+                    break
+                a = b + 1
+        if k != nstr:
+            return -1
+        return nruns
+    finally:
+        free(tab)
+
+
+def cmrc_expand(const int64_t[::1] unit_off, const int32_t[::1] units,
+                const int64_t[::1] run_tok_off, const int32_t[::1] run_toks, int32_t cjk_base,
+                int64_t[::1] tok_off, int32_t[::1] toks):
+    """The F1 units of :func:`cmrc_units` as token ids: a Chinese character's unit ``-1 - j``
+    becomes ``cjk_base + j`` and run r its tokens ``run_toks[run_tok_off[r]:run_tok_off[r +
+    1]]``. ``tok_off`` has as many entries as ``unit_off``; ``toks`` needs room for every
+    token. Returns the number of tokens."""
+    cdef int64_t nstr = unit_off.shape[0] - 1, i, j, m = 0, need = 0
+    cdef int64_t nr = run_tok_off.shape[0] - 1
+    cdef int32_t v
+    if nstr < 0 or tok_off.shape[0] != nstr + 1 or unit_off[nstr] > units.shape[0] \
+            or nr < 0 or run_tok_off[nr] > run_toks.shape[0]:
+        raise InputError("cmrc_expand: the offsets do not fit")
+    for j in range(unit_off[nstr]):
+        v = units[j]
+        if v >= nr:
+            raise InputError("cmrc_expand: a run without tokens")
+        need += 1 if v < 0 else run_tok_off[v + 1] - run_tok_off[v]
+    if need > toks.shape[0]:
+        raise InputError("cmrc_expand: no room for the tokens")
+    with nogil:
+        tok_off[0] = 0
+        for i in range(nstr):
+            for j in range(unit_off[i], unit_off[i + 1]):
+                v = units[j]
+                if v < 0:
+                    toks[m] = cjk_base - 1 - v
+                    m += 1
+                else:
+                    for need in range(run_tok_off[v], run_tok_off[v + 1]):
+                        toks[m] = run_toks[need]
+                        m += 1
+            tok_off[i + 1] = m
+    return m

@@ -197,6 +197,57 @@ def _cmrc_units(s: str) -> list:
     return out
 
 
+#: CMRC's punctuation as a table over code points (1: removed), for the cmrc_units kernel
+_CMRC_DROP_TABLE = np.zeros(max(_CMRC_DROP) + 1, dtype=np.uint8)
+_CMRC_DROP_TABLE[list(_CMRC_DROP)] = 1
+#: token ids below this are the basic-CJK characters (id = code point - U+4E00); the tokens
+#: of the other text take the ids after them
+_CMRC_NCJK = ord(_ref.CJK_RANGE[1]) - ord(_ref.CJK_RANGE[0]) + 1
+
+
+def _cmrc_encode(strings: list):
+    """``(tok_off, toks, key_off, keys)`` of ``normalize_cmrc`` and ``_cmrc_units`` of every
+    string at once: the strings lowercased in one call, stripped, cleaned and split at the
+    Chinese characters by one kernel, which interns the runs of other text so that nltk sees
+    each distinct run once. None if a string holds U+0000 (the kernel's separator)."""
+    n = len(strings)
+    joined = "\0".join(strings)
+    if n == 0 or joined.count("\0") != n - 1:
+        return None
+    text = np.frombuffer(joined.lower().encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+    key_off = np.empty(n + 1, dtype=np.int64)
+    keys = np.empty(len(text), dtype=np.int32)
+    unit_off = np.empty(n + 1, dtype=np.int64)
+    units = np.empty(len(text), dtype=np.int32)
+    run_off = np.empty(2 * len(text) + 2, dtype=np.int64)
+    nruns = _kernels.cmrc_units(text, _CMRC_DROP_TABLE, key_off, keys, unit_off, units, run_off)
+    if nruns < 0:  # pragma: no cover - lowercasing made or took a separator
+        return None
+    keys = keys[:int(key_off[-1])]
+    run_tok_off = np.zeros(nruns + 1, dtype=np.int64)
+    run_toks: list = []
+    if nruns:
+        flat = keys.tobytes().decode("utf-32-le", "surrogatepass")
+        ids: dict = {}
+        bounds = run_off[:2 * nruns].tolist()
+        for r in range(nruns):
+            for t in _cmrc_run_tokens(flat[bounds[2 * r]:bounds[2 * r + 1]]):
+                i = ids.get(t)
+                if i is None:
+                    i = ids[t] = _CMRC_NCJK + len(ids)
+                run_toks.append(i)
+            run_tok_off[r + 1] = len(run_toks)
+    run_ids = np.array(run_toks, dtype=np.int32)
+    nunits = int(unit_off[-1])
+    counts = np.diff(run_tok_off)
+    used = units[:nunits]
+    total = int(np.count_nonzero(used < 0)) + int(counts[used[used >= 0]].sum())
+    tok_off = np.empty(n + 1, dtype=np.int64)
+    toks = np.empty(total, dtype=np.int32)
+    _kernels.cmrc_expand(unit_off, units, run_tok_off, run_ids, 0, tok_off, toks)
+    return tok_off, toks, key_off, keys
+
+
 class _Encoded:
     """Per distinct string: F1 units (``tok_off``/``toks``, sorted for the bag F1) and the
     exact-match key (``key_off``/``keys``: the normalized string as ids)."""
@@ -216,6 +267,9 @@ class _Encoded:
             key_off = np.empty(n + 1, dtype=np.int64)
             keys = np.frombuffer(_kernels.answer_squad_chars(strings, key_off), dtype=np.int32)
             tok_off, toks = key_off, keys
+        elif normalizer == "cmrc" and unit == "cmrc" and (
+                encoded := _cmrc_encode(strings)) is not None:
+            tok_off, toks, key_off, keys = encoded
         else:
             fn = get_normalizer(normalizer)
             normed = [fn(s) for s in strings]

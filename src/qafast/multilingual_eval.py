@@ -13,7 +13,9 @@ print, byte for byte, what the scripts print.
 from __future__ import annotations
 
 import functools
+import itertools
 import json
+import operator
 import os
 import sys
 from collections.abc import Mapping
@@ -189,8 +191,6 @@ class _Evaluation:
     def sums(self) -> tuple[float, float]:
         """The scripts' ``100.0 * sum / total``: exact matches counted, F1 added left to
         right in question order (as their ``+=`` loops add)."""
-        from .squad_eval import _seq_sum
-
         em = self.em[~np.isnan(self.em)]
         f1 = self.f1[~np.isnan(self.f1)]
         return (100.0 * int(np.count_nonzero(em)) / self.total,
@@ -202,6 +202,11 @@ class _Evaluation:
 
     def rows(self, em_key: str, f1_key: str) -> dict:
         return {"id": list(self.ids), em_key: self.em, f1_key: self.f1}
+
+
+def _seq_sum(values: np.ndarray) -> float:
+    """Left-to-right sum, as the scripts' loops add (not numpy's pairwise sum)."""
+    return float(np.add.accumulate(values)[-1]) if len(values) else 0.0
 
 
 def _predicted(ids: list, preds, source: str) -> list:
@@ -235,7 +240,7 @@ def _score(ids: list, golds: list, preds: list, normalizer: str, unit: str,
     scored = None
     if keep and normalizer.startswith("mlqa:"):
         scored = _mlqa_scores(p_texts, g_texts, normalizer[5:])
-    if scored is None:
+    if scored is None and not _plain(p_texts, g_texts):
         for i, (p, g) in zip(keep, zip(p_texts, g_texts)):
             if type(p) is not str or type(g) is not list or not g or any(
                     type(t) is not str for t in g):
@@ -265,6 +270,13 @@ def _score(ids: list, golds: list, preds: list, normalizer: str, unit: str,
         em[keep] = e
         f1[keep] = f
     return _Evaluation(ids, em, f1, missing)
+
+
+def _plain(preds: list, golds: list) -> bool:
+    """Whether every prediction is a str and every gold a non-empty list of str (checked at C
+    speed; :func:`_score` names what is not)."""
+    return (set(map(type, preds)) <= {str} and set(map(type, golds)) <= {list}
+            and all(golds) and set(map(type, itertools.chain.from_iterable(golds))) <= {str})
 
 
 @functools.cache
@@ -397,6 +409,59 @@ def _squad_predicted(ds, preds) -> list:
 # CMRC 2018
 # --------------------------------------------------------------------------------------------
 
+_NO = object()
+
+
+def _cmrc_plain_questions(data: list):
+    """:func:`_cmrc_questions` of data made of plain dicts and lists only, as it reads them;
+    None where anything else is met (or something is missing), for it to walk and name."""
+    ids: list = []
+    answers: list = []
+    add_id, add_answers = ids.append, answers.append
+    for instance in data:
+        if type(instance) is not dict:
+            return None
+        if "paragraphs" in instance:
+            paras = instance["paragraphs"]
+            if type(paras) is not list:
+                return None
+        else:
+            paras = (instance,)
+        for para in paras:
+            if type(para) is not dict:
+                return None
+            qas = para.get("qas")
+            if type(qas) is not list:
+                return None
+            for qa in qas:
+                if type(qa) is not dict:
+                    return None
+                qid = qa.get("id", _NO)
+                if qid is _NO:
+                    qid = qa.get("query_id", _NO)
+                    if qid is _NO:
+                        return None
+                gold = qa.get("answers")
+                if type(gold) is not list:
+                    return None
+                for x in gold:
+                    if type(x) is not str:
+                        texts = []
+                        for x in gold:
+                            if type(x) is dict:
+                                x = x.get("text", _NO)
+                                if x is _NO:
+                                    return None
+                            elif isinstance(x, dict):
+                                return None
+                            texts.append(x if type(x) is str else str(x))
+                        gold = texts
+                        break
+                add_id(qid)
+                add_answers(gold)
+    return ids, answers
+
+
 def _cmrc_questions(obj, source: str) -> tuple[list, list]:
     """The questions of CMRC 2018 data in either form, as the script walks them: ``(ids,
     answers)``, each answer ``str()`` of the value (a dict's ``"text"``)."""
@@ -404,6 +469,9 @@ def _cmrc_questions(obj, source: str) -> tuple[list, list]:
     if not isinstance(data, list):
         raise InputTypeError(f"{source}: CMRC 2018 data is a list of passages (or an object "
                              f"with a 'data' list), not {type(data).__name__}")
+    plain = _cmrc_plain_questions(data)
+    if plain is not None:
+        return plain
     ids: list = []
     answers: list = []
 
@@ -481,8 +549,10 @@ def _cmrc_evaluate(dataset, predictions) -> _Evaluation:
                              f"not {type(preds).__name__}")
     ids, golds = _cmrc_questions(obj, source)
     texts = _predicted(ids, preds, source)
-    texts = [p if p is None or type(p) is str else str(p) for p in texts]
-    if any(p is None and q in preds for q, p in zip(ids, texts)):   # a prediction of null
+    if not set(map(type, texts)) <= {str, type(None)}:
+        texts = [p if p is None or type(p) is str else str(p) for p in texts]
+    if None in texts and any(map(preds.__contains__, itertools.compress(
+            ids, map(operator.is_, texts, itertools.repeat(None))))):   # a prediction of null
         texts = [str(preds[q]) if p is None and q in preds else p for q, p in zip(ids, texts)]
     return _score(ids, golds, texts, "cmrc", "cmrc", source)
 
