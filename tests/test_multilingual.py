@@ -448,7 +448,8 @@ def _cmrc_units_hold(s):
                                       for t in spec.cmrc_split(s)]
     # the script's segmentation of the original string: the normalized string's tokens
     assert spec.cmrc_split(spec.normalize_cmrc(s)) == spec.cmrc_segments(s)
-    _cmrc_encoding_holds([s, s.upper(), "北京" + s, s + " ab", "", s])
+    # (no Latin letters added: this half runs where nltk's data is missing)
+    _cmrc_encoding_holds([s, s.upper(), "北京" + s, s + " 北", "", s])
 
 
 def _cmrc_encoding_holds(strings):
@@ -488,8 +489,11 @@ def test_cmrc_units_are_the_specifications_with_nltk(s):
     matches), a character just past the Chinese block, a lone surrogate, and letters that
     lowering changes."""
     _cmrc_units_hold(s)
+    if "\0" not in s:  # U+0000 is the one-pass encoding's separator: it declines those
+        _cmrc_encoding_holds([s + " ab", "ab " + s])
 
 
+@needs_punkt  # nltk splits the "\0" run on the other way
 def test_cmrc_encoding_takes_a_separator_elsewhere():
     """A string holding U+0000 (the one-pass kernel's separator) is scored the other way."""
     from qafast import answers

@@ -2,7 +2,9 @@
 stderr when it is interrupted.
 
 Here, below the families, so that a family's ``register_cli`` handlers can write their output
-without importing :mod:`qafast.cli`, which imports the families.
+without importing :mod:`qafast.cli`, which imports the families; and the argparse action of
+the absl boolean flags that Google's evaluation scripts take, for the commands that take
+their arguments.
 """
 
 from __future__ import annotations
@@ -58,3 +60,23 @@ def interrupted() -> int:
         signal.signal(signal.SIGINT, signal.SIG_DFL)
         os.kill(os.getpid(), signal.SIGINT)
     return 130
+
+
+def absl_bool_action() -> type:
+    """An argparse action for an absl boolean flag, as Google's evaluation scripts take
+    them: ``--flag``, or ``--flag=true`` / ``--flag=false`` (``t``, ``f``, ``1``, ``0``)."""
+    import argparse
+
+    class AbslBool(argparse.Action):
+        def __init__(self, option_strings, dest, **kwargs):
+            super().__init__(option_strings, dest, nargs="?", const=True, **kwargs)
+
+        def __call__(self, parser, namespace, values, option_string=None):
+            if isinstance(values, str):
+                v = values.lower()
+                if v not in ("true", "false", "t", "f", "1", "0"):
+                    parser.error(f"{option_string}: expected true or false, got {values!r}")
+                values = v in ("true", "t", "1")
+            setattr(namespace, self.dest, values)
+
+    return AbslBool

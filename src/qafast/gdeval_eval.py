@@ -15,14 +15,13 @@ the last bit).
 
 from __future__ import annotations
 
-import os
 import sys
-from typing import Any
 
 import numpy as np
 
 from . import _kernels
 from .errors import FormatError, InputError
+from .io._text import read_bytes
 from .reference import gdeval as _spec
 
 __all__ = ["gdeval"]
@@ -58,19 +57,6 @@ class _Scanned:
             # tokens the kernel left to Python's correctly rounded float()
             for i in np.flatnonzero(np.isnan(self.value)):
                 self.value[i] = float(data[token_start[i]:token_end[i]])
-
-
-def _read(source: Any, name: str) -> tuple[bytes, str]:
-    if isinstance(source, (bytes, bytearray, memoryview)):
-        return bytes(source), f"<{name} bytes>"
-    if isinstance(source, (str, os.PathLike)):
-        path = os.fspath(source)
-        try:
-            with open(path, "rb") as f:
-                return f.read(), path
-        except OSError as e:
-            raise InputError(f"{name}: cannot read {path!r}: {e.strerror}") from None
-    raise InputError(f"{name}: expected a path or bytes, got {type(source).__name__}")
 
 
 def _order(run: _Scanned) -> np.ndarray:
@@ -310,9 +296,9 @@ def gdeval(qrels, run, *, k: int = 20, all_topics: bool = False, baseline=None,
 
 
 def _inputs(qrels, run, baseline):
-    q, qname = _read(qrels, "qrels")
-    r, rname = _read(run, "run")
-    b, bname = _read(baseline, "baseline") if baseline is not None else (None, "baseline")
+    q, qname = read_bytes(qrels, "qrels")
+    r, rname = read_bytes(run, "run")
+    b, bname = read_bytes(baseline, "baseline") if baseline is not None else (None, "baseline")
     return q, r, (qname, rname, bname), b
 
 

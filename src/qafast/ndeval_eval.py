@@ -8,34 +8,20 @@ written out in :mod:`qafast.reference.diversity`.
 """
 from __future__ import annotations
 
-import os
 import re
 import sys
-from typing import Any
 
 import numpy as np
 
 from . import _kernels
 from .errors import FormatError, InputError
+from .io._text import read_bytes
 from .reference import diversity as _spec
 
 __all__ = ["ndeval"]
 
 #: The depth ndeval prints at most.
 _DEPTH = 20
-
-
-def _read(source: Any, name: str) -> tuple[bytes, str]:
-    if isinstance(source, (bytes, bytearray, memoryview)):
-        return bytes(source), f"<{name} bytes>"
-    if isinstance(source, (str, os.PathLike)):
-        path = os.fspath(source)
-        try:
-            with open(path, "rb") as f:
-                return f.read(), path
-        except OSError as e:
-            raise InputError(f"{name}: cannot read {path!r}: {e.strerror}") from None
-    raise InputError(f"{name}: expected a path or bytes, got {type(source).__name__}")
 
 
 def _lines(data: bytes) -> list[bytes]:
@@ -410,9 +396,9 @@ def ndeval(qrels, run, *, alpha: float = 0.5, beta: float = 0.5, traditional: bo
 
 
 def _inputs(qrels, run, baseline):
-    q, qname = _read(qrels, "qrels")
-    r, rname = _read(run, "run")
-    b, bname = _read(baseline, "baseline") if baseline is not None else (None, "baseline")
+    q, qname = read_bytes(qrels, "qrels")
+    r, rname = read_bytes(run, "run")
+    b, bname = read_bytes(baseline, "baseline") if baseline is not None else (None, "baseline")
     return q, r, (qname, rname, bname), b
 
 

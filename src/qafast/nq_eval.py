@@ -31,6 +31,7 @@ import numpy as np
 
 from . import _kernels
 from ._json_scan import scan_skip
+from ._output import absl_bool_action
 from .errors import FormatError, InputError, InputTypeError
 
 __all__ = ["nq", "nq_examples", "nq_f1"]
@@ -551,19 +552,7 @@ def register_cli(subparsers) -> dict:
     """Add ``qafast nq`` to the ``qafast`` command; returns ``{"nq": handler}``."""
     import argparse
 
-    class _Bool(argparse.Action):
-        """absl's boolean flag: ``--flag`` or ``--flag=true/false``."""
-
-        def __init__(self, option_strings, dest, **kwargs):
-            super().__init__(option_strings, dest, nargs="?", const=True, **kwargs)
-
-        def __call__(self, parser, namespace, values, option_string=None):
-            if isinstance(values, str):
-                v = values.lower()
-                if v not in ("true", "false", "t", "f", "1", "0"):
-                    parser.error(f"{option_string}: expected true or false, got {values!r}")
-                values = v in ("true", "t", "1")
-            setattr(namespace, self.dest, values)
+    _Bool = absl_bool_action()
 
     p = subparsers.add_parser(
         "nq", help="score Natural Questions predictions, printing what nq_eval.py prints",

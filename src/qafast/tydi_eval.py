@@ -22,6 +22,7 @@ from collections.abc import Iterable, Mapping
 import numpy as np
 
 from . import _kernels
+from ._output import absl_bool_action
 from .errors import FormatError, InputError, InputTypeError
 
 __all__ = ["tydi", "tydi_by_language", "tydi_questions"]
@@ -907,7 +908,7 @@ def register_cli(subparsers) -> dict:
     p.add_argument("--gold_path", required=True,
                    help="gold JSONL (gzipped when the path contains .gz)")
     p.add_argument("--predictions_path", required=True, help="predictions JSONL")
-    p.add_argument("--pretty_print", action=_absl_bool(), default=False,
+    p.add_argument("--pretty_print", action=absl_bool_action(), default=False,
                    help="print R@P tables instead of one JSON line per language")
     p.add_argument("--nopretty_print", dest="pretty_print", action="store_false",
                    help=_hidden())
@@ -915,34 +916,14 @@ def register_cli(subparsers) -> dict:
                    help="annotators who must give a passage answer (default 2)")
     p.add_argument("--minimal_non_null_threshold", type=int, default=2,
                    help="annotators who must give a minimal answer (default 2)")
-    p.add_argument("--verbose", action=_absl_bool(), default=True,
+    p.add_argument("--verbose", action=absl_bool_action(), default=True,
                    help="accepted for the script's sake (its per-example log goes to stderr)")
     p.add_argument("--noverbose", dest="verbose", action="store_false", help=_hidden())
-    p.add_argument("--cache_gold_data", action=_absl_bool(), default=False,
+    p.add_argument("--cache_gold_data", action=absl_bool_action(), default=False,
                    help="refused: the script's pickle cache fails under Python 3")
     p.add_argument("--nocache_gold_data", dest="cache_gold_data", action="store_false",
                    help=_hidden())
     return {"tydi": _run_cli}
-
-
-def _absl_bool():
-    import argparse
-
-    class _Bool(argparse.Action):
-        """absl's boolean flag: ``--flag`` or ``--flag=true/false``."""
-
-        def __init__(self, option_strings, dest, **kwargs):
-            super().__init__(option_strings, dest, nargs="?", const=True, **kwargs)
-
-        def __call__(self, parser, namespace, values, option_string=None):
-            if isinstance(values, str):
-                v = values.lower()
-                if v not in ("true", "false", "t", "f", "1", "0"):
-                    parser.error(f"{option_string}: expected true or false, got {values!r}")
-                values = v in ("true", "t", "1")
-            setattr(namespace, self.dest, values)
-
-    return _Bool
 
 
 def _hidden():

@@ -57,3 +57,22 @@ def iter_decoded(f: Any, path: str, error: type):
                         line=lineno + 1) from None
         lineno += 1
         yield lineno, line
+
+
+def read_bytes(source: Any, name: str) -> tuple[bytes, str]:
+    """``(data, label)``: the bytes of ``source`` (a path, or bytes as they are) and the name
+    errors give it (the path, or ``<name bytes>``). ``name`` says what the input is
+    (``"qrels"``, ``"run"``) in the error for a file that cannot be read."""
+    from ..errors import InputError
+
+    if isinstance(source, (bytes, bytearray, memoryview)):
+        return bytes(source), f"<{name} bytes>"
+    if isinstance(source, (str, os.PathLike)):
+        path = os.fspath(source)
+        try:
+            with open(path, "rb") as f:
+                return f.read(), path
+        except OSError as e:
+            raise InputError(f"{name}: cannot read {path!r}: {e.strerror}") from None
+    raise InputError(f"{name}: expected a path or bytes, got {type(source).__name__}")
+
