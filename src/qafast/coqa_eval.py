@@ -12,37 +12,20 @@ arrays, in the script's order.
 from __future__ import annotations
 
 import json
-import os
 import sys
 
 import numpy as np
 
 from ._gc import gc_paused
 from ._kept_scores import KeptScores
-from .errors import FormatError, InputError, InputTypeError
+from .errors import InputError, InputTypeError
+from .io._text import load_json
 from .reference.coqa import DOMAINS, IN_DOMAIN, OUT_DOMAIN
 
 __all__ = ["CoqaMetrics", "coqa", "coqa_human", "coqa_per_turn"]
 
 _SOURCES = IN_DOMAIN + OUT_DOMAIN
 _SOURCE_CODE = {s: i for i, s in enumerate(_SOURCES)}
-
-
-def _load(source, what: str):
-    """A JSON file read as the script reads it, or the object itself."""
-    if isinstance(source, (str, os.PathLike)):
-        path = os.fspath(source)
-        try:
-            with open(path, encoding="utf-8") as f:
-                return json.load(f), path
-        except OSError as e:
-            raise InputError(f"{path}: cannot read the {what}: {e.strerror or e}",
-                             path=path) from None
-        except (ValueError, RecursionError) as e:
-            raise FormatError(f"not a JSON {what}: {e}", path=path) from None
-    if isinstance(source, (bytes, bytearray)):
-        raise InputTypeError(f"the {what} must be a path or an object, got bytes")
-    return source, f"<{what}>"
 
 
 class _Gold:
@@ -59,7 +42,7 @@ class _Gold:
 
 
 def _read_gold(dataset) -> _Gold:
-    dataset, src = _load(dataset, "data file")
+    dataset, src = load_json(dataset, "data file")
     try:
         stories = dataset["data"]
     except (KeyError, TypeError, IndexError):
@@ -188,7 +171,7 @@ def _check_scored(gold: _Gold, preds: list | None) -> None:
 
 def _read_predictions(predictions, gold: _Gold) -> list:
     """Each turn's predicted answer (a plain str), None where there is none."""
-    predictions, src = _load(predictions, "predictions")
+    predictions, src = load_json(predictions, "predictions")
     if not isinstance(predictions, list):
         raise InputTypeError(f"{src}: the predictions must be a list of {{\"id\", \"turn_id\", "
                              f"\"answer\"}} objects, got {type(predictions).__name__}")

@@ -11,8 +11,6 @@ compiled answer kernels; the F1 sum is taken left to right, as the script adds.
 
 from __future__ import annotations
 
-import json
-import os
 import re
 import string
 import sys
@@ -21,7 +19,8 @@ import numpy as np
 
 from ._gc import gc_paused
 from ._kept_scores import KeptScores
-from .errors import FormatError, InputError, InputTypeError
+from .errors import InputError, InputTypeError
+from .io._text import load_json
 from .reference.triviaqa import EXPECTED_VERSION, PUNCTUATION
 
 __all__ = ["TriviaqaMetrics", "normalize_triviaqa", "triviaqa", "triviaqa_per_question"]
@@ -66,21 +65,6 @@ def normalize_triviaqa(s: str) -> str:
 # Reading
 # --------------------------------------------------------------------------------------------
 
-def _load(source, what: str):
-    """A JSON file read as the script reads it, or the object itself."""
-    if isinstance(source, (str, os.PathLike)):
-        path = os.fspath(source)
-        try:
-            with open(path, encoding="utf-8") as f:
-                return json.load(f), path
-        except OSError as e:
-            raise InputError(f"{path}: cannot read the {what}: {e.strerror or e}",
-                             path=path) from None
-        except (ValueError, RecursionError) as e:
-            raise FormatError(f"not a JSON {what}: {e}", path=path) from None
-    if isinstance(source, (bytes, bytearray)):
-        raise InputTypeError(f"the {what} must be a path or an object, got bytes")
-    return source, f"<{what}>"
 
 
 class _Gold:
@@ -112,7 +96,7 @@ def _is_list(x) -> bool:
 
 
 def _read_gold(dataset) -> _Gold:
-    data, src = _load(dataset, "dataset")
+    data, src = load_json(dataset, "dataset")
     if not isinstance(data, dict):
         raise InputError(f"{src}: the dataset must be an object with Version, Domain, "
                          "VerifiedEval and Data")
@@ -189,7 +173,7 @@ def _gold_answers(answer, key, src) -> list:
 
 def _read_predictions(predictions, gold: _Gold) -> tuple[list, int]:
     """Each key's prediction (None where there is none) and the number of predictions."""
-    predictions, src = _load(predictions, "predictions")
+    predictions, src = load_json(predictions, "predictions")
     if not isinstance(predictions, dict):
         raise InputTypeError(f"{src}: the predictions must be an object {{question id: answer}}"
                              f", got {type(predictions).__name__}")

@@ -76,3 +76,26 @@ def read_bytes(source: Any, name: str) -> tuple[bytes, str]:
             raise InputError(f"{name}: cannot read {path!r}: {e.strerror}") from None
     raise InputError(f"{name}: expected a path or bytes, got {type(source).__name__}")
 
+
+def load_json(source: Any, what: str) -> tuple[Any, str]:
+    """``(data, label)``: a JSON file read whole as the official scripts read it (the path is
+    the label), or an object given as it is (labelled ``<what>``). Bytes are refused: they
+    could be either."""
+    import json
+
+    from ..errors import FormatError, InputError, InputTypeError
+
+    if isinstance(source, (str, os.PathLike)):
+        path = os.fspath(source)
+        try:
+            with open(path, encoding="utf-8") as f:
+                return json.load(f), path
+        except OSError as e:
+            raise InputError(f"{path}: cannot read the {what}: {e.strerror or e}",
+                             path=path) from None
+        except (ValueError, RecursionError) as e:
+            raise FormatError(f"not a JSON {what}: {e}", path=path) from None
+    if isinstance(source, (bytes, bytearray)):
+        raise InputTypeError(f"the {what} must be a path or an object, got bytes")
+    return source, f"<{what}>"
+
