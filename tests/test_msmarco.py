@@ -128,3 +128,84 @@ def test_matches_the_specification(files):
     assert t["message"] == message
     assert qafast.msmarco_passage(qrels, cand) == want
     assert np.isnan(t["reciprocal_rank"]).sum() <= len(t["qid"])
+
+
+# --------------------------------------------------------------------------------------------
+# MsmarcoMetrics: a loop's rankings, batch by batch, equal to one call on the candidate file
+# --------------------------------------------------------------------------------------------
+
+_pid = st.integers(0, 6)
+
+
+@settings(max_examples=60, deadline=None)
+@given(reference=st.dictionaries(st.integers(0, 8), st.lists(_pid, min_size=1, max_size=3),
+                                 min_size=1, max_size=5),
+       rankings=st.dictionaries(st.integers(0, 10), st.lists(_pid, min_size=1, max_size=14),
+                                min_size=1, max_size=7),
+       cuts=st.lists(st.integers(0, 7), max_size=3), data=st.data())
+def test_streaming_equals_one_call_whatever_the_batches(reference, rankings, cuts, data):
+    qrels = "".join(f"{q}\t0\t{p}\t1\n" for q, ps in reference.items() for p in ps).encode()
+    order = data.draw(st.permutations(list(rankings)))
+    cand = "".join(f"{q}\t{p}\t{r}\n" for q in order
+                   for r, p in enumerate(rankings[q], 1)).encode()
+    qids = list(order)
+    rows = [rankings[q] for q in qids]
+    bounds = [0, *sorted(c for c in cuts if c <= len(qids)), len(qids)]
+    m = qafast.MsmarcoMetrics(reference if data.draw(st.booleans()) else qrels)
+    for a, b in zip(bounds, bounds[1:]):
+        m.update(qids[a:b], rows[a:b])
+    message = ref.duplicate_message(ref.load_candidate(io.StringIO(cand.decode())))
+    try:
+        with pytest.warns(qafast.MsmarcoWarning) if message else _no_warning():
+            expected = qafast.msmarco_passage(qrels, cand)
+    except InputError:
+        with pytest.raises(InputError, match="No matching QIDs"):
+            m.compute()
+        return
+    with pytest.warns(qafast.MsmarcoWarning, match=message) if message else _no_warning():
+        got = m.compute()
+    assert got == expected
+    assert repr(got["MRR @10"]) == repr(expected["MRR @10"])
+    # a state carried to another worker and merged gives the same
+    half = len(qids) // 2
+    first = qafast.MsmarcoMetrics(reference)
+    second = qafast.MsmarcoMetrics(reference)
+    first.update(qids[:half], rows[:half])
+    second.update(qids[half:], rows[half:])
+    restored = qafast.MsmarcoMetrics(reference)
+    restored.load_state_dict(first.state_dict())
+    with pytest.warns(qafast.MsmarcoWarning) if message else _no_warning():
+        assert restored.merge(second).compute() == expected
+
+
+class _no_warning:
+    def __enter__(self):
+        import warnings
+        self._catch = warnings.catch_warnings()
+        self._catch.__enter__()
+        warnings.simplefilter("error", qafast.MsmarcoWarning)
+
+    def __exit__(self, *exc):
+        return self._catch.__exit__(*exc)
+
+
+def test_streaming_takes_numpy_rows_and_refuses_bad_input():
+    m = qafast.MsmarcoMetrics({1: [7], 2: [9]})
+    m.update(np.array([1, 2]), np.array([[5, 7], [9, 1]]))
+    assert m.compute() == {"MRR @10": 0.75, "QueriesRanked": 2}
+    with pytest.raises(InputError, match="query 1 is ranked twice"):
+        m.update([1], [[7]])
+    with pytest.raises(InputError, match="2 query ids but 1 rankings"):
+        m.update([3, 4], [[1]])
+    with pytest.raises(qafast.errors.InputTypeError, match="query 3: a passage id"):
+        m.update([3], [["7"]])
+    with pytest.raises(qafast.errors.InputTypeError, match="a query id is an integer"):
+        m.update([True], [[7]])
+    with pytest.raises(InputError, match="at most 1000"):
+        m.update([5], [list(range(1, 1002))])
+    assert len(m) == 2   # a refused batch adds nothing
+    other = qafast.MsmarcoMetrics({1: [7]})
+    with pytest.raises(InputError, match="another reference"):
+        other.load_state_dict(m.state_dict())
+    with pytest.raises(InputError, match="not a MsmarcoMetrics state"):
+        m.load_state_dict({"format": "x"})

@@ -56,7 +56,8 @@ _LAZY = {
     "gdeval_eval": ("gdeval",),
     "hotpot_eval": ("HotpotMetrics", "hotpot"),
     "kilt_eval": ("kilt", "kilt_retrieval"),
-    "msmarco_eval": ("MsmarcoWarning", "msmarco_passage", "msmarco_passage_per_query"),
+    "msmarco_eval": ("MsmarcoMetrics", "MsmarcoWarning", "msmarco_passage",
+                     "msmarco_passage_per_query"),
     "multilingual_eval": ("cmrc", "drcd", "mlqa"),
     "ndeval_eval": ("ndeval",),
     "nq_eval": ("nq", "nq_examples", "nq_f1"),
@@ -124,6 +125,7 @@ if _typing.TYPE_CHECKING:
     from .hotpot_eval import hotpot as hotpot
     from .kilt_eval import kilt as kilt
     from .kilt_eval import kilt_retrieval as kilt_retrieval
+    from .msmarco_eval import MsmarcoMetrics as MsmarcoMetrics
     from .msmarco_eval import MsmarcoWarning as MsmarcoWarning
     from .msmarco_eval import msmarco_passage as msmarco_passage
     from .msmarco_eval import msmarco_passage_per_query as msmarco_passage_per_query

@@ -21,8 +21,10 @@ from __future__ import annotations
 
 import io
 import mmap
+import operator
 import os
 import sys
+from collections.abc import Mapping
 
 import numpy as np
 
@@ -31,7 +33,8 @@ from ._warn import warn
 from .errors import FormatError, InputError, InputTypeError
 from .reference import msmarco as ref
 
-__all__ = ["ORDERS", "MsmarcoWarning", "msmarco_passage", "msmarco_passage_per_query"]
+__all__ = ["ORDERS", "MsmarcoMetrics", "MsmarcoWarning", "msmarco_passage",
+           "msmarco_passage_per_query"]
 
 #: ``"rank"``: the candidate file's rank column (the script's); ``"score"``: a TREC run's
 #: scores, ordered as trec_eval orders them.
@@ -288,6 +291,179 @@ def msmarco_passage_per_query(reference, candidate, *, order: str = "rank") -> d
     return {"qid": qids, "reciprocal_rank": np.array(
         [np.nan if v is None else v for v in ranked.rr], dtype=np.float64),
         "message": ranked.message}
+
+
+# --------------------------------------------------------------------------------------------
+# Streaming: a training loop's top-k, batch by batch
+# --------------------------------------------------------------------------------------------
+
+def _integer(value, what: str) -> int:
+    if isinstance(value, bool):
+        raise InputTypeError(f"{what} is an integer, not a bool")
+    try:
+        return operator.index(value)
+    except TypeError:
+        raise InputTypeError(f"{what} is an integer, not {type(value).__name__}") from None
+
+
+def _reference_mapping(reference: Mapping) -> dict:
+    relevant: dict = {}
+    for q, pids in reference.items():
+        qid = _integer(q, "a reference query id")
+        if isinstance(pids, (str, bytes)) or not hasattr(pids, "__iter__"):
+            raise InputTypeError(f"reference query {qid}: the relevant passages are a list "
+                                 f"of integer ids, not {type(pids).__name__}")
+        relevant.setdefault(qid, []).extend(
+            _integer(p, f"reference query {qid}: a passage id") for p in pids)
+    return relevant
+
+
+class MsmarcoMetrics:
+    """MS MARCO passage ranking's MRR@10 from ranked passage ids, batch by batch.
+
+    For a training or validation loop that ranks passages itself: each :meth:`update` takes
+    query ids and each query's passage ids best first, and :meth:`compute` gives what
+    :func:`msmarco_passage` gives for a candidate file with those rankings (ranks 1, 2, ...
+    in that order), whatever the batches. A query is ranked once; its first 1000 passages
+    are the script's 1000 slots, and, as in the script, slots a ranking does not fill hold
+    passage 0.
+
+    Parameters
+    ----------
+    reference : str, os.PathLike, bytes or mapping
+        The qrels file (as :func:`msmarco_passage` reads it) or ``{qid: [relevant pid, ...]}``
+        with integer ids.
+
+    Examples
+    --------
+    >>> m = MsmarcoMetrics({1: [7], 2: [9], 3: [4]})
+    >>> m.update([1, 2], [[5, 7, 8], [9, 1, 2]])
+    >>> m.update([4], [[7]])        # not in the reference: ranked, not scored
+    >>> m.compute()
+    {'MRR @10': 0.5, 'QueriesRanked': 3}
+    """
+
+    def __init__(self, reference) -> None:
+        if isinstance(reference, Mapping):
+            relevant = _reference_mapping(reference)
+        else:
+            relevant = _read_reference(reference)[0]
+        self._relevant = {q: frozenset(p) for q, p in relevant.items()}
+        self.reset()
+
+    def reset(self) -> None:
+        """Forget every update."""
+        self._qids: list = []
+        self._rr: list = []          # a float, or None for a query the reference lacks
+        self._seen: set = set()
+        self._message = ""
+
+    def __len__(self) -> int:
+        return len(self._qids)
+
+    def __repr__(self) -> str:
+        return f"MsmarcoMetrics({len(self._qids)} queries)"
+
+    def update(self, query_ids, rankings) -> None:
+        """Add a batch: ``query_ids[i]``'s passages best first are ``rankings[i]`` (a
+        sequence of integer passage ids, or a row of a 2-D integer array)."""
+        qids = [_integer(q, "a query id") for q in query_ids]
+        rows = list(rankings)
+        if len(rows) != len(qids):
+            raise InputError(f"{len(qids)} query ids but {len(rows)} rankings")
+        batch: list = []
+        for qid, row in zip(qids, rows):
+            if qid in self._seen or any(qid == b[0] for b in batch):
+                raise InputError(f"query {qid} is ranked twice: MS MARCO ranks a query once")
+            if isinstance(row, (str, bytes)) or not hasattr(row, "__iter__"):
+                raise InputTypeError(f"query {qid}: a ranking is a sequence of passage ids, "
+                                     f"not {type(row).__name__}")
+            pids = [_integer(p, f"query {qid}: a passage id") for p in row]
+            if len(pids) > ref.SLOTS:
+                raise InputError(f"query {qid}: {len(pids)} passages; the script ranks at "
+                                 f"most {ref.SLOTS} a query")
+            batch.append((qid, pids))
+        for qid, pids in batch:
+            self._seen.add(qid)
+            self._qids.append(qid)
+            nonzero = [p for p in pids if p != 0]
+            if len(set(nonzero)) != len(nonzero):
+                slots = pids + [0] * (ref.SLOTS - len(pids))
+                self._message = ref.duplicate_message({qid: slots})
+            relevant = self._relevant.get(qid)
+            if relevant is None:
+                self._rr.append(None)
+                continue
+            top = pids[:ref.MAX_RANK] + [0] * (ref.MAX_RANK - len(pids))
+            self._rr.append(next((1 / (i + 1) for i, p in enumerate(top) if p in relevant),
+                                 0.0))
+
+    def compute(self) -> dict:
+        """``{"MRR @10": float, "QueriesRanked": int}`` as :func:`msmarco_passage` gives them;
+        warns the script's message (:class:`MsmarcoWarning`) if a query ranks a passage
+        twice."""
+        if self._message:
+            warn(self._message, MsmarcoWarning)
+        return _metrics(self._relevant, _Ranked(self._qids, self._rr, self._message))
+
+    def merge(self, *others: "MsmarcoMetrics") -> "MsmarcoMetrics":
+        """Append the queries of ``others`` (same reference), in order, after this one's."""
+        for o in others:
+            if type(o) is not MsmarcoMetrics:
+                raise InputTypeError(f"cannot merge a {type(o).__name__} into a "
+                                     "MsmarcoMetrics")
+        for state in [o.state_dict() for o in others]:
+            self._load(state, into=self)
+        return self
+
+    def state_dict(self) -> dict:
+        """The state as plain values: ``{"format", "version", "reference_queries",
+        "query_ids", "reciprocal_rank", "message"}`` (None for a query the reference
+        lacks)."""
+        return {"format": "qafast.MsmarcoMetrics", "version": 1,
+                "reference_queries": len(self._relevant), "query_ids": list(self._qids),
+                "reciprocal_rank": list(self._rr), "message": self._message}
+
+    def load_state_dict(self, state: dict) -> None:
+        """Replace the state by one from :meth:`state_dict` (same reference)."""
+        fresh = MsmarcoMetrics.__new__(MsmarcoMetrics)
+        fresh._relevant = self._relevant
+        fresh.reset()
+        self._load(state, into=fresh)
+        self._qids, self._rr, self._seen, self._message = (
+            fresh._qids, fresh._rr, fresh._seen, fresh._message)
+
+    def _load(self, state, *, into: "MsmarcoMetrics") -> None:
+        if not isinstance(state, dict) or state.get("format") != "qafast.MsmarcoMetrics":
+            raise InputError("not a MsmarcoMetrics state")
+        if state.get("version") != 1:
+            raise InputError(f"MsmarcoMetrics state version {state.get('version')!r}, "
+                             "expected 1")
+        if state.get("reference_queries") != len(self._relevant):
+            raise InputError("the MsmarcoMetrics state comes from another reference "
+                             f"({state.get('reference_queries')!r} queries, not "
+                             f"{len(self._relevant)})")
+        try:
+            qids = [_integer(q, "a state's query id") for q in state["query_ids"]]
+            rr = [None if v is None else float(v) for v in state["reciprocal_rank"]]
+            message = str(state["message"])
+        except (KeyError, TypeError, ValueError):
+            raise InputError("a MsmarcoMetrics state needs query_ids, reciprocal_rank and "
+                             "message") from None
+        if len(qids) != len(rr):
+            raise InputError("a MsmarcoMetrics state's lists differ in length")
+        if any(v is not None and not 0.0 <= v <= 1.0 for v in rr):
+            raise InputError("a MsmarcoMetrics state holds reciprocal ranks outside [0, 1]")
+        repeated = into._seen.intersection(qids)
+        if repeated or len(set(qids)) != len(qids):
+            q = min(repeated) if repeated else next(
+                q for i, q in enumerate(qids) if q in qids[:i])
+            raise InputError(f"query {q} is ranked twice: MS MARCO ranks a query once")
+        into._qids.extend(qids)
+        into._rr.extend(rr)
+        into._seen.update(qids)
+        if message:
+            into._message = message
 
 
 # --------------------------------------------------------------------------------------------
