@@ -48,7 +48,7 @@ _LAZY = {
     "dbqa": ("evaluate_dbqa", "evaluate_dbqa_file"),
     "drop_eval": ("DropMetrics", "drop", "drop_metrics", "drop_per_question"),
     "coqa_eval": ("CoqaMetrics", "coqa", "coqa_human", "coqa_per_turn"),
-    "dpr_eval": ("dpr_first_hits", "dpr_retrieval"),
+    "dpr_eval": ("RetrievalAccuracy", "dpr_first_hits", "dpr_retrieval"),
     "errors": ("FormatError", "InputError", "InputTypeError", "MeasureError", "QafastError"),
     "events": ("event_mention_score", "tw_events_score", "tweet_score"),
     "factoid": ("evaluate_bioasq", "evaluate_factoid"),
@@ -106,6 +106,7 @@ if _typing.TYPE_CHECKING:
     from .coqa_eval import coqa as coqa
     from .coqa_eval import coqa_human as coqa_human
     from .coqa_eval import coqa_per_turn as coqa_per_turn
+    from .dpr_eval import RetrievalAccuracy as RetrievalAccuracy
     from .dpr_eval import dpr_first_hits as dpr_first_hits
     from .dpr_eval import dpr_retrieval as dpr_retrieval
     from .cwl_eval import cwl as cwl
