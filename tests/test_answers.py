@@ -23,7 +23,7 @@ PIECES = ["the", "The", "a", "an", "A", "An", "THE", "paris", "Paris", "tower", 
 answer = st.lists(st.sampled_from(PIECES), max_size=6).map("".join) | st.text(max_size=8)
 references = st.one_of(answer, st.lists(answer, max_size=4))
 
-NORMALIZERS = ["squad", "drcd", "cmrc", "bioasq", "none", "mlqa:en", "mlqa:zh", "mlqa:ar",
+NORMALIZERS = ["squad", "drcd", "cmrc", "bioasq", "none", "triviaqa", "mlqa:en", "mlqa:zh", "mlqa:ar",
                "mlqa:de", "mlqa:es", "mlqa:vi", "mlqa:hi", str.upper]
 UNITS = ["token", "char"]  # "cmrc" needs nltk for non-CJK text; covered below on CJK text
 
@@ -70,6 +70,7 @@ def test_kernels_equal_reference(q, normalizer, unit, empty_rule):
 def test_squad_normalizer_any_text(text):
     assert F.normalize_squad(text) == R.normalize_squad(text)
     assert F.normalize_drcd(text) == R.normalize_drcd(text)
+    assert F.normalize_triviaqa(text) == R.NORMALIZERS["triviaqa"](text)
     for lang in R.MLQA_LANGUAGES:
         assert F.normalize_mlqa(text, lang) == R.normalize_mlqa(text, lang)
 
@@ -83,6 +84,23 @@ def test_squad_ascii_fast_path(texts):
     for rule in ("v1", "v2"):
         both(F.f1, R.f1, preds, refs, empty_rule=rule)
         both(F.exact_match, R.exact_match, preds, refs, empty_rule=rule)
+        # TriviaQA's: the same C pass with punctuation made a space (non-ASCII strings too,
+        # which go through normalize_triviaqa beside the ASCII ones in one vocabulary)
+        mixed = [t + "’é" if len(t) % 3 == 0 else t for t in preds]
+        both(F.f1, R.f1, mixed, refs, normalizer="triviaqa", empty_rule=rule)
+        both(F.exact_match, R.exact_match, mixed, refs, normalizer="triviaqa", empty_rule=rule)
+
+
+@settings(max_examples=examples(200), deadline=None)
+@given(st.lists(st.tuples(st.text(max_size=10) | answer,
+                          st.lists(st.text(max_size=10) | answer, min_size=1, max_size=3)),
+                max_size=6))
+def test_triviaqa_tokens_equal_reference_on_any_text(pairs):
+    # the C pass (ASCII bytes, or code points after str.lower) against TriviaQA's regexes
+    preds = [p for p, _ in pairs]
+    refs = [r for _, r in pairs]
+    both(F.f1, R.f1, preds, refs, normalizer="triviaqa", empty_rule="v1")
+    both(F.exact_match, R.exact_match, preds, refs, normalizer="triviaqa", empty_rule="v1")
 
 
 CJK = st.lists(st.sampled_from(["北", "京", "大", "学", "，", "。", " ", "-", "“", "”", "年"]),

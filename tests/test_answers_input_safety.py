@@ -233,6 +233,8 @@ def test_kernels_refuse_buffers_of_the_wrong_size():
         K.answer_squad_chars(["a b"], np.empty(1, dtype=np.int64))
     with pytest.raises(TypeError):
         K.answer_tokens([3], None, True, np.empty(2, dtype=np.int64))
+    with pytest.raises(ValueError, match="mode 3"):
+        K.answer_tokens(["a b"], None, 3, np.empty(2, dtype=np.int64))
 
 
 def test_copying_kernels_refuse_offsets_they_cannot_trust():

@@ -47,8 +47,8 @@ cdef inline bint _ak_is_article(const char* w, Py_ssize_t n) noexcept nogil:
 cdef int _ak_squad_ascii(const char* s, Py_ssize_t n, char* w, _trec_Table* t,
                          _AkIds* out) except -1 nogil:
     """Tokens of normalize_squad(s).split() for an ASCII s; w has room for n bytes."""
-    cdef Py_ssize_t i, j, m = 0, start = -1
-    cdef uint8_t c, k
+    cdef Py_ssize_t i, m = 0
+    cdef uint8_t c
     for i in range(n):
         c = <uint8_t>s[i]
         if _AK_CLASS[c] == 1:
@@ -57,7 +57,31 @@ cdef int _ak_squad_ascii(const char* s, Py_ssize_t n, char* w, _trec_Table* t,
             c += 32
         w[m] = <char>c
         m += 1
-    i = 0
+    return _ak_ascii_words(w, m, t, out)
+
+
+cdef int _ak_triviaqa_ascii(const char* s, Py_ssize_t n, char* w, _trec_Table* t,
+                            _AkIds* out) except -1 nogil:
+    """Tokens of TriviaQA's normalize_answer(s).split() for an ASCII s: SQuAD's, except that
+    punctuation becomes a space instead of going (w has room for n bytes)."""
+    cdef Py_ssize_t i
+    cdef uint8_t c
+    for i in range(n):
+        c = <uint8_t>s[i]
+        if _AK_CLASS[c] == 1:
+            c = b' '
+        elif c >= b'A' and c <= b'Z':
+            c += 32
+        w[i] = <char>c
+    return _ak_ascii_words(w, n, t, out)
+
+
+cdef int _ak_ascii_words(const char* w, Py_ssize_t m, _trec_Table* t,
+                         _AkIds* out) except -1 nogil:
+    """The tokens of lowercased ASCII text with no punctuation left: split at whitespace,
+    the words a/an/the (between non-word characters, as the regex's \\b) dropped."""
+    cdef Py_ssize_t i = 0, j, start = -1
+    cdef uint8_t k
     while i < m:
         k = _AK_CLASS[<uint8_t>w[i]]
         if k == 2:
@@ -320,6 +344,29 @@ cdef Py_ssize_t _ak_squad_prepare(str s, _AkWork* w) except -1:
         w.cls[m] = _ak_uclass(<Py_UCS4>c)
         m += 1
     return m
+
+
+cdef Py_ssize_t _ak_triviaqa_prepare(str s, _AkWork* w) except -1:
+    """Fill w.cp/w.cls with TriviaQA's s.lower() with its punctuation (ASCII's and
+    U+2018, U+2019, U+00B4) made spaces; returns their count."""
+    cdef Py_ssize_t i, n
+    cdef int kind
+    cdef void* data
+    cdef uint32_t c
+    cdef str low = s.lower()
+    n = PyUnicode_GET_LENGTH(low)
+    _ak_work_reserve(w, n)
+    kind = PyUnicode_KIND(low)
+    data = PyUnicode_DATA(low)
+    for i in range(n):
+        c = <uint32_t>PyUnicode_READ(kind, data, i)
+        if (c < 128 and _AK_CLASS[c] == 1) or c == 0x2018 or c == 0x2019 or c == 0xB4:
+            w.cp[i] = 32
+            w.cls[i] = 2
+        else:
+            w.cp[i] = <Py_UCS4>c
+            w.cls[i] = _ak_uclass(<Py_UCS4>c)
+    return n
 
 
 cdef inline bint _ak_is_article_cp(const Py_UCS4* w, Py_ssize_t n) noexcept nogil:

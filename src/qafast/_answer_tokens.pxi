@@ -54,13 +54,13 @@ cdef int _ak_grow_chars(char** w, Py_ssize_t* cap, Py_ssize_t n) except -1 nogil
 
 
 @cython.boundscheck(True)
-def answer_tokens(list strings, object slow, bint squad, int64_t[::1] tok_off):
+def answer_tokens(list strings, object slow, int mode, int64_t[::1] tok_off):
     """Token ids of every string (each exactly a str), in one vocabulary keyed by the tokens'
     UTF-8 bytes.
 
-    With ``squad``, the tokens of SQuAD's ``normalize_answer(s).split()`` are found here for
-    every string (``slow`` is not called); otherwise ``slow(s)`` must return its tokens as a
-    list of ``bytes``. String i's ids end up at ``tok_off[i]:tok_off[i + 1]`` of the returned
+    ``mode`` 1 or 2: the tokens of SQuAD's (1) or TriviaQA's (2) ``normalize_answer(s).split()``
+    are found here for every string (``slow`` is not called); 0: ``slow(s)`` gives each
+    string's tokens, as a list of ``bytes``. String i's ids end up at ``tok_off[i]:tok_off[i + 1]`` of the returned
     int32 array; ``tok_off`` has ``len(strings) + 1`` entries. Returns ``(ids,
     vocabulary_size)``.
 
@@ -87,6 +87,8 @@ def answer_tokens(list strings, object slow, bint squad, int64_t[::1] tok_off):
     n = len(held)
     if tok_off.shape[0] != n + 1:
         raise InputError("tok_off must have one entry per string, and one more")
+    if mode < 0 or mode > 2:
+        raise InputError(f"answer_tokens: mode {mode} is not 0, 1 or 2")
     offp = &tok_off[0]
     out.data = NULL
     out.size = 0
@@ -119,13 +121,16 @@ def answer_tokens(list strings, object slow, bint squad, int64_t[::1] tok_off):
             s = held[i]
             if type(s) is not str:
                 raise InputTypeError(f"answer string {i} is a {type(s).__name__}, not a str")
-            if squad and PyUnicode_IS_ASCII(s):
+            if mode != 0 and PyUnicode_IS_ASCII(s):
                 src_p[i] = PyUnicode_AsUTF8AndSize(s, &length)
                 src_n[i] = length
                 continue
             count = 0
-            if squad:
-                m = _ak_squad_prepare(<str>s, &work)
+            if mode != 0:
+                if mode == 1:
+                    m = _ak_squad_prepare(<str>s, &work)
+                else:
+                    m = _ak_triviaqa_prepare(<str>s, &work)
                 nt = _ak_squad_spans(&work, m)
                 for k in range(nt):
                     nb = _ak_utf8(work.cp + work.spans[2 * k],
@@ -149,7 +154,10 @@ def answer_tokens(list strings, object slow, bint squad, int64_t[::1] tok_off):
                 p = src_p[i]
                 if p != NULL:
                     _ak_grow_chars(&w, &wcap, src_n[i])
-                    _ak_squad_ascii(p, src_n[i], w, &table, &out)
+                    if mode == 1:
+                        _ak_squad_ascii(p, src_n[i], w, &table, &out)
+                    else:
+                        _ak_triviaqa_ascii(p, src_n[i], w, &table, &out)
                 else:
                     if cursor + src_n[i] > side.ntok:
                         with gil:

@@ -11,55 +11,19 @@ compiled answer kernels; the F1 sum is taken left to right, as the script adds.
 
 from __future__ import annotations
 
-import re
-import string
+import itertools
 import sys
 
 import numpy as np
 
 from ._gc import gc_paused
 from ._kept_scores import KeptScores
+from .answers import normalize_triviaqa
 from .errors import InputError, InputTypeError
 from .io._text import load_json
-from .reference.triviaqa import EXPECTED_VERSION, PUNCTUATION
+from .reference.triviaqa import EXPECTED_VERSION
 
-__all__ = ["TriviaqaMetrics", "normalize_triviaqa", "triviaqa", "triviaqa_per_question"]
-
-_TABLE = str.maketrans({c: " " for c in PUNCTUATION})
-_ASCII_TABLE = bytes.maketrans(b"ABCDEFGHIJKLMNOPQRSTUVWXYZ" + "".join(
-    c for c in sorted(PUNCTUATION) if c.isascii()).encode(),
-    b"abcdefghijklmnopqrstuvwxyz" + b" " * sum(c.isascii() for c in PUNCTUATION))
-_ARTICLES = re.compile(r"\b(a|an|the)\b")
-#: ASCII characters that are neither word characters, whitespace nor punctuation: with none,
-#: an ASCII string's tokens after the table are runs of letters and digits, and a token that
-#: is an article is exactly what the regex removes
-_CONTROL = re.compile(r"[\x00-\x08\x0e-\x1b\x7f]")
-_ARTICLE_WORDS = frozenset({"a", "an", "the"})
-assert "_" in string.punctuation   # so the table also turns "_" into a space
-
-
-def normalize_triviaqa(s: str) -> str:
-    """TriviaQA's ``normalize_answer``: ``_`` and punctuation (ASCII and ``‘’´```) become
-    spaces, lowercase, the words a/an/the dropped, whitespace collapsed.
-
-    SQuAD's normalizer deletes punctuation instead, so "rock-n-roll" is one token there and
-    three here.
-
-    Examples
-    --------
-    >>> from qafast.triviaqa_eval import normalize_triviaqa
-    >>> normalize_triviaqa("The Rock-n-Roll_Hall’s")
-    'rock n roll hall s'
-    """
-    if s.isascii():
-        # bytes.translate lowercases and blanks the punctuation in one table lookup a byte
-        t = s.encode().translate(_ASCII_TABLE).decode()
-        if not _CONTROL.search(t):
-            return " ".join([w for w in t.split() if w not in _ARTICLE_WORDS])
-    else:
-        t = s.lower().translate(_TABLE)
-    return " ".join(_ARTICLES.sub(" ", t).split())
-
+__all__ = ["TriviaqaMetrics", "triviaqa", "triviaqa_per_question"]
 
 # --------------------------------------------------------------------------------------------
 # Reading
@@ -78,10 +42,15 @@ class _Gold:
         self.keys, self.answers, self.src, self.version = keys, answers, src, version
 
     def golds(self, preds: list) -> list:
-        """Each key's gold answers as the script compares them; [] for a key without a
+        """Each key's gold answers, to be scored as the script scores them (the human
+        answers not yet normalized: see _gold_answers_batch); [] for a key without a
         prediction."""
-        return [_gold_answers(a, k, self.src) if p is not None else []
-                for k, a, p in zip(self.keys, self.answers, preds)]
+        wanted = [(k, a) for k, a, p in zip(self.keys, self.answers, preds) if p is not None]
+        fast = _gold_answers_batch([a for _, a in wanted])
+        if fast is None:   # something to refuse: the first key at fault, as one by one
+            fast = [_gold_answers(a, k, self.src) for k, a in wanted]
+        it = iter(fast)
+        return [next(it) if p is not None else [] for p in preds]
 
 
 def _field(obj, name, src, where):
@@ -149,6 +118,28 @@ def _hashable(qid, src, n) -> None:
                          f"{type(qid).__name__}", field="QuestionId") from None
 
 
+def _gold_answers_batch(answers: list) -> list | None:
+    """Every answer's gold strings at once, or None if any answer is not what the script
+    takes (then :func:`_gold_answers` names the first); one type check over all strings."""
+    # The script normalizes the human answers here and every gold answer again when it
+    # scores. TriviaQA's normalizer is idempotent (str.lower is, code point by code point, and
+    # what it leaves has no punctuation and no article to take), so scoring the human answers
+    # as they are gives the same numbers, and the scorer normalizes each string once, in C.
+    out: list = []
+    try:
+        for a in answers:
+            aliases = a["NormalizedAliases"]
+            human = a.get("HumanAnswers", [])
+            if type(aliases) is not list or type(human) is not list or not (aliases or human):
+                return None
+            out.append(aliases + human if human else aliases)
+    except (KeyError, TypeError, AttributeError):
+        return None
+    if {type(t) for t in itertools.chain.from_iterable(out)} - {str}:
+        return None
+    return out
+
+
 def _gold_answers(answer, key, src) -> list:
     if not isinstance(answer, dict):
         raise InputError(f"{src}: question {key!r}: Answer must be an object", query=key)
@@ -203,10 +194,10 @@ def _scores(preds: list, golds: list) -> tuple[np.ndarray, np.ndarray]:
     if not rows or not n:
         return em, f1
     if len(rows) == n:
-        e, f = answers._score_both(preds, golds, normalize_triviaqa, "token", "v1")
+        e, f = answers._score_both(preds, golds, "triviaqa", "token", "v1")
         return e, f
     e, f = answers._score_both([preds[i] for i in rows], [golds[i] for i in rows],
-                               normalize_triviaqa, "token", "v1")
+                               "triviaqa", "token", "v1")
     em[rows], f1[rows] = e, f
     return em, f1
 
@@ -260,7 +251,7 @@ def triviaqa(dataset, predictions) -> dict:
     with gc_paused():
         gold = _read_gold(dataset)
         preds, pred_len = _read_predictions(predictions, gold)
-        em, f1 = _scores(preds, golds := gold.golds(preds))
+        em, f1 = _scores(preds, gold.golds(preds))
     common = sum(p is not None for p in preds)
     return _result(em, f1, common, pred_len, len(gold.keys))
 
@@ -286,7 +277,7 @@ def triviaqa_per_question(dataset, predictions) -> dict:
     with gc_paused():
         gold = _read_gold(dataset)
         preds, _ = _read_predictions(predictions, gold)
-        em, f1 = _scores(preds, golds := gold.golds(preds))
+        em, f1 = _scores(preds, gold.golds(preds))
     return {"id": list(gold.keys), "exact_match": em, "f1": f1,
             "predicted": np.array([p is not None for p in preds], dtype=bool)}
 
@@ -371,15 +362,16 @@ def _run_cli(args) -> int:
             sys.stderr.write(f"Evaluation expects v-{EXPECTED_VERSION} , but got dataset with "
                              f"v-{gold.version}\n")
         preds, pred_len = _read_predictions(args.prediction_file, gold)
-        em, f1 = _scores(preds, golds := gold.golds(preds))
+        em, f1 = _scores(preds, gold.golds(preds))
         result = _result(em, f1, sum(p is not None for p in preds), pred_len, len(gold.keys))
     err, out = [], []
     # the script's two streams, line by line in its order
-    for k, p, e, g in zip(gold.keys, preds, em.tolist(), golds):
+    for k, a, p, e in zip(gold.keys, gold.answers, preds, em.tolist()):
         if p is None:
             err.append(f"Missed question {k} will receive score 0.\n")
         elif not e:
-            out.append(f"em=0: {p} {g!r}\n")
+            # the list the script prints has the human answers normalized
+            out.append(f"em=0: {p} {_gold_answers(a, k, gold.src)!r}\n")
     sys.stderr.write("".join(err))
     out.append(f"{result!r}\n")
     sys.stdout.write("".join(out))

@@ -45,6 +45,8 @@ import unicodedata
 from collections import Counter
 from typing import Callable, Iterable, Sequence
 
+from . import triviaqa as _triviaqa
+
 __all__ = [
     "CJK_RANGE", "CMRC_PUNCTUATION", "DRCD_PUNCTUATION", "EMPTY_RULES", "MLQA_LANGUAGES",
     "MLQA_PUNCTUATION", "NORMALIZERS", "SQUAD_PUNCTUATION", "UNITS", "bag_f1", "cmrc_segments",
@@ -200,6 +202,7 @@ NORMALIZERS: dict = {
     "cmrc": normalize_cmrc,
     "bioasq": normalize_bioasq,
     "none": normalize_none,
+    "triviaqa": _triviaqa.normalize,
 }
 for _lang in MLQA_LANGUAGES:
     NORMALIZERS[f"mlqa:{_lang}"] = (lambda lang: (lambda s: normalize_mlqa(s, lang)))(_lang)
