@@ -1,0 +1,337 @@
+"""Diversity qrels for :func:`qafast.evaluate`: a subtopic for each judgment.
+
+ir_measures' diversity measures (``alpha_nDCG@20``, ``ERR_IA@20``, ``nERR_IA@20``,
+``alpha_DCG@k``, ``NRBP``, ``nNRBP``, ``AP_IA``, ``P_IA@k``, ``StRecall@k``) read which
+subtopic (intent) of a query a document is relevant to. Their qrels are
+:class:`DiversityQrels`; :func:`qafast.evaluate` and :func:`qafast.evaluate_runs` compute
+them with the TREC Web track's ndeval rules (the kernels :func:`qafast.ndeval` uses), as
+ir_measures' pyndeval provider does, and the other measures of the same call from the same
+qrels with each document's highest grade over its subtopics.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import numpy as np
+
+from . import _kernels
+from ._engine import check_max_grades
+from ._measure_parser import Column, parse_measures
+from ._measures import SUBTOPIC_FAMILIES
+from ._ranked import Qrels, as_run
+from ._run_sources import per_query_values
+from .errors import FormatError, InputError, InputTypeError
+from .io._text import read_bytes
+
+__all__ = ["DiversityQrels"]
+
+_FORMS = ("diversity qrels: a qafast.DiversityQrels, a dict {query: {subtopic: {doc: grade}}}, "
+          "a DataFrame with an 'iteration' (or 'subtopic') column, or ir_measures' Qrel "
+          "tuples (query_id, doc_id, relevance, iteration)")
+
+
+class DiversityQrels:
+    """Relevance judgments with a subtopic for each: ``(query, subtopic, doc, grade)``.
+
+    Parameters
+    ----------
+    data : dict, DataFrame or iterable of tuples
+        ``{query_id: {subtopic: {doc_id: grade}}}``; a pandas DataFrame with ``query_id``,
+        ``doc_id``, ``relevance`` and ``iteration`` (ir_measures' name; ``subtopic`` also
+        reads) columns; or ir_measures' ``Qrel`` named tuples ``(query_id, doc_id,
+        relevance, iteration)``. A TREC file's second column is the subtopic: read it with
+        :meth:`from_file`.
+
+    Notes
+    -----
+    Ids are read as strings. Subtopics are numbered in order of first appearance, as
+    ir_measures' pyndeval provider numbers them (:meth:`from_file`: in numeric order where
+    every one is a whole number, as ndeval reads a file); the last bit of a sum over
+    subtopics can depend on that order. A document judged twice for one subtopic takes the last
+    judgment, as ndeval takes it. A grade of at least the relevance level (the measure's
+    ``rel``, else ``evaluate``'s ``relevance_level``) is relevant to its subtopic; grades
+    may be negative. The measures that read no subtopic see each document's highest grade.
+
+    Examples
+    --------
+    >>> import qafast
+    >>> qrels = qafast.DiversityQrels({"q1": {"1": {"d1": 1}, "2": {"d2": 1, "d3": 1}}})
+    >>> run = {"q1": {"d2": 0.9, "d3": 0.8, "d1": 0.7}}
+    >>> result = qafast.evaluate(qrels, run, ["alpha_nDCG@5", "StRecall@2", "P@1"])
+    >>> round(result["alpha_nDCG@5"], 6), result["StRecall@2"], result["P@1"]
+    (0.965195, 0.5, 1.0)
+    """
+
+    __slots__ = ("_numeric", "_plain", "doc", "grade", "query", "subtopic")
+
+    def __init__(self, data: Any):
+        if isinstance(data, DiversityQrels):
+            rows = list(zip(data.query, data.subtopic, data.doc, data.grade.tolist()))
+        elif isinstance(data, Mapping):
+            rows = _from_dict(data)
+        elif hasattr(data, "columns") and hasattr(data, "itertuples"):
+            rows = _from_frame(data)
+        elif isinstance(data, Iterable) and not isinstance(data, (str, bytes)):
+            rows = _from_tuples(data)
+        else:
+            raise InputTypeError(f"expected {_FORMS}, not {type(data).__name__}")
+        self._set(rows)
+
+    def _set(self, rows: list[tuple[str, str, str, int]]) -> None:
+        self.query = [r[0] for r in rows]
+        self.subtopic = [r[1] for r in rows]
+        self.doc = [r[2] for r in rows]
+        self.grade = np.array([r[3] for r in rows], dtype=np.int64)
+        self._plain: Qrels | None = None
+        #: subtopics in numeric order (a file's, as ndeval reads them), else in order of
+        #: first appearance (as pyndeval numbers them): the order ndeval's sums over
+        #: subtopics take, which their last bit depends on
+        self._numeric = False
+
+    @classmethod
+    def from_file(cls, source) -> DiversityQrels:
+        """Read a TREC diversity qrels file (path or bytes): ``topic subtopic docno
+        grade`` a line, as ndeval and ir_measures read it (ir_measures calls the second
+        column ``iteration``)."""
+        data, name = read_bytes(source, "qrels")
+        rows = []
+        for i, line in enumerate(data.split(b"\n")):
+            f = line.split()
+            if not f:
+                continue
+            try:
+                if len(f) != 4:
+                    raise ValueError
+                rows.append((f[0].decode(), f[1].decode(), f[2].decode(), int(f[3])))
+            except ValueError:  # UnicodeDecodeError included
+                raise FormatError("expected 'query subtopic doc grade' (UTF-8, an integer "
+                                  "grade)", path=name, line=i + 1) from None
+        if not rows:
+            raise FormatError("the qrels file has no judgment", path=name)
+        out = cls.__new__(cls)
+        out._set(rows)
+        out._numeric = all(s.isdigit() for s in set(out.subtopic))
+        return out
+
+    def __len__(self) -> int:
+        return len(self.query)
+
+    def __repr__(self) -> str:
+        return (f"DiversityQrels({len(set(self.query))} queries, {len(self.query)} "
+                "judgments)")
+
+    def plain(self) -> Qrels:
+        """The judgments without subtopics: each document's highest grade (what the
+        measures that read no subtopic see)."""
+        if self._plain is None:
+            best: dict[str, dict[str, int]] = {}
+            for q, d, g in zip(self.query, self.doc, self.grade.tolist()):
+                docs = best.setdefault(q, {})
+                if d not in docs or g > docs[d]:
+                    docs[d] = g
+            self._plain = Qrels(best)
+        return self._plain
+
+
+def _from_dict(data: Mapping) -> list:
+    rows = []
+    for q, subtopics in data.items():
+        if not isinstance(subtopics, Mapping):
+            raise InputTypeError(f"query {q!r}: expected {{subtopic: {{doc: grade}}}}, not "
+                                 f"{type(subtopics).__name__}")
+        for s, docs in subtopics.items():
+            if not isinstance(docs, Mapping):
+                raise InputTypeError(f"query {q!r}, subtopic {s!r}: expected {{doc: grade}}, "
+                                     f"not {type(docs).__name__}")
+            for d, g in docs.items():
+                rows.append((str(q), str(s), str(d), _grade(g, q, d)))
+    return rows
+
+
+def _grade(g, q, d) -> int:
+    if isinstance(g, bool) or not isinstance(g, (int, np.integer)):
+        raise InputTypeError(f"query {q!r}, document {d!r}: the grade {g!r} is not an integer")
+    return int(g)
+
+
+def _from_frame(df) -> list:
+    cols = list(df.columns)
+    sub = "iteration" if "iteration" in cols else "subtopic" if "subtopic" in cols else None
+    need = ["query_id", "doc_id", "relevance"]
+    missing = [c for c in need if c not in cols]
+    if sub is None or missing:
+        raise InputError("diversity qrels as a DataFrame need the columns query_id, doc_id, "
+                         f"relevance and iteration (or subtopic); missing: "
+                         f"{', '.join(missing + (['iteration'] if sub is None else []))}")
+    return [(str(q), str(s), str(d), _grade(g, q, d)) for q, d, g, s in
+            zip(df["query_id"], df["doc_id"], df["relevance"], df[sub])]
+
+
+def _from_tuples(data: Iterable) -> list:
+    rows = []
+    for rec in data:
+        fields = getattr(rec, "_fields", None)
+        if fields is None or "iteration" not in fields and "subtopic_id" not in fields:
+            raise InputTypeError(f"expected {_FORMS}; a record {rec!r} has no iteration "
+                                 "(subtopic)")
+        s = rec.iteration if "iteration" in fields else rec.subtopic_id
+        rows.append((str(rec.query_id), str(s), str(rec.doc_id),
+                     _grade(rec.relevance, rec.query_id, rec.doc_id)))
+    return rows
+
+
+def as_diversity_qrels(qrels: Any) -> DiversityQrels:
+    """``qrels`` as DiversityQrels, or an error saying the measures need subtopics."""
+    if isinstance(qrels, DiversityQrels):
+        return qrels
+    if isinstance(qrels, Mapping):
+        first = next(iter(qrels.values()), None)
+        if isinstance(first, Mapping) and all(isinstance(v, Mapping) for v in first.values()):
+            return DiversityQrels(qrels)
+    elif hasattr(qrels, "columns") and ("iteration" in qrels.columns
+                                        or "subtopic" in qrels.columns) or isinstance(qrels, (list, tuple)) and qrels and hasattr(qrels[0], "_fields"):
+        return DiversityQrels(qrels)
+    raise InputTypeError(
+        f"a diversity measure (ir_measures' {', '.join(sorted(SUBTOPIC_FAMILIES))}) needs "
+        f"{_FORMS}; a qrels file with subtopics is read with qafast.DiversityQrels.from_file")
+
+
+def has_subtopic_columns(columns: list[Column]) -> bool:
+    return any(c.family in SUBTOPIC_FAMILIES for c in columns)
+
+
+def subtopic_values(qrels: Any, run: Any, columns: list[Column], queries: str,
+                    options: dict) -> tuple[list, np.ndarray, Qrels]:
+    """(query ids, values (queries, columns), the plain qrels) of a call that asks for
+    diversity measures: the others through the engine, on each document's highest grade."""
+    dq = as_diversity_qrels(qrels)
+    plain = dq.plain()
+    run = as_run(run, options["workers"])
+    others = [i for i, c in enumerate(columns) if c.family not in SUBTOPIC_FAMILIES]
+    probe = [columns[i] for i in others] or parse_measures(["num_ret"])
+    check_max_grades(plain, probe)
+    ids, vals = per_query_values(plain, run, probe, queries, options, ordered=True)
+    out = np.zeros((len(ids), len(columns)))
+    if others:
+        out[:, others] = vals
+    groups: dict[tuple, list[int]] = {}
+    for i, c in enumerate(columns):
+        if c.family in SUBTOPIC_FAMILIES:
+            level = options["relevance_level"] if c.rel is None else c.rel
+            groups.setdefault((level, *c.values), []).append(i)
+    ranked = _rankings(run, ids, options["max_docs"])
+    for (level, alpha, beta), where in groups.items():
+        depth = max(1, max(columns[i].k for i in where))
+        table = _Encoded(dq, level)
+        curves, scalars, ideal_c, ideal_s, topic_of = table.measure(
+            ranked, ids, alpha, beta, depth, options["judged_only"])
+        for i in where:
+            out[:, i] = _column(columns[i], curves, scalars, ideal_c, ideal_s, topic_of, depth)
+    return ids, np.ascontiguousarray(out), plain
+
+
+def _rankings(run, ids: list, max_docs: int | None) -> dict:
+    """Each query's documents (as str), ranked as pyndeval ranks them: score descending,
+    then document id ascending; the first ``max_docs``."""
+    index = run.query_index()
+    scores = run.values.tolist()
+    out: dict[Any, list[str]] = {}
+    for q in ids:
+        i = index.get(q)
+        if i is None:
+            out[q] = []
+            continue
+        lo, hi = int(run.offsets[i]), int(run.offsets[i + 1])
+        docs = sorted((-scores[j], str(run.doc_id(j))) for j in range(lo, hi))
+        out[q] = [d for _, d in docs[:max_docs]]
+    return out
+
+
+class _Encoded:
+    """The qrels as ndeval's kernels take them, at one relevance level: judged documents
+    as CSR rows (per query, in document id order) of the subtopics they are relevant to."""
+
+    def __init__(self, dq: DiversityQrels, level: int):
+        sub_index: dict[str, int] = {}
+        if dq._numeric:
+            sub_index = {s: i for i, s in enumerate(sorted(set(dq.subtopic), key=int))}
+        judged: dict[str, dict[str, dict[int, bool]]] = {}
+        for q, s, d, g in zip(dq.query, dq.subtopic, dq.doc, dq.grade.tolist()):
+            j = sub_index.setdefault(s, len(sub_index))
+            judged.setdefault(q, {}).setdefault(d, {})[j] = g >= level
+        self.topics = {q: t for t, q in enumerate(judged)}
+        rel_offsets, rel_sub, doc_offsets = [0], [], [0]
+        subtopics, nrel_offsets, nrel_sub = [], [0], []
+        self.rows: list[dict[str, int]] = []
+        for q, docs in judged.items():
+            local = sorted({j for per in docs.values() for j in per})
+            where = {j: n for n, j in enumerate(local)}
+            counts = [0] * len(local)
+            rows = {}
+            for d in sorted(docs):
+                rows[d] = len(rel_offsets) - 1
+                rel = sorted(where[j] for j, r in docs[d].items() if r)
+                for n in rel:
+                    counts[n] += 1
+                rel_sub += rel
+                rel_offsets.append(len(rel_sub))
+            self.rows.append(rows)
+            doc_offsets.append(len(rel_offsets) - 1)
+            subtopics.append(len(local))
+            nrel_sub += counts
+            nrel_offsets.append(len(nrel_sub))
+        i64 = np.int64
+        self.rel_offsets = np.array(rel_offsets, i64)
+        self.rel_sub = np.array(rel_sub, i64)
+        self.doc_offsets = np.array(doc_offsets, i64)
+        self.subtopics = np.array(subtopics, i64)
+        self.nrel_offsets = np.array(nrel_offsets, i64)
+        self.nrel_sub = np.array(nrel_sub, i64)
+
+    def measure(self, ranked: dict, ids: list, alpha: float, beta: float, depth: int,
+                judged_only: bool):
+        n_topics = len(self.subtopics)
+        order = np.empty(len(self.rel_offsets) - 1, np.int64)
+        _kernels.ndeval_ideal(self.doc_offsets, self.rel_offsets, self.rel_sub,
+                              self.subtopics, alpha, order)
+        ideal_c = np.empty((n_topics, 4 * depth))
+        ideal_s = np.empty((n_topics, 2))
+        _kernels.ndeval_topics(self.doc_offsets, order, np.arange(n_topics, dtype=np.int64),
+                               self.rel_offsets, self.rel_sub, self.subtopics,
+                               self.nrel_offsets, self.nrel_sub, alpha, beta, ideal_c, ideal_s)
+        topic_of = np.array([self.topics[str(q)] for q in ids], np.int64)
+        rows: list[int] = []
+        offsets = [0]
+        for q, t in zip(ids, topic_of.tolist()):
+            judged = self.rows[t]
+            r = [judged.get(d, -1) for d in ranked[q]]
+            rows += [x for x in r if x >= 0] if judged_only else r
+            offsets.append(len(rows))
+        curves = np.empty((len(ids), 4 * depth))
+        scalars = np.empty((len(ids), 2))
+        _kernels.ndeval_topics(np.array(offsets, np.int64), np.array(rows, np.int64),
+                               topic_of, self.rel_offsets, self.rel_sub, self.subtopics,
+                               self.nrel_offsets, self.nrel_sub, alpha, beta, curves, scalars)
+        return curves, scalars, ideal_c, ideal_s, topic_of
+
+
+def _column(c: Column, curves, scalars, ideal_c, ideal_s, topic_of, depth: int) -> np.ndarray:
+    """One column's per-query values from ndeval's curves (depths 1..depth: ERR-IA,
+    alpha-DCG, P-IA, subtopic recall) and scalars (NRBP, MAP-IA)."""
+    f, k = c.family, c.k - 1
+    if f == "NRBP":
+        return scalars[:, 0]
+    if f == "AP_IA":
+        return scalars[:, 1]
+    if f == "nNRBP":
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return scalars[:, 0] / ideal_s[topic_of, 0]
+    part = {"ERR_IA": 0, "nERR_IA": 0, "alpha_DCG": 1, "alpha_nDCG": 1, "P_IA": 2,
+            "StRecall": 3}[f]
+    value = curves[:, part * depth + k]
+    if f in ("nERR_IA", "alpha_nDCG"):
+        dcg = curves[:, depth + k]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.where(dcg != 0, value / ideal_c[topic_of, part * depth + k], 0.0)
+    return value
