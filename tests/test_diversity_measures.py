@@ -1,6 +1,7 @@
 """ir_measures' diversity measures in qafast.evaluate (qafast.diversity): against pyndeval
 (ndeval's C code, which ir_measures' pyndeval provider calls) and qafast.ndeval, value by
 value to the last bit, on random tie-heavy diversity qrels and runs."""
+import importlib
 import math
 import random
 
@@ -206,3 +207,42 @@ def test_the_ir_measures_provider_passes_the_iteration_through():
             assert len(got) == len(want)
             for a, b in zip(sorted(got, key=key), sorted(want, key=key)):
                 assert key(a) == key(b) and same(a.value, b.value), (seed, a, b)
+
+
+def test_compare_gives_evaluates_means():
+    qrels, run = random_data(21)
+    _, other = random_data(22)
+    dq = qafast.DiversityQrels(qrels)
+    names = ["alpha_nDCG@20", "NRBP", "map"]
+    c = qafast.compare(dq, {"a": run, "b": other}, names, queries="qrels")
+    for i, r in enumerate((run, other)):
+        want = qafast.evaluate(dq, r, names, queries="qrels")
+        assert c.means[i].tolist() == [want[m] for m in names]
+
+
+def test_surfaces_without_subtopics_say_so():
+    with pytest.raises(MeasureError, match="RankingMetrics"):
+        qafast.RankingMetrics(["alpha_nDCG@20"])
+    pytest.importorskip("dask")
+    qdask = importlib.import_module("qafast.dask")
+    with pytest.raises(MeasureError, match="qafast.dask"):
+        qdask.evaluate({"q": {"1": {"a": 1}}}, {"q": {"a": 1.0}}, ["alpha_nDCG@20"])
+
+
+def test_the_command_line_reads_diversity_qrels(tmp_path, capsys):
+    from qafast.cli import main
+
+    qrels, run = random_data(4, low=0, high=3, integer_ids=True)
+    qpath, rpath = tmp_path / "qrels", tmp_path / "run"
+    qpath.write_text("".join(f"{q} {s} {d} {g}\n" for q, subs in qrels.items()
+                             for s, docs in subs.items() for d, g in docs.items()))
+    rpath.write_text("".join(f"{q} Q0 {d} 0 {s} tag\n" for q, docs in run.items()
+                             for d, s in docs.items()))
+    assert main(["trec", "-R", "diversity", "-m", "alpha_nDCG@20", "-m", "P_IA@5", "-o",
+                 "json", str(qpath), str(rpath)]) == 0
+    import json
+
+    got = json.loads(capsys.readouterr().out)["all"]
+    want = qafast.evaluate(qafast.DiversityQrels.from_file(str(qpath)), str(rpath),
+                           ["alpha_nDCG@20", "P_IA@5"])
+    assert got == want

@@ -794,3 +794,11 @@ def kernel_arrays(columns: list[Column]) -> tuple[array, array, array, array, ar
             array("q", [min(c.k, NO_CUTOFF) for c in columns]),
             array("d", [c.x for c in columns]), array("q", loffs), array("q", lkeys),
             array("d", lvals))
+
+
+def reads_subtopics(columns: list[Column], qrels: Any = None) -> bool:
+    """Whether a call reads diversity qrels: it asks for a diversity measure (a row with
+    ``subtopics``), or its qrels are a ``qafast.DiversityQrels`` (recognised without
+    loading its module)."""
+    return (any(c.family in SUBTOPIC_FAMILIES for c in columns)
+            or type(qrels).__module__ == "qafast.diversity")

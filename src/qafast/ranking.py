@@ -13,7 +13,6 @@ numeric order, larger first. The order rows arrive in never matters.
 from __future__ import annotations
 
 import os
-import sys
 from typing import Any, Iterable, Literal, Mapping, overload
 
 from ._engine import (
@@ -21,8 +20,8 @@ from ._engine import (
     check_max_grades,
     check_options,
 )
-from ._measure_parser import parse_measures
-from ._measures import FAMILIES, NO_CUTOFF, SUBTOPIC_FAMILIES, TEXT_MEASURES
+from ._measure_parser import parse_measures, reads_subtopics
+from ._measures import FAMILIES, NO_CUTOFF, TEXT_MEASURES
 from ._progress import Progress
 from ._ranked import Qrels, Run, as_qrels
 from ._run_sources import per_query_values
@@ -74,7 +73,10 @@ def evaluate(qrels: Any, run: Any, measures: str | Iterable[str], *, relevance_l
     ----------
     qrels : Qrels, dict, DataFrame, Arrow table or path
         Relevance judgments, ``{query_id: {doc_id: grade}}``, a TREC qrels file or a
-        Parquet file (``query_id, doc_id, relevance`` columns).
+        Parquet file (``query_id, doc_id, relevance`` columns). The diversity measures
+        (``alpha_nDCG@20``, ``ERR_IA@20``, ...) read diversity qrels, with a subtopic per
+        judgment: a :class:`qafast.DiversityQrels`, ``{query_id: {subtopic: {doc_id:
+        grade}}}``, a DataFrame with an ``iteration`` column or ir_measures' ``Qrel`` tuples.
     run : Run, dict, DataFrame, Arrow table, path, bytes or binary file
         Retrieved documents, ``{query_id: {doc_id: score}}``, a TREC run file (a pipe,
         FIFO or file object is read once), or a ``pyarrow.Table``, ``RecordBatchReader``
@@ -151,7 +153,7 @@ def evaluate(qrels: Any, run: Any, measures: str | Iterable[str], *, relevance_l
                    judged_only=bool(judged_only),
                    max_docs=None if max_docs is None else min(int(max_docs), NO_CUTOFF),
                    workers=workers)
-    if _with_subtopics(columns, qrels):
+    if reads_subtopics(columns, qrels):
         from .diversity import subtopic_values
 
         ids, values, qrels = subtopic_values(qrels, run, columns, queries, options)
@@ -233,7 +235,7 @@ def evaluate_runs(qrels, runs, measures: str | Iterable[str], *, relevance_level
         raise ValueError(f"measures {measures!r}: none of them is a per-query number "
                          "(runid, num_q and relstring are printed by the qafast trec command)")
     workers = resolve_workers(workers)
-    if _with_subtopics(columns, qrels):
+    if reads_subtopics(columns, qrels):
         from .diversity import as_diversity_qrels, subtopic_values
 
         options = {"relevance_level": int(relevance_level), "judged_only": bool(judged_only),
@@ -263,14 +265,6 @@ def evaluate_runs(qrels, runs, measures: str | Iterable[str], *, relevance_level
                 columns, r.values, exact=True,
                 every_qrels_query=qrels if queries == "qrels" else None)))
     return out
-
-
-def _with_subtopics(columns, qrels) -> bool:
-    """Whether a call reads diversity qrels: it asks for a diversity measure, or its qrels
-    are a DiversityQrels (whose module is then loaded; other calls do not load it)."""
-    loaded = sys.modules.get(f"{__package__}.diversity")
-    return (any(c.family in SUBTOPIC_FAMILIES for c in columns)
-            or loaded is not None and isinstance(qrels, loaded.DiversityQrels))
 
 
 def _results(columns, ids, values, qrels, queries: str, per_query: bool) -> dict:
