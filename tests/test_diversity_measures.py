@@ -113,7 +113,7 @@ def test_forms_of_diversity_qrels_agree():
     names = ["alpha_nDCG@20", "ERR_IA@5", "NRBP", "P_IA@10", "StRecall@10", "MAP_IA", "P@5"]
     want = qafast.evaluate(qafast.DiversityQrels(qrels), run, names)
     for form in (qrels, rows, frame, qafast.DiversityQrels(frame),
-                 qafast.DiversityQrels.from_file(text.encode())):
+                 qafast.DiversityQrels.from_file(text.encode()), text.encode()):
         assert qafast.evaluate(form, run, names) == want
 
 

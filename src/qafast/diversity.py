@@ -10,6 +10,7 @@ qrels with each document's highest grade over its subtopics.
 """
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -185,6 +186,9 @@ def as_diversity_qrels(qrels: Any) -> DiversityQrels:
     """``qrels`` as DiversityQrels, or an error saying the measures need subtopics."""
     if isinstance(qrels, DiversityQrels):
         return qrels
+    if isinstance(qrels, (str, bytes, os.PathLike)):
+        # a file's second column is the subtopic, as ndeval and ir_measures read it
+        return DiversityQrels.from_file(qrels)
     if isinstance(qrels, Mapping):
         first = next(iter(qrels.values()), None)
         if isinstance(first, Mapping) and all(isinstance(v, Mapping) for v in first.values()):
@@ -194,7 +198,7 @@ def as_diversity_qrels(qrels: Any) -> DiversityQrels:
         return DiversityQrels(qrels)
     raise InputTypeError(
         f"a diversity measure (ir_measures' {', '.join(sorted(SUBTOPIC_FAMILIES))}) needs "
-        f"{_FORMS}; a qrels file with subtopics is read with qafast.DiversityQrels.from_file")
+        f"{_FORMS}, or a path to a qrels file whose second column is the subtopic")
 
 
 def has_subtopic_columns(columns: list[Column]) -> bool:
