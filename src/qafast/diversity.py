@@ -224,100 +224,135 @@ def subtopic_values(qrels: Any, run: Any, columns: list[Column], queries: str,
         if c.family in SUBTOPIC_FAMILIES:
             level = options["relevance_level"] if c.rel is None else c.rel
             groups.setdefault((level, *c.values), []).append(i)
-    ranked = _rankings(run, ids, options["max_docs"])
+    encoded = _Encoded(dq, run, ids, options["max_docs"], options["judged_only"])
     for (level, alpha, beta), where in groups.items():
         depth = max(1, max(columns[i].k for i in where))
-        table = _Encoded(dq, level)
-        curves, scalars, ideal_c, ideal_s, topic_of = table.measure(
-            ranked, ids, alpha, beta, depth, options["judged_only"])
+        curves, scalars, ideal_c, ideal_s, topic_of = encoded.measure(level, alpha, beta, depth)
         for i in where:
             out[:, i] = _column(columns[i], curves, scalars, ideal_c, ideal_s, topic_of, depth)
     return ids, np.ascontiguousarray(out), plain
 
 
-def _rankings(run, ids: list, max_docs: int | None) -> dict:
-    """Each query's documents (as str), ranked as pyndeval ranks them: score descending,
-    then document id ascending; the first ``max_docs``."""
-    index = run.query_index()
-    scores = run.values.tolist()
-    out: dict[Any, list[str]] = {}
-    for q in ids:
-        i = index.get(q)
-        if i is None:
-            out[q] = []
-            continue
-        lo, hi = int(run.offsets[i]), int(run.offsets[i + 1])
-        docs = sorted((-scores[j], str(run.doc_id(j))) for j in range(lo, hi))
-        out[q] = [d for _, d in docs[:max_docs]]
-    return out
+def _run_docs(run) -> np.ndarray:
+    """The run's document ids as a str array, entry by entry (each distinct id decoded
+    once)."""
+    if run.key_off is None:  # integer ids
+        bias = (1 << 63) if run.id_bias else 0
+        return np.array([str(int(h) + bias) for h in run.hashes.tolist()], dtype=str)
+    raw = run.blob.tobytes()
+    off = run.key_off.tolist()
+    text = np.array([raw[off[i]:off[i + 1]].decode("utf-8") for i in range(len(off) - 1)],
+                    dtype=str)
+    return text[run.keys] if run.keys is not None else text
+
+
+def _starts(*keys: np.ndarray) -> np.ndarray:
+    """Where a run of equal key tuples starts, in sorted arrays."""
+    n = len(keys[0])
+    start = np.ones(n, bool)
+    if n:
+        start[1:] = np.logical_or.reduce([k[1:] != k[:-1] for k in keys])
+    return start
 
 
 class _Encoded:
-    """The qrels as ndeval's kernels take them, at one relevance level: judged documents
-    as CSR rows (per query, in document id order) of the subtopics they are relevant to."""
+    """The qrels and the run as ndeval's kernels take them, documents as integer codes in
+    id order: judged documents are CSR rows (per query, in document id order) of the
+    subtopics they are relevant to; each evaluated query's ranking a list of rows (-1: not
+    judged), ranked as pyndeval ranks (score descending, then document id ascending)."""
 
-    def __init__(self, dq: DiversityQrels, level: int):
-        sub_index: dict[str, int] = {}
-        if dq._numeric:
-            sub_index = {s: i for i, s in enumerate(sorted(set(dq.subtopic), key=int))}
-        judged: dict[str, dict[str, dict[int, bool]]] = {}
-        for q, s, d, g in zip(dq.query, dq.subtopic, dq.doc, dq.grade.tolist()):
-            j = sub_index.setdefault(s, len(sub_index))
-            judged.setdefault(q, {}).setdefault(d, {})[j] = g >= level
-        self.topics = {q: t for t, q in enumerate(judged)}
-        rel_offsets, rel_sub, doc_offsets = [0], [], [0]
-        subtopics, nrel_offsets, nrel_sub = [], [0], []
-        self.rows: list[dict[str, int]] = []
-        for q, docs in judged.items():
-            local = sorted({j for per in docs.values() for j in per})
-            where = {j: n for n, j in enumerate(local)}
-            counts = [0] * len(local)
-            rows = {}
-            for d in sorted(docs):
-                rows[d] = len(rel_offsets) - 1
-                rel = sorted(where[j] for j, r in docs[d].items() if r)
-                for n in rel:
-                    counts[n] += 1
-                rel_sub += rel
-                rel_offsets.append(len(rel_sub))
-            self.rows.append(rows)
-            doc_offsets.append(len(rel_offsets) - 1)
-            subtopics.append(len(local))
-            nrel_sub += counts
-            nrel_offsets.append(len(nrel_sub))
+    def __init__(self, dq: DiversityQrels, run, ids: list, max_docs: int | None,
+                 judged_only: bool):
         i64 = np.int64
-        self.rel_offsets = np.array(rel_offsets, i64)
-        self.rel_sub = np.array(rel_sub, i64)
-        self.doc_offsets = np.array(doc_offsets, i64)
-        self.subtopics = np.array(subtopics, i64)
-        self.nrel_offsets = np.array(nrel_offsets, i64)
-        self.nrel_sub = np.array(nrel_sub, i64)
+        qdocs = np.array(dq.doc, dtype=str)
+        rdocs = _run_docs(run)
+        vocab, codes = np.unique(np.concatenate([qdocs, rdocs]), return_inverse=True)
+        codes = codes.astype(i64).ravel()
+        ncodes = max(len(vocab), 1)
+        qcode, rcode = codes[:len(qdocs)], codes[len(qdocs):]
+        # queries: the qrels' in id order
+        self.topic_ids, topic = np.unique(np.array(dq.query, dtype=str), return_inverse=True)
+        topic = topic.astype(i64).ravel()
+        # subtopics: numeric order (a file's) or order of first appearance (pyndeval's)
+        sub_text = np.array(dq.subtopic, dtype=str)
+        if dq._numeric:
+            _, sub = np.unique(sub_text.astype(i64), return_inverse=True)
+        else:
+            _, first, inv = np.unique(sub_text, return_index=True, return_inverse=True)
+            sub = np.argsort(np.argsort(first))[inv.ravel()]
+        sub = sub.astype(i64).ravel()
+        n = len(topic)
+        # a subtopic judged twice for one document takes its last judgment
+        order = np.lexsort((np.arange(n), sub, qcode, topic))
+        t, c, g_sub, grade = topic[order], qcode[order], sub[order], dq.grade[order]
+        last = np.ones(n, bool)
+        last[:-1] = _starts(t, c, g_sub)[1:]
+        t, c, g_sub, grade = t[last], c[last], g_sub[last], grade[last]
+        # each query's subtopics, numbered from 0 in the global order
+        pairs = np.lexsort((g_sub, t))
+        pt, ps = t[pairs], g_sub[pairs]
+        pstart = _starts(pt, ps)
+        self.subtopics = np.bincount(pt[pstart], minlength=len(self.topic_ids)).astype(i64)
+        self.nrel_offsets = np.concatenate(([0], np.cumsum(self.subtopics))).astype(i64)
+        pair_index = np.cumsum(pstart) - 1
+        local = np.empty(len(t), i64)
+        local[pairs] = pair_index - self.nrel_offsets[pt]
+        # judged documents: a row per (query, document)
+        doc_start = _starts(t, c)
+        doc_row = np.cumsum(doc_start) - 1
+        self.row_key = t[doc_start] * i64(ncodes) + c[doc_start]
+        rows = len(self.row_key)
+        self.doc_offsets = np.searchsorted(t[doc_start], np.arange(len(self.topic_ids) + 1)
+                                           ).astype(i64)
+        self.t, self.local, self.doc_row, self.grade, self.rows = t, local, doc_row, grade, rows
+        # the rankings of the evaluated queries
+        where = {q: i for i, q in enumerate(ids)}
+        run_pos = np.array([where.get(q, -1) for q in run.query_ids], i64)
+        entry_pos = np.repeat(run_pos, np.diff(run.offsets))
+        keep = entry_pos >= 0
+        pos, score, rc = entry_pos[keep], run.values[keep], rcode[keep]
+        ranked = np.lexsort((rc, -score, pos))
+        pos, rc = pos[ranked], rc[ranked]
+        if max_docs is not None:
+            begin = np.searchsorted(pos, pos)
+            top = np.arange(len(pos)) - begin < max_docs
+            pos, rc = pos[top], rc[top]
+        self.topic_of = np.searchsorted(self.topic_ids, np.array([str(q) for q in ids], str)
+                                        ).astype(i64)
+        key = self.topic_of[pos] * i64(ncodes) + rc
+        at = np.minimum(np.searchsorted(self.row_key, key), max(rows - 1, 0))
+        row = np.where((self.row_key[at] == key) if rows else np.zeros(len(key), bool),
+                       at, -1).astype(i64)
+        if judged_only:
+            pos, row = pos[row >= 0], row[row >= 0]
+        self.ranked = row
+        self.offsets = np.concatenate(([0], np.cumsum(np.bincount(pos, minlength=len(ids)))
+                                       )).astype(i64)
 
-    def measure(self, ranked: dict, ids: list, alpha: float, beta: float, depth: int,
-                judged_only: bool):
+    def measure(self, level: int, alpha: float, beta: float, depth: int):
+        i64 = np.int64
+        rel = self.grade >= level
+        rel_sub = self.local[rel]  # in (query, document, subtopic) order
+        rel_offsets = np.concatenate(([0], np.cumsum(np.bincount(
+            self.doc_row[rel], minlength=self.rows)))).astype(i64)
+        nrel_sub = np.bincount(self.nrel_offsets[self.t[rel]] + rel_sub,
+                               minlength=int(self.nrel_offsets[-1])).astype(i64)
         n_topics = len(self.subtopics)
-        order = np.empty(len(self.rel_offsets) - 1, np.int64)
-        _kernels.ndeval_ideal(self.doc_offsets, self.rel_offsets, self.rel_sub,
-                              self.subtopics, alpha, order)
+        order = np.empty(self.rows, i64)
+        _kernels.ndeval_ideal(self.doc_offsets, rel_offsets, rel_sub, self.subtopics, alpha,
+                              order)
         ideal_c = np.empty((n_topics, 4 * depth))
         ideal_s = np.empty((n_topics, 2))
-        _kernels.ndeval_topics(self.doc_offsets, order, np.arange(n_topics, dtype=np.int64),
-                               self.rel_offsets, self.rel_sub, self.subtopics,
-                               self.nrel_offsets, self.nrel_sub, alpha, beta, ideal_c, ideal_s)
-        topic_of = np.array([self.topics[str(q)] for q in ids], np.int64)
-        rows: list[int] = []
-        offsets = [0]
-        for q, t in zip(ids, topic_of.tolist()):
-            judged = self.rows[t]
-            r = [judged.get(d, -1) for d in ranked[q]]
-            rows += [x for x in r if x >= 0] if judged_only else r
-            offsets.append(len(rows))
-        curves = np.empty((len(ids), 4 * depth))
-        scalars = np.empty((len(ids), 2))
-        _kernels.ndeval_topics(np.array(offsets, np.int64), np.array(rows, np.int64),
-                               topic_of, self.rel_offsets, self.rel_sub, self.subtopics,
-                               self.nrel_offsets, self.nrel_sub, alpha, beta, curves, scalars)
-        return curves, scalars, ideal_c, ideal_s, topic_of
+        _kernels.ndeval_topics(self.doc_offsets, order, np.arange(n_topics, dtype=i64),
+                               rel_offsets, rel_sub, self.subtopics, self.nrel_offsets,
+                               nrel_sub, alpha, beta, ideal_c, ideal_s)
+        groups = len(self.offsets) - 1
+        curves = np.empty((groups, 4 * depth))
+        scalars = np.empty((groups, 2))
+        _kernels.ndeval_topics(self.offsets, self.ranked, self.topic_of, rel_offsets, rel_sub,
+                               self.subtopics, self.nrel_offsets, nrel_sub, alpha, beta,
+                               curves, scalars)
+        return curves, scalars, ideal_c, ideal_s, self.topic_of
 
 
 def _column(c: Column, curves, scalars, ideal_c, ideal_s, topic_of, depth: int) -> np.ndarray:
