@@ -25,13 +25,17 @@ def random_data(seed: int, low: int = -1, high: int = 4, integer_ids: bool = Fal
     qrels: dict = {}
     run: dict = {}
     docs = [f"d{i}" if not integer_ids else str(i) for i in range(14)]
+    if seed % 3 == 0 and not integer_ids:  # ids whose order is by code point, not by byte
+        docs = [f"{'aé日🙂Z'[i % 5]}{i}" for i in range(14)]
     for q in range(rng.randint(1, 6)):
         qid = str(q + 1)
         if rng.random() < 0.85:
             subs: dict = {}
             for s in rng.sample(range(1, 6), rng.randint(1, 4)):
                 judged = rng.sample(docs, rng.randint(1, 7))
-                subs[str(s)] = {d: rng.randint(low, high) for d in judged}
+                subs[str(s)] = {d: rng.choice([low * 10**5, high * 10**5])
+                                if rng.random() < 0.05 else rng.randint(low, high)
+                                for d in judged}
             qrels[qid] = subs
         if rng.random() < 0.9 or qid not in qrels:
             n = rng.choice([1, 3, 8, 25])
@@ -210,8 +214,8 @@ def test_the_ir_measures_provider_passes_the_iteration_through():
 
 
 def test_compare_gives_evaluates_means():
-    qrels, run = random_data(21)
-    _, other = random_data(22)
+    qrels, run = random_data(27)  # six queries
+    _, other = random_data(38)
     dq = qafast.DiversityQrels(qrels)
     names = ["alpha_nDCG@20", "NRBP", "map"]
     c = qafast.compare(dq, {"a": run, "b": other}, names, queries="qrels")
@@ -246,3 +250,22 @@ def test_the_command_line_reads_diversity_qrels(tmp_path, capsys):
     want = qafast.evaluate(qafast.DiversityQrels.from_file(str(qpath)), str(rpath),
                            ["alpha_nDCG@20", "P_IA@5"])
     assert got == want
+
+
+def test_calc_aggregate_through_the_qafast_provider():
+    ir_measures = pytest.importorskip("ir_measures")
+    pd = pytest.importorskip("pandas")
+    from qafast.integrations.ir_measures import patch
+
+    qrels, run = random_data(9)
+    rows = [ir_measures.Qrel(q, d, g, s) for q, subs in qrels.items()
+            for s, docs in subs.items() for d, g in docs.items()]
+    scored = [ir_measures.ScoredDoc(q, d, s) for q, docs in run.items()
+              for d, s in docs.items()]
+    measures = [ir_measures.alpha_nDCG @ 20, ir_measures.ERR_IA @ 20]
+    want = ir_measures.pyndeval.calc_aggregate(measures, rows, scored)
+    with patch():
+        for q, r in ((rows, scored), (pd.DataFrame(rows), pd.DataFrame(scored))):
+            got = ir_measures.calc_aggregate(measures, q, r)
+            for m in measures:
+                assert same(got[m], want[m]) or got[m] == pytest.approx(want[m], rel=1e-15)
