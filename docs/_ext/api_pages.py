@@ -38,6 +38,7 @@ MODULES = (
     ("qafast.fusion", "Fusing runs"),
     ("qafast.gdeval_eval", "gdeval.pl (TREC Web track)"),
     ("qafast.ndeval_eval", "ndeval (TREC diversity)"),
+    ("qafast.diversity", "Diversity qrels for evaluate"),
     ("qafast.cwl_eval", "cwl_eval (C/W/L user models)"),
     ("qafast.dask", "Dask"),
     ("qafast.errors", "Errors"),

@@ -41,7 +41,7 @@ def render() -> str:
 
     agreement = table.AGREEMENT
     # per section, in the table's order; runid, num_q and relstring are not numbers
-    families = sorted((d for d in table.TABLE if d.kernel is not None),
+    families = sorted((d for d in table.TABLE if d.kernel is not None or d.subtopics),
                       key=lambda d: table.GROUPS.index(d.group))
     out = _heading("Measure reference", "=")
     out += [

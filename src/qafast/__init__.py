@@ -46,6 +46,7 @@ _LAZY = {
     "curves": ("average_precision", "precision_recall_curve", "threshold_average_precision",
                "threshold_precision_recall"),
     "dbqa": ("evaluate_dbqa", "evaluate_dbqa_file"),
+    "diversity": ("DiversityQrels",),
     "drop_eval": ("DropMetrics", "drop", "drop_metrics", "drop_per_question"),
     "coqa_eval": ("CoqaMetrics", "coqa", "coqa_human", "coqa_per_turn"),
     "dpr_eval": ("RetrievalAccuracy", "dpr_first_hits", "dpr_retrieval"),
@@ -98,6 +99,7 @@ if _typing.TYPE_CHECKING:
     from .curves import threshold_precision_recall as threshold_precision_recall
     from .dbqa import evaluate_dbqa as evaluate_dbqa
     from .dbqa import evaluate_dbqa_file as evaluate_dbqa_file
+    from .diversity import DiversityQrels as DiversityQrels
     from .drop_eval import DropMetrics as DropMetrics
     from .drop_eval import drop as drop
     from .drop_eval import drop_metrics as drop_metrics

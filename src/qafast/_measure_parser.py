@@ -25,6 +25,7 @@ from ._measures import (
     NICKNAMES,
     NICKNAMES_V9,
     NO_CUTOFF,
+    SUBTOPIC_FAMILIES,
     TABLE,
     TOOLS,
     TREC_ORDER,
@@ -327,28 +328,37 @@ _IR_MEASURES: dict[str, tuple[str, dict[str, type], tuple[str, ...]]] = {
     "SetAP": ("cutoff", {"rel": int, "judged_only": bool}, ()),
     "Success": ("cutoff", {"cutoff": int, "rel": int, "judged_only": bool}, ("cutoff",)),
     "ERR": ("cutoff", {"cutoff": int}, ()),
+    # diversity (qafast.diversity computes them from diversity qrels, with ndeval's rules)
+    "ERR_IA": ("cutoff", {"cutoff": int, "rel": int, "judged_only": bool}, ("cutoff",)),
+    "nERR_IA": ("cutoff", {"cutoff": int, "rel": int, "judged_only": bool}, ("cutoff",)),
+    "alpha_DCG": ("cutoff", {"cutoff": int, "alpha": float, "rel": int, "judged_only": bool},
+                  ("cutoff",)),
+    "alpha_nDCG": ("cutoff", {"cutoff": int, "alpha": float, "rel": int, "judged_only": bool},
+                   ("cutoff",)),
+    "NRBP": ("cutoff", {"alpha": float, "beta": float, "rel": int}, ()),
+    "nNRBP": ("cutoff", {"alpha": float, "beta": float, "rel": int}, ()),
+    "AP_IA": ("cutoff", {"rel": int, "judged_only": bool}, ()),
+    "P_IA": ("cutoff", {"cutoff": int, "rel": int, "judged_only": bool}, ("cutoff",)),
+    "StRecall": ("cutoff", {"cutoff": int, "rel": int}, ("cutoff",)),
 }
 #: ir_measures' other names for them: name -> (measure, preset parameters)
 _IR_ALIASES: dict[str, tuple[str, dict[str, Any]]] = {
     "MAP": ("AP", {}), "Precision": ("P", {}), "Recall": ("R", {}), "MRR": ("RR", {}),
     "NDCG": ("nDCG", {}), "RPrec": ("Rprec", {}), "BPref": ("Bpref", {}),
     "NumRelRet": ("NumRet", {"rel": 1}), "SetRelP": ("SetP", {"relative": True}),
+    "MAP_IA": ("AP_IA", {}), "α_DCG": ("alpha_DCG", {}), "α_nDCG": ("alpha_nDCG", {}),
 }
 #: the defaults of the parameters that choose between families (nDCG's dcg, SetP's
 #: relative): a spelling that does not name one asks for its default
 _IR_DEFAULTS: dict[str, Any] = {"dcg": "log2", "relative": False}
 #: ir_measures measures qafast does not compute (diversity, user models, cwl_eval's RBP, ...)
 _IR_OTHERS = frozenset({
-    "Accuracy", "BPM", "Compat", "ERR_IA", "nERR_IA", "alpha_DCG", "α_DCG", "alpha_nDCG",
-    "α_nDCG", "NRBP", "nNRBP", "AP_IA", "MAP_IA", "P_IA", "StRecall", "INST", "INSQ",
+    "Accuracy", "BPM", "Compat", "INST", "INSQ",
     "NERR8", "NERR9", "NERR10", "NERR11", "SDCG", "RBP",
 })
-#: ir_measures' diversity measures: qafast computes them from diversity qrels, with ndeval's
-#: rules, in qafast.ndeval (evaluate's qrels carry no subtopics)
-_IR_DIVERSITY = frozenset({
-    "ERR_IA", "nERR_IA", "alpha_DCG", "α_DCG", "alpha_nDCG", "α_nDCG", "NRBP", "nNRBP",
-    "AP_IA", "MAP_IA", "P_IA", "StRecall",
-})
+#: ir_measures' diversity measures: rows of the table read from diversity qrels (a subtopic
+#: per judgment), computed with ndeval's rules by qafast.diversity
+_IR_DIVERSITY = SUBTOPIC_FAMILIES
 #: ir_measures' parameters as a Column holds them (rel is the column's level)
 _IR_FLOAT_PARAMS = ("recall", "beta")
 
@@ -495,10 +505,7 @@ def _ir_columns(name: str, params: dict, key) -> list[Column]:
     """The column of ir_measures' measure ``name`` with ``params``, output under ``key``."""
     base, preset = _IR_ALIASES.get(name, (name, {}))
     if base in _IR_DIVERSITY:
-        raise UnknownMeasureError(
-            f"measure {key!r}: ir_measures' {base} needs qrels with subtopics, which evaluate's "
-            "qrels do not carry; qafast.ndeval (and `qafast ndeval`) computes it from diversity "
-            "qrels (topic subtopic docno judgment)")
+        return [_diversity_column(base, {**preset, **params}, key)]
     if base in _IR_OTHERS:
         raise UnknownMeasureError(
             f"measure {key!r}: ir_measures' {base} is not one qafast computes; it computes "
@@ -515,6 +522,31 @@ def _ir_columns(name: str, params: dict, key) -> list[Column]:
         x = row.defaults[0] if row.arity == 1 else 0.0
     return [_column(key, row.name, k=_depth(row, params.get("cutoff")), x=x,
                     rel=params.get("rel"), v9=spelling.spelled.v9, tool="ir_measures")]
+
+
+def _diversity_column(base: str, params: dict, key) -> Column:
+    """The column of ir_measures' diversity measure ``base``: ``k`` its cutoff (0 for NRBP,
+    nNRBP, AP_IA), ``values`` (alpha, beta) as ir_measures' pyndeval provider passes them
+    (alpha 0.5 but where alpha_DCG, alpha_nDCG, NRBP and nNRBP set it; beta 0.5 but where
+    NRBP and nNRBP set it)."""
+    _check_ir_params(base, params, key)
+    unit = {}
+    for p in ("alpha", "beta"):
+        v = float(params.get(p, 0.5))
+        if not 0.0 <= v <= 1.0:
+            raise UnknownMeasureError(f"measure {key!r}: {p}={params[p]!r} is not from 0 to 1 "
+                                      "(ndeval's range)")
+        unit[p] = v
+    k = int(params.get("cutoff", 0))
+    if k > _DIVERSITY_MAX_CUTOFF:
+        raise UnknownMeasureError(f"measure {key!r}: the cutoff {k} is too large for a "
+                                  f"diversity measure (at most {_DIVERSITY_MAX_CUTOFF})")
+    return _column(key, base, k=k, x=unit["alpha"], rel=params.get("rel"),
+                   tool="ir_measures")._replace(values=(unit["alpha"], unit["beta"]))
+
+
+#: ndeval's values are curves over depths 1..k held for every query at once
+_DIVERSITY_MAX_CUTOFF = 100_000
 
 
 def _own_columns(text: str, s: str) -> list[Column] | None:
@@ -762,3 +794,11 @@ def kernel_arrays(columns: list[Column]) -> tuple[array, array, array, array, ar
             array("q", [min(c.k, NO_CUTOFF) for c in columns]),
             array("d", [c.x for c in columns]), array("q", loffs), array("q", lkeys),
             array("d", lvals))
+
+
+def reads_subtopics(columns: list[Column], qrels: Any = None) -> bool:
+    """Whether a call reads diversity qrels: it asks for a diversity measure (a row with
+    ``subtopics``), or its qrels are a ``qafast.DiversityQrels`` (recognised without
+    loading its module)."""
+    return (any(c.family in SUBTOPIC_FAMILIES for c in columns)
+            or type(qrels).__module__ == "qafast.diversity")

@@ -30,8 +30,9 @@ from __future__ import annotations
 from typing import NamedTuple
 
 __all__ = ["AGREEMENT", "ANSWERS", "BY_NAME", "CODES", "DENSE", "FAMILIES", "GROUPS",
-           "NICKNAMES", "NICKNAMES_V9", "NO_CUTOFF", "TABLE", "TEXT_MEASURES", "TREC_ORDER",
-           "V10_ONLY", "AnswerMetric", "Family", "Name", "kernel_constants"]
+           "NICKNAMES", "NICKNAMES_V9", "NO_CUTOFF", "SUBTOPIC_FAMILIES", "TABLE",
+           "TEXT_MEASURES", "TREC_ORDER", "V10_ONLY", "AnswerMetric", "Family", "Name",
+           "kernel_constants"]
 
 #: the tools whose names the parser reads (torchmetrics' classes are listed for the docs)
 TOOLS = ("trec_eval", "qafast", "ranx", "ir_measures", "torchmetrics")
@@ -135,6 +136,9 @@ class Family(NamedTuple):
     #: or "not retrieved" (ranked as grade 0, still counted in R); "" where it does nothing
     #: of the kind. ``RankingMetrics(torchmetrics_nonpositive=True)`` does the same
     torchmetrics_nonpositive: str = ""
+    #: reads diversity qrels (a subtopic per judgment): computed with ndeval's rules by
+    #: ``qafast.diversity`` from its own kernels, not by ``_one_measure`` (``kernel`` None)
+    subtopics: bool = False
 
     def spelled(self, tool: str) -> tuple[str, ...]:
         """Its spellings in ``tool`` that the table lists (trec_eval's is its name)."""
@@ -153,6 +157,14 @@ _TREC = ("trec_eval", "pytrec_eval", "specification")
 _OFFICIAL = ("official", "all_trec")
 _SET = ("set", "all_trec")
 _ALL = ("official", "set", "all_trec")
+_DIV = ("pyndeval", "ndeval")
+_DIV_CURVE = ("ndeval's value at k, in ndeval's collection-independent normalisation: the "
+              "{}, divided by the same sum for a ranking whose every document is relevant to "
+              "every subtopic with a relevant document; 0 for a query with none.")
+_DIV_NOTE = ("Needs diversity qrels (``qafast.DiversityQrels``: a subtopic per judgment). "
+             "Ties in score are ranked by document id ascending, as ir_measures' pyndeval "
+             "provider ranks them; a document relevant to a subtopic has a grade of at "
+             "least the relevance level.")
 
 #: ranx's DCG forms, as the graded_dcg family's float parameter (flags)
 DCG_EXP, DCG_NORMALISED = 1, 2
@@ -514,6 +526,58 @@ TABLE: tuple[Family, ...] = (
            agrees=("ir_measures", "specification"),
            note="trec_eval's ``num_q`` is printed by ``qafast trec`` and not returned by "
                 "``evaluate``."),
+    # -- diversity (ir_measures' pyndeval names, computed with ndeval's rules) -------------
+    Family("ERR_IA", "Intent-aware expected reciprocal rank at k", "Diversity",
+           _DIV_CURVE.format("sum over ranks i <= k of (sum over subtopics s of the document's "
+                             "relevance to s times (1 - alpha)^(documents above it relevant to "
+                             "s)) / i, with alpha 0.5"),
+           params="cut", origin="ir_measures", kernel=None, subtopics=True,
+           names=ir("ERR_IA@k", "ERR_IA(rel=N)@k"), agrees=_DIV, note=_DIV_NOTE),
+    Family("nERR_IA", "Normalised intent-aware expected reciprocal rank at k", "Diversity",
+           "ERR_IA@k divided by the ERR_IA@k of ndeval's greedy ideal ranking of the judged "
+           "documents; 0 when alpha-DCG@k is 0.",
+           params="cut", origin="ir_measures", kernel=None, subtopics=True,
+           names=ir("nERR_IA@k", "nERR_IA(rel=N)@k"), agrees=_DIV, note=_DIV_NOTE),
+    Family("alpha_DCG", "alpha-DCG at k", "Diversity",
+           _DIV_CURVE.format("sum over ranks i <= k of (sum over subtopics s of the document's "
+                             "relevance to s times (1 - alpha)^(documents above it relevant to "
+                             "s)) / log2(i + 1)"),
+           params="cut", origin="ir_measures", kernel=None, subtopics=True,
+           names=ir("alpha_DCG@k", "alpha_DCG(rel=N)@k", "α_DCG@k"),
+           agrees=_DIV, note=_DIV_NOTE),
+    Family("alpha_nDCG", "alpha-nDCG at k", "Diversity",
+           "alpha_DCG@k divided by the alpha_DCG@k of ndeval's greedy ideal ranking of the "
+           "judged documents; 0 when alpha_DCG@k is 0.",
+           params="cut", origin="ir_measures", kernel=None, subtopics=True,
+           names=ir("alpha_nDCG@k", "alpha_nDCG(rel=N)@k", "α_nDCG@k"), agrees=_DIV, note=_DIV_NOTE),
+    Family("NRBP", "Novelty- and rank-biased precision", "Diversity",
+           "(1 - (1 - alpha) beta) / S times the sum over the whole ranking of beta^(i - 1) "
+           "times the document's alpha-discounted gain (as alpha_DCG's), S the number of "
+           "subtopics with a relevant document; alpha and beta 0.5.",
+           origin="ir_measures", kernel=None, subtopics=True,
+           names=ir("NRBP", "NRBP(rel=N)"), agrees=_DIV,
+           note=_DIV_NOTE),
+    Family("nNRBP", "Normalised novelty- and rank-biased precision", "Diversity",
+           "NRBP divided by the NRBP of ndeval's greedy ideal ranking (0 / 0 is NaN, as in "
+           "ndeval).",
+           origin="ir_measures", kernel=None, subtopics=True,
+           names=ir("nNRBP", "nNRBP(rel=N)"), agrees=_DIV,
+           note=_DIV_NOTE),
+    Family("AP_IA", "Intent-aware average precision", "Diversity",
+           "The mean over the subtopics with a relevant document of the average precision "
+           "of the ranking for that subtopic alone (R: the subtopic's relevant documents).",
+           origin="ir_measures", kernel=None, subtopics=True,
+           names=ir("AP_IA", "MAP_IA", "AP_IA(rel=N)"), agrees=_DIV, note=_DIV_NOTE),
+    Family("P_IA", "Intent-aware precision at k", "Diversity",
+           "(the (document, subtopic) relevant pairs in the top k) / (k S), S the number of "
+           "subtopics with a relevant document.",
+           params="cut", origin="ir_measures", kernel=None, subtopics=True,
+           names=ir("P_IA@k", "P_IA(rel=N)@k"), agrees=_DIV, note=_DIV_NOTE),
+    Family("StRecall", "Subtopic recall at k", "Diversity",
+           "(the subtopics with a relevant document in the top k) / S, S the number of "
+           "subtopics with a relevant document.",
+           params="cut", origin="ir_measures", kernel=None, subtopics=True,
+           names=ir("StRecall@k", "StRecall(rel=N)@k"), agrees=_DIV, note=_DIV_NOTE),
 )
 
 BY_NAME: dict[str, Family] = {f.name: f for f in TABLE}
@@ -536,7 +600,9 @@ NICKNAMES: dict[str, tuple[str, ...]] = {
 
 #: the families that are not per-query numbers: the command line prints them, evaluate()
 #: does not return them
-TEXT_MEASURES = frozenset(f.name for f in TABLE if f.kernel is None)
+TEXT_MEASURES = frozenset(f.name for f in TABLE if f.kernel is None and not f.subtopics)
+#: the families that read diversity qrels' subtopics (qafast.diversity computes them)
+SUBTOPIC_FAMILIES = frozenset(f.name for f in TABLE if f.subtopics)
 #: the families that read each query's whole ranked grade list
 DENSE = frozenset(f.name for f in TABLE if f.dense)
 #: trec_eval 10.0's families that 9.0.8 (pytrec_eval) lacks
@@ -546,7 +612,7 @@ NICKNAMES_V9 = {nick: tuple(f for f in fams if f not in V10_ONLY)
                 for nick, fams in NICKNAMES.items()}
 
 #: the measure reference's sections, in order
-GROUPS = ("Counts", "Precision and recall", "Sets", "Ranks", "Gains")
+GROUPS = ("Counts", "Precision and recall", "Sets", "Ranks", "Gains", "Diversity")
 
 #: what each nickname is, for the docs
 NICKNAME_DOCS = {
@@ -575,6 +641,11 @@ AGREEMENT = {
     "specification": ("the specification", ("``qafast.reference``, the plain-Python "
                       "definitions, on random tie-heavy runs"),
                       "tests/test_ranking_reference.py, tests/test_measure_names.py"),
+    "pyndeval": ("ir_measures 0.4.3's pyndeval provider (pyndeval 0.0.8, ndeval's C code)",
+                 ("every value, query by query, to the last bit, on random tie-heavy "
+                  "diversity qrels and runs"), "tests/test_diversity_measures.py"),
+    "ndeval": ("qafast.ndeval (ndeval 4.5's output, byte for byte)",
+               "every value, query by query, to the last bit", "tests/test_diversity_measures.py"),
 }
 
 

@@ -53,14 +53,17 @@ def _trec_parser(sub) -> None:
                    help="measure[.params] or nickname (official, all_trec, set); repeatable; "
                         "default official. Any other name qafast.evaluate takes (ndcg@10, "
                         "mrr@10, ...) prints after trec_eval's measures, in the order given")
-    p.add_argument("-R", choices=("qrels", "qrels_jg", "prefs", "qrels_prefs"),
+    p.add_argument("-R", choices=("qrels", "qrels_jg", "prefs", "qrels_prefs", "diversity"),
                    default="qrels", metavar="FORMAT",
                    help="format of the qrels file: qrels (default); qrels_jg: 'qid jg "
                         "docno rel', judgments from several judge groups, for the measures "
                         "map_avgjg, P_avgjg and Rprec_mult_avgjg (nickname qrels_jg, the "
                         "default then); prefs: 'qid jg jsg docno level' preference "
                         "judgments, or qrels_prefs: a qrels file read as preferences, for the "
-                        "prefs_* measures (nicknames all_prefs, prefs: the default then)")
+                        "prefs_* measures (nicknames all_prefs, prefs: the default then); "
+                        "diversity: 'qid subtopic docno rel' diversity qrels, for ir_measures' "
+                        "diversity measures (-m alpha_nDCG@20, ERR_IA@20, NRBP, ...; the "
+                        "others read each document's highest grade)")
     p.add_argument("-T", choices=("trec_results",), default="trec_results", metavar="FORMAT",
                    help="format of the run files: trec_results (the only one, as in trec_eval)")
     p.add_argument("-Z", metavar="ZSCORES_FILE", default=None,
@@ -127,7 +130,9 @@ def _run_trec(args) -> int:
             return 1
     args.zscores = zscores
     found = None
-    if args.R == "qrels_jg":
+    if args.R == "diversity":
+        found = _diversity_files(args, runs, numeric, queries, options, relcols)
+    elif args.R == "qrels_jg":
         found = _judge_group_files(args, runs, numeric, queries, options)
     elif args.R in ("prefs", "qrels_prefs"):
         found = _prefs_files(args, runs, numeric, queries)
@@ -222,6 +227,26 @@ def _judge_group_files(args, runs, numeric, queries, options):
     results = [evaluate_judge_groups(jgs, Run.from_file(run), numeric, queries=queries,
                                      options=options) for _, run in runs]
     return jgs, results
+
+
+def _diversity_files(args, runs, numeric, queries, options, relcols):
+    """(qrels, results) for -R diversity: each run against diversity qrels."""
+    from ._runfile import RunResult, check_readable
+    from .diversity import DiversityQrels, subtopic_values
+    from .errors import InputError
+    from .ranking import Run
+
+    if relcols:
+        raise InputError("-R diversity does not print relstring")
+    for name, run in runs:
+        check_readable(name, run)
+    diverse = DiversityQrels.from_file(args.qrels)
+    results = []
+    for name, source in runs:
+        run = Run.from_file(source)
+        ids, values, _ = subtopic_values(diverse, run, numeric, queries, options)
+        results.append(RunResult(ids, values, {}, run.run_id, list(run.query_ids), name))
+    return diverse.plain(), results
 
 
 def _prefs_files(args, runs, numeric, queries):

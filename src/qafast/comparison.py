@@ -51,7 +51,7 @@ import numpy as np
 from . import _distributions as dist
 from . import _kernels
 from ._engine import check_options
-from ._measure_parser import parse_measures
+from ._measure_parser import parse_measures, reads_subtopics
 from ._measures import TEXT_MEASURES
 from ._ranked import as_qrels
 from ._run_sources import add_missing_queries, per_query_values
@@ -1196,12 +1196,20 @@ def compare(qrels, runs: Mapping[str, Any], measures: str | Iterable[str], *,
         raise InputError(f"measures {measures!r}: none of them is a per-query number")
     _check_averaged(columns)
     layouts = [_layout(name, runs[name], group) for name in names]
+    diverse = None
+    if reads_subtopics(columns, qrels):  # diversity measures: their values come from there
+        from .diversity import as_diversity_qrels, subtopic_values
+
+        diverse = as_diversity_qrels(qrels)
+        qrels = diverse.plain()
     qrels = as_qrels(qrels, workers)
     options = dict(relevance_level=int(relevance_level), judged_only=bool(judged_only),
                    max_docs=max_docs, workers=workers)
 
     def measure(label, run, which):
         try:
+            if diverse is not None:
+                return subtopic_values(diverse, run, columns, which, options)[:2]
             return per_query_values(qrels, run, columns, which, options)
         except (ValueError, TypeError) as e:
             raise in_context(e, label) from None

@@ -29,7 +29,7 @@ from typing import Any, Iterable, Mapping
 
 import numpy as np
 
-from .errors import InputError, InputTypeError
+from .errors import InputError, InputTypeError, MeasureError
 
 __all__ = ["answers", "compare", "evaluate"]
 
@@ -435,7 +435,7 @@ def _gather(results, qrels, columns, options, names, run_name: str | None):
 
 def _setup(qrels, measures, relevance_level, judged_only, max_docs, queries):
     from ._engine import check_max_grades, check_options
-    from ._measure_parser import parse_measures
+    from ._measure_parser import parse_measures, reads_subtopics
     from ._measures import TEXT_MEASURES
     from ._ranked import as_qrels
 
@@ -445,6 +445,11 @@ def _setup(qrels, measures, relevance_level, judged_only, max_docs, queries):
     columns = [c for c in parse_measures(measures) if c.family not in TEXT_MEASURES]
     if not columns:
         raise InputError(f"measures {measures!r}: none of them is a per-query number")
+    if reads_subtopics(columns, qrels):
+        raise MeasureError(
+            f"measures {measures!r}: qafast.dask does not compute the diversity measures "
+            "(alpha_nDCG, ERR_IA, ...) or read diversity qrels yet; qafast.evaluate does, "
+            "from a qafast.DiversityQrels")
     qrels = as_qrels(qrels)
     check_max_grades(qrels, columns)
     options = dict(relevance_level=int(relevance_level), judged_only=bool(judged_only),

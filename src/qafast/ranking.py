@@ -20,7 +20,7 @@ from ._engine import (
     check_max_grades,
     check_options,
 )
-from ._measure_parser import parse_measures
+from ._measure_parser import parse_measures, reads_subtopics
 from ._measures import FAMILIES, NO_CUTOFF, TEXT_MEASURES
 from ._progress import Progress
 from ._ranked import Qrels, Run, as_qrels
@@ -73,7 +73,10 @@ def evaluate(qrels: Any, run: Any, measures: str | Iterable[str], *, relevance_l
     ----------
     qrels : Qrels, dict, DataFrame, Arrow table or path
         Relevance judgments, ``{query_id: {doc_id: grade}}``, a TREC qrels file or a
-        Parquet file (``query_id, doc_id, relevance`` columns).
+        Parquet file (``query_id, doc_id, relevance`` columns). The diversity measures
+        (``alpha_nDCG@20``, ``ERR_IA@20``, ...) read diversity qrels, with a subtopic per
+        judgment: a :class:`qafast.DiversityQrels`, ``{query_id: {subtopic: {doc_id:
+        grade}}}``, a DataFrame with an ``iteration`` column or ir_measures' ``Qrel`` tuples.
     run : Run, dict, DataFrame, Arrow table, path, bytes or binary file
         Retrieved documents, ``{query_id: {doc_id: score}}``, a TREC run file (a pipe,
         FIFO or file object is read once), or a ``pyarrow.Table``, ``RecordBatchReader``
@@ -146,12 +149,17 @@ def evaluate(qrels: Any, run: Any, measures: str | Iterable[str], *, relevance_l
     if not columns:
         raise InputError(f"measures {measures!r}: none of them is a per-query number "
                          "(runid, num_q and relstring are printed by the qafast trec command)")
-    qrels = as_qrels(qrels, workers)
-    check_max_grades(qrels, columns)
     options = dict(relevance_level=min(int(relevance_level), LEVEL_CEILING),
                    judged_only=bool(judged_only),
                    max_docs=None if max_docs is None else min(int(max_docs), NO_CUTOFF),
                    workers=workers)
+    if reads_subtopics(columns, qrels):
+        from .diversity import subtopic_values
+
+        ids, values, qrels = subtopic_values(qrels, run, columns, queries, options)
+        return _results(columns, ids, values, qrels, queries, per_query)
+    qrels = as_qrels(qrels, workers)
+    check_max_grades(qrels, columns)
     # a bar for text to read; a dict or a Run is measured in a moment
     bar = Progress(progress if is_run_source(run) else False, total=source_size(run),
                    desc="run")
@@ -227,6 +235,17 @@ def evaluate_runs(qrels, runs, measures: str | Iterable[str], *, relevance_level
         raise ValueError(f"measures {measures!r}: none of them is a per-query number "
                          "(runid, num_q and relstring are printed by the qafast trec command)")
     workers = resolve_workers(workers)
+    if reads_subtopics(columns, qrels):
+        from .diversity import as_diversity_qrels, subtopic_values
+
+        options = {"relevance_level": int(relevance_level), "judged_only": bool(judged_only),
+                   "max_docs": max_docs, "workers": 1}
+        diverse = as_diversity_qrels(qrels)  # read once for every run
+        by_run: dict[str, dict] = {}
+        for name, run in named:
+            ids, values, plain = subtopic_values(diverse, run, columns, queries, options)
+            by_run[name] = _results(columns, ids, values, plain, queries, per_query)
+        return by_run
     for name, run in named:
         check_readable(name, run)
     qrels = as_qrels(qrels, min(workers, 2))
@@ -246,6 +265,15 @@ def evaluate_runs(qrels, runs, measures: str | Iterable[str], *, relevance_level
                 columns, r.values, exact=True,
                 every_qrels_query=qrels if queries == "qrels" else None)))
     return out
+
+
+def _results(columns, ids, values, qrels, queries: str, per_query: bool) -> dict:
+    """What evaluate returns for one run's per-query values."""
+    names = [c.name for c in columns]
+    if per_query:
+        return {q: dict(zip(names, row)) for q, row in zip(ids, values.tolist())}
+    return dict(zip(names, column_summaries(
+        columns, values, exact=True, every_qrels_query=qrels if queries == "qrels" else None)))
 
 
 def _named_runs(runs) -> list[tuple[str, Any]]:

@@ -31,11 +31,11 @@ import numpy as np
 
 from . import _exactsum, _kernels
 from ._convert import as_array
-from ._measure_parser import column_groups, kernel_arrays, parse_measures
+from ._measure_parser import column_groups, kernel_arrays, parse_measures, reads_subtopics
 from ._measures import BY_NAME, DENSE, MAX_GRADE, TABLE, TEXT_MEASURES
 from ._state import Field, Rule, StateRecord, StateSpec, ValueRange, exact_sum_rules, state_dict
 from ._summaries import MIN_GEO_MEAN, column_summary
-from .errors import InputError, InputTypeError
+from .errors import InputError, InputTypeError, MeasureError
 
 __all__ = ["AnswerMetrics", "RankingMetrics"]
 
@@ -376,6 +376,11 @@ class RankingMetrics:
         columns = [c for c in parse_measures(measures) if c.family not in TEXT_MEASURES]
         if not columns:
             raise InputError(f"measures {measures!r}: none of them is a per-query number")
+        if reads_subtopics(columns):
+            raise MeasureError(
+                f"measures {measures!r}: RankingMetrics' batches carry one grade per "
+                "candidate, not the subtopics the diversity measures (alpha_nDCG, ERR_IA, "
+                "...) read; compute those with qafast.evaluate and a qafast.DiversityQrels")
         # grades go up to MAX_GRADE: every level above it selects the same (no) candidates,
         # and the kernels size their work by the level
         self._level = min(_check_int(relevance_level, "relevance_level", 1), MAX_GRADE + 1)

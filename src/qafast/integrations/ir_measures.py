@@ -20,7 +20,11 @@ ir_measures' own). The rest is ir_measures' own behaviour, unchanged:
 Two values differ from the providers ir_measures picks by default, and
 ``docs/known-differences.md`` lists both: ``ERR@k`` is gdeval.pl's number at full
 precision, where gdeval.pl prints 5 decimals; and ``IPrec@r`` keeps ir_measures' recall
-points (trec_eval 9.0.8's, as pytrec_eval computes them).
+points (trec_eval 9.0.8's, as pytrec_eval computes them). The diversity measures
+(``alpha_nDCG@20``, ``ERR_IA@20``, ...) read the qrels' ``iteration`` as the subtopic, as
+the pyndeval provider does, and give its numbers; where one call asks for measures of
+several pyndeval invocations (different ``rel``, ``alpha`` or ``beta``), ir_measures 0.4.3
+scores the second and later ones 0 and qafast does not.
 
 The provider class is built on first access, so importing this module does not import
 ir_measures.
@@ -33,6 +37,8 @@ from collections.abc import Iterator
 from typing import Any
 
 from .._measure_parser import parse_measures
+from .._measures import SUBTOPIC_FAMILIES
+from ..diversity import DiversityQrels
 from ..errors import QafastError
 from ..ranking import evaluate
 
@@ -73,12 +79,21 @@ def _build() -> type:
         """Evaluates runs against one set of qrels, read once."""
 
         def __init__(self, measures, qrels):
-            self._qrels = QrelsConverter(qrels).as_dict_of_dict()
-            super().__init__(list(measures), self._qrels.keys())
+            measures = list(measures)
+            self._qrels: Any
+            if any(c.family in SUBTOPIC_FAMILIES for c in parse_measures(measures)):
+                # the diversity measures read each judgment's subtopic: the qrels' iteration
+                rows = list(QrelsConverter(qrels).as_namedtuple_iter())
+                self._qrels = DiversityQrels(rows)
+                self._queries = {r.query_id for r in rows}
+            else:
+                self._qrels = QrelsConverter(qrels).as_dict_of_dict()
+                self._queries = self._qrels.keys()
+            super().__init__(measures, self._queries)
 
         def _iter_calc(self, run) -> Iterator[Any]:
             run = RunConverter(run).as_dict_of_dict()
-            shared = {q: docs for q, docs in run.items() if q in self._qrels and docs}
+            shared = {q: docs for q, docs in run.items() if q in self._queries and docs}
             if not shared or not self.measures:
                 return
             # evaluate() reads ir_measures' measure objects, and keys its columns by them
