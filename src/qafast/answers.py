@@ -20,7 +20,7 @@ import numpy as np
 from . import _exactsum, _kernels
 from .errors import InputError, InputTypeError
 from .reference import answers as _ref
-from .reference import triviaqa as _ref_triviaqa
+from .reference.triviaqa import PUNCTUATION as _TRIVIAQA_PUNCTUATION
 
 __all__ = [
     "EMPTY_RULES", "NORMALIZERS", "UNITS", "exact_match", "exact_match_and_f1", "f1",
@@ -124,10 +124,10 @@ def normalize_cmrc(s: str) -> str:
     return s.lower().strip().translate(_CMRC_DROP)
 
 
-_TQA_TABLE = str.maketrans({c: " " for c in _ref_triviaqa.PUNCTUATION})
+_TQA_TABLE = str.maketrans({c: " " for c in _TRIVIAQA_PUNCTUATION})
 _TQA_ASCII_TABLE = bytes.maketrans(b"ABCDEFGHIJKLMNOPQRSTUVWXYZ" + "".join(
-    c for c in sorted(_ref_triviaqa.PUNCTUATION) if c.isascii()).encode(),
-    b"abcdefghijklmnopqrstuvwxyz" + b" " * sum(c.isascii() for c in _ref_triviaqa.PUNCTUATION))
+    c for c in sorted(_TRIVIAQA_PUNCTUATION) if c.isascii()).encode(),
+    b"abcdefghijklmnopqrstuvwxyz" + b" " * sum(c.isascii() for c in _TRIVIAQA_PUNCTUATION))
 _TQA_ARTICLES = re.compile(r"\b(a|an|the)\b")
 #: ASCII characters that are neither word characters, whitespace nor punctuation: with none,
 #: an ASCII string's tokens after the table are runs of letters and digits, and a token that

@@ -45,7 +45,7 @@ import unicodedata
 from collections import Counter
 from typing import Callable, Iterable, Sequence
 
-from . import triviaqa as _triviaqa
+from .triviaqa import normalize as _normalize_triviaqa
 
 __all__ = [
     "CJK_RANGE", "CMRC_PUNCTUATION", "DRCD_PUNCTUATION", "EMPTY_RULES", "MLQA_LANGUAGES",
@@ -202,7 +202,7 @@ NORMALIZERS: dict = {
     "cmrc": normalize_cmrc,
     "bioasq": normalize_bioasq,
     "none": normalize_none,
-    "triviaqa": _triviaqa.normalize,
+    "triviaqa": _normalize_triviaqa,
 }
 for _lang in MLQA_LANGUAGES:
     NORMALIZERS[f"mlqa:{_lang}"] = (lambda lang: (lambda s: normalize_mlqa(s, lang)))(_lang)
