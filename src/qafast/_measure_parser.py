@@ -14,6 +14,7 @@ family each tool's spelling selects is not written here: the spellings are rows'
 from __future__ import annotations
 
 import functools
+import math
 import re
 from array import array
 from typing import Any, NamedTuple
@@ -327,6 +328,18 @@ _IR_MEASURES: dict[str, tuple[str, dict[str, type], tuple[str, ...]]] = {
     "SetAP": ("cutoff", {"rel": int, "judged_only": bool}, ()),
     "Success": ("cutoff", {"cutoff": int, "rel": int, "judged_only": bool}, ("cutoff",)),
     "ERR": ("cutoff", {"cutoff": int}, ()),
+    # cwl_eval's user models, with the parameters ir_measures' cwl_eval provider takes
+    "RBP": ("cutoff", {"rel": int, "p": float}, ("rel",)),
+    "BPM": ("cutoff", {"cutoff": int, "T": float, "min_rel": int, "max_rel": int},
+            ("cutoff", "max_rel")),
+    "SDCG": ("cutoff", {"cutoff": int, "dcg": str, "min_rel": int, "max_rel": int},
+             ("cutoff", "max_rel")),
+    "NERR8": ("cutoff", {"cutoff": int, "min_rel": int, "max_rel": int}, ("cutoff", "max_rel")),
+    "NERR9": ("cutoff", {"cutoff": int, "min_rel": int, "max_rel": int}, ("cutoff", "max_rel")),
+    "NERR10": ("cutoff", {"p": float, "min_rel": int, "max_rel": int}, ("max_rel",)),
+    "NERR11": ("cutoff", {"T": float, "min_rel": int, "max_rel": int}, ("max_rel",)),
+    "INST": ("cutoff", {"T": float, "min_rel": int, "max_rel": int}, ("max_rel",)),
+    "INSQ": ("cutoff", {"T": float, "min_rel": int, "max_rel": int}, ("max_rel",)),
 }
 #: ir_measures' other names for them: name -> (measure, preset parameters)
 _IR_ALIASES: dict[str, tuple[str, dict[str, Any]]] = {
@@ -337,11 +350,10 @@ _IR_ALIASES: dict[str, tuple[str, dict[str, Any]]] = {
 #: the defaults of the parameters that choose between families (nDCG's dcg, SetP's
 #: relative): a spelling that does not name one asks for its default
 _IR_DEFAULTS: dict[str, Any] = {"dcg": "log2", "relative": False}
-#: ir_measures measures qafast does not compute (diversity, user models, cwl_eval's RBP, ...)
+#: ir_measures measures qafast does not compute (diversity, Accuracy, Compat)
 _IR_OTHERS = frozenset({
-    "Accuracy", "BPM", "Compat", "ERR_IA", "nERR_IA", "alpha_DCG", "α_DCG", "alpha_nDCG",
-    "α_nDCG", "NRBP", "nNRBP", "AP_IA", "MAP_IA", "P_IA", "StRecall", "INST", "INSQ",
-    "NERR8", "NERR9", "NERR10", "NERR11", "SDCG", "RBP",
+    "Accuracy", "Compat", "ERR_IA", "nERR_IA", "alpha_DCG", "α_DCG", "alpha_nDCG",
+    "α_nDCG", "NRBP", "nNRBP", "AP_IA", "MAP_IA", "P_IA", "StRecall",
 })
 #: ir_measures' diversity measures: qafast computes them from diversity qrels, with ndeval's
 #: rules, in qafast.ndeval (evaluate's qrels carry no subtopics)
@@ -504,6 +516,8 @@ def _ir_columns(name: str, params: dict, key) -> list[Column]:
             f"measure {key!r}: ir_measures' {base} is not one qafast computes; it computes "
             f"{', '.join(_IR_MEASURES)}")
     params = {**preset, **params}
+    if base in _IR_CWL:
+        return [_cwl_column(base, params, key)]
     _check_ir_params(base, params, key)
     spelling = _ir_spelling(base, params, key)
     row = spelling.family
@@ -515,6 +529,52 @@ def _ir_columns(name: str, params: dict, key) -> list[Column]:
         x = row.defaults[0] if row.arity == 1 else 0.0
     return [_column(key, row.name, k=_depth(row, params.get("cutoff")), x=x,
                     rel=params.get("rel"), v9=spelling.spelled.v9, tool="ir_measures")]
+
+
+#: cwl_eval's user models (ir_measures' cwl_eval provider): measure -> (the parameter x
+#: holds, its default). Gains come from rel (RBP: 1 at a grade >= rel, else 0) or from
+#: min_rel and max_rel (the others), which the column holds as its keys.
+_IR_CWL: dict[str, tuple[str, float]] = {
+    "RBP": ("p", 0.8), "BPM": ("T", 1.0), "SDCG": ("", 0.0), "NERR8": ("", 0.0),
+    "NERR9": ("", 0.0), "NERR10": ("p", 0.9), "NERR11": ("T", 1.0), "INST": ("T", 1.0),
+    "INSQ": ("T", 1.0),
+}
+#: the grades min_rel and max_rel may be: qafast's grades are int32
+_CWL_REL_BOUND = 2**31
+
+
+def _cwl_column(base: str, params: dict, key) -> Column:
+    """The column of one of cwl_eval's user models, with the provider's rules for its
+    parameters."""
+    example = "RBP(rel=1)" if base == "RBP" else f"{base}(max_rel=3)"
+    if "cutoff" in _IR_MEASURES[base][2]:
+        example += "@10"
+    for p in _IR_MEASURES[base][2]:
+        if p not in params:
+            raise UnknownMeasureError(
+                f"measure {key!r}: {base} needs {'a cutoff' if p == 'cutoff' else p}, as "
+                f"ir_measures' cwl_eval provider does, e.g. {example}")
+    _check_ir_params(base, params, key)
+    spelling = _ir_spelling(base, params, key)
+    row = spelling.family
+    name, default = _IR_CWL[base]
+    x = float(params.get(name, default)) if name else 0.0
+    if not math.isfinite(x):
+        raise UnknownMeasureError(f"measure {key!r}: {name}={params[name]!r} is not finite")
+    keys: tuple[int, ...] = ()
+    if base != "RBP":
+        low, high = params.get("min_rel", 0), params["max_rel"]
+        for p, v in (("min_rel", low), ("max_rel", high)):
+            if abs(v) > _CWL_REL_BOUND:
+                raise UnknownMeasureError(f"measure {key!r}: {p}={v} is outside "
+                                          f"[-2**31, 2**31]")
+        if low >= high:
+            raise UnknownMeasureError(f"measure {key!r}: min_rel must be less than max_rel "
+                                      f"(min_rel={low}, max_rel={high})")
+        keys = (low, high)
+    col = _column(key, row.name, k=_depth(row, params.get("cutoff")), x=x,
+                  rel=params.get("rel"), tool="ir_measures")
+    return col._replace(keys=keys, values=tuple(float(v) for v in keys))
 
 
 def _own_columns(text: str, s: str) -> list[Column] | None:
