@@ -67,6 +67,20 @@ def test_the_kernel_computes_the_specification_to_the_last_bit(case, level, judg
             assert got[q][c.name] == want.get(q, {(c.family, param): 0.0})[(c.family, param)]
 
 
+def test_ranking_metrics_streams_them_as_evaluate_computes_them():
+    import numpy as np
+
+    rng = np.random.default_rng(5)
+    scores, grades = rng.random((40, 25)), rng.integers(0, 5, (40, 25))
+    stream = qafast.RankingMetrics(NAMES)
+    stream.update(scores[:15], grades[:15])
+    stream.update(scores[15:], grades[15:])
+    qrels = {f"q{i}": {f"d{j}": int(g) for j, g in enumerate(row)} for i, row in enumerate(grades)}
+    run = {f"q{i}": {f"d{j}": float(s) for j, s in enumerate(row)}
+           for i, row in enumerate(scores)}
+    assert stream.compute() == qafast.evaluate(qrels, run, NAMES)
+
+
 # ---------------------------------------------------------------------------------------------
 # ir_measures' cwl_eval provider
 
