@@ -130,6 +130,15 @@ def cwl_weights(const double[:, ::1] gains, int kind, double param, double[:, ::
 # the expected utility per document is W . gains. W is computed as above; the dot product
 # is summed in rank order (cwl_eval's numpy dot goes through BLAS: within 1e-12 of it).
 
+cdef extern from *:
+    """
+    #include <math.h>
+    /* libm's pow(x, 2.0), which cwl_eval's ** 2.0 calls: a volatile exponent keeps the
+       compiler from turning it into x * x, which differs in the last bit now and then */
+    static double qafast_cwl_square(double x) { volatile double two = 2.0; return pow(x, two); }
+    """
+    double _cwl_square "qafast_cwl_square" (double x) noexcept nogil
+
 # the models cwl_eval has beyond its command line's (qafast.reference.cwl.IR_KINDS)
 cdef enum:
     CWL_BPM = 7
@@ -191,11 +200,21 @@ cdef double _cwl_expected_utility(const Query* q, int kind, int64_t k, double x,
     elif kind == CWL_NERR11:
         for i in range(n):
             r = i + 1.0
-            c[i] = c_pow((r + 2.0 * x - 1.0) / (r + 2.0 * x), 2.0) * (1.0 - g[i])
+            c[i] = _cwl_square((r + 2.0 * x - 1.0) / (r + 2.0 * x)) * (1.0 - g[i])
+    elif kind == CWL_INST:
+        total = 0.0
+        for i in range(n):
+            total = total + g[i] if i else g[0]
+            r = i + 1.0
+            c[i] = _cwl_square(((r + x) + (x - total) - 1.0) / ((r + x) + (x - total)))
+    elif kind == CWL_INSQ:
+        for i in range(n):
+            r = i + 1.0
+            c[i] = _cwl_square((r + 2.0 * x - 1.0) / (r + 2.0 * x))
     elif kind == CWL_NDCG:
         _cwl_continue(g, n, kind, <double>k if k < CWL_DEPTH + 1 else CWL_DEPTH + 1.0, c,
                       reach)
-    else:  # CWL_RBP, CWL_INST, CWL_INSQ
+    else:  # CWL_RBP
         _cwl_continue(g, n, kind, x, c, reach)
     reach[0] = 1.0
     for i in range(1, n):
