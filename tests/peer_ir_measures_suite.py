@@ -5,7 +5,8 @@ and msmarco's, by hand (CI has no checkout of ir_measures):
     PYTHONPATH=src python tests/peer_ir_measures_suite.py /tmp/ir_measures
 
 Each call a test makes to one of those providers goes to qafast's provider when qafast computes
-every measure of the call, else to the original; the other providers (cwl_eval, pyndeval,
+every measure of the call, else to the original; cwl_eval's calls go to qafast for its C/W/L
+models (RBP, BPM, SDCG, NERR8-11, INST, INSQ) only; the other providers (pyndeval,
 gdeval, compat, ...) are untouched. It prints unittest's summary and the measures qafast
 computed. (gdeval's tests stay with gdeval.pl: it prints 5 decimals, which the tests compare to
 the last digit, and its nDCG@k is ir_measures' nDCG(dcg='exp-log2')@k.)
@@ -17,6 +18,7 @@ import unittest
 import ir_measures
 from ir_measures import providers
 
+from qafast._measure_parser import parse_measures
 from qafast.integrations.ir_measures import QafastProvider
 
 SWAPPED = ("pytrec_eval", "judged", "msmarco")
@@ -25,11 +27,12 @@ SWAPPED = ("pytrec_eval", "judged", "msmarco")
 class _Either:
     """A provider that hands a call to qafast when qafast computes all its measures."""
 
-    def __init__(self, original, qafast, used):
+    def __init__(self, original, qafast, used, accepts=lambda measure: True):
         self.original, self.qafast, self.used = original, qafast, used
+        self.accepts = accepts
 
     def _pick(self, measures):
-        if all(self.qafast.supports(m) for m in measures):
+        if all(self.qafast.supports(m) and self.accepts(m) for m in measures):
             self.used.update(map(str, measures))
             return self.qafast
         return self.original
@@ -54,10 +57,17 @@ class _Either:
         return getattr(self.original, name)
 
 
+def _cwl_model(measure) -> bool:
+    """cwl_eval's calls go to qafast for its C/W/L models only: its P, RR and AP are cwl_eval's
+    own definitions, and qafast reads those names as trec_eval's."""
+    return parse_measures([measure])[0].family.startswith("cwl_")
+
+
 def main(checkout: str) -> int:
     qafast, used = QafastProvider(), set()
     for name in SWAPPED:
         setattr(ir_measures, name, _Either(getattr(ir_measures, name), qafast, used))
+    ir_measures.cwl_eval = _Either(ir_measures.cwl_eval, qafast, used, _cwl_model)
     original = providers.PytrecEvalProvider
     providers.PytrecEvalProvider = lambda: _Either(original(), qafast, used)
     suite = unittest.defaultTestLoader.discover(f"{checkout}/tests", top_level_dir=checkout)

@@ -245,7 +245,7 @@ def test_ir_measures_parameters_are_checked():
         ("P(foo=1)@5", "takes no parameter 'foo'"),
         ("P(rel=True)@5", "is not an int"),
         ("Success", "needs a cutoff"),
-        ("RBP", "not one qafast computes"),
+        ("RBP", "RBP needs rel"),
         ("nDCG(gains={1: 2})@5", "custom gains"),
         ("P@0", "must be positive"),
     ]:

@@ -95,6 +95,8 @@ def spec_param(c: Column):
         flags = int(c.x)
         return (None if whole else c.k, bool(flags & table.DCG_EXP),
                 bool(flags & table.DCG_NORMALISED))
+    if c.family.startswith("cwl_"):  # the C/W/L models: (k, p or T, min_rel, max_rel)
+        return (None if row.params != "cut" else c.k, c.x) + (tuple(c.keys) or (None, None))
     if row.origin not in ("trec_eval", "qafast"):  # the other tools' definitions
         if row.params == "cut":
             return None if whole else c.k

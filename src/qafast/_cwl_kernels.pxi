@@ -122,3 +122,105 @@ def cwl_weights(const double[:, ::1] gains, int kind, double param, double[:, ::
                 weights[q, i] = weights[q, i] * first
             depth[q] = 1.0 / first
     free(c)
+
+
+# ---------------------------------------------------------------------------------------------
+# The C/W/L rows of the measure table: ir_measures' cwl_eval provider, one query at a time.
+# Its rankings are cwl_eval's: CWL_DEPTH ranks (cut, or padded with gain 0), every cost 1, so
+# the expected utility per document is W . gains. W is computed as above; the dot product
+# is summed in rank order (cwl_eval's numpy dot goes through BLAS: within 1e-12 of it).
+
+cdef extern from *:
+    """
+    #include <math.h>
+    /* libm's pow(x, 2.0), which cwl_eval's ** 2.0 calls: a volatile exponent keeps the
+       compiler from turning it into x * x, which differs in the last bit now and then */
+    static double qafast_cwl_square(double x) { volatile double two = 2.0; return pow(x, two); }
+    """
+    double _cwl_square "qafast_cwl_square" (double x) noexcept nogil
+
+# the models cwl_eval has beyond its command line's (qafast.reference.cwl.IR_KINDS)
+cdef enum:
+    CWL_BPM = 7
+    CWL_NERR8 = 8
+    CWL_NERR9 = 9
+    CWL_NERR10 = 10
+    CWL_NERR11 = 11
+
+
+cdef double _cwl_expected_utility(const Query* q, int kind, int64_t k, double x,
+                                  const int64_t* pkeys, int64_t nkeys) noexcept nogil:
+    """One query's expected utility per document under model ``kind``: ``x`` is p or T,
+    ``k`` the cut-off (K of BPM); the gains are 1 at a grade >= the level (CWL_RBP) or the
+    grades clipped to ``pkeys[0]..pkeys[1]`` and scaled to [0, 1]. A negative grade counts 0,
+    an unjudged document has gain 0."""
+    cdef double g[CWL_DEPTH]
+    cdef double c[CWL_DEPTH]
+    cdef double reach[CWL_DEPTH]
+    cdef Py_ssize_t i, n = CWL_DEPTH
+    cdef int64_t grade, low = 0, high = 1
+    cdef double total, first, s, r
+    cdef bint going
+    if kind != CWL_RBP:
+        if nkeys < 2:
+            return 0.0
+        low = pkeys[0]
+        high = pkeys[1]
+    for i in range(n):
+        g[i] = 0.0
+    for i in range(q.ns):
+        if q.sr[i] > n:
+            break
+        grade = q.sg[i] if q.sg[i] > 0 else 0
+        if kind == CWL_RBP:
+            g[q.sr[i] - 1] = 1.0 if grade >= q.L else 0.0
+        else:
+            if grade < low:
+                grade = low
+            if grade > high:
+                grade = high
+            g[q.sr[i] - 1] = <double>(grade - low) / <double>(high - low)
+    if kind == CWL_BPM:
+        total = 0.0
+        going = True
+        for i in range(n):
+            total = total + g[i] if i else g[0]
+            going = going and total < x and i + 1 < k
+            c[i] = 1.0 if going else 0.0
+    elif kind == CWL_NERR8:
+        for i in range(n):
+            c[i] = 1.0 - g[i] if i + 1 < k else 0.0
+    elif kind == CWL_NERR9:
+        for i in range(n):
+            r = i + 1.0
+            c[i] = (r / (r + 1.0)) * (1.0 - g[i]) if i + 1 < k else 0.0
+    elif kind == CWL_NERR10:
+        for i in range(n):
+            c[i] = x * (1.0 - g[i])
+    elif kind == CWL_NERR11:
+        for i in range(n):
+            r = i + 1.0
+            c[i] = _cwl_square((r + 2.0 * x - 1.0) / (r + 2.0 * x)) * (1.0 - g[i])
+    elif kind == CWL_INST:
+        total = 0.0
+        for i in range(n):
+            total = total + g[i] if i else g[0]
+            r = i + 1.0
+            c[i] = _cwl_square(((r + x) + (x - total) - 1.0) / ((r + x) + (x - total)))
+    elif kind == CWL_INSQ:
+        for i in range(n):
+            r = i + 1.0
+            c[i] = _cwl_square((r + 2.0 * x - 1.0) / (r + 2.0 * x))
+    elif kind == CWL_NDCG:
+        _cwl_continue(g, n, kind, <double>k if k < CWL_DEPTH + 1 else CWL_DEPTH + 1.0, c,
+                      reach)
+    else:  # CWL_RBP
+        _cwl_continue(g, n, kind, x, c, reach)
+    reach[0] = 1.0
+    for i in range(1, n):
+        reach[i] = reach[i - 1] * c[i - 1] if i > 1 else c[0]
+    first = 1.0 / _cwl_pairwise(reach, n)
+    s = first * g[0]
+    for i in range(1, n):
+        s += (reach[i] * first) * g[i]
+    return s

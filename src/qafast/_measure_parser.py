@@ -14,6 +14,7 @@ family each tool's spelling selects is not written here: the spellings are rows'
 from __future__ import annotations
 
 import functools
+import math
 import re
 from array import array
 from typing import Any, NamedTuple
@@ -340,6 +341,18 @@ _IR_MEASURES: dict[str, tuple[str, dict[str, type], tuple[str, ...]]] = {
     "AP_IA": ("cutoff", {"rel": int, "judged_only": bool}, ()),
     "P_IA": ("cutoff", {"cutoff": int, "rel": int, "judged_only": bool}, ("cutoff",)),
     "StRecall": ("cutoff", {"cutoff": int, "rel": int}, ("cutoff",)),
+    # cwl_eval's user models, with the parameters ir_measures' cwl_eval provider takes
+    "RBP": ("cutoff", {"rel": int, "p": float}, ("rel",)),
+    "BPM": ("cutoff", {"cutoff": int, "T": float, "min_rel": int, "max_rel": int},
+            ("cutoff", "max_rel")),
+    "SDCG": ("cutoff", {"cutoff": int, "dcg": str, "min_rel": int, "max_rel": int},
+             ("cutoff", "max_rel")),
+    "NERR8": ("cutoff", {"cutoff": int, "min_rel": int, "max_rel": int}, ("cutoff", "max_rel")),
+    "NERR9": ("cutoff", {"cutoff": int, "min_rel": int, "max_rel": int}, ("cutoff", "max_rel")),
+    "NERR10": ("cutoff", {"p": float, "min_rel": int, "max_rel": int}, ("max_rel",)),
+    "NERR11": ("cutoff", {"T": float, "min_rel": int, "max_rel": int}, ("max_rel",)),
+    "INST": ("cutoff", {"T": float, "min_rel": int, "max_rel": int}, ("max_rel",)),
+    "INSQ": ("cutoff", {"T": float, "min_rel": int, "max_rel": int}, ("max_rel",)),
 }
 #: ir_measures' other names for them: name -> (measure, preset parameters)
 _IR_ALIASES: dict[str, tuple[str, dict[str, Any]]] = {
@@ -351,11 +364,8 @@ _IR_ALIASES: dict[str, tuple[str, dict[str, Any]]] = {
 #: the defaults of the parameters that choose between families (nDCG's dcg, SetP's
 #: relative): a spelling that does not name one asks for its default
 _IR_DEFAULTS: dict[str, Any] = {"dcg": "log2", "relative": False}
-#: ir_measures measures qafast does not compute (diversity, user models, cwl_eval's RBP, ...)
-_IR_OTHERS = frozenset({
-    "Accuracy", "BPM", "Compat", "INST", "INSQ",
-    "NERR8", "NERR9", "NERR10", "NERR11", "SDCG", "RBP",
-})
+#: ir_measures measures qafast does not compute
+_IR_OTHERS = frozenset({"Accuracy", "Compat"})
 #: ir_measures' diversity measures: rows of the table read from diversity qrels (a subtopic
 #: per judgment), computed with ndeval's rules by qafast.diversity
 _IR_DIVERSITY = SUBTOPIC_FAMILIES
@@ -511,6 +521,8 @@ def _ir_columns(name: str, params: dict, key) -> list[Column]:
             f"measure {key!r}: ir_measures' {base} is not one qafast computes; it computes "
             f"{', '.join(_IR_MEASURES)}")
     params = {**preset, **params}
+    if base in _IR_CWL:
+        return [_cwl_column(base, params, key)]
     _check_ir_params(base, params, key)
     spelling = _ir_spelling(base, params, key)
     row = spelling.family
@@ -547,6 +559,50 @@ def _diversity_column(base: str, params: dict, key) -> Column:
 
 #: ndeval's values are curves over depths 1..k held for every query at once
 _DIVERSITY_MAX_CUTOFF = 100_000
+#: cwl_eval's user models (ir_measures' cwl_eval provider): measure -> (the parameter x
+#: holds, its default). Gains come from rel (RBP: 1 at a grade >= rel, else 0) or from
+#: min_rel and max_rel (the others), which the column holds as its keys.
+_IR_CWL: dict[str, tuple[str, float]] = {
+    "RBP": ("p", 0.8), "BPM": ("T", 1.0), "SDCG": ("", 0.0), "NERR8": ("", 0.0),
+    "NERR9": ("", 0.0), "NERR10": ("p", 0.9), "NERR11": ("T", 1.0), "INST": ("T", 1.0),
+    "INSQ": ("T", 1.0),
+}
+#: the grades min_rel and max_rel may be: qafast's grades are int32
+_CWL_REL_BOUND = 2**31
+
+
+def _cwl_column(base: str, params: dict, key) -> Column:
+    """The column of one of cwl_eval's user models, with the provider's rules for its
+    parameters."""
+    example = "RBP(rel=1)" if base == "RBP" else f"{base}(max_rel=3)"
+    if "cutoff" in _IR_MEASURES[base][2]:
+        example += "@10"
+    for p in _IR_MEASURES[base][2]:
+        if p not in params:
+            raise UnknownMeasureError(
+                f"measure {key!r}: {base} needs {'a cutoff' if p == 'cutoff' else p}, as "
+                f"ir_measures' cwl_eval provider does, e.g. {example}")
+    _check_ir_params(base, params, key)
+    spelling = _ir_spelling(base, params, key)
+    row = spelling.family
+    name, default = _IR_CWL[base]
+    x = float(params.get(name, default)) if name else 0.0
+    if not math.isfinite(x):
+        raise UnknownMeasureError(f"measure {key!r}: {name}={params[name]!r} is not finite")
+    keys: tuple[int, ...] = ()
+    if base != "RBP":
+        low, high = params.get("min_rel", 0), params["max_rel"]
+        for p, v in (("min_rel", low), ("max_rel", high)):
+            if abs(v) > _CWL_REL_BOUND:
+                raise UnknownMeasureError(f"measure {key!r}: {p}={v} is outside "
+                                          f"[-2**31, 2**31]")
+        if low >= high:
+            raise UnknownMeasureError(f"measure {key!r}: min_rel must be less than max_rel "
+                                      f"(min_rel={low}, max_rel={high})")
+        keys = (low, high)
+    col = _column(key, row.name, k=_depth(row, params.get("cutoff")), x=x,
+                  rel=params.get("rel"), tool="ir_measures")
+    return col._replace(keys=keys, values=tuple(float(v) for v in keys))
 
 
 def _own_columns(text: str, s: str) -> list[Column] | None:

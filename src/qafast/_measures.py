@@ -166,6 +166,18 @@ _DIV_NOTE = ("Needs diversity qrels (``qafast.DiversityQrels``: a subtopic per j
              "provider ranks them; a document relevant to a subtopic has a grade of at "
              "least the relevance level.")
 
+#: the C/W/L rows' shared text (ir_measures' cwl_eval provider)
+_CWL_W = ("The expected utility per document of a C/W/L user model over ranks 1..1000 (the "
+          "ranking cut or padded with gain 0 to 1000): the sum of W_i * gain_i, W_i being "
+          "proportional to C_1 * ... * C_(i-1) and summing to 1. ")
+_CWL_GAINS = ("A judged document's gain is (clip(max(grade, 0), min_rel, max_rel) - min_rel) "
+              "/ (max_rel - min_rel), ``min_rel`` 0 by default and ``max_rel`` required; an "
+              "unjudged one's is 0.")
+_CWL_NOTE = "Computed as ir_measures' cwl_eval provider computes it, which requires max_rel."
+_CWL_AGREES = ("cwl_eval", "specification")
+#: the depth ir_measures' cwl_eval provider measures every ranking at (its rankings' max_n)
+CWL_DEPTH = 1000
+
 #: ranx's DCG forms, as the graded_dcg family's float parameter (flags)
 DCG_EXP, DCG_NORMALISED = 1, 2
 #: "no cut-off" (k = None) for the families that read k as the whole ranking: larger than
@@ -578,6 +590,59 @@ TABLE: tuple[Family, ...] = (
            "subtopics with a relevant document.",
            params="cut", origin="ir_measures", kernel=None, subtopics=True,
            names=ir("StRecall@k", "StRecall(rel=N)@k"), agrees=_DIV, note=_DIV_NOTE),
+    # -- the C/W/L user models ir_measures takes from cwl_eval (its cwl_eval provider) ------
+    Family("cwl_rbp", "Rank-biased precision (C/W/L)", "Gains",
+           _CWL_W + "C_i = p (0.8 by default); the gain is 1 for a document graded at least "
+           "``rel`` (a negative grade counting 0), else 0.",
+           defaults=(0.8,), reads_nonrelevant=True, origin="ir_measures",
+           values="rounded ratio", reference="_cwl_rbp", names=ir("RBP(rel=N)"),
+           agrees=_CWL_AGREES,
+           note="ir_measures' cwl_eval provider requires ``rel``: ``RBP(rel=1, p=0.8)``. "
+                "trec_eval's ``rbp`` (graded, over the ranking alone) is another measure."),
+    Family("cwl_bpm", "Bejeweled player model (static)", "Gains",
+           _CWL_W + "C_i = 1 while the gain summed to rank i is below T (1 by default) and "
+           "i < K (the cut-off), then 0. " + _CWL_GAINS,
+           params="cut", defaults=(1.0,), reads_nonrelevant=True, origin="ir_measures",
+           values="rounded ratio", reference="_cwl_bpm", names=ir("BPM(max_rel=N)@k"),
+           agrees=_CWL_AGREES, note=_CWL_NOTE),
+    Family("cwl_sdcg", "Scaled DCG at k", "Gains",
+           _CWL_W + "C_i = log2(i + 1) / log2(i + 2) for i < k, then 0: DCG@k divided by the "
+           "DCG of k documents of gain 1. " + _CWL_GAINS,
+           params="cut", reads_nonrelevant=True, origin="ir_measures",
+           values="rounded ratio", reference="_cwl_sdcg", names=ir("SDCG(max_rel=N)@k"),
+           agrees=_CWL_AGREES, note=_CWL_NOTE),
+    Family("cwl_nerr8", "Nearly expected reciprocal rank, eq. 8", "Gains",
+           _CWL_W + "C_i = 1 - gain_i for i < k, then 0. " + _CWL_GAINS,
+           params="cut", reads_nonrelevant=True, origin="ir_measures",
+           values="rounded ratio", reference="_cwl_nerr8", names=ir("NERR8(max_rel=N)@k"),
+           agrees=_CWL_AGREES, note=_CWL_NOTE),
+    Family("cwl_nerr9", "Nearly expected reciprocal rank, eq. 9", "Gains",
+           _CWL_W + "C_i = i / (i + 1) * (1 - gain_i) for i < k, then 0. " + _CWL_GAINS,
+           params="cut", reads_nonrelevant=True, origin="ir_measures",
+           values="rounded ratio", reference="_cwl_nerr9", names=ir("NERR9(max_rel=N)@k"),
+           agrees=_CWL_AGREES, note=_CWL_NOTE),
+    Family("cwl_nerr10", "Nearly expected reciprocal rank, eq. 10", "Gains",
+           _CWL_W + "C_i = p * (1 - gain_i), p = 0.9 by default. " + _CWL_GAINS,
+           defaults=(0.9,), reads_nonrelevant=True, origin="ir_measures",
+           values="rounded ratio", reference="_cwl_nerr10", names=ir("NERR10(max_rel=N)"),
+           agrees=_CWL_AGREES, note=_CWL_NOTE),
+    Family("cwl_nerr11", "Nearly expected reciprocal rank, eq. 11", "Gains",
+           _CWL_W + "C_i = ((i + 2T - 1) / (i + 2T))^2 * (1 - gain_i), T = 1 by default. "
+           + _CWL_GAINS,
+           defaults=(1.0,), reads_nonrelevant=True, origin="ir_measures",
+           values="rounded ratio", reference="_cwl_nerr11", names=ir("NERR11(max_rel=N)"),
+           agrees=_CWL_AGREES, note=_CWL_NOTE),
+    Family("cwl_inst", "INST", "Gains",
+           _CWL_W + "C_i = ((i + T + T_i - 1) / (i + T + T_i))^2, T_i = T minus the gain "
+           "summed to rank i, T = 1 by default. " + _CWL_GAINS,
+           defaults=(1.0,), reads_nonrelevant=True, origin="ir_measures",
+           values="rounded ratio", reference="_cwl_inst", names=ir("INST(max_rel=N)"),
+           agrees=_CWL_AGREES, note=_CWL_NOTE),
+    Family("cwl_insq", "INSQ", "Gains",
+           _CWL_W + "C_i = ((i + 2T - 1) / (i + 2T))^2, T = 1 by default. " + _CWL_GAINS,
+           defaults=(1.0,), reads_nonrelevant=True, origin="ir_measures",
+           values="rounded ratio", reference="_cwl_insq", names=ir("INSQ(max_rel=N)"),
+           agrees=_CWL_AGREES, note=_CWL_NOTE),
 )
 
 BY_NAME: dict[str, Family] = {f.name: f for f in TABLE}
@@ -646,6 +711,10 @@ AGREEMENT = {
                   "diversity qrels and runs"), "tests/test_diversity_measures.py"),
     "ndeval": ("qafast.ndeval (ndeval 4.5's output, byte for byte)",
                "every value, query by query, to the last bit", "tests/test_diversity_measures.py"),
+    "cwl_eval": ("ir_measures 0.4.3's cwl_eval provider (cwl-eval 1.0.12)", ("per-query values "
+                 "on random tie-free graded runs, missing queries included, within 1e-12 (cwl "
+                 "sums W . gains with numpy's BLAS dot, qafast in rank order)"),
+                 "tests/test_cwl_measures.py"),
 }
 
 
@@ -662,6 +731,8 @@ def kernel_constants() -> str:
               f"cdef int DCG_EXP = {DCG_EXP}", f"cdef int DCG_NORMALISED = {DCG_NORMALISED}",
               "# ERR's grade scale: gdeval.pl's $MAX_JUDGMENT (the Python layer refuses higher)",
               f"cdef double ERR_MAX_GRADE = {float(BY_NAME['err'].max_grade or 0)}"]
+    lines += ["# the depth of ir_measures' cwl_eval provider's rankings (the C/W/L rows)",
+              f"cdef enum:\n    CWL_DEPTH = {CWL_DEPTH}"]
     return "\n".join(lines) + "\n"
 
 

@@ -1065,6 +1065,25 @@ cdef double _one_measure(const Query* q, int code, int64_t k, double x,
         return <double>c / <double>k
     elif code == M_ERR:
         return _expected_reciprocal_rank(q, k)
+    # the C/W/L user models of ir_measures' cwl_eval provider (_cwl_kernels.pxi)
+    elif code == M_CWL_RBP:
+        return _cwl_expected_utility(q, CWL_RBP, k, x, pkeys, np_)
+    elif code == M_CWL_BPM:
+        return _cwl_expected_utility(q, CWL_BPM, k, x, pkeys, np_)
+    elif code == M_CWL_SDCG:
+        return _cwl_expected_utility(q, CWL_NDCG, k, x, pkeys, np_)
+    elif code == M_CWL_NERR8:
+        return _cwl_expected_utility(q, CWL_NERR8, k, x, pkeys, np_)
+    elif code == M_CWL_NERR9:
+        return _cwl_expected_utility(q, CWL_NERR9, k, x, pkeys, np_)
+    elif code == M_CWL_NERR10:
+        return _cwl_expected_utility(q, CWL_NERR10, k, x, pkeys, np_)
+    elif code == M_CWL_NERR11:
+        return _cwl_expected_utility(q, CWL_NERR11, k, x, pkeys, np_)
+    elif code == M_CWL_INST:
+        return _cwl_expected_utility(q, CWL_INST, k, x, pkeys, np_)
+    elif code == M_CWL_INSQ:
+        return _cwl_expected_utility(q, CWL_INSQ, k, x, pkeys, np_)
     elif code == M_QUERY_COUNT:
         return 1.0
     return 0.0

@@ -286,3 +286,82 @@ def report(qrels_text: str, run_text: str, *, costs_text: str | None = None,
                              max_gain=max_gain, max_cost=max_cost, min_cost=min_cost)
             lines.append("\t".join([topic, metric.name] + [f"{v:.4f}" for v in values]))
     return "".join(line + "\n" for line in lines)
+
+
+# ---------------------------------------------------------------------------------------------
+# ir_measures' cwl_eval provider: the C/W/L measures of qafast.evaluate
+#
+# ir_measures (0.4.3) hands each query's ranking (score descending) to cwl_eval's measure
+# classes with fixed settings: every ranking is measured over IR_DEPTH ranks, every cost is 1,
+# and the value is the expected utility per document, EU = W . gains. Its gains come from
+# the qrels grades, a negative grade counting 0: RBP takes ``rel`` (gain 1 at a grade of at
+# least rel, else 0); the others take ``min_rel`` and ``max_rel`` (the grade clipped to
+# [min_rel, max_rel], then (grade - min_rel) / (max_rel - min_rel)). An unjudged document, and
+# each padded rank, has gain 0. Beyond the command line's models it has BPM (static), whose
+# C is 1 while the gain summed so far is below T and the rank is below K, and the NERR
+# family of Azzopardi, Mackenzie and Moffat (ICTIR 2021), equations 8 to 11.
+
+#: the ranks every ranking is measured over (the provider's rankings' max_n)
+IR_DEPTH = 1000
+#: the models the provider adds, after KINDS
+IR_KINDS = ("BPM", "NERR8", "NERR9", "NERR10", "NERR11")
+
+
+def ir_gains(grades: list[int | None], *, rel: int | None = None, min_rel: int = 0,
+             max_rel: int = 1) -> list[float]:
+    """The gain at each of the IR_DEPTH ranks of a ranking whose documents have ``grades``
+    (None: unjudged)."""
+    gains = []
+    for grade in grades[:IR_DEPTH]:
+        if grade is None:
+            gains.append(0.0)
+            continue
+        grade = max(grade, 0)
+        if rel is not None:
+            gains.append(1.0 if grade >= rel else 0.0)
+        else:
+            grade = min(max(grade, min_rel), max_rel)
+            gains.append((grade - min_rel) / (max_rel - min_rel))
+    return gains + [0.0] * (IR_DEPTH - len(gains))
+
+
+def ir_c_vector(kind: str, gains: list[float], k: int, x: float) -> list[float]:
+    """C of ``kind`` (one of KINDS or IR_KINDS; NDCG is SDCG) with cut-off ``k`` and
+    parameter ``x`` (p or T), over ``gains``."""
+    if kind in ("RBP", "NDCG", "INST", "INSQ"):
+        metric = Metric(kind, k if kind == "NDCG" else x)
+        return [float(v) for v in c_vector(metric, np.array(gains))]
+    c = []
+    total = 0.0
+    going = True
+    for i, g in enumerate(gains):
+        rank = i + 1
+        if kind == "BPM":
+            total = total + g if i else g
+            going = going and total < x and rank < k
+            c.append(1.0 if going else 0.0)
+        elif kind == "NERR8":
+            c.append(1.0 - g if rank < k else 0.0)
+        elif kind == "NERR9":
+            c.append(rank / (rank + 1.0) * (1.0 - g) if rank < k else 0.0)
+        elif kind == "NERR10":
+            c.append(x * (1.0 - g))
+        elif kind == "NERR11":
+            c.append(((rank + 2.0 * x - 1.0) / (rank + 2.0 * x)) ** 2.0 * (1.0 - g))
+        else:
+            raise ValueError(kind)
+    return c
+
+
+def ir_expected_utility(kind: str, gains: list[float], k: int = 0, x: float = 0.0) -> float:
+    """EU = W . gains of ``kind`` over the IR_DEPTH ``gains``: W as :func:`score` builds it,
+    the dot product summed in rank order."""
+    c = ir_c_vector(kind, gains, k, x)
+    reach = [1.0]
+    for i in range(1, len(c)):
+        reach.append(reach[-1] * c[i - 1])
+    first = 1.0 / float(np.sum(np.array(reach)))  # numpy's pairwise sum, as cwl_eval's
+    total = first * gains[0]
+    for i in range(1, len(gains)):
+        total += reach[i] * first * gains[i]
+    return total

@@ -1147,6 +1147,68 @@ def _query_count(rq: RankedQuery, param: Any, version: str) -> float:
     return 1.0
 
 
+# the C/W/L user models of ir_measures' cwl_eval provider (qafast.reference.cwl says how it
+# builds its rankings and gains); ``param`` is ``(k, x, min_rel, max_rel)``: the cut-off
+# (None where the measure takes none), p or T, and the grades scaled to gains 0 and 1 (RBP
+# takes the relevance level instead: gain 1 from it on)
+
+def _cwl(kind: str, rq: RankedQuery, param: Any) -> float:
+    from . import cwl  # numpy: only for these measures
+
+    k, x, min_rel, max_rel = param
+    grades = [None if g == NONPOOL else g for g in rq.grades]  # UNJUDGED (-2) counts 0
+    if kind == "RBP":
+        gains = cwl.ir_gains(grades, rel=rq.relevance_level)
+    else:
+        gains = cwl.ir_gains(grades, min_rel=min_rel, max_rel=max_rel)
+    return cwl.ir_expected_utility(kind, gains, 0 if k is None else k, x)
+
+
+def _cwl_rbp(rq: RankedQuery, param: Any, version: str) -> float:
+    """cwl_eval's RBP: C_i = p; the gain is 1 at a grade of at least the level."""
+    return _cwl("RBP", rq, param)
+
+
+def _cwl_bpm(rq: RankedQuery, param: Any, version: str) -> float:
+    """cwl_eval's static BPM: C_i = 1 while the gain so far is below T and i < K."""
+    return _cwl("BPM", rq, param)
+
+
+def _cwl_sdcg(rq: RankedQuery, param: Any, version: str) -> float:
+    """cwl_eval's NDCG-k (ir_measures' SDCG@k): C_i = log2(i + 1) / log2(i + 2) for i < k."""
+    return _cwl("NDCG", rq, param)
+
+
+def _cwl_nerr8(rq: RankedQuery, param: Any, version: str) -> float:
+    """NERR, equation 8: C_i = 1 - gain_i for i < k."""
+    return _cwl("NERR8", rq, param)
+
+
+def _cwl_nerr9(rq: RankedQuery, param: Any, version: str) -> float:
+    """NERR, equation 9: C_i = i / (i + 1) * (1 - gain_i) for i < k."""
+    return _cwl("NERR9", rq, param)
+
+
+def _cwl_nerr10(rq: RankedQuery, param: Any, version: str) -> float:
+    """NERR, equation 10: C_i = p * (1 - gain_i)."""
+    return _cwl("NERR10", rq, param)
+
+
+def _cwl_nerr11(rq: RankedQuery, param: Any, version: str) -> float:
+    """NERR, equation 11: C_i = ((i + 2T - 1) / (i + 2T))^2 * (1 - gain_i)."""
+    return _cwl("NERR11", rq, param)
+
+
+def _cwl_inst(rq: RankedQuery, param: Any, version: str) -> float:
+    """INST: C_i = ((i + T + T_i - 1) / (i + T + T_i))^2, T_i = T - the gain so far."""
+    return _cwl("INST", rq, param)
+
+
+def _cwl_insq(rq: RankedQuery, param: Any, version: str) -> float:
+    """INSQ: C_i = ((i + 2T - 1) / (i + 2T))^2."""
+    return _cwl("INSQ", rq, param)
+
+
 # each family's function, as the measure table names it
 _MEASURES: dict[str, Callable[[RankedQuery, Any, str], Any]] = {
     f.name: globals()[f.reference] for f in _TABLE if f.reference}
