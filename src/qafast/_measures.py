@@ -389,6 +389,13 @@ TABLE: tuple[Family, ...] = (
            "queries.",
            summary="sum", reads_nonrelevant=True, nicknames=("all_trec",),
            values="count", reference="_num_nonrel_judged_ret", agrees=_TREC),
+    Family("yaap", "Yet another average precision", "Ranks",
+           "log((1 + s) / (1 + R - s)), s the sum over relevant ranked documents of the "
+           "precision at their rank (AP's sum before it is divided by R): Robertson's "
+           "smoothed AP (ECIR 2012), negative when s < R / 2. trec_eval 10.0 only; in no "
+           "nickname.",
+           since="10.0", reference="_yaap", agrees=("trec_eval", "specification"),
+           note="trec_eval 10.0 only: pytrec_eval does not have it."),
     Family("rbp", "Rank-biased precision", "Gains",
            "(1 - p) * sum of gain_i * p^(i - 1), p = 0.9 by default; gains outside [0, 1] are "
            "rescaled to (gain - min) / (max - min), so grades 0-4 count as grade / 4.",

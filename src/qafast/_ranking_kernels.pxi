@@ -13,7 +13,7 @@
 # ``results_rel_list`` of trec_eval's form_res_rels.c) and compute every requested measure
 # on it, one output column per measure.
 
-from libc.math cimport log2, lround, NAN
+from libc.math cimport log, log2, lround, NAN
 from libc.stdlib cimport malloc, free, calloc
 from libc.string cimport memcmp, memset
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint64_t
@@ -941,6 +941,17 @@ cdef double _one_measure(const Query* q, int code, int64_t k, double x,
                 c += 1
                 s += <double>c / <double>q.sr[i]
         return s / <double>q.num_rel if q.num_rel > 0 else 0.0
+    elif code == M_YAAP:
+        # AP's sum, not divided by R (m_yaap.c)
+        s = 0.0
+        c = 0
+        for i in range(q.ns):
+            if q.sr[i] > q.n:
+                break
+            if q.sg[i] >= q.L:
+                c += 1
+                s += <double>c / <double>q.sr[i]
+        return log((1.0 + s) / (1.0 + <double>q.num_rel - s))
     elif code == M_RPREC:
         if q.num_rel == 0:
             return 0.0

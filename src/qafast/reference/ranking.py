@@ -454,6 +454,13 @@ def _map(rq: RankedQuery, param: Any, version: str) -> float:
     return _div(total, _counts(rq).num_rel) if hits else 0.0
 
 
+def _yaap(rq: RankedQuery, param: Any, version: str) -> float:
+    """log((1 + s) / (1 + R - s)), s AP's sum of precisions at the relevant ranks, not divided
+    by R (m_yaap.c): log(1 / (1 + R)) when none is ranked."""
+    total, _ = _average_precision(rq)
+    return math.log((1.0 + total) / (1.0 + _counts(rq).num_rel - total))
+
+
 def _gm_map(rq: RankedQuery, param: Any, version: str) -> float:
     """log(max(AP, MIN_GEO_MEAN)): the per-query value trec_eval accumulates (and pytrec_eval
     returns); trec_eval prints only the summary exp(mean) (m_gm_map.c, meas_avg.c)."""
