@@ -159,6 +159,9 @@ DCG_EXP, DCG_NORMALISED = 1, 2
 #: "no cut-off" (k = None) for the families that read k as the whole ranking: larger than
 #: any ranking, and than any cut-off a name may give
 NO_CUTOFF = 2**62
+#: set in a column's kernel code: the column is measured with the unjudged documents dropped
+#: from each ranking (ir_measures' ``judged_only=True`` on one measure); above every code
+JUDGED_ONLY_FLAG = 1 << 16
 #: the largest relevance grade qafast takes (the gain tables are sized by the largest grade)
 MAX_GRADE = 1_000_000
 
@@ -597,7 +600,9 @@ def kernel_constants() -> str:
               "# the flags of graded_dcg, in its float parameter",
               f"cdef int DCG_EXP = {DCG_EXP}", f"cdef int DCG_NORMALISED = {DCG_NORMALISED}",
               "# ERR's grade scale: gdeval.pl's $MAX_JUDGMENT (the Python layer refuses higher)",
-              f"cdef double ERR_MAX_GRADE = {float(BY_NAME['err'].max_grade or 0)}"]
+              f"cdef double ERR_MAX_GRADE = {float(BY_NAME['err'].max_grade or 0)}",
+              "# a column measured with the unjudged documents dropped (its code has it set)",
+              f"cdef int JUDGED_ONLY_FLAG = {JUDGED_ONLY_FLAG}"]
     return "\n".join(lines) + "\n"
 
 

@@ -376,6 +376,10 @@ class RankingMetrics:
         columns = [c for c in parse_measures(measures) if c.family not in TEXT_MEASURES]
         if not columns:
             raise InputError(f"measures {measures!r}: none of them is a per-query number")
+        for c in columns:
+            if c.judged_only:
+                raise InputError(f"measure {c.name!r}: judged_only drops the documents the "
+                                 "qrels do not judge, and every candidate here has a grade")
         # grades go up to MAX_GRADE: every level above it selects the same (no) candidates,
         # and the kernels size their work by the level
         self._level = min(_check_int(relevance_level, "relevance_level", 1), MAX_GRADE + 1)

@@ -844,7 +844,9 @@ def _ideal_levels(rq: RankedQuery) -> list[int]:
 def _ndcg_cut(rq: RankedQuery, param: Any, version: str) -> float:
     """nDCG@k (m_ndcg_cut.c): gains are the raw grades (> 0 only; no gain map), both the ranking
     and the ideal ranking (all qrels grades >= 1, best first) are cut at k; 0 if the ideal is 0.
-    -l is ignored."""
+    -l is ignored. ``param`` ``(k, gain map)``: see ``_ndcg_cut_mapped``."""
+    if isinstance(param, tuple):
+        return _ndcg_cut_mapped(rq, *param)
     k = _check_cutoff("ndcg_cut", param)
     dcg = 0.0
     for i, g in enumerate(rq.grades[:k]):
@@ -854,6 +856,28 @@ def _ndcg_cut(rq: RankedQuery, param: Any, version: str) -> float:
     for i, g in enumerate(_ideal_levels(rq)[:k]):
         ideal_dcg += g / math.log2(i + 2)
     return dcg / ideal_dcg if ideal_dcg > 0.0 else dcg
+
+
+def _ndcg_cut_mapped(rq: RankedQuery, k: Any, gain_map: Any) -> float:
+    """ndcg_cut on the qrels with every grade g >= 0 replaced by ``gain_map.get(g, g)`` (what
+    ir_measures' ``nDCG(gains=...)@k`` hands pytrec_eval): a ranked document adds its mapped
+    grade when above 0; the ideal ranking is the mapped qrels grades above 0, best first; both
+    cut at k. A negative grade stays unjudged (no gain)."""
+    k = _check_cutoff("ndcg_cut", k)
+    mapping = dict(_gain_pairs(gain_map))
+
+    def mapped(g: int) -> float:
+        return float(mapping.get(g, g)) if g >= 0 else 0.0
+
+    dcg = 0.0
+    for i, g in enumerate(rq.grades[:k]):
+        if mapped(g) > 0:
+            dcg += mapped(g) / math.log2(i + 2)
+    ideal = sorted((mapped(g) for g in rq.qrels_grades if mapped(g) > 0), reverse=True)
+    ideal_dcg = 0.0
+    for i, gain in enumerate(ideal[:k]):
+        ideal_dcg += gain / math.log2(i + 2)
+    return dcg / ideal_dcg if ideal_dcg > 0.0 else 0.0
 
 
 def _ndcg_cut_exp(rq: RankedQuery, param: Any, version: str) -> float:
