@@ -147,3 +147,59 @@ def test_ir_measures_gives_the_same_numbers():
                 assert same(got[m.query_id][name], m.value), (name, m.query_id, qrels, run)
                 compared += 1
     assert compared > 1000
+
+
+# ---------------------------------------------------------------------------------------------
+# Compat (Clarke et al.'s compatibility)
+
+COMPAT = {"Compat": ("compat", 0.95), "Compat(p=0.5)": ("compat", 0.5),
+          "Compat(p=1.0,normalize=False)": ("compat_raw", 1.0),
+          "Compat(normalize=False)": ("compat_raw", 0.95), "Compat(p=0.0)": ("compat", 0.0)}
+
+
+@settings(max_examples=examples(100), deadline=None, database=None,
+          suppress_health_check=list(HealthCheck))
+@given(case=cases(), max_docs=st.sampled_from([None, None, 2]), judged_only=st.booleans())
+def test_compat_kernel_computes_the_specification(case, max_docs, judged_only):
+    qrels, run = case
+    assume(any(run.values()))
+    got = qafast.evaluate(qrels, run, list(COMPAT), max_docs=max_docs,
+                          judged_only=judged_only, per_query=True)
+    want = reference.evaluate(qrels, run, list(COMPAT.values()), max_docs=max_docs,
+                              judged_only=judged_only)
+    for q in want:
+        for name, spec in COMPAT.items():
+            assert same(got[q][name], want[q][spec]), (q, name, got[q][name], want[q][spec])
+
+
+def test_compat_refuses_a_persistence_outside_0_1():
+    with pytest.raises(MeasureError, match=r"in \[0, 1\]"):
+        qafast.evaluate({"q": {"a": 1}}, {"q": {"a": 1.0}}, ["Compat(p=1.5)"])
+
+
+def test_compat_is_ir_measures_own():
+    ir_measures = pytest.importorskip("ir_measures")
+    from ir_measures import providers
+
+    provider = providers.registry["compat"]
+    rng = random.Random(9)
+    names = list(COMPAT)
+    measures = [ir_measures.parse_measure(n) for n in names]
+    compared = 0
+    for _ in range(40):
+        qrels, run = {}, {}
+        for q in range(rng.randint(1, 4)):
+            docs = [f"d{i}" for i in range(15)]
+            qrels[f"q{q}"] = {d: rng.choice([-1, 0, 0, 1, 1, 2, 3, 3])
+                              for d in rng.sample(docs, rng.randint(1, 10))}
+            ranked = rng.sample(docs, rng.randint(1, 12))
+            # positive, tie-free scores: ir_measures breaks ties by docno ascending (qafast
+            # as trec_eval) and ranks an unranked document as scored 0 in the ideal ranking
+            run[f"q{q}"] = {d: 1.0 + i + rng.random() / 2 for i, d in enumerate(ranked)}
+        got = qafast.evaluate(qrels, run, names, per_query=True)
+        for name, measure in zip(names, measures):
+            for m in provider.iter_calc([measure], qrels, run):
+                assert same(got[m.query_id][name], m.value) or math.isclose(
+                    got[m.query_id][name], m.value, rel_tol=1e-13), (name, m.query_id)
+                compared += 1
+    assert compared > 300

@@ -332,6 +332,7 @@ _IR_MEASURES: dict[str, tuple[str, dict[str, type], tuple[str, ...]]] = {
     "SetAP": ("cutoff", {"rel": int, "judged_only": bool}, ()),
     "Success": ("cutoff", {"cutoff": int, "rel": int, "judged_only": bool}, ("cutoff",)),
     "ERR": ("cutoff", {"cutoff": int}, ()),
+    "Compat": ("cutoff", {"p": float, "normalize": bool}, ()),
 }
 #: ir_measures' other names for them: name -> (measure, preset parameters)
 _IR_ALIASES: dict[str, tuple[str, dict[str, Any]]] = {
@@ -341,10 +342,10 @@ _IR_ALIASES: dict[str, tuple[str, dict[str, Any]]] = {
 }
 #: the defaults of the parameters that choose between families (nDCG's dcg, SetP's
 #: relative): a spelling that does not name one asks for its default
-_IR_DEFAULTS: dict[str, Any] = {"dcg": "log2", "relative": False}
+_IR_DEFAULTS: dict[str, Any] = {"dcg": "log2", "relative": False, "normalize": True}
 #: ir_measures measures qafast does not compute (diversity, user models, cwl_eval's RBP, ...)
 _IR_OTHERS = frozenset({
-    "Accuracy", "BPM", "Compat", "ERR_IA", "nERR_IA", "alpha_DCG", "α_DCG", "alpha_nDCG",
+    "Accuracy", "BPM", "ERR_IA", "nERR_IA", "alpha_DCG", "α_DCG", "alpha_nDCG",
     "α_nDCG", "NRBP", "nNRBP", "AP_IA", "MAP_IA", "P_IA", "StRecall", "INST", "INSQ",
     "NERR8", "NERR9", "NERR10", "NERR11", "SDCG", "RBP",
 })
@@ -355,7 +356,7 @@ _IR_DIVERSITY = frozenset({
     "AP_IA", "MAP_IA", "P_IA", "StRecall",
 })
 #: ir_measures' parameters as a Column holds them (rel is the column's level)
-_IR_FLOAT_PARAMS = ("recall", "beta")
+_IR_FLOAT_PARAMS = ("recall", "beta", "p")
 
 
 class _IrSpelling(NamedTuple):
@@ -511,6 +512,8 @@ def _ir_columns(name: str, params: dict, key) -> list[Column]:
             x = float(params[p])
     if x is None:
         x = row.defaults[0] if row.arity == 1 else 0.0
+    if base == "Compat" and not 0.0 <= x <= 1.0:
+        raise UnknownMeasureError(f"measure {key!r}: the persistence p must be in [0, 1]")
     column = _column(key, row.name, k=_depth(row, params.get("cutoff")), x=x,
                      rel=params.get("rel"), v9=spelling.spelled.v9, tool="ir_measures")
     if gains:

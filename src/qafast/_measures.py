@@ -516,6 +516,25 @@ TABLE: tuple[Family, ...] = (
            torchmetrics_nonpositive="not relevant",
            note="torchmetrics' ``adaptive_k=True``: a query with fewer than k documents is "
                 "measured at its length, where ``P@k`` divides by k."),
+    Family("compat", "Compatibility", "Ranks",
+           "Clarke et al.'s compatibility: the rank-biased overlap (persistence p, 0.95 by "
+           "default) of the ranking with the ideal one to depth max(n, G), G the documents "
+           "graded above 0 (whatever the relevance level): sum over depths d of "
+           "p^(d - 1) * (documents in both top-d lists) / d, over the sum of p^(d - 1); "
+           "divided by the same overlap of the ideal ranking with itself. The ideal ranking "
+           "sorts the documents graded above 0 by grade, equal grades in the ranking's order, "
+           "unranked ones last; 0 when G = 0.",
+           defaults=(0.95,), arity=1, origin="ir_measures", values="rounded ratio",
+           reference="_compat", names=ir("Compat"), agrees=("ir_measures", "specification"),
+           note="ir_measures breaks ties of grade in the ideal ranking by score, an unranked "
+                "document counting as scored 0, where qafast ranks it after every ranked one; "
+                "the two agree unless scores are 0 or less."),
+    Family("compat_raw", "Compatibility, not normalised", "Ranks",
+           "compat without the division by the ideal ranking's overlap with itself: below 1 "
+           "even for the ideal ranking when it is finite.",
+           defaults=(0.95,), arity=1, origin="ir_measures", values="rounded ratio",
+           reference="_compat_raw", names=ir("Compat(normalize=False)"),
+           agrees=("ir_measures", "specification")),
     Family("query_count", "Queries", "Counts",
            "1 for each query evaluated; the summary is the number of queries (0 for a qrels "
            "query missing from the run).",

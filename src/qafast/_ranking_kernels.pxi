@@ -1081,7 +1081,52 @@ cdef double _one_measure(const Query* q, int code, int64_t k, double x,
         return _expected_reciprocal_rank(q, k)
     elif code == M_QUERY_COUNT:
         return 1.0
+    elif code == M_COMPAT or code == M_COMPAT_RAW:
+        return _compat(q, x, code == M_COMPAT)
     return 0.0
+
+
+cdef double _compat(const Query* q, double p, bint normalize) noexcept nogil:
+    """ir_measures' Compat: rank-biased overlap of the ranking with the ideal one (documents
+    graded above 0 by grade, equal grades in ranking order, unranked ones last) to depth
+    max(n, G); normalised by the ideal's overlap with itself. A ranked document graded g at
+    rank r is in both top-d lists from d = max(r, its ideal position) on."""
+    cdef int64_t n_good = 0, depth, d, i, lvl, above, seen, pos, overlap = 0, t
+    cdef double score = 0.0, best = 0.0, total = 0.0, weight = 1.0
+    cdef int64_t* starts
+    for lvl in range(1, q.num_levels):
+        n_good += q.levels[lvl]
+    if n_good == 0:
+        return 0.0
+    depth = q.n if q.n > n_good else n_good
+    starts = <int64_t*>calloc(depth + 2, sizeof(int64_t))
+    if starts == NULL:
+        return NAN
+    above = 0  # documents graded above lvl
+    lvl = q.num_levels - 1
+    while lvl > 0:
+        if q.levels[lvl] > 0:
+            seen = 0
+            for i in range(q.ns):
+                if q.sg[i] == lvl:
+                    seen += 1
+                    pos = above + seen
+                    t = q.sr[i] if q.sr[i] > pos else pos
+                    starts[t] += 1
+            above += q.levels[lvl]
+        lvl -= 1
+    for d in range(1, depth + 1):
+        overlap += starts[d]
+        score += weight * <double>overlap / <double>d
+        best += weight * <double>(d if d < n_good else n_good) / <double>d
+        total += weight
+        weight *= p
+    free(starts)
+    score = score / total
+    if normalize:
+        best = best / total
+        return score / best if best > 0.0 else score
+    return score
 
 
 cdef double _f1_at(const Query* q, int64_t k) noexcept nogil:

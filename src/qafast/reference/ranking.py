@@ -1173,6 +1173,52 @@ def _adaptive_precision(rq: RankedQuery, param: Any, version: str) -> float:
     return _relevant_in_top(rq, k) / k if k else 0.0
 
 
+def _rank_biased_overlap(a: list[Any], b: list[Any], p: float, depth: int) -> float:
+    """Rank-biased overlap of the lists ``a`` and ``b`` to ``depth``: the sum over d of
+    p**(d - 1) * |a[:d] & b[:d]| / d, over the sum of p**(d - 1)."""
+    score = total = 0.0
+    weight = 1.0
+    for d in range(1, depth + 1):
+        score += weight * len(set(a[:d]) & set(b[:d])) / d
+        total += weight
+        weight *= p
+    return score / total if total else 0.0
+
+
+def _compatibility(rq: RankedQuery, param: Any, normalize: bool) -> float:
+    """ir_measures' Compat (Clarke, Vtyurina and Smucker, TOIS 2021): the rank-biased overlap
+    of the ranking with the ideal ranking, to depth max(n, G), G the qrels documents graded
+    above 0 (the relevance level plays no part). The ideal ranking holds those documents by
+    grade, best first; among equal grades the ranked ones come first, in ranking order. With
+    ``normalize``, divided by the ideal ranking's overlap with itself; 0 when G = 0."""
+    p = 0.95 if param is None else float(param)
+    ranking = [("ranked", i) for i in range(len(rq.grades))]
+    good = [(g, ("ranked", i)) for i, g in enumerate(rq.grades) if g > 0]
+    unranked = [g for g in rq.qrels_grades if g > 0]
+    for g, _ in good:
+        unranked.remove(g)
+    good += [(g, ("unranked", j)) for j, g in enumerate(unranked)]
+    # by grade, best first; the sort is stable, so ranked documents keep the ranking's order
+    ideal = [doc for _, doc in sorted(good, key=lambda pair: -pair[0])]
+    if not ideal:
+        return 0.0
+    depth = max(len(ranking), len(ideal))
+    score = _rank_biased_overlap(ranking, ideal, p, depth)
+    if normalize:
+        score = score / _rank_biased_overlap(ideal, ideal, p, depth)
+    return score
+
+
+def _compat(rq: RankedQuery, param: Any, version: str) -> float:
+    """Compat(p=param): see ``_compatibility``."""
+    return _compatibility(rq, param, True)
+
+
+def _compat_raw(rq: RankedQuery, param: Any, version: str) -> float:
+    """Compat(p=param, normalize=False): see ``_compatibility``."""
+    return _compatibility(rq, param, False)
+
+
 def _query_count(rq: RankedQuery, param: Any, version: str) -> float:
     """ir_measures' NumQ: 1 per evaluated query (summed)."""
     return 1.0
