@@ -141,7 +141,8 @@ def random_options(rng: random.Random) -> list[str]:
         lambda: f"relstring.{rng.randint(1, 12)}",
         lambda: rng.choice(("dcg", "ideal_dcg", "Rndcg", "ndcg_rel", "G", "binG", "infAP",
                             "bpref", "gm_bpref", "gm_map", "Rprec", "set_relative_P",
-                            "set_map", "num_nonrel_judged_ret", "recip_rank", "official")),
+                            "set_map", "num_nonrel_judged_ret", "recip_rank", "official",
+                            "yaap")),
     ]
     for _ in range(rng.randint(0 if measures else 1, 4)):
         measures.append(rng.choice(extra)())

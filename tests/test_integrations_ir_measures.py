@@ -17,7 +17,7 @@ from ir_measures import (
     ERR,
     RR,
     Bpref,
-    Compat,
+    Accuracy,
     IPrec,
     Judged,
     Metric,
@@ -187,14 +187,14 @@ def test_register_puts_qafast_first_and_patch_restores_the_pipeline():
 
 def test_measures_qafast_lacks_go_to_the_next_provider():
     qrels, run = _qrels(_QRELS["counts"]), _run(_RUN_A)
-    measures = [P@5, Compat(p=0.8)]
+    measures = [P@5, Accuracy()]
     with qafast_ir.patch() as provider:
-        assert not provider.supports(Compat(p=0.8))
+        assert not provider.supports(Accuracy())
         got = ir_measures.calc_aggregate(measures, qrels, run)
     want = ir_measures.calc_aggregate(measures, qrels, run)
     assert got == want
     with pytest.raises(ValueError, match="does not compute"):
-        provider.evaluator([Compat(p=0.8)], qrels)
+        provider.evaluator([Accuracy()], qrels)
 
 
 def test_an_evaluator_serves_many_runs():

@@ -241,12 +241,12 @@ def test_err_refuses_grades_above_gdevals_scale():
 def test_ir_measures_parameters_are_checked():
     qrels, run = {"q": {"a": 1}}, {"q": {"a": 1.0}}
     for name, message in [
-        ("P(judged_only=True)@5", "pass judged_only=True to evaluate"),
+        ("P(judged_only=1)@5", "is not a bool"),
         ("P(foo=1)@5", "takes no parameter 'foo'"),
         ("P(rel=True)@5", "is not an int"),
         ("Success", "needs a cutoff"),
         ("RBP", "RBP needs rel"),
-        ("nDCG(gains={1: 2})@5", "custom gains"),
+        ("nDCG(gains={1: 2.5})@5", "integer gains"),
         ("P@0", "must be positive"),
     ]:
         with pytest.raises(ValueError, match=message):

@@ -28,7 +28,7 @@ MEASURES = [
     "utility.2,-1,0.5,0", "11pt_avg..25,.5,.75", "11pt_avg.0.9,0.1,0.5", "set_F.0.25",
     "Rprec_mult.0.35,5", "iprec_at_recall..33", "P.1,2,7,50", "recall.3", "success.2",
     "map_cut.2", "ndcg_cut.1,3", "relative_P.2", "unj.1,3", "mrr@2", "ndcg_exp@3", "ndcg_exp",
-    "hit@1",
+    "hit@1", "yaap",
 ]
 COLUMNS = [c for c in parse_measures(MEASURES) if c.family not in ("runid", "num_q", "relstring")]
 

@@ -485,7 +485,8 @@ SPECIAL = ["11pt_avg.", "11pt_avg.0.5,0.2", "ndcg_exp@5", "ndcg.1=3,2=7", "ndcg.
            "utility.1,-1,0,0", "gm_map", "gm_bpref", "iprec_at_recall.0,1.5,-1",
            "Rprec_mult.0.5,3,-1", "set_F.0.5", "set_F.-0.5", "rbp.p=0.9", "rbp_resid.p=0.5",
            "Rndcg", "ndcg_rel", "G", "dcg", "ideal_dcg", "binG", "relative_P", "success", "unj",
-           "infAP", "bpref", "num_nonrel_judged_ret", "ndcg@10-l2", "map@5-l3", "mrr@10-l0"]
+           "infAP", "bpref", "num_nonrel_judged_ret", "ndcg@10-l2", "map@5-l3", "mrr@10-l0",
+           "yaap"]
 EVERY = ["all_trec", "ndcg_cut_exp.3", "recip_rank_cut.3"] + IR_NAMES + RANX_NAMES
 
 

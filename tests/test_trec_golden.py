@@ -1,7 +1,8 @@
 """trec_eval 10.0's own golden outputs, reproduced byte for byte by ``qafast trec``.
 
 The files in tests/data/trec_eval-10.0 come from trec_eval's test suite (NIST; see the
-LICENSE.md beside them); the cases are those its README lists.
+LICENSE.md beside them); the cases are those its README lists, and the outputs it lists as
+recorded with a trec_eval 10.0 binary for the measures that suite does not print.
 """
 
 import io
@@ -40,6 +41,10 @@ CASES = [
     ("out.test.prefs", ["-m", "all_prefs", "-q", "-R", "prefs"], "prefs.comment.test",
      "prefs.results.test"),
     ("out.test.qrels_prefs", ["-m", "all_prefs", "-q", "-R", "qrels_prefs"], "qrels.test",
+     "results.test"),
+    # recorded with the trec_eval 10.0 binary (the README's second table)
+    ("recorded.yaap.qc", ["-q", "-c", "-m", "yaap"], "qrels.test", "results.trunc"),
+    ("recorded.yaap.qlM", ["-q", "-l2", "-M100", "-m", "yaap"], "qrels.rel_level",
      "results.test"),
 ]
 

@@ -23,6 +23,7 @@ from ._measures import (
     BY_NAME,
     CODES,
     FAMILIES,
+    JUDGED_ONLY_FLAG,
     NICKNAMES,
     NICKNAMES_V9,
     NO_CUTOFF,
@@ -59,6 +60,10 @@ class Column(NamedTuple):
     #: last two a qrels query missing from the run scores 0 in every column, as those tools
     #: give it, where trec_eval -c ranks a placeholder document for it.
     tool: str = "trec_eval"
+    #: measured with the unjudged documents dropped from the ranking, for this column alone
+    #: (ir_measures' ``judged_only=True`` on one measure; ``evaluate(judged_only=True)`` drops
+    #: them for every column)
+    judged_only: bool = False
 
     @property
     def code(self) -> int:
@@ -353,6 +358,7 @@ _IR_MEASURES: dict[str, tuple[str, dict[str, type], tuple[str, ...]]] = {
     "NERR11": ("cutoff", {"T": float, "min_rel": int, "max_rel": int}, ("max_rel",)),
     "INST": ("cutoff", {"T": float, "min_rel": int, "max_rel": int}, ("max_rel",)),
     "INSQ": ("cutoff", {"T": float, "min_rel": int, "max_rel": int}, ("max_rel",)),
+    "Compat": ("cutoff", {"p": float, "normalize": bool}, ()),
 }
 #: ir_measures' other names for them: name -> (measure, preset parameters)
 _IR_ALIASES: dict[str, tuple[str, dict[str, Any]]] = {
@@ -363,14 +369,14 @@ _IR_ALIASES: dict[str, tuple[str, dict[str, Any]]] = {
 }
 #: the defaults of the parameters that choose between families (nDCG's dcg, SetP's
 #: relative): a spelling that does not name one asks for its default
-_IR_DEFAULTS: dict[str, Any] = {"dcg": "log2", "relative": False}
+_IR_DEFAULTS: dict[str, Any] = {"dcg": "log2", "relative": False, "normalize": True}
 #: ir_measures measures qafast does not compute
-_IR_OTHERS = frozenset({"Accuracy", "Compat"})
+_IR_OTHERS = frozenset({"Accuracy"})
 #: ir_measures' diversity measures: rows of the table read from diversity qrels (a subtopic
 #: per judgment), computed with ndeval's rules by qafast.diversity
 _IR_DIVERSITY = SUBTOPIC_FAMILIES
 #: ir_measures' parameters as a Column holds them (rel is the column's level)
-_IR_FLOAT_PARAMS = ("recall", "beta")
+_IR_FLOAT_PARAMS = ("recall", "beta", "p")
 
 
 class _IrSpelling(NamedTuple):
@@ -470,14 +476,6 @@ def _check_ir_params(base: str, params: dict, key) -> None:
             raise UnknownMeasureError(
                 f"measure {key!r}: {base} needs {'a cutoff' if p == 'cutoff' else p}, "
                 f"e.g. {base}@{'10' if p == 'cutoff' else '0.5'}")
-    if params.get("judged_only"):
-        raise UnknownMeasureError(
-            f"measure {key!r}: judged_only applies to the whole evaluation in qafast; pass "
-            "judged_only=True to evaluate")
-    if "gains" in params:
-        raise UnknownMeasureError(
-            f"measure {key!r}: custom gains are not supported here; trec_eval's "
-            "ndcg.<grade>=<gain> sets them for nDCG without a cutoff")
     cutoff = params.get("cutoff")
     if cutoff is not None and cutoff <= 0:
         raise UnknownMeasureError(f"measure {key!r}: the cutoff must be positive")
@@ -524,6 +522,7 @@ def _ir_columns(name: str, params: dict, key) -> list[Column]:
     if base in _IR_CWL:
         return [_cwl_column(base, params, key)]
     _check_ir_params(base, params, key)
+    gains = _ir_gains(params.pop("gains", None), params, key)
     spelling = _ir_spelling(base, params, key)
     row = spelling.family
     x = spelling.spelled.x
@@ -532,8 +531,50 @@ def _ir_columns(name: str, params: dict, key) -> list[Column]:
             x = float(params[p])
     if x is None:
         x = row.defaults[0] if row.arity == 1 else 0.0
-    return [_column(key, row.name, k=_depth(row, params.get("cutoff")), x=x,
-                    rel=params.get("rel"), v9=spelling.spelled.v9, tool="ir_measures")]
+    if base == "Compat" and not 0.0 <= x <= 1.0:
+        raise UnknownMeasureError(f"measure {key!r}: the persistence p must be in [0, 1]")
+    column = _column(key, row.name, k=_depth(row, params.get("cutoff")), x=x,
+                     rel=params.get("rel"), v9=spelling.spelled.v9, tool="ir_measures")
+    if gains:
+        column = column._replace(keys=tuple(gains), values=tuple(gains.values()))
+    return [column._replace(judged_only=bool(params.get("judged_only")))]
+
+
+def _ir_gains(gains: dict | None, params: dict, key) -> dict[int, float] | None:
+    """nDCG's ``gains=``, as the gain map of the ndcg and ndcg_cut columns.
+
+    ir_measures hands pytrec_eval the qrels with each grade g replaced by ``gains.get(g, g)``
+    (an integer: pytrec_eval takes no other). Read as a gain map: a grade the map does not
+    name keeps its own gain, and a gain below 0 is a grade below 0, which trec_eval reads as
+    unjudged: it adds nothing to the DCG nor to the ideal one, as a gain of 0. A negative
+    grade is unjudged whatever its gain, so a map that makes one judged, and one that makes
+    a judged grade unjudged where the unjudged documents are dropped, are refused.
+    """
+    if gains is None:
+        return None
+    if params.get("dcg", "log2") != "log2":
+        raise UnknownMeasureError(
+            f"measure {key!r}: gains= is read only with nDCG's default dcg='log2' (ir_measures "
+            "computes it with pytrec_eval, which has no other)")
+    out: dict[int, float] = {}
+    for grade, gain in gains.items():
+        for what, v in (("grade", grade), ("gain", gain)):
+            if not isinstance(v, int) or isinstance(v, bool):
+                raise UnknownMeasureError(
+                    f"measure {key!r}: gains maps integer grades to integer gains (ir_measures "
+                    f"hands them to pytrec_eval as grades); {what} {v!r} is not an integer")
+        if grade < 0:
+            if gain >= 0:
+                raise UnknownMeasureError(
+                    f"measure {key!r}: gains gives the negative (unjudged) grade {grade} the "
+                    f"gain {gain}; qafast does not judge unjudged documents")
+            continue
+        if gain < 0 and params.get("judged_only"):
+            raise UnknownMeasureError(
+                f"measure {key!r}: gains makes grade {grade} unjudged (gain {gain}) and "
+                "judged_only drops the unjudged documents; qafast does not drop judged ones")
+        out[grade] = float(max(gain, 0))
+    return out
 
 
 def _diversity_column(base: str, params: dict, key) -> Column:
@@ -542,6 +583,10 @@ def _diversity_column(base: str, params: dict, key) -> Column:
     (alpha 0.5 but where alpha_DCG, alpha_nDCG, NRBP and nNRBP set it; beta 0.5 but where
     NRBP and nNRBP set it)."""
     _check_ir_params(base, params, key)
+    if params.get("judged_only"):
+        raise UnknownMeasureError(
+            f"measure {key!r}: judged_only on one diversity measure is not supported; pass "
+            "judged_only=True to evaluate, which drops the unjudged documents for every measure")
     unit = {}
     for p in ("alpha", "beta"):
         v = float(params.get(p, 0.5))
@@ -846,7 +891,7 @@ def kernel_arrays(columns: list[Column]) -> tuple[array, array, array, array, ar
             lkeys.extend(c.keys)
             lvals.extend(c.values)
         loffs.append(len(lkeys))
-    return (array("i", [c.code for c in columns]),
+    return (array("i", [c.code | (JUDGED_ONLY_FLAG if c.judged_only else 0) for c in columns]),
             array("q", [min(c.k, NO_CUTOFF) for c in columns]),
             array("d", [c.x for c in columns]), array("q", loffs), array("q", lkeys),
             array("d", lvals))

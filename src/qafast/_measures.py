@@ -183,6 +183,9 @@ DCG_EXP, DCG_NORMALISED = 1, 2
 #: "no cut-off" (k = None) for the families that read k as the whole ranking: larger than
 #: any ranking, and than any cut-off a name may give
 NO_CUTOFF = 2**62
+#: set in a column's kernel code: the column is measured with the unjudged documents dropped
+#: from each ranking (ir_measures' ``judged_only=True`` on one measure); above every code
+JUDGED_ONLY_FLAG = 1 << 16
 #: the largest relevance grade qafast takes (the gain tables are sized by the largest grade)
 MAX_GRADE = 1_000_000
 
@@ -413,6 +416,13 @@ TABLE: tuple[Family, ...] = (
            "queries.",
            summary="sum", reads_nonrelevant=True, nicknames=("all_trec",),
            values="count", reference="_num_nonrel_judged_ret", agrees=_TREC),
+    Family("yaap", "Yet another average precision", "Ranks",
+           "log((1 + s) / (1 + R - s)), s the sum over relevant ranked documents of the "
+           "precision at their rank (AP's sum before it is divided by R): Robertson's "
+           "smoothed AP (ECIR 2012), negative when s < R / 2. trec_eval 10.0 only; in no "
+           "nickname.",
+           since="10.0", reference="_yaap", agrees=("trec_eval", "specification"),
+           note="trec_eval 10.0 only: pytrec_eval does not have it."),
     Family("rbp", "Rank-biased precision", "Gains",
            "(1 - p) * sum of gain_i * p^(i - 1), p = 0.9 by default; gains outside [0, 1] are "
            "rescaled to (gain - min) / (max - min), so grades 0-4 count as grade / 4.",
@@ -530,6 +540,25 @@ TABLE: tuple[Family, ...] = (
            torchmetrics_nonpositive="not relevant",
            note="torchmetrics' ``adaptive_k=True``: a query with fewer than k documents is "
                 "measured at its length, where ``P@k`` divides by k."),
+    Family("compat", "Compatibility", "Ranks",
+           "Clarke et al.'s compatibility: the rank-biased overlap (persistence p, 0.95 by "
+           "default) of the ranking with the ideal one to depth max(n, G), G the documents "
+           "graded above 0 (whatever the relevance level): sum over depths d of "
+           "p^(d - 1) * (documents in both top-d lists) / d, over the sum of p^(d - 1); "
+           "divided by the same overlap of the ideal ranking with itself. The ideal ranking "
+           "sorts the documents graded above 0 by grade, equal grades in the ranking's order, "
+           "unranked ones last; 0 when G = 0.",
+           defaults=(0.95,), arity=1, origin="ir_measures", values="rounded ratio",
+           reference="_compat", names=ir("Compat"), agrees=("ir_measures", "specification"),
+           note="ir_measures breaks ties of grade in the ideal ranking by score, an unranked "
+                "document counting as scored 0, where qafast ranks it after every ranked one; "
+                "the two agree unless scores are 0 or less."),
+    Family("compat_raw", "Compatibility, not normalised", "Ranks",
+           "compat without the division by the ideal ranking's overlap with itself: below 1 "
+           "even for the ideal ranking when it is finite.",
+           defaults=(0.95,), arity=1, origin="ir_measures", values="rounded ratio",
+           reference="_compat_raw", names=ir("Compat(normalize=False)"),
+           agrees=("ir_measures", "specification")),
     Family("query_count", "Queries", "Counts",
            "1 for each query evaluated; the summary is the number of queries (0 for a qrels "
            "query missing from the run).",
@@ -730,7 +759,9 @@ def kernel_constants() -> str:
               "# the flags of graded_dcg, in its float parameter",
               f"cdef int DCG_EXP = {DCG_EXP}", f"cdef int DCG_NORMALISED = {DCG_NORMALISED}",
               "# ERR's grade scale: gdeval.pl's $MAX_JUDGMENT (the Python layer refuses higher)",
-              f"cdef double ERR_MAX_GRADE = {float(BY_NAME['err'].max_grade or 0)}"]
+              f"cdef double ERR_MAX_GRADE = {float(BY_NAME['err'].max_grade or 0)}",
+              "# a column measured with the unjudged documents dropped (its code has it set)",
+              f"cdef int JUDGED_ONLY_FLAG = {JUDGED_ONLY_FLAG}"]
     lines += ["# the depth of ir_measures' cwl_eval provider's rankings (the C/W/L rows)",
               f"cdef enum:\n    CWL_DEPTH = {CWL_DEPTH}"]
     return "\n".join(lines) + "\n"

@@ -13,7 +13,7 @@
 # ``results_rel_list`` of trec_eval's form_res_rels.c) and compute every requested measure
 # on it, one output column per measure.
 
-from libc.math cimport log2, lround, NAN
+from libc.math cimport log, log2, lround, NAN
 from libc.stdlib cimport malloc, free, calloc
 from libc.string cimport memcmp, memset
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint64_t
@@ -941,6 +941,17 @@ cdef double _one_measure(const Query* q, int code, int64_t k, double x,
                 c += 1
                 s += <double>c / <double>q.sr[i]
         return s / <double>q.num_rel if q.num_rel > 0 else 0.0
+    elif code == M_YAAP:
+        # AP's sum, not divided by R (m_yaap.c)
+        s = 0.0
+        c = 0
+        for i in range(q.ns):
+            if q.sr[i] > q.n:
+                break
+            if q.sg[i] >= q.L:
+                c += 1
+                s += <double>c / <double>q.sr[i]
+        return log((1.0 + s) / (1.0 + <double>q.num_rel - s))
     elif code == M_RPREC:
         if q.num_rel == 0:
             return 0.0
@@ -1002,6 +1013,9 @@ cdef double _one_measure(const Query* q, int code, int64_t k, double x,
     elif code == M_DCG or code == M_IDEAL_DCG or code == M_NDCG or code == M_NDCG_REL or code == M_RNDCG:
         ng = _setup_gains(q, pkeys, pvals, np_, gains, gains2)
         return _ndcg_family(q, gains, ng, code)
+    elif code == M_NDCG_CUT and np_ > 0:
+        ng = _setup_gains(q, pkeys, pvals, np_, gains, gains2)
+        return _ndcg_cut_gains(q, k, gains, ng)
     elif code == M_NDCG_CUT or code == M_NDCG_CUT_EXP:
         return _ndcg_cut(q, k, code == M_NDCG_CUT_EXP)
     elif code == M_SET_P:
@@ -1086,7 +1100,52 @@ cdef double _one_measure(const Query* q, int code, int64_t k, double x,
         return _cwl_expected_utility(q, CWL_INSQ, k, x, pkeys, np_)
     elif code == M_QUERY_COUNT:
         return 1.0
+    elif code == M_COMPAT or code == M_COMPAT_RAW:
+        return _compat(q, x, code == M_COMPAT)
     return 0.0
+
+
+cdef double _compat(const Query* q, double p, bint normalize) noexcept nogil:
+    """ir_measures' Compat: rank-biased overlap of the ranking with the ideal one (documents
+    graded above 0 by grade, equal grades in ranking order, unranked ones last) to depth
+    max(n, G); normalised by the ideal's overlap with itself. A ranked document graded g at
+    rank r is in both top-d lists from d = max(r, its ideal position) on."""
+    cdef int64_t n_good = 0, depth, d, i, lvl, above, seen, pos, overlap = 0, t
+    cdef double score = 0.0, best = 0.0, total = 0.0, weight = 1.0
+    cdef int64_t* starts
+    for lvl in range(1, q.num_levels):
+        n_good += q.levels[lvl]
+    if n_good == 0:
+        return 0.0
+    depth = q.n if q.n > n_good else n_good
+    starts = <int64_t*>calloc(depth + 2, sizeof(int64_t))
+    if starts == NULL:
+        return NAN
+    above = 0  # documents graded above lvl
+    lvl = q.num_levels - 1
+    while lvl > 0:
+        if q.levels[lvl] > 0:
+            seen = 0
+            for i in range(q.ns):
+                if q.sg[i] == lvl:
+                    seen += 1
+                    pos = above + seen
+                    t = q.sr[i] if q.sr[i] > pos else pos
+                    starts[t] += 1
+            above += q.levels[lvl]
+        lvl -= 1
+    for d in range(1, depth + 1):
+        overlap += starts[d]
+        score += weight * <double>overlap / <double>d
+        best += weight * <double>(d if d < n_good else n_good) / <double>d
+        total += weight
+        weight *= p
+    free(starts)
+    score = score / total
+    if normalize:
+        best = best / total
+        return score / best if best > 0.0 else score
+    return score
 
 
 cdef double _f1_at(const Query* q, int64_t k) noexcept nogil:
@@ -1248,6 +1307,52 @@ cdef double _ndcg_cut(const Query* q, int64_t k, bint exp_gain) noexcept nogil:
     return dcg / idcg if idcg > 0.0 else 0.0
 
 
+cdef double _ndcg_cut_gains(const Query* q, int64_t k, const Gain* gains, int64_t ng) noexcept nogil:
+    """ndcg_cut on qrels whose grades a gain map has replaced (ir_measures' nDCG(gains=...)@k,
+    which hands pytrec_eval the mapped qrels): a document's gain is its grade's gain when above
+    0; the ideal list takes the mapped grades best first; both lists cut at k."""
+    cdef double dcg = 0.0, idcg = 0.0, gain
+    cdef int64_t i
+    cdef IdealWalk w
+    for i in range(q.ns):
+        if q.sr[i] > k:
+            break
+        if q.sg[i] >= 0:
+            gain = _gain_of(gains, ng, q.sg[i])
+            if gain > 0.0:
+                dcg += gain / log2(<double>(q.sr[i] + 1))
+    _ideal_start(&w, gains, ng)
+    _ideal_step(&w)
+    i = 0
+    while i < k and w.cur >= 0 and w.gain > 0.0:
+        idcg += w.gain / log2(<double>(i + 2))
+        i += 1
+        _ideal_step(&w)
+    return dcg / idcg if idcg > 0.0 else 0.0
+
+
+cdef void _judged_view(const Query* q, Query* v, int32_t* sr, int32_t* sg, int32_t* row,
+                       bint dense) noexcept nogil:
+    """``v``: query ``q`` with its unjudged documents (not in the qrels, or graded below 0)
+    dropped from the ranking and the others ranked 1, 2, ... in the same order, as
+    ``judged_only`` (trec_eval -J) ranks it; ``sr``, ``sg`` (and ``row`` when ``dense``)
+    hold q.ns entries."""
+    cdef int64_t i, c = 0
+    v[0] = q[0]
+    for i in range(q.ns):
+        if q.sg[i] >= 0:
+            sr[c] = <int32_t>(c + 1)
+            sg[c] = q.sg[i]
+            if dense:
+                row[c] = q.sg[i]
+            c += 1
+    v.sr = sr if c > 0 else NULL
+    v.sg = sg if c > 0 else NULL
+    v.ns = c
+    v.n = c
+    v.g = row
+
+
 def ranking_measures(
     const int64_t[::1] ranked_offsets,
     const int32_t[::1] ranked_rank,
@@ -1282,10 +1387,18 @@ def ranking_measures(
     cdef Py_ssize_t n_pairs = pair_qrels.shape[0], n_meas = codes.shape[0]
     if stop < 0 or stop > n_pairs:
         stop = n_pairs
-    cdef int64_t max_ret = 0, max_list = 0, p, m, i, lo, hi, cap
+    cdef int64_t max_ret = 0, max_list = 0, p, m, i, lo, hi, cap, max_cnt = 0
+    cdef bint any_judged_only = False
     for p in range(start, stop):
         if num_ret[p] > max_ret:
             max_ret = num_ret[p]
+        if ranked_count[p] > max_cnt:
+            max_cnt = ranked_count[p]
+    for m in range(n_meas):
+        if codes[m] & JUDGED_ONLY_FLAG:
+            any_judged_only = True
+    if not any_judged_only:
+        max_cnt = 0
     for m in range(n_meas):
         if list_offsets[m + 1] - list_offsets[m] > max_list:
             max_list = list_offsets[m + 1] - list_offsets[m]
@@ -1295,10 +1408,18 @@ def ranking_measures(
     cdef Gain* gains = <Gain*>malloc((max_grade + 2 + max_list) * sizeof(Gain))
     cdef Gain* gains2 = <Gain*>malloc((max_grade + 2 + max_list) * sizeof(Gain))
     cdef double* fscratch = <double*>malloc((max_list + 2) * sizeof(double))
-    if not (row and levels and gains and gains2 and fscratch):
+    # the judged-only view of a query, for the columns that ask for it
+    cdef int32_t* jsr = <int32_t*>malloc((max_cnt + 1) * sizeof(int32_t))
+    cdef int32_t* jsg = <int32_t*>malloc((max_cnt + 1) * sizeof(int32_t))
+    cdef int32_t* jrow = <int32_t*>malloc(((max_cnt if need_dense else 0) + 1) * sizeof(int32_t))
+    if not (row and levels and gains and gains2 and fscratch and jsr and jsg and jrow):
         free(row); free(levels); free(gains); free(gains2); free(fscratch)
+        free(jsr); free(jsg); free(jrow)
         raise MemoryError()
-    cdef Query q
+    cdef Query q, qj
+    cdef const Query* qm
+    cdef int code
+    cdef bint have_view
     cdef int32_t g
     cdef int64_t nrr, base, cnt, n_here, r
     cdef bint stale = False
@@ -1352,14 +1473,24 @@ def ranking_measures(
                 q.sr = &ranked_rank[base] if cnt > 0 else NULL
                 q.sg = &ranked_grade[base] if cnt > 0 else NULL
                 q.ns = cnt
+                have_view = False
                 for m in range(n_meas):
+                    code = codes[m]
+                    qm = &q
+                    if code & JUDGED_ONLY_FLAG:
+                        code = code & ~JUDGED_ONLY_FLAG
+                        if not have_view:
+                            _judged_view(&q, &qj, jsr, jsg, jrow, need_dense)
+                            have_view = True
+                        qm = &qj
                     out[p, m] = _one_measure(
-                        &q, codes[m], int_params[m], float_params[m],
+                        qm, code, int_params[m], float_params[m],
                         &list_keys[list_offsets[m]] if list_offsets[m + 1] > list_offsets[m] else NULL,
                         &list_values[list_offsets[m]] if list_offsets[m + 1] > list_offsets[m] else NULL,
                         list_offsets[m + 1] - list_offsets[m], gains, gains2, fscratch)
     finally:
         free(row); free(levels); free(gains); free(gains2); free(fscratch)
+        free(jsr); free(jsg); free(jrow)
     if stale:
         raise ValueError(f"ranking_measures: a qrels grade above max_grade ({max_grade}): the "
                          "qrels' grades changed after their largest was taken")

@@ -381,6 +381,10 @@ class RankingMetrics:
                 f"measures {measures!r}: RankingMetrics' batches carry one grade per "
                 "candidate, not the subtopics the diversity measures (alpha_nDCG, ERR_IA, "
                 "...) read; compute those with qafast.evaluate and a qafast.DiversityQrels")
+        for c in columns:
+            if c.judged_only:
+                raise InputError(f"measure {c.name!r}: judged_only drops the documents the "
+                                 "qrels do not judge, and every candidate here has a grade")
         # grades go up to MAX_GRADE: every level above it selects the same (no) candidates,
         # and the kernels size their work by the level
         self._level = min(_check_int(relevance_level, "relevance_level", 1), MAX_GRADE + 1)

@@ -454,6 +454,13 @@ def _map(rq: RankedQuery, param: Any, version: str) -> float:
     return _div(total, _counts(rq).num_rel) if hits else 0.0
 
 
+def _yaap(rq: RankedQuery, param: Any, version: str) -> float:
+    """log((1 + s) / (1 + R - s)), s AP's sum of precisions at the relevant ranks, not divided
+    by R (m_yaap.c): log(1 / (1 + R)) when none is ranked."""
+    total, _ = _average_precision(rq)
+    return math.log((1.0 + total) / (1.0 + _counts(rq).num_rel - total))
+
+
 def _gm_map(rq: RankedQuery, param: Any, version: str) -> float:
     """log(max(AP, MIN_GEO_MEAN)): the per-query value trec_eval accumulates (and pytrec_eval
     returns); trec_eval prints only the summary exp(mean) (m_gm_map.c, meas_avg.c)."""
@@ -837,7 +844,9 @@ def _ideal_levels(rq: RankedQuery) -> list[int]:
 def _ndcg_cut(rq: RankedQuery, param: Any, version: str) -> float:
     """nDCG@k (m_ndcg_cut.c): gains are the raw grades (> 0 only; no gain map), both the ranking
     and the ideal ranking (all qrels grades >= 1, best first) are cut at k; 0 if the ideal is 0.
-    -l is ignored."""
+    -l is ignored. ``param`` ``(k, gain map)``: see ``_ndcg_cut_mapped``."""
+    if isinstance(param, tuple):
+        return _ndcg_cut_mapped(rq, *param)
     k = _check_cutoff("ndcg_cut", param)
     dcg = 0.0
     for i, g in enumerate(rq.grades[:k]):
@@ -847,6 +856,28 @@ def _ndcg_cut(rq: RankedQuery, param: Any, version: str) -> float:
     for i, g in enumerate(_ideal_levels(rq)[:k]):
         ideal_dcg += g / math.log2(i + 2)
     return dcg / ideal_dcg if ideal_dcg > 0.0 else dcg
+
+
+def _ndcg_cut_mapped(rq: RankedQuery, k: Any, gain_map: Any) -> float:
+    """ndcg_cut on the qrels with every grade g >= 0 replaced by ``gain_map.get(g, g)`` (what
+    ir_measures' ``nDCG(gains=...)@k`` hands pytrec_eval): a ranked document adds its mapped
+    grade when above 0; the ideal ranking is the mapped qrels grades above 0, best first; both
+    cut at k. A negative grade stays unjudged (no gain)."""
+    k = _check_cutoff("ndcg_cut", k)
+    mapping = dict(_gain_pairs(gain_map))
+
+    def mapped(g: int) -> float:
+        return float(mapping.get(g, g)) if g >= 0 else 0.0
+
+    dcg = 0.0
+    for i, g in enumerate(rq.grades[:k]):
+        if mapped(g) > 0:
+            dcg += mapped(g) / math.log2(i + 2)
+    ideal = sorted((mapped(g) for g in rq.qrels_grades if mapped(g) > 0), reverse=True)
+    ideal_dcg = 0.0
+    for i, gain in enumerate(ideal[:k]):
+        ideal_dcg += gain / math.log2(i + 2)
+    return dcg / ideal_dcg if ideal_dcg > 0.0 else 0.0
 
 
 def _ndcg_cut_exp(rq: RankedQuery, param: Any, version: str) -> float:
@@ -1140,6 +1171,52 @@ def _adaptive_precision(rq: RankedQuery, param: Any, version: str) -> float:
     top k over min(k, n); 0 when nothing is ranked. No cut-off: the whole ranking."""
     k = min(_depth(rq, param, "adaptive_P"), len(rq.grades))
     return _relevant_in_top(rq, k) / k if k else 0.0
+
+
+def _rank_biased_overlap(a: list[Any], b: list[Any], p: float, depth: int) -> float:
+    """Rank-biased overlap of the lists ``a`` and ``b`` to ``depth``: the sum over d of
+    p**(d - 1) * |a[:d] & b[:d]| / d, over the sum of p**(d - 1)."""
+    score = total = 0.0
+    weight = 1.0
+    for d in range(1, depth + 1):
+        score += weight * len(set(a[:d]) & set(b[:d])) / d
+        total += weight
+        weight *= p
+    return score / total if total else 0.0
+
+
+def _compatibility(rq: RankedQuery, param: Any, normalize: bool) -> float:
+    """ir_measures' Compat (Clarke, Vtyurina and Smucker, TOIS 2021): the rank-biased overlap
+    of the ranking with the ideal ranking, to depth max(n, G), G the qrels documents graded
+    above 0 (the relevance level plays no part). The ideal ranking holds those documents by
+    grade, best first; among equal grades the ranked ones come first, in ranking order. With
+    ``normalize``, divided by the ideal ranking's overlap with itself; 0 when G = 0."""
+    p = 0.95 if param is None else float(param)
+    ranking = [("ranked", i) for i in range(len(rq.grades))]
+    good = [(g, ("ranked", i)) for i, g in enumerate(rq.grades) if g > 0]
+    unranked = [g for g in rq.qrels_grades if g > 0]
+    for g, _ in good:
+        unranked.remove(g)
+    good += [(g, ("unranked", j)) for j, g in enumerate(unranked)]
+    # by grade, best first; the sort is stable, so ranked documents keep the ranking's order
+    ideal = [doc for _, doc in sorted(good, key=lambda pair: -pair[0])]
+    if not ideal:
+        return 0.0
+    depth = max(len(ranking), len(ideal))
+    score = _rank_biased_overlap(ranking, ideal, p, depth)
+    if normalize:
+        score = score / _rank_biased_overlap(ideal, ideal, p, depth)
+    return score
+
+
+def _compat(rq: RankedQuery, param: Any, version: str) -> float:
+    """Compat(p=param): see ``_compatibility``."""
+    return _compatibility(rq, param, True)
+
+
+def _compat_raw(rq: RankedQuery, param: Any, version: str) -> float:
+    """Compat(p=param, normalize=False): see ``_compatibility``."""
+    return _compatibility(rq, param, False)
 
 
 def _query_count(rq: RankedQuery, param: Any, version: str) -> float:
