@@ -367,3 +367,6 @@ def ndeval_topics(offsets: _I64, ranked: _I64, topic_of: _I64, rel_offsets: _I64
                   rel_sub: _I64, subtopics: _I64, nrel_offsets: _I64, nrel_sub: _I64,
                   alpha: float, beta: float, curves_out: NDArray[np.float64],
                   scalars_out: NDArray[np.float64]) -> None: ...
+# ndeval's input files read in one pass (_ndeval_scan.pxi)
+def ndeval_scan(data: _BU8, fields: int, doc_col: int, int_cols: int, ints_out: _I64,
+                doc_out: _I64, first_out: _I64, length_out: _I64) -> int: ...

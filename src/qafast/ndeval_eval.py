@@ -66,20 +66,38 @@ def _whole_fast(column: np.ndarray) -> np.ndarray | None:
     return column.astype(np.int64)
 
 
+def _scan(data: bytes, fields: int, int_cols: tuple[int, ...]):
+    """``(whole numbers, docno ids, docnos)`` of a file whose lines are ``fields`` tokens split
+    by single spaces (as files are written), its columns ``int_cols`` whole numbers of up to
+    6 digits (which ndeval reads as written) and its docnos (column 3) interned in order of
+    first appearance; None for any other layout (the line-by-line path then reads it)."""
+    if not data.endswith(b"\n"):
+        return None
+    n = data.count(b"\n")
+    ints = np.empty((n, fields), np.int64)
+    ids, first, length = np.empty(n, np.int64), np.empty(n, np.int64), np.empty(n, np.int64)
+    k = _kernels.ndeval_scan(data, fields, 2, sum(1 << c for c in int_cols), ints, ids, first,
+                             length)
+    if k < 0:
+        return None
+    names = [data[a:a + b] for a, b in zip(first[:k].tolist(), length[:k].tolist())]
+    return ints, ids, names
+
+
 class _Qrels:
-    """The qrels, integer-encoded: judged documents as CSR rows of relevant subtopics."""
+    """The qrels, integer-encoded: judged documents as CSR rows of relevant subtopics; line
+    ``i``'s docno is ``names[ids[i]]``."""
 
     def __init__(self, data: bytes, name: str):
-        lines = _lines(data)
-        if not lines:
+        if not data:
             raise FormatError("the qrels file is empty", path=name)
-        cols = _columns_fast(data, 4)
-        if cols is not None:
-            t_, s_, j_ = (_whole_fast(cols[i]) for i in (0, 1, 3))
-            if t_ is not None and s_ is not None and j_ is not None:
-                self.topic, self.subtopic, self.judgment = t_, s_, np.minimum(j_, 1)
-                self.docs = cols[2].tolist()
-                return
+        scanned = _scan(data, 4, (0, 1, 3))
+        if scanned is not None:
+            ints, self.ids, self.names = scanned
+            self.topic, self.subtopic = ints[:, 0].copy(), ints[:, 1].copy()
+            self.judgment = np.minimum(ints[:, 3], 1)
+            return
+        lines = _lines(data)
         topic = np.empty(len(lines), np.int64)
         subtopic = np.empty(len(lines), np.int64)
         judgment = np.empty(len(lines), np.int64)
@@ -93,7 +111,7 @@ class _Qrels:
                 raise FormatError(_spec.QRELS_FORM, path=name, line=i + 1)
             topic[i], subtopic[i], judgment[i] = t, s, min(j, 1)
             docs.append(f[2])
-        self.docs = docs
+        self.names, self.ids = docs, np.arange(len(docs), dtype=np.int64)
         self.topic, self.subtopic, self.judgment = topic, subtopic, judgment
 
     def encode(self, code: np.ndarray) -> None:
@@ -141,14 +159,22 @@ def _c_double(text: bytes) -> float | None:
 
 
 class _Run:
-    """A run: its rows ranked (by rank, or by score then docno with ``traditional``)."""
+    """A run: its rows ranked (by rank, or by score then docno with ``traditional``); line
+    ``i``'s docno is ``names[ids[i]]``."""
 
     def __init__(self, data: bytes, name: str, source: str, traditional: bool):
-        lines = _lines(data)
-        if not lines:
+        if not data:
             raise FormatError(f"the {source} file is empty", path=name)
         self.name, self.traditional = name, traditional
-        cols = _columns_fast(data, 6)
+        scanned = None if traditional else _scan(data, 6, (0, 3))
+        if scanned is not None:
+            ints, self.ids, self.names = scanned
+            self.topic, self.rank = ints[:, 0].copy(), ints[:, 3].copy()
+            self.score = np.zeros(len(self.topic))
+            self.runid = data[:data.index(b"\n")].split(b" ")[5]
+            return
+        lines = _lines(data)
+        cols = _columns_fast(data, 6) if traditional else None
         if cols is not None:
             topic_, rank_ = _whole_fast(cols[0]), _whole_fast(cols[3])
             score_ = None
@@ -160,7 +186,8 @@ class _Run:
             if topic_ is not None and rank_ is not None:
                 self.topic, self.rank = topic_, rank_
                 self.score = score_ if score_ is not None else np.zeros(len(topic_))
-                self.docs = cols[2].tolist()
+                self.names = cols[2].tolist()
+                self.ids = np.arange(len(self.names), dtype=np.int64)
                 self.runid = bytes(cols[5][0])
                 return
         n = len(lines)
@@ -187,7 +214,8 @@ class _Run:
             docs.append(f[2])
             if i == 0:
                 self.runid = f[5]
-        self.docs, self.topic, self.rank, self.score = docs, topic, rank, score
+        self.names, self.ids = docs, np.arange(len(docs), dtype=np.int64)
+        self.topic, self.rank, self.score = topic, rank, score
         self.name, self.traditional = name, traditional
 
     def rank_rows(self, code: np.ndarray, depth: int) -> None:
@@ -218,7 +246,7 @@ class _Run:
         tc, cc = t[by_doc], c[by_doc]
         dup = np.flatnonzero((tc[1:] == tc[:-1]) & (cc[1:] == cc[:-1]))
         if len(dup):
-            docno = self.docs[int(order[by_doc[dup[0]]])]
+            docno = self.names[int(self.ids[order[by_doc[dup[0]]]])]
             raise FormatError(f"duplicate docno ({docno.decode('utf-8', 'replace')}) for "
                               f"topic {tc[dup[0]]}", path=self.name)
         self.order = order
@@ -292,12 +320,12 @@ def _values(qrels: bytes, run: bytes, names: tuple[str, str, str], baseline: byt
     q = _Qrels(qrels, names[0])
     r = _Run(run, names[1], "run", traditional)
     b = _Run(baseline, names[2], "baseline", traditional) if baseline is not None else None
-    docs = q.docs + r.docs + (b.docs if b is not None else [])
+    docs = q.names + r.names + (b.names if b is not None else [])
     _codes, code = np.unique(np.array(docs, dtype=object).astype(bytes), return_inverse=True)
     code = code.astype(np.int64).ravel()
     ncodes = len(_codes)
-    nq, nr = len(q.docs), len(r.docs)
-    q.encode(code[:nq])
+    nq, nr = len(q.names), len(r.names)
+    q.encode(code[:nq][q.ids])
     ideal_curves, ideal_scalars = _ideal(q, alpha, beta, _DEPTH)
 
     def measured(run_: _Run, codes: np.ndarray):
@@ -308,8 +336,8 @@ def _values(qrels: bytes, run: bytes, names: tuple[str, str, str], baseline: byt
                                      _DEPTH))
         return dict(zip(topics.tolist(), cols.tolist()))
 
-    values = measured(r, code[nq:nq + nr])
-    base = measured(b, code[nq + nr:]) if b is not None else None
+    values = measured(r, code[nq:nq + nr][r.ids])
+    base = measured(b, code[nq + nr:][b.ids]) if b is not None else None
     label = r.runid
     if b is not None:
         label = (r.runid + b" (rel to. " + b.runid + b"; rs=1+a; a="
