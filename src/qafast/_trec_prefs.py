@@ -48,13 +48,76 @@ def prefs_columns(requests: list[str] | None) -> list[Column]:
 
 
 class PrefsJudgments:
-    """Judgments per query: ``lines`` {qid: [(jg, jsg, docno, level)]}; ``query_ids``
-    sorted; ``values`` (int32, empty) for the command line's summaries."""
+    """Judgments encoded for the kernel (``_kernels.prefs_measures``): ``query_ids``
+    sorted (in byte order); per query, its documents ``doc_ids[doc_off[j]:doc_off[j + 1]]``
+    (indices of ``names``, in byte order) and its lines ``line_off[j]:line_off[j + 1]``
+    (``line_jg``, ``line_jsg`` numbered in byte order, ``line_level``, ``line_doc`` the
+    document's position among the query's), sorted by group, sub-group, level descending;
+    ``values`` (int32, empty) for the command line's summaries."""
 
-    def __init__(self, lines: dict) -> None:
-        self.lines = lines
-        self.query_ids = sorted(lines, key=lambda q: q.encode("utf-8", "surrogateescape"))
+    def __init__(self, qids: list, jgs: list, jsgs: list, docs: list, levels: list) -> None:
+        import numpy as np
+
+        def codes(col: list) -> tuple[list, Any]:
+            names = sorted(set(col))
+            index = {v: k for k, v in enumerate(names)}
+            return names, np.fromiter(map(index.__getitem__, col), dtype=np.int64,
+                                      count=len(col))
+
+        qnames, qi = codes(qids)
+        jg_names, jg = codes(jgs)
+        jsg_names, jsg = codes(jsgs)
+        names, di = codes(docs)
+        level = np.array(levels, dtype=np.float64)
+        self.query_ids = [q.decode("utf-8", "surrogateescape") for q in qnames]
+        self.jg_names = [g.decode("utf-8", "surrogateescape") for g in jg_names]
+        self.jsg_names = jsg_names
+        self.names = names
+        self.name_off = np.zeros(len(names) + 1, dtype=np.int64)
+        np.cumsum([len(d) for d in names], out=self.name_off[1:])
+        self.name_blob = np.frombuffer(b"".join(names), dtype=np.uint8)
+        nq = len(qnames)
+        # each query's documents, in byte order (names are numbered in byte order)
+        pairs = np.unique(qi * max(len(names), 1) + di)
+        self.doc_ids = pairs % max(len(names), 1)
+        self.doc_off = np.searchsorted(pairs // max(len(names), 1), np.arange(nq + 1))
+        local = np.searchsorted(pairs, qi * max(len(names), 1) + di) - self.doc_off[qi]
+        order = np.lexsort((local, -level, jsg, jg, qi))
+        self.line_off = np.searchsorted(qi[order], np.arange(nq + 1)).astype(np.int64)
+        self.line_jg = jg[order].astype(np.int32)
+        self.line_jsg = jsg[order].astype(np.int32)
+        self.line_level = level[order]
+        self.line_doc = local[order].astype(np.int32)
+        self.doc_off = self.doc_off.astype(np.int64)
         self.values = array("i")
+
+    def document(self, query: int, doc: int) -> str:
+        """The name of the query's ``doc``-th document."""
+        k = int(self.doc_ids[int(self.doc_off[query]) + doc])
+        return self.names[k].decode("utf-8", "surrogateescape")
+
+    def local(self, query: int, name: bytes) -> int:
+        """The position of document ``name`` among the query's, or -1."""
+        lo, hi = int(self.doc_off[query]), int(self.doc_off[query + 1])
+        for k in range(lo, hi):
+            if self.names[int(self.doc_ids[k])] == name:
+                return k - lo
+        return -1
+
+    @property
+    def lines(self) -> dict:
+        """{qid: [(jg, jsg, docno, level)]}, as the specification takes them."""
+        out: dict = {}
+        for j, q in enumerate(self.query_ids):
+            rows = out[q] = []
+            for i in range(int(self.line_off[j]), int(self.line_off[j + 1])):
+                rows.append((self.jg_names[self.line_jg[i]], str(self._jsg(i)),
+                             self.document(j, int(self.line_doc[i])),
+                             float(self.line_level[i])))
+        return out
+
+    def _jsg(self, i: int) -> str:
+        return self.jsg_names[self.line_jsg[i]].decode("utf-8", "surrogateescape")
 
 
 def _read(path: str) -> bytes:
@@ -77,7 +140,11 @@ def read_prefs(path: str, fmt: str) -> PrefsJudgments:
     from .errors import FormatError
 
     width = 5 if fmt == "prefs" else 4
-    lines: dict[str, list] = {}
+    qids: list[bytes] = []
+    jgs: list[bytes] = []
+    jsgs: list[bytes] = []
+    docs: list[bytes] = []
+    levels: list[float] = []
     for k, line in enumerate(_read(path).splitlines(), 1):
         fields = line.split()
         if not fields or fields[0].startswith(b"#"):
@@ -93,10 +160,12 @@ def read_prefs(path: str, fmt: str) -> PrefsJudgments:
                               line=k, field="level") from None
         if level != level:
             raise FormatError("the level is NaN", path=path, line=k, field="level")
-        jsg = _text(fields[2]) if width == 5 else "0"
-        lines.setdefault(_text(fields[0]), []).append(
-            (_text(fields[1]), jsg, _text(fields[width - 2]), level))
-    return PrefsJudgments(lines)
+        qids.append(fields[0])
+        jgs.append(fields[1])
+        jsgs.append(fields[2] if width == 5 else b"0")
+        docs.append(fields[width - 2])
+        levels.append(level)
+    return PrefsJudgments(qids, jgs, jsgs, docs, levels)
 
 
 def _read_run(path: str) -> tuple[dict, str | None]:
@@ -135,22 +204,51 @@ def evaluate_prefs(judgments: PrefsJudgments, run_path: str, columns: list[Colum
     """Per-query values of the run at ``run_path`` (``queries``: "run", the queries of
     both; "qrels", every judged query, one missing from the run ranking one placeholder
     document, as trec_eval -c does)."""
-    from .errors import InputError
+    import numpy as np
 
-    run, run_id = _read_run(run_path)
+    from . import _kernels
+    from .errors import InputError
+    from .ranking import Run
+
+    run = Run.from_file(run_path)
+    rindex = {str(q): k for k, q in enumerate(run.query_ids)}
     if queries == "qrels":
         ids = judgments.query_ids
     else:
-        ids = [q for q in judgments.query_ids if q in run]
-    m = len(columns)
-    out = array("d", bytes(8 * len(ids) * m))
-    for p, q in enumerate(ids):
-        try:
-            got = prefs_measures(judgments.lines[q], run.get(q, [(_PLACEHOLDER, 1.0)]),
-                                 max_docs=max_docs)
-        except PrefsError as e:
-            raise InputError(f"{run_path}: query {q!r}: {e}") from None
-        for j, c in enumerate(columns):
-            out[p * m + j] = got.get(c.name, 0.0)
-    values = memoryview(out).cast("B").cast("d", (len(ids), m))
-    return PrefsResult(ids, values, run_id, sorted(run))
+        ids = [q for q in judgments.query_ids if q in rindex]
+    jindex = {q: j for j, q in enumerate(judgments.query_ids)}
+    pair_judged = np.array([jindex[q] for q in ids], dtype=np.int64)
+    pair_run = np.array([rindex.get(q, -1) for q in ids], dtype=np.int64)
+    missing = np.full(len(ids), -1, dtype=np.int64)
+    for p in np.flatnonzero(pair_run < 0).tolist():
+        missing[p] = judgments.local(int(pair_judged[p]), _PLACEHOLDER.encode())
+    every = np.empty((len(ids), len(PREFS_MEASURES)), dtype=np.float64)
+    error = np.zeros(3, dtype=np.int64)
+    hashes, keys, key_off, blob = run.kernel_args()
+    failed = _kernels.prefs_measures(
+        run.offsets, hashes, keys, key_off, blob, run.values, pair_run, pair_judged, missing,
+        judgments.doc_off, judgments.doc_ids, judgments.name_off, judgments.name_blob,
+        judgments.line_off, judgments.line_jg, judgments.line_jsg, judgments.line_level,
+        judgments.line_doc, 0 if max_docs is None else max_docs, every, error)
+    if failed >= 0:
+        raise InputError(f"{run_path}: query {ids[failed]!r}: "
+                         f"{_why(judgments, int(pair_judged[failed]), error)}")
+    where = {name: k for k, name in enumerate(PREFS_MEASURES)}
+    values = np.zeros((len(ids), len(columns)), dtype=np.float64)
+    for j, c in enumerate(columns):
+        if c.name in where:  # num_q's column is the command line's
+            values[:, j] = every[:, where[c.name]]
+    return PrefsResult(list(ids), values, run.run_id,
+                       sorted(rindex))
+
+
+def _why(judgments: PrefsJudgments, query: int, error) -> str:
+    code, doc, jg = (int(v) for v in error)
+    group = judgments.jg_names[jg]
+    if code == 1:
+        return (f"judge group {group!r}: document {judgments.document(query, doc)!r} has "
+                f"two levels in one sub-group")
+    if code == 2:
+        return (f"judge group {group!r}: document {judgments.document(query, doc)!r} has "
+                f"both level 0 and a level above 0")
+    return f"the preferences of judge group {group!r} contradict each other"
