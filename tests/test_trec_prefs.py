@@ -163,3 +163,62 @@ def test_a_placeholder_docno_judged_for_a_query_missing_from_the_run(tmp_path):
     assert want["prefs_num_prefs_ful"] == 1.0
     assert got.ids == ["q", "r"]
     assert got.values[0].tolist() == [want[m] for m in PREFS_MEASURES]
+
+
+# qafast.evaluate(..., qrels_format=...): the numbers qafast trec -R prints
+
+PREFS = (b"q1 A s1 a 2\nq1 A s1 b 1\nq1 A s2 c 3\nq1 A s2 b 2\nq1 B 0 a 1\nq1 B 0 c 0\n"
+         b"q2 A 0 a 1\nq2 A 0 b 0\n")
+RUN = b"q1 Q0 a 1 2 r\nq1 Q0 c 2 1 r\nq1 Q0 x 3 0.5 r\nq2 Q0 b 1 1 r\n"
+
+
+def test_evaluate_gives_the_specification_s_values_and_their_mean():
+    import qafast
+
+    got = qafast.evaluate(PREFS, RUN, "all_prefs", qrels_format="prefs", per_query=True)
+    q1 = prefs_measures([("A", "s1", "a", 2.0), ("A", "s1", "b", 1.0), ("A", "s2", "c", 3.0),
+                         ("A", "s2", "b", 2.0), ("B", "0", "a", 1.0), ("B", "0", "c", 0.0)],
+                        [("a", 2.0), ("c", 1.0), ("x", 0.5)])
+    q2 = prefs_measures([("A", "0", "a", 1.0), ("A", "0", "b", 0.0)], [("b", 1.0)])
+    assert got == {"q1": q1, "q2": q2}
+    mean = qafast.evaluate(PREFS, RUN, ["prefs_simp", "prefs_num_prefs_poss"],
+                           qrels_format="prefs")
+    assert mean == {"prefs_simp": (q1["prefs_simp"] + q2["prefs_simp"]) / 2,
+                    "prefs_num_prefs_poss": q1["prefs_num_prefs_poss"] + 1.0}
+
+
+def test_evaluate_reads_a_qrels_file_as_preferences_and_judge_groups(tmp_path):
+    import qafast
+
+    qrels = tmp_path / "qrels"
+    qrels.write_bytes(b"q1 A a 1\nq1 A b 0\nq1 B c 1\nq1 B a 0\n")
+    got = qafast.evaluate(str(qrels), RUN, ["prefs_simp"], qrels_format="qrels_prefs",
+                          per_query=True)
+    want = prefs_measures([("A", "0", "a", 1.0), ("A", "0", "b", 0.0), ("B", "0", "c", 1.0),
+                           ("B", "0", "a", 0.0)], [("a", 2.0), ("c", 1.0), ("x", 0.5)])
+    assert got == {"q1": {"prefs_simp": want["prefs_simp"]}}
+    # judge group A: a relevant at rank 1 (AP 1); B: c relevant at rank 2 (AP 0.5)
+    jg = qafast.evaluate(qrels, {"q1": {"a": 2.0, "c": 1.0, "x": 0.5}},
+                         ["map_avgjg", "P_avgjg.1,2"], qrels_format="qrels_jg")
+    assert jg == {"map_avgjg": 0.75, "P_avgjg_1": 0.5, "P_avgjg_2": 0.5}
+
+
+def test_evaluate_refuses_judgment_measures_with_qrels_and_others_with_judgments():
+    import pytest
+
+    import qafast
+    from qafast.errors import InputError, InputTypeError
+
+    with pytest.raises(InputError, match="qrels_format='prefs'"):
+        qafast.evaluate({"q1": {"a": 1}}, RUN, ["map", "prefs_simp"])
+    with pytest.raises(InputError, match="qrels_format='qrels_jg'"):
+        qafast.evaluate({"q1": {"a": 1}}, RUN, "P_avgjg.5")
+    with pytest.raises(InputError, match="'map' cannot be computed from preference"):
+        qafast.evaluate(PREFS, RUN, ["map"], qrels_format="prefs")
+    with pytest.raises(InputError, match="qrels_format must be"):
+        qafast.evaluate(PREFS, RUN, ["prefs_simp"], qrels_format="pref")
+    with pytest.raises(InputTypeError, match="a file"):
+        qafast.evaluate({"q1": {"a": 1}}, RUN, ["prefs_simp"], qrels_format="prefs")
+    with pytest.raises(InputError, match="query 'q1'.*contradict"):
+        qafast.evaluate(b"q1 A s1 a 2\nq1 A s1 b 1\nq1 A s2 b 2\nq1 A s2 a 1\n", RUN,
+                        ["prefs_simp"], qrels_format="prefs")
