@@ -222,3 +222,14 @@ def test_evaluate_refuses_judgment_measures_with_qrels_and_others_with_judgments
     with pytest.raises(InputError, match="query 'q1'.*contradict"):
         qafast.evaluate(b"q1 A s1 a 2\nq1 A s1 b 1\nq1 A s2 b 2\nq1 A s2 a 1\n", RUN,
                         ["prefs_simp"], qrels_format="prefs")
+
+
+def test_a_malformed_line_of_judgments_given_as_bytes_is_named():
+    import pytest
+
+    import qafast
+    from qafast.errors import FormatError
+
+    with pytest.raises(FormatError, match=r"^<bytes>, line 2: a qrels_prefs line is"):
+        qafast.evaluate(b"q1 A d1 2\nq1 A 0 d2 1\n", RUN, ["prefs_simp"],
+                        qrels_format="qrels_prefs")

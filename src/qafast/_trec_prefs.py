@@ -161,11 +161,10 @@ def read_prefs(path: Any, fmt: str) -> PrefsJudgments:
     file's bytes."""
     from .errors import FormatError
 
-    if not isinstance(path, (bytes, bytearray, memoryview)):
-        path = str(path)
+    raw = _read(path if isinstance(path, (bytes, bytearray, memoryview)) else str(path))
+    path = str(path) if not isinstance(path, (bytes, bytearray, memoryview)) else "<bytes>"
 
     width = 5 if fmt == "prefs" else 4
-    raw = _read(path)
     fast = _columns(raw, width)
     if fast is not None:
         return PrefsJudgments(*fast)
