@@ -7,7 +7,7 @@
 from libc.math cimport NAN, INFINITY
 from libc.stdlib cimport malloc, free, qsort
 from libc.string cimport memset
-from libc.stdint cimport int32_t, int64_t, uint8_t
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint64_t
 
 cdef inline int _prefs_run_cmp(const double* scores, const DocKeys* d, int64_t a,
                                int64_t b) noexcept nogil:
@@ -55,26 +55,6 @@ cdef void _prefs_sort(const double* scores, const DocKeys* d, int64_t* idx, int6
     if src != idx:
         for i in range(n):
             idx[i] = src[i]
-
-
-cdef inline int64_t _prefs_find(const int64_t* doc_ids, const int64_t* key_off,
-                                const uint8_t* blob, int64_t lo, int64_t hi,
-                                const uint8_t* s, int64_t ls) noexcept nogil:
-    """The position in lo..hi-1 of the judged document whose bytes are s[:ls] (the
-    documents are in byte order), or -1."""
-    cdef int64_t mid, g
-    cdef int c
-    while lo < hi:
-        mid = (lo + hi) >> 1
-        g = doc_ids[mid]
-        c = qafast_bytes_cmp(blob + key_off[g], key_off[g + 1] - key_off[g], s, ls)
-        if c == 0:
-            return mid
-        if c < 0:
-            lo = mid + 1
-        else:
-            hi = mid
-    return -1
 
 
 cdef int _prefs_int_cmp(const void* a, const void* b) noexcept nogil:
@@ -174,10 +154,16 @@ def prefs_measures(
     cdef int32_t* counts = <int32_t*>malloc(max_n * max_n * sizeof(int32_t))
     cdef uint8_t* pa = <uint8_t*>malloc(max_n * max_n * sizeof(uint8_t))
     cdef double* levels = <double*>malloc(max_n * sizeof(double))
+    cdef int64_t slots = 16
+    while slots < 2 * max_n:
+        slots *= 2
+    cdef int32_t* slot_doc = <int32_t*>malloc(slots * sizeof(int32_t))
+    cdef int64_t* slot_hash = <int64_t*>malloc(slots * sizeof(int64_t))
     if not (number and doc_of and num and pool and group_pool and cstart and idx and tmp
-            and ent_doc and counts and pa and levels):
+            and ent_doc and counts and pa and levels and slot_doc and slot_hash):
         free(number); free(doc_of); free(num); free(pool); free(group_pool); free(cstart)
         free(idx); free(tmp); free(ent_doc); free(counts); free(pa); free(levels)
+        free(slot_doc); free(slot_hash)
         raise MemoryError()
     cdef int64_t failed = -1
     try:
@@ -189,12 +175,14 @@ def prefs_measures(
                                 &line_level[0], &line_doc[0], line_off[pair_judged[p]],
                                 line_off[pair_judged[p] + 1], max_docs, &out[p, 0],
                                 &error[0], number, doc_of, num, pool, group_pool, cstart,
-                                idx, tmp, ent_doc, counts, pa, levels) != 0:
+                                idx, tmp, ent_doc, counts, pa, levels, slot_doc,
+                                slot_hash) != 0:
                     failed = p
                     break
     finally:
         free(number); free(doc_of); free(num); free(pool); free(group_pool); free(cstart)
         free(idx); free(tmp); free(ent_doc); free(counts); free(pa); free(levels)
+        free(slot_doc); free(slot_hash)
     return failed
 
 
@@ -206,11 +194,14 @@ cdef int _prefs_query(const DocKeys* rk, const double* scores, const int64_t* ru
                       double* row, int64_t* error, int32_t* number, int32_t* doc_of,
                       int32_t* num, int32_t* pool, int64_t* group_pool, int64_t* cstart,
                       int64_t* idx, int64_t* tmp, int32_t* ent_doc, int32_t* counts,
-                      uint8_t* pa, double* levels) noexcept nogil:
+                      uint8_t* pa, double* levels, int32_t* slot_doc,
+                      int64_t* slot_hash) noexcept nogil:
     cdef int64_t n = d1 - d0, nl = l1 - l0, i, j, k, e, r0, nr, m, njr = 0, t, g0, g1
     cdef int64_t key, pool_len = 0, ngr = 0, gi, a, b, x, y, d, last_start
     cdef bint cut, multi
     cdef double lvl
+    cdef int64_t h, size = 16, g
+    cdef uint64_t slot, mask
     # document numbers: the judged documents the run retrieved, in rank order, then the
     # other judged documents in byte order
     for i in range(n):
@@ -223,12 +214,37 @@ cdef int _prefs_query(const DocKeys* rk, const double* scores, const int64_t* ru
         r0 = run_offsets[rq]
         nr = run_offsets[rq + 1] - r0
         cut = 0 < max_docs < nr
+        # the query's judged documents in a table by hash, at most half full
+        while size < 2 * n:
+            size *= 2
+        mask = <uint64_t>(size - 1)
+        for i in range(size):
+            slot_doc[i] = -1
+        for i in range(n):
+            g = dids[d0 + i]
+            h = <int64_t>_trec_hash(<const unsigned char*>(nblob + name_off[g]),
+                                    name_off[g + 1] - name_off[g])
+            slot = <uint64_t>h & mask
+            while slot_doc[slot] >= 0:
+                slot = (slot + 1) & mask
+            slot_doc[slot] = <int32_t>i
+            slot_hash[slot] = h
         m = 0
         for i in range(nr):
-            key = _key(rk, r0 + i)
-            k = _prefs_find(dids, name_off, nblob, d0, d1, rk.blob + rk.key_off[key],
-                            rk.key_off[key + 1] - rk.key_off[key])
-            ent_doc[i] = <int32_t>(k - d0) if k >= 0 else -1
+            h = rk.hashes[r0 + i]
+            slot = <uint64_t>h & mask
+            k = -1
+            while slot_doc[slot] >= 0:
+                if slot_hash[slot] == h:
+                    g = dids[d0 + slot_doc[slot]]
+                    key = _key(rk, r0 + i)
+                    if qafast_bytes_cmp(nblob + name_off[g], name_off[g + 1] - name_off[g],
+                                        rk.blob + rk.key_off[key],
+                                        rk.key_off[key + 1] - rk.key_off[key]) == 0:
+                        k = slot_doc[slot]
+                        break
+                slot = (slot + 1) & mask
+            ent_doc[i] = <int32_t>k
             if cut or k >= 0:
                 idx[m] = r0 + i
                 m += 1

@@ -277,7 +277,9 @@ def evaluate_prefs(judgments: PrefsJudgments, run_path: Any, columns: list[Colum
         raise InputTypeError("the preference measures take string document ids (as a TREC "
                              "run file has), not integers")
     run_path = run.source if not isinstance(run_path, str) else run_path
-    rindex = {str(q): k for k, q in enumerate(run.query_ids)}
+    # a query without documents counts as absent, as in a TREC file
+    sizes = np.diff(run.offsets).tolist()
+    rindex = {str(q): k for k, q in enumerate(run.query_ids) if sizes[k]}
     if queries == "qrels":
         ids = judgments.query_ids
     else:
