@@ -185,11 +185,11 @@ def _judgment_measures(measures) -> list[str]:
     """The names in ``measures`` that only preference or judge-group judgments give."""
     from ._trec_prefs import judgment_measure
 
-    names = [measures] if isinstance(measures, str) else measures
-    try:
-        return [m for m in names if isinstance(m, str) and judgment_measure(m)]
-    except TypeError:  # not iterable: parse_measures names the problem
-        return []
+    if isinstance(measures, str):
+        measures = [measures]
+    if not isinstance(measures, (list, tuple, set, frozenset)):
+        return []  # an ir_measures object, or an iterator parse_measures is to read
+    return [m for m in measures if isinstance(m, str) and judgment_measure(m)]
 
 
 def _other_judgments(qrels, run, measures, qrels_format, relevance_level, judged_only,
