@@ -6,8 +6,7 @@
 
 Both run as processes (start-up included). Data: T topics of 1,000 retrieved documents each,
 scores with 2 decimals (ties broken by docno), qrels of 100 judgments a topic with grades 0
-to 3. The outputs are checked to be the same bytes. The preference measures are computed by
-the plain-Python specification for now, so expect qafast to be slower than the C program.
+to 3. The outputs are checked to be the same bytes.
 """
 
 from __future__ import annotations

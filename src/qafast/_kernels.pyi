@@ -370,3 +370,12 @@ def ndeval_topics(offsets: _I64, ranked: _I64, topic_of: _I64, rel_offsets: _I64
 # ndeval's input files read in one pass (_ndeval_scan.pxi)
 def ndeval_scan(data: _BU8, fields: int, doc_col: int, int_cols: int, ints_out: _I64,
                 doc_out: _I64, first_out: _I64, length_out: _I64) -> int: ...
+
+# trec_eval's preference measures (_prefs_kernels.pxi)
+def prefs_measures(
+    run_offsets: _BI64, run_hashes: _BI64, run_keys: _BI64, run_key_off: _BI64, run_blob: _BU8,
+    run_scores: _BF64, pair_run: _BI64, pair_judged: _BI64, missing_doc: _BI64, doc_off: _BI64,
+    doc_ids: _BI64, name_off: _BI64, name_blob: _BU8, line_off: _BI64, line_jg: _BI32,
+    line_jsg: _BI32, line_level: _BF64, line_doc: _BI32, max_docs: int, out: _F64,
+    error: _I64,
+) -> int: ...

@@ -62,17 +62,22 @@ class JudgeGroups:
         self.groups, self.query_ids, self.values = groups, query_ids, values
 
 
-def read_judge_groups(path: str) -> JudgeGroups:
+def read_judge_groups(path: Any) -> JudgeGroups:
     """Reads ``qid jg docno rel`` lines (comments as in a qrels file: a line whose first
-    field starts with ``#``); each group's lines become an ordinary qrels."""
+    field starts with ``#``) from a path or the file's bytes; each group's lines become an
+    ordinary qrels."""
     from .errors import FormatError, InputError
-    from .ranking import Qrels
+    from ._ranked import Qrels
 
-    try:
-        with open(path, "rb") as f:
-            raw = f.read()
-    except OSError as e:
-        raise FormatError(f"cannot read the qrels file: {e.strerror}", path=path) from None
+    if isinstance(path, (bytes, bytearray, memoryview)):
+        raw, path = bytes(path), "<bytes>"
+    else:
+        try:
+            with open(path, "rb") as f:
+                raw = f.read()
+        except OSError as e:
+            raise FormatError(f"cannot read the qrels file: {e.strerror}",
+                              path=path) from None
     lines: dict[bytes, list[bytes]] = {}
     grades = array("i")
     queries = set()

@@ -48,25 +48,25 @@ def evaluate(qrels: Any, run: Any, measures: str | Iterable[str], *, relevance_l
              judged_only: bool = ..., max_docs: int | None = ...,
              queries: str = ..., per_query: Literal[False] = ...,
              workers: int = ...,
-             progress: bool | None = ...) -> Summary: ...
+             progress: bool | None = ..., qrels_format: str = ...) -> Summary: ...
 @overload
 def evaluate(qrels: Any, run: Any, measures: str | Iterable[str], *, relevance_level: int = ...,
              judged_only: bool = ..., max_docs: int | None = ...,
              queries: str = ..., per_query: Literal[True],
              workers: int = ...,
-             progress: bool | None = ...) -> PerQuery: ...
+             progress: bool | None = ..., qrels_format: str = ...) -> PerQuery: ...
 @overload
 def evaluate(qrels: Any, run: Any, measures: str | Iterable[str], *, relevance_level: int = ...,
              judged_only: bool = ..., max_docs: int | None = ...,
              queries: str = ..., per_query: bool,
              workers: int = ...,
-             progress: bool | None = ...) -> Summary | PerQuery: ...
+             progress: bool | None = ..., qrels_format: str = ...) -> Summary | PerQuery: ...
 @closes_pools_on_interrupt
 def evaluate(qrels: Any, run: Any, measures: str | Iterable[str], *, relevance_level: int = 1,
              judged_only: bool = False, max_docs: int | None = None,
              queries: str = "run", per_query: bool = False,
              workers: int = 1,
-             progress: bool | None = None) -> Summary | PerQuery:
+             progress: bool | None = None, qrels_format: str = "qrels") -> Summary | PerQuery:
     """Evaluate a run against relevance judgments with trec_eval 10.0's definitions.
 
     Parameters
@@ -118,6 +118,17 @@ def evaluate(qrels: Any, run: Any, measures: str | Iterable[str], *, relevance_l
         A progress bar on stderr while a run file is read (needs tqdm). By default only
         when stderr is a terminal and the file takes more than a moment; True: always;
         False: never.
+    qrels_format : {"qrels", "prefs", "qrels_prefs", "qrels_jg"}, default "qrels"
+        The judgments' format, as trec_eval's ``-R`` names it. ``"prefs"``: preference
+        judgments, lines ``qid jg jsg docno level``, and ``"qrels_prefs"``: a qrels file
+        read as preferences (``qid jg docno level``), for the ``prefs_*`` measures
+        (``prefs_simp``, ``prefs_pair``, ``prefs_avgjg``, ``prefs_avgjg_Rnonrel``, their
+        ``_ret`` and ``_imp`` forms, the ``prefs_num_prefs_*`` counts; nicknames
+        ``all_prefs``, ``prefs``); ``"qrels_jg"``: qrels of several judge groups, lines
+        ``qid jg docno rel``, for ``map_avgjg``, ``P_avgjg.k`` and ``Rprec_mult_avgjg.x``
+        (nickname ``qrels_jg``). The judgments are then a file (a path) or its bytes, and
+        the names are trec_eval's; ``relevance_level`` and ``judged_only`` apply to
+        ``qrels_jg`` only, as in trec_eval.
 
     Returns
     -------
@@ -145,6 +156,9 @@ def evaluate(qrels: Any, run: Any, measures: str | Iterable[str], *, relevance_l
     {'map': 0.5833333333333333, 'P@2': 0.5, 'ndcg_cut_3': 0.66967181649423}
     """
     check_options(relevance_level, judged_only, max_docs)
+    if qrels_format != "qrels" or _judgment_measures(measures):
+        return _other_judgments(qrels, run, measures, qrels_format, relevance_level,
+                                judged_only, max_docs, queries, per_query, workers)
     columns = [c for c in parse_measures(measures) if c.family not in TEXT_MEASURES]
     if not columns:
         raise InputError(f"measures {measures!r}: none of them is a per-query number "
@@ -173,6 +187,45 @@ def evaluate(qrels: Any, run: Any, measures: str | Iterable[str], *, relevance_l
     return dict(zip([c.name for c in columns], column_summaries(
         columns, values, exact=True,
         every_qrels_query=qrels if queries == "qrels" else None)))
+
+
+def _judgment_measures(measures) -> list[str]:
+    """The names in ``measures`` that only preference or judge-group judgments give."""
+    from ._trec_prefs import judgment_measure
+
+    if isinstance(measures, str):
+        measures = [measures]
+    if not isinstance(measures, (list, tuple, set, frozenset)):
+        return []  # an ir_measures object, or an iterator parse_measures is to read
+    return [m for m in measures if isinstance(m, str) and judgment_measure(m)]
+
+
+def _other_judgments(qrels, run, measures, qrels_format, relevance_level, judged_only,
+                     max_docs, queries, per_query, workers) -> Any:
+    """evaluate() of judgments in trec_eval's other formats (``qrels_format``)."""
+    from ._trec_prefs import JUDGMENT_FORMATS, evaluate_judgments
+
+    if qrels_format == "qrels":
+        wanted = _judgment_measures(measures)
+        if all(m.partition(".")[0].endswith("_avgjg") and not m.startswith("prefs_")
+               or m == "qrels_jg" for m in wanted):
+            need = "qrels_format='qrels_jg' with judge-group qrels ('qid jg docno rel')"
+        else:
+            need = ("qrels_format='prefs' with preference judgments ('qid jg jsg docno "
+                    "level'), or 'qrels_prefs' with a qrels file read as preferences")
+        raise InputError(f"measure {wanted[0]!r} is not computed from qrels: pass {need}")
+    if qrels_format not in JUDGMENT_FORMATS:
+        raise InputError(f"qrels_format must be 'qrels' or one of "
+                         f"{', '.join(map(repr, JUDGMENT_FORMATS))}, not {qrels_format!r}")
+    if queries not in ("run", "qrels"):
+        raise InputError(f"queries must be 'run' (run and qrels in common) or 'qrels' (every "
+                         f"qrels query, missing ones scoring 0, as trec_eval -c), not "
+                         f"{queries!r}")
+    return evaluate_judgments(
+        qrels, run, measures, qrels_format=qrels_format, queries=queries,
+        max_docs=max_docs, per_query=per_query,
+        options=dict(relevance_level=min(int(relevance_level), LEVEL_CEILING),
+                     judged_only=bool(judged_only), workers=workers))
 
 
 @closes_pools_on_interrupt
