@@ -210,6 +210,6 @@ def test_pyndeval_gives_the_same_numbers():
 
 
 @pytest.mark.parametrize("name", ["alpha_nDCG(alpha=0.5)@20", "ERR_IA@20", "NRBP", "StRecall@10"])
-def test_evaluate_points_diversity_names_to_ndeval(name):
-    with pytest.raises(qafast.MeasureError, match="qafast.ndeval"):
+def test_evaluate_asks_diversity_names_for_diversity_qrels(name):
+    with pytest.raises(qafast.errors.InputTypeError, match="needs diversity qrels"):
         qafast.evaluate({"q": {"d": 1}}, {"q": {"d": 1.0}}, [name])
