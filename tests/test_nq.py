@@ -416,3 +416,53 @@ def test_a_bad_line_among_scanned_lines_is_named(tmp_path):
     p.write_text('{"predictions": [' + json.dumps(pred(1)) + ", NaN]}")
     with pytest.raises(InputError, match="prediction 1"):
         nq_eval._read_predictions(p)
+
+
+# --------------------------------------------------------------------------------------------
+# NqMetrics: any split into batches gives the one call's numbers
+# --------------------------------------------------------------------------------------------
+
+@settings(max_examples=40, deadline=None)
+@given(cases(), st.lists(st.integers(0, 14), max_size=3), st.lists(st.integers(0, 14),
+                                                                   max_size=3))
+def test_streaming_any_split_is_one_call(case, gold_cuts, pred_cuts):
+    gold, preds, lt, st_ = case
+    if not gold:
+        return
+    batches = max(len(gold_cuts), len(pred_cuts)) + 1
+
+    def split(items, cuts):
+        cuts = sorted(min(c, len(items)) for c in cuts)
+        cuts += [len(items)] * (batches - 1 - len(cuts))
+        bounds = [0, *cuts, len(items)]
+        return [items[a:b] for a, b in zip(bounds, bounds[1:])]
+
+    m = qafast.NqMetrics(long_non_null_threshold=lt, short_non_null_threshold=st_)
+    for p, g in zip(split(preds, pred_cuts), split(gold, gold_cuts)):
+        m.update(p, g)
+    kw = {"long_non_null_threshold": lt, "short_non_null_threshold": st_}
+    want = _typed(qafast.nq(gold, preds, **kw))
+    assert _typed(m.compute()) == want
+    assert m.compute_f1() == qafast.nq_f1(gold, preds, **kw)
+    restored = qafast.NqMetrics()
+    restored.load_state_dict(json.loads(json.dumps(m.state_dict())))
+    assert _typed(restored.compute()) == want
+    a, b = (qafast.NqMetrics(**kw) for _ in range(2))
+    half = len(gold) // 2
+    a.update(preds[:half], gold[:half])
+    b.update(preds[half:], gold[half:])
+    assert _typed(a.merge(b).compute()) == want
+
+
+def test_streaming_errors_leave_the_state():
+    m = qafast.NqMetrics()
+    m.update([pred(1)], [{"example_id": 1, "annotations": [ann()]}])
+    with pytest.raises(InputError, match="prediction 0"):
+        m.update([pred(2, yes_no="perhaps")], [{"example_id": 2, "annotations": [ann()]}])
+    assert len(m) == 1 and m.compute()["long-best-threshold-f1"] == 0.0
+    with pytest.raises(InputError, match="no prediction"):
+        m.update([], [{"example_id": 3, "annotations": [ann()]}]) or m.compute()
+    with pytest.raises(InputError):
+        m.load_state_dict({"format": "qafast.NqMetrics", "version": 1})
+    with pytest.raises(InputTypeError):
+        m.update([], "gold.jsonl.gz")

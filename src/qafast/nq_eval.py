@@ -34,7 +34,7 @@ from ._json_scan import scan_skip
 from ._output import absl_bool_action
 from .errors import FormatError, InputError, InputTypeError
 
-__all__ = ["nq", "nq_examples", "nq_f1"]
+__all__ = ["NqMetrics", "nq", "nq_examples", "nq_f1"]
 
 _TARGETS = (0.5, 0.75, 0.9)  # recall at these precisions
 _LIMIT = 2 ** 53  # integer scores stay exact as floats up to here
@@ -762,6 +762,187 @@ def nq_examples(gold, predictions, *, long_non_null_threshold: int = 2,
         d["short-score"] = short_objects[i]
         out[example_id] = d
     return out
+
+
+# --------------------------------------------------------------------------------------------
+# Streaming
+# --------------------------------------------------------------------------------------------
+
+_STATE_KEYS = {True: ("lo", "hi", "ann", "yn", "slo", "shi", "spans"),
+               False: ("long", "yn", "slo", "shi", "spans", "score", "score_int")}
+_STATE_DTYPES = {"yn": np.uint8, "score": np.float64, "score_int": bool}
+
+
+class NqMetrics:
+    """Natural Questions scores accumulated over batches of examples.
+
+    ``update(predictions, gold)`` adds a batch: predictions as :func:`nq` takes them (a list of
+    prediction dicts or ``{"predictions": [...]}``) and gold examples as dicts with
+    ``example_id`` and ``annotations``. ``compute()`` gives what :func:`nq` gives for all the
+    batches' predictions and gold at once, bit for bit: as there, an id given again (in any
+    batch) replaces the earlier example, and every gold example needs a prediction. Each
+    example's spans and scores are kept (as arrays) until then.
+
+    Parameters
+    ----------
+    long_non_null_threshold, short_non_null_threshold : int, keyword-only
+        As in :func:`nq`.
+
+    Examples
+    --------
+    >>> import qafast
+    >>> span = {"start_byte": 10, "end_byte": 20, "start_token": 2, "end_token": 5}
+    >>> m = qafast.NqMetrics()
+    >>> for i in range(2):
+    ...     gold = [{"example_id": i, "annotations": [
+    ...         {"long_answer": span, "short_answers": [span], "yes_no_answer": "NONE"}] * 2}]
+    ...     pred = [{"example_id": i, "long_answer": span, "long_answer_score": 1.5 + i,
+    ...              "short_answers": [], "short_answers_score": 0}]
+    ...     m.update(pred, gold)
+    >>> r = m.compute()
+    >>> r["long-best-threshold-f1"], r["long-best-threshold"], r["short-best-threshold-f1"]
+    (1.0, 1.5, 0.0)
+    """
+
+    def __init__(self, *, long_non_null_threshold: int = 2,
+                 short_non_null_threshold: int = 2) -> None:
+        for name, v in (("long_non_null_threshold", long_non_null_threshold),
+                        ("short_non_null_threshold", short_non_null_threshold)):
+            if type(v) is not int:
+                raise InputTypeError(f"{name} must be an integer, got {v!r}")
+        self.long_non_null_threshold = long_non_null_threshold
+        self.short_non_null_threshold = short_non_null_threshold
+        self.reset()
+
+    def reset(self) -> None:
+        """Forget every update."""
+        self._gold = _Records(True)
+        self._preds = _Records(False)
+        self._batches = 0
+
+    def __len__(self) -> int:
+        """The gold examples given so far (an id given again counts again)."""
+        return len(self._gold.ids)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({len(self)} gold examples)"
+
+    def update(self, predictions, gold) -> None:
+        """Add a batch of predictions and gold examples (the state is unchanged if it
+        raises)."""
+        if isinstance(gold, (str, os.PathLike)):
+            raise InputTypeError("gold of a batch is an iterable of example dicts, not a path")
+        if isinstance(predictions, (str, os.PathLike)):
+            raise InputTypeError("predictions of a batch are prediction dicts, not a path")
+        if isinstance(gold, Mapping) or not isinstance(gold, Iterable):
+            raise InputTypeError("gold must be an iterable of example dicts, not "
+                                 f"{type(gold).__name__}")
+        g = _Records(True)
+        _gold_records(gold, g)
+        p = _read_predictions(predictions)
+        self._batches += 1
+        batch = self._batches
+        for side, new in ((self._gold, g), (self._preds, p)):
+            for arrays, place, _ in new.parts:
+                side.add(new.ids, arrays, lambda r, place=place, batch=batch:
+                         f"batch {batch}, {place(r)}")
+
+    def compute(self) -> dict:
+        """The scores :func:`nq` gives for every batch so far."""
+        return _floats(self._scored().metrics())
+
+    def compute_f1(self) -> dict:
+        """The scores :func:`nq_f1` gives for every batch so far."""
+        out = self._scored().final_f1()
+        return {k: v if k.endswith("-n") else float(v) for k, v in out.items()}
+
+    def _scored(self) -> _Scored:
+        return _Scored(self._gold, self._preds, self.long_non_null_threshold,
+                       self.short_non_null_threshold)
+
+    def state_dict(self) -> dict:
+        """The state as plain lists: ``{"format", "version", "long_non_null_threshold",
+        "short_non_null_threshold", "gold", "predictions"}``, each side its example ids and
+        the columns of its arrays."""
+        out: dict = {"format": "qafast.NqMetrics", "version": 1,
+                     "long_non_null_threshold": self.long_non_null_threshold,
+                     "short_non_null_threshold": self.short_non_null_threshold}
+        for name, side in (("gold", self._gold), ("predictions", self._preds)):
+            arrays = side.arrays()
+            d = {"ids": list(side.ids)}
+            for key in _STATE_KEYS[side.gold]:
+                d[key] = arrays[key].tolist()
+            out[name] = d
+        return out
+
+    def load_state_dict(self, state: dict) -> None:
+        """Replace the state by one from :meth:`state_dict`."""
+        gold, preds, thresholds = self._checked_state(state)
+        self.reset()
+        self.long_non_null_threshold, self.short_non_null_threshold = thresholds
+        self._gold, self._preds = gold, preds
+
+    def merge(self, *others: NqMetrics) -> NqMetrics:
+        """Append the batches of ``others`` (unchanged), in order, after this one's."""
+        for o in others:
+            if type(o) is not type(self):
+                raise InputTypeError(f"cannot merge a {type(o).__name__} into a NqMetrics")
+            if (o.long_non_null_threshold, o.short_non_null_threshold) != (
+                    self.long_non_null_threshold, self.short_non_null_threshold):
+                raise InputError("cannot merge NqMetrics with other non-null thresholds")
+        for o in others:
+            for mine, theirs in ((self._gold, o._gold), (self._preds, o._preds)):
+                if theirs.ids:
+                    mine.add(list(theirs.ids), theirs.arrays(),
+                             lambda r, side=theirs: "a merged " + side.place(r))
+        return self
+
+    @staticmethod
+    def _checked_state(state):
+        if not isinstance(state, dict) or state.get("format") != "qafast.NqMetrics":
+            raise InputError("not a NqMetrics state")
+        if state.get("version") != 1:
+            raise InputError(f"NqMetrics state version {state.get('version')!r}, expected 1")
+        try:
+            thresholds = (state["long_non_null_threshold"], state["short_non_null_threshold"])
+            sides = []
+            for name, gold in (("gold", True), ("predictions", False)):
+                d = state[name]
+                arrays = {}
+                for key in _STATE_KEYS[gold]:
+                    a = np.array(d[key], dtype=_STATE_DTYPES.get(key, np.int64))
+                    if key in ("ann", "long", "spans"):
+                        a = a.reshape(len(d[key]), 4)
+                    elif key in ("score", "score_int"):
+                        a = a.reshape(len(d[key]), 2)
+                    arrays[key] = a
+                ids = list(d["ids"])
+                side = _Records(gold)
+                _check_arrays(arrays, len(ids), gold)
+                if ids:
+                    side.add(ids, arrays, lambda r: f"a restored record {r}")
+                sides.append(side)
+        except (KeyError, TypeError, ValueError, OverflowError):
+            raise InputError("a NqMetrics state needs gold and predictions with their ids "
+                             "and columns as state_dict gives them") from None
+        if any(type(v) is not int for v in thresholds):
+            raise InputError("a NqMetrics state needs integer non-null thresholds")
+        return sides[0], sides[1], thresholds
+
+
+def _check_arrays(a: dict, n: int, gold: bool) -> None:
+    """Raise ValueError unless the arrays of a restored state index one another."""
+    rows = len(a["yn"])
+    ok = (len(a["slo"]) == len(a["shi"]) == rows
+          and bool(np.all((0 <= a["slo"]) & (a["slo"] <= a["shi"]) & (a["shi"] <= len(a["spans"]))))
+          and bool(np.all(a["yn"] <= (3 if gold else 2))))
+    if gold:
+        ok = ok and len(a["ann"]) == rows and len(a["lo"]) == len(a["hi"]) == n and bool(
+            np.all((0 <= a["lo"]) & (a["lo"] <= a["hi"]) & (a["hi"] <= rows)))
+    else:
+        ok = ok and rows == n and len(a["long"]) == len(a["score"]) == len(a["score_int"]) == n
+    if not ok:
+        raise ValueError("inconsistent arrays")
 
 
 # --------------------------------------------------------------------------------------------
