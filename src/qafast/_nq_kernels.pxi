@@ -12,6 +12,7 @@
 # ---------------------------------------------------------------------------------------------
 
 from libc.stdlib cimport strtod
+from libc.string cimport memchr
 
 cdef struct _NqOut:
     int64_t* ann        # annotations' long spans, 4 a row
@@ -230,20 +231,27 @@ cdef Py_ssize_t _nq_gold_line(const unsigned char* s, Py_ssize_t n, int64_t* fou
         p = _ty_ws(s, p + 1, n)
     if _ty_ws(s, p + 1, n) != n or not has_ann or found[0] < 0:
         return -1
+    if s[found[0]] == 91 or s[found[0]] == 123:  # an unhashable id: Python says so
+        return -1
     return p + 1
 
 
-def nq_scan_gold(const unsigned char[::1] data, const int64_t[::1] line_start,
-                 const int64_t[::1] line_end, int64_t[:, ::1] found, int64_t[::1] ann_lo,
+def nq_scan_gold(const unsigned char[::1] data, int64_t[::1] line_start,
+                 int64_t[::1] line_end, int64_t[:, ::1] found, int64_t[::1] ann_lo,
                  int64_t[::1] ann_hi, int64_t[:, ::1] ann, uint8_t[::1] ann_yn,
                  int64_t[::1] ann_slo, int64_t[::1] ann_shi, int64_t[:, ::1] spans):
-    """For each line ``data[line_start[i]:line_end[i]]`` (a gold record), ``found[i]`` gets
-    the byte range of its example_id and its annotations go to rows ``[ann_lo[i], ann_hi[i])``
-    of ``ann`` (long span), ``ann_yn`` (yes/no code) and ``ann_slo``/``ann_shi`` (its short
-    spans' rows of ``spans``); ``found[i, 0] = -1`` leaves the line to json.loads (not plainly
-    valid JSON, a field missing or read only through Python, or the arrays full). Returns
-    ``(lines found, annotation rows used, span rows used)``. Runs without the GIL."""
-    cdef Py_ssize_t m = line_start.shape[0], i, a, b, a0, s0, ok = 0
+    """Split ``data`` into lines at ``\\n`` as the script's reader does (the text after the
+    last ``\\n``, if any, is a line): line i is ``data[line_start[i]:line_end[i]]``, a gold
+    record. ``found[i]`` gets the byte range of its example_id and its annotations go to rows
+    ``[ann_lo[i], ann_hi[i])`` of ``ann`` (long span), ``ann_yn`` (yes/no code) and
+    ``ann_slo``/``ann_shi`` (its short spans' rows of ``spans``); ``found[i, 0] = -1`` leaves
+    the line to json.loads (not plainly valid JSON, a field missing or read only through
+    Python, or the arrays full). The line arrays need ``data.count(b"\\n") + 1`` rows.
+    Returns ``(lines, lines found, annotation rows used, span rows used)``. Runs without the
+    GIL."""
+    cdef Py_ssize_t m = 0, i, a, b, a0, s0, ok = 0, size = data.shape[0]
+    cdef const unsigned char* base = &data[0] if size else NULL
+    cdef const unsigned char* nl
     cdef _NqOut out
     out.ann = &ann[0, 0] if ann.shape[0] else NULL
     out.ann_yn = &ann_yn[0] if ann_yn.shape[0] else NULL
@@ -253,9 +261,21 @@ def nq_scan_gold(const unsigned char[::1] data, const int64_t[::1] line_start,
     out.na = out.ns = 0
     out.cap_a = min(ann.shape[0], ann_yn.shape[0], ann_slo.shape[0], ann_shi.shape[0])
     out.cap_s = spans.shape[0]
-    if ann.shape[1] != 4 or spans.shape[1] != 4 or found.shape[1] < 2 \
-            or found.shape[0] < m or ann_lo.shape[0] < m or ann_hi.shape[0] < m:
+    cdef Py_ssize_t cap = min(line_start.shape[0], line_end.shape[0], found.shape[0],
+                              ann_lo.shape[0], ann_hi.shape[0])
+    if ann.shape[1] != 4 or spans.shape[1] != 4 or found.shape[1] < 2:
         raise ValueError("nq_scan_gold: array shapes do not fit")
+    with nogil:
+        a = 0
+        while a < size and m < cap:
+            nl = <const unsigned char*>memchr(base + a, 10, size - a)
+            b = size if nl == NULL else nl - base
+            line_start[m] = a
+            line_end[m] = b
+            m += 1
+            a = b + 1
+    if a < size:
+        raise ValueError("nq_scan_gold: more lines than the line arrays hold")
     with nogil:
         for i in range(m):
             a = line_start[i]
@@ -275,7 +295,7 @@ def nq_scan_gold(const unsigned char[::1] data, const int64_t[::1] line_start,
             found[i, 1] += a
             ann_hi[i] = out.na
             ok += 1
-    return ok, out.na, out.ns
+    return m, ok, out.na, out.ns
 
 
 cdef Py_ssize_t _nq_score_at(const unsigned char* s, Py_ssize_t p, Py_ssize_t n, double* out,
@@ -376,6 +396,8 @@ cdef Py_ssize_t _nq_prediction(const unsigned char* s, Py_ssize_t p, Py_ssize_t 
             return -1
         p = _ty_ws(s, p + 1, n)
     if not (has_id and has_ls and has_ss):
+        return -1
+    if s[found[2 * r]] == 91 or s[found[2 * r]] == 123:  # an unhashable id: Python says so
         return -1
     if code != 0:  # a yes/no answer with short spans: the Python checks say what is wrong
         for k in range(slo[r], shi[r]):

@@ -325,20 +325,6 @@ def _decompress(data: bytes, path: str) -> bytes:
         raise FormatError(f"not a readable gzip file ({e})", path=path) from None
 
 
-def _line_bounds(data: bytes):
-    buf = np.frombuffer(data, dtype=np.uint8)
-    breaks = np.flatnonzero(buf == 10)
-    starts = np.concatenate(([0], breaks + 1)).astype(np.int64)
-    ends = np.concatenate((breaks, [len(data)])).astype(np.int64)
-    if len(starts) and starts[-1] == ends[-1]:  # the text after the last \n is no line
-        starts, ends = starts[:-1], ends[:-1]
-    return buf, starts, ends
-
-
-def _unhashable(v) -> bool:
-    return type(v) is list or type(v) is dict
-
-
 def _gold_line(line: bytes, path: str, n: int, out: _Builder):
     """Line n through json.loads and the checks, added to ``out``; returns its id."""
     try:
@@ -361,32 +347,32 @@ def _gold_file(path: str, out: _Records) -> None:
         data = f.read()
     if data[:2] == b"\x1f\x8b":
         data = _decompress(data, path)
-    # the script's lines: GzipFile's, split at \n only
-    buf, starts, ends = _line_bounds(data)
-    m = len(starts)
+    # the script's lines: GzipFile's, split at \n only (by the scanner)
+    lines = data.count(b"\n") + 1
+    starts = np.empty(lines, dtype=np.int64)
+    ends = np.empty(lines, dtype=np.int64)
     cap = len(data) // 80 + 16  # an annotation takes more than 80 bytes, a span more than 50
-    found = np.empty((m, 2), dtype=np.int64)
-    lo = np.empty(m, dtype=np.int64)
-    hi = np.empty(m, dtype=np.int64)
+    found = np.empty((lines, 2), dtype=np.int64)
+    lo = np.empty(lines, dtype=np.int64)
+    hi = np.empty(lines, dtype=np.int64)
     ann = np.empty((cap, 4), dtype=np.int64)
     yn = np.empty(cap, dtype=np.uint8)
     slo = np.empty(cap, dtype=np.int64)
     shi = np.empty(cap, dtype=np.int64)
     spans = np.empty((len(data) // 50 + 16, 4), dtype=np.int64)
-    ok, na, ns = _kernels.nq_scan_gold(buf, starts, ends, found, lo, hi, ann, yn, slo, shi,
-                                       spans) if m else (0, 0, 0)
-    scanned = json.loads(_kernels.tydi_gather_gold(buf, found, 1)) if ok else []
+    m, ok, na, ns = _kernels.nq_scan_gold(data, starts, ends, found, lo, hi, ann, yn, slo,
+                                          shi, spans)
+    lo, hi, found = lo[:m], hi[:m], found[:m]
+    scanned = json.loads(_kernels.tydi_gather_gold(data, found, 1)) if ok else []
     arrays = {"lo": lo, "hi": hi, "ann": ann[:na], "yn": yn[:na], "slo": slo[:na],
               "shi": shi[:na], "spans": spans[:ns]}
-    if ok == m and not any(map(_unhashable, scanned)):
+    if ok == m:
         ids = scanned
     else:  # the lines the scanner left, through json.loads and the checks, in line order
         ids = [None] * m
         left = found[:, 0] < 0
         for i, v in zip(np.flatnonzero(~left).tolist(), scanned):
             ids[i] = v
-            if _unhashable(v):
-                left[i] = True
         more = _Builder(True)
         for i in np.flatnonzero(left).tolist():
             lo[i] = na + len(more.yn)
@@ -450,7 +436,7 @@ def _scan_predictions(data: bytes, where: str):
               "spans": spans[:ns], "score": score[:m], "score_int": score_int[:m].view(bool)}
     ids = json.loads(_kernels.tydi_gather_gold(data, found[:m], 1)) if m else []
     left = raw[:m, 0] >= 0
-    if len(ids) + int(np.count_nonzero(left)) != m or any(map(_unhashable, ids)):
+    if len(ids) + int(np.count_nonzero(left)) != m:
         return None  # (json.loads of the whole document then says what is wrong)
     if not left.any():
         return ids, arrays
@@ -541,9 +527,9 @@ class _Scored:
                 raise InputTypeError(f"{name} must be an integer, got {v!r}")
         gold_rows = _last_rows(gold, "gold")
         pred_rows = _last_rows(preds, "predicted")
-        missing = [i for i in gold_rows if i not in pred_rows]
-        extra = [i for i in pred_rows if i not in gold_rows]
-        if missing or extra:
+        if gold_rows.keys() != pred_rows.keys():
+            missing = [i for i in gold_rows if i not in pred_rows]
+            extra = [i for i in pred_rows if i not in gold_rows]
             parts = []
             if missing:
                 parts.append(f"{len(missing)} gold examples have no prediction (the first "
@@ -555,8 +541,8 @@ class _Scored:
                              + "; ".join(parts), query=(missing or extra)[0])
         self.ids = list(set(gold_rows.keys()))  # the script's visiting order (a set of the keys view)
         n = len(self.ids)
-        g = np.fromiter((gold_rows[i] for i in self.ids), dtype=np.int64, count=n)
-        p = np.fromiter((pred_rows[i] for i in self.ids), dtype=np.int64, count=n)
+        g = np.fromiter(map(gold_rows.__getitem__, self.ids), dtype=np.int64, count=n)
+        p = np.fromiter(map(pred_rows.__getitem__, self.ids), dtype=np.int64, count=n)
         ga, pa = gold.arrays(), preds.arrays()
         flags = np.zeros((n, 6), dtype=np.uint8)
         if n:
