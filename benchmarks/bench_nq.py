@@ -11,6 +11,9 @@ JSON (half copied from an annotator, tied scores), then times in one run:
 * the script's scoring alone (its ``score_answers`` and ``get_metrics_with_answer_stats`` on
   the gold and predictions it has read) against qafast's on the same files once read.
 
+* ``qafast.nq`` on the two files, one call against four threads each making the same call
+  (the reading and scoring kernels release the GIL: on two free cores about twice one call).
+
 Prints each time and the ratios; asserts that both print the same.
 """
 
@@ -22,6 +25,7 @@ import random
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -116,6 +120,12 @@ def main():
         t_ours, _ = timed(lambda: ours_mod._Scored(gold, preds, 2, 2).metrics())
         t_read, _ = timed(lambda: (ours_mod._read_gold(gold_path),
                                    ours_mod._read_predictions(pred_path)))
+        import qafast
+
+        t_one, _ = timed(lambda: qafast.nq(gold_path, pred_path))
+        threads = [threading.Thread(target=qafast.nq, args=(gold_path, pred_path))
+                   for _ in range(4)]
+        t_four, _ = timed(lambda: ([t.start() for t in threads], [t.join() for t in threads]))
     print(f"Natural Questions, {a.n:,} examples, 5 annotations and {a.doc_tokens:,} document "
           "tokens each")
     print(f"  end to end (subprocess): nq_eval.py {t_script:8.3f} s   qafast nq {t_qafast:8.3f} s"
@@ -123,6 +133,8 @@ def main():
     print(f"  scoring (parsed input):  nq_eval.py {t_score:8.3f} s   qafast    {t_ours:8.3f} s"
           f"   ratio {t_score / t_ours:6.1f}x")
     print(f"  qafast reading the two files: {t_read:.3f} s")
+    print(f"  qafast.nq: one call {t_one:.3f} s, four threads {t_four:.3f} s   ratio "
+          f"{t_four / t_one:4.2f} (4 threads on {os.cpu_count()} cores)")
 
 
 if __name__ == "__main__":

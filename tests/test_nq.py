@@ -298,6 +298,17 @@ def test_malformed_gold_line_names_file_and_line(tmp_path):
         qafast.nq(tmp_path / "nothing*.gz", [pred(1)])
 
 
+def _canonical(records):
+    """Records read as ``{id: [(long span, short spans, yes/no code), ...]}``."""
+    a = records.arrays()
+    out = {}
+    for r, example_id in enumerate(records.ids):
+        out[example_id] = [(tuple(a["ann"][k].tolist()),
+                            [tuple(x) for x in a["spans"][a["slo"][k]:a["shi"][k]].tolist()],
+                            int(a["yn"][k])) for k in range(a["lo"][r], a["hi"][r])]
+    return out
+
+
 @pytest.mark.parametrize("first", [True, False])
 def test_a_long_line_with_its_document_reads_as_json_loads_reads_it(tmp_path, first):
     doc = {"document_html": "<p>naïve \"日本語\" a\\b 🎉</p> " * 400,
@@ -309,7 +320,7 @@ def test_a_long_line_with_its_document_reads_as_json_loads_reads_it(tmp_path, fi
     path = tmp_path / "g.jsonl.gz"
     path.write_bytes(gzip.compress(json.dumps(record, ensure_ascii=False).encode() + b"\n"))
     assert len(gzip.decompress(path.read_bytes())) > nq_eval._SCAN_FROM
-    assert nq_eval._read_gold(path) == nq_eval._read_gold([record])
+    assert _canonical(nq_eval._read_gold(path)) == _canonical(nq_eval._read_gold([record]))
     bad = json.dumps(record).replace('"annotations"', '"annotationz"', 1)
     path.write_bytes(gzip.compress(bad.encode()))
     with pytest.raises(FormatError, match="annotations"):
@@ -336,3 +347,122 @@ def test_duplicate_ids_warn_and_the_later_counts():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         qafast.nq(GOLD, [pred(1)])
+
+
+# --------------------------------------------------------------------------------------------
+# Files read by the compiled scanners == the same records read through json.loads
+# --------------------------------------------------------------------------------------------
+
+def _pred_canonical(records):
+    a = records.arrays()
+    return [(example_id, tuple(a["long"][r].tolist()),
+             [tuple(x) for x in a["spans"][a["slo"][r]:a["shi"][r]].tolist()], int(a["yn"][r]),
+             [(type(v).__name__, repr(v)) for v in
+              (nq_eval._score_object(a["score"][r, k], a["score_int"][r, k]) for k in (0, 1))])
+            for r, example_id in enumerate(records.ids)]
+
+
+def _dumps(record, style, gold=True):
+    text = json.dumps(record, ensure_ascii=style % 2 == 0,
+                      separators=(",", ":") if style % 3 == 0 else None)
+    if style == 4:  # an escaped key: json.loads reads it as example_id, the scanner leaves it
+        text = text.replace('"example_id"', '"example\\u005fid"', 1)
+    if style == 5:
+        text = text.replace('"NONE"', '"NON\\u0045"')
+        if gold:  # (a yes/no the script reads as neither yes, no nor none)
+            text = text.replace('"YES"', '"Y\u00c9S"')
+    return text
+
+
+@settings(max_examples=40, deadline=None)
+@given(cases(), st.lists(st.integers(0, 6), min_size=30, max_size=30))
+def test_files_read_as_their_records_do(tmp_path_factory, case, styles):
+    gold, preds, lt, st_ = case
+    d = tmp_path_factory.mktemp("nq")
+    lines = []
+    for k, g in enumerate(gold):
+        if styles[k] == 6:
+            g = {"document_html": "<p>naïve \"日本語\" 🎉</p>" * 20, **g, "question_text": "q"}
+        lines.append(_dumps(g, styles[k]))
+    (d / "g.jsonl.gz").write_bytes(gzip.compress("".join(x + "\n" for x in lines).encode()))
+    text = ", ".join(_dumps(p, styles[-1 - k], False) for k, p in enumerate(preds))
+    (d / "p.json").write_text('{"version": 1, "predictions": [' + text + "]}", encoding="utf-8")
+    want_gold = json.loads("[" + ",".join(lines) + "]")  # (style 5's yes/no as json reads it)
+    assert _canonical(nq_eval._read_gold(d / "g.jsonl.gz")) == _canonical(
+        nq_eval._read_gold(want_gold))
+    want_preds = json.loads("[" + text + "]")
+    assert _pred_canonical(nq_eval._read_predictions(d / "p.json")) == _pred_canonical(
+        nq_eval._read_predictions(want_preds))
+    if gold:
+        assert _typed(qafast.nq(d / "g.jsonl.gz", d / "p.json", long_non_null_threshold=lt,
+                                short_non_null_threshold=st_)) == _typed(
+            qafast.nq(want_gold, want_preds, long_non_null_threshold=lt,
+                      short_non_null_threshold=st_))
+
+
+def test_a_bad_line_among_scanned_lines_is_named(tmp_path):
+    good = json.dumps({"example_id": 1, "annotations": [ann(span(0, 4, 0, 1))]})
+    bad = good.replace('"start_byte": 0', '"start_byte": "0"').replace('"example_id": 1',
+                                                                       '"example_id": 2')
+    path = tmp_path / "g.jsonl.gz"
+    path.write_bytes(gzip.compress((good + "\n" + bad + "\n").encode()))
+    with pytest.raises(FormatError, match="line 2") as e:
+        nq_eval._read_gold(path)
+    assert "start_byte" in str(e.value)
+    p = tmp_path / "p.json"
+    p.write_text(json.dumps({"predictions": [pred(1), pred(2, yes_no="perhaps")]}))
+    with pytest.raises(InputError, match="prediction 1: .*perhaps"):
+        nq_eval._read_predictions(p)
+    p.write_text('{"predictions": [' + json.dumps(pred(1)) + ", NaN]}")
+    with pytest.raises(InputError, match="prediction 1"):
+        nq_eval._read_predictions(p)
+
+
+# --------------------------------------------------------------------------------------------
+# NqMetrics: any split into batches gives the one call's numbers
+# --------------------------------------------------------------------------------------------
+
+@settings(max_examples=40, deadline=None)
+@given(cases(), st.lists(st.integers(0, 14), max_size=3), st.lists(st.integers(0, 14),
+                                                                   max_size=3))
+def test_streaming_any_split_is_one_call(case, gold_cuts, pred_cuts):
+    gold, preds, lt, st_ = case
+    if not gold:
+        return
+    batches = max(len(gold_cuts), len(pred_cuts)) + 1
+
+    def split(items, cuts):
+        cuts = sorted(min(c, len(items)) for c in cuts)
+        cuts += [len(items)] * (batches - 1 - len(cuts))
+        bounds = [0, *cuts, len(items)]
+        return [items[a:b] for a, b in zip(bounds, bounds[1:])]
+
+    m = qafast.NqMetrics(long_non_null_threshold=lt, short_non_null_threshold=st_)
+    for p, g in zip(split(preds, pred_cuts), split(gold, gold_cuts)):
+        m.update(p, g)
+    kw = {"long_non_null_threshold": lt, "short_non_null_threshold": st_}
+    want = _typed(qafast.nq(gold, preds, **kw))
+    assert _typed(m.compute()) == want
+    assert m.compute_f1() == qafast.nq_f1(gold, preds, **kw)
+    restored = qafast.NqMetrics()
+    restored.load_state_dict(json.loads(json.dumps(m.state_dict())))
+    assert _typed(restored.compute()) == want
+    a, b = (qafast.NqMetrics(**kw) for _ in range(2))
+    half = len(gold) // 2
+    a.update(preds[:half], gold[:half])
+    b.update(preds[half:], gold[half:])
+    assert _typed(a.merge(b).compute()) == want
+
+
+def test_streaming_errors_leave_the_state():
+    m = qafast.NqMetrics()
+    m.update([pred(1)], [{"example_id": 1, "annotations": [ann()]}])
+    with pytest.raises(InputError, match="prediction 0"):
+        m.update([pred(2, yes_no="perhaps")], [{"example_id": 2, "annotations": [ann()]}])
+    assert len(m) == 1 and m.compute()["long-best-threshold-f1"] == 0.0
+    with pytest.raises(InputError, match="no prediction"):
+        m.update([], [{"example_id": 3, "annotations": [ann()]}]) or m.compute()
+    with pytest.raises(InputError):
+        m.load_state_dict({"format": "qafast.NqMetrics", "version": 1})
+    with pytest.raises(InputTypeError):
+        m.update([], "gold.jsonl.gz")

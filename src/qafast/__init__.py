@@ -61,7 +61,7 @@ _LAZY = {
                      "msmarco_passage_per_query"),
     "multilingual_eval": ("cmrc", "drcd", "mlqa"),
     "ndeval_eval": ("ndeval",),
-    "nq_eval": ("nq", "nq_examples", "nq_f1"),
+    "nq_eval": ("NqMetrics", "nq", "nq_examples", "nq_f1"),
     "quac_eval": ("QuacMetrics", "quac"),
     "ranking": ("Qrels", "Run", "evaluate", "evaluate_runs"),
     "squad_eval": ("squad",),
@@ -136,6 +136,7 @@ if _typing.TYPE_CHECKING:
     from .multilingual_eval import drcd as drcd
     from .multilingual_eval import mlqa as mlqa
     from .ndeval_eval import ndeval as ndeval
+    from .nq_eval import NqMetrics as NqMetrics
     from .nq_eval import nq as nq
     from .nq_eval import nq_examples as nq_examples
     from .nq_eval import nq_f1 as nq_f1

@@ -301,11 +301,26 @@ def tydi_scan_gold(
     data: _BU8, line_start: _I64, line_end: _I64, found: _I64, ann_lo: _I64, ann_hi: _I64,
     index: _F64, start: _F64, end: _F64, yes_no: _U8,
 ) -> int: ...
-def tydi_gather_gold(data: _BU8, found: _I64) -> bytes: ...
+def tydi_gather_gold(data: _BU8, found: _I64, fields: int = 2) -> bytes: ...
 def tydi_scan_predictions(
     data: _BU8, line_start: _I64, line_end: _I64, found: _I64, has: _U8, index: _F64,
     start: _F64, end: _F64, yes_no: _U8, pscore: _F64, mscore: _F64,
 ) -> int: ...
+
+# Natural Questions (_nq_kernels.pxi)
+def nq_scan_gold(
+    data: _BU8, line_start: _I64, line_end: _I64, found: _I64, ann_lo: _I64, ann_hi: _I64,
+    ann: _I64, ann_yn: _U8, ann_slo: _I64, ann_shi: _I64, spans: _I64,
+) -> tuple[int, int, int, int]: ...
+def nq_scan_predictions(
+    data: _BU8, found: _I64, raw: _I64, long_span: _I64, yes_no: _U8, short_lo: _I64,
+    short_hi: _I64, spans: _I64, score: _F64, score_int: _U8,
+) -> tuple[int, int]: ...
+def nq_stats(
+    gold_lo: _I64, gold_hi: _I64, ann: _I64, ann_yn: _U8, ann_slo: _I64, ann_shi: _I64,
+    gold_spans: _I64, pred_row: _I64, long_span: _I64, yes_no: _U8, short_lo: _I64,
+    short_hi: _I64, pred_spans: _I64, long_threshold: int, short_threshold: int, flags: _U8,
+) -> None: ...
 
 # QuAC (_quac_kernels.pxi)
 def quac_scores(pred: _I32, ref_off: _I64, ref: _I32, tok_off: _I64, toks: _I32, key_off: _I64,

@@ -848,15 +848,20 @@ def tydi_scan_gold(const unsigned char[::1] data, const int64_t[::1] line_start,
     return ok
 
 
-def tydi_gather_gold(const unsigned char[::1] data, const int64_t[:, ::1] found):
-    """The JSON text ``[[id, language], ...]`` of the lines ``found``."""
+def tydi_gather_gold(const unsigned char[::1] data, const int64_t[:, ::1] found,
+                     int fields=2):
+    """The JSON text ``[[id, language], ...]`` of the lines ``found`` (the first ``fields``
+    byte ranges of each row; with ``fields=1``, the flat list ``[id, ...]``)."""
     cdef Py_ssize_t m = found.shape[0], i, j, total = 2, k = 0
+    cdef bint inner = fields != 1
     cdef char* out
     cdef bytes result
+    if fields < 1 or 2 * fields > found.shape[1]:
+        raise ValueError("tydi_gather_gold: fields does not fit found")
     for i in range(m):
         if found[i, 0] >= 0:
-            total += 4
-            for j in range(2):
+            total += 2 * fields + 2
+            for j in range(fields):
                 total += found[i, 2 * j + 1] - found[i, 2 * j]
     result = PyBytes_FromStringAndSize(NULL, total)
     out = PyBytes_AS_STRING(result)
@@ -865,12 +870,17 @@ def tydi_gather_gold(const unsigned char[::1] data, const int64_t[:, ::1] found)
     for i in range(m):
         if found[i, 0] < 0:
             continue
-        out[k] = b'['
-        k += 1
-        for j in range(2):
+        if inner:
+            out[k] = b'['
+            k += 1
+        for j in range(fields):
             memcpy(&out[k], &data[found[i, 2 * j]], found[i, 2 * j + 1] - found[i, 2 * j])
             k += found[i, 2 * j + 1] - found[i, 2 * j]
-            out[k] = b',' if j < 1 else b']'
+            if j < fields - 1:
+                out[k] = b','
+                k += 1
+        if inner:
+            out[k] = b']'
             k += 1
         out[k] = b','
         k += 1

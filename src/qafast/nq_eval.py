@@ -34,7 +34,7 @@ from ._json_scan import scan_skip
 from ._output import absl_bool_action
 from .errors import FormatError, InputError, InputTypeError
 
-__all__ = ["nq", "nq_examples", "nq_f1"]
+__all__ = ["NqMetrics", "nq", "nq_examples", "nq_f1"]
 
 _TARGETS = (0.5, 0.75, 0.9)  # recall at these precisions
 _LIMIT = 2 ** 53  # integer scores stay exact as floats up to here
@@ -171,41 +171,222 @@ def _prediction(record):
                         _score(_field(record, "short_answers_score"), "short_answers_score"))
 
 
-def _add(out: dict, example_id, value, what, where):
-    if example_id in out:
-        warnings.warn(f"{where}: {what} example {example_id!r} given again; the later one "
-                      "counts, as in the official script", stacklevel=4)
-    out[example_id] = value
+_YES_NO = {"none": 0, "yes": 1, "no": 2}  # the codes of the kernels (3: another string)
+_WIDE = 2 ** 62  # offsets are int64 in the kernels
 
 
-def _gold_file(path: str, out: dict) -> None:
+class _Records:
+    """One side's records in reading order, as arrays (a later record of an id replaces an
+    earlier one only when scoring). Gold record r has annotations ``[lo[r], hi[r])``: rows of
+    ``ann`` (long span), ``yn`` (yes/no code) and ``slo``/``shi`` (its short spans' rows of
+    ``spans``). Prediction r is row r of ``long``, ``yn``, ``slo``/``shi``, ``score`` (long,
+    short) and ``score_int`` (whether each score is an int). A span is 4 int64 (start byte,
+    end byte, start token, end token), -1 for none. ``places[r]`` says where record r is."""
+
+    def __init__(self, gold: bool):
+        self.gold = gold
+        self.ids: list = []
+        self.parts: list = []  # (arrays, place function, first record)
+        self._joined: dict | None = None
+
+    def add(self, ids: list, arrays: dict, place) -> None:
+        self.parts.append((arrays, place, len(self.ids)))
+        self.ids.extend(ids)
+        self._joined = None
+
+    def place(self, r: int) -> str:
+        for arrays, place, first in reversed(self.parts):
+            if r >= first:
+                return place(r - first)
+        raise IndexError(r)
+
+    def arrays(self) -> dict:
+        """The parts' arrays as one set (row numbers shifted)."""
+        if self._joined is None:
+            if len(self.parts) == 1:
+                self._joined = self.parts[0][0]
+            else:
+                self._joined = _join([a for a, _, _ in self.parts] or [_empty(self.gold)],
+                                     self.gold)
+        return self._joined
+
+
+def _empty(gold: bool) -> dict:
+    z = np.zeros(0, dtype=np.int64)
+    out = {"slo": z, "shi": z, "spans": np.zeros((0, 4), dtype=np.int64),
+           "yn": np.zeros(0, dtype=np.uint8)}
+    if gold:
+        out.update(lo=z, hi=z, ann=np.zeros((0, 4), dtype=np.int64))
+    else:
+        out.update(long=np.zeros((0, 4), dtype=np.int64), score=np.zeros((0, 2)),
+                   score_int=np.zeros((0, 2), dtype=bool))
+    return out
+
+
+def _join(parts: list, gold: bool) -> dict:
+    out: dict = {}
+    n_spans = np.cumsum([0] + [len(a["spans"]) for a in parts])
+    out["slo"] = np.concatenate([a["slo"] + k for a, k in zip(parts, n_spans)])
+    out["shi"] = np.concatenate([a["shi"] + k for a, k in zip(parts, n_spans)])
+    keys = ["spans", "yn"] + (["ann"] if gold else ["long", "score", "score_int"])
+    for key in keys:
+        out[key] = np.concatenate([a[key] for a in parts])
+    if gold:
+        n_ann = np.cumsum([0] + [len(a["yn"]) for a in parts])
+        out["lo"] = np.concatenate([a["lo"] + k for a, k in zip(parts, n_ann)])
+        out["hi"] = np.concatenate([a["hi"] + k for a, k in zip(parts, n_ann)])
+    return out
+
+
+def _span_rows(spans) -> list:
+    for sp in spans:
+        for v in sp:
+            if not -_WIDE < v < _WIDE:
+                raise _Problem(f"span offset {v} is beyond 2**62 in size")
+    return list(spans)
+
+
+class _Builder:
+    """Records read through Python (dicts, or lines the scanner left), turned into arrays."""
+
+    def __init__(self, gold: bool):
+        self.gold = gold
+        self.ids: list = []
+        self.lo: list = []
+        self.hi: list = []
+        self.ann: list = []
+        self.yn: list = []
+        self.slo: list = []
+        self.shi: list = []
+        self.spans: list = []
+        self.long: list = []
+        self.score: list = []
+        self.score_int: list = []
+
+    def _shorts(self, shorts) -> None:
+        self.slo.append(len(self.spans))
+        self.spans.extend(_span_rows(shorts))
+        self.shi.append(len(self.spans))
+
+    def add_gold(self, example_id, annotations) -> None:
+        self.lo.append(len(self.yn))
+        for long_span, shorts, yes_no in annotations:
+            self.ann.extend(_span_rows((long_span,)))
+            self.yn.append(_YES_NO.get(yes_no, 3))
+            self._shorts(shorts)
+        self.hi.append(len(self.yn))
+        self.ids.append(example_id)
+
+    def add_prediction(self, example_id, pred) -> None:
+        long_span, shorts, yes_no, long_score, short_score = pred
+        self.long.extend(_span_rows((long_span,)))
+        self._shorts(shorts)
+        self.yn.append(_YES_NO[yes_no])
+        self.score.append((long_score, short_score))
+        self.score_int.append((type(long_score) is int, type(short_score) is int))
+        self.ids.append(example_id)
+
+    def arrays(self) -> dict:
+        def rows(x):
+            return np.array(x, dtype=np.int64).reshape(len(x), 4)
+
+        out = {"slo": np.array(self.slo, dtype=np.int64),
+               "shi": np.array(self.shi, dtype=np.int64),
+               "spans": rows(self.spans), "yn": np.array(self.yn, dtype=np.uint8)}
+        if self.gold:
+            out.update(lo=np.array(self.lo, dtype=np.int64),
+                       hi=np.array(self.hi, dtype=np.int64), ann=rows(self.ann))
+        else:
+            out.update(long=rows(self.long),
+                       score=np.array(self.score, dtype=np.float64).reshape(len(self.score), 2),
+                       score_int=np.array(self.score_int, dtype=bool).reshape(
+                           len(self.score), 2))
+        return out
+
+
+def _score_object(value: float, is_int) -> int | float:
+    """A score as the script holds it: the int or float json.loads gave."""
+    return int(value) if is_int else float(value)
+
+
+def _decompress(data: bytes, path: str) -> bytes:
+    try:  # python-isal (the gzip extra) when it is installed: the same bytes, faster
+        from isal import igzip
+    except ImportError:
+        pass
+    else:
+        try:
+            return igzip.decompress(data)
+        except Exception:  # noqa: BLE001 (the standard library's reader says what is wrong)
+            pass
+    try:
+        return gzip.decompress(data)
+    except (OSError, EOFError) as e:
+        raise FormatError(f"not a readable gzip file ({e})", path=path) from None
+
+
+def _gold_line(line: bytes, path: str, n: int, out: _Builder):
+    """Line n through json.loads and the checks, added to ``out``; returns its id."""
+    try:
+        # a line of the original format carries its whole document: the scan puts null
+        # in place of every field but the two read, and json.loads builds only those
+        short = scan_skip(line, _kernels.JSON_SKIP_NQ) if len(line) > _SCAN_FROM else None
+        record = json.loads(line if short is None else short)
+    except ValueError as e:
+        raise FormatError(f"not a JSON line ({e})", path=path, line=n) from None
+    try:
+        example_id, annotations = _gold_example(record)
+        out.add_gold(example_id, annotations)
+    except _Problem as e:
+        raise FormatError(str(e), path=path, line=n) from None
+    return example_id
+
+
+def _gold_file(path: str, out: _Records) -> None:
     with open(path, "rb") as f:
         data = f.read()
     if data[:2] == b"\x1f\x8b":
-        try:
-            data = gzip.decompress(data)
-        except (OSError, EOFError) as e:
-            raise FormatError(f"not a readable gzip file ({e})", path=path) from None
-    lines = data.split(b"\n")  # the script's lines: GzipFile's, split at \n only
-    if lines and not lines[-1]:
-        lines.pop()
-    for n, line in enumerate(lines, 1):
-        try:
-            # a line of the original format carries its whole document: the scan puts null
-            # in place of every field but the two read, and json.loads builds only those
-            short = scan_skip(line, _kernels.JSON_SKIP_NQ) if len(line) > _SCAN_FROM else None
-            record = json.loads(line if short is None else short)
-        except ValueError as e:
-            raise FormatError(f"not a JSON line ({e})", path=path, line=n) from None
-        try:
-            example_id, annotations = _gold_example(record)
-        except _Problem as e:
-            raise FormatError(str(e), path=path, line=n) from None
-        _add(out, example_id, annotations, "gold", f"{path}, line {n}")
+        data = _decompress(data, path)
+    # the script's lines: GzipFile's, split at \n only (by the scanner)
+    lines = data.count(b"\n") + 1
+    starts = np.empty(lines, dtype=np.int64)
+    ends = np.empty(lines, dtype=np.int64)
+    cap = len(data) // 80 + 16  # an annotation takes more than 80 bytes, a span more than 50
+    found = np.empty((lines, 2), dtype=np.int64)
+    lo = np.empty(lines, dtype=np.int64)
+    hi = np.empty(lines, dtype=np.int64)
+    ann = np.empty((cap, 4), dtype=np.int64)
+    yn = np.empty(cap, dtype=np.uint8)
+    slo = np.empty(cap, dtype=np.int64)
+    shi = np.empty(cap, dtype=np.int64)
+    spans = np.empty((len(data) // 50 + 16, 4), dtype=np.int64)
+    m, ok, na, ns = _kernels.nq_scan_gold(data, starts, ends, found, lo, hi, ann, yn, slo,
+                                          shi, spans)
+    lo, hi, found = lo[:m], hi[:m], found[:m]
+    scanned = json.loads(_kernels.tydi_gather_gold(data, found, 1)) if ok else []
+    arrays = {"lo": lo, "hi": hi, "ann": ann[:na], "yn": yn[:na], "slo": slo[:na],
+              "shi": shi[:na], "spans": spans[:ns]}
+    if ok == m:
+        ids = scanned
+    else:  # the lines the scanner left, through json.loads and the checks, in line order
+        ids = [None] * m
+        left = found[:, 0] < 0
+        for i, v in zip(np.flatnonzero(~left).tolist(), scanned):
+            ids[i] = v
+        more = _Builder(True)
+        for i in np.flatnonzero(left).tolist():
+            lo[i] = na + len(more.yn)
+            ids[i] = _gold_line(data[starts[i]:ends[i]], path, i + 1, more)
+            hi[i] = na + len(more.yn)
+        extra = more.arrays()
+        arrays = {key: np.concatenate([arrays[key], extra[key] + (ns if key in ("slo", "shi")
+                                                                  else 0)])
+                  if key not in ("lo", "hi") else arrays[key] for key in arrays}
+    out.add(ids, arrays, lambda r: f"{path}, line {r + 1}")
 
 
-def _read_gold(gold) -> dict:
-    out: dict = {}
+def _read_gold(gold) -> _Records:
+    out = _Records(True)
     if isinstance(gold, (str, os.PathLike)):
         pattern = os.fspath(gold)
         paths = glob.glob(pattern)  # the script's order: glob's, unsorted
@@ -217,24 +398,89 @@ def _read_gold(gold) -> dict:
     if isinstance(gold, Mapping) or not isinstance(gold, Iterable):
         raise InputTypeError("gold must be a path (or glob pattern) of NQ JSONL files or an "
                              f"iterable of example dicts, not {type(gold).__name__}")
-    for n, record in enumerate(gold):
-        try:
-            example_id, annotations = _gold_example(record)
-        except _Problem as e:
-            raise InputError(f"gold example {n}: {e}") from None
-        _add(out, example_id, annotations, "gold", f"gold example {n}")
+    _gold_records(gold, out)
     return out
 
 
-def _read_predictions(predictions) -> dict:
+def _gold_records(gold: Iterable, out: _Records, first: int = 0) -> None:
+    b = _Builder(True)
+    for n, record in enumerate(gold, first):
+        try:
+            b.add_gold(*_gold_example(record))
+        except _Problem as e:
+            raise InputError(f"gold example {n}: {e}") from None
+    out.add(b.ids, b.arrays(), lambda r: f"gold example {r + first}")
+
+
+def _scan_predictions(data: bytes, where: str):
+    """The predictions of a JSON document through the scanner (None where it leaves the
+    document to json.loads): ids and arrays, predictions it left read through Python."""
+    n = len(data)
+    for cap in (n // 40 + 16, n // 2 + 16):
+        found = np.empty((cap, 2), dtype=np.int64)
+        raw = np.empty((cap, 2), dtype=np.int64)
+        long = np.empty((cap, 4), dtype=np.int64)
+        yn = np.empty(cap, dtype=np.uint8)
+        slo = np.empty(cap, dtype=np.int64)
+        shi = np.empty(cap, dtype=np.int64)
+        spans = np.empty((n // 50 + 16, 4), dtype=np.int64)
+        score = np.empty((cap, 2))
+        score_int = np.empty((cap, 2), dtype=np.uint8)
+        m, ns = _kernels.nq_scan_predictions(data, found, raw, long, yn, slo, shi, spans,
+                                             score, score_int)
+        if m != -2:
+            break
+    if m < 0:
+        return None
+    arrays: dict[str, np.ndarray] = {"long": long[:m], "yn": yn[:m], "slo": slo[:m], "shi": shi[:m],
+              "spans": spans[:ns], "score": score[:m], "score_int": score_int[:m].view(bool)}
+    ids = json.loads(_kernels.tydi_gather_gold(data, found[:m], 1)) if m else []
+    left = raw[:m, 0] >= 0
+    if len(ids) + int(np.count_nonzero(left)) != m:
+        return None  # (json.loads of the whole document then says what is wrong)
+    if not left.any():
+        return ids, arrays
+    full: list = [None] * m
+    for i, v in zip(np.flatnonzero(~left).tolist(), ids):
+        full[i] = v
+    spans_more: list = []
+    for i in np.flatnonzero(left).tolist():
+        a, b = (int(x) for x in raw[i])
+        try:
+            example_id, pred = _prediction(json.loads(data[a:b]))
+            shorts = _span_rows(pred[1])
+            long_span = _span_rows((pred[0],))[0]
+        except _Problem as e:
+            raise InputError(f"{where}: prediction {i}: {e}", field="predictions") from None
+        full[i] = example_id
+        arrays["long"][i] = long_span
+        arrays["yn"][i] = _YES_NO[pred[2]]
+        arrays["slo"][i] = ns + len(spans_more)
+        spans_more.extend(shorts)
+        arrays["shi"][i] = ns + len(spans_more)
+        arrays["score"][i] = pred[3], pred[4]
+        arrays["score_int"][i] = type(pred[3]) is int, type(pred[4]) is int
+    if spans_more:
+        arrays["spans"] = np.concatenate(
+            [arrays["spans"], np.array(spans_more, dtype=np.int64).reshape(-1, 4)])
+    return full, arrays
+
+
+def _read_predictions(predictions, out: _Records | None = None, first: int = 0) -> _Records:
     where = "predictions"
+    out = _Records(False) if out is None else out
     if isinstance(predictions, (str, os.PathLike)):
         where = os.fspath(predictions)
         with open(where, "rb") as f:
-            try:
-                predictions = json.loads(f.read())
-            except ValueError as e:
-                raise FormatError(f"not a JSON file ({e})", path=where) from None
+            data = f.read()
+        scanned = _scan_predictions(data, where)
+        if scanned is not None:
+            out.add(scanned[0], scanned[1], lambda r: f"{where}: prediction {r}")
+            return out
+        try:
+            predictions = json.loads(data)
+        except ValueError as e:
+            raise FormatError(f"not a JSON file ({e})", path=where) from None
     if isinstance(predictions, Mapping):
         if "predictions" not in predictions:
             raise InputError(f"{where}: no 'predictions' field", path=where)
@@ -242,13 +488,13 @@ def _read_predictions(predictions) -> dict:
     if not isinstance(predictions, Iterable) or isinstance(predictions, (str, bytes)):
         raise InputTypeError(f"{where}: predictions must be a list of prediction objects, not "
                              f"{type(predictions).__name__}")
-    out: dict = {}
-    for n, record in enumerate(predictions):
+    b = _Builder(False)
+    for n, record in enumerate(predictions, first):
         try:
-            example_id, pred = _prediction(record)
+            b.add_prediction(*_prediction(record))
         except _Problem as e:
             raise InputError(f"{where}: prediction {n}: {e}", field="predictions") from None
-        _add(out, example_id, pred, "predicted", f"{where}: prediction {n}")
+    out.add(b.ids, b.arrays(), lambda r: f"{where}: prediction {r + first}")
     return out
 
 
@@ -256,67 +502,34 @@ def _read_predictions(predictions) -> dict:
 # Scoring
 # --------------------------------------------------------------------------------------------
 
-def _keys(span):
-    """A span as its byte key and token key (None where absent)."""
-    return (span[:2] if span[0] >= 0 else None), (span[2:] if span[2] >= 0 else None)
-
-
-def _key_lists(spans):
-    return [_keys(s) for s in spans if s[0] >= 0 or s[2] >= 0]
-
-
-def _same(a, b) -> bool:
-    return (a[0] is not None and a[0] == b[0]) or (a[1] is not None and a[1] == b[1])
-
-
-def _same_lists(gold, pred) -> bool:
-    return (all(any(_same(p, g) for g in gold) for p in pred)
-            and all(any(_same(p, g) for p in pred) for g in gold))
-
-
-def _stats(annotations, pred, long_threshold, short_threshold):
-    """(long has gold, has pred, correct, short has gold, has pred, correct) of one example."""
-    p_long = _keys(pred[0])
-    long_pred = p_long != (None, None)
-    long_votes = 0
-    long_correct = False
-    short_votes = 0
-    short_keys = []
-    yes_nos = set()
-    for long_span, short_spans, yes_no in annotations:
-        g = _keys(long_span)
-        if g != (None, None):
-            long_votes += 1
-            long_correct = long_correct or _same(g, p_long)
-        keys = _key_lists(short_spans)
-        short_votes += bool(keys) or yes_no != "none"
-        short_keys.append(keys)
-        yes_nos.add(yes_no)
-    long_gold = bool(annotations) and long_votes >= long_threshold
-    short_gold = bool(annotations) and short_votes >= short_threshold
-    p_short = _key_lists(pred[1])
-    short_pred = bool(p_short) or pred[2] != "none"
-    short_correct = False
-    if short_gold and short_pred:
-        if pred[2] != "none":
-            short_correct = pred[2] in yes_nos
-        else:
-            short_correct = any(_same_lists(g, p_short) for g in short_keys)
-    return (long_gold, long_pred, long_gold and long_pred and long_correct,
-            short_gold, short_pred, short_correct)
+def _last_rows(side: _Records, what: str) -> dict:
+    """``{example id: its last record}``, in the order ids first appear (the script's dict);
+    warns of each repeated id."""
+    rows = {example_id: r for r, example_id in enumerate(side.ids)}
+    if len(rows) < len(side.ids):
+        seen: set = set()
+        for r, example_id in enumerate(side.ids):
+            if example_id in seen:
+                warnings.warn(f"{side.place(r)}: {what} example {example_id!r} given again; "
+                              "the later one counts, as in the official script", stacklevel=4)
+            seen.add(example_id)
+    return rows
 
 
 class _Scored:
     """One ``score_answers`` call: examples in ``set`` order, their flags and scores."""
 
-    def __init__(self, gold: dict, preds: dict, long_threshold: int, short_threshold: int):
+    def __init__(self, gold: _Records, preds: _Records, long_threshold: int,
+                 short_threshold: int):
         for name, v in (("long_non_null_threshold", long_threshold),
                         ("short_non_null_threshold", short_threshold)):
             if type(v) is not int:
                 raise InputTypeError(f"{name} must be an integer, got {v!r}")
-        missing = [i for i in gold if i not in preds]
-        extra = [i for i in preds if i not in gold]
-        if missing or extra:
+        gold_rows = _last_rows(gold, "gold")
+        pred_rows = _last_rows(preds, "predicted")
+        if gold_rows.keys() != pred_rows.keys():
+            missing = [i for i in gold_rows if i not in pred_rows]
+            extra = [i for i in pred_rows if i not in gold_rows]
             parts = []
             if missing:
                 parts.append(f"{len(missing)} gold examples have no prediction (the first "
@@ -326,17 +539,38 @@ class _Scored:
                              f"{extra[0]!r})")
             raise InputError("the example ids of the gold data and of the predictions differ: "
                              + "; ".join(parts), query=(missing or extra)[0])
-        self.ids = list(set(gold.keys()))  # the script's visiting order (a set of the keys view)
-        rows = [_stats(gold[i], preds[i], long_threshold, short_threshold) for i in self.ids]
-        self.flags = np.array(rows, dtype=bool).reshape(len(rows), 6)
-        self.long_objects = [preds[i][3] for i in self.ids]
-        self.short_objects = [preds[i][4] for i in self.ids]
+        self.ids = list(set(gold_rows.keys()))  # the script's visiting order (a set of the keys view)
+        n = len(self.ids)
+        g = np.fromiter(map(gold_rows.__getitem__, self.ids), dtype=np.int64, count=n)
+        p = np.fromiter(map(pred_rows.__getitem__, self.ids), dtype=np.int64, count=n)
+        ga, pa = gold.arrays(), preds.arrays()
+        flags = np.zeros((n, 6), dtype=np.uint8)
+        if n:
+            _kernels.nq_stats(ga["lo"][g], ga["hi"][g], ga["ann"], ga["yn"], ga["slo"],
+                              ga["shi"], ga["spans"], p, pa["long"], pa["yn"], pa["slo"],
+                              pa["shi"], pa["spans"], max(-_WIDE, min(long_threshold, _WIDE)),
+                              max(-_WIDE, min(short_threshold, _WIDE)), flags)
+        self.flags = flags.view(bool)
+        self.score = pa["score"][p]
+        self.score_int = pa["score_int"][p]
+
+    def _objects(self, col: int) -> list:
+        return [int(v) if i else v for v, i in zip(self.score[:, col].tolist(),
+                                                   self.score_int[:, col].tolist())]
+
+    @property
+    def long_objects(self) -> list:
+        return self._objects(0)
+
+    @property
+    def short_objects(self) -> list:
+        return self._objects(1)
 
     def sweep(self, long: bool):
         col = 0 if long else 3
-        objects = self.long_objects if long else self.short_objects
+        k = 0 if long else 1
         return _sweep(self.flags[:, col], self.flags[:, col + 1], self.flags[:, col + 2],
-                      objects)
+                      self.score[:, k], self.score_int[:, k])
 
     def metrics(self) -> dict:
         out = {}
@@ -365,15 +599,14 @@ class _Scored:
         return out
 
 
-def _sweep(has_gold, has_pred, correct, objects):
+def _sweep(has_gold, has_pred, correct, score, is_int):
     """The script's ``compute_pr_curves`` over numpy arrays: the best-F1 point and the
     recall-at-precision rows, the same values (and int 0 where the script keeps one)."""
-    n = len(objects)
+    n = len(score)
     best = (0.0, 0.0, 0.0, 0.0)
     table = [(t, 0, 0, None) for t in _TARGETS]
     if n == 0:
         return best, table
-    score = np.array(objects, dtype=np.float64)
     order = np.argsort(-score, kind="stable")  # sorted(reverse=True) keeps ties in order
     s = score[order]
     n_correct = np.cumsum(correct[order], dtype=np.int64)
@@ -387,14 +620,19 @@ def _sweep(has_gold, has_pred, correct, objects):
         p = np.where(k > 0, c / np.maximum(k, 1), 0.0)
         r = c / n_gold if n_gold else np.zeros_like(c)
         f1 = np.where(p + r > 0, 2 * p * r / (p + r), 0.0)
+
+    def key(i):
+        j = order[first[i]]
+        return _score_object(score[j], is_int[j])
+
     if f1.size and f1.max() > 0:
         i = int(np.argmax(f1))
-        best = (float(f1[i]), float(p[i]), float(r[i]), objects[order[first[i]]])
+        best = (float(f1[i]), float(p[i]), float(r[i]), key(i))
     for j, t in enumerate(_TARGETS):
         ok = np.flatnonzero((p >= t) & (r > 0))
         if ok.size:
             i = int(ok[np.argmax(r[ok])])
-            table[j] = (t, float(r[i]), float(p[i]), objects[order[first[i]]])
+            table[j] = (t, float(r[i]), float(p[i]), key(i))
     return best, table
 
 
@@ -503,12 +741,194 @@ def nq_examples(gold, predictions, *, long_non_null_threshold: int = 2,
     names = ("long-has-gold", "long-has-prediction", "long-correct",
              "short-has-gold", "short-has-prediction", "short-correct")
     out = {}
+    long_objects, short_objects = s.long_objects, s.short_objects
     for i, example_id, row in zip(range(len(s.ids)), s.ids, s.flags.tolist()):
         d = dict(zip(names, row))
-        d["long-score"] = s.long_objects[i]
-        d["short-score"] = s.short_objects[i]
+        d["long-score"] = long_objects[i]
+        d["short-score"] = short_objects[i]
         out[example_id] = d
     return out
+
+
+# --------------------------------------------------------------------------------------------
+# Streaming
+# --------------------------------------------------------------------------------------------
+
+_STATE_KEYS = {True: ("lo", "hi", "ann", "yn", "slo", "shi", "spans"),
+               False: ("long", "yn", "slo", "shi", "spans", "score", "score_int")}
+_STATE_DTYPES = {"yn": np.uint8, "score": np.float64, "score_int": bool}
+
+
+class NqMetrics:
+    """Natural Questions scores accumulated over batches of examples.
+
+    ``update(predictions, gold)`` adds a batch: predictions as :func:`nq` takes them (a list of
+    prediction dicts or ``{"predictions": [...]}``) and gold examples as dicts with
+    ``example_id`` and ``annotations``. ``compute()`` gives what :func:`nq` gives for all the
+    batches' predictions and gold at once, bit for bit: as there, an id given again (in any
+    batch) replaces the earlier example, and every gold example needs a prediction. Each
+    example's spans and scores are kept (as arrays) until then.
+
+    Parameters
+    ----------
+    long_non_null_threshold, short_non_null_threshold : int, keyword-only
+        As in :func:`nq`.
+
+    Examples
+    --------
+    >>> import qafast
+    >>> span = {"start_byte": 10, "end_byte": 20, "start_token": 2, "end_token": 5}
+    >>> m = qafast.NqMetrics()
+    >>> for i in range(2):
+    ...     gold = [{"example_id": i, "annotations": [
+    ...         {"long_answer": span, "short_answers": [span], "yes_no_answer": "NONE"}] * 2}]
+    ...     pred = [{"example_id": i, "long_answer": span, "long_answer_score": 1.5 + i,
+    ...              "short_answers": [], "short_answers_score": 0}]
+    ...     m.update(pred, gold)
+    >>> r = m.compute()
+    >>> r["long-best-threshold-f1"], r["long-best-threshold"], r["short-best-threshold-f1"]
+    (1.0, 1.5, 0.0)
+    """
+
+    def __init__(self, *, long_non_null_threshold: int = 2,
+                 short_non_null_threshold: int = 2) -> None:
+        for name, v in (("long_non_null_threshold", long_non_null_threshold),
+                        ("short_non_null_threshold", short_non_null_threshold)):
+            if type(v) is not int:
+                raise InputTypeError(f"{name} must be an integer, got {v!r}")
+        self.long_non_null_threshold = long_non_null_threshold
+        self.short_non_null_threshold = short_non_null_threshold
+        self.reset()
+
+    def reset(self) -> None:
+        """Forget every update."""
+        self._gold = _Records(True)
+        self._preds = _Records(False)
+        self._batches = 0
+
+    def __len__(self) -> int:
+        """The gold examples given so far (an id given again counts again)."""
+        return len(self._gold.ids)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({len(self)} gold examples)"
+
+    def update(self, predictions, gold) -> None:
+        """Add a batch of predictions and gold examples (the state is unchanged if it
+        raises)."""
+        if isinstance(gold, (str, os.PathLike)):
+            raise InputTypeError("gold of a batch is an iterable of example dicts, not a path")
+        if isinstance(predictions, (str, os.PathLike)):
+            raise InputTypeError("predictions of a batch are prediction dicts, not a path")
+        if isinstance(gold, Mapping) or not isinstance(gold, Iterable):
+            raise InputTypeError("gold must be an iterable of example dicts, not "
+                                 f"{type(gold).__name__}")
+        g = _Records(True)
+        _gold_records(gold, g)
+        p = _read_predictions(predictions)
+        self._batches += 1
+        batch = self._batches
+        for side, new in ((self._gold, g), (self._preds, p)):
+            for arrays, place, _ in new.parts:
+                side.add(new.ids, arrays, lambda r, place=place, batch=batch:
+                         f"batch {batch}, {place(r)}")
+
+    def compute(self) -> dict:
+        """The scores :func:`nq` gives for every batch so far."""
+        return _floats(self._scored().metrics())
+
+    def compute_f1(self) -> dict:
+        """The scores :func:`nq_f1` gives for every batch so far."""
+        out = self._scored().final_f1()
+        return {k: v if k.endswith("-n") else float(v) for k, v in out.items()}
+
+    def _scored(self) -> _Scored:
+        return _Scored(self._gold, self._preds, self.long_non_null_threshold,
+                       self.short_non_null_threshold)
+
+    def state_dict(self) -> dict:
+        """The state as plain lists: ``{"format", "version", "long_non_null_threshold",
+        "short_non_null_threshold", "gold", "predictions"}``, each side its example ids and
+        the columns of its arrays."""
+        out: dict = {"format": "qafast.NqMetrics", "version": 1,
+                     "long_non_null_threshold": self.long_non_null_threshold,
+                     "short_non_null_threshold": self.short_non_null_threshold}
+        for name, side in (("gold", self._gold), ("predictions", self._preds)):
+            arrays = side.arrays()
+            d = {"ids": list(side.ids)}
+            for key in _STATE_KEYS[side.gold]:
+                d[key] = arrays[key].tolist()
+            out[name] = d
+        return out
+
+    def load_state_dict(self, state: dict) -> None:
+        """Replace the state by one from :meth:`state_dict`."""
+        gold, preds, thresholds = self._checked_state(state)
+        self.reset()
+        self.long_non_null_threshold, self.short_non_null_threshold = thresholds
+        self._gold, self._preds = gold, preds
+
+    def merge(self, *others: NqMetrics) -> NqMetrics:
+        """Append the batches of ``others`` (unchanged), in order, after this one's."""
+        for o in others:
+            if type(o) is not type(self):
+                raise InputTypeError(f"cannot merge a {type(o).__name__} into a NqMetrics")
+            if (o.long_non_null_threshold, o.short_non_null_threshold) != (
+                    self.long_non_null_threshold, self.short_non_null_threshold):
+                raise InputError("cannot merge NqMetrics with other non-null thresholds")
+        for o in others:
+            for mine, theirs in ((self._gold, o._gold), (self._preds, o._preds)):
+                if theirs.ids:
+                    mine.add(list(theirs.ids), theirs.arrays(),
+                             lambda r, side=theirs: "a merged " + side.place(r))
+        return self
+
+    @staticmethod
+    def _checked_state(state):
+        if not isinstance(state, dict) or state.get("format") != "qafast.NqMetrics":
+            raise InputError("not a NqMetrics state")
+        if state.get("version") != 1:
+            raise InputError(f"NqMetrics state version {state.get('version')!r}, expected 1")
+        try:
+            thresholds = (state["long_non_null_threshold"], state["short_non_null_threshold"])
+            sides = []
+            for name, gold in (("gold", True), ("predictions", False)):
+                d = state[name]
+                arrays = {}
+                for key in _STATE_KEYS[gold]:
+                    a = np.array(d[key], dtype=_STATE_DTYPES.get(key, np.int64))
+                    if key in ("ann", "long", "spans"):
+                        a = a.reshape(len(d[key]), 4)
+                    elif key in ("score", "score_int"):
+                        a = a.reshape(len(d[key]), 2)
+                    arrays[key] = a
+                ids = list(d["ids"])
+                side = _Records(gold)
+                _check_arrays(arrays, len(ids), gold)
+                if ids:
+                    side.add(ids, arrays, lambda r: f"a restored record {r}")
+                sides.append(side)
+        except (KeyError, TypeError, ValueError, OverflowError):
+            raise InputError("a NqMetrics state needs gold and predictions with their ids "
+                             "and columns as state_dict gives them") from None
+        if any(type(v) is not int for v in thresholds):
+            raise InputError("a NqMetrics state needs integer non-null thresholds")
+        return sides[0], sides[1], thresholds
+
+
+def _check_arrays(a: dict, n: int, gold: bool) -> None:
+    """Raise ValueError unless the arrays of a restored state index one another."""
+    rows = len(a["yn"])
+    ok = (len(a["slo"]) == len(a["shi"]) == rows
+          and bool(np.all((0 <= a["slo"]) & (a["slo"] <= a["shi"]) & (a["shi"] <= len(a["spans"]))))
+          and bool(np.all(a["yn"] <= (3 if gold else 2))))
+    if gold:
+        ok = ok and len(a["ann"]) == rows and len(a["lo"]) == len(a["hi"]) == n and bool(
+            np.all((0 <= a["lo"]) & (a["lo"] <= a["hi"]) & (a["hi"] <= rows)))
+    else:
+        ok = ok and rows == n and len(a["long"]) == len(a["score"]) == len(a["score_int"]) == n
+    if not ok:
+        raise ValueError("inconsistent arrays")
 
 
 # --------------------------------------------------------------------------------------------
