@@ -155,6 +155,20 @@ def test_rouge_l_matches_reference(prediction, reference):
     assert rouge_l(prediction, reference) == ref.rouge_l(prediction, reference)
 
 
+_long_text = st.lists(st.one_of(_rouge_text, st.text(alphabet="ab.é İ\u00a0x", max_size=8)),
+                     max_size=40).map(" ".join)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.tuples(_long_text, _long_text), max_size=8))
+def test_rouge_l_kernel_pairs_match_reference(pairs):
+    # many pairs in one kernel call share one vocabulary and one DP buffer: long texts,
+    # unicode, empty and dot-only ones
+    from qafast.kilt_eval import _rouge_l_pairs
+    got = _rouge_l_pairs([p for p, _ in pairs], [r for _, r in pairs])
+    assert got.tolist() == [ref.rouge_l(p, r) for p, r in pairs]
+
+
 def test_rouge_l_rules():
     from qafast.kilt_eval import rouge_l
     assert rouge_l("...", "a") == 0.0   # no sentence: the package raises, KILT takes 0.0

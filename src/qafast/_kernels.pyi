@@ -367,3 +367,7 @@ def ndeval_topics(offsets: _I64, ranked: _I64, topic_of: _I64, rel_offsets: _I64
                   rel_sub: _I64, subtopics: _I64, nrel_offsets: _I64, nrel_sub: _I64,
                   alpha: float, beta: float, curves_out: NDArray[np.float64],
                   scalars_out: NDArray[np.float64]) -> None: ...
+
+# KILT (_kilt_kernels.pxi)
+def kilt_rouge_l(toks: _I32, sent_off: _I64, text_sent: _I64, hyp: _I64, ref: _I64, vocab: int,
+                 out: _F64) -> None: ...

@@ -24,7 +24,8 @@ from collections import Counter, OrderedDict
 import numpy as np
 
 from ._gc import gc_paused
-from .answers import normalize_squad
+from . import _kernels
+from .answers import exact_match_and_f1, normalize_squad
 from .errors import FormatError, InputError, InputTypeError
 
 __all__ = ["kilt", "kilt_retrieval", "read_jsonl", "retrieval_keys", "rouge_l"]
@@ -376,26 +377,6 @@ def _sentences(text: str) -> list:
     return [" ".join(piece.split()).split(" ") for piece in text.split(".") if len(piece) > 0]
 
 
-def _lcs_words(x: list, y: list, words: set) -> None:
-    """Add to ``words`` the words of the LCS of ``x`` and ``y`` the ``rouge`` package finds."""
-    rows = [[0] * (len(y) + 1)]
-    for xi in x:
-        prev, row = rows[-1], [0]
-        for j, yj in enumerate(y, 1):
-            row.append(prev[j - 1] + 1 if xi == yj else max(prev[j], row[j - 1]))
-        rows.append(row)
-    i, j = len(x), len(y)
-    while i > 0 and j > 0:
-        if x[i - 1] == y[j - 1]:
-            words.add(x[i - 1])
-            i -= 1
-            j -= 1
-        elif rows[i - 1][j] > rows[i][j - 1]:
-            i -= 1
-        else:
-            j -= 1
-
-
 def rouge_l(prediction: str, reference: str) -> float:
     """ROUGE-L F of the ``rouge`` package (1.0.1) that KILT uses, as ``Rouge().get_scores(
     prediction, reference, avg=True)["rouge-l"]["f"]``, 0.0 where it raises (no sentence).
@@ -411,17 +392,35 @@ def rouge_l(prediction: str, reference: str) -> float:
     >>> rouge_l("...", "anything")
     0.0
     """
-    hyp, ref = _sentences(prediction), _sentences(reference)
-    if not hyp or not ref:
-        return 0.0
-    m = len({w for s in ref for w in s})
-    n = len({w for s in hyp for w in s})
-    union: set = set()
-    for r in ref:
-        for h in hyp:
-            _lcs_words(r, h, union)
-    r_lcs, p_lcs = len(union) / m, len(union) / n
-    return 2.0 * ((p_lcs * r_lcs) / (p_lcs + r_lcs + 1e-8))
+    if not isinstance(prediction, str) or not isinstance(reference, str):
+        raise InputTypeError("rouge_l takes two strings")
+    return float(_rouge_l_pairs([prediction], [reference])[0])
+
+
+def _rouge_l_pairs(hyps: list, refs: list) -> np.ndarray:
+    """:func:`rouge_l` of each pair ``(hyps[p], refs[p])``, each distinct text split and its
+    words interned once, the LCS in a kernel."""
+    words: dict = {}
+    texts: dict = {}
+    toks: list = []
+    sent_off, text_sent = [0], [0]
+
+    def text_id(text: str) -> int:
+        i = texts.get(text)
+        if i is None:
+            i = texts[text] = len(texts)
+            for sentence in _sentences(text):
+                toks.extend([words.setdefault(w, len(words)) for w in sentence])
+                sent_off.append(len(toks))
+            text_sent.append(len(sent_off) - 1)
+        return i
+
+    hyp = np.fromiter((text_id(t) for t in hyps), np.int64, len(hyps))
+    ref = np.fromiter((text_id(t) for t in refs), np.int64, len(refs))
+    out = np.empty(len(hyp), dtype=np.float64)
+    _kernels.kilt_rouge_l(np.array(toks, dtype=np.int32), np.array(sent_off, dtype=np.int64),
+                          np.array(text_sent, dtype=np.int64), hyp, ref, len(words), out)
+    return out
 
 
 def _f1(tokens: list, gold: list):
@@ -441,6 +440,9 @@ def _downstream(gold: list, guess: list) -> tuple[list, list]:
     _align(gold, [dict(r, output=[{"provenance": []}]) for r in guess])   # ids only
     rows: list = []
     provs: list = []
+    answered: list = []   # the rows of the questions with an answer
+    predictions: list = []
+    references: list = []
     for record in gold:
         qid = str(record["id"]).strip()
         g = aligned_ids[qid]
@@ -463,18 +465,22 @@ def _downstream(gold: list, guess: list) -> tuple[list, list]:
         if not answer:
             rows.append((0, 0, 0, 0.0))
             continue
-        norm = normalize_squad(answer)
-        tokens = norm.split()
-        em = f1 = rl = None
-        for a in golds:
-            gnorm = normalize_squad(a)
-            e = int(norm == gnorm)
-            f = _f1(tokens, gnorm.split())
-            r = rouge_l(answer, a)
-            em = e if em is None or e > em else em
-            f1 = f if f1 is None or f > f1 else f1
-            rl = r if rl is None or r > rl else rl
-        rows.append((int(answer in golds), em, f1, rl))
+        rows.append(None)
+        answered.append(len(rows) - 1)
+        predictions.append(answer)
+        references.append(list(golds))
+    if answered:
+        # EM and F1 are SQuAD v1.1's (KILT normalizes as SQuAD does), each the best over the
+        # gold answers; ROUGE-L the best of each pair's
+        em, f1 = exact_match_and_f1(predictions, references, empty_rule="v1")
+        pair_of = [i for i, golds in enumerate(references) for _ in golds]
+        rl = _rouge_l_pairs([predictions[i] for i in pair_of],
+                            [a for golds in references for a in golds])
+        best = np.full(len(predictions), -np.inf)
+        np.maximum.at(best, np.array(pair_of, dtype=np.intp), rl)
+        for j, row in enumerate(answered):
+            rows[row] = (int(predictions[j] in references[j]), int(em[j]), float(f1[j]),
+                         float(best[j]))
     retrieval = [_question(prov, record, [1, 5], ["wikipedia_id"], in_context=False)
                  for prov, record in zip(provs, gold)]
     return rows, retrieval
