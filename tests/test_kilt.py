@@ -225,3 +225,52 @@ def test_downstream_rules_and_errors():
     with pytest.raises(InputError, match="no answer"):
         qafast.kilt([{"id": "q1", "output": [{"answer": "a"}]}],
                     [{"id": "q1", "input": "x", "output": [{"answer": " "}]}])
+
+
+# --- qafast.KiltMetrics -----------------------------------------------------------------------
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.tuples(st.lists(_text, min_size=1, max_size=3), _text, _rouge_text,
+                          st.lists(_provenance, max_size=4)), max_size=7),
+       st.lists(st.integers(0, 7), max_size=4))
+def test_streaming_equals_one_call_for_any_batches(questions, cuts):
+    gold, guess = [], []
+    for i, (answers, source, answer, provenance) in enumerate(questions):
+        outputs = [{"answer": a + "x", "provenance": provenance[:1]} for a in answers]
+        gold.append({"id": i, "input": source, "output": outputs})
+        guess.append({"id": str(i), "output": [{"answer": answer, "provenance": provenance}]})
+    want = qafast.kilt(guess, gold)
+    bounds = sorted({0, len(gold), *(min(c, len(gold)) for c in cuts)})
+    m = qafast.KiltMetrics()
+    parts = []
+    for lo, hi in zip(bounds, bounds[1:]):
+        m.update(guess[lo:hi], gold[lo:hi])
+        part = qafast.KiltMetrics()
+        part.update(guess[lo:hi], gold[lo:hi])
+        parts.append(part)
+    assert m.compute() == want and repr(m.compute()) == repr(want)   # ints for no question too
+    assert len(m) == len(gold)
+    merged = qafast.KiltMetrics().merge(*parts)
+    assert merged.compute() == want
+    restored = qafast.KiltMetrics()
+    restored.load_state_dict(json.loads(json.dumps(m.state_dict())))
+    assert restored.compute() == want
+
+
+def test_streaming_errors_leave_the_state_unchanged():
+    gold = [{"id": "q1", "input": "x", "output": [{"answer": "a"}]}]
+    guess = [{"id": "q1", "output": [{"answer": "a"}]}]
+    m = qafast.KiltMetrics()
+    m.update(guess, gold)
+    with pytest.raises(InputError, match="occurs twice"):
+        m.update(guess, gold)   # a gold id in two batches, as in one file
+    with pytest.raises(InputError, match="no guess"):
+        m.update([], [dict(gold[0], id="q2")])
+    with pytest.raises(InputError, match="occurs twice"):
+        m.merge(m)
+    assert len(m) == 1 and m.compute()["downstream"]["em"] == 1.0
+    with pytest.raises(InputError, match="not a KiltMetrics state"):
+        m.load_state_dict({"format": "qafast.TriviaqaMetrics"})
+    with pytest.raises(InputTypeError):
+        m.merge(qafast.TriviaqaMetrics())
+    assert qafast.KiltMetrics().compute() == qafast.kilt([], [])

@@ -28,7 +28,7 @@ from . import _kernels
 from .answers import exact_match_and_f1, normalize_squad
 from .errors import FormatError, InputError, InputTypeError
 
-__all__ = ["kilt", "kilt_retrieval", "read_jsonl", "retrieval_keys", "rouge_l"]
+__all__ = ["KiltMetrics", "kilt", "kilt_retrieval", "read_jsonl", "retrieval_keys", "rouge_l"]
 
 
 # --------------------------------------------------------------------------------------------
@@ -486,31 +486,36 @@ def _downstream(gold: list, guess: list) -> tuple[list, list]:
     return rows, retrieval
 
 
-def _downstream_result(rows: list, retrieval: list) -> dict:
-    sums: list = [0, 0, 0, 0]   # ints until divided, as the script's (printed 0 for no question)
-    kilt_sums: list = [0, 0, 0, 0]
-    for row, ret in zip(rows, retrieval):
-        for i in range(4):
-            sums[i] += row[i]
-        if ret["Rprec"] == 1:
-            for i in range(4):
-                kilt_sums[i] += row[i]
-    n = len(rows)
-    if n:
-        sums = [v / n for v in sums]
-        kilt_sums = [v / n for v in kilt_sums]
-    rprec = recall = 0.0   # summed in order as the script's means are
-    for ret in retrieval:
-        rprec += ret["Rprec"]
-        recall += ret["recall@5"]
-    if n:
-        rprec /= n
-        recall /= n
+COLUMNS = DOWNSTREAM_KEYS + ("Rprec", "recall@5")
+
+
+def _columns(rows: list, retrieval: list) -> dict:
+    """Each question's numbers as float64 arrays keyed by :data:`COLUMNS`."""
+    cols = {key: np.array([row[i] for row in rows], dtype=np.float64)
+            for i, key in enumerate(DOWNSTREAM_KEYS)}
+    cols["Rprec"] = np.array([r["Rprec"] for r in retrieval], dtype=np.float64)
+    cols["recall@5"] = np.array([r["recall@5"] for r in retrieval], dtype=np.float64)
+    return cols
+
+
+def _seq_mean(values: np.ndarray):
+    """The script's mean: added left to right (``np.add.accumulate`` is sequential), divided
+    by the count; the int 0 for no question, as it prints."""
+    if not len(values):
+        return 0
+    return float(np.add.accumulate(values)[-1]) / len(values)
+
+
+def _downstream_result(cols: dict) -> dict:
+    kilt_gate = cols["Rprec"] == 1   # (adding 0.0 where the script adds nothing changes no bit)
+    means = {key: _seq_mean(cols[key]) for key in DOWNSTREAM_KEYS}
+    kilt = {key: _seq_mean(np.where(kilt_gate, cols[key], 0.0)) for key in DOWNSTREAM_KEYS}
+    n = len(cols["Rprec"])
     return {
-        "kilt": {"KILT-accuracy": kilt_sums[0], "KILT-em": kilt_sums[1],
-                 "KILT-f1": kilt_sums[2], "KILT-rougel": kilt_sums[3]},
-        "downstream": dict(zip(DOWNSTREAM_KEYS, sums)),
-        "retrieval": {"Rprec": rprec, "recall@5": recall},
+        "kilt": {f"KILT-{key}": kilt[key] for key in DOWNSTREAM_KEYS},
+        "downstream": means,
+        "retrieval": {"Rprec": _seq_mean(cols["Rprec"]) if n else 0.0,
+                      "recall@5": _seq_mean(cols["recall@5"]) if n else 0.0},
     }
 
 
@@ -554,15 +559,128 @@ def kilt(guess, gold, *, per_question: bool = False) -> dict:
     with gc_paused():
         gold = _records(gold, "gold")
         guess = _records(guess, "guess")
-        rows, retrieval = _downstream(gold, guess)
+        cols = _columns(*_downstream(gold, guess))
     if per_question:
-        out: dict = {"id": [record["id"] for record in gold]}
-        for i, key in enumerate(DOWNSTREAM_KEYS):
-            out[key] = np.array([row[i] for row in rows], dtype=np.float64)
-        out["Rprec"] = np.array([r["Rprec"] for r in retrieval], dtype=np.float64)
-        out["recall@5"] = np.array([r["recall@5"] for r in retrieval], dtype=np.float64)
-        return out
-    return _downstream_result(rows, retrieval)
+        return {"id": [record["id"] for record in gold], **cols}
+    return _downstream_result(cols)
+
+
+class KiltMetrics:
+    """KILT's downstream numbers (:func:`kilt`) accumulated over batches of questions.
+
+    ``update(guess, gold)`` scores a batch: its gold records and the guesses for them (each
+    gold id needs one; extra guesses are ignored), as :func:`kilt` reads them. ``compute()``
+    gives what :func:`kilt` gives for all the batches' gold records in the order they came,
+    bit for bit: the script adds each score left to right, so every question's six numbers
+    are kept (48 bytes a question). A gold id met in two batches is an error, as it is in
+    one file.
+
+    Examples
+    --------
+    >>> import qafast
+    >>> gold = [{"id": "q1", "input": "Who wrote Hamlet?", "output": [
+    ...     {"answer": "Shakespeare", "provenance": [{"wikipedia_id": "7"}]}]},
+    ...     {"id": "q2", "input": "Capital of France?", "output": [{"answer": "Paris"}]}]
+    >>> guess = [{"id": "q1", "output": [{"answer": "Shakespeare",
+    ...                                   "provenance": [{"wikipedia_id": "7"}]}]},
+    ...          {"id": "q2", "output": [{"answer": "Lyon"}]}]
+    >>> m = qafast.KiltMetrics()
+    >>> m.update(guess[:1], gold[:1])
+    >>> m.update(guess[1:], gold[1:])
+    >>> m.compute() == qafast.kilt(guess, gold)
+    True
+    >>> m.compute()["downstream"]
+    {'accuracy': 0.5, 'em': 0.5, 'f1': 0.5, 'rougel': 0.4999999975}
+    """
+
+    def __init__(self) -> None:
+        self.reset()
+
+    def reset(self) -> None:
+        """Forget every update."""
+        self._ids: list = []
+        self._seen: set = set()
+        self._cols: list = []
+
+    def __len__(self) -> int:
+        return len(self._ids)
+
+    def __repr__(self) -> str:
+        return f"KiltMetrics({len(self)} questions)"
+
+    def _add(self, ids: list, cols: dict) -> None:
+        repeated = next((qid for qid in ids if qid in self._seen), None)
+        if repeated is None and len(set(ids)) != len(ids):
+            repeated = next(qid for i, qid in enumerate(ids) if qid in ids[:i])
+        if repeated is not None:
+            raise InputError(f"gold id {repeated!r} occurs twice (gold ids must be unique)",
+                             query=repeated)
+        self._ids += ids
+        self._seen.update(ids)
+        self._cols.append(cols)
+
+    def update(self, guess, gold) -> None:
+        """Score a batch of questions (the state is unchanged if it raises)."""
+        with gc_paused():
+            gold = _records(gold, "gold")
+            guess = _records(guess, "guess")
+            cols = _columns(*_downstream(gold, guess))
+        self._add([str(record["id"]).strip() for record in gold], cols)
+
+    def _arrays(self) -> dict:
+        if not self._cols:
+            return {key: np.zeros(0) for key in COLUMNS}
+        return {key: np.concatenate([c[key] for c in self._cols]) for key in COLUMNS}
+
+    def compute(self) -> dict:
+        """:func:`kilt`'s dict over every question so far."""
+        return _downstream_result(self._arrays())
+
+    def state_dict(self) -> dict:
+        """The state as plain lists: ``{"format", "version", "id", <each column>}``."""
+        return {"format": "qafast.KiltMetrics", "version": 1, "id": list(self._ids),
+                **{key: values.tolist() for key, values in self._arrays().items()}}
+
+    def load_state_dict(self, state: dict) -> None:
+        """Replace the state by one from :meth:`state_dict`."""
+        ids, cols = self._checked_state(state)
+        self.reset()
+        self._add(ids, cols)
+
+    def merge(self, *others) -> KiltMetrics:
+        """Append the questions of ``others`` (unchanged), in order, after this one's."""
+        for o in others:
+            if type(o) is not KiltMetrics:
+                raise InputTypeError(f"cannot merge a {type(o).__name__} into a KiltMetrics")
+        states = [self._checked_state(o.state_dict()) for o in others]
+        before = (list(self._ids), set(self._seen), list(self._cols))
+        try:
+            for state in states:
+                self._add(*state)
+        except InputError:
+            self._ids, self._seen, self._cols = before
+            raise
+        return self
+
+    @staticmethod
+    def _checked_state(state) -> tuple[list, dict]:
+        if not isinstance(state, dict) or state.get("format") != "qafast.KiltMetrics":
+            raise InputError("not a KiltMetrics state")
+        if state.get("version") != 1:
+            raise InputError(f"KiltMetrics state version {state.get('version')!r}, expected 1")
+        try:
+            ids = state["id"]
+            cols = {key: np.array(state[key], dtype=np.float64) for key in COLUMNS}
+        except (KeyError, TypeError, ValueError):
+            raise InputError("a KiltMetrics state needs id and " + ", ".join(COLUMNS)
+                             + " lists") from None
+        if not (isinstance(ids, list) and all(isinstance(qid, str) for qid in ids)):
+            raise InputError("a KiltMetrics state's ids must be a list of strings")
+        if not all(c.ndim == 1 and len(c) == len(ids) for c in cols.values()):
+            raise InputError("a KiltMetrics state's lists differ in length")
+        if not all(((c >= 0) & (c <= 1)).all() for c in cols.values()):
+            raise InputError("a KiltMetrics state holds scores outside [0, 1]")
+        return ids, cols
 
 
 # --------------------------------------------------------------------------------------------
@@ -619,8 +737,8 @@ def _run_downstream_cli(args) -> int:
     with gc_paused():
         gold = _records(args.gold, "gold")
         guess = _records(args.guess, "guess")
-        rows, retrieval = _downstream(gold, guess)   # an error prints nothing on stdout
-    out = pprint.PrettyPrinter(indent=4).pformat(_downstream_result(rows, retrieval)) + "\n"
+        cols = _columns(*_downstream(gold, guess))   # an error prints nothing on stdout
+    out = pprint.PrettyPrinter(indent=4).pformat(_downstream_result(cols)) + "\n"
     if len(gold) != len(guess):
         out = f"WARNING: DIFFERENT SIZE gold: {len(gold)} guess: {len(guess)}\n" + out
     sys.stdout.write(out)
