@@ -151,8 +151,27 @@ def _first(texts: list, needles: list) -> int:
     return _NEVER
 
 
+def _ids_of(provenances, rank_keys: list) -> list:
+    """The distinct ids of the provenances that have every rank key, in order."""
+    if len(rank_keys) == 1:
+        key = rank_keys[0]
+        return list(dict.fromkeys([str(p[key]).strip() for p in provenances if key in p]))
+    return list(dict.fromkeys(
+        "+".join([str(p[key]).strip() for key in rank_keys]) for p in provenances
+        if all(key in p for key in rank_keys)))
+
+
+class _Normalized(dict):
+    """``normalize_squad`` of each string asked for, each distinct one computed once (titles,
+    answers and passages recur across questions)."""
+
+    def __missing__(self, s: str) -> str:
+        value = self[s] = normalize_squad(s)
+        return value
+
+
 def _question(prov: list, gold: dict, ks: list, rank_keys: list, *,
-              in_context: bool = True) -> dict:
+              in_context: bool = True, norm: dict | None = None) -> dict:
     """One question's retrieval row. Without ``in_context`` only ``Rprec`` and the largest
     k's ``recall@k`` (what ``eval_downstream.py`` prints), the strings the script reads for
     the rest still type-checked (it stops on them all the same)."""
@@ -162,15 +181,10 @@ def _question(prov: list, gold: dict, ks: list, rank_keys: list, *,
         raise InputError(f"gold question {qid!r} has no outputs (the script fails on it)",
                          query=qid, field="output")
     # ids: guess (first occurrences of complete provenances) and each gold output's
-    def ids_of(provenances) -> list:
-        return list(dict.fromkeys(
-            "+".join([str(p[key]).strip() for key in rank_keys]) for p in provenances
-            if all(key in p for key in rank_keys)))
-
-    guess = ids_of(prov)
+    guess = _ids_of(prov, rank_keys)
     best = None
     for o in outputs:
-        gold_ids = set(ids_of(o.get("provenance", ())))
+        gold_ids = set(_ids_of(o.get("provenance", ()), rank_keys))
         r = len(gold_ids)
         value = sum(1 for x in guess[:r] if x in gold_ids) / r if r > 0 else 0
         if best is None or value > best:
@@ -182,8 +196,12 @@ def _question(prov: list, gold: dict, ks: list, rank_keys: list, *,
         sets: list = []
         for o in outputs:
             if "provenance" in o:
-                s = {"+".join([str(p[key]).strip() for key in rank_keys if key in p])
-                     for p in o["provenance"]}
+                if len(rank_keys) == 1:   # (the join of one id is that id)
+                    key = rank_keys[0]
+                    s = {str(p[key]).strip() if key in p else "" for p in o["provenance"]}
+                else:
+                    s = {"+".join([str(p[key]).strip() for key in rank_keys if key in p])
+                         for p in o["provenance"]}
                 if s not in sets:
                     sets.append(s)
         n_sets = len(sets)
@@ -218,17 +236,19 @@ def _question(prov: list, gold: dict, ks: list, rank_keys: list, *,
                 t = _str(t, qid, "title").strip()
                 if t:
                     titles.add(t)
-    norm_answers = [normalize_squad(a) for a in answers]
-    norm_titles = [normalize_squad(t) for t in titles]
+    if norm is None:
+        norm = _Normalized()
+    norm_answers = [norm[a] for a in answers]
+    norm_titles = [norm[t] for t in titles]
     top = max(ks)
-    texts = [normalize_squad(_str(p["text"], qid, "text")) if "text" in p else None
+    texts = [norm[_str(p["text"], qid, "text")] if "text" in p else None
              for p in prov[:top]]
     first_answer = _first(texts, norm_answers)
     first_title = _first(texts, norm_titles)
     first_both = next((i for i, t in enumerate(texts) if t is not None
                        and any(n in t for n in norm_answers)
                        and any(n in t for n in norm_titles)), _NEVER)
-    source = normalize_squad(_str(gold.get("input"), qid, "input"))
+    source = norm[_str(gold.get("input"), qid, "input")]
     row = {"Rprec": best, "entity_in_input": int(any(t in source for t in norm_titles))}
     n = len(trues) - 1
     for k in ks:
@@ -307,7 +327,8 @@ def _means(rows: list, ks: list, keys: list) -> dict:
 
 def _evaluate(gold: list, guess: list, ks: list, rank_keys: list) -> list:
     provs = _align(gold, guess)
-    return [_question(prov, record, ks, rank_keys) for prov, record in zip(provs, gold)]
+    norm = _Normalized()
+    return [_question(prov, record, ks, rank_keys, norm=norm) for prov, record in zip(provs, gold)]
 
 
 def kilt_retrieval(guess, gold, *, ks=(1, 5, 10, 20), rank_keys=("wikipedia_id",),
