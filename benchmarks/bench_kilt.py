@@ -77,7 +77,7 @@ def threads(a, qp: str, gp: str) -> None:
         t_one = time.perf_counter() - t
         with ThreadPoolExecutor(a.threads) as pool:
             t = time.perf_counter()
-            list(pool.map(lambda _: ours(), range(a.threads)))
+            list(pool.map(lambda f: f(), [ours] * a.threads))
             t_all = time.perf_counter() - t
         print(f"{name}: {a.n} questions: one call {t_one:.2f} s, {a.threads} calls in "
               f"{a.threads} threads {t_all:.2f} s, {t_all / t_one:.1f}x one call")

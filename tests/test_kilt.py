@@ -3,6 +3,7 @@ official kilt/eval_retrieval.py's recorded output (tests/data/kilt/)."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import subprocess
 import sys
@@ -243,7 +244,7 @@ def test_streaming_equals_one_call_for_any_batches(questions, cuts):
     bounds = sorted({0, len(gold), *(min(c, len(gold)) for c in cuts)})
     m = qafast.KiltMetrics()
     parts = []
-    for lo, hi in zip(bounds, bounds[1:]):
+    for lo, hi in itertools.pairwise(bounds):
         m.update(guess[lo:hi], gold[lo:hi])
         part = qafast.KiltMetrics()
         part.update(guess[lo:hi], gold[lo:hi])

@@ -23,8 +23,8 @@ from collections import Counter, OrderedDict
 
 import numpy as np
 
-from ._gc import gc_paused
 from . import _kernels
+from ._gc import gc_paused
 from .answers import exact_match_and_f1, normalize_squad
 from .errors import FormatError, InputError, InputTypeError
 
