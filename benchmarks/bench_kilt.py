@@ -1,9 +1,12 @@
 """KILT: the official eval_retrieval.py / eval_downstream.py against qafast, in one process.
 
     PYTHONPATH=src python benchmarks/bench_kilt.py --oracle /work/scratch/oracles/kilt [-n 100000]
+    PYTHONPATH=src python benchmarks/bench_kilt.py --threads 4 [-n 5000]
 
 Generates n questions (tests/fuzz_kilt.py's generator), writes them as JSON lines, and times
-each script's ``evaluate`` (loading included) and qafast's function on the same files.
+each script's ``evaluate`` (loading included) and qafast's function on the same files. With
+``--threads T`` it times T calls of each qafast function in T threads against one call (the
+ratio is T if nothing runs in parallel, 1 if everything does); no oracle is needed then.
 """
 
 from __future__ import annotations
@@ -24,11 +27,12 @@ import qafast
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--oracle", required=True)
+    ap.add_argument("--oracle")
     ap.add_argument("-n", type=int, default=100_000)
+    ap.add_argument("--threads", type=int, default=0)
     a = ap.parse_args()
-    sys.path.insert(0, a.oracle)
-    from kilt import eval_downstream, eval_retrieval
+    if not a.threads and not a.oracle:
+        ap.error("--oracle is needed to time the scripts")
     rng = random.Random(0)
     gold, guess = [], []
     for i in range(a.n):
@@ -43,6 +47,11 @@ def main() -> None:
         gp, qp = os.path.join(tmp, "gold.jsonl"), os.path.join(tmp, "guess.jsonl")
         fuzz_kilt.write(gp, gold)
         fuzz_kilt.write(qp, guess)
+        if a.threads:
+            threads(a, qp, gp)
+            return
+        sys.path.insert(0, a.oracle)
+        from kilt import eval_downstream, eval_retrieval
         for name, script, ours in [
             ("retrieval", lambda: eval_retrieval.evaluate(gp, qp, [1, 5, 10, 20], ["wikipedia_id"]),
              lambda: qafast.kilt_retrieval(qp, gp)),
@@ -57,6 +66,21 @@ def main() -> None:
             t_ours = time.perf_counter() - t
             print(f"{name}: {a.n} questions: script {t_script:.2f} s, qafast {t_ours:.2f} s, "
                   f"{t_script / t_ours:.1f}x")
+
+
+def threads(a, qp: str, gp: str) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+    for name, ours in [("retrieval", lambda: qafast.kilt_retrieval(qp, gp)),
+                       ("downstream", lambda: qafast.kilt(qp, gp))]:
+        t = time.perf_counter()
+        ours()
+        t_one = time.perf_counter() - t
+        with ThreadPoolExecutor(a.threads) as pool:
+            t = time.perf_counter()
+            list(pool.map(lambda f: f(), [ours] * a.threads))
+            t_all = time.perf_counter() - t
+        print(f"{name}: {a.n} questions: one call {t_one:.2f} s, {a.threads} calls in "
+              f"{a.threads} threads {t_all:.2f} s, {t_all / t_one:.1f}x one call")
 
 
 if __name__ == "__main__":

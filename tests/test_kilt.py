@@ -3,6 +3,7 @@ official kilt/eval_retrieval.py's recorded output (tests/data/kilt/)."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import subprocess
 import sys
@@ -155,6 +156,20 @@ def test_rouge_l_matches_reference(prediction, reference):
     assert rouge_l(prediction, reference) == ref.rouge_l(prediction, reference)
 
 
+_long_text = st.lists(st.one_of(_rouge_text, st.text(alphabet="ab.é İ\u00a0x", max_size=8)),
+                     max_size=40).map(" ".join)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.tuples(_long_text, _long_text), max_size=8))
+def test_rouge_l_kernel_pairs_match_reference(pairs):
+    # many pairs in one kernel call share one vocabulary and one DP buffer: long texts,
+    # unicode, empty and dot-only ones
+    from qafast.kilt_eval import _rouge_l_pairs
+    got = _rouge_l_pairs([p for p, _ in pairs], [r for _, r in pairs])
+    assert got.tolist() == [ref.rouge_l(p, r) for p, r in pairs]
+
+
 def test_rouge_l_rules():
     from qafast.kilt_eval import rouge_l
     assert rouge_l("...", "a") == 0.0   # no sentence: the package raises, KILT takes 0.0
@@ -211,3 +226,52 @@ def test_downstream_rules_and_errors():
     with pytest.raises(InputError, match="no answer"):
         qafast.kilt([{"id": "q1", "output": [{"answer": "a"}]}],
                     [{"id": "q1", "input": "x", "output": [{"answer": " "}]}])
+
+
+# --- qafast.KiltMetrics -----------------------------------------------------------------------
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.tuples(st.lists(_text, min_size=1, max_size=3), _text, _rouge_text,
+                          st.lists(_provenance, max_size=4)), max_size=7),
+       st.lists(st.integers(0, 7), max_size=4))
+def test_streaming_equals_one_call_for_any_batches(questions, cuts):
+    gold, guess = [], []
+    for i, (answers, source, answer, provenance) in enumerate(questions):
+        outputs = [{"answer": a + "x", "provenance": provenance[:1]} for a in answers]
+        gold.append({"id": i, "input": source, "output": outputs})
+        guess.append({"id": str(i), "output": [{"answer": answer, "provenance": provenance}]})
+    want = qafast.kilt(guess, gold)
+    bounds = sorted({0, len(gold), *(min(c, len(gold)) for c in cuts)})
+    m = qafast.KiltMetrics()
+    parts = []
+    for lo, hi in itertools.pairwise(bounds):
+        m.update(guess[lo:hi], gold[lo:hi])
+        part = qafast.KiltMetrics()
+        part.update(guess[lo:hi], gold[lo:hi])
+        parts.append(part)
+    assert m.compute() == want and repr(m.compute()) == repr(want)   # ints for no question too
+    assert len(m) == len(gold)
+    merged = qafast.KiltMetrics().merge(*parts)
+    assert merged.compute() == want
+    restored = qafast.KiltMetrics()
+    restored.load_state_dict(json.loads(json.dumps(m.state_dict())))
+    assert restored.compute() == want
+
+
+def test_streaming_errors_leave_the_state_unchanged():
+    gold = [{"id": "q1", "input": "x", "output": [{"answer": "a"}]}]
+    guess = [{"id": "q1", "output": [{"answer": "a"}]}]
+    m = qafast.KiltMetrics()
+    m.update(guess, gold)
+    with pytest.raises(InputError, match="occurs twice"):
+        m.update(guess, gold)   # a gold id in two batches, as in one file
+    with pytest.raises(InputError, match="no guess"):
+        m.update([], [dict(gold[0], id="q2")])
+    with pytest.raises(InputError, match="occurs twice"):
+        m.merge(m)
+    assert len(m) == 1 and m.compute()["downstream"]["em"] == 1.0
+    with pytest.raises(InputError, match="not a KiltMetrics state"):
+        m.load_state_dict({"format": "qafast.TriviaqaMetrics"})
+    with pytest.raises(InputTypeError):
+        m.merge(qafast.TriviaqaMetrics())
+    assert qafast.KiltMetrics().compute() == qafast.kilt([], [])

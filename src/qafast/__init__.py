@@ -56,7 +56,7 @@ _LAZY = {
     "fusion": ("fuse",),
     "gdeval_eval": ("gdeval",),
     "hotpot_eval": ("HotpotMetrics", "hotpot"),
-    "kilt_eval": ("kilt", "kilt_retrieval"),
+    "kilt_eval": ("KiltMetrics", "kilt", "kilt_retrieval"),
     "msmarco_eval": ("MsmarcoMetrics", "MsmarcoWarning", "msmarco_passage",
                      "msmarco_passage_per_query"),
     "multilingual_eval": ("cmrc", "drcd", "mlqa"),
@@ -126,6 +126,7 @@ if _typing.TYPE_CHECKING:
     from .gdeval_eval import gdeval as gdeval
     from .hotpot_eval import HotpotMetrics as HotpotMetrics
     from .hotpot_eval import hotpot as hotpot
+    from .kilt_eval import KiltMetrics as KiltMetrics
     from .kilt_eval import kilt as kilt
     from .kilt_eval import kilt_retrieval as kilt_retrieval
     from .msmarco_eval import MsmarcoMetrics as MsmarcoMetrics

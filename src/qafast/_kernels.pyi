@@ -394,3 +394,7 @@ def prefs_measures(
     line_jsg: _BI32, line_level: _BF64, line_doc: _BI32, max_docs: int, out: _F64,
     error: _I64,
 ) -> int: ...
+
+# KILT (_kilt_kernels.pxi)
+def kilt_rouge_l(toks: _I32, sent_off: _I64, text_sent: _I64, hyp: _I64, ref: _I64, vocab: int,
+                 out: _F64) -> None: ...

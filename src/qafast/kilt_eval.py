@@ -23,11 +23,12 @@ from collections import Counter, OrderedDict
 
 import numpy as np
 
+from . import _kernels
 from ._gc import gc_paused
-from .answers import normalize_squad
+from .answers import exact_match_and_f1, normalize_squad
 from .errors import FormatError, InputError, InputTypeError
 
-__all__ = ["kilt", "kilt_retrieval", "read_jsonl", "retrieval_keys", "rouge_l"]
+__all__ = ["KiltMetrics", "kilt", "kilt_retrieval", "read_jsonl", "retrieval_keys", "rouge_l"]
 
 
 # --------------------------------------------------------------------------------------------
@@ -150,22 +151,40 @@ def _first(texts: list, needles: list) -> int:
     return _NEVER
 
 
-def _question(prov: list, gold: dict, ks: list, rank_keys: list) -> dict:
+def _ids_of(provenances, rank_keys: list) -> list:
+    """The distinct ids of the provenances that have every rank key, in order."""
+    if len(rank_keys) == 1:
+        key = rank_keys[0]
+        return list(dict.fromkeys([str(p[key]).strip() for p in provenances if key in p]))
+    return list(dict.fromkeys(
+        "+".join([str(p[key]).strip() for key in rank_keys]) for p in provenances
+        if all(key in p for key in rank_keys)))
+
+
+class _Normalized(dict):
+    """``normalize_squad`` of each string asked for, each distinct one computed once (titles,
+    answers and passages recur across questions)."""
+
+    def __missing__(self, s: str) -> str:
+        value = self[s] = normalize_squad(s)
+        return value
+
+
+def _question(prov: list, gold: dict, ks: list, rank_keys: list, *,
+              in_context: bool = True, norm: dict | None = None) -> dict:
+    """One question's retrieval row. Without ``in_context`` only ``Rprec`` and the largest
+    k's ``recall@k`` (what ``eval_downstream.py`` prints), the strings the script reads for
+    the rest still type-checked (it stops on them all the same)."""
     qid = gold["id"]
     outputs = gold.get("output")
     if not outputs:
         raise InputError(f"gold question {qid!r} has no outputs (the script fails on it)",
                          query=qid, field="output")
     # ids: guess (first occurrences of complete provenances) and each gold output's
-    def ids_of(provenances) -> list:
-        return list(dict.fromkeys(
-            "+".join([str(p[key]).strip() for key in rank_keys]) for p in provenances
-            if all(key in p for key in rank_keys)))
-
-    guess = ids_of(prov)
+    guess = _ids_of(prov, rank_keys)
     best = None
     for o in outputs:
-        gold_ids = set(ids_of(o.get("provenance", ())))
+        gold_ids = set(_ids_of(o.get("provenance", ()), rank_keys))
         r = len(gold_ids)
         value = sum(1 for x in guess[:r] if x in gold_ids) / r if r > 0 else 0
         if best is None or value > best:
@@ -177,8 +196,12 @@ def _question(prov: list, gold: dict, ks: list, rank_keys: list) -> dict:
         sets: list = []
         for o in outputs:
             if "provenance" in o:
-                s = {"+".join([str(p[key]).strip() for key in rank_keys if key in p])
-                     for p in o["provenance"]}
+                if len(rank_keys) == 1:   # (the join of one id is that id)
+                    key = rank_keys[0]
+                    s = {str(p[key]).strip() if key in p else "" for p in o["provenance"]}
+                else:
+                    s = {"+".join([str(p[key]).strip() for key in rank_keys if key in p])
+                         for p in o["provenance"]}
                 if s not in sets:
                     sets.append(s)
         n_sets = len(sets)
@@ -197,6 +220,8 @@ def _question(prov: list, gold: dict, ks: list, rank_keys: list) -> dict:
                 entries.append(False)
         for e in entries:
             trues.append(trues[-1] + (e is True))
+    if not in_context:
+        return _checked_rows(prov, gold, ks, best, trues, n_sets)
     # answers and titles in the guess texts and the gold input
     answers, titles = set(), set()
     for o in outputs:
@@ -211,17 +236,19 @@ def _question(prov: list, gold: dict, ks: list, rank_keys: list) -> dict:
                 t = _str(t, qid, "title").strip()
                 if t:
                     titles.add(t)
-    norm_answers = [normalize_squad(a) for a in answers]
-    norm_titles = [normalize_squad(t) for t in titles]
+    if norm is None:
+        norm = _Normalized()
+    norm_answers = [norm[a] for a in answers]
+    norm_titles = [norm[t] for t in titles]
     top = max(ks)
-    texts = [normalize_squad(_str(p["text"], qid, "text")) if "text" in p else None
+    texts = [norm[_str(p["text"], qid, "text")] if "text" in p else None
              for p in prov[:top]]
     first_answer = _first(texts, norm_answers)
     first_title = _first(texts, norm_titles)
     first_both = next((i for i, t in enumerate(texts) if t is not None
                        and any(n in t for n in norm_answers)
                        and any(n in t for n in norm_titles)), _NEVER)
-    source = normalize_squad(_str(gold.get("input"), qid, "input"))
+    source = norm[_str(gold.get("input"), qid, "input")]
     row = {"Rprec": best, "entity_in_input": int(any(t in source for t in norm_titles))}
     n = len(trues) - 1
     for k in ks:
@@ -234,6 +261,25 @@ def _question(prov: list, gold: dict, ks: list, rank_keys: list) -> dict:
             row[f"recall@{k}"] = hits / n_sets if n_sets else 0
             row[f"success_rate@{k}"] = int(hits > 0) if n_sets else 0
     return row
+
+
+def _checked_rows(prov: list, gold: dict, ks: list, best, trues: list, n_sets: int) -> dict:
+    qid = gold["id"]
+    for o in gold["output"]:
+        a = o.get("answer")
+        if a:
+            _str(a, qid, "answer")
+        for p in o.get("provenance", ()):
+            t = p.get("title")
+            if t:
+                _str(t, qid, "title")
+    for p in prov[:max(ks)]:
+        if "text" in p:
+            _str(p["text"], qid, "text")
+    _str(gold.get("input"), qid, "input")
+    k = max(ks)
+    hits = trues[min(k, len(trues) - 1)]
+    return {"Rprec": best, f"recall@{k}": hits / n_sets if n_sets else 0}
 
 
 def _check_ks(ks) -> list:
@@ -281,7 +327,8 @@ def _means(rows: list, ks: list, keys: list) -> dict:
 
 def _evaluate(gold: list, guess: list, ks: list, rank_keys: list) -> list:
     provs = _align(gold, guess)
-    return [_question(prov, record, ks, rank_keys) for prov, record in zip(provs, gold)]
+    norm = _Normalized()
+    return [_question(prov, record, ks, rank_keys, norm=norm) for prov, record in zip(provs, gold)]
 
 
 def kilt_retrieval(guess, gold, *, ks=(1, 5, 10, 20), rank_keys=("wikipedia_id",),
@@ -351,26 +398,6 @@ def _sentences(text: str) -> list:
     return [" ".join(piece.split()).split(" ") for piece in text.split(".") if len(piece) > 0]
 
 
-def _lcs_words(x: list, y: list, words: set) -> None:
-    """Add to ``words`` the words of the LCS of ``x`` and ``y`` the ``rouge`` package finds."""
-    rows = [[0] * (len(y) + 1)]
-    for xi in x:
-        prev, row = rows[-1], [0]
-        for j, yj in enumerate(y, 1):
-            row.append(prev[j - 1] + 1 if xi == yj else max(prev[j], row[j - 1]))
-        rows.append(row)
-    i, j = len(x), len(y)
-    while i > 0 and j > 0:
-        if x[i - 1] == y[j - 1]:
-            words.add(x[i - 1])
-            i -= 1
-            j -= 1
-        elif rows[i - 1][j] > rows[i][j - 1]:
-            i -= 1
-        else:
-            j -= 1
-
-
 def rouge_l(prediction: str, reference: str) -> float:
     """ROUGE-L F of the ``rouge`` package (1.0.1) that KILT uses, as ``Rouge().get_scores(
     prediction, reference, avg=True)["rouge-l"]["f"]``, 0.0 where it raises (no sentence).
@@ -386,17 +413,35 @@ def rouge_l(prediction: str, reference: str) -> float:
     >>> rouge_l("...", "anything")
     0.0
     """
-    hyp, ref = _sentences(prediction), _sentences(reference)
-    if not hyp or not ref:
-        return 0.0
-    m = len({w for s in ref for w in s})
-    n = len({w for s in hyp for w in s})
-    union: set = set()
-    for r in ref:
-        for h in hyp:
-            _lcs_words(r, h, union)
-    r_lcs, p_lcs = len(union) / m, len(union) / n
-    return 2.0 * ((p_lcs * r_lcs) / (p_lcs + r_lcs + 1e-8))
+    if not isinstance(prediction, str) or not isinstance(reference, str):
+        raise InputTypeError("rouge_l takes two strings")
+    return float(_rouge_l_pairs([prediction], [reference])[0])
+
+
+def _rouge_l_pairs(hyps: list, refs: list) -> np.ndarray:
+    """:func:`rouge_l` of each pair ``(hyps[p], refs[p])``, each distinct text split and its
+    words interned once, the LCS in a kernel."""
+    words: dict = {}
+    texts: dict = {}
+    toks: list = []
+    sent_off, text_sent = [0], [0]
+
+    def text_id(text: str) -> int:
+        i = texts.get(text)
+        if i is None:
+            i = texts[text] = len(texts)
+            for sentence in _sentences(text):
+                toks.extend([words.setdefault(w, len(words)) for w in sentence])
+                sent_off.append(len(toks))
+            text_sent.append(len(sent_off) - 1)
+        return i
+
+    hyp = np.fromiter((text_id(t) for t in hyps), np.int64, len(hyps))
+    ref = np.fromiter((text_id(t) for t in refs), np.int64, len(refs))
+    out = np.empty(len(hyp), dtype=np.float64)
+    _kernels.kilt_rouge_l(np.array(toks, dtype=np.int32), np.array(sent_off, dtype=np.int64),
+                          np.array(text_sent, dtype=np.int64), hyp, ref, len(words), out)
+    return out
 
 
 def _f1(tokens: list, gold: list):
@@ -416,6 +461,9 @@ def _downstream(gold: list, guess: list) -> tuple[list, list]:
     _align(gold, [dict(r, output=[{"provenance": []}]) for r in guess])   # ids only
     rows: list = []
     provs: list = []
+    answered: list = []   # the rows of the questions with an answer
+    predictions: list = []
+    references: list = []
     for record in gold:
         qid = str(record["id"]).strip()
         g = aligned_ids[qid]
@@ -438,42 +486,57 @@ def _downstream(gold: list, guess: list) -> tuple[list, list]:
         if not answer:
             rows.append((0, 0, 0, 0.0))
             continue
-        norm = normalize_squad(answer)
-        tokens = norm.split()
-        em = f1 = rl = None
-        for a in golds:
-            gnorm = normalize_squad(a)
-            e = int(norm == gnorm)
-            f = _f1(tokens, gnorm.split())
-            r = rouge_l(answer, a)
-            em = e if em is None or e > em else em
-            f1 = f if f1 is None or f > f1 else f1
-            rl = r if rl is None or r > rl else rl
-        rows.append((int(answer in golds), em, f1, rl))
-    retrieval = [_question(prov, record, [1, 5], ["wikipedia_id"])
+        rows.append(None)
+        answered.append(len(rows) - 1)
+        predictions.append(answer)
+        references.append(list(golds))
+    if answered:
+        # EM and F1 are SQuAD v1.1's (KILT normalizes as SQuAD does), each the best over the
+        # gold answers; ROUGE-L the best of each pair's
+        em, f1 = exact_match_and_f1(predictions, references, empty_rule="v1")
+        pair_of = [i for i, golds in enumerate(references) for _ in golds]
+        rl = _rouge_l_pairs([predictions[i] for i in pair_of],
+                            [a for golds in references for a in golds])
+        best = np.full(len(predictions), -np.inf)
+        np.maximum.at(best, np.array(pair_of, dtype=np.intp), rl)
+        for j, row in enumerate(answered):
+            rows[row] = (int(predictions[j] in references[j]), int(em[j]), float(f1[j]),
+                         float(best[j]))
+    retrieval = [_question(prov, record, [1, 5], ["wikipedia_id"], in_context=False)
                  for prov, record in zip(provs, gold)]
     return rows, retrieval
 
 
-def _downstream_result(rows: list, retrieval: list) -> dict:
-    sums: list = [0, 0, 0, 0]   # ints until divided, as the script's (printed 0 for no question)
-    kilt_sums: list = [0, 0, 0, 0]
-    for row, ret in zip(rows, retrieval):
-        for i in range(4):
-            sums[i] += row[i]
-        if ret["Rprec"] == 1:
-            for i in range(4):
-                kilt_sums[i] += row[i]
-    n = len(rows)
-    if n:
-        sums = [v / n for v in sums]
-        kilt_sums = [v / n for v in kilt_sums]
-    means = _means(retrieval, [1, 5], retrieval_keys([1, 5]))
+COLUMNS = DOWNSTREAM_KEYS + ("Rprec", "recall@5")
+
+
+def _columns(rows: list, retrieval: list) -> dict:
+    """Each question's numbers as float64 arrays keyed by :data:`COLUMNS`."""
+    cols = {key: np.array([row[i] for row in rows], dtype=np.float64)
+            for i, key in enumerate(DOWNSTREAM_KEYS)}
+    cols["Rprec"] = np.array([r["Rprec"] for r in retrieval], dtype=np.float64)
+    cols["recall@5"] = np.array([r["recall@5"] for r in retrieval], dtype=np.float64)
+    return cols
+
+
+def _seq_mean(values: np.ndarray):
+    """The script's mean: added left to right (``np.add.accumulate`` is sequential), divided
+    by the count; the int 0 for no question, as it prints."""
+    if not len(values):
+        return 0
+    return float(np.add.accumulate(values)[-1]) / len(values)
+
+
+def _downstream_result(cols: dict) -> dict:
+    kilt_gate = cols["Rprec"] == 1   # (adding 0.0 where the script adds nothing changes no bit)
+    means = {key: _seq_mean(cols[key]) for key in DOWNSTREAM_KEYS}
+    kilt = {key: _seq_mean(np.where(kilt_gate, cols[key], 0.0)) for key in DOWNSTREAM_KEYS}
+    n = len(cols["Rprec"])
     return {
-        "kilt": {"KILT-accuracy": kilt_sums[0], "KILT-em": kilt_sums[1],
-                 "KILT-f1": kilt_sums[2], "KILT-rougel": kilt_sums[3]},
-        "downstream": dict(zip(DOWNSTREAM_KEYS, sums)),
-        "retrieval": {"Rprec": means["Rprec"], "recall@5": means["recall@5"]},
+        "kilt": {f"KILT-{key}": kilt[key] for key in DOWNSTREAM_KEYS},
+        "downstream": means,
+        "retrieval": {"Rprec": _seq_mean(cols["Rprec"]) if n else 0.0,
+                      "recall@5": _seq_mean(cols["recall@5"]) if n else 0.0},
     }
 
 
@@ -517,15 +580,128 @@ def kilt(guess, gold, *, per_question: bool = False) -> dict:
     with gc_paused():
         gold = _records(gold, "gold")
         guess = _records(guess, "guess")
-        rows, retrieval = _downstream(gold, guess)
+        cols = _columns(*_downstream(gold, guess))
     if per_question:
-        out: dict = {"id": [record["id"] for record in gold]}
-        for i, key in enumerate(DOWNSTREAM_KEYS):
-            out[key] = np.array([row[i] for row in rows], dtype=np.float64)
-        out["Rprec"] = np.array([r["Rprec"] for r in retrieval], dtype=np.float64)
-        out["recall@5"] = np.array([r["recall@5"] for r in retrieval], dtype=np.float64)
-        return out
-    return _downstream_result(rows, retrieval)
+        return {"id": [record["id"] for record in gold], **cols}
+    return _downstream_result(cols)
+
+
+class KiltMetrics:
+    """KILT's downstream numbers (:func:`kilt`) accumulated over batches of questions.
+
+    ``update(guess, gold)`` scores a batch: its gold records and the guesses for them (each
+    gold id needs one; extra guesses are ignored), as :func:`kilt` reads them. ``compute()``
+    gives what :func:`kilt` gives for all the batches' gold records in the order they came,
+    bit for bit: the script adds each score left to right, so every question's six numbers
+    are kept (48 bytes a question). A gold id met in two batches is an error, as it is in
+    one file.
+
+    Examples
+    --------
+    >>> import qafast
+    >>> gold = [{"id": "q1", "input": "Who wrote Hamlet?", "output": [
+    ...     {"answer": "Shakespeare", "provenance": [{"wikipedia_id": "7"}]}]},
+    ...     {"id": "q2", "input": "Capital of France?", "output": [{"answer": "Paris"}]}]
+    >>> guess = [{"id": "q1", "output": [{"answer": "Shakespeare",
+    ...                                   "provenance": [{"wikipedia_id": "7"}]}]},
+    ...          {"id": "q2", "output": [{"answer": "Lyon"}]}]
+    >>> m = qafast.KiltMetrics()
+    >>> m.update(guess[:1], gold[:1])
+    >>> m.update(guess[1:], gold[1:])
+    >>> m.compute() == qafast.kilt(guess, gold)
+    True
+    >>> m.compute()["downstream"]
+    {'accuracy': 0.5, 'em': 0.5, 'f1': 0.5, 'rougel': 0.4999999975}
+    """
+
+    def __init__(self) -> None:
+        self.reset()
+
+    def reset(self) -> None:
+        """Forget every update."""
+        self._ids: list = []
+        self._seen: set = set()
+        self._cols: list = []
+
+    def __len__(self) -> int:
+        return len(self._ids)
+
+    def __repr__(self) -> str:
+        return f"KiltMetrics({len(self)} questions)"
+
+    def _add(self, ids: list, cols: dict) -> None:
+        repeated = next((qid for qid in ids if qid in self._seen), None)
+        if repeated is None and len(set(ids)) != len(ids):
+            repeated = next(qid for i, qid in enumerate(ids) if qid in ids[:i])
+        if repeated is not None:
+            raise InputError(f"gold id {repeated!r} occurs twice (gold ids must be unique)",
+                             query=repeated)
+        self._ids += ids
+        self._seen.update(ids)
+        self._cols.append(cols)
+
+    def update(self, guess, gold) -> None:
+        """Score a batch of questions (the state is unchanged if it raises)."""
+        with gc_paused():
+            gold = _records(gold, "gold")
+            guess = _records(guess, "guess")
+            cols = _columns(*_downstream(gold, guess))
+        self._add([str(record["id"]).strip() for record in gold], cols)
+
+    def _arrays(self) -> dict:
+        if not self._cols:
+            return {key: np.zeros(0) for key in COLUMNS}
+        return {key: np.concatenate([c[key] for c in self._cols]) for key in COLUMNS}
+
+    def compute(self) -> dict:
+        """:func:`kilt`'s dict over every question so far."""
+        return _downstream_result(self._arrays())
+
+    def state_dict(self) -> dict:
+        """The state as plain lists: ``{"format", "version", "id", <each column>}``."""
+        return {"format": "qafast.KiltMetrics", "version": 1, "id": list(self._ids),
+                **{key: values.tolist() for key, values in self._arrays().items()}}
+
+    def load_state_dict(self, state: dict) -> None:
+        """Replace the state by one from :meth:`state_dict`."""
+        ids, cols = self._checked_state(state)
+        self.reset()
+        self._add(ids, cols)
+
+    def merge(self, *others) -> KiltMetrics:
+        """Append the questions of ``others`` (unchanged), in order, after this one's."""
+        for o in others:
+            if type(o) is not KiltMetrics:
+                raise InputTypeError(f"cannot merge a {type(o).__name__} into a KiltMetrics")
+        states = [self._checked_state(o.state_dict()) for o in others]
+        before = (list(self._ids), set(self._seen), list(self._cols))
+        try:
+            for state in states:
+                self._add(*state)
+        except InputError:
+            self._ids, self._seen, self._cols = before
+            raise
+        return self
+
+    @staticmethod
+    def _checked_state(state) -> tuple[list, dict]:
+        if not isinstance(state, dict) or state.get("format") != "qafast.KiltMetrics":
+            raise InputError("not a KiltMetrics state")
+        if state.get("version") != 1:
+            raise InputError(f"KiltMetrics state version {state.get('version')!r}, expected 1")
+        try:
+            ids = state["id"]
+            cols = {key: np.array(state[key], dtype=np.float64) for key in COLUMNS}
+        except (KeyError, TypeError, ValueError):
+            raise InputError("a KiltMetrics state needs id and " + ", ".join(COLUMNS)
+                             + " lists") from None
+        if not (isinstance(ids, list) and all(isinstance(qid, str) for qid in ids)):
+            raise InputError("a KiltMetrics state's ids must be a list of strings")
+        if not all(c.ndim == 1 and len(c) == len(ids) for c in cols.values()):
+            raise InputError("a KiltMetrics state's lists differ in length")
+        if not all(((c >= 0) & (c <= 1)).all() for c in cols.values()):
+            raise InputError("a KiltMetrics state holds scores outside [0, 1]")
+        return ids, cols
 
 
 # --------------------------------------------------------------------------------------------
@@ -582,8 +758,8 @@ def _run_downstream_cli(args) -> int:
     with gc_paused():
         gold = _records(args.gold, "gold")
         guess = _records(args.guess, "guess")
-        rows, retrieval = _downstream(gold, guess)   # an error prints nothing on stdout
-    out = pprint.PrettyPrinter(indent=4).pformat(_downstream_result(rows, retrieval)) + "\n"
+        cols = _columns(*_downstream(gold, guess))   # an error prints nothing on stdout
+    out = pprint.PrettyPrinter(indent=4).pformat(_downstream_result(cols)) + "\n"
     if len(gold) != len(guess):
         out = f"WARNING: DIFFERENT SIZE gold: {len(gold)} guess: {len(guess)}\n" + out
     sys.stdout.write(out)
