@@ -81,7 +81,12 @@ def mlqa(dataset, predictions, lang: str, *, per_question: bool = False) -> dict
     _check_flag(per_question)
     _check_lang(lang)
     with gc_paused():
-        ev = _squad_style(dataset, predictions, f"mlqa:{lang}", "token")
+        ds = _read_squad(dataset)
+        preds, _ = predictions_unchecked(predictions)
+        ev = _mlqa_flat(ds, preds, lang)
+        if ev is None:
+            ev = _score(ds.ids, ds.answers, _squad_predicted(ds, preds), f"mlqa:{lang}",
+                        "token", ds.source)
     return ev.rows("exact_match", "f1") if per_question else ev.means()
 
 
@@ -294,20 +299,39 @@ def _mlqa_articles(lang: str):
     return word_off, codes, 1 if lang == "zh" else 2 if lang == "ar" else 0
 
 
-def _mlqa_drop(codes: np.ndarray) -> np.ndarray:
+def _mlqa_drop(wide: np.ndarray) -> np.ndarray:
     """MLQA's punctuation (Unicode categories P*, and ASCII punctuation) as a table over the
-    code points up to the largest of ``codes``, decided for the code points ``codes`` holds
-    only: the script's set scans every code point, a third of a second."""
+    code points up to the largest of ``wide`` (at least the ASCII ones), decided for ASCII
+    and the distinct code points ``wide`` lists only: the script's set scans every code
+    point, a third of a second."""
+    drop = np.zeros(max(128, int(wide.max(initial=0)) + 1), dtype=np.uint8)
+    drop[:128] = _ascii_punctuation()
+    drop[[c for c in wide.tolist() if _is_mlqa_punctuation(chr(c))]] = 1
+    return drop
+
+
+def _is_mlqa_punctuation(ch: str) -> bool:
     import unicodedata
 
     from .reference.answers import SQUAD_PUNCTUATION
 
-    seen = np.zeros(int(codes.max(initial=0)) + 1, dtype=np.bool_)
+    return ch in SQUAD_PUNCTUATION or unicodedata.category(ch).startswith("P")
+
+
+@functools.cache
+def _ascii_punctuation() -> np.ndarray:
+    return np.array([_is_mlqa_punctuation(chr(c)) for c in range(128)], dtype=np.uint8)
+
+
+def _lowered_codes(joined: str) -> tuple[np.ndarray, np.ndarray]:
+    """``(code points of joined.lower(), its distinct code points above ASCII)`` (uint32)."""
+    text = np.frombuffer(joined.lower().encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+    codes = text[text >= 128]
+    if not len(codes):
+        return text, codes
+    seen = np.zeros(int(codes.max()) + 1, dtype=np.bool_)
     seen[codes] = True
-    drop = np.zeros(len(seen), dtype=np.uint8)
-    drop[[c for c in np.flatnonzero(seen).tolist()
-          if chr(c) in SQUAD_PUNCTUATION or unicodedata.category(chr(c)).startswith("P")]] = 1
-    return drop
+    return text, np.flatnonzero(seen).astype(np.uint32)
 
 
 def _mlqa_scores(preds: list, golds: list, lang: str):
@@ -327,23 +351,74 @@ def _mlqa_scores(preds: list, golds: list, lang: str):
     strings: list = []
     if _kernels.answer_intern(preds, golds, strings, pred_sid, ref_sid) is not None:
         return None  # a value that is not exactly a str: _score names it
-    joined = "\0".join(strings)
-    if joined.count("\0") != len(strings) - 1:
+    return _mlqa_interned(strings, pred_sid, np.zeros(0, dtype=np.int64), ref_off, ref_sid,
+                          lang)
+
+
+def _mlqa_flat(ds: SquadDataset, preds, lang: str):
+    """The :class:`_Evaluation` of :func:`mlqa` with no list made per question: the dataset's
+    answers as one flat list, the predictions looked up and every distinct string interned
+    by kernels. None where anything is not plain (a question id that is not hashable, a
+    value that is not exactly a str, a predicted question without a gold answer, no
+    question): then the general path scores it or names the problem."""
+    from . import _kernels
+
+    if type(preds) is not dict or not ds.ids:
         return None
-    text = np.frombuffer(joined.lower().encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
-    drop = _mlqa_drop(text)
+    try:
+        texts, ref_off = ds.flat()
+        found, absent, _, all_str = _kernels.squad_lookup(ds.ids, preds)
+    except TypeError:  # an unreadable answer list or an unhashable id: named by _score
+        return None
+    if not all_str:  # a prediction of null or not a str
+        return None
+    n = len(found)
+    pred_all = np.empty(n, dtype=np.int32)
+    ref_sid = np.empty(len(texts), dtype=np.int32)
+    strings: list = []
+    if _kernels.answer_intern_flat(found, texts, ref_off, strings, pred_all,
+                                   ref_sid) is not None:
+        return None
+    rows = np.flatnonzero(pred_all >= 0)
+    if not (ref_off[rows + 1] > ref_off[rows]).all():
+        return None  # a predicted question without a gold answer: _score names it
+    em = np.full(n, np.nan)
+    f1 = np.full(n, np.nan)
+    missing: list = []
+    if absent:
+        missing = list(itertools.compress(ds.ids, map(operator.is_, found,
+                                                     itertools.repeat(None))))
+    if len(rows):
+        scored = _mlqa_interned(strings, pred_all[rows], rows, ref_off, ref_sid, lang)
+        if scored is None:
+            return None
+        em[rows], f1[rows] = scored
+    return _Evaluation(ds.ids, em, f1, missing)
+
+
+def _mlqa_interned(strings: list, pred_sid: np.ndarray, row_q: np.ndarray,
+                   ref_off: np.ndarray, ref_sid: np.ndarray, lang: str):
+    """``(em, f1)`` of each row's prediction (string ``pred_sid[r]`` of ``strings``) against
+    its question's gold strings (question ``row_q[r]``, or r where ``row_q`` is empty), each
+    distinct string normalized once as MLQA's ``normalize_answer(s, lang)``; None where a
+    string holds U+0000."""
+    from . import _kernels
+
+    n = len(pred_sid)
+    text, wide = _lowered_codes("\0".join(strings))
+    drop = _mlqa_drop(wide)
     word_off, words, mode = _mlqa_articles(lang)
     tok_off = np.empty(len(strings) + 1, dtype=np.int64)
     ids = np.empty(len(text), dtype=np.int32)
     ntok = _kernels.ml_tokens(text, drop, word_off, words, mode, tok_off, ids)
-    if ntok < 0:  # pragma: no cover - lowercasing made or took a separator
+    if ntok < 0:  # a string holds U+0000, the separator
         return None
     keys = ids[:ntok]  # the normalized string is its tokens joined by spaces: they are its key
     toks = np.empty_like(keys)
     _kernels.answer_sort_segments(tok_off, keys, toks)
     em = np.empty(n, dtype=np.float64)
     f1 = np.empty(n, dtype=np.float64)
-    _kernels.answer_scores(pred_sid, np.zeros(0, dtype=np.int64), ref_off, ref_sid, tok_off,
+    _kernels.answer_scores(pred_sid, row_q, ref_off, ref_sid, tok_off,
                            toks, tok_off, keys, 1, False, False, em, f1,
                            np.zeros(2, dtype=np.float64))
     return em, f1
