@@ -162,7 +162,7 @@ def ranking_metric(measure, *, counts=False):
             return (0.0, math.inf)
         if name.startswith(("G", "dcg", "ideal_dcg", "Rndcg")) or base in ("G",):
             return (0.0, math.inf)
-        if name.startswith("utility"):
+        if name.startswith(("utility", "yaap")):   # yaap: a log of a ratio, any sign
             return (-math.inf, math.inf)
         return (0.0, 1.0)
 
