@@ -24,6 +24,7 @@ from ._gc import gc_paused
 from ._json_scan import scan_skip
 from ._kept_scores import KeptScores
 from .errors import FormatError, InputError, InputTypeError
+from .io._text import load_json
 from .reference import drop as _ref
 
 __all__ = ["DropMetrics", "drop", "drop_metrics", "drop_per_question"]
@@ -110,25 +111,21 @@ def _answer_strings(answer, passage, qid, field: str, source: str):
 
 
 def _load(source, what: str):
-    """A JSON file read as the script reads it, or the object itself."""
-    if isinstance(source, (str, os.PathLike)):
+    """A JSON file read as the script reads it, or the object itself; the gold file's
+    passages and questions, never scored, are skipped by the scanner where it can."""
+    if what == "gold file" and isinstance(source, (str, os.PathLike)):
         path = os.fspath(source)
         try:
-            if what == "gold file":   # its passages and questions are not scored: skipped
-                with open(path, "rb") as f:
-                    text = scan_skip(f.read(), _kernels.JSON_SKIP_DROP)
-                if text is not None:
-                    return json.loads(text), path
-            with open(path, encoding="utf-8") as f:
-                return json.load(f), path
-        except OSError as e:
-            raise InputError(f"{path}: cannot read the {what}: {e.strerror or e}",
-                             path=path) from None
-        except (ValueError, RecursionError) as e:
-            raise FormatError(f"not a JSON {what}: {e}", path=path) from None
-    if isinstance(source, (bytes, bytearray)):
-        raise InputTypeError(f"the {what} must be a path or an object, got bytes")
-    return source, f"<{what}>"
+            with open(path, "rb") as f:
+                text = scan_skip(f.read(), _kernels.JSON_SKIP_DROP)
+        except OSError:
+            text = None   # load_json reads it again and names the error
+        if text is not None:
+            try:
+                return json.loads(text), path
+            except (ValueError, RecursionError) as e:
+                raise FormatError(f"not a JSON {what}: {e}", path=path) from None
+    return load_json(source, what)
 
 
 #: code -> type name; code -1 (the last) is None: no gold answer kept
