@@ -359,6 +359,8 @@ _IR_MEASURES: dict[str, tuple[str, dict[str, type], tuple[str, ...]]] = {
     "INST": ("cutoff", {"T": float, "min_rel": int, "max_rel": int}, ("max_rel",)),
     "INSQ": ("cutoff", {"T": float, "min_rel": int, "max_rel": int}, ("max_rel",)),
     "Compat": ("cutoff", {"p": float, "normalize": bool}, ()),
+    # its accuracy provider's
+    "Accuracy": ("cutoff", {"cutoff": int, "rel": int}, ()),
 }
 #: ir_measures' other names for them: name -> (measure, preset parameters)
 _IR_ALIASES: dict[str, tuple[str, dict[str, Any]]] = {
@@ -370,8 +372,8 @@ _IR_ALIASES: dict[str, tuple[str, dict[str, Any]]] = {
 #: the defaults of the parameters that choose between families (nDCG's dcg, SetP's
 #: relative): a spelling that does not name one asks for its default
 _IR_DEFAULTS: dict[str, Any] = {"dcg": "log2", "relative": False, "normalize": True}
-#: ir_measures measures qafast does not compute
-_IR_OTHERS = frozenset({"Accuracy"})
+#: ir_measures measures qafast does not compute (none in ir_measures 0.4.3)
+_IR_OTHERS: frozenset[str] = frozenset()
 #: ir_measures' diversity measures: rows of the table read from diversity qrels (a subtopic
 #: per judgment), computed with ndeval's rules by qafast.diversity
 _IR_DIVERSITY = SUBTOPIC_FAMILIES
@@ -522,6 +524,10 @@ def _ir_columns(name: str, params: dict, key) -> list[Column]:
     if base in _IR_CWL:
         return [_cwl_column(base, params, key)]
     _check_ir_params(base, params, key)
+    if base == "Accuracy" and params.get("rel", 0) < 0:
+        # qafast keeps no negative grade (one is "in the pool, not judged"), where
+        # ir_measures' accuracy provider compares each with rel
+        raise UnknownMeasureError(f"measure {key!r}: Accuracy's rel must be 0 or more")
     gains = _ir_gains(params.pop("gains", None), params, key)
     spelling = _ir_spelling(base, params, key)
     row = spelling.family
