@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import functools
 import math
+import operator
 import re
 from array import array
 from typing import Any, NamedTuple
@@ -37,8 +38,9 @@ from ._measures import (
 )
 from .errors import InputError, InputTypeError, MeasureError
 
-__all__ = ["Column", "UnknownMeasureError", "column_groups", "columns_for", "kernel_arrays",
-           "known_names", "listed_names", "parse_measure", "parse_measures", "trec_columns"]
+__all__ = ["MAX_COLLECTION_SIZE", "Column", "UnknownMeasureError", "column_groups",
+           "columns_for", "kernel_arrays", "known_names", "listed_names", "parse_measure",
+           "parse_measures", "trec_columns", "with_collection_size"]
 
 
 class Column(NamedTuple):
@@ -901,6 +903,32 @@ def kernel_arrays(columns: list[Column]) -> tuple[array, array, array, array, ar
             array("q", [min(c.k, NO_CUTOFF) for c in columns]),
             array("d", [c.x for c in columns]), array("q", loffs), array("q", lkeys),
             array("d", lvals))
+
+
+#: the largest collection size utility takes: the kernel holds it in a double, exact up to
+#: here (trec_eval holds a long)
+MAX_COLLECTION_SIZE = 2**53
+
+
+def with_collection_size(columns: list[Column], size: int) -> list[Column]:
+    """``columns`` with utility's measured for a collection of ``size`` documents
+    (trec_eval's ``-N``): its fourth coefficient multiplies the non-relevant documents not
+    retrieved, N + (relevant retrieved) - n - R, which is negative for a collection smaller
+    than the documents counted, as trec_eval computes it. The kernel reads N as the column's
+    fifth value; 0 (trec_eval's default) leaves the columns as they are."""
+    try:
+        if isinstance(size, bool):
+            raise TypeError
+        size = operator.index(size)  # an int, or numpy's; without importing numpy
+    except TypeError:
+        raise InputTypeError(f"the collection size must be an int, not "
+                             f"{type(size).__name__}") from None
+    if abs(size) > MAX_COLLECTION_SIZE:
+        raise InputError(f"the collection size {size} is too large (at most 2**53 documents)")
+    if size == 0:
+        return columns
+    return [c._replace(values=c.values[:4] + (float(size),)) if c.family == "utility" else c
+            for c in columns]
 
 
 def reads_subtopics(columns: list[Column], qrels: Any = None) -> bool:

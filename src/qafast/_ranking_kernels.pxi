@@ -915,7 +915,7 @@ cdef inline int64_t _rel_in_top(const Query* q, int64_t k) noexcept nogil:
 cdef double _one_measure(const Query* q, int code, int64_t k, double x,
                          const int64_t* pkeys, const double* pvals, int64_t np_,
                          Gain* gains, Gain* gains2, double* fscratch) noexcept nogil:
-    cdef int64_t i, c, ng, lvl
+    cdef int64_t i, c, ng, lvl, coll
     cdef double s, prec, cur_p
     if code == M_NUM_RET:
         return <double>q.n
@@ -997,10 +997,13 @@ cdef double _one_measure(const Query* q, int code, int64_t k, double x,
     elif code == M_RPREC_MULT:
         return _rprec_mult(q, x)
     elif code == M_UTILITY:
-        # the collection size (trec_eval -N) is 0 here
+        # a fifth value is the collection size (trec_eval -N, 0 without one), a whole number
+        # the Python layer checked to be at most 2**53 in magnitude; the document counts are
+        # summed as integers before the product, as m_utility.c sums them as longs
+        coll = <int64_t>pvals[4] if np_ > 4 else 0
         return (pvals[0] * q.num_rel_ret + pvals[1] * (q.n - q.num_rel_ret)
                 + pvals[2] * (q.num_rel - q.num_rel_ret)
-                + pvals[3] * (0 + q.num_rel_ret - q.n - q.num_rel))
+                + pvals[3] * (coll + q.num_rel_ret - q.n - q.num_rel))
     elif code == M_BING:
         s = 0.0
         c = 0
