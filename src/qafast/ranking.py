@@ -246,7 +246,8 @@ def _other_judgments(qrels, run, measures, qrels_format, relevance_level, judged
 def evaluate_runs(qrels, runs, measures: str | Iterable[str], *, relevance_level: int = 1,
                   judged_only: bool = False, max_docs: int | None = None,
                   queries: str = "run", per_query: bool = False, workers: int = 1,
-                  progress: bool | None = None, collection_size: int = 0) -> dict:
+                  progress: bool | None = None, qrels_format: str = "qrels",
+                  collection_size: int = 0) -> dict:
     """Evaluate many runs against the same relevance judgments in one call.
 
     The qrels are read and encoded once; each run file is streamed as :func:`evaluate`
@@ -263,8 +264,10 @@ def evaluate_runs(qrels, runs, measures: str | Iterable[str], *, relevance_level
         anything :func:`evaluate` takes (a path, ``Run``, dict, DataFrame, ...).
     measures : str or iterable of str
         As for :func:`evaluate`.
-    relevance_level, judged_only, max_docs, queries, per_query, collection_size
-        As for :func:`evaluate`, applied to every run.
+    relevance_level, judged_only, max_docs, queries, per_query, qrels_format, collection_size
+        As for :func:`evaluate`, applied to every run. With a ``qrels_format`` other than
+        ``"qrels"`` the judgments (a path, or the file's bytes) are read from disk once and
+        parsed for each run, which is evaluated as :func:`evaluate` evaluates it alone.
     workers : int, default 1
         Threads (-1: every core this process may use). With fewer runs than threads, the
         spare threads read the runs' files in ranges. Memory grows with the threads by a
@@ -298,6 +301,10 @@ def evaluate_runs(qrels, runs, measures: str | Iterable[str], *, relevance_level
     check_options(relevance_level, judged_only, max_docs)
     named = _named_runs(runs)
     with_collection_size([], collection_size)  # checked before any input is read
+    if qrels_format != "qrels" or _judgment_measures(measures):
+        return _runs_of_other_judgments(qrels, named, measures, qrels_format,
+                                        relevance_level, judged_only, max_docs, queries,
+                                        per_query, workers)
     columns = with_collection_size(
         [c for c in parse_measures(measures) if c.family not in TEXT_MEASURES],
         collection_size)
@@ -334,6 +341,34 @@ def evaluate_runs(qrels, runs, measures: str | Iterable[str], *, relevance_level
             out[name] = dict(zip(names, column_summaries(
                 columns, r.values, exact=True,
                 every_qrels_query=qrels if queries == "qrels" else None)))
+    return out
+
+
+def _runs_of_other_judgments(judgments, named, measures, qrels_format, relevance_level,
+                             judged_only, max_docs, queries, per_query, workers) -> dict:
+    """evaluate_runs() of judgments in trec_eval's other formats: each run as evaluate()
+    evaluates it alone, the judgments' file read once."""
+    if isinstance(measures, str):
+        measures = [measures]
+    measures = list(measures)  # read once, for every run
+    if isinstance(judgments, (str, os.PathLike)):
+        for name, run in named:
+            check_readable(name, run)
+        try:
+            with open(judgments, "rb") as f:
+                judgments = f.read()
+        except OSError as e:
+            raise OSError(e.errno, f"cannot read the judgments file {str(judgments)!r}: "
+                          f"{e.strerror}") from None
+    out: dict[str, dict] = {}
+    for name, run in named:
+        try:
+            out[name] = _other_judgments(judgments, run, measures, qrels_format,
+                                         relevance_level, judged_only, max_docs, queries,
+                                         per_query, workers)
+        except (ValueError, TypeError) as e:
+            e.add_note(f"while evaluating run {name!r}")  # as evaluate_run_sources names it
+            raise
     return out
 
 
