@@ -548,7 +548,8 @@ TABLE: tuple[Family, ...] = (
            "relevant at level 0). 0 when the top k holds no relevant document; 1 when it holds "
            "relevant documents and no non-relevant one.",
            params="cut", reads_nonrelevant=True, origin="ir_measures", values="ratio",
-           reference="_accuracy", names=ir("Accuracy@k", "Accuracy(rel=N)@k"),
+           reference="_accuracy",
+           names=ir("Accuracy@k", "Accuracy", "Accuracy(rel=N)@k", "Accuracy(rel=N)"),
            agrees=("ir_measures_accuracy", "specification"),
            note="ir_measures' accuracy provider gives no value for a query without a relevant "
                 "document in the top k, and averages over the queries it gives one; qafast "
