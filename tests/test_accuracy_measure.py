@@ -101,6 +101,14 @@ def test_the_provider_computes_it_where_it_gives_a_mean():
             for m in provider.iter_calc(measures, qrels, run)} == per_query
     with qafast_ir.patch():
         assert ir_measures.calc_aggregate(measures, qrels, run) == theirs
+    # asked beside another provider's measures, ir_measures fills in the default 0 for the
+    # queries without a value: so does qafast's provider
+    mixed = measures + [ir_measures.P @ 2]
+    theirs_mixed = ir_measures.calc_aggregate(mixed, qrels, run)
+    assert theirs_mixed[Accuracy] != theirs[Accuracy]
+    with qafast_ir.patch():
+        assert ir_measures.calc_aggregate(mixed, qrels, run) == theirs_mixed
+    assert provider.calc_aggregate(mixed, qrels, run) == theirs_mixed
     # qafast.evaluate scores the queries without a value 0 and averages over every query
     evaluated = qafast.evaluate(qrels, run, ["Accuracy"], per_query=True)
     assert evaluated["q2"]["Accuracy"] == 0.0

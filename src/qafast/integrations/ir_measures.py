@@ -26,11 +26,14 @@ the pyndeval provider does, and give its numbers; where one call asks for measur
 several pyndeval invocations (different ``rel``, ``alpha`` or ``beta``), ir_measures 0.4.3
 scores the second and later ones 0 and qafast does not.
 
-``Accuracy`` keeps its accuracy provider's rules: a query without a relevant document in
-the top k gets no value (not 0) and the mean is over the others. Where that provider
-divides by zero (relevant documents and no non-relevant one in the top k) the value is 1;
-ties in score are ranked by document id, where it keeps the run's order; and ``Accuracy``
-with ``rel`` 0 or less (at which unjudged documents count as relevant) is left to it.
+``Accuracy`` keeps the values ir_measures gives it. Its accuracy provider gives no value
+for a query without a relevant document in the top k: where a call asks only for
+``Accuracy`` measures, ir_measures leaves such a query out of the mean, and where it asks
+for others too (ir_measures then combines providers, which fills in the defaults) the query
+scores 0; qafast's provider does the same in both cases. Where the accuracy provider divides
+by zero (relevant documents and no non-relevant one in the top k) the value is 1; ties in
+score are ranked by document id, where it keeps the run's order; and ``Accuracy`` with
+``rel`` 0 or less (at which unjudged documents count as relevant) is left to it.
 
 The provider class is built on first access, so importing this module does not import
 ir_measures.
@@ -117,11 +120,16 @@ def _build() -> type:
             #: Accuracy's measures, each with the column telling which queries have a value
             self._accuracy = {m: _hits_column(m) for m in measures
                               if m.NAME == "Accuracy"}
+            #: the measures that get no default value where they give none: Accuracy's, when
+            #: they are all the call asks for (ir_measures then calls the accuracy provider
+            #: alone, whose evaluator fills in no default; with other measures it combines
+            #: providers, and the combination fills them in)
+            self._no_default = (set(self._accuracy) if len(self._accuracy) == len(measures)
+                                else set())
 
         def iter_calc(self, run) -> Iterator[Any]:
-            """ir_measures' Evaluator.iter_calc, but for Accuracy's measures, which get no
-            default value for a query they give none (as its accuracy provider gives them)."""
-            expected = {(m, q) for m in self.measures if m not in self._accuracy
+            """ir_measures' Evaluator.iter_calc, but for the measures of ``_no_default``."""
+            expected = {(m, q) for m in self.measures if m not in self._no_default
                         for q in self.qrel_qids}
             for metric in self._iter_calc(run):
                 expected.discard((metric.measure, metric.query_id))
