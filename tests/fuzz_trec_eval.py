@@ -3,7 +3,7 @@
 Not part of the test suite (CI has no trec_eval binary). It writes random, tie-heavy qrels
 and runs (graded, zero and negative grades, queries with no relevant or no non-negative
 judgment, queries missing from either side, numeric and string query ids) and random
-option sets (-c, -l, -J, -M, -q, -n, -m all_trec and parameterised measures), runs both
+option sets (-c, -l, -J, -M, -N, -q, -n, -m all_trec and parameterised measures), runs both
 tools and compares stdout byte for byte::
 
     python tests/fuzz_trec_eval.py /path/to/trec_eval --cases 300 --seed 1 --keep /tmp/fuzz
@@ -112,6 +112,8 @@ def random_options(rng: random.Random) -> list[str]:
         opts.append("-J")
     if rng.random() < 0.3:
         opts.append(f"-M{rng.randint(1, 6)}")
+    if rng.random() < 0.25:  # the collection size, which utility's fourth coefficient reads
+        opts.append(f"-N{rng.choice((3, 50, 1000, -5, 123456789, 2**40 + 1))}")
     if rng.random() < 0.6:
         opts.append("-q")
     if rng.random() < 0.1:

@@ -186,15 +186,18 @@ def test_register_puts_qafast_first_and_patch_restores_the_pipeline():
 
 
 def test_measures_qafast_lacks_go_to_the_next_provider():
-    qrels, run = _qrels(_QRELS["counts"]), _run(_RUN_A)
-    measures = [P@5, Accuracy()]
+    # qafast's provider leaves Accuracy at rel <= 0 (where an unjudged document counts as
+    # relevant) to ir_measures' accuracy provider
+    qrels, run = _qrels(_QRELS["infap"]), _run(_RUN_A)
+    measures = [P@5, Accuracy(rel=0)]
     with qafast_ir.patch() as provider:
-        assert not provider.supports(Accuracy())
+        assert not provider.supports(Accuracy(rel=0))
+        assert provider.supports(Accuracy())
         got = ir_measures.calc_aggregate(measures, qrels, run)
     want = ir_measures.calc_aggregate(measures, qrels, run)
     assert got == want
     with pytest.raises(ValueError, match="does not compute"):
-        provider.evaluator([Accuracy()], qrels)
+        provider.evaluator([Accuracy(rel=0)], qrels)
 
 
 def test_an_evaluator_serves_many_runs():

@@ -2,9 +2,11 @@
 ``qafast trec -R prefs`` and ``-R qrels_prefs`` print; tests/test_trec_golden.py holds
 trec_eval's own outputs and tests/fuzz_trec_prefs.py compares with the binary."""
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from qafast.errors import InputError
 from qafast.reference.prefs import PREFS_MEASURES, prefs_measures
 
 DOCS = ["a", "b", "c", "d", "é", "D"]
@@ -233,3 +235,54 @@ def test_a_malformed_line_of_judgments_given_as_bytes_is_named():
     with pytest.raises(FormatError, match=r"^<bytes>, line 2: a qrels_prefs line is"):
         qafast.evaluate(b"q1 A d1 2\nq1 A 0 d2 1\n", RUN, ["prefs_simp"],
                         qrels_format="qrels_prefs")
+
+
+# qafast.evaluate_runs(..., qrels_format=...): each run's numbers are evaluate()'s
+
+
+def test_evaluate_runs_takes_every_judgment_format(tmp_path):
+    import qafast
+
+    other = b"q1 Q0 c 1 3 s\nq1 Q0 b 2 2 s\nq1 Q0 a 3 1 s\nq2 Q0 a 1 1 s\n"
+    runs = {"first": RUN, "second": other}
+    prefs = tmp_path / "prefs"
+    prefs.write_bytes(PREFS)
+    qrels = tmp_path / "qrels"
+    qrels.write_bytes(b"q1 A a 1\nq1 A b 0\nq1 B c 1\nq1 B a 0\nq2 A a 1\n")
+    for judgments, fmt, measures in ((prefs, "prefs", "all_prefs"),
+                                     (PREFS, "prefs", ["prefs_simp", "prefs_pair"]),
+                                     (str(qrels), "qrels_prefs", ["prefs_simp"]),
+                                     (qrels, "qrels_jg", ["map_avgjg", "P_avgjg.1,2"])):
+        for per_query in (False, True):
+            for queries in ("run", "qrels"):
+                got = qafast.evaluate_runs(judgments, runs, measures, qrels_format=fmt,
+                                           per_query=per_query, queries=queries)
+                assert list(got) == ["first", "second"]
+                for name, run in runs.items():
+                    assert got[name] == qafast.evaluate(judgments, run, measures,
+                                                        qrels_format=fmt, per_query=per_query,
+                                                        queries=queries), (fmt, name)
+    # run files given by path, and the prefs_* names with qrels refused as evaluate refuses
+    paths = []
+    for name, run in runs.items():
+        path = tmp_path / f"{name}.run"
+        path.write_bytes(run)
+        paths.append(path)
+    got = qafast.evaluate_runs(prefs, paths, ["prefs_simp"], qrels_format="prefs")
+    assert got == {str(p): qafast.evaluate(PREFS, p.read_bytes(), ["prefs_simp"],
+                                           qrels_format="prefs") for p in paths}
+    with pytest.raises(InputError, match="qrels_format='prefs'"):
+        qafast.evaluate_runs({"q1": {"a": 1}}, runs, ["prefs_simp"])
+    with pytest.raises(InputError, match="qrels_format must be"):
+        qafast.evaluate_runs(PREFS, runs, ["prefs_simp"], qrels_format="pref")
+    with pytest.raises(OSError, match="missing"):
+        qafast.evaluate_runs(tmp_path / "missing", runs, ["prefs_simp"], qrels_format="prefs")
+
+
+def test_evaluate_runs_names_the_run_a_judgment_format_error_comes_from():
+    import qafast
+
+    with pytest.raises(InputError) as caught:
+        qafast.evaluate_runs(PREFS, {"good": RUN, "bad": b"q1 Q0 a 1 2 r\nq1 Q0 a 2 1 r\n"},
+                             ["prefs_simp"], qrels_format="prefs")
+    assert "'bad'" in " ".join([str(caught.value), *getattr(caught.value, "__notes__", [])])

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import functools
 import math
+import operator
 import re
 from array import array
 from typing import Any, NamedTuple
@@ -37,8 +38,9 @@ from ._measures import (
 )
 from .errors import InputError, InputTypeError, MeasureError
 
-__all__ = ["Column", "UnknownMeasureError", "column_groups", "columns_for", "kernel_arrays",
-           "known_names", "listed_names", "parse_measure", "parse_measures", "trec_columns"]
+__all__ = ["MAX_COLLECTION_SIZE", "Column", "UnknownMeasureError", "column_groups",
+           "columns_for", "kernel_arrays", "known_names", "listed_names", "parse_measure",
+           "parse_measures", "trec_columns", "with_collection_size"]
 
 
 class Column(NamedTuple):
@@ -359,6 +361,8 @@ _IR_MEASURES: dict[str, tuple[str, dict[str, type], tuple[str, ...]]] = {
     "INST": ("cutoff", {"T": float, "min_rel": int, "max_rel": int}, ("max_rel",)),
     "INSQ": ("cutoff", {"T": float, "min_rel": int, "max_rel": int}, ("max_rel",)),
     "Compat": ("cutoff", {"p": float, "normalize": bool}, ()),
+    # its accuracy provider's
+    "Accuracy": ("cutoff", {"cutoff": int, "rel": int}, ()),
 }
 #: ir_measures' other names for them: name -> (measure, preset parameters)
 _IR_ALIASES: dict[str, tuple[str, dict[str, Any]]] = {
@@ -370,8 +374,8 @@ _IR_ALIASES: dict[str, tuple[str, dict[str, Any]]] = {
 #: the defaults of the parameters that choose between families (nDCG's dcg, SetP's
 #: relative): a spelling that does not name one asks for its default
 _IR_DEFAULTS: dict[str, Any] = {"dcg": "log2", "relative": False, "normalize": True}
-#: ir_measures measures qafast does not compute
-_IR_OTHERS = frozenset({"Accuracy"})
+#: ir_measures measures qafast does not compute (none in ir_measures 0.4.3)
+_IR_OTHERS: frozenset[str] = frozenset()
 #: ir_measures' diversity measures: rows of the table read from diversity qrels (a subtopic
 #: per judgment), computed with ndeval's rules by qafast.diversity
 _IR_DIVERSITY = SUBTOPIC_FAMILIES
@@ -522,6 +526,10 @@ def _ir_columns(name: str, params: dict, key) -> list[Column]:
     if base in _IR_CWL:
         return [_cwl_column(base, params, key)]
     _check_ir_params(base, params, key)
+    if base == "Accuracy" and params.get("rel", 0) < 0:
+        # qafast keeps no negative grade (one is "in the pool, not judged"), where
+        # ir_measures' accuracy provider compares each with rel
+        raise UnknownMeasureError(f"measure {key!r}: Accuracy's rel must be 0 or more")
     gains = _ir_gains(params.pop("gains", None), params, key)
     spelling = _ir_spelling(base, params, key)
     row = spelling.family
@@ -895,6 +903,32 @@ def kernel_arrays(columns: list[Column]) -> tuple[array, array, array, array, ar
             array("q", [min(c.k, NO_CUTOFF) for c in columns]),
             array("d", [c.x for c in columns]), array("q", loffs), array("q", lkeys),
             array("d", lvals))
+
+
+#: the largest collection size utility takes: the kernel holds it in a double, exact up to
+#: here (trec_eval holds a long)
+MAX_COLLECTION_SIZE = 2**53
+
+
+def with_collection_size(columns: list[Column], size: int) -> list[Column]:
+    """``columns`` with utility's measured for a collection of ``size`` documents
+    (trec_eval's ``-N``): its fourth coefficient multiplies the non-relevant documents not
+    retrieved, N + (relevant retrieved) - n - R, which is negative for a collection smaller
+    than the documents counted, as trec_eval computes it. The kernel reads N as the column's
+    fifth value; 0 (trec_eval's default) leaves the columns as they are."""
+    try:
+        if isinstance(size, bool):
+            raise TypeError
+        size = operator.index(size)  # an int, or numpy's; without importing numpy
+    except TypeError:
+        raise InputTypeError(f"the collection size must be an int, not "
+                             f"{type(size).__name__}") from None
+    if abs(size) > MAX_COLLECTION_SIZE:
+        raise InputError(f"the collection size {size} is too large (at most 2**53 documents)")
+    if size == 0:
+        return columns
+    return [c._replace(values=c.values[:4] + (float(size),)) if c.family == "utility" else c
+            for c in columns]
 
 
 def reads_subtopics(columns: list[Column], qrels: Any = None) -> bool:

@@ -540,6 +540,25 @@ TABLE: tuple[Family, ...] = (
            torchmetrics_nonpositive="not relevant",
            note="torchmetrics' ``adaptive_k=True``: a query with fewer than k documents is "
                 "measured at its length, where ``P@k`` divides by k."),
+    Family("accuracy", "Accuracy: relevant ranked above non-relevant", "Ranks",
+           "Among the top min(k, n) ranked documents (the whole ranking without a cut-off), "
+           "1 - (the (relevant, non-relevant) pairs ranked non-relevant first) / (pairs): the "
+           "share of pairs ranked relevant first. A document is relevant when its grade is at "
+           "least the relevance level, an unjudged document counting as grade 0 (so it is "
+           "relevant at level 0). 0 when the top k holds no relevant document; 1 when it holds "
+           "relevant documents and no non-relevant one.",
+           params="cut", reads_nonrelevant=True, origin="ir_measures", values="ratio",
+           reference="_accuracy",
+           names=ir("Accuracy@k", "Accuracy", "Accuracy(rel=N)@k", "Accuracy(rel=N)"),
+           agrees=("ir_measures_accuracy", "specification"),
+           note="ir_measures' accuracy provider gives no value for a query without a relevant "
+                "document in the top k, and averages over the queries it gives one; qafast "
+                "scores such a query 0 and averages over every query, as for every other "
+                "measure (its ir_measures provider gives ir_measures' values and mean). Where "
+                "the top k holds no non-relevant document the provider divides by zero; qafast "
+                "gives 1. Ties are ranked as for every qafast measure (score, then document id "
+                "descending), where the provider keeps the run's order among equal scores. "
+                "``rel`` below 0 is refused."),
     Family("compat", "Compatibility", "Ranks",
            "Clarke et al.'s compatibility: the rank-biased overlap (persistence p, 0.95 by "
            "default) of the ranking with the ideal one to depth max(n, G), G the documents "
@@ -740,6 +759,10 @@ AGREEMENT = {
                   "diversity qrels and runs"), "tests/test_diversity_measures.py"),
     "ndeval": ("qafast.ndeval (ndeval 4.5's output, byte for byte)",
                "every value, query by query, to the last bit", "tests/test_diversity_measures.py"),
+    "ir_measures_accuracy": ("ir_measures 0.4.3's accuracy provider", ("every value it gives, "
+                             "query by query, to the last bit, on random tie-heavy runs "
+                             "listing tied documents in qafast's order"),
+                             "tests/test_accuracy_measure.py"),
     "cwl_eval": ("ir_measures 0.4.3's cwl_eval provider (cwl-eval 1.0.12)", ("per-query values "
                  "on random tie-free graded runs, missing queries included, within 1e-12 (cwl "
                  "sums W . gains with numpy's BLAS dot, qafast in rank order)"),

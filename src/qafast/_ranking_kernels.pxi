@@ -915,7 +915,7 @@ cdef inline int64_t _rel_in_top(const Query* q, int64_t k) noexcept nogil:
 cdef double _one_measure(const Query* q, int code, int64_t k, double x,
                          const int64_t* pkeys, const double* pvals, int64_t np_,
                          Gain* gains, Gain* gains2, double* fscratch) noexcept nogil:
-    cdef int64_t i, c, ng, lvl
+    cdef int64_t i, c, ng, lvl, coll
     cdef double s, prec, cur_p
     if code == M_NUM_RET:
         return <double>q.n
@@ -989,16 +989,21 @@ cdef double _one_measure(const Query* q, int code, int64_t k, double x,
         return <double>((k if k < q.n else q.n) - _rel_in_top(q, k)) / <double>c
     elif code == M_AUROC:
         return _auroc(q, k)
+    elif code == M_ACCURACY:
+        return _accuracy(q, k)
     elif code == M_ADAPTIVE_P:
         c = k if k < q.n else q.n
         return <double>_rel_in_top(q, c) / <double>c if c > 0 else 0.0
     elif code == M_RPREC_MULT:
         return _rprec_mult(q, x)
     elif code == M_UTILITY:
-        # the collection size (trec_eval -N) is 0 here
+        # a fifth value is the collection size (trec_eval -N, 0 without one), a whole number
+        # the Python layer checked to be at most 2**53 in magnitude; the document counts are
+        # summed as integers before the product, as m_utility.c sums them as longs
+        coll = <int64_t>pvals[4] if np_ > 4 else 0
         return (pvals[0] * q.num_rel_ret + pvals[1] * (q.n - q.num_rel_ret)
                 + pvals[2] * (q.num_rel - q.num_rel_ret)
-                + pvals[3] * (0 + q.num_rel_ret - q.n - q.num_rel))
+                + pvals[3] * (coll + q.num_rel_ret - q.n - q.num_rel))
     elif code == M_BING:
         s = 0.0
         c = 0
@@ -1277,6 +1282,43 @@ cdef double _auroc(const Query* q, int64_t k) noexcept nogil:
     if pos == 0 or pos == top:
         return 0.0
     return <double>above / <double>(pos * (top - pos))
+
+
+cdef double _accuracy(const Query* q, int64_t k) noexcept nogil:
+    """ir_measures' Accuracy within the top k' = min(k, n): 1 - (pairs ranked non-relevant
+    first) / (pos * neg), written as ir_measures' accuracy provider writes it so that the bits
+    agree; 0 without a relevant document (the provider gives no value), 1 without a
+    non-relevant one (it divides by zero). A document is relevant when its grade is at least
+    L, an unjudged one counting as grade 0: at L <= 0 the non-relevant documents are the
+    judged ones below L (negative grades, held as UNJUDGED), every other rank is relevant."""
+    cdef int64_t top = k if k < q.n else q.n
+    cdef int64_t pos = 0, neg = 0, first = 0, i
+    if q.L > 0:
+        # the relevant document at rank r has r - 1 documents above it, the relevant ones
+        # among them being those already counted
+        for i in range(q.ns):
+            if q.sr[i] > top:
+                break
+            if q.sg[i] >= q.L:
+                first += (q.sr[i] - 1) - pos
+                pos += 1
+        neg = top - pos
+    else:
+        # the non-relevant document at rank r is above the top - r documents after it, less
+        # the non-relevant ones among them (neg(neg - 1) / 2 pairs in all)
+        for i in range(q.ns):
+            if q.sr[i] > top:
+                break
+            if q.sg[i] < q.L:
+                first += top - q.sr[i]
+                neg += 1
+        first -= neg * (neg - 1) // 2
+        pos = top - neg
+    if pos == 0:
+        return 0.0
+    if neg == 0:
+        return 1.0
+    return 1.0 - <double>first / (<double>neg * <double>pos)
 
 
 cdef double _ndcg_cut(const Query* q, int64_t k, bint exp_gain) noexcept nogil:

@@ -17,7 +17,12 @@ import os
 import sys
 import warnings
 
-from ._measure_parser import UnknownMeasureError, trec_columns
+from ._measure_parser import (
+    MAX_COLLECTION_SIZE,
+    UnknownMeasureError,
+    trec_columns,
+    with_collection_size,
+)
 from ._measures import TABLE, TEXT_MEASURES
 from ._output import write_json
 from ._summaries import column_summaries
@@ -49,6 +54,9 @@ def _trec_parser(sub) -> None:
     p.add_argument("-M", type=int, default=None, metavar="N",
                    help="keep only the top N documents of each query")
     p.add_argument("-J", action="store_true", help="drop documents that are not judged")
+    p.add_argument("-N", type=int, default=0, metavar="NUM",
+                   help="number of documents in the collection, for utility's fourth "
+                        "coefficient (non-relevant documents not retrieved); default 0")
     p.add_argument("-m", action="append", metavar="MEASURE",
                    help="measure[.params] or nickname (official, all_trec, set); repeatable; "
                         "default official. Any other name qafast.evaluate takes (ndcg@10, "
@@ -96,6 +104,10 @@ def _run_trec(args) -> int:
     except UnknownMeasureError as e:
         print(f"qafast trec: {e}", file=sys.stderr)
         return 1
+    if abs(args.N) > MAX_COLLECTION_SIZE:
+        print("qafast trec: -N takes at most 2**53 documents", file=sys.stderr)
+        return 1
+    columns = with_collection_size(columns, args.N)
     if args.M is not None and args.M < 1:
         print("qafast trec: -M takes a positive number", file=sys.stderr)
         return 1

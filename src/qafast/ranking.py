@@ -20,7 +20,7 @@ from ._engine import (
     check_max_grades,
     check_options,
 )
-from ._measure_parser import parse_measures, reads_subtopics
+from ._measure_parser import parse_measures, reads_subtopics, with_collection_size
 from ._measures import FAMILIES, NO_CUTOFF, TEXT_MEASURES
 from ._progress import Progress
 from ._ranked import Qrels, Run, as_qrels
@@ -48,25 +48,29 @@ def evaluate(qrels: Any, run: Any, measures: str | Iterable[str], *, relevance_l
              judged_only: bool = ..., max_docs: int | None = ...,
              queries: str = ..., per_query: Literal[False] = ...,
              workers: int = ...,
-             progress: bool | None = ..., qrels_format: str = ...) -> Summary: ...
+             progress: bool | None = ..., qrels_format: str = ...,
+             collection_size: int = ...) -> Summary: ...
 @overload
 def evaluate(qrels: Any, run: Any, measures: str | Iterable[str], *, relevance_level: int = ...,
              judged_only: bool = ..., max_docs: int | None = ...,
              queries: str = ..., per_query: Literal[True],
              workers: int = ...,
-             progress: bool | None = ..., qrels_format: str = ...) -> PerQuery: ...
+             progress: bool | None = ..., qrels_format: str = ...,
+             collection_size: int = ...) -> PerQuery: ...
 @overload
 def evaluate(qrels: Any, run: Any, measures: str | Iterable[str], *, relevance_level: int = ...,
              judged_only: bool = ..., max_docs: int | None = ...,
              queries: str = ..., per_query: bool,
              workers: int = ...,
-             progress: bool | None = ..., qrels_format: str = ...) -> Summary | PerQuery: ...
+             progress: bool | None = ..., qrels_format: str = ...,
+             collection_size: int = ...) -> Summary | PerQuery: ...
 @closes_pools_on_interrupt
 def evaluate(qrels: Any, run: Any, measures: str | Iterable[str], *, relevance_level: int = 1,
              judged_only: bool = False, max_docs: int | None = None,
              queries: str = "run", per_query: bool = False,
              workers: int = 1,
-             progress: bool | None = None, qrels_format: str = "qrels") -> Summary | PerQuery:
+             progress: bool | None = None, qrels_format: str = "qrels",
+             collection_size: int = 0) -> Summary | PerQuery:
     """Evaluate a run against relevance judgments with trec_eval 10.0's definitions.
 
     Parameters
@@ -129,6 +133,12 @@ def evaluate(qrels: Any, run: Any, measures: str | Iterable[str], *, relevance_l
         (nickname ``qrels_jg``). The judgments are then a file (a path) or its bytes, and
         the names are trec_eval's; ``relevance_level`` and ``judged_only`` apply to
         ``qrels_jg`` only, as in trec_eval.
+    collection_size : int, default 0
+        The number of documents in the collection (trec_eval ``-N``), which ``utility``'s
+        fourth coefficient multiplies: its non-relevant documents not retrieved are
+        ``collection_size`` + (relevant retrieved) - (retrieved) - (relevant), computed as
+        trec_eval computes them (negative when the collection is given smaller than that).
+        Only ``utility`` reads it; at most 2**53 in magnitude.
 
     Returns
     -------
@@ -156,10 +166,14 @@ def evaluate(qrels: Any, run: Any, measures: str | Iterable[str], *, relevance_l
     {'map': 0.5833333333333333, 'P@2': 0.5, 'ndcg_cut_3': 0.66967181649423}
     """
     check_options(relevance_level, judged_only, max_docs)
+    with_collection_size([], collection_size)  # checked before any input is read
     if qrels_format != "qrels" or _judgment_measures(measures):
+        # no utility is computed from preferences or judge groups (nor by trec_eval)
         return _other_judgments(qrels, run, measures, qrels_format, relevance_level,
                                 judged_only, max_docs, queries, per_query, workers)
-    columns = [c for c in parse_measures(measures) if c.family not in TEXT_MEASURES]
+    columns = with_collection_size(
+        [c for c in parse_measures(measures) if c.family not in TEXT_MEASURES],
+        collection_size)
     if not columns:
         raise InputError(f"measures {measures!r}: none of them is a per-query number "
                          "(runid, num_q and relstring are printed by the qafast trec command)")
@@ -232,7 +246,8 @@ def _other_judgments(qrels, run, measures, qrels_format, relevance_level, judged
 def evaluate_runs(qrels, runs, measures: str | Iterable[str], *, relevance_level: int = 1,
                   judged_only: bool = False, max_docs: int | None = None,
                   queries: str = "run", per_query: bool = False, workers: int = 1,
-                  progress: bool | None = None) -> dict:
+                  progress: bool | None = None, qrels_format: str = "qrels",
+                  collection_size: int = 0) -> dict:
     """Evaluate many runs against the same relevance judgments in one call.
 
     The qrels are read and encoded once; each run file is streamed as :func:`evaluate`
@@ -249,8 +264,10 @@ def evaluate_runs(qrels, runs, measures: str | Iterable[str], *, relevance_level
         anything :func:`evaluate` takes (a path, ``Run``, dict, DataFrame, ...).
     measures : str or iterable of str
         As for :func:`evaluate`.
-    relevance_level, judged_only, max_docs, queries, per_query
-        As for :func:`evaluate`, applied to every run.
+    relevance_level, judged_only, max_docs, queries, per_query, qrels_format, collection_size
+        As for :func:`evaluate`, applied to every run. With a ``qrels_format`` other than
+        ``"qrels"`` the judgments (a path, or the file's bytes) are read from disk once and
+        parsed for each run, which is evaluated as :func:`evaluate` evaluates it alone.
     workers : int, default 1
         Threads (-1: every core this process may use). With fewer runs than threads, the
         spare threads read the runs' files in ranges. Memory grows with the threads by a
@@ -283,7 +300,14 @@ def evaluate_runs(qrels, runs, measures: str | Iterable[str], *, relevance_level
     """
     check_options(relevance_level, judged_only, max_docs)
     named = _named_runs(runs)
-    columns = [c for c in parse_measures(measures) if c.family not in TEXT_MEASURES]
+    with_collection_size([], collection_size)  # checked before any input is read
+    if qrels_format != "qrels" or _judgment_measures(measures):
+        return _runs_of_other_judgments(qrels, named, measures, qrels_format,
+                                        relevance_level, judged_only, max_docs, queries,
+                                        per_query, workers)
+    columns = with_collection_size(
+        [c for c in parse_measures(measures) if c.family not in TEXT_MEASURES],
+        collection_size)
     if not columns:
         raise ValueError(f"measures {measures!r}: none of them is a per-query number "
                          "(runid, num_q and relstring are printed by the qafast trec command)")
@@ -317,6 +341,34 @@ def evaluate_runs(qrels, runs, measures: str | Iterable[str], *, relevance_level
             out[name] = dict(zip(names, column_summaries(
                 columns, r.values, exact=True,
                 every_qrels_query=qrels if queries == "qrels" else None)))
+    return out
+
+
+def _runs_of_other_judgments(judgments, named, measures, qrels_format, relevance_level,
+                             judged_only, max_docs, queries, per_query, workers) -> dict:
+    """evaluate_runs() of judgments in trec_eval's other formats: each run as evaluate()
+    evaluates it alone, the judgments' file read once."""
+    if isinstance(measures, str):
+        measures = [measures]
+    measures = list(measures)  # read once, for every run
+    if isinstance(judgments, (str, os.PathLike)):
+        for name, run in named:
+            check_readable(name, run)
+        try:
+            with open(judgments, "rb") as f:
+                judgments = f.read()
+        except OSError as e:
+            raise OSError(e.errno, f"cannot read the judgments file {str(judgments)!r}: "
+                          f"{e.strerror}") from None
+    out: dict[str, dict] = {}
+    for name, run in named:
+        try:
+            out[name] = _other_judgments(judgments, run, measures, qrels_format,
+                                         relevance_level, judged_only, max_docs, queries,
+                                         per_query, workers)
+        except (ValueError, TypeError) as e:
+            e.add_note(f"while evaluating run {name!r}")  # as evaluate_run_sources names it
+            raise
     return out
 
 

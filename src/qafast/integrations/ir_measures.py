@@ -26,6 +26,15 @@ the pyndeval provider does, and give its numbers; where one call asks for measur
 several pyndeval invocations (different ``rel``, ``alpha`` or ``beta``), ir_measures 0.4.3
 scores the second and later ones 0 and qafast does not.
 
+``Accuracy`` keeps the values ir_measures gives it. Its accuracy provider gives no value
+for a query without a relevant document in the top k: where a call asks only for
+``Accuracy`` measures, ir_measures leaves such a query out of the mean, and where it asks
+for others too (ir_measures then combines providers, which fills in the defaults) the query
+scores 0; qafast's provider does the same in both cases. Where the accuracy provider divides
+by zero (relevant documents and no non-relevant one in the top k) the value is 1; ties in
+score are ranked by document id, where it keeps the run's order; and ``Accuracy`` with
+``rel`` 0 or less (at which unjudged documents count as relevant) is left to it.
+
 The provider class is built on first access, so importing this module does not import
 ir_measures.
 """
@@ -66,8 +75,26 @@ def _supported(measure) -> bool:
         columns = parse_measures([measure])
     except (QafastError, ValueError, TypeError):
         return False
+    if columns and columns[0].family == "accuracy" and _level(measure) <= 0:
+        return False  # see _hits_column
     # a measure qafast reads under another tool's definition is not ir_measures' measure
     return len(columns) == 1 and columns[0].tool == "ir_measures"
+
+
+def _level(measure) -> int:
+    """The relevance level of an ir_measures measure that takes ``rel`` (1 by default)."""
+    rel = measure.params.get("rel")
+    return 1 if rel is None else int(rel)
+
+
+def _hits_column(measure) -> str:
+    """For an ``Accuracy`` measure, the name of a column that is 0 exactly for the queries
+    its accuracy provider gives no value: no document graded at least ``rel`` is in the
+    top k. (At ``rel`` 0 or less that provider counts unjudged documents as relevant, which
+    no other measure does: such measures are left to it.)"""
+    cutoff = measure.params.get("cutoff")
+    rel = _level(measure)
+    return f"Success(rel={rel})@{cutoff}" if cutoff else f"NumRet(rel={rel})"
 
 
 def _build() -> type:
@@ -90,6 +117,25 @@ def _build() -> type:
                 self._qrels = QrelsConverter(qrels).as_dict_of_dict()
                 self._queries = self._qrels.keys()
             super().__init__(measures, self._queries)
+            #: Accuracy's measures, each with the column telling which queries have a value
+            self._accuracy = {m: _hits_column(m) for m in measures
+                              if m.NAME == "Accuracy"}
+            #: the measures that get no default value where they give none: Accuracy's, when
+            #: they are all the call asks for (ir_measures then calls the accuracy provider
+            #: alone, whose evaluator fills in no default; with other measures it combines
+            #: providers, and the combination fills them in)
+            self._no_default = (set(self._accuracy) if len(self._accuracy) == len(measures)
+                                else set())
+
+        def iter_calc(self, run) -> Iterator[Any]:
+            """ir_measures' Evaluator.iter_calc, but for the measures of ``_no_default``."""
+            expected = {(m, q) for m in self.measures if m not in self._no_default
+                        for q in self.qrel_qids}
+            for metric in self._iter_calc(run):
+                expected.discard((metric.measure, metric.query_id))
+                yield metric
+            for measure, query_id in sorted(expected, key=lambda x: (str(x[0]), x[1])):
+                yield Metric(query_id=query_id, measure=measure, value=measure.DEFAULT)
 
         def _iter_calc(self, run) -> Iterator[Any]:
             run = RunConverter(run).as_dict_of_dict()
@@ -98,11 +144,15 @@ def _build() -> type:
                 return
             # evaluate() reads ir_measures' measure objects, and keys its columns by them
             measures: Any = list(self.measures)
-            values: dict[Any, dict[Any, float]] = evaluate(self._qrels, shared, measures,
-                                                           per_query=True)
+            hidden = sorted(set(self._accuracy.values()))
+            values: dict[Any, dict[Any, float]] = evaluate(self._qrels, shared,
+                                                           measures + hidden, per_query=True)
             for query_id, row in values.items():
-                for measure, value in row.items():
-                    yield Metric(query_id=query_id, measure=measure, value=value)
+                for measure in measures:
+                    hits = self._accuracy.get(measure)
+                    if hits is not None and row[hits] == 0:
+                        continue  # no relevant document in the top k: no value
+                    yield Metric(query_id=query_id, measure=measure, value=row[measure])
 
     class QafastProvider(Provider):
         """ir_measures' provider of every measure qafast computes.

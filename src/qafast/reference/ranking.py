@@ -1166,6 +1166,33 @@ def _auroc(rq: RankedQuery, param: Any, version: str) -> float:
     return above / (positives * negatives) if positives and negatives else 0.0
 
 
+def _accuracy(rq: RankedQuery, param: Any, version: str) -> float:
+    """ir_measures' Accuracy@k: among the top k ranked documents (the whole ranking for
+    None), the share of (relevant, non-relevant) pairs ranked relevant first, computed as
+    1 - (pairs ranked non-relevant first) / (pairs) in that order of operations. A document's
+    grade is its qrels grade, 0 when the qrels lack it (NONPOOL); it is relevant when that is
+    at least the relevance level. 0 without a relevant document in the top k, 1 with relevant
+    documents and no non-relevant one (ir_measures gives no value, and divides by zero)."""
+    k = _depth(rq, param, "accuracy")
+    level = rq.relevance_level
+    if level < 0:
+        raise ValueError("accuracy: the relevance level must be 0 or more")
+    relevant = [(0 if g == NONPOOL else g) >= level for g in rq.grades[:k]]
+    first, nonrelevant_so_far = 0, 0  # pairs ranked non-relevant first
+    for is_relevant in relevant:
+        if is_relevant:
+            first += nonrelevant_so_far
+        else:
+            nonrelevant_so_far += 1
+    positives = sum(relevant)
+    negatives = len(relevant) - positives
+    if not positives:
+        return 0.0
+    if not negatives:
+        return 1.0
+    return 1.0 - first / (float(negatives) * positives)
+
+
 def _adaptive_precision(rq: RankedQuery, param: Any, version: str) -> float:
     """torchmetrics' precision at k with ``adaptive_k=True``: the relevant documents in the
     top k over min(k, n); 0 when nothing is ranked. No cut-off: the whole ranking."""
@@ -1326,7 +1353,7 @@ def measure(family: str, ranked: RankedQuery, param: Any = None, *,
       and rbp_resid; an int for relstring; an int k for the extensions recip_rank_cut and
       ndcg_cut_exp;
     * for the other tools' definitions (ranx, ir_measures): an int k or None (the whole
-      ranking) for hits, f1, judged and err; ``(k or None, exp_gain, normalised)`` for
+      ranking) for hits, f1, judged, err and accuracy; ``(k or None, exp_gain, normalised)`` for
       graded_dcg; the float p for rbp_graded; None for query_count;
     * ``None``: trec_eval's default (``DEFAULT_PARAMS``; no parameter for the other families).
 
