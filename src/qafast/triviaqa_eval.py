@@ -497,8 +497,9 @@ def _cli_write(args) -> None:
             # the list the script prints has the human answers normalized (golds has them as
             # they are: see _gold_answers_batch)
             g = golds[i]
-            if answers[i].get("HumanAnswers"):
-                g = _gold_answers(answers[i], keys[i], gold.src)
+            human = answers[i].get("HumanAnswers")
+            if human:   # (checked by gold.golds)
+                g = answers[i]["NormalizedAliases"] + [normalize_triviaqa(h) for h in human]
             out.append(f"em=0: {p} {g!r}\n")
     out.append(f"{result!r}\n")
     sys.stdout.write("".join(out))
