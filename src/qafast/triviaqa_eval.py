@@ -17,7 +17,6 @@ import mmap
 import os
 import re
 import sys
-from json.decoder import scanstring
 
 import numpy as np
 
@@ -76,16 +75,21 @@ def _scan_dataset(raw, scan_questions: bool) -> tuple | None:
         answers: list = []
         golds: list = []
         flags: list = []
-        n = _kernels.triviaqa_scan_questions(raw, out, qids, answers, golds, flags, scanstring)
+        n = _kernels.triviaqa_scan_questions(raw, out, qids, answers, golds, flags,
+                                             _SCANSTRING)
         if n >= 0:
-            data = json.loads(str(memoryview(out)[:n], "utf-8"))
+            data = json.loads(str(out.data[:n], "utf-8"))
             if data.get("Domain") == "Wikipedia":
                 return data, (qids, answers, golds, flags)
     n = _kernels.triviaqa_json_compact(raw, out)
     if n >= 0:
-        return json.loads(str(memoryview(out)[:n], "utf-8")), None
+        return json.loads(str(out.data[:n], "utf-8")), None
     return None
 
+
+#: json's own string decoder (json.loads's), for the long strings with an escape the scan
+#: leaves to it
+_SCANSTRING = json.decoder.scanstring  # type: ignore[attr-defined]
 
 _DOMAIN = re.compile(rb'"Domain"\s*:\s*("[^"\\]*")')
 
@@ -117,7 +121,7 @@ class _Gold:
         """Each key's gold answers, to be scored as the script scores them (the human
         answers not yet normalized: see _gold_answers_batch); [] for a key without a
         prediction."""
-        fast = None
+        fast: list | None
         if self.gold_lists is not None:
             fast = [g for g, p in zip(self.gold_lists, preds) if p is not None]
             if not all(fast):   # a key without gold answers: named below
@@ -159,10 +163,11 @@ def _read_gold(dataset, scan_questions: bool = True) -> _Gold:
     web = domain != "Wikipedia"
     if not web:
         if scanned is not None:
-            got = _scanned_answers(*scanned, verified)
-            if got is None:   # some question is at fault: read them all, to name it
+            qids, answers_, golds, flags = scanned
+            kept = _scanned_answers(qids, answers_, golds, flags, verified)
+            if kept is None:   # some question is at fault: read them all, to name it
                 return _read_gold(dataset, scan_questions=False)
-            return _Gold(got[0], got[1], src, version, got[2])
+            return _Gold(kept[0], kept[1], src, version, kept[2])
         fast = _wikipedia_answers(questions, verified)
         if fast is not None:
             keys = list(fast)
