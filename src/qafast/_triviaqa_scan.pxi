@@ -239,8 +239,9 @@ def triviaqa_json_compact(const unsigned char[::1] buf, unsigned char[::1] out):
 # QuestionId to `qids`, {"NormalizedAliases": [...], "HumanAnswers": [...]} (the latter only if
 # the file has it) to `answers`, the list of its gold strings to `golds` (NormalizedAliases,
 # then HumanAnswers as they are: see _gold_answers_batch of triviaqa_eval.py) and
-# QuestionPartOfVerifiedEval (1, 0, or -1 where there is none) to `flags`; into `out` (at least as long as the file) it writes the file with the
-# value of "Data" replaced by [], for json.loads to read the rest. It returns the length
+# QuestionPartOfVerifiedEval (1, 0, or -1 where there is none) to `flags`; into `out` (at
+# least as long as the file) it writes the file with the value of "Data" replaced by [], for
+# json.loads to read the rest (no key of the root written with an escape either). It returns the length
 # written, or -1 for any other file, or one that is not plainly JSON as json_skip_spans
 # checks it (then the lists hold garbage, and the caller reads the file the general way).
 # Strings are decoded from the (checked) UTF-8 and escapes as json.loads decodes them; a long
