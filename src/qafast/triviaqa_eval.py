@@ -297,10 +297,10 @@ def _read_predictions(predictions, gold: _Gold) -> tuple[list, int]:
     get = predictions.get
     out = list(map(get, gold.keys))
     kinds = set(map(type, out))
-    if kinds <= {str, type(None)} and (
-            type(None) not in kinds
-            or not any([k in predictions for k, p in zip(gold.keys, out) if p is None])):
-        return out, len(predictions)   # (every answer a str: none to check one by one)
+    if kinds <= {str, type(None)} and (type(None) not in kinds
+                                       or None not in predictions.values()):
+        # every answer a str (a None is a key without one): none to check one by one
+        return out, len(predictions)
     for k, p in zip(gold.keys, out):
         if type(p) is not str and (p is not None or k in predictions):
             if isinstance(p, str):
