@@ -85,7 +85,7 @@ def make_case(rng: random.Random, hostile: bool):
     for k in keys:
         if rng.random() < 0.8:
             preds[k] = text(rng) if rng.random() < 0.7 else rng.choice(
-                dataset["Data"][0]["Answer"].get("NormalizedAliases", ["x"]) or ["x"])
+                dataset["Data"][0].get("Answer", {}).get("NormalizedAliases", ["x"]) or ["x"])
             if hostile and rng.random() < 0.03:
                 preds[k] = rng.choice([1, None, ["a"]])
     for _ in range(rng.randint(0, 2)):
