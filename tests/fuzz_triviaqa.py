@@ -5,11 +5,13 @@ pytest).
 
 For N seeded adversarial dataset/prediction files (Wikipedia and web domains, verified sets,
 repeated keys, human answers, punctuation, articles, underscores, Unicode, empty and missing
-predictions): the script's stdout (its ``em=0:`` lines and its dict) and stderr against
+predictions; the dataset file written in any JSON layout, a key escaped or given twice): the
+script's stdout (its ``em=0:`` lines and its dict) and stderr against
 ``qafast triviaqa`` byte for byte, and ``qafast.triviaqa`` against
 ``qafast.reference.triviaqa`` bit for bit. The script runs unmodified from the oracle
 directory (its ``utils`` package on PYTHONPATH). With ``--hostile`` the files are also
-malformed (non-string answers, missing fields, pages without a verified one): where the script
+malformed (non-string answers, missing fields, pages without a verified one; a dataset file
+that is not JSON): where the script
 prints, qafast prints the same; where it fails, the command fails with a qafast error. Prints
 the number of mismatches.
 """
@@ -22,6 +24,7 @@ import io
 import json
 import os
 import random
+import re
 import subprocess
 import sys
 import tempfile
@@ -82,12 +85,43 @@ def make_case(rng: random.Random, hostile: bool):
     for k in keys:
         if rng.random() < 0.8:
             preds[k] = text(rng) if rng.random() < 0.7 else rng.choice(
-                dataset["Data"][0]["Answer"].get("NormalizedAliases", ["x"]) or ["x"])
+                dataset["Data"][0].get("Answer", {}).get("NormalizedAliases", ["x"]) or ["x"])
             if hostile and rng.random() < 0.03:
                 preds[k] = rng.choice([1, None, ["a"]])
     for _ in range(rng.randint(0, 2)):
         preds[f"extra{rng.randint(0, 9)}"] = text(rng)
     return dataset, preds
+
+
+_DUPLICATED = {"QuestionId": '"dup"', "Answer": '{"NormalizedAliases": ["dup"]}',
+               "NormalizedAliases": '["dup"]', "HumanAnswers": '["dup"]', "Data": "[]",
+               "QuestionPartOfVerifiedEval": "true", "Filename": '"dup.txt"'}
+
+
+def dataset_bytes(dataset: dict, rng: random.Random, hostile: bool) -> bytes:
+    """The dataset as a file in one of the ways JSON is written (ASCII or not, indented or
+    not, tight or loose separators, CRLF lines), a key written with an escape or given twice
+    now and then (valid JSON that json.loads reads its way); with ``hostile``, sometimes not
+    JSON at all (a BOM, a raw control character, bytes that are not UTF-8, NaN, a cut)."""
+    indent = rng.choice([None, None, 1, "\t"])
+    seps = rng.choice([None, (",", ":"), (" , ", " : ")])
+    text = json.dumps(dataset, ensure_ascii=rng.random() < 0.5, indent=indent, separators=seps)
+    if indent is not None and rng.random() < 0.3:
+        text = text.replace("\n", "\r\n")
+    r = rng.random()
+    key = rng.choice(sorted(_DUPLICATED))
+    if r < 0.15:   # a key written with an escape: the same key once read
+        text = text.replace(f'"{key}"', f'"{key[:-1]}\\u{ord(key[-1]):04x}"', rng.randint(1, 3))
+    elif r < 0.3:   # a key given twice: json.loads keeps the last value, where the first was
+        text = re.sub(f'"{key}"(\\s*):(\\s*)', lambda m: f'"{key}": {_DUPLICATED[key]}, '
+                      f'"{key}"{m.group(1)}:{m.group(2)}', text, count=rng.randint(1, 3))
+    raw = text.encode("utf-8")
+    if hostile and rng.random() < 0.2:
+        cut = rng.randrange(len(raw))
+        raw = rng.choice([b"\xef\xbb\xbf" + raw, raw[:cut], raw[:cut] + b"\xff" + raw[cut:],
+                          raw.replace(b'"x"', b'"\x01"', 1), raw.replace(b"true", b"NaN", 1),
+                          raw.replace(b"1.0", b"1" * 5000, 1), raw + b" x"])
+    return raw
 
 
 def main() -> int:
@@ -105,8 +139,9 @@ def main() -> int:
         for i in range(args.n):
             rng = random.Random(args.seed * 1_000_003 + i)
             dataset, preds = make_case(rng, args.hostile)
-            with open(dpath, "w", encoding="utf-8") as f:
-                json.dump(dataset, f)
+            raw = dataset_bytes(dataset, rng, args.hostile)
+            with open(dpath, "wb") as f:
+                f.write(raw)
             with open(ppath, "w", encoding="utf-8") as f:
                 json.dump(preds, f)
             argv = ["--dataset_file", dpath, "--prediction_file", ppath]
@@ -133,6 +168,11 @@ def main() -> int:
             if qafast.triviaqa(dataset, preds) != spec:
                 mismatches += 1
                 print(f"case {i}: the function differs from the specification")
+            # the file as the script read it (a hostile one may differ from `dataset`)
+            if qafast.triviaqa(dpath, preds) != ref.triviaqa(json.loads(raw.decode()), preds):
+                mismatches += 1
+                print(f"case {i}: the function reading the file differs from the "
+                      "specification")
     print(f"{args.n} cases, {crashes} where the script failed, {mismatches} mismatches")
     return 1 if mismatches else 0
 

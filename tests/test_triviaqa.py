@@ -200,3 +200,100 @@ def test_the_normalizer_is_idempotent(s):
     # again, as the script does): that is the script's numbers only because of this
     once = ref.normalize(s)
     assert ref.normalize(once) == once
+
+
+# ---- reading the dataset file --------------------------------------------------------------
+
+_SCAN_DATA = {"Version": 1.0, "Domain": "Wikipedia", "VerifiedEval": False, "Data": [
+    {"QuestionId": "q1", "Question": "Which?", "Answer": {
+        "Aliases": ["Paris"], "NormalizedAliases": ["paris", "île de france", "😀 \ud83d x"],
+        "HumanAnswers": ["The Paris!"], "Type": "WikipediaEntity"},
+     "EntityPages": [{"Filename": "Paris.txt", "Title": "Paris",
+                      "DocPartOfVerifiedEval": True}],
+     "QuestionPartOfVerifiedEval": True},
+    {"QuestionId": "q2", "Answer": {"NormalizedAliases": ["rock n roll"]},
+     "QuestionPartOfVerifiedEval": False, "SearchResults": []},
+    {"QuestionId": "q1", "Answer": {"NormalizedAliases": ["london"], "HumanAnswers": []},
+     "QuestionPartOfVerifiedEval": True, "SearchResults": [
+         {"Filename": "London.txt", "DocPartOfVerifiedEval": True, "Description": "x" * 80},
+         {"Filename": "b.txt", "DocPartOfVerifiedEval": False}]}]}
+_SCAN_PREDS = {"q1": "London", "q2": "Rock-n-Roll", "q1--Paris.txt": "the paris",
+               "q1--London.txt": "London", "x": "y"}
+
+
+@pytest.mark.parametrize("domain", ["Wikipedia", "Web"])
+@pytest.mark.parametrize("verified", [False, True])
+@pytest.mark.parametrize("style", [
+    {}, {"ensure_ascii": False}, {"indent": 2}, {"separators": (",", ":")},
+    {"separators": (" , ", " : "), "indent": "\t", "ensure_ascii": False}])
+@pytest.mark.parametrize("mutate", [
+    None,
+    ('"QuestionId"', '"Question\\u0049d"'),   # a key written with an escape
+    ('"NormalizedAliases": ', '"NormalizedAliases": ["dup"], "NormalizedAliases": '),
+    ('"Answer": ', '"Answer": {"NormalizedAliases": ["dup"]}, "Answer": '),
+    ('"Data": ', '"Data": [], "Data": '),
+    ('"Filename": ', '"Filename": 1, "Filename": '),
+    ('"Question": "Which?"', '"Question": [[[{"a": "\\u00e9\\n"}]], 1e5, -0.5, null]')])
+def test_a_file_is_read_as_json_loads_reads_it(tmp_path, domain, verified, style, mutate):
+    # the scans read a file in any layout, an escaped or repeated key included, as the data
+    # json.loads makes of it
+    data = dict(_SCAN_DATA, Domain=domain, VerifiedEval=verified)
+    text = json.dumps(data, **style)
+    if mutate and style.get("separators") is None:
+        text = text.replace(*mutate)
+    path = tmp_path / "data.json"
+    # (a lone surrogate is written as the escape it is read from)
+    path.write_bytes(text.encode("utf-8", "backslashreplace"))
+    loaded = json.loads(path.read_text(encoding="utf-8"))
+    try:
+        want = ref.triviaqa(loaded, _SCAN_PREDS)
+    except Exception:
+        with pytest.raises(qafast.QafastError):
+            qafast.triviaqa(path, _SCAN_PREDS)
+        return
+    assert qafast.triviaqa(path, _SCAN_PREDS) == want
+    assert qafast.triviaqa_per_question(path, _SCAN_PREDS)["id"] == \
+        qafast.triviaqa_per_question(loaded, _SCAN_PREDS)["id"]
+
+
+@pytest.mark.parametrize("text", [
+    '\ufeff{"Version": 1.0, "Domain": "Wikipedia", "VerifiedEval": false, "Data": []}',
+    '{"Version": NaN, "Domain": "Wikipedia", "VerifiedEval": false, "Data": [{"QuestionId": '
+    '"q", "Answer": {"NormalizedAliases": ["a"], "x": -Infinity}}]}',
+    '{"Version": 1.0, "Domain": "Wikipedia", "VerifiedEval": false, "Data": [] } x',
+    '{"Version": 1.0, "Domain": "Wikipedia", "VerifiedEval": false, "Data": [{"QuestionId": '
+    '"q", "Answer": {"NormalizedAliases": ["a\x01"]}}]}',
+    '{"Version": 1.0, "Domain": "Wikipedia", "VerifiedEval": false, "Data": [{"QuestionId": '
+    '"q", "Question": ' + "1" * 5000 + ', "Answer": {"NormalizedAliases": ["a"]}}]}',
+    '{"Version": 1.0, "Domain": "Wikipedia", "VerifiedEval": false, "Data": [{"QuestionId": '
+    '"q", "Question": ' + "[" * 3000 + "]" * 3000 + ', "Answer": {"NormalizedAliases": []}}]}'])
+def test_a_file_json_loads_refuses_or_reads_otherwise_is_left_to_it(tmp_path, text):
+    # (a BOM, NaN, trailing text, a raw control character, an int json.loads will not
+    # convert, nesting beyond its recursion limit: the scans must not read these)
+    path = tmp_path / "data.json"
+    path.write_text(text, encoding="utf-8")
+    try:
+        want = ref.triviaqa(json.loads(text), {"q": "a"})
+    except Exception:   # not JSON, or not a dataset the script reads
+        with pytest.raises(qafast.QafastError):
+            qafast.triviaqa(path, {"q": "a"})
+    else:
+        assert qafast.triviaqa(path, {"q": "a"}) == want
+
+
+def test_bytes_that_are_not_utf8_are_a_format_error(tmp_path):
+    path = tmp_path / "data.json"
+    path.write_bytes(b'{"Version": 1.0, "Domain": "Wikipedia", "VerifiedEval": false, "Data": '
+                     b'[{"QuestionId": "q", "Question": "\xff", "Answer": '
+                     b'{"NormalizedAliases": ["a"]}}]}')
+    with pytest.raises(qafast.QafastError, match="JSON"):
+        qafast.triviaqa(path, {"q": "a"})
+
+
+def test_a_verified_question_without_its_flag_is_named_when_read_from_a_file(tmp_path):
+    path = tmp_path / "data.json"
+    path.write_text(json.dumps({"Version": 1.0, "Domain": "Wikipedia", "VerifiedEval": True,
+                                "Data": [{"QuestionId": "q", "Answer": {
+                                    "NormalizedAliases": ["a"]}}]}), encoding="utf-8")
+    with pytest.raises(InputError, match="question 0 has no 'QuestionPartOfVerifiedEval'"):
+        qafast.triviaqa(path, {"q": "a"})

@@ -354,6 +354,11 @@ JSON_SKIP_HOTPOT: int
 JSON_SKIP_DROP: int
 JSON_SKIP_NQ: int
 def json_skip_spans(buf: bytes, layout: int) -> list[int] | None: ...
+# a TriviaQA dataset with only the fields the evaluation reads (_triviaqa_scan.pxi)
+def triviaqa_json_compact(buf: bytes, out: NDArray[np.uint8]) -> int: ...
+def triviaqa_scan_questions(buf: bytes, out: NDArray[np.uint8], qids: list[str],
+                            answers: list[dict[str, list[str]]], golds: list[list[str]],
+                            flags: list[int], scanstring: Any) -> int: ...
 # gdeval.pl's nDCG@k and ERR@k (_gdeval_kernels.pxi)
 def gdeval_scan(data: bytes | NDArray[np.uint8], is_run: bool, topic: _I64, doc_start: _I64,
                 doc_end: _I64, doc_hash: NDArray[np.uint64], value: NDArray[np.float64],

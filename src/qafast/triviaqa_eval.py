@@ -12,10 +12,15 @@ compiled answer kernels; the F1 sum is taken left to right, as the script adds.
 from __future__ import annotations
 
 import itertools
+import json
+import mmap
+import os
+import re
 import sys
 
 import numpy as np
 
+from . import _kernels
 from ._gc import gc_paused
 from ._kept_scores import KeptScores
 from .answers import normalize_triviaqa
@@ -29,26 +34,106 @@ __all__ = ["TriviaqaMetrics", "triviaqa", "triviaqa_per_question"]
 # Reading
 # --------------------------------------------------------------------------------------------
 
+def _load_dataset(dataset, scan_questions: bool = True) -> tuple:
+    """``load_json(dataset, "dataset")`` and, where the compiled scan read them, a Wikipedia
+    dataset's questions as ``(QuestionIds, Answers, gold strings, QuestionPartOfVerifiedEval
+    flags)`` (the data's "Data" then being an empty list), else None.
+
+    json.loads had most of the time of reading a dataset, and most of what it built (question
+    texts, the aliases that are not normalized, the pages' titles and addresses) is never
+    read. A file is read so in order of preference: the questions straight from the file
+    (triviaqa_scan_questions: a Wikipedia dataset of well-formed questions); or json.loads of
+    the file without the values never read (triviaqa_json_compact); or load_json, for any file
+    the scans do not accept as plainly valid JSON, so that every error stays the one it gives.
+    """
+    if isinstance(dataset, (str, os.PathLike)):
+        path = os.fspath(dataset)
+        if isinstance(path, str):
+            try:
+                with open(path, "rb") as f:
+                    # mapped, not copied: the scans read it once, json.loads only what they
+                    # leave of it (an empty or special file is left to load_json)
+                    raw = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) \
+                        if os.fstat(f.fileno()).st_size else None
+            except (OSError, ValueError):
+                raw = None   # (load_json names the error)
+            if raw is not None:
+                with raw:
+                    got = _scan_dataset(raw, scan_questions)
+                if got is not None:
+                    return got[0], path, got[1]
+    data, src = load_json(dataset, "dataset")
+    return data, src, None
+
+
+def _scan_dataset(raw, scan_questions: bool) -> tuple | None:
+    """_load_dataset's (data, questions) of a file's bytes, or None where the scans leave the
+    file to load_json."""
+    out = np.empty(len(raw), dtype=np.uint8)
+    if scan_questions and not _not_wikipedia(raw):
+        qids: list = []
+        answers: list = []
+        golds: list = []
+        flags: list = []
+        n = _kernels.triviaqa_scan_questions(raw, out, qids, answers, golds, flags,
+                                             _SCANSTRING)
+        if n >= 0:
+            data = json.loads(str(out.data[:n], "utf-8"))
+            if data.get("Domain") == "Wikipedia":
+                return data, (qids, answers, golds, flags)
+    n = _kernels.triviaqa_json_compact(raw, out)
+    if n >= 0:
+        return json.loads(str(out.data[:n], "utf-8")), None
+    return None
+
+
+#: json's own string decoder (json.loads's), for the long strings with an escape the scan
+#: leaves to it
+_SCANSTRING = json.decoder.scanstring  # type: ignore[attr-defined]
+
+_DOMAIN = re.compile(rb'"Domain"\s*:\s*("[^"\\]*")')
+
+
+def _not_wikipedia(raw) -> bool:
+    """The file's Domain, where it is written near its start or its end (as json.dump writes
+    it, keys sorted or not), is not "Wikipedia": the questions are then not scanned for
+    nothing. (Only a guess at what the scans would find: they decide.)"""
+    for part in (raw[:4096], raw[-4096:]):
+        m = _DOMAIN.search(part)
+        if m:
+            return m.group(1) != b'"Wikipedia"'
+    return False
 
 
 class _Gold:
     """The keys in the script's order, each key's ``Answer`` object and the dataset's
     version. A key's gold answers are read only if it has a prediction, as the script reads
-    them (``golds``)."""
+    them (``golds``). ``gold_lists``, where the dataset was scanned, are each key's gold
+    strings as ``golds`` gives them, the scan having checked their types."""
 
-    __slots__ = ("answers", "keys", "src", "version")
+    __slots__ = ("answers", "gold_lists", "keys", "src", "version")
 
-    def __init__(self, keys, answers, src, version):
+    def __init__(self, keys, answers, src, version, gold_lists=None):
         self.keys, self.answers, self.src, self.version = keys, answers, src, version
+        self.gold_lists = gold_lists
 
     def golds(self, preds: list) -> list:
         """Each key's gold answers, to be scored as the script scores them (the human
         answers not yet normalized: see _gold_answers_batch); [] for a key without a
         prediction."""
-        wanted = [(k, a) for k, a, p in zip(self.keys, self.answers, preds) if p is not None]
-        fast = _gold_answers_batch([a for _, a in wanted])
+        fast: list | None
+        if self.gold_lists is not None:
+            fast = [g for g, p in zip(self.gold_lists, preds) if p is not None]
+            if not all(fast):   # a key without gold answers: named below
+                fast = None
+        else:
+            fast = _gold_answers_batch([a for a, p in zip(self.answers, preds)
+                                        if p is not None])
         if fast is None:   # something to refuse: the first key at fault, as one by one
-            fast = [_gold_answers(a, k, self.src) for k, a in wanted]
+            fast = [_gold_answers(a, k, self.src)
+                    for k, a, p in zip(self.keys, self.answers, preds) if p is not None]
+        if len(fast) == len(preds):
+            return fast
         it = iter(fast)
         return [next(it) if p is not None else [] for p in preds]
 
@@ -64,8 +149,8 @@ def _is_list(x) -> bool:
     return type(x) is list
 
 
-def _read_gold(dataset) -> _Gold:
-    data, src = load_json(dataset, "dataset")
+def _read_gold(dataset, scan_questions: bool = True) -> _Gold:
+    data, src, scanned = _load_dataset(dataset, scan_questions)
     if not isinstance(data, dict):
         raise InputError(f"{src}: the dataset must be an object with Version, Domain, "
                          "VerifiedEval and Data")
@@ -76,6 +161,17 @@ def _read_gold(dataset) -> _Gold:
         raise InputError(f"{src}: Data must be a list of questions", field="Data")
     domain = _field(data, "Domain", src, "the dataset")
     web = domain != "Wikipedia"
+    if not web:
+        if scanned is not None:
+            qids, answers_, golds, flags = scanned
+            kept = _scanned_answers(qids, answers_, golds, flags, verified)
+            if kept is None:   # some question is at fault: read them all, to name it
+                return _read_gold(dataset, scan_questions=False)
+            return _Gold(kept[0], kept[1], src, version, kept[2])
+        fast = _wikipedia_answers(questions, verified)
+        if fast is not None:
+            keys = list(fast)
+            return _Gold(keys, list(fast.values()), src, version)
     answers: dict = {}
     for n, q in enumerate(questions):
         if not isinstance(q, dict):
@@ -110,6 +206,38 @@ def _read_gold(dataset) -> _Gold:
     return _Gold(keys, [answers[k] for k in keys], src, version)
 
 
+def _wikipedia_answers(questions: list, verified) -> dict | None:
+    """``{QuestionId: Answer}`` of a Wikipedia dataset's questions (the verified ones of a
+    verified set), or None if some question is at fault: _read_gold then reads them one by
+    one, naming the first. The same dict as that loop, built without a call a question."""
+    if not all([type(q) is dict for q in questions]):
+        return None
+    try:
+        if verified:
+            return {q["QuestionId"]: q["Answer"] for q in questions
+                    if q["QuestionPartOfVerifiedEval"]}
+        return {q["QuestionId"]: q["Answer"] for q in questions}
+    except Exception:   # (a missing field, a QuestionId that is no key, ...)
+        return None
+
+
+def _scanned_answers(qids: list, answers: list, golds: list, flags: list,
+                     verified) -> tuple | None:
+    """The keys, Answers and gold strings of the questions triviaqa_scan_questions read, as
+    _wikipedia_answers keeps them (a key where it first comes, with its last question's
+    Answer), or None if some question is at fault."""
+    if verified:
+        if -1 in flags:   # a question without QuestionPartOfVerifiedEval
+            return None
+        at = {k: i for i, (k, f) in enumerate(zip(qids, flags)) if f}
+    else:
+        at = dict(zip(qids, range(len(qids))))
+        if len(at) == len(qids):   # (no QuestionId twice)
+            return qids, answers, golds
+    rows = list(at.values())
+    return list(at), [answers[i] for i in rows], [golds[i] for i in rows]
+
+
 def _hashable(qid, src, n) -> None:
     try:
         hash(qid)
@@ -125,17 +253,15 @@ def _gold_answers_batch(answers: list) -> list | None:
     # scores. TriviaQA's normalizer is idempotent (str.lower is, code point by code point, and
     # what it leaves has no punctuation and no article to take), so scoring the human answers
     # as they are gives the same numbers, and the scorer normalizes each string once, in C.
-    out: list = []
     try:
-        for a in answers:
-            aliases = a["NormalizedAliases"]
-            human = a.get("HumanAnswers", [])
-            if type(aliases) is not list or type(human) is not list or not (aliases or human):
-                return None
-            out.append(aliases + human if human else aliases)
+        aliases = [a["NormalizedAliases"] for a in answers]
+        human = [a.get("HumanAnswers", []) for a in answers]
     except (KeyError, TypeError, AttributeError):
         return None
-    if {type(t) for t in itertools.chain.from_iterable(out)} - {str}:
+    if set(map(type, aliases)) - {list} or set(map(type, human)) - {list}:
+        return None
+    out = [al + h if h else al for al, h in zip(aliases, human)]
+    if not all(out) or set(map(type, itertools.chain.from_iterable(out))) - {str}:
         return None
     return out
 
@@ -169,7 +295,12 @@ def _read_predictions(predictions, gold: _Gold) -> tuple[list, int]:
         raise InputTypeError(f"{src}: the predictions must be an object {{question id: answer}}"
                              f", got {type(predictions).__name__}")
     get = predictions.get
-    out = [get(k) for k in gold.keys]
+    out = list(map(get, gold.keys))
+    kinds = set(map(type, out))
+    if kinds <= {str, type(None)} and (type(None) not in kinds
+                                       or None not in predictions.values()):
+        # every answer a str (a None is a key without one): none to check one by one
+        return out, len(predictions)
     for k, p in zip(gold.keys, out):
         if type(p) is not str and (p is not None or k in predictions):
             if isinstance(p, str):
@@ -252,8 +383,10 @@ def triviaqa(dataset, predictions) -> dict:
         gold = _read_gold(dataset)
         preds, pred_len = _read_predictions(predictions, gold)
         em, f1 = _scores(preds, gold.golds(preds))
-    common = sum(p is not None for p in preds)
-    return _result(em, f1, common, pred_len, len(gold.keys))
+        common, keys = len(preds) - preds.count(None), len(gold.keys)
+        # freed before the collector resumes (see _run_cli)
+        del gold, preds
+    return _result(em, f1, common, pred_len, keys)
 
 
 def triviaqa_per_question(dataset, predictions) -> dict:
@@ -357,22 +490,36 @@ def register_cli(subparsers) -> dict:
 
 def _run_cli(args) -> int:
     with gc_paused():
-        gold = _read_gold(args.dataset_file)
-        if gold.version != EXPECTED_VERSION:
-            sys.stderr.write(f"Evaluation expects v-{EXPECTED_VERSION} , but got dataset with "
-                             f"v-{gold.version}\n")
-        preds, pred_len = _read_predictions(args.prediction_file, gold)
-        em, f1 = _scores(preds, gold.golds(preds))
-        result = _result(em, f1, sum(p is not None for p in preds), pred_len, len(gold.keys))
-    err, out = [], []
+        # what the evaluation built is freed with _cli_write's frame, before the collector
+        # resumes: else its first full collection would walk those millions of objects (half
+        # a second on 100,000 questions), which are garbage by then
+        _cli_write(args)
+    return 0
+
+
+def _cli_write(args) -> None:
+    gold = _read_gold(args.dataset_file)
+    if gold.version != EXPECTED_VERSION:
+        sys.stderr.write(f"Evaluation expects v-{EXPECTED_VERSION} , but got dataset with "
+                         f"v-{gold.version}\n")
+    preds, pred_len = _read_predictions(args.prediction_file, gold)
+    golds = gold.golds(preds)
+    em, f1 = _scores(preds, golds)
+    result = _result(em, f1, len(preds) - preds.count(None), pred_len, len(gold.keys))
     # the script's two streams, line by line in its order
-    for k, a, p, e in zip(gold.keys, gold.answers, preds, em.tolist()):
-        if p is None:
-            err.append(f"Missed question {k} will receive score 0.\n")
-        elif not e:
-            # the list the script prints has the human answers normalized
-            out.append(f"em=0: {p} {_gold_answers(a, k, gold.src)!r}\n")
-    sys.stderr.write("".join(err))
+    keys, answers = gold.keys, gold.answers
+    sys.stderr.write("".join([f"Missed question {k} will receive score 0.\n"
+                              for k, p in zip(keys, preds) if p is None]))
+    out = []
+    for i in np.flatnonzero(em == 0).tolist():
+        p = preds[i]
+        if p is not None:
+            # the list the script prints has the human answers normalized (golds has them as
+            # they are: see _gold_answers_batch)
+            g = golds[i]
+            human = answers[i].get("HumanAnswers")
+            if human:   # (checked by gold.golds)
+                g = answers[i]["NormalizedAliases"] + [normalize_triviaqa(h) for h in human]
+            out.append(f"em=0: {p} {g!r}\n")
     out.append(f"{result!r}\n")
     sys.stdout.write("".join(out))
-    return 0
