@@ -159,6 +159,43 @@ def test_ideal_ranking_breaks_ties_to_the_greatest_docno():
     assert order.tolist() == [2, 1, 0, 3]
 
 
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.lists(st.integers(0, 4), max_size=3, unique=True), min_size=1, max_size=14),
+       st.sampled_from([0.0, 0.5, 0.9, 1.0]))
+def test_ideal_kernel_is_the_specification(rels, alpha):
+    """Documents relevant to no subtopic (never scored by the kernel) among relevant ones,
+    ties at score 0 (alpha 1) between the two kinds."""
+    subtopics = 5
+    docnos = [b"d%02d" % i for i in range(len(rels))]
+    topic = spec.Topic(subtopics=subtopics)
+    topic.rel = {d: [1 if j in r else 0 for j in range(subtopics)] for d, r in zip(docnos, rels)}
+    rel_offsets = np.concatenate(([0], np.cumsum([len(r) for r in rels]))).astype(np.int64)
+    order = np.empty(len(rels), np.int64)
+    _kernels.ndeval_ideal(np.array([0, len(rels)], np.int64), rel_offsets,
+                          np.array([j for r in rels for j in sorted(r)], np.int64),
+                          np.array([subtopics], np.int64), alpha, order)
+    assert [docnos[i] for i in order.tolist()] == spec.ideal_order(topic, alpha)
+
+
+def test_judged_rows_and_duplicates_kernels():
+    # two rankings of topics 1 and 0 of the qrels; codes 0..5
+    code = np.array([3, 0, 5, 1, 3, 2], np.int64)
+    rows = np.empty(6, np.int64)
+    _kernels.ndeval_judged_rows(np.array([0, 3, 6], np.int64), code, np.array([1, 0], np.int64),
+                                np.array([0, 2, 4], np.int64),
+                                np.array([1, 3, 0, 5], np.int64), 6, rows)
+    assert rows.tolist() == [-1, 2, 3, 0, 1, -1]
+    with pytest.raises(ValueError):
+        _kernels.ndeval_judged_rows(np.array([0, 1], np.int64), np.array([6], np.int64),
+                                    np.zeros(1, np.int64), np.array([0, 0], np.int64),
+                                    np.zeros(0, np.int64), 6, np.empty(1, np.int64))
+    topic = np.array([1, 1, 2, 2, 2], np.int64)
+    assert not _kernels.ndeval_has_duplicate(topic, np.array([0, 1, 0, 1, 2], np.int64), 3)
+    assert _kernels.ndeval_has_duplicate(topic, np.array([0, 1, 0, 2, 0], np.int64), 3)
+    with pytest.raises(ValueError):
+        _kernels.ndeval_has_duplicate(topic, np.array([0, 1, 0, 2, 3], np.int64), 3)
+
 # -- ndeval's rules, and what qafast refuses --------------------------------------------------
 
 def test_topic_without_relevant_document_has_nan_nnrbp_and_zeros():

@@ -6,7 +6,7 @@
 # sums, products left to right. The dot products with the gains and costs are left to the
 # Python layer (numpy's dot), so every number is the bits cwl_eval computes.
 
-from libc.math cimport log, pow as c_pow
+from libc.math cimport log
 from libc.stdlib cimport malloc, free
 
 # measure kinds, as qafast.reference.cwl.KINDS orders them
@@ -18,6 +18,16 @@ cdef enum:
     CWL_AP = 4
     CWL_INST = 5
     CWL_INSQ = 6
+
+
+cdef extern from *:
+    """
+    #include <math.h>
+    /* libm's pow(x, 2.0), which cwl_eval's ** 2.0 calls: a volatile exponent keeps the
+       compiler from turning it into x * x, which differs in the last bit now and then */
+    static double qafast_cwl_square(double x) { volatile double two = 2.0; return pow(x, two); }
+    """
+    double _cwl_square "qafast_cwl_square" (double x) noexcept nogil
 
 
 cdef double _cwl_pairwise(const double* a, Py_ssize_t n) noexcept nogil:
@@ -85,11 +95,11 @@ cdef void _cwl_continue(const double* g, Py_ssize_t n, int kind, double p, doubl
             total = total + g[i] if i else g[0]
             wanted = p - total
             r = i + 1.0
-            c[i] = c_pow(((r + p) + wanted - 1.0) / ((r + p) + wanted), 2.0)
+            c[i] = _cwl_square(((r + p) + wanted - 1.0) / ((r + p) + wanted))
     else:  # CWL_INSQ
         for i in range(n):
             r = i + 1.0
-            c[i] = c_pow((r + 2.0 * p - 1.0) / (r + 2.0 * p), 2.0)
+            c[i] = _cwl_square((r + 2.0 * p - 1.0) / (r + 2.0 * p))
 
 
 def cwl_weights(const double[:, ::1] gains, int kind, double param, double[:, ::1] weights,
@@ -129,15 +139,6 @@ def cwl_weights(const double[:, ::1] gains, int kind, double param, double[:, ::
 # Its rankings are cwl_eval's: CWL_DEPTH ranks (cut, or padded with gain 0), every cost 1, so
 # the expected utility per document is W . gains. W is computed as above; the dot product
 # is summed in rank order (cwl_eval's numpy dot goes through BLAS: within 1e-12 of it).
-
-cdef extern from *:
-    """
-    #include <math.h>
-    /* libm's pow(x, 2.0), which cwl_eval's ** 2.0 calls: a volatile exponent keeps the
-       compiler from turning it into x * x, which differs in the last bit now and then */
-    static double qafast_cwl_square(double x) { volatile double two = 2.0; return pow(x, two); }
-    """
-    double _cwl_square "qafast_cwl_square" (double x) noexcept nogil
 
 # the models cwl_eval has beyond its command line's (qafast.reference.cwl.IR_KINDS)
 cdef enum:

@@ -25,10 +25,12 @@ def ndeval_ideal(const int64_t[::1] offsets, const int64_t[::1] rel_offsets,
     ``offsets[t]:offsets[t + 1]`` (in docno order) rearranged into ``order_out`` so that each
     rank holds the document of highest gain, ties to the later row (the greater docno)."""
     cdef Py_ssize_t t, i, r, p, best, lo, hi, groups = offsets.shape[0] - 1
+    cdef Py_ssize_t n_rel, n_zero, c
     cdef int64_t s, most = 0
     cdef double score, best_score
     cdef double* gain
-    cdef char* used
+    cdef int64_t* rel_rows
+    cdef int64_t* zero_rows
     if groups < 0 or subtopics.shape[0] < groups or order_out.shape[0] < rel_offsets.shape[0] - 1:
         raise ValueError("ndeval_ideal: arrays too short")
     for t in range(groups):
@@ -43,10 +45,12 @@ def ndeval_ideal(const int64_t[::1] offsets, const int64_t[::1] rel_offsets,
         if rel_sub[i] < 0:
             raise ValueError("ndeval_ideal: a negative subtopic")
     gain = <double*>malloc((most + 1) * sizeof(double))
-    used = <char*>malloc(rel_offsets.shape[0] + 1)
-    if gain == NULL or used == NULL:
+    rel_rows = <int64_t*>malloc((rel_offsets.shape[0] + 1) * sizeof(int64_t))
+    zero_rows = <int64_t*>malloc((rel_offsets.shape[0] + 1) * sizeof(int64_t))
+    if gain == NULL or rel_rows == NULL or zero_rows == NULL:
         free(gain)
-        free(used)
+        free(rel_rows)
+        free(zero_rows)
         raise MemoryError()
     try:
         with nogil:
@@ -56,29 +60,52 @@ def ndeval_ideal(const int64_t[::1] offsets, const int64_t[::1] rel_offsets,
                 s = subtopics[t]
                 for i in range(s):
                     gain[i] = 1.0
+                # A document relevant to none of the topic's subtopics scores 0 at every
+                # rank, so of those only the greatest unused row can win (at score 0, ties
+                # going to the later row); the others need not be scored at each rank.
+                n_rel = 0
+                n_zero = 0
                 for i in range(lo, hi):
-                    used[i] = 0
+                    for p in range(rel_offsets[i], rel_offsets[i + 1]):
+                        if rel_sub[p] < s:
+                            rel_rows[n_rel] = i
+                            n_rel += 1
+                            break
+                    else:
+                        zero_rows[n_zero] = i
+                        n_zero += 1
                 for r in range(lo, hi):
+                    # the unused relevant rows in ascending order: the last of the highest
+                    # score wins, as when every row is scored
                     best = -1
+                    c = -1
                     best_score = 0.0
-                    for i in range(lo, hi):
-                        if used[i]:
-                            continue
+                    for i in range(n_rel):
                         score = 0.0
-                        for p in range(rel_offsets[i], rel_offsets[i + 1]):
+                        for p in range(rel_offsets[rel_rows[i]], rel_offsets[rel_rows[i] + 1]):
                             if rel_sub[p] < s:
                                 score += gain[rel_sub[p]]
                         if best == -1 or score >= best_score:
-                            best = i
+                            best = rel_rows[i]
+                            c = i
                             best_score = score
-                    used[best] = 1
+                    if n_zero > 0 and (best == -1 or (best_score <= 0.0
+                                                      and zero_rows[n_zero - 1] > best)):
+                        n_zero -= 1
+                        order_out[r] = zero_rows[n_zero]
+                        continue
+                    # drop the chosen row, keeping the others in ascending order
+                    for i in range(c, n_rel - 1):
+                        rel_rows[i] = rel_rows[i + 1]
+                    n_rel -= 1
                     order_out[r] = best
                     for p in range(rel_offsets[best], rel_offsets[best + 1]):
                         if rel_sub[p] < s:
                             gain[rel_sub[p]] *= 1.0 - alpha
     finally:
         free(gain)
-        free(used)
+        free(rel_rows)
+        free(zero_rows)
 
 
 def ndeval_topics(const int64_t[::1] offsets, const int64_t[::1] ranked,
@@ -233,3 +260,84 @@ def ndeval_topics(const int64_t[::1] offsets, const int64_t[::1] ranked,
         free(total)
         free(seen)
         free(ideal)
+
+
+def ndeval_judged_rows(const int64_t[::1] offsets, const int64_t[::1] code,
+                       const int64_t[::1] topic_of, const int64_t[::1] doc_offsets,
+                       const int64_t[::1] doc_code, int64_t ncodes, int64_t[::1] rows_out):
+    """The judged row of each ranked document: for each ranking ``t`` (rows
+    ``offsets[t]:offsets[t + 1]`` of ``code``, docno codes below ``ncodes``), the topic
+    ``topic_of[t]``'s judged documents are rows ``doc_offsets[q]:doc_offsets[q + 1]`` of
+    ``doc_code``; ``rows_out[i]`` is the row whose code is ``code[i]``, or -1 (not judged)."""
+    cdef Py_ssize_t t, i, groups = offsets.shape[0] - 1, topics = doc_offsets.shape[0] - 1
+    cdef int64_t q
+    cdef int64_t* row_of
+    cdef int64_t* stamp
+    if groups < 0 or topics < 0 or topic_of.shape[0] < groups or ncodes < 0:
+        raise ValueError("ndeval_judged_rows: arrays too short")
+    if offsets[0] != 0 or offsets[groups] > code.shape[0] or rows_out.shape[0] < offsets[groups]:
+        raise ValueError("ndeval_judged_rows: offsets out of range")
+    for t in range(groups):
+        if not offsets[t] <= offsets[t + 1]:
+            raise ValueError("ndeval_judged_rows: offsets out of range")
+        if not 0 <= topic_of[t] < topics:
+            raise ValueError("ndeval_judged_rows: topic_of out of range")
+    if doc_offsets[0] != 0 or doc_offsets[topics] > doc_code.shape[0]:
+        raise ValueError("ndeval_judged_rows: doc_offsets out of range")
+    for t in range(topics):
+        if not doc_offsets[t] <= doc_offsets[t + 1]:
+            raise ValueError("ndeval_judged_rows: doc_offsets out of range")
+    for i in range(offsets[groups]):
+        if not 0 <= code[i] < ncodes:
+            raise ValueError("ndeval_judged_rows: a docno code out of range")
+    for i in range(doc_offsets[topics]):
+        if not 0 <= doc_code[i] < ncodes:
+            raise ValueError("ndeval_judged_rows: a docno code out of range")
+    row_of = <int64_t*>malloc((ncodes + 1) * sizeof(int64_t))
+    stamp = <int64_t*>malloc((ncodes + 1) * sizeof(int64_t))
+    if row_of == NULL or stamp == NULL:
+        free(row_of)
+        free(stamp)
+        raise MemoryError()
+    with nogil:
+        # stamp[c] is the ranking (+ 1) whose topic's judgments last set row_of[c]
+        for i in range(ncodes):
+            stamp[i] = 0
+        for t in range(groups):
+            q = topic_of[t]
+            for i in range(doc_offsets[q], doc_offsets[q + 1]):
+                row_of[doc_code[i]] = i
+                stamp[doc_code[i]] = t + 1
+            for i in range(offsets[t], offsets[t + 1]):
+                rows_out[i] = row_of[code[i]] if stamp[code[i]] == t + 1 else -1
+    free(row_of)
+    free(stamp)
+
+
+def ndeval_has_duplicate(const int64_t[::1] topic, const int64_t[::1] code,
+                         int64_t ncodes) -> bool:
+    """Whether a docno code repeats within a run of equal ``topic`` values (the rows grouped
+    by topic; codes below ``ncodes``)."""
+    cdef Py_ssize_t i, n = topic.shape[0], group = 0
+    cdef bint found = False
+    cdef int64_t* stamp
+    if code.shape[0] < n or ncodes < 0:
+        raise ValueError("ndeval_has_duplicate: arrays too short")
+    for i in range(n):
+        if not 0 <= code[i] < ncodes:
+            raise ValueError("ndeval_has_duplicate: a docno code out of range")
+    stamp = <int64_t*>malloc((ncodes + 1) * sizeof(int64_t))
+    if stamp == NULL:
+        raise MemoryError()
+    with nogil:
+        for i in range(ncodes):
+            stamp[i] = 0
+        for i in range(n):
+            if i == 0 or topic[i] != topic[i - 1]:
+                group += 1
+            if stamp[code[i]] == group:
+                found = True
+                break
+            stamp[code[i]] = group
+    free(stamp)
+    return found

@@ -17,19 +17,26 @@ cdef int64_t _nd_scan(const unsigned char[::1] data, int fields, int doc_col,
     cdef uint64_t h
     cdef int64_t ids = 0, v, slot
     cdef unsigned char c
+    # each byte's class, so that a token's bytes cost one look-up each: 0 in a token,
+    # 1 ends it (space, newline), 2 is a layout this reader leaves to the line reader
+    cdef unsigned char kind[256]
+    for j in range(256):
+        kind[j] = 0
+    kind[32] = 1
+    kind[10] = 1
+    kind[0] = 2
+    kind[9] = 2
+    kind[11] = 2
+    kind[12] = 2
+    kind[13] = 2
     while pos < n:
         if line >= lines:
             return -1
         for col in range(fields):
             start = pos
-            while pos < n:
-                c = data[pos]
-                if c == 32 or c == 10:
-                    break
-                if c == 0 or c == 9 or c == 13 or c == 11 or c == 12:
-                    return -1
+            while pos < n and kind[data[pos]] == 0:
                 pos += 1
-            if pos == start or pos >= n:
+            if pos == start or pos >= n or kind[data[pos]] == 2:
                 return -1
             if (data[pos] == 10) != (col == fields - 1):
                 return -1

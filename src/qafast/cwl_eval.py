@@ -13,7 +13,6 @@ rules (a run is read in file order; unjudged documents gain 0) are written out i
 
 from __future__ import annotations
 
-import math
 import os
 import sys
 from typing import Any
@@ -38,12 +37,17 @@ def _read(path: str | os.PathLike[str], what: str) -> str:
         raise FormatError(f"the {what} is not UTF-8 text", path=os.fspath(path)) from None
 
 
+def _columns_error(path: str, number: int, what: str, columns: str,
+                   parts: list[str]) -> FormatError:
+    return FormatError(f"a {what} line is {columns}; this one has {len(parts)} "
+                       f"column{'' if len(parts) == 1 else 's'}", path=path, line=number)
+
+
 def _check_lines(text: str, path: str, what: str, columns: str, ok) -> None:
     for number, line in enumerate(text.splitlines(), 1):
         parts = line.split()
         if not ok(parts):
-            raise FormatError(f"a {what} line is {columns}; this one has {len(parts)} "
-                              f"column{'' if len(parts) == 1 else 's'}", path=path, line=number)
+            raise _columns_error(path, number, what, columns, parts)
 
 
 def _float_column(text: str, path: str, column: int, field: str) -> None:
@@ -54,6 +58,50 @@ def _float_column(text: str, path: str, column: int, field: str) -> None:
         except ValueError:
             raise FormatError(f"the {field} {value!r} is not a number", path=path, line=number,
                               field=field) from None
+
+
+def _qrels(text: str, path: str) -> dict[str, dict[str, float]]:
+    """The qrels table (:func:`qafast.reference.cwl.read_qrels`), read in one pass over the
+    lines that also checks them: a line short of four columns is reported before a gain that
+    is not a number, wherever each is."""
+    table: dict[str, dict[str, float]] = {}
+    bad_gain = None
+    for number, line in enumerate(text.splitlines(), 1):
+        parts = line.split()
+        if len(parts) < 4:
+            raise _columns_error(path, number, "qrels", "topic, unused, docno, gain", parts)
+        try:
+            gain = float(parts[3])
+        except ValueError:
+            if bad_gain is None:
+                bad_gain = (parts[3], number)
+            continue
+        judged = table.get(parts[0])
+        if judged is None:
+            judged = table[parts[0]] = {}
+        judged[parts[2]] = gain
+    if bad_gain is not None:
+        raise FormatError(f"the gain {bad_gain[0]!r} is not a number", path=path,
+                          line=bad_gain[1], field="gain")
+    return table
+
+
+def _rankings(text: str, path: str) -> list[tuple[str, list[tuple[str, str]]]]:
+    """The run's rankings (:func:`qafast.reference.cwl.read_run`), read in one pass over the
+    lines that also checks that each has six columns."""
+    rankings: list[tuple[str, list[tuple[str, str]]]] = []
+    topic: str | None = None
+    ranking: list[tuple[str, str]] = []
+    for number, line in enumerate(text.splitlines(), 1):
+        parts = line.split()
+        if len(parts) != 6:
+            raise _columns_error(path, number, "run",
+                                 "topic, element_type, docno, rank, score, runid", parts)
+        if parts[0] != topic:
+            topic, ranking = parts[0], []
+            rankings.append((topic, ranking))
+        ranking.append((parts[2], parts[1]))
+    return rankings
 
 
 def _metrics(path: str) -> tuple[_spec.Metric, ...]:
@@ -113,14 +161,12 @@ def cwl(qrels: str | os.PathLike[str], run: str | os.PathLike[str], *,
     if max_depth < 1:
         raise InputError(f"--max_depth {max_depth}: the depth is 1 or more", field="max_depth")
     qrels_text = _read(qrels_path, "qrels")
-    _check_lines(qrels_text, qrels_path, "qrels", "topic, unused, docno, gain",
-                 lambda parts: len(parts) >= 4)
-    _float_column(qrels_text, qrels_path, 3, "gain")
+    qrels_table = _qrels(qrels_text, qrels_path)
     run_text = _read(run_path, "run")
-    _check_lines(run_text, run_path, "run", "topic, element_type, docno, rank, score, runid",
-                 lambda parts: len(parts) == 6)
-    if not run_text.splitlines():
+    rankings = _rankings(run_text, run_path)
+    if not rankings:
         raise FormatError("the run has no lines", path=run_path)
+    del run_text
     costs_text = None
     if costs is not None:
         costs_path = os.fspath(costs)
@@ -132,7 +178,6 @@ def cwl(qrels: str | os.PathLike[str], run: str | os.PathLike[str], *,
     for metric in chosen:
         if metric.kind == "P" and int(metric.param) > max_depth + 1:
             raise MeasureError(f"P@{metric.param} looks deeper than --max_depth {max_depth}")
-    qrels_table = _spec.read_qrels(qrels_text)
     for topic, judged in qrels_table.items():
         for doc, gain in judged.items():
             if not min_gain <= gain <= max_gain:
@@ -140,7 +185,6 @@ def cwl(qrels: str | os.PathLike[str], run: str | os.PathLike[str], *,
                                  f"is outside [{min_gain}, {max_gain}] (see --min_gain and "
                                  f"--max_gain)", path=qrels_path, query=topic, field="gain")
     cost_of = _spec.read_costs(costs_text) if costs_text is not None else {}
-    rankings = _spec.read_run(run_text)
     lines = [_spec.HEADER_RESIDUALS if residuals else _spec.HEADER] if colnames else []
     names = [topic for topic, _ in rankings]
     worst = _Case(qrels_table, rankings, cost_of, max_depth, 0.0, max_cost)
@@ -182,13 +226,8 @@ class _Case:
                                f"--min_gain)")
         weights, stops = np.empty_like(gains), np.empty_like(gains)
         depth = np.empty(len(gains))
-        if metric.kind in ("INST", "INSQ"):
-            # cwl_eval squares with libm's pow, which can differ from x * x in the last bit;
-            # the C compiler turns pow(x, 2.0) into x * x, so these two are built here
-            self._weights_in_python(metric, weights, stops, depth)
-        else:
-            _kernels.cwl_weights(gains, _spec.KINDS.index(metric.kind), float(metric.param),
-                                 weights, stops, depth)
+        _kernels.cwl_weights(gains, _spec.KINDS.index(metric.kind), float(metric.param),
+                             weights, stops, depth)
         out = [np.empty(len(gains)) for _ in range(4)]
         dot = np.dot  # numpy's dot of each row, the sums cwl_eval takes
         for q in range(len(gains)):
@@ -197,25 +236,6 @@ class _Case:
             out[2][q] = dot(weights[q], costs[q])
             out[3][q] = dot(stops[q], self.summed_costs[q])
         return out + [depth]
-
-    def _weights_in_python(self, metric: _spec.Metric, weights: np.ndarray, stops: np.ndarray,
-                           depth: np.ndarray) -> None:
-        p = metric.param
-        rank = np.arange(1.0, self.gains.shape[1] + 1.0)
-        if metric.kind == "INST":
-            wanted = p - self.summed_gains
-            base = ((rank + p) + wanted - 1.0) / ((rank + p) + wanted)
-        else:
-            base = np.broadcast_to((rank + 2.0 * p - 1.0) / (rank + 2.0 * p), self.gains.shape)
-        power = math.pow
-        for q in range(len(self.gains)):
-            c = np.array([power(x, 2.0) for x in base[q].tolist()])
-            reach = np.concatenate([[1.0], np.cumprod(c[:-1])])
-            first = 1.0 / np.sum(reach)
-            weights[q, 0] = first
-            weights[q, 1:] = reach[1:] * first
-            stops[q] = reach * (1.0 - c)
-            depth[q] = 1.0 / first
 
 
 def register_cli(subparsers: Any) -> dict:

@@ -73,7 +73,8 @@ def _scan(data: bytes, fields: int, int_cols: tuple[int, ...]):
     first appearance; None for any other layout (the line-by-line path then reads it)."""
     if not data.endswith(b"\n"):
         return None
-    n = data.count(b"\n")
+    # numpy's vectorised compare counts the lines several times faster than bytes.count
+    n = int(np.count_nonzero(np.frombuffer(data, np.uint8) == 10))
     ints = np.empty((n, fields), np.int64)
     ids, first, length = np.empty(n, np.int64), np.empty(n, np.int64), np.empty(n, np.int64)
     k = _kernels.ndeval_scan(data, fields, 2, sum(1 << c for c in int_cols), ints, ids, first,
@@ -114,18 +115,28 @@ class _Qrels:
         self.names, self.ids = docs, np.arange(len(docs), dtype=np.int64)
         self.topic, self.subtopic, self.judgment = topic, subtopic, judgment
 
-    def encode(self, code: np.ndarray) -> None:
-        """Build the tables once the docnos have their codes (in byte order)."""
+    def encode(self, code: np.ndarray, ncodes: int) -> None:
+        """Build the tables once the docnos have their codes (in byte order, below
+        ``ncodes``)."""
         topic, subtopic, judgment = self.topic, self.subtopic, self.judgment
         n = len(topic)
-        # a subtopic judged twice for one document takes its last judgment
-        order = np.lexsort((np.arange(n), subtopic, code, topic))
+        # a subtopic judged twice for one document takes its last judgment: rows sorted by
+        # topic, docno, subtopic, then line (one stable sort of a combined key where it fits
+        # in 62 bits)
+        spread = (int(topic.max()) + 1) * ncodes * (int(subtopic.max()) + 1) if n else 0
+        if spread < 1 << 62:
+            key = (topic * np.int64(ncodes) + code) * np.int64(int(subtopic.max()) + 1)
+            order = np.argsort(key + subtopic, kind="stable")
+        else:
+            order = np.lexsort((np.arange(n), subtopic, code, topic))
         t, s, c, j = topic[order], subtopic[order], code[order], judgment[order]
+        new_topic = np.ones(n, bool)
+        new_topic[1:] = t[1:] != t[:-1]
+        doc_start = new_topic.copy()
+        doc_start[1:] |= c[1:] != c[:-1]
         last = np.ones(n, bool)
-        last[:-1] = (t[1:] != t[:-1]) | (c[1:] != c[:-1]) | (s[1:] != s[:-1])
+        last[:-1] = doc_start[1:] | (s[1:] != s[:-1])
         # judged documents: one row per (topic, docno), in that order
-        doc_start = np.ones(n, bool)
-        doc_start[1:] = (t[1:] != t[:-1]) | (c[1:] != c[:-1])
         doc_row = np.cumsum(doc_start) - 1
         self.doc_topic = t[doc_start]
         self.doc_code = c[doc_start]
@@ -135,17 +146,15 @@ class _Qrels:
         counts = np.bincount(doc_row[keep], minlength=rows)
         self.rel_offsets = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
         # topics: subtopic counts, and each subtopic's count of relevant judgments
-        self.topics, first = np.unique(self.doc_topic, return_index=True)
-        self.doc_offsets = np.append(first, rows).astype(np.int64)
-        q = np.searchsorted(self.topics, topic)
-        self.subtopics = np.zeros(len(self.topics), np.int64)
-        np.maximum.at(self.subtopics, q, subtopic + 1)
+        first_line = np.flatnonzero(new_topic)
+        self.topics = t[first_line]
+        self.doc_offsets = np.append(np.flatnonzero(new_topic[doc_start]), rows).astype(np.int64)
+        self.subtopics = (np.maximum.reduceat(s + 1, first_line) if n
+                          else np.zeros(0, np.int64)).astype(np.int64)
         self.nrel_offsets = np.concatenate(([0], np.cumsum(self.subtopics))).astype(np.int64)
-        self.nrel_sub = np.zeros(int(self.nrel_offsets[-1]), np.int64)
-        np.add.at(self.nrel_sub, self.nrel_offsets[q] + subtopic, judgment)
-
-    def key(self, topic: np.ndarray, code: np.ndarray, ncodes: int) -> np.ndarray:
-        return topic.astype(np.int64) * np.int64(ncodes) + code
+        q = np.cumsum(new_topic) - 1
+        self.nrel_sub = np.bincount(self.nrel_offsets[q] + s, weights=j,
+                                    minlength=int(self.nrel_offsets[-1])).astype(np.int64)
 
 
 _NUMBER = re.compile(rb"[+-]?(?:inf(?:inity)?|nan|(?:\d+\.?\d*|\.\d+)(?:e[+-]?\d+)?)",
@@ -218,8 +227,9 @@ class _Run:
         self.topic, self.rank, self.score = topic, rank, score
         self.name, self.traditional = name, traditional
 
-    def rank_rows(self, code: np.ndarray, depth: int) -> None:
-        """Order the rows (topic, then rank), check ndeval's rules, cut at ``depth``."""
+    def rank_rows(self, code: np.ndarray, depth: int, ncodes: int) -> None:
+        """Order the rows (topic, then rank), check ndeval's rules, cut at ``depth``
+        (``code``: each row's docno code, below ``ncodes``)."""
         topic, rank = self.topic, self.rank
         if self.traditional:
             order = np.lexsort((-code, -self.score, topic))
@@ -229,28 +239,40 @@ class _Run:
             first = np.maximum.accumulate(np.where(start, np.arange(len(t)), 0))
             rank = np.empty_like(rank)
             rank[order] = np.arange(len(t)) - first + 1
-        order = np.lexsort((rank, topic))
-        t, r = topic[order], rank[order]
-        dup = np.flatnonzero((t[1:] == t[:-1]) & (r[1:] == r[:-1]))
-        if len(dup):
-            raise FormatError(f"duplicate rank ({r[dup[0]]}) for topic {t[dup[0]]}",
-                              path=self.name)
-        start = np.ones(len(t), bool)
-        start[1:] = t[1:] != t[:-1]
-        first = np.maximum.accumulate(np.where(start, np.arange(len(t)), 0))
+        later = topic[1:] > topic[:-1]
+        if (later | ((topic[1:] == topic[:-1]) & (rank[1:] > rank[:-1]))).all():
+            # rows already in (topic, rank) order, as runs are mostly written: no sort, and
+            # no rank can repeat within a topic
+            order = np.arange(len(topic))
+            t = topic
+            start = np.ones(len(t), bool)
+            start[1:] = later
+        else:
+            order = np.lexsort((rank, topic))
+            t, r = topic[order], rank[order]
+            dup = np.flatnonzero((t[1:] == t[:-1]) & (r[1:] == r[:-1]))
+            if len(dup):
+                raise FormatError(f"duplicate rank ({r[dup[0]]}) for topic {t[dup[0]]}",
+                                  path=self.name)
+            start = np.ones(len(t), bool)
+            start[1:] = t[1:] != t[:-1]
         if depth > 0:
-            order = order[np.arange(len(t)) - first < depth]
-            t = topic[order]
+            first = np.maximum.accumulate(np.where(start, np.arange(len(t)), 0))
+            keep = np.arange(len(t)) - first < depth
+            if not keep.all():
+                order, t, start = order[keep], t[keep], start[keep]
         c = code[order]
-        by_doc = np.lexsort((c, t))
-        tc, cc = t[by_doc], c[by_doc]
-        dup = np.flatnonzero((tc[1:] == tc[:-1]) & (cc[1:] == cc[:-1]))
-        if len(dup):
+        if _kernels.ndeval_has_duplicate(t, c, ncodes):
+            # the one reported is the first in (topic, docno) order
+            by_doc = np.lexsort((c, t))
+            tc, cc = t[by_doc], c[by_doc]
+            dup = np.flatnonzero((tc[1:] == tc[:-1]) & (cc[1:] == cc[:-1]))
             docno = self.names[int(self.ids[order[by_doc[dup[0]]]])]
             raise FormatError(f"duplicate docno ({docno.decode('utf-8', 'replace')}) for "
                               f"topic {tc[dup[0]]}", path=self.name)
         self.order = order
-        self.topics, first_row = np.unique(t, return_index=True)
+        first_row = np.flatnonzero(start)
+        self.topics = t[first_row]
         self.offsets = np.append(first_row, len(t)).astype(np.int64)
         self.code = c
 
@@ -269,13 +291,10 @@ def _measure(run: _Run, qrels: _Qrels, ncodes: int, alpha: float, beta: float,
     topics = run.topics[judged]
     lengths = np.diff(run.offsets)[judged]
     offsets = np.concatenate(([0], np.cumsum(lengths))).astype(np.int64)
-    t = np.repeat(topics, lengths)
-    key = qrels.key(t, run.code[rows], ncodes)
-    doc_key = qrels.key(qrels.doc_topic, qrels.doc_code, ncodes)
-    pos = np.searchsorted(doc_key, key)
-    pos_c = np.minimum(pos, len(doc_key) - 1)
-    ranked = np.where(doc_key[pos_c] == key, pos_c, -1).astype(np.int64)
     topic_of = np.searchsorted(qrels.topics, topics).astype(np.int64)
+    ranked = np.empty(int(offsets[-1]), np.int64)
+    _kernels.ndeval_judged_rows(offsets, run.code if judged.all() else run.code[rows],
+                                topic_of, qrels.doc_offsets, qrels.doc_code, ncodes, ranked)
     curves = np.empty((len(topics), 4 * depth))
     scalars = np.empty((len(topics), 2))
     _kernels.ndeval_topics(offsets, ranked, topic_of, qrels.rel_offsets, qrels.rel_sub,
@@ -325,11 +344,11 @@ def _values(qrels: bytes, run: bytes, names: tuple[str, str, str], baseline: byt
     code = code.astype(np.int64).ravel()
     ncodes = len(_codes)
     nq, nr = len(q.names), len(r.names)
-    q.encode(code[:nq][q.ids])
+    q.encode(code[:nq][q.ids], ncodes)
     ideal_curves, ideal_scalars = _ideal(q, alpha, beta, _DEPTH)
 
     def measured(run_: _Run, codes: np.ndarray):
-        run_.rank_rows(codes, depth)
+        run_.rank_rows(codes, depth, ncodes)
         topics, curves, scalars, topic_of = _measure(run_, q, ncodes, alpha, beta, _DEPTH)
         cols = _columns(curves, scalars,
                         *_normalised(curves, scalars, ideal_curves, ideal_scalars, topic_of,
