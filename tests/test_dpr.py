@@ -166,3 +166,43 @@ def test_a_huge_k_costs_no_memory():
     assert m.compute() == {"Top1": 0.0, "Top1000000000000": 0.5}
     assert qafast.dpr_retrieval({"q": {"answers": ["a"], "contexts": [{"text": "t\na"}]}},
                                 topk=[10**12]) == {"Top1000000000000": 1.0}
+
+
+def test_words_tokenized_in_python_keep_their_place_among_the_others():
+    # one batch of new words where words the tables cannot lowercase or decompose (a
+    # precomposed accent, a capital sigma, İ, a combining mark) sit between plain ones:
+    # each word's tokens must stay in their place
+    passage = "alpha café, beta ΟΔΟΣ. gamma İx delta e\u0301 epsilon ﬁ zeta"
+    answers = [["café, beta"], ["beta οδος"], ["beta οδος."], ["gamma i\u0307x delta"],
+               ["delta é epsilon"], ["ﬁ zeta"], ["alpha cafe"], ["gamma ix"]]
+    run = {str(i): {"answers": a, "contexts": [{"text": "t\nnothing here"},
+                                              {"text": "t\n" + passage}]}
+           for i, a in enumerate(answers)}
+    got = qafast.dpr_first_hits(run, max_k=5)
+    want = {qid: (lambda h: h + 1 if h < 5 else None)(ref.first_hit(e, 5))
+            for qid, e in run.items()}
+    assert got == want
+    assert got["0"] == 2 and got["6"] is None
+
+
+class _Dict(dict):
+    pass
+
+
+class _Str(str):
+    pass
+
+
+def test_contexts_of_other_container_types_read_as_the_script_reads_them():
+    run = {"a": {"answers": ("x",), "contexts": ({"text": "t\ny"}, _Dict(text="t\nx"))},
+           "b": {"answers": [_Str("x y")], "contexts": [_Dict(has_answer=0, text="t\nx y"),
+                                                          {"text": _Str("t\nx y\nignored")}]},
+           "c": {"answers": ["ignored"], "contexts": [{"text": "t\n", "has_answer": 1}]}}
+    assert qafast.dpr_first_hits(run) == {"a": 2, "b": 2, "c": 1}
+
+
+def test_the_passage_is_the_second_line_only():
+    run = {"q": {"answers": ["b"], "contexts": [{"text": "b\na\nb"}, {"text": "a\n\nb"},
+                                               {"text": "a\nb\n"}]}}
+    assert qafast.dpr_first_hits(run) == {"q": 3}
+    assert qafast.dpr_first_hits(run, regex=True) == {"q": 3}

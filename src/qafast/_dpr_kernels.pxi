@@ -9,6 +9,25 @@ from libc.stdlib cimport calloc, free, malloc, realloc
 
 cdef extern from "Python.h":
     Py_UCS4 _dpr_read "PyUnicode_READ"(int kind, const void* data, Py_ssize_t index) nogil
+    Py_ssize_t _dpr_find_char "PyUnicode_FindChar"(object s, Py_UCS4 ch, Py_ssize_t start,
+                                                   Py_ssize_t end, int direction) except -2
+    bint _dpr_is_str "PyUnicode_Check"(object o)
+    bint _dpr_is_exact_dict "PyDict_CheckExact"(object o)
+    bint _dpr_is_dict "PyDict_Check"(object o)
+
+
+cdef extern from *:
+    """
+    /* a hash over code points, the same for a word read from a str and for a lowercased
+       token built in a buffer, so that both can be interned in one vocabulary */
+    #define QAFAST_DPR_BASIS 1469598103934665603ULL
+    #define QAFAST_DPR_PRIME 1099511628211ULL
+    /* in the lowercase table: a character that sends its word to the Python path */
+    #define QAFAST_DPR_COMPLEX 0xFFFFFFFFu
+    """
+    uint64_t _DPR_BASIS "QAFAST_DPR_BASIS"
+    uint64_t _DPR_PRIME "QAFAST_DPR_PRIME"
+    uint32_t _DPR_COMPLEX "QAFAST_DPR_COMPLEX"
 
 
 ctypedef struct _dpr_Slot:
@@ -130,9 +149,16 @@ cdef class DprVocab:
             return -1
         return i
 
-    def tokenize(self, list texts, const uint8_t[::1] cls, int64_t[::1] tok_off,
-                 int32_t[::1] ids):
-        """The tokens of each string of ``texts``, as ids of this vocabulary.
+    def chars_since(self, int64_t before):
+        """The number of code points of the words from id ``before`` on."""
+        if not 0 <= before <= self.count:
+            raise IndexError(before)
+        return self.arena_len - self.start[before]
+
+    def tokenize(self, list texts, const int64_t[::1] begin, const int64_t[::1] end,
+                 const uint8_t[::1] cls, int64_t[::1] tok_off, int32_t[::1] ids):
+        """The tokens of each string of ``texts`` (code points ``begin[i]`` to ``end[i]`` of
+        string i), as ids of this vocabulary.
 
         ``cls`` has an entry per code point: 0 for a character in no token, 1 for one of
         the characters whose runs are a token, 2 for a character that is a token of its
@@ -140,59 +166,65 @@ cdef class DprVocab:
         letters, numbers, marks; 2 the rest. qafast.dpr_eval gives a table of 0 and 1 that
         cuts texts into words.) String i's ids are ``ids[tok_off[i]:tok_off[i + 1]]``;
         ``tok_off`` has one entry per string and one more, ``ids`` room for as many ids as
-        the strings have code points. Returns the number of tokens."""
+        the strings' parts have code points. Returns the number of tokens."""
         cdef int64_t nstr = len(texts), i, j, n, a, ntok = 0, tid, total = 0
         cdef int64_t ncls = cls.shape[0]
         cdef const void** data = NULL
+        cdef const void* dp
         cdef int* kinds = NULL
-        cdef int64_t* lens = NULL
+        cdef int kd
         cdef uint32_t c
         cdef uint8_t kind
         cdef uint64_t h
         cdef bint oom = False
         cdef object t
-        if tok_off.shape[0] != nstr + 1 or ncls < 0x110000:
+        if (tok_off.shape[0] != nstr + 1 or begin.shape[0] < nstr or end.shape[0] < nstr
+                or ncls < 0x110000):
             raise InputError("dpr tokenize: the outputs do not fit the texts")
         data = <const void**>malloc((nstr + 1) * sizeof(void*))
         kinds = <int*>malloc((nstr + 1) * sizeof(int))
-        lens = <int64_t*>malloc((nstr + 1) * sizeof(int64_t))
-        if data == NULL or kinds == NULL or lens == NULL:
-            free(data); free(kinds); free(lens)
+        if data == NULL or kinds == NULL:
+            free(data); free(kinds)
             raise MemoryError()
         try:
             for i in range(nstr):
                 t = texts[i]
-                if type(t) is not str:
+                if not _dpr_is_str(t):
                     raise InputTypeError(f"dpr tokenize: text {i} is not a str")
+                if not 0 <= begin[i] <= end[i] <= PyUnicode_GET_LENGTH(t):
+                    raise InputError(f"dpr tokenize: text {i}'s part is not in it")
                 data[i] = PyUnicode_DATA(t)
                 kinds[i] = PyUnicode_KIND(t)
-                lens[i] = PyUnicode_GET_LENGTH(t)
-                total += lens[i]
+                total += end[i] - begin[i]
             if ids.shape[0] < total:
                 raise InputError("dpr tokenize: the outputs do not fit the texts")
             # the list holds the strings (immutable) while the GIL is released
             with nogil:
                 tok_off[0] = 0
                 for i in range(nstr):
-                    n = lens[i]
-                    j = 0
+                    n = end[i]
+                    j = begin[i]
+                    # in locals: the compiler cannot tell that the writes to ids leave
+                    # kinds alone, and reading through one kind per string is the loop
+                    kd = kinds[i]
+                    dp = data[i]
                     while j < n:
-                        c = _dpr_read(kinds[i], data[i], j)
+                        c = _dpr_read(kd, dp, j)
                         kind = cls[c]
                         if kind == 0:
                             j += 1
                             continue
                         a = j
-                        h = 1469598103934665603ULL ^ c
+                        h = _DPR_BASIS ^ c
                         j += 1
                         if kind == 1:
                             while j < n:
-                                c = _dpr_read(kinds[i], data[i], j)
+                                c = _dpr_read(kd, dp, j)
                                 if cls[c] != 1:
                                     break
-                                h = (h * 1099511628211ULL) ^ c
+                                h = (h * _DPR_PRIME) ^ c
                                 j += 1
-                        tid = self._intern(kinds[i], data[i], a, j - a, h)
+                        tid = self._intern(kd, dp, a, j - a, h)
                         if tid < 0:
                             oom = True
                             break
@@ -202,10 +234,191 @@ cdef class DprVocab:
                         break
                     tok_off[i + 1] = ntok
         finally:
-            free(data); free(kinds); free(lens)
+            free(data); free(kinds)
         if oom:
             raise MemoryError()
         return ntok
+
+    def word_tokens(self, int64_t before, const uint8_t[::1] cls, const uint32_t[::1] lower,
+                    DprVocab lowered, int64_t[::1] lens, int32_t[::1] ids):
+        """The lowercased tokens of the words from id ``before`` on, as ids of ``lowered``.
+
+        A word's tokens are those of ``tokenize`` with the classes ``cls`` (0, 1, 2), each
+        lowercased character by character through ``lower``. That is NFD, the tokenizer and
+        ``str.lower`` exactly when each character of the word is its own NFD, has no
+        combining class and has a lowercase of one character that needs no context: the
+        caller marks every other character ``0xFFFFFFFF`` in ``lower`` and a word holding
+        one gets ``lens[w - before] = -1``, for the caller to tokenize. Otherwise word w's
+        n ids follow the previous word's in ``ids`` and ``lens[w - before] = n``. ``ids``
+        needs room for ``chars_since(before)`` ids. Returns the number of ids written."""
+        cdef int64_t nw, w, k, e, m, nids = 0, n0, tid, span
+        cdef uint32_t c, lc
+        cdef uint8_t kd
+        cdef uint64_t h
+        cdef uint32_t* buf = NULL
+        cdef bint oom = False, simple
+        if not 0 <= before <= self.count:
+            raise IndexError(before)
+        nw = self.count - before
+        span = self.arena_len - self.start[before]
+        if (cls.shape[0] < 0x110000 or lower.shape[0] < 0x110000 or lens.shape[0] < nw
+                or ids.shape[0] < span):
+            raise InputError("dpr word_tokens: the tables or outputs are too small")
+        buf = <uint32_t*>malloc((span + 1) * sizeof(uint32_t))
+        if buf == NULL:
+            raise MemoryError()
+        with nogil:
+            for w in range(before, self.count):
+                e = self.start[w + 1]
+                simple = True
+                for k in range(self.start[w], e):
+                    if lower[self.arena[k]] == _DPR_COMPLEX:
+                        simple = False
+                        break
+                if not simple:
+                    lens[w - before] = -1
+                    continue
+                n0 = nids
+                k = self.start[w]
+                while k < e:
+                    c = self.arena[k]
+                    kd = cls[c]
+                    k += 1
+                    if kd == 0:
+                        continue
+                    lc = lower[c]
+                    buf[0] = lc
+                    h = _DPR_BASIS ^ lc
+                    m = 1
+                    if kd == 1:
+                        while k < e and cls[self.arena[k]] == 1:
+                            lc = lower[self.arena[k]]
+                            buf[m] = lc
+                            h = (h * _DPR_PRIME) ^ lc
+                            m += 1
+                            k += 1
+                    tid = lowered._intern(4, buf, 0, m, h)
+                    if tid < 0:
+                        oom = True
+                        break
+                    ids[nids] = <int32_t>tid
+                    nids += 1
+                if oom:
+                    break
+                lens[w - before] = nids - n0
+        free(buf)
+        if oom:
+            raise MemoryError()
+        return nids
+
+
+# stands for an absent "has_answer" (a context's values are any object, None included)
+cdef object _dpr_missing = object()
+
+
+def dpr_gather(list contexts_of, list answers_of, const int64_t[::1] questions, int64_t lo,
+               int64_t hi, list texts, int64_t[::1] begin, int64_t[::1] end,
+               int64_t[::1] rank, int64_t[::1] q_pas, list answers, int64_t[::1] q_ans,
+               int64_t[::1] flag, int64_t[::1] bad):
+    """The passages to search of ranks ``lo`` to ``hi`` of each question of ``questions``.
+
+    For question i (``q = questions[i]``, contexts ``contexts_of[q]``, a list or tuple, and
+    answers ``answers_of[q]``), the contexts are read in rank order as the script reads
+    them: a context with ``has_answer`` is a hit when it is true (``flag[i]`` = its rank,
+    and the reading stops) and is skipped otherwise; any other is searched: its text's
+    second line (code points ``begin[p]`` to ``end[p]`` of ``texts[p]``, of rank
+    ``rank[p]``). A context that is no dict, or has no text with a newline, stops the
+    reading (``bad[i]`` = its rank, for the caller's error). Question i's passages are
+    ``q_pas[i]`` to ``q_pas[i + 1]``, its answers ``answers[q_ans[i]:q_ans[i + 1]]`` (none
+    unless it has passages). ``flag`` and ``bad`` are -1 when unset. The arrays need an
+    entry per question (one more for the offsets) and per passage. Returns the number of
+    passages, or ``-1 - i`` when question i has passages and its answers are not a list of
+    strings (for the caller's error)."""
+    cdef int64_t nq = questions.shape[0], i, q, r, top, np_ = 0, cap = begin.shape[0]
+    cdef int64_t nl = len(contexts_of), first, second, n, fl, br, had
+    cdef object ctxs, ctx, t, v, ans, a
+    if (len(answers_of) != nl or end.shape[0] != cap or rank.shape[0] != cap
+            or q_pas.shape[0] != nq + 1 or q_ans.shape[0] != nq + 1
+            or flag.shape[0] != nq or bad.shape[0] != nq or lo < 0):
+        raise InputError("dpr_gather: the outputs do not fit the questions")
+    q_pas[0] = 0
+    q_ans[0] = 0
+    for i in range(nq):
+        q = questions[i]
+        if not 0 <= q < nl:
+            raise InputError("dpr_gather: a question is out of range")
+        ctxs = contexts_of[q]
+        if not isinstance(ctxs, (list, tuple)):
+            raise InputTypeError(f"dpr_gather: question {q}'s contexts are not a list")
+        top = min(hi, len(ctxs))
+        fl = br = -1
+        had = np_
+        for r in range(lo, top):
+            ctx = ctxs[r]
+            if _dpr_is_exact_dict(ctx):
+                v = (<dict>ctx).get("has_answer", _dpr_missing)
+                if v is not _dpr_missing:
+                    if v:
+                        fl = r
+                        break
+                    continue
+                t = (<dict>ctx).get("text")
+            elif _dpr_is_dict(ctx):
+                # a dict subclass: its own "in" and "get", as the script's code would call
+                if "has_answer" in ctx:
+                    if ctx["has_answer"]:
+                        fl = r
+                        break
+                    continue
+                t = ctx.get("text")
+            else:
+                br = r
+                break
+            if not _dpr_is_str(t):
+                br = r
+                break
+            n = PyUnicode_GET_LENGTH(t)
+            first = _dpr_find_char(t, 10, 0, n, 1)
+            if first < 0:
+                br = r
+                break
+            second = _dpr_find_char(t, 10, first + 1, n, 1)
+            if np_ >= cap:
+                raise InputError("dpr_gather: the outputs do not fit the passages")
+            texts.append(t)
+            begin[np_] = first + 1
+            end[np_] = second if second >= 0 else n
+            rank[np_] = r
+            np_ += 1
+        flag[i] = fl
+        bad[i] = br
+        q_pas[i + 1] = np_
+        if np_ > had:
+            ans = answers_of[q]
+            if not isinstance(ans, (list, tuple)):
+                return -1 - i
+            for a in ans:
+                if not _dpr_is_str(a):
+                    return -1 - i
+                answers.append(a)
+        q_ans[i + 1] = len(answers)
+    return np_
+
+
+def dpr_expand_count(const int32_t[::1] words, const int64_t[::1] tok_of):
+    """The number of tokens of the words ``words`` (word w has ``tok_of[w + 1] -
+    tok_of[w]``), or -1 when a word id is unknown."""
+    cdef int64_t n = words.shape[0], nw = tok_of.shape[0] - 1, i, total = 0
+    cdef int32_t w
+    cdef bint bad = False
+    with nogil:
+        for i in range(n):
+            w = words[i]
+            if w < 0 or w >= nw:
+                bad = True
+                break
+            total += tok_of[w + 1] - tok_of[w]
+    return -1 if bad else total
 
 
 def dpr_first_hit(const int32_t[::1] ids, const int64_t[::1] tok_off,

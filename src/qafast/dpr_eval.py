@@ -4,12 +4,15 @@ DPR's ``qa_validation.py``) computes it.
 :func:`dpr_retrieval` returns the script's accuracies, :func:`dpr_first_hits` each question's
 first rank with a hit, :class:`RetrievalAccuracy` accumulates batches of questions as a
 training loop has them, and ``qafast dpr-retrieval --retrieval FILE --topk 1 5 20 100``
-prints what the script prints. The rules are in :mod:`qafast.reference.dpr`. Passages and
-answers are put in NFD, tokenized and interned by a compiled kernel (tokens are lowercased
-once per distinct token), and a second kernel, without the GIL, finds each question's first
-passage holding one of its answers. Ranks are examined in blocks (1, 4, 16, ...), so that,
-as in the script, a question with an early hit costs only its first passages. The ``regex``
-mode matches with Python's ``re`` module, as the script does.
+prints what the script prints. The rules are in :mod:`qafast.reference.dpr`. A compiled
+kernel reads the contexts (with the GIL, at C speed, keeping only where each passage lies in
+its text); the rest runs without the GIL: passages and answers are cut into words and
+interned, each new word is put in NFD, tokenized and lowercased once (in Python only for the
+rare word holding a character whose NFD, combining class or lowercase needs more than a
+table, such as a precomposed accent or a capital sigma), and each question's first passage
+holding one of its answers is searched. Ranks are examined in blocks (1, 4, 16, ...), so
+that, as in the script, a question with an early hit costs only its first passages. The
+``regex`` mode matches with Python's ``re`` module, as the script does, in Python.
 """
 
 from __future__ import annotations
@@ -31,15 +34,19 @@ from .errors import FormatError, InputError, InputTypeError
 
 __all__ = ["RetrievalAccuracy", "dpr_first_hits", "dpr_retrieval"]
 
-_TABLES: tuple[np.ndarray, np.ndarray, bytes] | None = None
+_TABLES: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
 _REGEX_FLAGS = re.IGNORECASE | re.UNICODE | re.MULTILINE
+# in the lowercase table: a character whose word is tokenized in Python (the kernels' value)
+_COMPLEX = 0xFFFFFFFF
 
 
-def _tables() -> tuple[np.ndarray, np.ndarray, bytes]:
+def _tables() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per code point: SimpleTokenizer's class (0 no token, 1 letter/number/mark, 2 a token
     of its own), the word-splitting class (0 for a class-0 character that NFD leaves alone
     and that no reordering moves, which therefore splits the text in parts that NFD and
-    the tokenizer treat independently; 1 otherwise), and the first as bytes."""
+    the tokenizer treat independently; 1 otherwise), and the lowercase of each character
+    of a token that is its own NFD, has no combining class and lowercases to one character
+    whatever surrounds it (``_COMPLEX`` for any other: its words take the Python path)."""
     global _TABLES
     if _TABLES is None:
         codes = np.arange(0x110000, dtype=np.uint32)
@@ -72,8 +79,52 @@ def _tables() -> tuple[np.ndarray, np.ndarray, bytes]:
             moved = marked(r"[\p{Decomposition_Type=Canonical}\P{Canonical_Combining_Class=0}]",
                            "\x01")
         split = np.where((cls == 0) & ~moved, 0, 1).astype(np.uint8)
-        _TABLES = (cls, split, cls.tobytes())
+        # a token's characters: NFD and str.lower of each one alone, the characters joined
+        # by U+0000 (no combining class, not cased: neither reordering nor the final sigma
+        # rule looks across it); GREEK CAPITAL SIGMA's lowercase depends on its neighbours
+        cand = np.flatnonzero(cls != 0).tolist()
+        chars = [chr(c) for c in cand]
+        joined = "\x00".join(chars)
+        own_nfd = [a == b for a, b in zip(unicodedata.normalize("NFD", joined).split("\x00"),
+                                          chars)]
+        lower = np.full(0x110000, _COMPLEX, dtype=np.uint32)
+        lower[cand] = [ord(low) if len(low) == 1 and same and not unicodedata.combining(ch)
+                       else _COMPLEX
+                       for low, same, ch in zip(joined.lower().split("\x00"), own_nfd, chars)]
+        lower[0x3A3] = _COMPLEX
+        _TABLES = (cls, split, lower)
     return _TABLES
+
+
+_WHOLE: np.ndarray | None = None
+
+
+def _whole() -> np.ndarray:
+    """A class table that makes each whole string one token (every code point class 1)."""
+    global _WHOLE
+    if _WHOLE is None:
+        _WHOLE = np.ones(0x110000, dtype=np.uint8)
+    return _WHOLE
+
+
+def _lowered_tokens(word: str, cls: np.ndarray) -> list[str]:
+    """The tokens of ``word`` as the script makes them: NFD, the tokenizer, ``str.lower``
+    per token."""
+    out: list[str] = []
+    run = ""
+    for c in unicodedata.normalize("NFD", word):
+        k = cls[ord(c)]
+        if k == 1:
+            run += c
+            continue
+        if run:
+            out.append(run.lower())
+            run = ""
+        if k == 2:
+            out.append(c.lower())
+    if run:
+        out.append(run.lower())
+    return out
 
 
 class _Matcher:
@@ -81,40 +132,70 @@ class _Matcher:
 
     The texts are cut into words at the characters that belong to no token and that NFD
     neither changes nor moves (spaces, controls...): NFD and the tokenizer see each word
-    alone, so a text's tokens are its words' tokens in order. Each distinct word is put in
-    NFD, tokenized and lowercased once, in Python; the kernels intern the words, replace
-    them by their tokens' ids and search the answers."""
+    alone, so a text's tokens are its words' tokens in order. The kernels intern the words,
+    give each new word its lowercased tokens (in Python only for a word holding a character
+    that the lowercase table leaves out, see :func:`_tables`), replace the words by their
+    tokens' ids and search the answers, without the GIL."""
 
     def __init__(self) -> None:
-        self.vocab = _kernels.DprVocab()
+        self.vocab = _kernels.DprVocab()              # words
+        self.lowered = _kernels.DprVocab()            # lowercased tokens
         self.tok_of = np.zeros(1, dtype=np.int64)     # word id -> its tokens' span
         self.toks = np.zeros(0, dtype=np.int32)       # lowercased token ids
-        self.lowered: dict[str, int] = {}
 
-    def _new_words(self, before: int, after: int) -> None:
-        cls = _tables()[2]
-        token, lowered = self.vocab.token, self.lowered
-        lens = []
-        ids: list[int] = []
-        for w in range(before, after):
-            text = unicodedata.normalize("NFD", token(w))
-            n = len(ids)
-            run = ""
-            for c in text:
-                k = cls[ord(c)]
-                if k == 1:
-                    run += c
-                    continue
-                if run:
-                    ids.append(lowered.setdefault(run.lower(), len(lowered)))
-                    run = ""
-                if k == 2:
-                    ids.append(lowered.setdefault(c.lower(), len(lowered)))
-            if run:
-                ids.append(lowered.setdefault(run.lower(), len(lowered)))
-            lens.append(len(ids) - n)
+    def _new_words(self, before: int) -> None:
+        cls, _, lower = _tables()
+        lens = np.empty(len(self.vocab) - before, dtype=np.int64)
+        ids = np.empty(self.vocab.chars_since(before), dtype=np.int32)
+        ids = ids[:self.vocab.word_tokens(before, cls, lower, self.lowered, lens, ids)]
+        slow = np.flatnonzero(lens < 0).tolist()
+        if slow:
+            # NFD, the tokenizer and str.lower per token, in Python; the lowercased tokens
+            # are interned by the kernel that interns words, each string as one word
+            where: list[int] = []
+            runs: list[str] = []
+            at = np.concatenate([[0], np.cumsum(np.maximum(lens, 0))])
+            for w in slow:
+                got = _lowered_tokens(self.vocab.token(before + w), cls)
+                lens[w] = len(got)
+                where.extend([int(at[w])] * len(got))
+                runs.extend(got)
+            run_end = np.fromiter(map(len, runs), dtype=np.int64, count=len(runs))
+            run_off = np.empty(len(runs) + 1, dtype=np.int64)
+            run_ids = np.empty(int(run_end.sum()), dtype=np.int32)
+            if self.lowered.tokenize(runs, np.zeros(len(runs), dtype=np.int64), run_end,
+                                     _whole(), run_off, run_ids) != len(runs):
+                raise InputError("the passages' words could not be tokenized")
+            # each such word's ids go where its place among the others' says
+            ids = np.insert(ids, where, run_ids[:len(runs)])
         self.tok_of = np.concatenate([self.tok_of, self.tok_of[-1] + np.cumsum(lens)])
-        self.toks = np.concatenate([self.toks, np.array(ids, dtype=np.int32)])
+        self.toks = np.concatenate([self.toks, ids])
+
+    def search(self, texts: list[str], begin: np.ndarray, end: np.ndarray, q_pas: np.ndarray,
+               q_ans: np.ndarray) -> np.ndarray:
+        """Per question q, the place among its passages (strings ``q_pas[q]`` to
+        ``q_pas[q + 1]`` of ``texts``, each its code points ``begin`` to ``end``) of the
+        first holding one of its answers (strings ``q_ans[q]`` to ``q_ans[q + 1]``), or
+        -1."""
+        nq = len(q_pas) - 1
+        if not texts:
+            return np.full(nq, -1, dtype=np.int64)
+        word_off = np.empty(len(texts) + 1, dtype=np.int64)
+        words = np.empty(int((end - begin).sum()), dtype=np.int32)
+        before = len(self.vocab)
+        nwords = self.vocab.tokenize(texts, begin, end, _tables()[1], word_off, words)
+        if len(self.vocab) > before:
+            self._new_words(before)
+        words = words[:nwords]
+        total = _kernels.dpr_expand_count(words, self.tok_of)
+        tok_off = np.empty(len(texts) + 1, dtype=np.int64)
+        ids = np.empty(max(total, 0), dtype=np.int32)
+        if total < 0 or _kernels.dpr_expand(words, word_off, self.tok_of, self.toks, tok_off,
+                                            ids) != total:
+            raise InputError("the passages' words could not be replaced by their tokens")
+        out = np.empty(nq, dtype=np.int64)
+        _kernels.dpr_first_hit(ids, tok_off, q_pas, q_ans, out)
+        return out
 
     def first_hits(self, passages: list[list[str]], answers: list[list[str]]) -> np.ndarray:
         """Per question, the place of its first passage holding one of its answers, or -1."""
@@ -129,24 +210,8 @@ class _Matcher:
         for q in range(nq):
             texts.extend(answers[q])
             q_ans[q + 1] = len(texts)
-        if not texts:
-            return np.full(nq, -1, dtype=np.int64)
-        word_off = np.empty(len(texts) + 1, dtype=np.int64)
-        words = np.empty(sum(map(len, texts)), dtype=np.int32)
-        before = len(self.vocab)
-        nwords = self.vocab.tokenize(texts, _tables()[1], word_off, words)
-        if len(self.vocab) > before:
-            self._new_words(before, len(self.vocab))
-        lens = np.diff(self.tok_of)
-        total = int(lens[words[:nwords]].sum())
-        tok_off = np.empty(len(texts) + 1, dtype=np.int64)
-        ids = np.empty(total, dtype=np.int32)
-        if _kernels.dpr_expand(words[:nwords], word_off, self.tok_of, self.toks, tok_off,
-                               ids) != total:
-            raise InputError("the passages' words could not be replaced by their tokens")
-        out = np.empty(nq, dtype=np.int64)
-        _kernels.dpr_first_hit(ids, tok_off, q_pas, q_ans, out)
-        return out
+        end = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
+        return self.search(texts, np.zeros(len(texts), dtype=np.int64), end, q_pas, q_ans)
 
 
 def _regex_first_hit(passages: list[str], answers: list[str]) -> int:
@@ -181,7 +246,9 @@ def _blocks(max_k: int) -> list[tuple[int, int]]:
     return out
 
 
-_BATCH = 4096
+# passages gathered per round of the kernels: bounds a round's memory (its words take four
+# bytes per code point) while keeping the rounds long enough for the kernels to dominate
+_PASSAGES = 32768
 
 
 def _first_hits(entries: list[tuple[Any, Any]], max_k: int, regex: bool) -> np.ndarray:
@@ -200,59 +267,58 @@ def _first_hits(entries: list[tuple[Any, Any]], max_k: int, regex: bool) -> np.n
                              "\"contexts\"") from None
         if not isinstance(contexts_of[q], (list, tuple)):
             raise InputTypeError(f"question {qid!r}: \"contexts\" must be a list")
+    n_ctx = np.fromiter(map(len, contexts_of), dtype=np.int64, count=n)
     matcher = None if regex else _Matcher()
-    pending = list(range(n))
+    pending = np.arange(n, dtype=np.int64)
     for lo, hi in _blocks(max_k):
-        still: list[int] = []
-        for start in range(0, len(pending), _BATCH):
-            chunk = pending[start:start + _BATCH]
-            pas: list[list[str]] = []
-            ans: list[list[str]] = []
-            ranks: list[list[int]] = []
-            flag = []
-            bad = []
-            for q in chunk:
-                ctxs = contexts_of[q]
-                texts: list[str] = []
-                at: list[int] = []
-                fl = br = -1
-                for r in range(lo, min(hi, len(ctxs))):
-                    ctx = ctxs[r]
-                    if not isinstance(ctx, dict):
-                        br = r
-                        break
-                    if "has_answer" in ctx:
-                        if ctx["has_answer"]:
-                            fl = r
-                            break
-                        continue
-                    t = ctx.get("text")
-                    if not isinstance(t, str) or "\n" not in t:
-                        br = r
-                        break
-                    texts.append(t.split("\n", 2)[1])
-                    at.append(r)
-                pas.append(texts)
-                ranks.append(at)
-                flag.append(fl)
-                bad.append(br)
-                ans.append(_check_answers(answers_of[q], f"question {entries[q][0]!r}")
-                           if texts else [])
+        still = []
+        per = max(1, _PASSAGES // (hi - lo))
+        for start in range(0, len(pending), per):
+            chunk = pending[start:start + per]
+            m = len(chunk)
+            cap = int((np.clip(n_ctx[chunk], lo, hi) - lo).sum())
+            texts: list[str] = []
+            answers: list[str] = []
+            begin = np.empty(cap, dtype=np.int64)
+            end = np.empty(cap, dtype=np.int64)
+            rank = np.empty(cap + 1, dtype=np.int64)
+            q_pas = np.empty(m + 1, dtype=np.int64)
+            q_ans = np.empty(m + 1, dtype=np.int64)
+            flag = np.empty(m, dtype=np.int64)
+            bad = np.empty(m, dtype=np.int64)
+            npas = _kernels.dpr_gather(contexts_of, answers_of, chunk, lo, hi, texts, begin,
+                                       end, rank[:cap], q_pas, answers, q_ans, flag, bad)
+            if npas < 0:
+                q = int(chunk[-1 - npas])
+                _check_answers(answers_of[q], f"question {entries[q][0]!r}")
+                raise InputError(f"question {entries[q][0]!r}: bad \"answers\"")
             if regex:
-                found = [_regex_first_hit(p, a) if p else -1 for p, a in zip(pas, ans)]
+                found = np.array([
+                    _regex_first_hit([texts[p][begin[p]:end[p]]
+                                      for p in range(q_pas[i], q_pas[i + 1])],
+                                     answers[q_ans[i]:q_ans[i + 1]])
+                    if q_pas[i + 1] > q_pas[i] else -1 for i in range(m)], dtype=np.int64)
             else:
                 assert matcher is not None
-                found = matcher.first_hits(pas, ans).tolist()
-            for i, q in enumerate(chunk):
-                if found[i] >= 0:
-                    hits[q] = ranks[i][found[i]]
-                elif flag[i] >= 0:
-                    hits[q] = flag[i]
-                elif bad[i] >= 0:
-                    _context_error(entries[q][0], contexts_of[q][bad[i]], bad[i])
-                elif hi < max_k and hi < len(contexts_of[q]):
-                    still.append(q)
-        pending = still
+                ends = np.fromiter(map(len, answers), dtype=np.int64, count=len(answers))
+                found = matcher.search(
+                    texts + answers, np.concatenate([begin[:npas], np.zeros_like(ends)]),
+                    np.concatenate([end[:npas], ends]), q_pas, q_ans + npas)
+            # the first hit: a passage holding an answer, else a true has_answer, each
+            # seen before the reading stopped
+            rank[npas] = -1
+            got = np.where(found >= 0, rank[np.where(found >= 0, q_pas[:-1] + found, npas)],
+                           flag)
+            done = got >= 0
+            hits[chunk[done]] = got[done]
+            broken = np.flatnonzero(~done & (bad >= 0))
+            if broken.size:
+                i = int(broken[0])
+                q = int(chunk[i])
+                _context_error(entries[q][0], contexts_of[q][bad[i]], int(bad[i]))
+            if hi < max_k:
+                still.append(chunk[~done & (n_ctx[chunk] > hi)])
+        pending = np.concatenate(still) if still else np.zeros(0, dtype=np.int64)
     return hits
 
 
