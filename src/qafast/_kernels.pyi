@@ -293,10 +293,7 @@ def tydi_walk_predictions(
     mscore_obj: list[Any], lang: _I8, index: _F64, start: _F64, end: _F64, yes_no: _U8,
     pscore: _F64, mscore: _F64,
 ) -> int: ...
-def tydi_lookup(
-    order: list[Any], slot_of: dict[Any, int], row_of: dict[Any, int], gold_rows: _I64,
-    pred_rows: _I64,
-) -> None: ...
+def tydi_rows(keys: list[Any], row_of: dict[Any, int], rows: _I64) -> None: ...
 def tydi_scan_gold(
     data: _BU8, line_start: _I64, line_end: _I64, found: _I64, ann_lo: _I64, ann_hi: _I64,
     index: _F64, start: _F64, end: _F64, yes_no: _U8,

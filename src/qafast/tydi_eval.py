@@ -522,28 +522,39 @@ def _check_thresholds(*values):
 # Scoring
 # --------------------------------------------------------------------------------------------
 
+def _score_examples(g: _Gold, p: _Predictions, gold_rows, pred_rows, passage_threshold,
+                    minimal_threshold):
+    """``(flags, prf, first failing position or -1)`` of the examples ``gold_rows`` with the
+    predictions ``pred_rows`` (see ``_kernels.tydi_examples``)."""
+    n = len(gold_rows)
+    flags = np.zeros((n, 5), dtype=np.uint8)
+    prf = np.zeros((n, 3), dtype=np.float64)
+    failed = _kernels.tydi_examples(gold_rows, pred_rows, g.ptr, g.index, g.start, g.end,
+                                    g.yes_no, p.index, p.start, p.end, p.yes_no,
+                                    passage_threshold, minimal_threshold, flags, prf)
+    return flags, prf, failed
+
+
 class _Scored:
     """One ``score_answers`` call: examples in ``set`` order, flags, scores and both sweeps."""
 
-    def __init__(self, g: _Gold, p: _Predictions, gold_rows: list, pred_rows: list,
-                 thresholds, ids: list):
-        n = len(gold_rows)
+    def __init__(self, g: _Gold, p: _Predictions, gold_rows, pred_rows, thresholds,
+                 ids: list, scored=None):
         self.ids = ids
         self.gold_row = np.asarray(gold_rows, dtype=np.int64)
         self.pred_row = np.asarray(pred_rows, dtype=np.int64)
-        self.flags = np.zeros((n, 5), dtype=np.uint8)
-        self.prf = np.zeros((n, 3), dtype=np.float64)
-        failed = _kernels.tydi_examples(
-            self.gold_row, self.pred_row, g.ptr, g.index, g.start, g.end, g.yes_no,
-            p.index, p.start, p.end, p.yes_no, thresholds[0], thresholds[1],
-            self.flags, self.prf)
-        if failed >= 0:
-            q = self.pred_row[failed]
-            raise InputError(
-                f"example {ids[failed]!r}: the predicted minimal answer "
-                f"({_int(p.start[q])}, {_int(p.end[q])}) and a gold span overlap in no byte "
-                "although one lies strictly inside the other (an empty span); the official "
-                "script fails on its overlap assertion", query=ids[failed])
+        if scored is not None and scored[2] < 0:  # every example scored, none failing
+            self.flags, self.prf = scored[0][self.gold_row], scored[1][self.gold_row]
+        else:  # scored here, so that a failure names this order's first example
+            self.flags, self.prf, failed = _score_examples(g, p, self.gold_row, self.pred_row,
+                                                           *thresholds)
+            if failed >= 0:
+                q = self.pred_row[failed]
+                raise InputError(
+                    f"example {ids[failed]!r}: the predicted minimal answer "
+                    f"({_int(p.start[q])}, {_int(p.end[q])}) and a gold span overlap in no "
+                    "byte although one lies strictly inside the other (an empty span); the "
+                    "official script fails on its overlap assertion", query=ids[failed])
         self.missing = self.pred_row < 0
         safe = np.where(self.missing, 0, self.pred_row)
         self.pscore = np.where(self.missing, 0.0, p.pscore[safe] if len(p.pscore) else 0.0)
@@ -638,23 +649,41 @@ class _Evaluation:
         self.gold, self.preds = g, p
         kinds = set(map(type, g.ids)) | set(map(type, p.row_of))
         orderable = kinds <= {int, float, bool} or kinds <= {str}
-        ids = np.empty(len(g.ids), dtype=object)
-        ids[:] = g.ids
+        # Memory order, not the script's: each gold example's prediction (of its language)
+        # and scores are found once, walking the examples as they lie in memory; a language
+        # then gathers its rows in the order of its set. Ints of the ids' values, made side
+        # by side for each language, keep that set's order (it depends only on the values)
+        # and its lookups within cache.
+        pred_of = np.empty(len(g.ids), dtype=np.int64)
+        _kernels.tydi_rows(g.ids, p.row_of, pred_of)
+        if len(pred_of) and len(p.lang_code):
+            known = pred_of >= 0
+            pred_of[known & (g.lang_code < 0)] = -1
+            pred_of[known & (p.lang_code[np.where(known, pred_of, 0)] != g.lang_code)] = -1
+        self._all = _score_examples(g, p, np.arange(len(g.ids), dtype=np.int64), pred_of,
+                                    passage_threshold, minimal_threshold)
+        values = None
+        if kinds == {int}:
+            try:
+                values = np.array(g.ids, dtype=np.int64)
+            except OverflowError:
+                values = None
+        if values is None:
+            ids = np.empty(len(g.ids), dtype=object)
+            ids[:] = g.ids
         self.missing, self.unexpected, self.scored = {}, {}, {}
         for code, lang in enumerate(LANGUAGES):
             n_pred = int(np.count_nonzero(p.lang_code == code))
             if not n_pred:
                 continue
             slots = np.flatnonzero(g.lang_code == code)
-            lang_ids = ids[slots].tolist()
+            lang_ids = (values if values is not None else ids)[slots].tolist()
             id_set = set(lang_ids)  # built as the script's set(dict.keys()): same order
             order = list(id_set)
-            gold_rows = np.empty(len(order), dtype=np.int64)
-            rows = np.empty(len(order), dtype=np.int64)
-            _kernels.tydi_lookup(order, dict(zip(lang_ids, slots.tolist())), p.row_of,
-                                 gold_rows, rows)
-            if len(rows):
-                rows[p.lang_code[rows] != code] = -1  # a prediction of another language
+            at = np.empty(len(order), dtype=np.int64)
+            _kernels.tydi_rows(order, dict(zip(lang_ids, range(len(lang_ids)))), at)
+            gold_rows = slots[at]
+            rows = pred_of[gold_rows]
             matched = int(np.count_nonzero(rows >= 0))
             self.missing[lang] = len(order) - matched
             self.unexpected[lang] = n_pred - matched
@@ -665,7 +694,8 @@ class _Evaluation:
                     if part:
                         _sortable(part, f"{lang}: {what}")
             self.scored[lang] = _Scored(g, p, gold_rows, rows,
-                                        (passage_threshold, minimal_threshold), order)
+                                        (passage_threshold, minimal_threshold), order,
+                                        self._all)
 
     def aggregate(self) -> dict:
         cols: dict[str, tuple[list, list, list]] = {"passage": ([], [], []),
