@@ -1105,3 +1105,163 @@ def tydi_scan_predictions(const unsigned char[::1] data, const int64_t[::1] line
             continue
         ok += 1
     return ok
+
+
+# ---------------------------------------------------------------------------------------------
+# After the scanners: lines, the ids and languages they found, and each id's last line, in C
+# loops over the file's bytes and the lists (the Python loops took as long as the scans)
+# ---------------------------------------------------------------------------------------------
+
+from libc.string cimport memchr
+
+cdef extern from "Python.h":
+    object PyUnicode_DecodeUTF8(const char* s, Py_ssize_t size, const char* errors)
+
+
+cdef Py_ssize_t _ty_lines(const unsigned char* base, Py_ssize_t n, int64_t* starts,
+                         int64_t* ends) noexcept nogil:
+    # the lines of base[:n] split at \n, the text after the last newline counting only when
+    # it is not empty; written when starts is not NULL; returns their number
+    cdef Py_ssize_t p = 0, m = 0
+    cdef const unsigned char* nl
+    while p < n:
+        nl = <const unsigned char*>memchr(base + p, 10, n - p)
+        if starts != NULL:
+            starts[m] = p
+            ends[m] = n if nl == NULL else nl - base
+        m += 1
+        if nl == NULL:
+            break
+        p = nl - base + 1
+    return m
+
+
+def tydi_count_lines(const unsigned char[::1] data not None):
+    """The number of lines :func:`tydi_line_bounds` finds in ``data``."""
+    cdef Py_ssize_t n = data.shape[0], m
+    with nogil:
+        m = _ty_lines(&data[0] if n else NULL, n, NULL, NULL)
+    return m
+
+
+def tydi_line_bounds(const unsigned char[::1] data not None, int64_t[::1] starts,
+                     int64_t[::1] ends):
+    """Write the byte ranges ``[starts[i], ends[i])`` of the lines of ``data`` split at
+    ``\n`` (the text after the last newline is a line only when it is not empty); the arrays
+    hold :func:`tydi_count_lines` entries."""
+    cdef Py_ssize_t n = data.shape[0]
+    if starts.shape[0] < tydi_count_lines(data) or ends.shape[0] < starts.shape[0]:
+        raise ValueError("tydi_line_bounds: the arrays do not hold every line")
+    if starts.shape[0] == 0:
+        return None
+    with nogil:
+        _ty_lines(&data[0] if n else NULL, n, &starts[0], &ends[0])
+    return None
+
+
+cdef inline object _ty_plain_int(const unsigned char* s, Py_ssize_t n):
+    # a JSON integer within a long long's range as an int; None for any other text
+    cdef Py_ssize_t i = 0
+    cdef unsigned long long x = 0
+    cdef bint neg = False
+    if n > 0 and s[0] == 45:
+        neg = True
+        i = 1
+    if i >= n or n - i > 19:  # 19 digits stay below 2**64
+        return None
+    while i < n:
+        if not (48 <= s[i] <= 57):
+            return None
+        x = x * 10 + (s[i] - 48)
+        i += 1
+    if x > 9223372036854775807ULL:
+        return None
+    return -<long long>x if neg else <long long>x
+
+
+cdef inline object _ty_plain_str(const unsigned char* s, Py_ssize_t n):
+    # a JSON string without escapes (the scanner checked its UTF-8) as a str; None otherwise
+    cdef Py_ssize_t i
+    if n < 2 or s[0] != 34 or s[n - 1] != 34:
+        return None
+    for i in range(1, n - 1):
+        if s[i] == 92:
+            return None
+    return PyUnicode_DecodeUTF8(<const char*>s + 1, n - 2, NULL)
+
+
+def tydi_ids_langs(const unsigned char[::1] data not None, const int64_t[:, ::1] found,
+                   list ids, list langs):
+    """Append the example_id and language of each found line (``found[i, 0] >= 0``, the byte
+    ranges of ``tydi_scan_gold`` or ``tydi_scan_predictions``) to ``ids`` and ``langs``, as
+    ``json.loads`` reads them, with listed languages as their shared names. Returns False,
+    leaving the lists to be cleared, at the first value that is neither an integer of at
+    most 18 digits nor a string without escapes (``json.loads`` then reads them all)."""
+    cdef Py_ssize_t m = found.shape[0], i, a, b, j, n = data.shape[0]
+    cdef object v
+    if found.shape[1] < 4:
+        raise ValueError("tydi_ids_langs: found needs the id and language ranges")
+    for i in range(m):
+        if found[i, 0] < 0:
+            continue
+        for j in range(4):
+            if not 0 <= found[i, j] <= n:
+                raise ValueError("tydi_ids_langs: a range outside the data")
+        a = found[i, 0]
+        b = found[i, 1]
+        if b <= a:
+            return False
+        v = _ty_plain_int(&data[a], b - a) if data[a] != 34 else _ty_plain_str(&data[a], b - a)
+        if v is None:
+            return False
+        ids.append(v)
+        a = found[i, 2]
+        b = found[i, 3]
+        if b <= a:
+            return False
+        v = _ty_plain_str(&data[a], b - a)
+        if v is None:
+            return False
+        j = _ty_lang_code(<PyObject*>v)
+        langs.append(_TY_LANG_NAMES[j] if j >= 0 else v)
+    return True
+
+
+def tydi_last_lines(list keys, dict slot_of, int64_t[::1] last):
+    """Give each distinct key a slot in order of first appearance (``slot_of[key]``) and set
+    ``last[slot]`` to the position of its last appearance in ``keys``; returns the number of
+    slots, or -1 at the first key that is not an int or a str (the caller then decides)."""
+    cdef Py_ssize_t n = len(keys), i, slot, count = 0
+    cdef PyObject* key
+    if last.shape[0] < n:
+        raise ValueError("tydi_last_lines: last is shorter than keys")
+    for i in range(n):
+        key = _ty_list_item(<PyObject*>keys, i)
+        if not (_ty_is_int(key) or _ty_is_str(key)):
+            return -1
+        slot = <object>PyDict_SetDefault(slot_of, <object>key, count)
+        if slot == count:
+            count += 1
+        last[slot] = i
+    return count
+
+
+def tydi_lang_codes(list langs, int8_t[::1] codes):
+    """``codes[i]``: the place of ``langs[i]`` among the script's languages, -1 for any other
+    value (as dict keys compare)."""
+    cdef Py_ssize_t n = len(langs), i
+    cdef PyObject* v
+    cdef PyObject* c
+    if codes.shape[0] < n:
+        raise ValueError("tydi_lang_codes: codes is shorter than langs")
+    for i in range(n):
+        v = _ty_list_item(<PyObject*>langs, i)
+        if _ty_is_str(v):
+            codes[i] = _ty_lang_code(v)
+        else:
+            try:
+                c = PyDict_GetItemWithError(_TY_LANG, <object>v)
+            except TypeError:  # unhashable: refused on reading
+                c = NULL
+            codes[i] = -1 if c == NULL else <int8_t><long>(<object>c)
+    return None

@@ -134,13 +134,45 @@ def _jsonl_records(path):
 
 
 def _line_bounds(data: bytes):
+    """``(bytes as uint8, line starts, line ends)``, lines split at b"\n" (the text after the
+    last newline is a line only when it is not empty)."""
     buf = np.frombuffer(data, dtype=np.uint8)
-    breaks = np.flatnonzero(buf == 10)
-    starts = np.concatenate(([0], breaks + 1)).astype(np.int64)
-    ends = np.concatenate((breaks, [len(data)])).astype(np.int64)
-    if len(starts) and starts[-1] == ends[-1]:  # the text after the last newline is no line
-        starts, ends = starts[:-1], ends[:-1]
+    m = _kernels.tydi_count_lines(buf)
+    starts = np.empty(m, dtype=np.int64)
+    ends = np.empty(m, dtype=np.int64)
+    _kernels.tydi_line_bounds(buf, starts, ends)
     return buf, starts, ends
+
+
+def _ids_langs(buf, found):
+    """``(ids, languages, plain)`` of the scanned lines: read in C when every id is an integer
+    or a string without escapes and every language a string without escapes (``plain``: all
+    ids are then int or str, all languages str), else through json.loads."""
+    ids: list = []
+    langs: list = []
+    if _kernels.tydi_ids_langs(buf, found, ids, langs):
+        return ids, langs, True
+    pairs = json.loads(_kernels.tydi_gather_gold(buf, found))
+    return [p[0] for p in pairs], [p[1] for p in pairs], False
+
+
+def _last_lines(ids):
+    """``(slot_of, last)``: each distinct id's slot in order of first appearance and the line
+    of its last appearance (the script's dict: first place, last record)."""
+    slot_of: dict = {}
+    last = np.empty(len(ids), dtype=np.int64)
+    k = _kernels.tydi_last_lines(ids, slot_of, last)
+    if k >= 0:
+        return slot_of, last[:k]
+    slot_of = {}
+    kept: list = []
+    for line, eid in enumerate(ids):
+        slot = slot_of.setdefault(eid, len(kept))
+        if slot == len(kept):
+            kept.append(line)
+        else:
+            kept[slot] = line
+    return slot_of, np.asarray(kept, dtype=np.int64)
 
 
 class _ScannedPredictions:
@@ -148,6 +180,7 @@ class _ScannedPredictions:
 
     ids: list
     langs: list
+    plain: bool
     has: np.ndarray
     index: np.ndarray
     start: np.ndarray
@@ -171,9 +204,7 @@ def _prediction_lines(data: bytes):
     if _kernels.tydi_scan_predictions(buf, starts, ends, found, has, *cols) != m:
         return None
     sc = _ScannedPredictions()
-    pairs = json.loads(_kernels.tydi_gather_gold(buf, found))
-    sc.ids = [p[0] for p in pairs]
-    sc.langs = [p[1] for p in pairs]
+    sc.ids, sc.langs, sc.plain = _ids_langs(buf, found)
     sc.has = has.astype(bool)
     sc.index, sc.start, sc.end, sc.yes_no, sc.pscore, sc.mscore = cols
     return sc
@@ -191,12 +222,7 @@ def _gold_lines(data: bytes, path: str):
     the fields qafast reads are found without decoding the documents (a :class:`_Scanned`);
     otherwise every line goes through json.loads, as in the script, which fails where the
     script fails."""
-    buf = np.frombuffer(data, dtype=np.uint8)
-    breaks = np.flatnonzero(buf == 10)
-    starts = np.concatenate(([0], breaks + 1)).astype(np.int64)
-    ends = np.concatenate((breaks, [len(data)])).astype(np.int64)
-    if len(starts) and starts[-1] == ends[-1]:  # the text after the last newline is no line
-        starts, ends = starts[:-1], ends[:-1]
+    buf, starts, ends = _line_bounds(data)
     m = len(starts)
     found = np.empty((m, 10), dtype=np.int64)
     lo = np.empty(m, dtype=np.int64)
@@ -205,10 +231,8 @@ def _gold_lines(data: bytes, path: str):
     cols: list[np.ndarray] = [np.empty(cap) for _ in range(3)] + [
         np.empty(cap, dtype=np.uint8)]
     if m and _kernels.tydi_scan_gold(buf, starts, ends, found, lo, hi, *cols) == m:
-        pairs = json.loads(_kernels.tydi_gather_gold(buf, found))
-        ids = [p[0] for p in pairs]
-        langs = [p[1] for p in pairs]
-        if all(type(i) is int or type(i) is str for i in ids):
+        ids, langs, plain = _ids_langs(buf, found)
+        if plain or all(type(i) is int or type(i) is str for i in ids):
             return _Scanned(ids, langs, lo, hi, cols)
     records = []
     for n, (a, b) in enumerate(zip(starts.tolist(), ends.tolist()), 1):
@@ -248,17 +272,8 @@ class _Gold:
         return g
 
     def _scanned(self, sc: _Scanned) -> None:
-        slot_of: dict = {}
-        last: list = []
-        langs: list = []
-        for line, (eid, lang) in enumerate(zip(sc.ids, sc.langs)):
-            slot = slot_of.setdefault(eid, len(last))
-            if slot == len(last):
-                last.append(line)
-                langs.append(lang)
-            else:
-                last[slot] = line
-                langs[slot] = lang
+        slot_of, last = _last_lines(sc.ids)
+        langs = [sc.langs[i] for i in last.tolist()]
         self.slot_of, self.ids, self.languages = slot_of, list(slot_of), langs
         self.lang_code = _lang_codes(langs)
         lo, hi = sc.ann_lo[last], sc.ann_hi[last]
@@ -389,23 +404,16 @@ class _Predictions:
 
     def _scanned(self, sc: _ScannedPredictions) -> bool:
         """Rows from scanned lines; False where a line needs the Python reader (its error)."""
-        if not all(type(i) is int or type(i) is str for i in sc.ids) or not all(
-                type(lang) is str for lang in sc.langs) or not sc.has[0, 1]:
+        if not sc.has[0, 1] or not sc.plain and (
+                not all(type(i) is int or type(i) is str for i in sc.ids)
+                or not all(type(lang) is str for lang in sc.langs)):
             return False
         lines = np.arange(len(sc.ids))
         with_span = np.maximum.accumulate(np.where(sc.has[:, 1], lines, 0))
         start, end = sc.start[with_span], sc.end[with_span]  # the previous line's span
         if ((sc.yes_no != 0) & ~((start < 0) & (end < 0))).any():
             return False
-        row_of: dict = {}
-        kept: list = []
-        for line, eid in enumerate(sc.ids):
-            row = row_of.setdefault(eid, len(kept))
-            if row == len(kept):
-                kept.append(line)
-            else:
-                kept[row] = line
-        last = np.asarray(kept, dtype=np.int64)
+        row_of, last = _last_lines(sc.ids)
         self.row_of = row_of
         self.languages = [sc.langs[i] for i in last.tolist()]
         self.lang_code = _lang_codes(self.languages)
@@ -487,13 +495,8 @@ class _Predictions:
 
 def _lang_codes(langs) -> np.ndarray:
     """Each language's place in LANGUAGES, -1 for any other (as dict keys compare)."""
-    code = {lang: i for i, lang in enumerate(LANGUAGES)}
     out = np.empty(len(langs), dtype=np.int8)
-    for i, lang in enumerate(langs):
-        try:
-            out[i] = code.get(lang, -1)
-        except TypeError:  # pragma: no cover - unhashable languages are refused on reading
-            out[i] = -1
+    _kernels.tydi_lang_codes(list(langs), out)
     return out
 
 
