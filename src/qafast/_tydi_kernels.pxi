@@ -1114,8 +1114,7 @@ def tydi_scan_predictions(const unsigned char[::1] data, const int64_t[::1] line
 
 from libc.string cimport memchr
 
-cdef extern from "Python.h":
-    object PyUnicode_DecodeUTF8(const char* s, Py_ssize_t size, const char* errors)
+from cpython.unicode cimport PyUnicode_DecodeUTF8
 
 
 cdef Py_ssize_t _ty_lines(const unsigned char* base, Py_ssize_t n, int64_t* starts,
