@@ -22,6 +22,7 @@ from collections.abc import Iterable, Mapping
 import numpy as np
 
 from . import _kernels
+from ._gc import gc_paused
 from ._output import absl_bool_action
 from .errors import FormatError, InputError, InputTypeError
 
@@ -647,6 +648,10 @@ class _Evaluation:
     """The script's ``main``: each scored language's examples, in its order."""
 
     def __init__(self, gold, predictions, passage_threshold, minimal_threshold):
+        with gc_paused():
+            self._evaluate(gold, predictions, passage_threshold, minimal_threshold)
+
+    def _evaluate(self, gold, predictions, passage_threshold, minimal_threshold):
         _check_thresholds(passage_threshold, minimal_threshold)
         g, p = _load(gold, predictions)
         self.gold, self.preds = g, p
@@ -837,7 +842,8 @@ def tydi_questions(gold, predictions, *, passage_non_null_threshold: int = 2,
     ([True], [1.0], [0.5])
     """
     _check_thresholds(passage_non_null_threshold, minimal_non_null_threshold)
-    g, p = _load(gold, predictions)
+    with gc_paused():
+        g, p = _load(gold, predictions)
     rows = []
     for eid, lang in zip(g.ids, g.languages):
         q = p.row_of.get(eid, -1)
