@@ -155,123 +155,219 @@ def tydi_curve(const uint8_t[::1] has_gold, const uint8_t[::1] has_pred,
 
 
 # ---------------------------------------------------------------------------------------------
-# Reading parsed records: the common shapes in one C loop; anything else is left to the
-# Python reader (return -2), which gives the same result or the precise error
+# Reading parsed records: the common shapes in one C loop over borrowed references; anything
+# else is left to the Python reader (return -2), which gives the same result or the precise
+# error. The records of a large file lie far apart in memory (each beside its document), so
+# the loop touches each object once, and every id it keeps is a new int object: the sets and
+# dicts built from the ids later then read small objects allocated side by side.
 # ---------------------------------------------------------------------------------------------
 
 from libc.stdint cimport int8_t
+from libc.string cimport memcmp
 
 cdef extern from "Python.h":
     PyObject* PyDict_GetItemWithError(object d, object key) except? NULL
+    PyObject* _ty_dict_get "PyDict_GetItemWithError"(PyObject* d, PyObject* key)
+    PyObject* _ty_err "PyErr_Occurred"()
+    bint _ty_is_dict "PyDict_CheckExact"(PyObject* o)
+    bint _ty_is_list "PyList_CheckExact"(PyObject* o)
+    bint _ty_is_int "PyLong_CheckExact"(PyObject* o)
+    bint _ty_is_str "PyUnicode_CheckExact"(PyObject* o)
+    bint _ty_is_float "PyFloat_CheckExact"(PyObject* o)
+    bint _ty_ascii "PyUnicode_IS_COMPACT_ASCII"(PyObject* o)
+    Py_ssize_t _ty_str_len "PyUnicode_GET_LENGTH"(PyObject* o)
+    const char* _ty_str_data "PyUnicode_DATA"(PyObject* o)
+    Py_ssize_t _ty_list_len "PyList_GET_SIZE"(PyObject* o)
+    PyObject* _ty_list_item "PyList_GET_ITEM"(PyObject* o, Py_ssize_t i)
+    long long _ty_as_ll "PyLong_AsLongLongAndOverflow"(PyObject* o, int* overflow)
+    double _ty_float_value "PyFloat_AS_DOUBLE"(PyObject* o)
+    PyObject* PyDict_SetDefault(object d, object key, object default) except NULL  # borrowed
 
-cdef object _TY_YES_NO = {"none": 0, "yes": 1, "no": 2, "NONE": 0, "YES": 1, "NO": 2,
-                          "None": 0, "Yes": 1, "No": 2}
-cdef object _TY_LANG = {lang: i for i, lang in enumerate(
-    ("english", "arabic", "bengali", "finnish", "indonesian", "japanese", "swahili", "korean",
-     "russian", "telugu", "thai"))}
+cdef object _TY_YES_NO = {"none": 0, "yes": 1, "no": 2}
+cdef tuple _TY_LANG_NAMES = ("english", "arabic", "bengali", "finnish", "indonesian",
+                             "japanese", "swahili", "korean", "russian", "telugu", "thai")
+cdef object _TY_LANG = {lang: i for i, lang in enumerate(_TY_LANG_NAMES)}
 cdef double _TY_LIMIT = 4503599627370496.0  # 2**52
 
-
-cdef class _TyFallback(Exception):
-    pass
-
-
-cdef inline object _ty_get(object d, object key):
-    cdef PyObject* v
-    if type(d) is not dict:
-        raise _TyFallback()
-    v = PyDict_GetItemWithError(d, key)
-    if v == NULL:
-        raise _TyFallback()
-    return <object>v
+# the C names of the languages, for comparing compact ASCII strings without hashing them
+cdef const char* _TY_LANG_C[11]
+_TY_LANG_C[:] = [b"english", b"arabic", b"bengali", b"finnish", b"indonesian", b"japanese",
+                 b"swahili", b"korean", b"russian", b"telugu", b"thai"]
+cdef Py_ssize_t _TY_LANG_LEN[11]
+_TY_LANG_LEN[:] = [7, 6, 7, 7, 10, 8, 7, 6, 7, 6, 4]
 
 
-cdef inline double _ty_int(object v) except? -1.0:
+cdef inline PyObject* _ty_field(PyObject* d, str key) except? NULL:
+    # d[key] (borrowed) when d is a dict holding key; NULL when it is not
+    if not _ty_is_dict(d):
+        return NULL
+    return _ty_dict_get(d, <PyObject*>key)  # NULL and an error: a key's __eq__ failed
+
+
+cdef inline bint _ty_small(PyObject* v, double* out) noexcept:
+    # an int (not a bool) within 2**52 in size, as a double; False for anything else
+    cdef int overflow = 0
     cdef long long x
-    if type(v) is not int:
-        raise _TyFallback()
-    try:
-        x = v
-    except OverflowError:
-        raise _TyFallback()
-    if x > _TY_LIMIT or x < -_TY_LIMIT:
-        raise _TyFallback()
-    return <double>x
+    if v == NULL or not _ty_is_int(v):
+        return False
+    x = _ty_as_ll(v, &overflow)
+    if overflow or x > <long long>_TY_LIMIT or x < -<long long>_TY_LIMIT:
+        return False
+    out[0] = <double>x
+    return True
 
 
-cdef inline uint8_t _ty_yes_no(object v, bint gold) except 255:
-    cdef PyObject* c
-    if type(v) is not str:
-        raise _TyFallback()
-    c = PyDict_GetItemWithError(_TY_YES_NO, v)
-    if c != NULL:
-        return <uint8_t><long>(<object>c)
-    c = PyDict_GetItemWithError(_TY_YES_NO, v.lower())
-    if c != NULL:
-        return <uint8_t><long>(<object>c)
-    if not gold:
-        raise _TyFallback()
-    return 3
+cdef inline int _ty_yes_no_code(PyObject* v, bint gold) except -2:
+    # 0 none, 1 yes, 2 no (compared lowered); 3 for any other string in gold; -1: the Python
+    # reader decides (not a string, or any other string in a prediction)
+    cdef Py_ssize_t n, i
+    cdef const char* c
+    cdef char low[4]
+    cdef PyObject* code
+    if v == NULL or not _ty_is_str(v):
+        return -1
+    if _ty_ascii(v):
+        n = _ty_str_len(v)
+        if 2 <= n <= 4:
+            c = _ty_str_data(v)
+            for i in range(n):
+                low[i] = c[i] + 32 if 65 <= c[i] <= 90 else c[i]
+            if n == 4 and memcmp(low, b"none", 4) == 0:
+                return 0
+            if n == 3 and memcmp(low, b"yes", 3) == 0:
+                return 1
+            if n == 2 and memcmp(low, b"no", 2) == 0:
+                return 2
+        return 3 if gold else -1
+    # any other string: as str.lower() and the dict decide
+    code = PyDict_GetItemWithError(_TY_YES_NO, (<object>v).lower())
+    if code != NULL:
+        return <int><long>(<object>code)
+    return 3 if gold else -1
 
 
-cdef inline int8_t _ty_lang(object v) except -2:
-    cdef PyObject* c
-    if type(v) is not str:
-        raise _TyFallback()
-    c = PyDict_GetItemWithError(_TY_LANG, v)
-    return -1 if c == NULL else <int8_t><long>(<object>c)
+cdef inline int _ty_lang_code(PyObject* v) noexcept:
+    # the place of a language in the script's list, -1 for any other string, -2 for a
+    # non-string (the Python reader decides)
+    cdef Py_ssize_t n, i
+    cdef const char* c
+    if v == NULL or not _ty_is_str(v):
+        return -2
+    if not _ty_ascii(v):
+        return -1  # every name in the list is ASCII
+    n = _ty_str_len(v)
+    c = _ty_str_data(v)
+    for i in range(11):
+        if n == _TY_LANG_LEN[i] and memcmp(c, _TY_LANG_C[i], n) == 0:
+            return <int>i
+    return -1
+
+
+cdef inline object _ty_id(PyObject* v):
+    # the id to keep: a new int of an int's value, the string itself; None: the Python reader
+    # decides (any other type)
+    cdef int overflow = 0
+    cdef long long x
+    if _ty_is_str(v):
+        return <object>v
+    if not _ty_is_int(v):
+        return None
+    x = _ty_as_ll(v, &overflow)
+    if overflow:
+        return <object>v
+    return x  # a new int object, unless a small cached one
+
+
+cdef inline object _ty_language(PyObject* v, int code):
+    # the language to keep: the shared name of a listed language, else the record's object
+    return _TY_LANG_NAMES[code] if code >= 0 else <object>v
 
 
 def tydi_walk_gold(list records, dict slot_of, list ids, list langs, int64_t[::1] slot_lo,
                    int64_t[::1] slot_hi, int8_t[::1] slot_lang, double[::1] index,
                    double[::1] start, double[::1] end, uint8_t[::1] yes_no):
     """Read gold records (dicts, as ``json.loads`` gives them) into slots, one per distinct id in
-    order of first appearance, a repeated id's slot taking the later record.
+    order of first appearance, a repeated id's slot taking the later record. An int id is kept
+    as an int of the same value (a new object), a listed language as its shared name.
 
     Returns the number of annotations written, -1 if the annotation arrays are too small, or
     -2 where a record is not of the common shape (the Python reader then reads them all).
     """
-    cdef Py_ssize_t n = len(records), i, cap = index.shape[0], k = 0, slot
-    cdef object rec, anns, a, m, eid, got, lang
-    cdef double s, e
-    try:
-        for i in range(n):
-            rec = records[i]
-            eid = _ty_get(rec, "example_id")
-            anns = _ty_get(rec, "annotations")
-            if type(anns) is not list or len(<list>anns) == 0:
-                raise _TyFallback()
-            lang = _ty_get(rec, "language")
-            _ty_get(rec, "question_text")
-            _ty_get(rec, "document_plaintext")
-            if type(eid) is not int and type(eid) is not str:
-                raise _TyFallback()
-            if k + len(<list>anns) > cap:
-                return -1
-            got = slot_of.setdefault(eid, len(ids))
-            slot = got
-            if slot == len(ids):
-                ids.append(eid)
-                langs.append(lang)
-            else:
-                langs[slot] = lang
-            slot_lang[slot] = _ty_lang(lang)
-            slot_lo[slot] = k
-            for a in <list>anns:
-                index[k] = _ty_int(_ty_get(_ty_get(a, "passage_answer"), "candidate_index"))
-                m = _ty_get(a, "minimal_answer")
-                s = _ty_int(_ty_get(m, "plaintext_start_byte"))
-                e = _ty_int(_ty_get(m, "plaintext_end_byte"))
-                if (s < 0) != (e < 0) or (s >= 0 and s > e):
-                    raise _TyFallback()
-                start[k] = s
-                end[k] = e
-                yes_no[k] = _ty_yes_no(_ty_get(a, "yes_no_answer"), True)
-                k += 1
-            slot_hi[slot] = k
-    except _TyFallback:
-        return -2
+    cdef Py_ssize_t n = len(records), i, j, n_anns, cap = index.shape[0], k = 0, slot
+    cdef PyObject* rec
+    cdef PyObject* anns
+    cdef PyObject* a
+    cdef PyObject* m
+    cdef PyObject* lang
+    cdef object eid, got
+    cdef double s, e, idx
+    cdef int code, yn
+    for i in range(n):
+        rec = _ty_list_item(<PyObject*>records, i)
+        anns = _ty_field(rec, "annotations")
+        if anns == NULL or not _ty_is_list(anns):
+            return -2
+        n_anns = _ty_list_len(anns)
+        lang = _ty_field(rec, "language")
+        code = _ty_lang_code(lang)
+        if n_anns == 0 or code == -2 or _ty_field(rec, "question_text") == NULL or \
+                _ty_field(rec, "document_plaintext") == NULL:
+            return -2
+        a = _ty_field(rec, "example_id")
+        if a == NULL:
+            return -2
+        eid = _ty_id(a)
+        if eid is None:
+            return -2
+        if k + n_anns > cap:
+            return -1
+        got = <object>PyDict_SetDefault(slot_of, eid, len(ids))
+        slot = got
+        if slot == len(ids):
+            ids.append(eid)
+            langs.append(_ty_language(lang, code))
+        else:
+            langs[slot] = _ty_language(lang, code)
+        slot_lang[slot] = code
+        slot_lo[slot] = k
+        for j in range(n_anns):
+            a = _ty_list_item(anns, j)
+            m = _ty_field(a, "passage_answer")
+            if m == NULL or not _ty_small(_ty_field(m, "candidate_index"), &idx):
+                return -2
+            m = _ty_field(a, "minimal_answer")
+            if m == NULL or not _ty_small(_ty_field(m, "plaintext_start_byte"), &s) or \
+                    not _ty_small(_ty_field(m, "plaintext_end_byte"), &e):
+                return -2
+            if (s < 0) != (e < 0) or (s >= 0 and s > e):
+                return -2
+            yn = _ty_yes_no_code(_ty_field(a, "yes_no_answer"), True)
+            if yn < 0:
+                return -2
+            index[k] = idx
+            start[k] = s
+            end[k] = e
+            yes_no[k] = <uint8_t>yn
+            k += 1
+        slot_hi[slot] = k
     return k
+
+
+cdef inline object _ty_score(PyObject* v, double* out):
+    # a float, or an int float() converts: the float object the script compares (None: the
+    # Python reader decides)
+    if v == NULL:
+        return None
+    if _ty_is_float(v):
+        out[0] = _ty_float_value(v)
+        return <object>v
+    if not _ty_is_int(v):
+        return None
+    try:
+        out[0] = float(<object>v)
+    except OverflowError:
+        return None
+    return out[0]
 
 
 def tydi_walk_predictions(list records, dict row_of, list langs, list pscore_obj,
@@ -280,102 +376,88 @@ def tydi_walk_predictions(list records, dict row_of, list langs, list pscore_obj
                           double[::1] pscore, double[::1] mscore):
     """Read prediction records into rows, one per distinct id in order of first appearance,
     a repeated id's row taking the later record. A record without ``minimal_answer`` takes
-    the previous record's span (the script's rule).
+    the previous record's span (the script's rule). Ids and languages are kept as in
+    :func:`tydi_walk_gold`.
 
     Returns the number of rows, or -2 where a record is not of the common shape (a missing
     field, a non-integer offset or index, a score that is not a finite float or int, ...).
     """
     cdef Py_ssize_t n = len(records), i, row
-    cdef object rec, m, eid, got, v, ps, ms
-    cdef PyObject* p
-    cdef double s = 0, e = 0, idx, fps, fms
+    cdef PyObject* rec
+    cdef PyObject* v
+    cdef PyObject* m
+    cdef PyObject* language
+    cdef object eid, got, ps, ms
+    cdef double s = 0, e = 0, idx, fps = 0, fms = 0
     cdef bint have_span = False
-    cdef uint8_t yn
-    try:
-        for i in range(n):
-            rec = records[i]
-            if type(rec) is not dict:
-                raise _TyFallback()
-            eid = _ty_get(rec, "example_id")
-            if type(eid) is not int and type(eid) is not str:
-                raise _TyFallback()
-            p = PyDict_GetItemWithError(rec, "passage_answer_index")
-            idx = -1.0 if p == NULL else _ty_int(<object>p)
-            p = PyDict_GetItemWithError(rec, "minimal_answer")
-            if p != NULL:
-                m = <object>p
-                s = _ty_int(_ty_get(m, "start_byte_offset"))
-                e = _ty_int(_ty_get(m, "end_byte_offset"))
-                if (s < 0) != (e < 0) or (s >= 0 and s > e):
-                    raise _TyFallback()
-                have_span = True
-            elif not have_span:
-                raise _TyFallback()
-            yn = 0
-            p = PyDict_GetItemWithError(rec, "yes_no_answer")
-            if p != NULL:
-                yn = _ty_yes_no(<object>p, False)
-                if yn != 0 and not (s < 0 and e < 0):
-                    raise _TyFallback()
-            v = _ty_get(rec, "language")
-            ps = _ty_get(rec, "passage_answer_score")
-            ms = _ty_get(rec, "minimal_answer_score")
-            if type(ps) is float:
-                fps = ps
-            elif type(ps) is int:
-                try:
-                    fps = float(ps)
-                except OverflowError:
-                    raise _TyFallback()
-                ps = fps
-            else:
-                raise _TyFallback()
-            if type(ms) is float:
-                fms = ms
-            elif type(ms) is int:
-                try:
-                    fms = float(ms)
-                except OverflowError:
-                    raise _TyFallback()
-                ms = fms
-            else:
-                raise _TyFallback()
-            got = row_of.setdefault(eid, len(langs))
-            row = got
-            if row == len(langs):
-                langs.append(v)
-                pscore_obj.append(ps)
-                mscore_obj.append(ms)
-            else:
-                langs[row] = v
-                pscore_obj[row] = ps
-                mscore_obj[row] = ms
-            lang[row] = _ty_lang(v)
-            index[row] = idx
-            start[row] = s
-            end[row] = e
-            yes_no[row] = yn
-            pscore[row] = fps
-            mscore[row] = fms
-    except _TyFallback:
-        return -2
+    cdef int yn, code
+    for i in range(n):
+        rec = _ty_list_item(<PyObject*>records, i)
+        if not _ty_is_dict(rec):
+            return -2
+        v = _ty_field(rec, "example_id")
+        if v == NULL:
+            return -2
+        eid = _ty_id(v)
+        if eid is None:
+            return -2
+        idx = -1.0
+        v = _ty_field(rec, "passage_answer_index")
+        if v != NULL and not _ty_small(v, &idx):
+            return -2
+        m = _ty_field(rec, "minimal_answer")
+        if m != NULL:
+            if not _ty_small(_ty_field(m, "start_byte_offset"), &s) or \
+                    not _ty_small(_ty_field(m, "end_byte_offset"), &e):
+                return -2
+            if (s < 0) != (e < 0) or (s >= 0 and s > e):
+                return -2
+            have_span = True
+        elif not have_span:
+            return -2
+        yn = 0
+        v = _ty_field(rec, "yes_no_answer")
+        if v != NULL:
+            yn = _ty_yes_no_code(v, False)
+            if yn < 0 or (yn != 0 and not (s < 0 and e < 0)):
+                return -2
+        language = _ty_field(rec, "language")
+        code = _ty_lang_code(language)
+        if code == -2:
+            return -2
+        ps = _ty_score(_ty_field(rec, "passage_answer_score"), &fps)
+        ms = _ty_score(_ty_field(rec, "minimal_answer_score"), &fms)
+        if ps is None or ms is None:
+            return -2
+        got = <object>PyDict_SetDefault(row_of, eid, len(langs))
+        row = got
+        if row == len(langs):
+            langs.append(_ty_language(language, code))
+            pscore_obj.append(ps)
+            mscore_obj.append(ms)
+        else:
+            langs[row] = _ty_language(language, code)
+            pscore_obj[row] = ps
+            mscore_obj[row] = ms
+        lang[row] = code
+        index[row] = idx
+        start[row] = s
+        end[row] = e
+        yes_no[row] = <uint8_t>yn
+        pscore[row] = fps
+        mscore[row] = fms
     return len(langs)
 
 
-def tydi_lookup(list order, dict slot_of, dict row_of, int64_t[::1] gold_rows,
-                int64_t[::1] pred_rows):
-    """``gold_rows[i] = slot_of[order[i]]`` and ``pred_rows[i] = row_of.get(order[i], -1)``."""
-    cdef Py_ssize_t i, n = len(order)
+def tydi_rows(list keys, dict row_of, int64_t[::1] rows):
+    """``rows[i] = row_of.get(keys[i], -1)`` (``row_of``'s values are ints)."""
+    cdef Py_ssize_t i, n = len(keys)
     cdef PyObject* v
-    cdef object key
+    if rows.shape[0] < n:
+        raise ValueError("tydi_rows: rows is shorter than keys")
     for i in range(n):
-        key = order[i]
-        v = PyDict_GetItemWithError(slot_of, key)
-        if v == NULL:
-            raise KeyError(key)
-        gold_rows[i] = <object>v
-        v = PyDict_GetItemWithError(row_of, key)
-        pred_rows[i] = -1 if v == NULL else <int64_t>(<object>v)
+        v = PyDict_GetItemWithError(row_of, keys[i])
+        rows[i] = -1 if v == NULL else <int64_t>(<object>v)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1023,3 +1105,162 @@ def tydi_scan_predictions(const unsigned char[::1] data, const int64_t[::1] line
             continue
         ok += 1
     return ok
+
+
+# ---------------------------------------------------------------------------------------------
+# After the scanners: lines, the ids and languages they found, and each id's last line, in C
+# loops over the file's bytes and the lists (the Python loops took as long as the scans)
+# ---------------------------------------------------------------------------------------------
+
+from libc.string cimport memchr
+
+from cpython.unicode cimport PyUnicode_DecodeUTF8
+
+
+cdef Py_ssize_t _ty_lines(const unsigned char* base, Py_ssize_t n, int64_t* starts,
+                         int64_t* ends) noexcept nogil:
+    # the lines of base[:n] split at \n, the text after the last newline counting only when
+    # it is not empty; written when starts is not NULL; returns their number
+    cdef Py_ssize_t p = 0, m = 0
+    cdef const unsigned char* nl
+    while p < n:
+        nl = <const unsigned char*>memchr(base + p, 10, n - p)
+        if starts != NULL:
+            starts[m] = p
+            ends[m] = n if nl == NULL else nl - base
+        m += 1
+        if nl == NULL:
+            break
+        p = nl - base + 1
+    return m
+
+
+def tydi_count_lines(const unsigned char[::1] data not None):
+    """The number of lines :func:`tydi_line_bounds` finds in ``data``."""
+    cdef Py_ssize_t n = data.shape[0], m
+    with nogil:
+        m = _ty_lines(&data[0] if n else NULL, n, NULL, NULL)
+    return m
+
+
+def tydi_line_bounds(const unsigned char[::1] data not None, int64_t[::1] starts,
+                     int64_t[::1] ends):
+    """Write the byte ranges ``[starts[i], ends[i])`` of the lines of ``data`` split at
+    ``\n`` (the text after the last newline is a line only when it is not empty); the arrays
+    hold :func:`tydi_count_lines` entries."""
+    cdef Py_ssize_t n = data.shape[0]
+    if starts.shape[0] < tydi_count_lines(data) or ends.shape[0] < starts.shape[0]:
+        raise ValueError("tydi_line_bounds: the arrays do not hold every line")
+    if starts.shape[0] == 0:
+        return None
+    with nogil:
+        _ty_lines(&data[0] if n else NULL, n, &starts[0], &ends[0])
+    return None
+
+
+cdef inline object _ty_plain_int(const unsigned char* s, Py_ssize_t n):
+    # a JSON integer within a long long's range as an int; None for any other text
+    cdef Py_ssize_t i = 0
+    cdef unsigned long long x = 0
+    cdef bint neg = False
+    if n > 0 and s[0] == 45:
+        neg = True
+        i = 1
+    if i >= n or n - i > 19:  # 19 digits stay below 2**64
+        return None
+    while i < n:
+        if not (48 <= s[i] <= 57):
+            return None
+        x = x * 10 + (s[i] - 48)
+        i += 1
+    if x > 9223372036854775807ULL:
+        return None
+    return -<long long>x if neg else <long long>x
+
+
+cdef inline object _ty_plain_str(const unsigned char* s, Py_ssize_t n):
+    # a JSON string without escapes (the scanner checked its UTF-8) as a str; None otherwise
+    cdef Py_ssize_t i
+    if n < 2 or s[0] != 34 or s[n - 1] != 34:
+        return None
+    for i in range(1, n - 1):
+        if s[i] == 92:
+            return None
+    return PyUnicode_DecodeUTF8(<const char*>s + 1, n - 2, NULL)
+
+
+def tydi_ids_langs(const unsigned char[::1] data not None, const int64_t[:, ::1] found,
+                   list ids, list langs):
+    """Append the example_id and language of each found line (``found[i, 0] >= 0``, the byte
+    ranges of ``tydi_scan_gold`` or ``tydi_scan_predictions``) to ``ids`` and ``langs``, as
+    ``json.loads`` reads them, with listed languages as their shared names. Returns False,
+    leaving the lists to be cleared, at the first value that is neither an integer of at
+    most 18 digits nor a string without escapes (``json.loads`` then reads them all)."""
+    cdef Py_ssize_t m = found.shape[0], i, a, b, j, n = data.shape[0]
+    cdef object v
+    if found.shape[1] < 4:
+        raise ValueError("tydi_ids_langs: found needs the id and language ranges")
+    for i in range(m):
+        if found[i, 0] < 0:
+            continue
+        for j in range(4):
+            if not 0 <= found[i, j] <= n:
+                raise ValueError("tydi_ids_langs: a range outside the data")
+        a = found[i, 0]
+        b = found[i, 1]
+        if b <= a:
+            return False
+        v = _ty_plain_int(&data[a], b - a) if data[a] != 34 else _ty_plain_str(&data[a], b - a)
+        if v is None:
+            return False
+        ids.append(v)
+        a = found[i, 2]
+        b = found[i, 3]
+        if b <= a:
+            return False
+        v = _ty_plain_str(&data[a], b - a)
+        if v is None:
+            return False
+        j = _ty_lang_code(<PyObject*>v)
+        langs.append(_TY_LANG_NAMES[j] if j >= 0 else v)
+    return True
+
+
+def tydi_last_lines(list keys, dict slot_of, int64_t[::1] last):
+    """Give each distinct key a slot in order of first appearance (``slot_of[key]``) and set
+    ``last[slot]`` to the position of its last appearance in ``keys``; returns the number of
+    slots, or -1 at the first key that is not an int or a str (the caller then decides)."""
+    cdef Py_ssize_t n = len(keys), i, slot, count = 0
+    cdef PyObject* key
+    if last.shape[0] < n:
+        raise ValueError("tydi_last_lines: last is shorter than keys")
+    for i in range(n):
+        key = _ty_list_item(<PyObject*>keys, i)
+        if not (_ty_is_int(key) or _ty_is_str(key)):
+            return -1
+        slot = <object>PyDict_SetDefault(slot_of, <object>key, count)
+        if slot == count:
+            count += 1
+        last[slot] = i
+    return count
+
+
+def tydi_lang_codes(list langs, int8_t[::1] codes):
+    """``codes[i]``: the place of ``langs[i]`` among the script's languages, -1 for any other
+    value (as dict keys compare)."""
+    cdef Py_ssize_t n = len(langs), i
+    cdef PyObject* v
+    cdef PyObject* c
+    if codes.shape[0] < n:
+        raise ValueError("tydi_lang_codes: codes is shorter than langs")
+    for i in range(n):
+        v = _ty_list_item(<PyObject*>langs, i)
+        if _ty_is_str(v):
+            codes[i] = _ty_lang_code(v)
+        else:
+            try:
+                c = PyDict_GetItemWithError(_TY_LANG, <object>v)
+            except TypeError:  # unhashable: refused on reading
+                c = NULL
+            codes[i] = -1 if c == NULL else <int8_t><long>(<object>c)
+    return None

@@ -22,6 +22,7 @@ from collections.abc import Iterable, Mapping
 import numpy as np
 
 from . import _kernels
+from ._gc import gc_paused
 from ._output import absl_bool_action
 from .errors import FormatError, InputError, InputTypeError
 
@@ -134,13 +135,45 @@ def _jsonl_records(path):
 
 
 def _line_bounds(data: bytes):
+    """``(bytes as uint8, line starts, line ends)``, lines split at b"\n" (the text after the
+    last newline is a line only when it is not empty)."""
     buf = np.frombuffer(data, dtype=np.uint8)
-    breaks = np.flatnonzero(buf == 10)
-    starts = np.concatenate(([0], breaks + 1)).astype(np.int64)
-    ends = np.concatenate((breaks, [len(data)])).astype(np.int64)
-    if len(starts) and starts[-1] == ends[-1]:  # the text after the last newline is no line
-        starts, ends = starts[:-1], ends[:-1]
+    m = _kernels.tydi_count_lines(buf)
+    starts = np.empty(m, dtype=np.int64)
+    ends = np.empty(m, dtype=np.int64)
+    _kernels.tydi_line_bounds(buf, starts, ends)
     return buf, starts, ends
+
+
+def _ids_langs(buf, found):
+    """``(ids, languages, plain)`` of the scanned lines: read in C when every id is an integer
+    or a string without escapes and every language a string without escapes (``plain``: all
+    ids are then int or str, all languages str), else through json.loads."""
+    ids: list = []
+    langs: list = []
+    if _kernels.tydi_ids_langs(buf, found, ids, langs):
+        return ids, langs, True
+    pairs = json.loads(_kernels.tydi_gather_gold(buf, found))
+    return [p[0] for p in pairs], [p[1] for p in pairs], False
+
+
+def _last_lines(ids):
+    """``(slot_of, last)``: each distinct id's slot in order of first appearance and the line
+    of its last appearance (the script's dict: first place, last record)."""
+    slot_of: dict = {}
+    last = np.empty(len(ids), dtype=np.int64)
+    k = _kernels.tydi_last_lines(ids, slot_of, last)
+    if k >= 0:
+        return slot_of, last[:k]
+    slot_of = {}
+    kept: list = []
+    for line, eid in enumerate(ids):
+        slot = slot_of.setdefault(eid, len(kept))
+        if slot == len(kept):
+            kept.append(line)
+        else:
+            kept[slot] = line
+    return slot_of, np.asarray(kept, dtype=np.int64)
 
 
 class _ScannedPredictions:
@@ -148,6 +181,7 @@ class _ScannedPredictions:
 
     ids: list
     langs: list
+    plain: bool
     has: np.ndarray
     index: np.ndarray
     start: np.ndarray
@@ -171,9 +205,7 @@ def _prediction_lines(data: bytes):
     if _kernels.tydi_scan_predictions(buf, starts, ends, found, has, *cols) != m:
         return None
     sc = _ScannedPredictions()
-    pairs = json.loads(_kernels.tydi_gather_gold(buf, found))
-    sc.ids = [p[0] for p in pairs]
-    sc.langs = [p[1] for p in pairs]
+    sc.ids, sc.langs, sc.plain = _ids_langs(buf, found)
     sc.has = has.astype(bool)
     sc.index, sc.start, sc.end, sc.yes_no, sc.pscore, sc.mscore = cols
     return sc
@@ -191,12 +223,7 @@ def _gold_lines(data: bytes, path: str):
     the fields qafast reads are found without decoding the documents (a :class:`_Scanned`);
     otherwise every line goes through json.loads, as in the script, which fails where the
     script fails."""
-    buf = np.frombuffer(data, dtype=np.uint8)
-    breaks = np.flatnonzero(buf == 10)
-    starts = np.concatenate(([0], breaks + 1)).astype(np.int64)
-    ends = np.concatenate((breaks, [len(data)])).astype(np.int64)
-    if len(starts) and starts[-1] == ends[-1]:  # the text after the last newline is no line
-        starts, ends = starts[:-1], ends[:-1]
+    buf, starts, ends = _line_bounds(data)
     m = len(starts)
     found = np.empty((m, 10), dtype=np.int64)
     lo = np.empty(m, dtype=np.int64)
@@ -205,10 +232,8 @@ def _gold_lines(data: bytes, path: str):
     cols: list[np.ndarray] = [np.empty(cap) for _ in range(3)] + [
         np.empty(cap, dtype=np.uint8)]
     if m and _kernels.tydi_scan_gold(buf, starts, ends, found, lo, hi, *cols) == m:
-        pairs = json.loads(_kernels.tydi_gather_gold(buf, found))
-        ids = [p[0] for p in pairs]
-        langs = [p[1] for p in pairs]
-        if all(type(i) is int or type(i) is str for i in ids):
+        ids, langs, plain = _ids_langs(buf, found)
+        if plain or all(type(i) is int or type(i) is str for i in ids):
             return _Scanned(ids, langs, lo, hi, cols)
     records = []
     for n, (a, b) in enumerate(zip(starts.tolist(), ends.tolist()), 1):
@@ -248,17 +273,8 @@ class _Gold:
         return g
 
     def _scanned(self, sc: _Scanned) -> None:
-        slot_of: dict = {}
-        last: list = []
-        langs: list = []
-        for line, (eid, lang) in enumerate(zip(sc.ids, sc.langs)):
-            slot = slot_of.setdefault(eid, len(last))
-            if slot == len(last):
-                last.append(line)
-                langs.append(lang)
-            else:
-                last[slot] = line
-                langs[slot] = lang
+        slot_of, last = _last_lines(sc.ids)
+        langs = [sc.langs[i] for i in last.tolist()]
         self.slot_of, self.ids, self.languages = slot_of, list(slot_of), langs
         self.lang_code = _lang_codes(langs)
         lo, hi = sc.ann_lo[last], sc.ann_hi[last]
@@ -389,23 +405,16 @@ class _Predictions:
 
     def _scanned(self, sc: _ScannedPredictions) -> bool:
         """Rows from scanned lines; False where a line needs the Python reader (its error)."""
-        if not all(type(i) is int or type(i) is str for i in sc.ids) or not all(
-                type(lang) is str for lang in sc.langs) or not sc.has[0, 1]:
+        if not sc.has[0, 1] or not sc.plain and (
+                not all(type(i) is int or type(i) is str for i in sc.ids)
+                or not all(type(lang) is str for lang in sc.langs)):
             return False
         lines = np.arange(len(sc.ids))
         with_span = np.maximum.accumulate(np.where(sc.has[:, 1], lines, 0))
         start, end = sc.start[with_span], sc.end[with_span]  # the previous line's span
         if ((sc.yes_no != 0) & ~((start < 0) & (end < 0))).any():
             return False
-        row_of: dict = {}
-        kept: list = []
-        for line, eid in enumerate(sc.ids):
-            row = row_of.setdefault(eid, len(kept))
-            if row == len(kept):
-                kept.append(line)
-            else:
-                kept[row] = line
-        last = np.asarray(kept, dtype=np.int64)
+        row_of, last = _last_lines(sc.ids)
         self.row_of = row_of
         self.languages = [sc.langs[i] for i in last.tolist()]
         self.lang_code = _lang_codes(self.languages)
@@ -487,13 +496,8 @@ class _Predictions:
 
 def _lang_codes(langs) -> np.ndarray:
     """Each language's place in LANGUAGES, -1 for any other (as dict keys compare)."""
-    code = {lang: i for i, lang in enumerate(LANGUAGES)}
     out = np.empty(len(langs), dtype=np.int8)
-    for i, lang in enumerate(langs):
-        try:
-            out[i] = code.get(lang, -1)
-        except TypeError:  # pragma: no cover - unhashable languages are refused on reading
-            out[i] = -1
+    _kernels.tydi_lang_codes(list(langs), out)
     return out
 
 
@@ -522,28 +526,39 @@ def _check_thresholds(*values):
 # Scoring
 # --------------------------------------------------------------------------------------------
 
+def _score_examples(g: _Gold, p: _Predictions, gold_rows, pred_rows, passage_threshold,
+                    minimal_threshold):
+    """``(flags, prf, first failing position or -1)`` of the examples ``gold_rows`` with the
+    predictions ``pred_rows`` (see ``_kernels.tydi_examples``)."""
+    n = len(gold_rows)
+    flags = np.zeros((n, 5), dtype=np.uint8)
+    prf = np.zeros((n, 3), dtype=np.float64)
+    failed = _kernels.tydi_examples(gold_rows, pred_rows, g.ptr, g.index, g.start, g.end,
+                                    g.yes_no, p.index, p.start, p.end, p.yes_no,
+                                    passage_threshold, minimal_threshold, flags, prf)
+    return flags, prf, failed
+
+
 class _Scored:
     """One ``score_answers`` call: examples in ``set`` order, flags, scores and both sweeps."""
 
-    def __init__(self, g: _Gold, p: _Predictions, gold_rows: list, pred_rows: list,
-                 thresholds, ids: list):
-        n = len(gold_rows)
+    def __init__(self, g: _Gold, p: _Predictions, gold_rows, pred_rows, thresholds,
+                 ids: list, scored=None):
         self.ids = ids
         self.gold_row = np.asarray(gold_rows, dtype=np.int64)
         self.pred_row = np.asarray(pred_rows, dtype=np.int64)
-        self.flags = np.zeros((n, 5), dtype=np.uint8)
-        self.prf = np.zeros((n, 3), dtype=np.float64)
-        failed = _kernels.tydi_examples(
-            self.gold_row, self.pred_row, g.ptr, g.index, g.start, g.end, g.yes_no,
-            p.index, p.start, p.end, p.yes_no, thresholds[0], thresholds[1],
-            self.flags, self.prf)
-        if failed >= 0:
-            q = self.pred_row[failed]
-            raise InputError(
-                f"example {ids[failed]!r}: the predicted minimal answer "
-                f"({_int(p.start[q])}, {_int(p.end[q])}) and a gold span overlap in no byte "
-                "although one lies strictly inside the other (an empty span); the official "
-                "script fails on its overlap assertion", query=ids[failed])
+        if scored is not None and scored[2] < 0:  # every example scored, none failing
+            self.flags, self.prf = scored[0][self.gold_row], scored[1][self.gold_row]
+        else:  # scored here, so that a failure names this order's first example
+            self.flags, self.prf, failed = _score_examples(g, p, self.gold_row, self.pred_row,
+                                                           *thresholds)
+            if failed >= 0:
+                q = self.pred_row[failed]
+                raise InputError(
+                    f"example {ids[failed]!r}: the predicted minimal answer "
+                    f"({_int(p.start[q])}, {_int(p.end[q])}) and a gold span overlap in no "
+                    "byte although one lies strictly inside the other (an empty span); the "
+                    "official script fails on its overlap assertion", query=ids[failed])
         self.missing = self.pred_row < 0
         safe = np.where(self.missing, 0, self.pred_row)
         self.pscore = np.where(self.missing, 0.0, p.pscore[safe] if len(p.pscore) else 0.0)
@@ -633,28 +648,50 @@ class _Evaluation:
     """The script's ``main``: each scored language's examples, in its order."""
 
     def __init__(self, gold, predictions, passage_threshold, minimal_threshold):
+        with gc_paused():
+            self._evaluate(gold, predictions, passage_threshold, minimal_threshold)
+
+    def _evaluate(self, gold, predictions, passage_threshold, minimal_threshold):
         _check_thresholds(passage_threshold, minimal_threshold)
         g, p = _load(gold, predictions)
         self.gold, self.preds = g, p
         kinds = set(map(type, g.ids)) | set(map(type, p.row_of))
         orderable = kinds <= {int, float, bool} or kinds <= {str}
-        ids = np.empty(len(g.ids), dtype=object)
-        ids[:] = g.ids
+        # Memory order, not the script's: each gold example's prediction (of its language)
+        # and scores are found once, walking the examples as they lie in memory; a language
+        # then gathers its rows in the order of its set. Ints of the ids' values, made side
+        # by side for each language, keep that set's order (it depends only on the values)
+        # and its lookups within cache.
+        pred_of = np.empty(len(g.ids), dtype=np.int64)
+        _kernels.tydi_rows(g.ids, p.row_of, pred_of)
+        if len(pred_of) and len(p.lang_code):
+            known = pred_of >= 0
+            pred_of[known & (g.lang_code < 0)] = -1
+            pred_of[known & (p.lang_code[np.where(known, pred_of, 0)] != g.lang_code)] = -1
+        self._all = _score_examples(g, p, np.arange(len(g.ids), dtype=np.int64), pred_of,
+                                    passage_threshold, minimal_threshold)
+        values = None
+        if kinds == {int}:
+            try:
+                values = np.array(g.ids, dtype=np.int64)
+            except OverflowError:
+                values = None
+        if values is None:
+            ids = np.empty(len(g.ids), dtype=object)
+            ids[:] = g.ids
         self.missing, self.unexpected, self.scored = {}, {}, {}
         for code, lang in enumerate(LANGUAGES):
             n_pred = int(np.count_nonzero(p.lang_code == code))
             if not n_pred:
                 continue
             slots = np.flatnonzero(g.lang_code == code)
-            lang_ids = ids[slots].tolist()
+            lang_ids = (values if values is not None else ids)[slots].tolist()
             id_set = set(lang_ids)  # built as the script's set(dict.keys()): same order
             order = list(id_set)
-            gold_rows = np.empty(len(order), dtype=np.int64)
-            rows = np.empty(len(order), dtype=np.int64)
-            _kernels.tydi_lookup(order, dict(zip(lang_ids, slots.tolist())), p.row_of,
-                                 gold_rows, rows)
-            if len(rows):
-                rows[p.lang_code[rows] != code] = -1  # a prediction of another language
+            at = np.empty(len(order), dtype=np.int64)
+            _kernels.tydi_rows(order, dict(zip(lang_ids, range(len(lang_ids)))), at)
+            gold_rows = slots[at]
+            rows = pred_of[gold_rows]
             matched = int(np.count_nonzero(rows >= 0))
             self.missing[lang] = len(order) - matched
             self.unexpected[lang] = n_pred - matched
@@ -665,7 +702,8 @@ class _Evaluation:
                     if part:
                         _sortable(part, f"{lang}: {what}")
             self.scored[lang] = _Scored(g, p, gold_rows, rows,
-                                        (passage_threshold, minimal_threshold), order)
+                                        (passage_threshold, minimal_threshold), order,
+                                        self._all)
 
     def aggregate(self) -> dict:
         cols: dict[str, tuple[list, list, list]] = {"passage": ([], [], []),
@@ -804,7 +842,8 @@ def tydi_questions(gold, predictions, *, passage_non_null_threshold: int = 2,
     ([True], [1.0], [0.5])
     """
     _check_thresholds(passage_non_null_threshold, minimal_non_null_threshold)
-    g, p = _load(gold, predictions)
+    with gc_paused():
+        g, p = _load(gold, predictions)
     rows = []
     for eid, lang in zip(g.ids, g.languages):
         q = p.row_of.get(eid, -1)
