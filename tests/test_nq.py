@@ -327,6 +327,69 @@ def test_a_long_line_with_its_document_reads_as_json_loads_reads_it(tmp_path, fi
         nq_eval._read_gold(path)
 
 
+def test_gzip_read_piece_by_piece_reads_what_the_whole_file_gives(tmp_path, monkeypatch):
+    records = [{"example_id": i * 7919 - 50, "annotations": [ann(span(i, i + 3, 0, 2),
+                                                                 [span(-1, -1, i, i + 1)])] * 3,
+                "document_html": "<p>naïve 日本語</p>" * (i % 4)} for i in range(40)]
+    text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records).encode()
+    plain = tmp_path / "g.jsonl"
+    plain.write_bytes(text)
+    want = _canonical(nq_eval._read_gold(plain))
+    assert want == _canonical(nq_eval._read_gold(records))
+    monkeypatch.setattr(nq_eval, "_PIECE", 37)  # pieces end inside lines and gzip headers
+    cut = len(text) // 3
+    for name, data in (("one", gzip.compress(text)),
+                       ("members", gzip.compress(text[:cut]) + gzip.compress(text[cut:])),
+                       ("no last newline", gzip.compress(text[:-1]))):
+        path = tmp_path / f"{name}.jsonl.gz"
+        path.write_bytes(data)
+        assert _canonical(nq_eval._read_gold(path)) == want, name
+    whole = gzip.compress(text)
+    for name, data in (("truncated", whole[:-20]),
+                       ("corrupt", whole[:60] + b"\0" * 40 + whole[100:]),
+                       ("checksum", whole[:-8] + bytes([whole[-8] ^ 1]) + whole[-7:])):
+        path = tmp_path / f"{name}.jsonl.gz"
+        path.write_bytes(data)
+        with pytest.raises(FormatError, match="gzip"):
+            nq_eval._read_gold(path)
+
+
+def test_many_short_lines_fill_and_grow_the_line_arrays(tmp_path):
+    records = [{"example_id": i, "annotations": []} for i in range(5000)]
+    text = "".join(json.dumps(r, separators=(",", ":")) + "\n" for r in records).encode()
+    want = _canonical(nq_eval._read_gold(records))
+    for name, data in (("g.jsonl", text), ("g.jsonl.gz", gzip.compress(text, 9))):
+        (tmp_path / name).write_bytes(data)
+        assert _canonical(nq_eval._read_gold(tmp_path / name)) == want
+
+
+@pytest.mark.parametrize("ids", [
+    [3, -2 ** 63, 2 ** 63 - 1, 0, 10 ** 18, -7],
+    [3, 2 ** 63, -5],  # beyond int64: json.loads's ids, matched through dicts
+    [3, "3", 4.0, -1],
+])
+def test_integer_ids_are_matched_as_the_dicts_match_them(tmp_path, ids):
+    gold = [{"example_id": i, "annotations": [ann(span(k, k + 1, 0, 1))] * 2}
+            for k, i in enumerate(ids)]
+    preds = [pred(i, span(k, k + 1, 0, 1), ls=float(k), ss=k) for k, i in enumerate(ids)]
+    g, p = tmp_path / "g.jsonl.gz", tmp_path / "p.json"
+    g.write_bytes(gzip.compress("".join(json.dumps(r) + "\n" for r in gold).encode()))
+    p.write_text(json.dumps({"predictions": preds[::-1]}))
+    gold_records, pred_records = nq_eval._read_gold(g), nq_eval._read_predictions(p)
+    assert gold_records.ids == ids
+    assert [type(i) for i in gold_records.ids] == [type(i) for i in ids]
+    by_sorting = nq_eval._int_join(gold_records, pred_records)
+    assert (by_sorting is not None) == all(type(i) is int and -2 ** 63 <= i < 2 ** 63
+                                           for i in ids)
+    ordered, g_rows, p_rows = nq_eval._join_rows(gold_records, pred_records)
+    if by_sorting is not None:
+        assert by_sorting[0] == ordered
+        assert by_sorting[1].tolist() == g_rows.tolist()
+        assert by_sorting[2].tolist() == p_rows.tolist()
+    assert qafast.nq(g, p) == qafast.nq(gold, preds)
+    assert list(qafast.nq_examples(g, p)) == list(qafast.nq_examples(gold, preds))
+
+
 def test_cli_reports_errors_without_a_traceback(tmp_path):
     rc, out, err = run_cli_data(GOLD, [pred(1, yes_no="perhaps")])
     assert rc != 0 and out == "" and "perhaps" in err and "Traceback" not in err

@@ -311,9 +311,11 @@ def tydi_lang_codes(langs: list[Any], codes: _I8) -> None: ...
 
 # Natural Questions (_nq_kernels.pxi)
 def nq_scan_gold(
-    data: _BU8, line_start: _I64, line_end: _I64, found: _I64, ann_lo: _I64, ann_hi: _I64,
-    ann: _I64, ann_yn: _U8, ann_slo: _I64, ann_shi: _I64, spans: _I64,
-) -> tuple[int, int, int, int]: ...
+    data: _BU8, final: bool, first_line: int, first_ann: int, first_span: int,
+    line_start: _I64, line_end: _I64, found: _I64, ann_lo: _I64, ann_hi: _I64, ann: _I64,
+    ann_yn: _U8, ann_slo: _I64, ann_shi: _I64, spans: _I64,
+) -> tuple[int, int, int, int, int]: ...
+def nq_int_ids(data: _BU8, found: _I64, ids: _I64, is_int: _U8) -> int: ...
 def nq_scan_predictions(
     data: _BU8, found: _I64, raw: _I64, long_span: _I64, yes_no: _U8, short_lo: _I64,
     short_hi: _I64, spans: _I64, score: _F64, score_int: _U8,

@@ -3,7 +3,8 @@
 # bytes, and each example's long/short answer statistics.
 #
 # The readers use the strict JSON scanner of _tydi_kernels.pxi (_ty_ws, _ty_string, _ty_value,
-# _ty_int_at, _ty_yes_no_at, _ty_key) and take a record only when it is plainly valid JSON whose
+# _ty_int_at, _ty_yes_no_at, _ty_key; keys and span offsets through inlined readers of the same
+# rules, _nq_key and _nq_int_at) and take a record only when it is plainly valid JSON whose
 # scored fields qafast reads as the script does: keys without escapes where fields are looked up,
 # offsets plain integers within 2**52, spans whose offsets are both null or form a span, yes/no
 # ASCII strings. Any other record is left to json.loads and the Python checks (the caller's
@@ -23,12 +24,56 @@ cdef struct _NqOut:
     Py_ssize_t na, cap_a, ns, cap_s
 
 
+cdef inline Py_ssize_t _nq_key(const unsigned char* s, Py_ssize_t p,
+                               Py_ssize_t n) noexcept nogil:
+    # s[p] opens a key: the position after its closing quote, or -1 when it has an escape
+    # (a field is then looked up by a name qafast does not compare) or is not valid JSON.
+    # Keys are short printable ASCII: those take one loop, the rest _ty_string's checks
+    cdef Py_ssize_t q = p + 1
+    cdef unsigned char c
+    cdef bint escaped = False
+    while q < n:
+        c = s[q]
+        if c == 34:
+            return q + 1
+        if c == 92 or c < 32 or c >= 128:
+            break
+        q += 1
+    q = _ty_string(s, p, n, &escaped)
+    return -1 if escaped else q
+
+
+cdef inline Py_ssize_t _nq_int_at(const unsigned char* s, Py_ssize_t p, Py_ssize_t n,
+                                  double* out) noexcept nogil:
+    # _ty_int_at's reading (a plain JSON integer of at most 15 digits within 2**52, else -1),
+    # inlined in the span reader, where most of a gold line's values are read
+    cdef Py_ssize_t q = p, first
+    cdef bint neg = False
+    cdef long long x = 0
+    if q < n and s[q] == 45:
+        neg = True
+        q += 1
+    first = q
+    if q >= n or not (48 <= s[q] <= 57) or (s[q] == 48 and q + 1 < n and 48 <= s[q + 1] <= 57):
+        return -1
+    while q < n and 48 <= s[q] <= 57:
+        if q - first >= 15:
+            return -1
+        x = x * 10 + (s[q] - 48)
+        q += 1
+    if q < n and (s[q] == 46 or s[q] == 101 or s[q] == 69):
+        return -1
+    if x > <long long>_TY_LIMIT:
+        return -1
+    out[0] = <double>(-x if neg else x)
+    return q
+
+
 cdef Py_ssize_t _nq_span(const unsigned char* s, Py_ssize_t p, Py_ssize_t n,
                          int64_t* out) noexcept nogil:
     # a span object: its four offsets (the last of a repeated key), checked as the script's
     # Span is; other keys are only checked as JSON
     cdef Py_ssize_t q, ka, kb
-    cdef bint escaped
     cdef double v[4]
     cdef bint got[4]
     cdef int k
@@ -42,9 +87,8 @@ cdef Py_ssize_t _nq_span(const unsigned char* s, Py_ssize_t p, Py_ssize_t n,
     while True:
         if p >= n or s[p] != 34:
             return -1
-        escaped = False
-        q = _ty_string(s, p, n, &escaped)
-        if q < 0 or escaped:
+        q = _nq_key(s, p, n)
+        if q < 0:
             return -1
         ka = p + 1
         kb = q - 1
@@ -62,7 +106,7 @@ cdef Py_ssize_t _nq_span(const unsigned char* s, Py_ssize_t p, Py_ssize_t n,
         elif _ty_key(s, ka, kb, b"end_token", 9):
             k = 3
         if k >= 0:
-            p = _ty_int_at(s, p, n, &v[k])
+            p = _nq_int_at(s, p, n, &v[k])
             got[k] = True
         else:
             p = _ty_value(s, p, n, 5, NULL, NULL)
@@ -115,7 +159,7 @@ cdef Py_ssize_t _nq_spans(const unsigned char* s, Py_ssize_t p, Py_ssize_t n,
 cdef Py_ssize_t _nq_annotation(const unsigned char* s, Py_ssize_t p, Py_ssize_t n,
                                _NqOut* out) noexcept nogil:
     cdef Py_ssize_t q, ka, kb, k
-    cdef bint escaped, has_long = False, has_short = False, has_yn = False
+    cdef bint has_long = False, has_short = False, has_yn = False
     cdef uint8_t yn = 0
     if p >= n or s[p] != 123 or out.na >= out.cap_a:
         return -1
@@ -126,9 +170,8 @@ cdef Py_ssize_t _nq_annotation(const unsigned char* s, Py_ssize_t p, Py_ssize_t 
     while True:
         if p >= n or s[p] != 34:
             return -1
-        escaped = False
-        q = _ty_string(s, p, n, &escaped)
-        if q < 0 or escaped:
+        q = _nq_key(s, p, n)
+        if q < 0:
             return -1
         ka = p + 1
         kb = q - 1
@@ -172,7 +215,7 @@ cdef Py_ssize_t _nq_gold_line(const unsigned char* s, Py_ssize_t n, int64_t* fou
                               _NqOut* out, Py_ssize_t a0, Py_ssize_t s0) noexcept nogil:
     # one gold record: found[0:2] the example_id's byte range; its annotations at [a0, out.na)
     cdef Py_ssize_t p, q, ka, kb, v
-    cdef bint escaped, has_ann = False
+    cdef bint has_ann = False
     found[0] = -1
     p = _ty_ws(s, 1, n)
     if p < n and s[p] == 125:
@@ -180,9 +223,8 @@ cdef Py_ssize_t _nq_gold_line(const unsigned char* s, Py_ssize_t n, int64_t* fou
     while True:
         if p >= n or s[p] != 34:
             return -1
-        escaped = False
-        q = _ty_string(s, p, n, &escaped)
-        if q < 0 or escaped:
+        q = _nq_key(s, p, n)
+        if q < 0:
             return -1
         ka = p + 1
         kb = q - 1
@@ -236,20 +278,23 @@ cdef Py_ssize_t _nq_gold_line(const unsigned char* s, Py_ssize_t n, int64_t* fou
     return p + 1
 
 
-def nq_scan_gold(const unsigned char[::1] data, int64_t[::1] line_start,
+def nq_scan_gold(const unsigned char[::1] data, bint final, Py_ssize_t first_line,
+                 Py_ssize_t first_ann, Py_ssize_t first_span, int64_t[::1] line_start,
                  int64_t[::1] line_end, int64_t[:, ::1] found, int64_t[::1] ann_lo,
                  int64_t[::1] ann_hi, int64_t[:, ::1] ann, uint8_t[::1] ann_yn,
                  int64_t[::1] ann_slo, int64_t[::1] ann_shi, int64_t[:, ::1] spans):
-    """Split ``data`` into lines at ``\\n`` as the script's reader does (the text after the
-    last ``\\n``, if any, is a line): line i is ``data[line_start[i]:line_end[i]]``, a gold
-    record. ``found[i]`` gets the byte range of its example_id and its annotations go to rows
-    ``[ann_lo[i], ann_hi[i])`` of ``ann`` (long span), ``ann_yn`` (yes/no code) and
-    ``ann_slo``/``ann_shi`` (its short spans' rows of ``spans``); ``found[i, 0] = -1`` leaves
-    the line to json.loads (not plainly valid JSON, a field missing or read only through
-    Python, or the arrays full). The line arrays need ``data.count(b"\\n") + 1`` rows.
-    Returns ``(lines, lines found, annotation rows used, span rows used)``. Runs without the
-    GIL."""
-    cdef Py_ssize_t m = 0, i, a, b, a0, s0, ok = 0, size = data.shape[0]
+    """Split ``data`` into lines at ``\\n`` as the script's reader does (with ``final``, the
+    text after the last ``\\n``, if any, is a line; without, it is left for the next call,
+    ``data`` being a piece of a longer text): the lines are rows ``first_line`` on of the line
+    arrays, line i being ``data[line_start[i]:line_end[i]]``, a gold record. ``found[i]`` gets
+    the byte range of its example_id and its annotations go to rows ``[ann_lo[i], ann_hi[i])``
+    (from ``first_ann`` on) of ``ann`` (long span), ``ann_yn`` (yes/no code) and
+    ``ann_slo``/``ann_shi`` (its short spans' rows of ``spans``, from ``first_span`` on);
+    ``found[i, 0] = -1`` leaves the line to json.loads (not plainly valid JSON, a field missing
+    or read only through Python, or the annotation or span arrays full). It stops where the line
+    arrays are full. Returns ``(lines end, lines found, annotation rows end, span rows end,
+    bytes taken)``: the lines taken are ``data[:bytes taken]``. Runs without the GIL."""
+    cdef Py_ssize_t m = first_line, i, a, b, a0, s0, ok = 0, size = data.shape[0], taken
     cdef const unsigned char* base = &data[0] if size else NULL
     cdef const unsigned char* nl
     cdef _NqOut out
@@ -258,26 +303,31 @@ def nq_scan_gold(const unsigned char[::1] data, int64_t[::1] line_start,
     out.ann_slo = &ann_slo[0] if ann_slo.shape[0] else NULL
     out.ann_shi = &ann_shi[0] if ann_shi.shape[0] else NULL
     out.spans = &spans[0, 0] if spans.shape[0] else NULL
-    out.na = out.ns = 0
     out.cap_a = min(ann.shape[0], ann_yn.shape[0], ann_slo.shape[0], ann_shi.shape[0])
     out.cap_s = spans.shape[0]
     cdef Py_ssize_t cap = min(line_start.shape[0], line_end.shape[0], found.shape[0],
                               ann_lo.shape[0], ann_hi.shape[0])
     if ann.shape[1] != 4 or spans.shape[1] != 4 or found.shape[1] < 2:
         raise ValueError("nq_scan_gold: array shapes do not fit")
+    if not (0 <= first_line <= cap and 0 <= first_ann <= out.cap_a
+            and 0 <= first_span <= out.cap_s):
+        raise ValueError("nq_scan_gold: first rows beyond the arrays")
+    out.na = first_ann
+    out.ns = first_span
     with nogil:
         a = 0
         while a < size and m < cap:
             nl = <const unsigned char*>memchr(base + a, 10, size - a)
+            if nl == NULL and not final:
+                break  # an unfinished line: the caller gives it again with what follows
             b = size if nl == NULL else nl - base
             line_start[m] = a
             line_end[m] = b
             m += 1
             a = b + 1
-    if a < size:
-        raise ValueError("nq_scan_gold: more lines than the line arrays hold")
+    taken = min(a, size)  # (short of the last line when the line arrays are full)
     with nogil:
-        for i in range(m):
+        for i in range(first_line, m):
             a = line_start[i]
             b = line_end[i]
             a0 = out.na
@@ -295,7 +345,46 @@ def nq_scan_gold(const unsigned char[::1] data, int64_t[::1] line_start,
             found[i, 1] += a
             ann_hi[i] = out.na
             ok += 1
-    return m, ok, out.na, out.ns
+    return m, ok, out.na, out.ns, taken
+
+
+def nq_int_ids(const unsigned char[::1] data, const int64_t[:, ::1] found,
+               int64_t[::1] ids, uint8_t[::1] is_int):
+    """Each id text ``data[found[i, 0]:found[i, 1]]`` that is a plain JSON integer within
+    int64 (what json.loads reads as an int of that size) into ``ids[i]``, ``is_int[i] = 1``;
+    any other text (or ``found[i, 0] < 0``) gets ``is_int[i] = 0``. Returns how many are
+    integers. Runs without the GIL."""
+    cdef Py_ssize_t n = found.shape[0], i, p, q, got = 0, size = data.shape[0]
+    cdef uint64_t x, limit
+    cdef bint neg, good
+    if ids.shape[0] < n or is_int.shape[0] < n or (n and found.shape[1] < 2):
+        raise ValueError("nq_int_ids: array shapes do not fit")
+    with nogil:
+        for i in range(n):
+            p = found[i, 0]
+            q = found[i, 1]
+            is_int[i] = 0
+            if p < 0 or q > size or q - p < 1:
+                continue
+            neg = data[p] == 45
+            if neg:
+                p += 1
+            # digits only, no leading zero but a lone 0, at most 19 (below 2**64)
+            good = 1 <= q - p <= 19 and not (data[p] == 48 and q - p > 1)
+            x = 0
+            while good and p < q:
+                if not (48 <= data[p] <= 57):
+                    good = False
+                else:
+                    x = x * 10 + (data[p] - 48)
+                p += 1
+            limit = 9223372036854775808ULL if neg else 9223372036854775807ULL
+            if not good or x > limit:
+                continue
+            ids[i] = <int64_t>(0 - x) if neg else <int64_t>x
+            is_int[i] = 1
+            got += 1
+    return got
 
 
 cdef Py_ssize_t _nq_score_at(const unsigned char* s, Py_ssize_t p, Py_ssize_t n, double* out,
@@ -334,7 +423,7 @@ cdef Py_ssize_t _nq_prediction(const unsigned char* s, Py_ssize_t p, Py_ssize_t 
                                uint8_t* score_int, _NqOut* out) noexcept nogil:
     # one prediction object as row r
     cdef Py_ssize_t q, ka, kb, v, k
-    cdef bint escaped, has_id = False, has_ls = False, has_ss = False, has_short = False
+    cdef bint has_id = False, has_ls = False, has_ss = False, has_short = False
     cdef uint8_t code = 0
     found[2 * r] = found[2 * r + 1] = -1
     for k in range(4):
@@ -348,9 +437,8 @@ cdef Py_ssize_t _nq_prediction(const unsigned char* s, Py_ssize_t p, Py_ssize_t 
     while True:
         if p >= n or s[p] != 34:
             return -1
-        escaped = False
-        q = _ty_string(s, p, n, &escaped)
-        if q < 0 or escaped:
+        q = _nq_key(s, p, n)
+        if q < 0:
             return -1
         ka = p + 1
         kb = q - 1

@@ -25,6 +25,7 @@ import math
 import os
 import sys
 import warnings
+import zlib
 from collections.abc import Iterable, Mapping
 
 import numpy as np
@@ -188,11 +189,26 @@ class _Records:
         self.ids: list = []
         self.parts: list = []  # (arrays, place function, first record)
         self._joined: dict | None = None
+        # the ids as int64, while every part has given them so (for the join by sorting)
+        self._int_ids: list | None = []
 
-    def add(self, ids: list, arrays: dict, place) -> None:
+    def add(self, ids: list, arrays: dict, place, int_ids: np.ndarray | None = None) -> None:
+        """Append records; ``int_ids``, when given, are ``ids`` as an int64 array."""
         self.parts.append((arrays, place, len(self.ids)))
         self.ids.extend(ids)
         self._joined = None
+        if int_ids is None:
+            self._int_ids = None
+        elif self._int_ids is not None:
+            self._int_ids.append(int_ids)
+
+    def int_ids(self) -> np.ndarray | None:
+        """The ids as one int64 array, if every part gave them so (else None)."""
+        if self._int_ids is None:
+            return None
+        if len(self._int_ids) == 1:
+            return self._int_ids[0]
+        return np.concatenate(self._int_ids) if self._int_ids else np.zeros(0, np.int64)
 
     def place(self, r: int) -> str:
         for arrays, place, first in reversed(self.parts):
@@ -321,7 +337,7 @@ def _decompress(data: bytes, path: str) -> bytes:
             pass
     try:
         return gzip.decompress(data)
-    except (OSError, EOFError) as e:
+    except (OSError, EOFError, zlib.error) as e:  # (zlib's: a corrupt deflate stream)
         raise FormatError(f"not a readable gzip file ({e})", path=path) from None
 
 
@@ -342,47 +358,167 @@ def _gold_line(line: bytes, path: str, n: int, out: _Builder):
     return example_id
 
 
+_PIECE = 1 << 19  # compressed bytes decompressed at a time (some 4 MB of text)
+
+
+def _grown(a: np.ndarray, rows: int) -> np.ndarray:
+    """``a`` with at least ``rows`` rows (twice as many, its first rows kept)."""
+    if len(a) >= rows:
+        return a
+    b = np.empty((max(rows, 2 * len(a)),) + a.shape[1:], dtype=a.dtype)
+    b[:len(a)] = a
+    return b
+
+
+class _GoldScan:
+    """The records of one gold file, scanned piece by piece as its text is decompressed (the
+    pieces stay in the processor's cache, where the whole text did not); lines the scanner
+    leaves are kept to go through json.loads and the checks at the end."""
+
+    def __init__(self, path: str, size: int):
+        self.path = path
+        lines = size // 256 + 16  # (grown as needed)
+        self.starts = np.empty(lines, dtype=np.int64)
+        self.ends = np.empty(lines, dtype=np.int64)
+        self.found = np.empty((lines, 2), dtype=np.int64)
+        self.lo = np.empty(lines, dtype=np.int64)
+        self.hi = np.empty(lines, dtype=np.int64)
+        self.int_ids = np.empty(lines, dtype=np.int64)
+        self.is_int = np.empty(lines, dtype=np.uint8)
+        self.ann = np.empty((lines, 4), dtype=np.int64)
+        self.yn = np.empty(lines, dtype=np.uint8)
+        self.slo = np.empty(lines, dtype=np.int64)
+        self.shi = np.empty(lines, dtype=np.int64)
+        self.spans = np.empty((lines, 4), dtype=np.int64)
+        self.m = self.na = self.ns = 0
+        self.left: list = []  # (line, its bytes) for json.loads
+        self.other_ids: dict = {}  # line: its id, where it is not a plain int64
+
+    def feed(self, data, final: bool) -> int:
+        """Scan the whole lines of ``data`` (bytes or a memoryview of them; with ``final``, the
+        text after the last \\n too); returns the bytes taken."""
+        taken = 0
+        view = memoryview(data)
+        while True:
+            taken += self._feed(view[taken:], final)
+            if self.m < len(self.starts):  # (else the line arrays filled up: grow them)
+                return taken
+            for name in ("starts", "ends", "found", "lo", "hi", "int_ids", "is_int"):
+                setattr(self, name, _grown(getattr(self, name), 2 * self.m + 16))
+
+    def _feed(self, data, final: bool) -> int:
+        m0 = self.m
+        # an annotation takes more than 80 bytes, a span more than 50
+        need_a = self.na + len(data) // 80 + 16
+        for name in ("ann", "yn", "slo", "shi"):
+            setattr(self, name, _grown(getattr(self, name), need_a))
+        self.spans = _grown(self.spans, self.ns + len(data) // 50 + 16)
+        self.m, ok, self.na, self.ns, taken = _kernels.nq_scan_gold(
+            data, final, m0, self.na, self.ns, self.starts, self.ends, self.found, self.lo,
+            self.hi, self.ann, self.yn, self.slo, self.shi, self.spans)
+        m = self.m
+        found = self.found[m0:m]
+        ints = _kernels.nq_int_ids(data, found, self.int_ids[m0:m], self.is_int[m0:m])
+        if ints < m - m0:
+            if ints < ok:  # ids json.loads reads (strings, floats, big ints, ...)
+                other = found.copy()
+                other[self.is_int[m0:m] == 1, 0] = -1
+                rows = np.flatnonzero(other[:, 0] >= 0)
+                values = json.loads(_kernels.tydi_gather_gold(data, other, 1))
+                for i, v in zip((rows + m0).tolist(), values):
+                    self.other_ids[i] = v
+            for i in np.flatnonzero(found[:, 0] < 0).tolist():
+                self.left.append((m0 + i, bytes(data[self.starts[m0 + i]:self.ends[m0 + i]])))
+        return taken
+
+    def add_to(self, out: _Records) -> None:
+        m, na, ns, path = self.m, self.na, self.ns, self.path
+        lo, hi = self.lo[:m], self.hi[:m]
+        arrays = {"lo": lo, "hi": hi, "ann": self.ann[:na], "yn": self.yn[:na],
+                  "slo": self.slo[:na], "shi": self.shi[:na], "spans": self.spans[:ns]}
+        int_ids = self.int_ids[:m]
+        ids = int_ids.tolist()
+        if self.other_ids:
+            for i, v in self.other_ids.items():
+                ids[i] = v
+        if self.left:  # the lines the scanner left, through json.loads and the checks
+            more = _Builder(True)
+            for i, line in self.left:
+                lo[i] = na + len(more.yn)
+                ids[i] = _gold_line(line, path, i + 1, more)
+                hi[i] = na + len(more.yn)
+            extra = more.arrays()
+            arrays = {key: np.concatenate([arrays[key], extra[key] + (
+                ns if key in ("slo", "shi") else 0)]) if key not in ("lo", "hi")
+                else arrays[key] for key in arrays}
+        out.add(ids, arrays, lambda r: f"{path}, line {r + 1}",
+                None if self.other_ids or self.left else int_ids)
+
+
+class _NotStreamed(Exception):
+    """The gzip stream is not one that decompressing piece by piece is sure to read as the
+    whole-file reader does: that reader decides."""
+
+
+def _gzip_member_reader():
+    """A decompressor of one gzip member: python-isal's (the gzip extra) when it is installed,
+    the same bytes faster, else zlib's."""
+    try:
+        from isal import isal_zlib
+    except ImportError:
+        return zlib.decompressobj(31)
+    return isal_zlib.decompressobj(31)
+
+
+def _gunzip_into(data: bytes, scan: _GoldScan) -> None:
+    """Decompress the gzip members of ``data`` piece by piece into ``scan``."""
+    view = memoryview(data)
+    pos, size = 0, len(data)
+    rest = bytearray()  # the text of a line not yet complete
+    while pos < size:
+        if view[pos:pos + 2] != b"\x1f\x8b":  # trailing bytes: the whole-file reader decides
+            raise _NotStreamed
+        d = _gzip_member_reader()
+        while not d.eof:
+            if pos >= size:
+                raise _NotStreamed  # a truncated member
+            piece = view[pos:pos + _PIECE]
+            try:
+                text = d.decompress(piece)
+            except Exception:  # noqa: BLE001 (the whole-file reader says what is wrong)
+                raise _NotStreamed from None
+            pos += len(piece) - len(d.unused_data)
+            if not text:
+                continue
+            start = 0
+            if rest:  # the line begun in the text before, completed here (or not yet)
+                end = text.find(b"\n") + 1
+                if not end:
+                    rest += text
+                    continue
+                scan.feed(rest + text[:end], False)
+                start = end
+            tail = memoryview(text)[start:]  # (scanned where it is, not copied)
+            rest = bytearray(tail[scan.feed(tail, False):])
+    scan.feed(rest, True)
+
+
 def _gold_file(path: str, out: _Records) -> None:
     with open(path, "rb") as f:
         data = f.read()
     if data[:2] == b"\x1f\x8b":
-        data = _decompress(data, path)
+        scan = _GoldScan(path, 8 * len(data))
+        try:
+            _gunzip_into(data, scan)
+        except _NotStreamed:
+            data = _decompress(data, path)
+        else:
+            scan.add_to(out)
+            return
     # the script's lines: GzipFile's, split at \n only (by the scanner)
-    lines = data.count(b"\n") + 1
-    starts = np.empty(lines, dtype=np.int64)
-    ends = np.empty(lines, dtype=np.int64)
-    cap = len(data) // 80 + 16  # an annotation takes more than 80 bytes, a span more than 50
-    found = np.empty((lines, 2), dtype=np.int64)
-    lo = np.empty(lines, dtype=np.int64)
-    hi = np.empty(lines, dtype=np.int64)
-    ann = np.empty((cap, 4), dtype=np.int64)
-    yn = np.empty(cap, dtype=np.uint8)
-    slo = np.empty(cap, dtype=np.int64)
-    shi = np.empty(cap, dtype=np.int64)
-    spans = np.empty((len(data) // 50 + 16, 4), dtype=np.int64)
-    m, ok, na, ns = _kernels.nq_scan_gold(data, starts, ends, found, lo, hi, ann, yn, slo,
-                                          shi, spans)
-    lo, hi, found = lo[:m], hi[:m], found[:m]
-    scanned = json.loads(_kernels.tydi_gather_gold(data, found, 1)) if ok else []
-    arrays = {"lo": lo, "hi": hi, "ann": ann[:na], "yn": yn[:na], "slo": slo[:na],
-              "shi": shi[:na], "spans": spans[:ns]}
-    if ok == m:
-        ids = scanned
-    else:  # the lines the scanner left, through json.loads and the checks, in line order
-        ids = [None] * m
-        left = found[:, 0] < 0
-        for i, v in zip(np.flatnonzero(~left).tolist(), scanned):
-            ids[i] = v
-        more = _Builder(True)
-        for i in np.flatnonzero(left).tolist():
-            lo[i] = na + len(more.yn)
-            ids[i] = _gold_line(data[starts[i]:ends[i]], path, i + 1, more)
-            hi[i] = na + len(more.yn)
-        extra = more.arrays()
-        arrays = {key: np.concatenate([arrays[key], extra[key] + (ns if key in ("slo", "shi")
-                                                                  else 0)])
-                  if key not in ("lo", "hi") else arrays[key] for key in arrays}
-    out.add(ids, arrays, lambda r: f"{path}, line {r + 1}")
+    scan = _GoldScan(path, len(data))
+    scan.feed(data, True)
+    scan.add_to(out)
 
 
 def _read_gold(gold) -> _Records:
@@ -414,7 +550,8 @@ def _gold_records(gold: Iterable, out: _Records, first: int = 0) -> None:
 
 def _scan_predictions(data: bytes, where: str):
     """The predictions of a JSON document through the scanner (None where it leaves the
-    document to json.loads): ids and arrays, predictions it left read through Python."""
+    document to json.loads): ids, arrays (predictions it left read through Python) and the
+    ids as an int64 array when they are all JSON integers of that size (else None)."""
     n = len(data)
     for cap in (n // 40 + 16, n // 2 + 16):
         found = np.empty((cap, 2), dtype=np.int64)
@@ -434,12 +571,16 @@ def _scan_predictions(data: bytes, where: str):
         return None
     arrays: dict[str, np.ndarray] = {"long": long[:m], "yn": yn[:m], "slo": slo[:m], "shi": shi[:m],
               "spans": spans[:ns], "score": score[:m], "score_int": score_int[:m].view(bool)}
+    int_ids = np.empty(m, dtype=np.int64)
+    is_int = np.empty(m, dtype=np.uint8)
+    if _kernels.nq_int_ids(data, found[:m], int_ids, is_int) == m:
+        return int_ids.tolist(), arrays, int_ids  # (the ids json.loads gives: ints)
     ids = json.loads(_kernels.tydi_gather_gold(data, found[:m], 1)) if m else []
     left = raw[:m, 0] >= 0
     if len(ids) + int(np.count_nonzero(left)) != m:
         return None  # (json.loads of the whole document then says what is wrong)
     if not left.any():
-        return ids, arrays
+        return ids, arrays, None
     full: list = [None] * m
     for i, v in zip(np.flatnonzero(~left).tolist(), ids):
         full[i] = v
@@ -463,7 +604,7 @@ def _scan_predictions(data: bytes, where: str):
     if spans_more:
         arrays["spans"] = np.concatenate(
             [arrays["spans"], np.array(spans_more, dtype=np.int64).reshape(-1, 4)])
-    return full, arrays
+    return full, arrays, None
 
 
 def _read_predictions(predictions, out: _Records | None = None, first: int = 0) -> _Records:
@@ -475,7 +616,7 @@ def _read_predictions(predictions, out: _Records | None = None, first: int = 0) 
             data = f.read()
         scanned = _scan_predictions(data, where)
         if scanned is not None:
-            out.add(scanned[0], scanned[1], lambda r: f"{where}: prediction {r}")
+            out.add(scanned[0], scanned[1], lambda r: f"{where}: prediction {r}", scanned[2])
             return out
         try:
             predictions = json.loads(data)
@@ -511,9 +652,53 @@ def _last_rows(side: _Records, what: str) -> dict:
         for r, example_id in enumerate(side.ids):
             if example_id in seen:
                 warnings.warn(f"{side.place(r)}: {what} example {example_id!r} given again; "
-                              "the later one counts, as in the official script", stacklevel=4)
+                              "the later one counts, as in the official script", stacklevel=5)
             seen.add(example_id)
     return rows
+
+
+def _join_rows(gold: _Records, preds: _Records):
+    """The examples in the script's visiting order (its set of the gold ids), each one's last
+    gold record and last prediction (arrays of record numbers), through dicts of the ids."""
+    gold_rows = _last_rows(gold, "gold")
+    pred_rows = _last_rows(preds, "predicted")
+    if gold_rows.keys() != pred_rows.keys():
+        missing = [i for i in gold_rows if i not in pred_rows]
+        extra = [i for i in pred_rows if i not in gold_rows]
+        parts = []
+        if missing:
+            parts.append(f"{len(missing)} gold examples have no prediction (the first "
+                         f"{missing[0]!r})")
+        if extra:
+            parts.append(f"{len(extra)} predictions have no gold example (the first "
+                         f"{extra[0]!r})")
+        raise InputError("the example ids of the gold data and of the predictions differ: "
+                         + "; ".join(parts), query=(missing or extra)[0])
+    ids = list(set(gold_rows.keys()))  # the script's visiting order (a set of the keys view)
+    n = len(ids)
+    g = np.fromiter(map(gold_rows.__getitem__, ids), dtype=np.int64, count=n)
+    p = np.fromiter(map(pred_rows.__getitem__, ids), dtype=np.int64, count=n)
+    return ids, g, p
+
+
+def _int_join(gold: _Records, preds: _Records):
+    """What :func:`_join_rows` gives, by sorting, when every id is an int64 and neither side
+    repeats one and both have the same ids (else None: the dicts then warn or say what
+    differs). The visiting order is still that of a set of the ids, built as the script
+    builds it."""
+    gi, pi = gold.int_ids(), preds.int_ids()
+    if gi is None or pi is None or len(gi) != len(pi):
+        return None
+    g_order, p_order = np.argsort(gi), np.argsort(pi)
+    g_sorted = gi[g_order]
+    if not (np.array_equal(g_sorted, pi[p_order]) and bool(np.all(g_sorted[1:] != g_sorted[:-1]))):
+        return None
+    # the ids are those of the gold records in their order, each once: the script's dict keys
+    ids = list(set(gold.ids))
+    visiting = np.fromiter(ids, dtype=np.int64, count=len(ids))
+    at = np.empty(len(ids), dtype=np.int64)  # each visited id's place among the sorted ids
+    at[np.argsort(visiting)] = np.arange(len(ids))
+    return ids, g_order[at], p_order[at]
 
 
 class _Scored:
@@ -525,31 +710,26 @@ class _Scored:
                         ("short_non_null_threshold", short_threshold)):
             if type(v) is not int:
                 raise InputTypeError(f"{name} must be an integer, got {v!r}")
-        gold_rows = _last_rows(gold, "gold")
-        pred_rows = _last_rows(preds, "predicted")
-        if gold_rows.keys() != pred_rows.keys():
-            missing = [i for i in gold_rows if i not in pred_rows]
-            extra = [i for i in pred_rows if i not in gold_rows]
-            parts = []
-            if missing:
-                parts.append(f"{len(missing)} gold examples have no prediction (the first "
-                             f"{missing[0]!r})")
-            if extra:
-                parts.append(f"{len(extra)} predictions have no gold example (the first "
-                             f"{extra[0]!r})")
-            raise InputError("the example ids of the gold data and of the predictions differ: "
-                             + "; ".join(parts), query=(missing or extra)[0])
-        self.ids = list(set(gold_rows.keys()))  # the script's visiting order (a set of the keys view)
+        rows = _int_join(gold, preds)
+        if rows is not None:
+            self.ids, g, p = rows
+        else:
+            self.ids, g, p = _join_rows(gold, preds)
         n = len(self.ids)
-        g = np.fromiter(map(gold_rows.__getitem__, self.ids), dtype=np.int64, count=n)
-        p = np.fromiter(map(pred_rows.__getitem__, self.ids), dtype=np.int64, count=n)
         ga, pa = gold.arrays(), preds.arrays()
         flags = np.zeros((n, 6), dtype=np.uint8)
         if n:
-            _kernels.nq_stats(ga["lo"][g], ga["hi"][g], ga["ann"], ga["yn"], ga["slo"],
-                              ga["shi"], ga["spans"], p, pa["long"], pa["yn"], pa["slo"],
-                              pa["shi"], pa["spans"], max(-_WIDE, min(long_threshold, _WIDE)),
-                              max(-_WIDE, min(short_threshold, _WIDE)), flags)
+            # the kernel visits the examples in the gold records' order, which reads the gold
+            # arrays front to back (in the visiting order, the reads were cache misses)
+            by_row = np.argsort(g)
+            g_rows = g[by_row]
+            in_row_order = np.empty((n, 6), dtype=np.uint8)
+            _kernels.nq_stats(ga["lo"][g_rows], ga["hi"][g_rows], ga["ann"], ga["yn"],
+                              ga["slo"], ga["shi"], ga["spans"], p[by_row], pa["long"],
+                              pa["yn"], pa["slo"], pa["shi"], pa["spans"],
+                              max(-_WIDE, min(long_threshold, _WIDE)),
+                              max(-_WIDE, min(short_threshold, _WIDE)), in_row_order)
+            flags[by_row] = in_row_order
         self.flags = flags.view(bool)
         self.score = pa["score"][p]
         self.score_int = pa["score_int"][p]
