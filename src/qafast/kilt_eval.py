@@ -129,6 +129,7 @@ def _align(gold: list, guess: list) -> list:
 # json.loads as above (which then reports the error).
 # --------------------------------------------------------------------------------------------
 
+_scanstring = json.decoder.scanstring   # type: ignore[attr-defined]
 _STRING = (1, 2)   # kilt_scan's kinds of a string value: without escapes, with escapes
 
 
@@ -147,8 +148,9 @@ class _Scanned:
     def strings(self, rows: np.ndarray, col: int) -> list:
         """The string at column ``col`` (kind, lo, hi) of each row, None where it is none."""
         raw = self.raw
+        # (json's own string decoder for one with escapes: the string json.loads makes)
         return [None if k == 0 or k == 3 else raw[lo:hi].decode("utf-8") if k == 1
-                else json.loads(raw[lo - 1:hi + 1])
+                else _scanstring(raw[lo - 1:hi + 1].decode("utf-8"), 1)[0]
                 for k, lo, hi in rows[:, col:col + 3].tolist()]
 
     def kinds_are(self, rows: np.ndarray, col: int, kinds: tuple) -> bool:
