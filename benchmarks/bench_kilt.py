@@ -1,7 +1,7 @@
 """KILT: the official eval_retrieval.py / eval_downstream.py against qafast, in one process.
 
     PYTHONPATH=src python benchmarks/bench_kilt.py --oracle /work/scratch/oracles/kilt [-n 100000]
-    PYTHONPATH=src python benchmarks/bench_kilt.py --threads 4 [-n 5000]
+    PYTHONPATH=src python benchmarks/bench_kilt.py --threads 4 [-n 5000] [--repeat 5]
 
 Generates n questions (tests/fuzz_kilt.py's generator), writes them as JSON lines, and times
 each script's ``evaluate`` (loading included) and qafast's function on the same files. With
@@ -16,6 +16,7 @@ import contextlib
 import io
 import os
 import random
+import statistics
 import sys
 import tempfile
 import time
@@ -30,6 +31,7 @@ def main() -> None:
     ap.add_argument("--oracle")
     ap.add_argument("-n", type=int, default=100_000)
     ap.add_argument("--threads", type=int, default=0)
+    ap.add_argument("--repeat", type=int, default=1, help="alternating repeats (threads mode)")
     a = ap.parse_args()
     if not a.threads and not a.oracle:
         ap.error("--oracle is needed to time the scripts")
@@ -57,30 +59,41 @@ def main() -> None:
              lambda: qafast.kilt_retrieval(qp, gp)),
             ("downstream", lambda: eval_downstream.evaluate(gp, qp), lambda: qafast.kilt(qp, gp)),
         ]:
-            t = time.perf_counter()
+            c, t = time.process_time(), time.perf_counter()
             with contextlib.redirect_stdout(io.StringIO()):
                 script()
-            t_script = time.perf_counter() - t
-            t = time.perf_counter()
+            t_script, c_script = time.perf_counter() - t, time.process_time() - c
+            c, t = time.process_time(), time.perf_counter()
             ours()
-            t_ours = time.perf_counter() - t
+            t_ours, c_ours = time.perf_counter() - t, time.process_time() - c
             print(f"{name}: {a.n} questions: script {t_script:.2f} s, qafast {t_ours:.2f} s, "
-                  f"{t_script / t_ours:.1f}x")
+                  f"{t_script / t_ours:.1f}x (CPU: {c_script:.2f} s, {c_ours:.2f} s, "
+                  f"{c_script / c_ours:.1f}x)")
 
 
 def threads(a, qp: str, gp: str) -> None:
+    """One call, then T calls in T threads, alternating ``--repeat`` times: the medians of
+    the wall times (and of the process CPU times, which a loaded machine disturbs less)."""
     from concurrent.futures import ThreadPoolExecutor
     for name, ours in [("retrieval", lambda: qafast.kilt_retrieval(qp, gp)),
                        ("downstream", lambda: qafast.kilt(qp, gp))]:
-        t = time.perf_counter()
-        ours()
-        t_one = time.perf_counter() - t
+        ours()   # (warm up)
+        one, all_, one_cpu, all_cpu = [], [], [], []
         with ThreadPoolExecutor(a.threads) as pool:
-            t = time.perf_counter()
-            list(pool.map(lambda f: f(), [ours] * a.threads))
-            t_all = time.perf_counter() - t
-        print(f"{name}: {a.n} questions: one call {t_one:.2f} s, {a.threads} calls in "
-              f"{a.threads} threads {t_all:.2f} s, {t_all / t_one:.1f}x one call")
+            for _ in range(a.repeat):
+                c, t = time.process_time(), time.perf_counter()
+                ours()
+                one.append(time.perf_counter() - t)
+                one_cpu.append(time.process_time() - c)
+                c, t = time.process_time(), time.perf_counter()
+                list(pool.map(lambda f: f(), [ours] * a.threads))
+                all_.append(time.perf_counter() - t)
+                all_cpu.append(time.process_time() - c)
+        t_one, t_all = statistics.median(one), statistics.median(all_)
+        print(f"{name}: {a.n} questions, median of {a.repeat}: one call {t_one:.2f} s "
+              f"({statistics.median(one_cpu):.2f} s CPU), {a.threads} calls in {a.threads} "
+              f"threads {t_all:.2f} s ({statistics.median(all_cpu):.2f} s CPU), "
+              f"{t_all / t_one:.1f}x one call")
 
 
 if __name__ == "__main__":

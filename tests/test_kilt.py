@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -16,6 +17,7 @@ from hypothesis import strategies as st
 
 import qafast
 from qafast.errors import FormatError, InputError, InputTypeError
+from qafast import kilt_eval
 from qafast.kilt_eval import retrieval_keys
 from qafast.reference import kilt as ref
 
@@ -275,3 +277,110 @@ def test_streaming_errors_leave_the_state_unchanged():
     with pytest.raises(InputTypeError):
         m.merge(qafast.TriviaqaMetrics())
     assert qafast.KiltMetrics().compute() == qafast.kilt([], [])
+
+
+# The files as the compiled scanner reads them (paths) against the same records as lists
+# (json.loads); lines it does not take plainly go to json.loads, with the same numbers.
+
+def _same(a: dict, b: dict) -> bool:
+    return list(a) == list(b) and all(
+        np.array_equal(a[k], b[k]) if isinstance(a[k], np.ndarray) else a[k] == b[k]
+        for k in a)
+
+
+def _outcome(f):
+    try:
+        return f()
+    except (InputError, InputTypeError) as e:
+        return type(e), str(e)
+
+
+def _write(path, records, ensure_ascii: bool, end: str) -> None:
+    path.write_bytes("".join(json.dumps(r, ensure_ascii=ensure_ascii) + end
+                             for r in records).encode("utf-8"))
+
+
+def _both_ways(tmp_path, gold, guess, ensure_ascii=False, end="\n", ks=(1, 5),
+               rank_keys=("wikipedia_id",)):
+    gp, qp = tmp_path / "gold.jsonl", tmp_path / "guess.jsonl"
+    _write(gp, gold, ensure_ascii, end)
+    _write(qp, guess, ensure_ascii, end)
+    for per in (False, True):
+        got = qafast.kilt_retrieval(qp, gp, ks=list(ks), rank_keys=list(rank_keys),
+                                    per_question=per)
+        want = qafast.kilt_retrieval(guess, gold, ks=list(ks), rank_keys=list(rank_keys),
+                                     per_question=per)
+        assert _same(got, want)
+    return gp, qp
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(_question, max_size=6),
+       st.lists(st.integers(1, 6), min_size=1, max_size=4),
+       st.sampled_from([["wikipedia_id"], ["wikipedia_id", "start_paragraph_id"], ["title"]]),
+       st.booleans(), st.sampled_from(["\n", "\r\n", "\r"]))
+def test_files_read_as_their_records(tmp_path_factory, questions, ks, rank_keys, ascii_only,
+                                     end):
+    gold, guess = _files(questions)
+    for g, q in zip(gold, guess):
+        q["output"][0]["answer"] = g["input"]
+    tmp_path = tmp_path_factory.mktemp("kilt")
+    gp, qp = _both_ways(tmp_path, gold, guess, ascii_only, end, ks, rank_keys)
+    got, want = (_outcome(lambda: qafast.kilt(q, g, per_question=True))
+                 for g, q in ((gp, qp), (gold, guess)))
+    assert got == want if isinstance(got, tuple) else _same(got, want)
+
+
+@pytest.mark.parametrize("value", [
+    "7", " 7\u2003", "\u00a07\u3000", "\u0037", "7\U0001f600", "\ud800", 7, -0, 0, 7.0,
+    True, False, None, [7], {"a": 7}, "", "+"])
+def test_odd_key_values_read_as_their_records(tmp_path, value):
+    gold = [{"id": "q1", "input": "x", "output": [{"answer": "a", "provenance": [
+        {"wikipedia_id": value, "start_paragraph_id": value}, {"wikipedia_id": "7"}]}]},
+        {"id": "q2", "input": "y", "output": [{"provenance": [{"wikipedia_id": "0"}]}]}]
+    guess = [{"id": "q2", "output": [{"provenance": [{"wikipedia_id": value},
+                                                     {"wikipedia_id": 0}]}]},
+             {"id": "q1", "output": [{"provenance": [{"wikipedia_id": "7"},
+                                                     {"wikipedia_id": value}]}]}]
+    for ascii_only in (False, True):
+        if value == "\ud800" and not ascii_only:
+            continue   # (a lone surrogate is written as an escape only)
+        for keys in (["wikipedia_id"], ["wikipedia_id", "start_paragraph_id"]):
+            _both_ways(tmp_path, gold, guess, ascii_only, rank_keys=keys)
+
+
+def test_plain_files_take_the_scanner(tmp_path):
+    gold, guess = _files([([{"answer": "a", "provenance": [{"wikipedia_id": "1"}]}], "x",
+                           [{"wikipedia_id": "1", "text": "a"}])])
+    gp, qp = _both_ways(tmp_path, gold, guess, ensure_ascii=True)
+    scan = kilt_eval._scan(qp, gp, ["wikipedia_id"])
+    assert scan is not None and scan[2] is not None
+    assert kilt_eval._scanned_questions(scan[2], scan[3], downstream=False) is not None
+
+
+@pytest.mark.parametrize("line", [
+    '{"id": "q1", "id": "q1", "output": [{"provenance": []}]}',     # a key twice
+    '{"\\u0069d": "q1", "output": [{"provenance": []}]}',            # an escaped key
+    '{"id": 1, "output": [{"provenance": []}]}',                     # not a string id
+    '{"id": "q1", "output": [{"provenance": [{"wikipedia_id": 1e0}]}]}',
+    '{"id": "q1", "output": [{"provenance": [{"text": 5}]}]}',
+    '{"id": "q1", "output": [{"provenance": [{"wikipedia_id": NaN}]}]}',
+    '{"id": "q1", "output": [{"provenance": null}]}',
+    '\ufeff{"id": "q1", "output": [{"provenance": []}]}',
+    '{"id": "q1", "output": [{"provenance": []}]} x',
+    '{"id": "q1", "output": [{"provenance": []}]}\n\n',
+])
+def test_lines_the_scanner_leaves_to_json(tmp_path, line):
+    gp = tmp_path / "gold.jsonl"
+    gp.write_text('{"id": "q1", "input": "x", "output": [{"answer": "a", "provenance": '
+                  '[{"wikipedia_id": "1"}]}]}\n', encoding="utf-8")
+    qp = tmp_path / "guess.jsonl"
+    qp.write_bytes((line + "\n").encode("utf-8"))
+    try:
+        guess = kilt_eval.read_jsonl(qp, "guess")
+        want = qafast.kilt_retrieval(guess, kilt_eval.read_jsonl(gp, "gold"))
+    except (InputError, InputTypeError, FormatError) as e:
+        with pytest.raises(type(e), match=re.escape(str(e))):
+            qafast.kilt_retrieval(qp, gp)
+    else:
+        assert qafast.kilt_retrieval(qp, gp) == want

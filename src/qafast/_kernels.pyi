@@ -418,3 +418,14 @@ def prefs_measures(
 # KILT (_kilt_kernels.pxi)
 def kilt_rouge_l(toks: _I32, sent_off: _I64, text_sent: _I64, hyp: _I64, ref: _I64, vocab: int,
                  out: _F64) -> None: ...
+def kilt_rank(guess_ids: _I32, guess_off: _I64, out_off: _I64, rp_ids: _I32, rp_off: _I64,
+              set_ids: _I32, set_off: _I64, has_prov: _U8, vocab: int, ks: _I64, rprec: _F64,
+              n_sets: _I64, hits: _I64) -> None: ...
+KILT_NEVER: int
+KILT_SCAN_WIDTHS: tuple[int, int, int]
+def kilt_scan(gold: _BU8, guess: _BU8, rank_keys: list[str]
+              ) -> tuple[bytes, bytes, bytes, bytes, bytes, bytes, int] | None: ...
+def kilt_in_context(chars: _I32, char_off: _I64, texts: _I64, text_off: _I64, answers: _I64,
+                    answer_off: _I64, titles: _I64, title_off: _I64, source: _I64,
+                    first_answer: _I64, first_title: _I64, first_both: _I64,
+                    entity_in_input: _I64) -> None: ...

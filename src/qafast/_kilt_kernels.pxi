@@ -5,8 +5,9 @@
 # into sentences. The package's LCS is summary-level: one LCS per pair of sentences, found
 # by its backtracking, and the union of their words counted once per distinct word.
 
-from libc.stdint cimport int32_t, int64_t
-from libc.stdlib cimport free, malloc, realloc
+from libc.stdint cimport int32_t, int64_t, uint8_t
+from libc.stdlib cimport calloc, free, malloc, qsort, realloc
+from libc.string cimport memcmp, memcpy, memmove
 
 
 cdef int64_t _kl_distinct(const int32_t* toks, const int64_t* sent_off, int64_t s0,
@@ -125,3 +126,967 @@ def kilt_rouge_l(const int32_t[::1] toks, const int64_t[::1] sent_off,
     finally:
         free(mark)
         free(table)
+
+
+# ---------------------------------------------------------------------------------------------
+# kilt_rank and kilt_in_context are the per-question numbers of eval_retrieval.py's
+# get_ranking_metrics, on ids the Python layer interned (one id per distinct provenance key
+# string) and texts it normalized (code points of SQuAD's normalize_answer), so that the
+# ranking runs without the GIL.
+# ---------------------------------------------------------------------------------------------
+
+cdef int _kl_check_csr(const int64_t[::1] off, Py_ssize_t count, Py_ssize_t size,
+                       str what) except -1:
+    """off has count + 1 entries, starts at 0 or more, never decreases and ends within size."""
+    cdef Py_ssize_t k
+    if off.shape[0] != count + 1:
+        raise InputError(f"{what} offsets: one entry per item and one more are expected")
+    if off[0] < 0 or off[count] > size:
+        raise InputError(f"{what} offsets out of range")
+    for k in range(count):
+        if off[k + 1] < off[k]:
+            raise InputError(f"{what} offsets must not decrease")
+    return 0
+
+
+cdef int _kl_check_ids(const int32_t[::1] ids, int64_t vocab, str what) except -1:
+    cdef Py_ssize_t k
+    for k in range(ids.shape[0]):
+        if ids[k] < 0 or ids[k] >= vocab:
+            raise InputError(f"{what} ids out of range")
+    return 0
+
+
+cdef inline bint _kl_has(const int32_t* s, int64_t n, int32_t x) noexcept nogil:
+    """x is in the ascending s[0:n]."""
+    cdef int64_t lo = 0, hi = n, mid
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if s[mid] < x:
+            lo = mid + 1
+        elif s[mid] > x:
+            hi = mid
+        else:
+            return True
+    return False
+
+
+def kilt_rank(const int32_t[::1] guess_ids, const int64_t[::1] guess_off,
+              const int64_t[::1] out_off, const int32_t[::1] rp_ids, const int64_t[::1] rp_off,
+              const int32_t[::1] set_ids, const int64_t[::1] set_off,
+              const uint8_t[::1] has_prov, int64_t vocab, const int64_t[::1] ks,
+              double[::1] rprec, int64_t[::1] n_sets, int64_t[:, ::1] hits):
+    """The R-precision and the rank of evidence sets of each question q.
+
+    Question q's guess ids (of the provenances with every rank key, repeats included) are
+    ``guess_ids[guess_off[q]:guess_off[q + 1]]``, its gold outputs ``out_off[q]:out_off[q + 1]``;
+    output o's complete provenance ids ``rp_ids[rp_off[o]:rp_off[o + 1]]`` (for R-precision),
+    the ids of its evidence set ``set_ids[set_off[o]:set_off[o + 1]]`` (each provenance's join
+    of the keys it has), ``has_prov[o]`` whether it has a provenance list at all. Writes the
+    best R-precision over the outputs into ``rprec[q]``, the number of distinct evidence sets
+    into ``n_sets[q]`` (0 where the guess has no id) and, for each ``ks[j]``, the count of
+    complete sets among the first ``ks[j]`` ranks into ``hits[q, j]``."""
+    cdef Py_ssize_t nq = guess_off.shape[0] - 1, nout, nk = ks.shape[0]
+    cdef Py_ssize_t q, o, j, i, e, k, most_guess = 0, most_set = 0, most_out = 0
+    cdef int64_t stamp = 0, ng, r, found_n, value_hits, n_entries, nsets, cap, kk, count, lo, hi
+    cdef double value, best
+    cdef bint found
+    cdef int64_t* mark = NULL
+    cdef int32_t* guess = NULL      # this question's distinct guess ids, in order
+    cdef int32_t* members = NULL    # its distinct evidence sets, each ascending, one after another
+    cdef int64_t* set_lo = NULL
+    cdef int64_t* set_n = NULL
+    cdef int64_t* left = NULL       # each set's members not yet ranked
+    cdef int64_t* entries = NULL    # -1 a rank without a set, -2 a completed set, i set i's rank
+    if nq < 0:
+        raise InputError("guess offsets: one entry per question and one more are expected")
+    _kl_check_csr(guess_off, nq, guess_ids.shape[0], "guess")
+    if out_off.shape[0] != nq + 1:
+        raise InputError("output offsets: one entry per question and one more are expected")
+    nout = out_off[nq] if nq >= 0 else 0
+    _kl_check_csr(out_off, nq, nout, "output")
+    if out_off[0] != 0:
+        raise InputError("output offsets must start at 0")
+    _kl_check_csr(rp_off, nout, rp_ids.shape[0], "provenance")
+    _kl_check_csr(set_off, nout, set_ids.shape[0], "evidence set")
+    if has_prov.shape[0] != nout:
+        raise InputError("one has_prov flag per output is expected")
+    _kl_check_ids(guess_ids, vocab, "guess")
+    _kl_check_ids(rp_ids, vocab, "provenance")
+    _kl_check_ids(set_ids, vocab, "evidence set")
+    if rprec.shape[0] != nq or n_sets.shape[0] != nq or hits.shape[0] != nq \
+            or hits.shape[1] != nk:
+        raise InputError("one output row per question and one hits column per k are expected")
+    for j in range(nk):
+        if ks[j] <= 0:
+            raise InputError("every k must be positive")
+    for q in range(nq):
+        most_guess = max(most_guess, guess_off[q + 1] - guess_off[q])
+        most_out = max(most_out, out_off[q + 1] - out_off[q])
+        most_set = max(most_set, set_off[out_off[q + 1]] - set_off[out_off[q]])
+    mark = <int64_t*>calloc(vocab + 1, sizeof(int64_t))
+    guess = <int32_t*>malloc((most_guess + 1) * sizeof(int32_t))
+    members = <int32_t*>malloc((most_set + 1) * sizeof(int32_t))
+    set_lo = <int64_t*>malloc((most_out + 1) * sizeof(int64_t))
+    set_n = <int64_t*>malloc((most_out + 1) * sizeof(int64_t))
+    left = <int64_t*>malloc((most_out + 1) * sizeof(int64_t))
+    entries = <int64_t*>malloc((most_guess + 2 * most_out + 1) * sizeof(int64_t))
+    try:
+        if mark == NULL or guess == NULL or members == NULL or set_lo == NULL or set_n == NULL \
+                or left == NULL or entries == NULL:
+            raise MemoryError()
+        with nogil:
+            for q in range(nq):
+                # the guess ids, first occurrences only
+                stamp += 1
+                ng = 0
+                for i in range(guess_off[q], guess_off[q + 1]):
+                    if mark[guess_ids[i]] != stamp:
+                        mark[guess_ids[i]] = stamp
+                        guess[ng] = guess_ids[i]
+                        ng += 1
+                # R-precision: the best over the outputs of the share of the first r guesses
+                # among the output's r distinct ids
+                best = -1.0
+                for o in range(out_off[q], out_off[q + 1]):
+                    stamp += 1
+                    r = 0
+                    for i in range(rp_off[o], rp_off[o + 1]):
+                        if mark[rp_ids[i]] != stamp:
+                            mark[rp_ids[i]] = stamp
+                            r += 1
+                    value = 0.0
+                    if r > 0:
+                        value_hits = 0
+                        for i in range(min(r, ng)):
+                            if mark[guess[i]] == stamp:
+                                value_hits += 1
+                        value = <double>value_hits / <double>r
+                    if best < 0.0 or value > best:
+                        best = value
+                rprec[q] = best if best > 0.0 else 0.0
+                for j in range(nk):
+                    hits[q, j] = 0
+                n_sets[q] = 0
+                if ng == 0:
+                    continue
+                # the distinct evidence sets, in output order
+                nsets = 0
+                cap = 0
+                for o in range(out_off[q], out_off[q + 1]):
+                    if not has_prov[o]:
+                        continue
+                    lo = cap
+                    for i in range(set_off[o], set_off[o + 1]):
+                        members[cap] = set_ids[i]
+                        cap += 1
+                    if cap - lo > 1:
+                        qsort(&members[lo], cap - lo, sizeof(int32_t), _ak_cmp_int32)
+                    hi = lo
+                    for i in range(lo, cap):
+                        if i == lo or members[i] != members[hi - 1]:
+                            members[hi] = members[i]
+                            hi += 1
+                    found = False
+                    for e in range(nsets):
+                        if set_n[e] == hi - lo:
+                            found = True
+                            for i in range(hi - lo):
+                                if members[set_lo[e] + i] != members[lo + i]:
+                                    found = False
+                                    break
+                            if found:
+                                break
+                    if found:
+                        cap = lo
+                        continue
+                    set_lo[nsets] = lo
+                    set_n[nsets] = hi - lo
+                    left[nsets] = hi - lo
+                    nsets += 1
+                    cap = hi
+                n_sets[q] = nsets
+                # each guess id ranks the sets holding it: a set's rank moves to the last of
+                # its ids, and counts once all its ids are ranked
+                n_entries = 0
+                for i in range(ng):
+                    found = False
+                    for e in range(nsets):
+                        if not _kl_has(&members[set_lo[e]], set_n[e], guess[i]):
+                            continue
+                        found = True
+                        for k in range(n_entries):
+                            if entries[k] == e:
+                                for kk in range(k, n_entries - 1):
+                                    entries[kk] = entries[kk + 1]
+                                n_entries -= 1
+                                break
+                        left[e] -= 1
+                        entries[n_entries] = -2 if left[e] == 0 else e
+                        n_entries += 1
+                    if not found:
+                        entries[n_entries] = -1
+                        n_entries += 1
+                for j in range(nk):
+                    count = 0
+                    for k in range(min(ks[j], n_entries)):
+                        if entries[k] == -2:
+                            count += 1
+                    hits[q, j] = count
+    finally:
+        free(mark)
+        free(guess)
+        free(members)
+        free(set_lo)
+        free(set_n)
+        free(left)
+        free(entries)
+
+
+cdef inline bint _kl_contains(const int32_t* chars, const int64_t* off, int64_t text,
+                              int64_t needle) noexcept nogil:
+    """Normalized string needle occurs in normalized string text."""
+    cdef int64_t nh = off[text + 1] - off[text], nx = off[needle + 1] - off[needle], i, j
+    cdef const int32_t* h
+    cdef const int32_t* x
+    if nx == 0:
+        return True
+    h = chars + off[text]     # (chars is not empty: needle has a code point)
+    x = chars + off[needle]
+    for i in range(nh - nx + 1):
+        if h[i] == x[0]:
+            j = 1
+            while j < nx and h[i + j] == x[j]:
+                j += 1
+            if j == nx:
+                return True
+    return False
+
+
+cdef inline bint _kl_any_in(const int32_t* chars, const int64_t* off, int64_t text,
+                            const int64_t* needles, int64_t a, int64_t b) noexcept nogil:
+    cdef int64_t k
+    for k in range(a, b):
+        if _kl_contains(chars, off, text, needles[k]):
+            return True
+    return False
+
+
+#: what kilt_in_context writes for "in none of the texts"
+KILT_NEVER = 1 << 62
+
+
+def kilt_in_context(const int32_t[::1] chars, const int64_t[::1] char_off,
+                    const int64_t[::1] texts, const int64_t[::1] text_off,
+                    const int64_t[::1] answers, const int64_t[::1] answer_off,
+                    const int64_t[::1] titles, const int64_t[::1] title_off,
+                    const int64_t[::1] source, int64_t[::1] first_answer,
+                    int64_t[::1] first_title, int64_t[::1] first_both,
+                    int64_t[::1] entity_in_input):
+    """Where the answers and titles first occur in each question's guess texts.
+
+    String s (normalized) is ``chars[char_off[s]:char_off[s + 1]]``. Question q's guess texts
+    (those of its first max(ks) provenances, -1 for one without text) are
+    ``texts[text_off[q]:text_off[q + 1]]``, its answers and titles the strings
+    ``answers[answer_off[q]:answer_off[q + 1]]`` and ``titles[title_off[q]:title_off[q + 1]]``,
+    its input the string ``source[q]``. Writes the rank of the first text holding an answer
+    (a title; both), or ``KILT_NEVER``, into ``first_answer[q]`` (``first_title[q]``,
+    ``first_both[q]``), and 1 or 0 into ``entity_in_input[q]`` as a title occurs in the
+    input or not."""
+    cdef Py_ssize_t nq = source.shape[0], q, i, k, nstr = char_off.shape[0] - 1
+    cdef int64_t t, n, fa, ft, fb, never = (<int64_t>1) << 62
+    cdef const int32_t* cp = NULL
+    cdef const int64_t* ap = NULL
+    cdef const int64_t* tp = NULL
+    cdef bint a, b
+    if nstr < 0:
+        raise InputError("string offsets: one entry per string and one more are expected")
+    _kl_check_csr(char_off, nstr, chars.shape[0], "string")
+    _kl_check_csr(text_off, nq, texts.shape[0], "text")
+    _kl_check_csr(answer_off, nq, answers.shape[0], "answer")
+    _kl_check_csr(title_off, nq, titles.shape[0], "title")
+    for k in range(texts.shape[0]):
+        if texts[k] < -1 or texts[k] >= nstr:
+            raise InputError("text string index out of range")
+    for k in range(answers.shape[0]):
+        if answers[k] < 0 or answers[k] >= nstr:
+            raise InputError("answer string index out of range")
+    for k in range(titles.shape[0]):
+        if titles[k] < 0 or titles[k] >= nstr:
+            raise InputError("title string index out of range")
+    for k in range(nq):
+        if source[k] < 0 or source[k] >= nstr:
+            raise InputError("input string index out of range")
+    if first_answer.shape[0] != nq or first_title.shape[0] != nq \
+            or first_both.shape[0] != nq or entity_in_input.shape[0] != nq:
+        raise InputError("one output per question is expected")
+    if chars.shape[0]:
+        cp = &chars[0]
+    if answers.shape[0]:
+        ap = &answers[0]
+    if titles.shape[0]:
+        tp = &titles[0]
+    with nogil:
+        for q in range(nq):
+            fa = ft = fb = never
+            n = text_off[q + 1] - text_off[q]
+            for i in range(n):
+                if fa != never and ft != never and fb != never:
+                    break
+                t = texts[text_off[q] + i]
+                if t < 0:
+                    continue
+                a = _kl_any_in(cp, &char_off[0], t, ap, answer_off[q], answer_off[q + 1])
+                b = _kl_any_in(cp, &char_off[0], t, tp, title_off[q], title_off[q + 1])
+                if a and fa == never:
+                    fa = i
+                if b and ft == never:
+                    ft = i
+                if a and b and fb == never:
+                    fb = i
+            first_answer[q] = fa
+            first_title[q] = ft
+            first_both[q] = fb
+            entity_in_input[q] = _kl_any_in(cp, &char_off[0], source[q], tp, title_off[q],
+                                            title_off[q + 1])
+
+
+# ---------------------------------------------------------------------------------------------
+# kilt_scan reads a guess and a gold KILT file without the GIL where both are plainly valid:
+# every line one JSON object that json.loads reads as written (see _json_scan_kernels.pxi's
+# rules, and no key with an escape in a record, an output or a provenance, no such key twice),
+# "output" a list of objects, "provenance" lists of objects, and every rank key value a
+# string (with well-formed escapes), an integer, true, false or null. Anything else gives
+# None: the caller then reads the files with json.loads, which also finds any error.
+#
+# It gives the fields the scores read as rows: a record's id, input and outputs, an
+# output's answer and provenances, a provenance's key ids, title and text, each string as
+# its kind and the byte span of its contents. A provenance's rank key values are made what
+# str(value).strip() makes them and joined with "+" (those it has, in rank key order), the
+# join interned: its id, and the same id again where it has every key (-1 if not).
+# ---------------------------------------------------------------------------------------------
+
+cdef enum:
+    _KJ_MAX_DEPTH = 200
+    _KJ_MAX_KEYS = 16
+    _KJ_ABSENT = 0
+    _KJ_PLAIN = 1      # a string without escapes
+    _KJ_ESCAPED = 2    # a string with escapes
+    _KJ_OTHER = 3      # any other value
+    _KJ_REC_W = 8      # id kind/lo/hi, input kind/lo/hi, outputs lo/hi
+    _KJ_OUT_W = 6      # answer kind/lo/hi, has provenance, provenances lo/hi
+    _KJ_PROV_W = 8     # complete id, partial id, title kind/lo/hi, text kind/lo/hi
+
+
+cdef struct _KjRows:
+    int64_t* data
+    int64_t count
+    int64_t cap
+    int64_t width
+
+
+cdef struct _KjScan:
+    const unsigned char* s
+    Py_ssize_t n                     # the end of the current line
+    _KjRows rec
+    _KjRows out
+    _KjRows prov
+    unsigned char* val               # the current provenance's key values, then their join
+    int64_t val_size
+    int64_t val_cap
+    _trec_Table* table
+    const unsigned char* keys        # the rank keys' UTF-8 names, one after another
+    const int64_t* key_off
+    int nkeys
+    int64_t key_lo[_KJ_MAX_KEYS]     # each rank key's value in val (-1: absent)
+    int64_t key_hi[_KJ_MAX_KEYS]
+
+
+cdef int64_t _kj_row(_KjRows* r) noexcept nogil:
+    """A new zeroed row's index, -1 out of memory."""
+    cdef int64_t want, k
+    cdef void* grown
+    if r.count == r.cap:
+        want = r.cap * 2 if r.cap else 1024
+        grown = realloc(r.data, want * r.width * sizeof(int64_t))
+        if grown == NULL:
+            return -1
+        r.data = <int64_t*>grown
+        r.cap = want
+    for k in range(r.width):
+        r.data[r.count * r.width + k] = 0
+    r.count += 1
+    return r.count - 1
+
+
+cdef int _kj_reserve(_KjScan* k, int64_t more) noexcept nogil:
+    """Room for more bytes in val, and 8 more (the id table reads words)."""
+    cdef int64_t want
+    cdef void* grown
+    if k.val_size + more + 8 > k.val_cap:
+        want = k.val_cap * 2
+        if want < k.val_size + more + 64:
+            want = k.val_size + more + 64
+        grown = realloc(k.val, want)
+        if grown == NULL:
+            return -1
+        k.val = <unsigned char*>grown
+        k.val_cap = want
+    return 0
+
+
+cdef Py_ssize_t _kj_skip(const unsigned char* s, Py_ssize_t p, Py_ssize_t n,
+                         int depth) noexcept nogil:
+    """The end of the valid JSON value at p, -1 if there is none."""
+    cdef bint esc = False, obj
+    cdef unsigned char c, close
+    cdef Py_ssize_t q
+    if p >= n:
+        return -1
+    c = s[p]
+    if c == 34:
+        return _ty_string(s, p, n, &esc)
+    if c == 123 or c == 91:
+        if depth >= _KJ_MAX_DEPTH:
+            return -1
+        obj = c == 123
+        close = 125 if obj else 93
+        p = _ty_ws(s, p + 1, n)
+        if p < n and s[p] == close:
+            return p + 1
+        while True:
+            if obj:
+                if p >= n or s[p] != 34:
+                    return -1
+                p = _ty_string(s, p, n, &esc)
+                if p < 0:
+                    return -1
+                p = _ty_ws(s, p, n)
+                if p >= n or s[p] != 58:
+                    return -1
+                p = _ty_ws(s, p + 1, n)
+            p = _kj_skip(s, p, n, depth + 1)
+            if p < 0:
+                return -1
+            p = _ty_ws(s, p, n)
+            if p >= n:
+                return -1
+            if s[p] == close:
+                return p + 1
+            if s[p] != 44:
+                return -1
+            p = _ty_ws(s, p + 1, n)
+    if c == 45 or 48 <= c <= 57:
+        q = _ty_number(s, p, n)
+        if q < 0 or q - p > 4000:
+            return -1
+        return q
+    if c == 116 and _ty_word(s, p, n, b"true", 4):
+        return p + 4
+    if c == 102 and _ty_word(s, p, n, b"false", 5):
+        return p + 5
+    if c == 110 and _ty_word(s, p, n, b"null", 4):
+        return p + 4
+    return -1
+
+
+cdef Py_ssize_t _kj_key(const unsigned char* s, Py_ssize_t p, Py_ssize_t n,
+                        Py_ssize_t* klo, Py_ssize_t* khi) noexcept nogil:
+    """The key at p (its contents at klo..khi) and its colon: where its value starts, -1 if
+    there is no key or it has an escape (it may then name a field: left to json.loads)."""
+    cdef bint esc = False
+    cdef Py_ssize_t q
+    if p >= n or s[p] != 34:
+        return -1
+    q = _ty_string(s, p, n, &esc)
+    if q < 0 or esc:
+        return -1
+    klo[0] = p + 1
+    khi[0] = q - 1
+    q = _ty_ws(s, q, n)
+    if q >= n or s[q] != 58:
+        return -1
+    return _ty_ws(s, q + 1, n)
+
+
+cdef inline bint _kj_is(const unsigned char* s, Py_ssize_t lo, Py_ssize_t hi, const char* w,
+                        Py_ssize_t k) noexcept nogil:
+    return hi - lo == k and _ty_word(s, lo, hi, w, k)
+
+
+cdef Py_ssize_t _kj_next(const unsigned char* s, Py_ssize_t p, Py_ssize_t n,
+                         unsigned char close, bint* more) noexcept nogil:
+    """After a member: past the comma (more) or the closing bracket, -1 if neither."""
+    p = _ty_ws(s, p, n)
+    if p >= n:
+        return -1
+    if s[p] == 44:
+        more[0] = True
+        return _ty_ws(s, p + 1, n)
+    if s[p] == close:
+        more[0] = False
+        return p + 1
+    return -1
+
+
+cdef Py_ssize_t _kj_capture(const unsigned char* s, Py_ssize_t p, Py_ssize_t n, int depth,
+                            int64_t* row) noexcept nogil:
+    """The value at p as kind, lo, hi into row[0:3] (a string's contents, any other value's
+    span); its end, or -1."""
+    cdef bint esc = False
+    cdef Py_ssize_t q
+    if p < n and s[p] == 34:
+        q = _ty_string(s, p, n, &esc)
+        if q < 0:
+            return -1
+        row[0] = _KJ_ESCAPED if esc else _KJ_PLAIN
+        row[1] = p + 1
+        row[2] = q - 1
+        return q
+    q = _kj_skip(s, p, n, depth)
+    if q < 0:
+        return -1
+    row[0] = _KJ_OTHER
+    row[1] = p
+    row[2] = q
+    return q
+
+
+cdef inline int _kj_hex(unsigned char c) noexcept nogil:
+    if c <= 57:
+        return c - 48
+    if c <= 70:
+        return c - 55
+    return c - 87
+
+
+cdef inline int64_t _kj_u4(const unsigned char* s, Py_ssize_t p) noexcept nogil:
+    return (_kj_hex(s[p]) << 12) | (_kj_hex(s[p + 1]) << 8) | (_kj_hex(s[p + 2]) << 4) \
+        | _kj_hex(s[p + 3])
+
+
+cdef Py_ssize_t _kj_unescape(const unsigned char* s, Py_ssize_t lo, Py_ssize_t hi,
+                             unsigned char* out) noexcept nogil:
+    """The UTF-8 of the (validated) string contents s[lo:hi] into out (an escape never
+    takes more bytes than it is written with); its length, -1 for a lone surrogate."""
+    cdef Py_ssize_t p = lo, m = 0
+    cdef int64_t cp, low
+    cdef unsigned char c
+    while p < hi:
+        c = s[p]
+        if c != 92:
+            out[m] = c
+            m += 1
+            p += 1
+            continue
+        c = s[p + 1]
+        if c != 117:
+            out[m] = (34 if c == 34 else 92 if c == 92 else 47 if c == 47 else 8 if c == 98
+                      else 12 if c == 102 else 10 if c == 110 else 13 if c == 114 else 9)
+            m += 1
+            p += 2
+            continue
+        cp = _kj_u4(s, p + 2)
+        p += 6
+        if 0xDC00 <= cp <= 0xDFFF:
+            return -1
+        if 0xD800 <= cp <= 0xDBFF:
+            if p + 6 > hi or s[p] != 92 or s[p + 1] != 117:
+                return -1
+            low = _kj_u4(s, p + 2)
+            if not (0xDC00 <= low <= 0xDFFF):
+                return -1
+            cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00)
+            p += 6
+        if cp < 0x80:
+            out[m] = <unsigned char>cp
+            m += 1
+        elif cp < 0x800:
+            out[m] = <unsigned char>(0xC0 | (cp >> 6))
+            out[m + 1] = <unsigned char>(0x80 | (cp & 0x3F))
+            m += 2
+        elif cp < 0x10000:
+            out[m] = <unsigned char>(0xE0 | (cp >> 12))
+            out[m + 1] = <unsigned char>(0x80 | ((cp >> 6) & 0x3F))
+            out[m + 2] = <unsigned char>(0x80 | (cp & 0x3F))
+            m += 3
+        else:
+            out[m] = <unsigned char>(0xF0 | (cp >> 18))
+            out[m + 1] = <unsigned char>(0x80 | ((cp >> 12) & 0x3F))
+            out[m + 2] = <unsigned char>(0x80 | ((cp >> 6) & 0x3F))
+            out[m + 3] = <unsigned char>(0x80 | (cp & 0x3F))
+            m += 4
+    return m
+
+
+cdef inline bint _kj_space(int64_t cp) noexcept nogil:
+    """str.isspace of one code point (what str.strip() strips)."""
+    if cp < 128:
+        return cp == 32 or 9 <= cp <= 13 or 28 <= cp <= 31
+    return (cp == 0x85 or cp == 0xA0 or cp == 0x1680 or 0x2000 <= cp <= 0x200A
+            or cp == 0x2028 or cp == 0x2029 or cp == 0x202F or cp == 0x205F or cp == 0x3000)
+
+
+cdef inline int64_t _kj_decode(const unsigned char* u, Py_ssize_t p, Py_ssize_t* width) noexcept nogil:
+    """The code point of the valid UTF-8 at u[p], its byte count in width."""
+    cdef unsigned char c = u[p]
+    if c < 0x80:
+        width[0] = 1
+        return c
+    if c < 0xE0:
+        width[0] = 2
+        return ((c & 0x1F) << 6) | (u[p + 1] & 0x3F)
+    if c < 0xF0:
+        width[0] = 3
+        return ((c & 0x0F) << 12) | ((u[p + 1] & 0x3F) << 6) | (u[p + 2] & 0x3F)
+    width[0] = 4
+    return ((c & 0x07) << 18) | ((u[p + 1] & 0x3F) << 12) | ((u[p + 2] & 0x3F) << 6) \
+        | (u[p + 3] & 0x3F)
+
+
+cdef Py_ssize_t _kj_key_value(_KjScan* k, Py_ssize_t p, int r) noexcept nogil:
+    """The rank key value at p as str(value).strip() into val, its span in key_lo/hi[r];
+    the value's end, -1 if it is none the scan takes."""
+    cdef const unsigned char* s = k.s
+    cdef Py_ssize_t n = k.n, q, m, lo, hi, w, back
+    cdef bint esc = False
+    cdef unsigned char c = s[p] if p < n else 0
+    cdef const char* word = NULL
+    if c == 34:
+        q = _ty_string(s, p, n, &esc)
+        if q < 0 or _kj_reserve(k, q - p) < 0:
+            return -1
+        if esc:
+            m = _kj_unescape(s, p + 1, q - 1, k.val + k.val_size)
+            if m < 0:
+                return -1
+        else:
+            memcpy(k.val + k.val_size, s + p + 1, q - 1 - (p + 1))
+            m = q - 1 - (p + 1)
+        lo = k.val_size
+        hi = lo + m
+        while lo < hi:
+            if not _kj_space(_kj_decode(k.val, lo, &w)):
+                break
+            lo += w
+        while hi > lo:
+            back = hi - 1
+            while (k.val[back] & 0xC0) == 0x80:
+                back -= 1
+            if not _kj_space(_kj_decode(k.val, back, &w)):
+                break
+            hi = back
+        k.key_lo[r] = lo
+        k.key_hi[r] = hi
+        k.val_size += m
+        return q
+    if c == 45 or 48 <= c <= 57:
+        q = _ty_number(s, p, n)
+        if q < 0 or q - p > 4000:
+            return -1
+        for m in range(p, q):
+            if s[m] == 46 or s[m] == 101 or s[m] == 69:
+                return -1    # (a float: its str is not its text)
+        if _kj_reserve(k, q - p) < 0:
+            return -1
+        if q - p == 2 and s[p] == 45 and s[p + 1] == 48:
+            k.val[k.val_size] = 48       # str(-0) is "0"
+            m = 1
+        else:
+            memcpy(k.val + k.val_size, s + p, q - p)
+            m = q - p
+        k.key_lo[r] = k.val_size
+        k.key_hi[r] = k.val_size + m
+        k.val_size += m
+        return q
+    if c == 116 and _ty_word(s, p, n, b"true", 4):
+        word = b"True"
+        q = p + 4
+    elif c == 102 and _ty_word(s, p, n, b"false", 5):
+        word = b"False"
+        q = p + 5
+    elif c == 110 and _ty_word(s, p, n, b"null", 4):
+        word = b"None"
+        q = p + 4
+    else:
+        return -1
+    m = 5 if c == 102 else 4
+    if _kj_reserve(k, m) < 0:
+        return -1
+    memcpy(k.val + k.val_size, word, m)
+    k.key_lo[r] = k.val_size
+    k.key_hi[r] = k.val_size + m
+    k.val_size += m
+    return q
+
+
+cdef int _kj_join(_KjScan* k, int64_t row) noexcept nogil:
+    """The provenance's complete and partial ids from its key values."""
+    cdef int r
+    cdef bint complete = True, first = True
+    cdef int64_t start, size, tid
+    cdef const unsigned char* u
+    cdef int64_t* out = &k.prov.data[row * _KJ_PROV_W]
+    if _kj_reserve(k, k.val_size + k.nkeys) < 0:
+        return -1
+    start = k.val_size
+    for r in range(k.nkeys):
+        if k.key_lo[r] < 0:
+            complete = False
+            continue
+        if not first:
+            k.val[k.val_size] = 43    # +
+            k.val_size += 1
+        first = False
+        memmove(k.val + k.val_size, k.val + k.key_lo[r], k.key_hi[r] - k.key_lo[r])
+        k.val_size += k.key_hi[r] - k.key_lo[r]
+    size = k.val_size - start
+    u = k.val + start
+    tid = _trec_table_intern(k.table, u, size, _trec_meta(_trec_hash(u, size), size),
+                             _trec_key8(u, size, u + size + 8), False)
+    if tid < 0:
+        return -1
+    out[0] = tid if complete else -1
+    out[1] = tid
+    return 0
+
+
+cdef Py_ssize_t _kj_provenance(_KjScan* k, Py_ssize_t p) noexcept nogil:
+    cdef const unsigned char* s = k.s
+    cdef Py_ssize_t n = k.n, klo, khi, q, end
+    cdef int64_t row
+    cdef int r, seen = 0
+    cdef bint more, matched
+    if p >= n or s[p] != 123:
+        return -1
+    row = _kj_row(&k.prov)
+    if row < 0:
+        return -1
+    k.val_size = 0
+    for r in range(k.nkeys):
+        k.key_lo[r] = -1
+    p = _ty_ws(s, p + 1, n)
+    if p < n and s[p] == 125:
+        p += 1
+    else:
+        while True:
+            p = _kj_key(s, p, n, &klo, &khi)
+            if p < 0:
+                return -1
+            end = -1
+            matched = False
+            for r in range(k.nkeys):
+                if khi - klo == k.key_off[r + 1] - k.key_off[r] and (
+                        khi == klo or memcmp(s + klo, k.keys + k.key_off[r], khi - klo) == 0):
+                    if k.key_lo[r] >= 0:
+                        return -1    # (a key twice: json.loads keeps the last)
+                    matched = True
+                    end = _kj_key_value(k, p, r)
+                    if end < 0:
+                        return -1
+            if _kj_is(s, klo, khi, b"title", 5) or _kj_is(s, klo, khi, b"text", 4):
+                q = 2 if _kj_is(s, klo, khi, b"title", 5) else 5
+                if seen & (1 << q):
+                    return -1
+                seen |= 1 << q
+                end = _kj_capture(s, p, n, 6, &k.prov.data[row * _KJ_PROV_W + q])
+            elif not matched:
+                end = _kj_skip(s, p, n, 6)
+            if end < 0:
+                return -1
+            p = _kj_next(s, end, n, 125, &more)
+            if p < 0:
+                return -1
+            if not more:
+                break
+    if _kj_join(k, row) < 0:
+        return -1
+    return p
+
+
+cdef Py_ssize_t _kj_list(_KjScan* k, Py_ssize_t p, int what) noexcept nogil:
+    """A list of outputs (what 0) or of provenances (what 1): where it ends, -1 if it is
+    not a list of objects the scan takes."""
+    cdef const unsigned char* s = k.s
+    cdef Py_ssize_t n = k.n
+    cdef bint more
+    if p >= n or s[p] != 91:
+        return -1
+    p = _ty_ws(s, p + 1, n)
+    if p < n and s[p] == 93:
+        return p + 1
+    while True:
+        p = _kj_output(k, p) if what == 0 else _kj_provenance(k, p)
+        if p < 0:
+            return -1
+        p = _kj_next(s, p, n, 93, &more)
+        if p < 0 or not more:
+            return p
+
+
+cdef Py_ssize_t _kj_output(_KjScan* k, Py_ssize_t p) noexcept nogil:
+    cdef const unsigned char* s = k.s
+    cdef Py_ssize_t n = k.n, klo, khi
+    cdef int64_t row
+    cdef int seen = 0
+    cdef bint more
+    if p >= n or s[p] != 123:
+        return -1
+    row = _kj_row(&k.out)
+    if row < 0:
+        return -1
+    k.out.data[row * _KJ_OUT_W + 4] = k.prov.count
+    k.out.data[row * _KJ_OUT_W + 5] = k.prov.count
+    p = _ty_ws(s, p + 1, n)
+    if p < n and s[p] == 125:
+        return p + 1
+    while True:
+        p = _kj_key(s, p, n, &klo, &khi)
+        if p < 0:
+            return -1
+        if _kj_is(s, klo, khi, b"answer", 6):
+            if seen & 1:
+                return -1
+            seen |= 1
+            p = _kj_capture(s, p, n, 4, &k.out.data[row * _KJ_OUT_W])
+        elif _kj_is(s, klo, khi, b"provenance", 10):
+            if seen & 2:
+                return -1
+            seen |= 2
+            k.out.data[row * _KJ_OUT_W + 3] = 1
+            p = _kj_list(k, p, 1)
+            k.out.data[row * _KJ_OUT_W + 5] = k.prov.count
+        else:
+            p = _kj_skip(s, p, n, 4)
+        if p < 0:
+            return -1
+        p = _kj_next(s, p, n, 125, &more)
+        if p < 0 or not more:
+            return p
+
+
+cdef Py_ssize_t _kj_record(_KjScan* k, Py_ssize_t p) noexcept nogil:
+    cdef const unsigned char* s = k.s
+    cdef Py_ssize_t n = k.n, klo, khi
+    cdef int64_t row
+    cdef int seen = 0
+    cdef bint more
+    if p >= n or s[p] != 123:
+        return -1
+    row = _kj_row(&k.rec)
+    if row < 0:
+        return -1
+    k.rec.data[row * _KJ_REC_W + 6] = k.out.count
+    k.rec.data[row * _KJ_REC_W + 7] = k.out.count
+    p = _ty_ws(s, p + 1, n)
+    if p < n and s[p] == 125:
+        return p + 1
+    while True:
+        p = _kj_key(s, p, n, &klo, &khi)
+        if p < 0:
+            return -1
+        if _kj_is(s, klo, khi, b"id", 2) or _kj_is(s, klo, khi, b"input", 5):
+            klo = 0 if khi - klo == 2 else 3
+            if seen & (1 << klo):
+                return -1
+            seen |= 1 << klo
+            p = _kj_capture(s, p, n, 2, &k.rec.data[row * _KJ_REC_W + klo])
+        elif _kj_is(s, klo, khi, b"output", 6):
+            if seen & 64:
+                return -1
+            seen |= 64
+            p = _kj_list(k, p, 0)
+            k.rec.data[row * _KJ_REC_W + 7] = k.out.count
+        else:
+            p = _kj_skip(s, p, n, 2)
+        if p < 0:
+            return -1
+        p = _kj_next(s, p, n, 125, &more)
+        if p < 0 or not more:
+            return p
+
+
+cdef int _kj_file(_KjScan* k, const unsigned char* s, Py_ssize_t size) noexcept nogil:
+    """Every line of s[:size] (universal line ends; a last empty line dropped) as a record;
+    -1 if one is not plainly valid."""
+    cdef Py_ssize_t start = 0, end, p
+    k.s = s
+    while start < size:
+        end = start
+        while end < size and s[end] != 10 and s[end] != 13:
+            end += 1
+        k.n = end
+        p = _kj_record(k, _ty_ws(s, start, end))
+        if p < 0 or _ty_ws(s, p, end) != end:
+            return -1
+        if end < size and s[end] == 13 and end + 1 < size and s[end + 1] == 10:
+            end += 1
+        start = end + 1
+    return 0
+
+
+#: the columns of kilt_scan's record, output and provenance rows
+KILT_SCAN_WIDTHS = (_KJ_REC_W, _KJ_OUT_W, _KJ_PROV_W)
+
+
+cdef bytes _kj_bytes(_KjRows* r):
+    if r.count == 0:
+        return b""
+    return (<char*>r.data)[:r.count * r.width * <int64_t>sizeof(int64_t)]
+
+
+def kilt_scan(const unsigned char[::1] gold, const unsigned char[::1] guess, list rank_keys):
+    """The records of a gold and a guess KILT file (their bytes) as rows, or None where
+    either is not plainly valid (see above): ``(gold_rec, gold_out, gold_prov, guess_rec,
+    guess_out, guess_prov, ids)``, the rows as the bytes of int64 arrays of
+    ``KILT_SCAN_WIDTHS`` columns (offsets into the next level are absolute row indexes,
+    string spans byte offsets into their file), and the number of distinct key joins."""
+    cdef _KjScan k[2]
+    cdef _trec_Table table
+    cdef bytes names = b"".join([key.encode("utf-8", "surrogatepass") for key in rank_keys])
+    cdef int64_t key_off[_KJ_MAX_KEYS + 1]
+    cdef int i, j, failed = 0
+    cdef const unsigned char* data[2]
+    cdef Py_ssize_t size[2]
+    if not rank_keys or len(rank_keys) > _KJ_MAX_KEYS:
+        return None
+    key_off[0] = 0
+    for j, key in enumerate(rank_keys):
+        key_off[j + 1] = key_off[j] + len(key.encode("utf-8", "surrogatepass"))
+    data[0] = &gold[0] if gold.shape[0] else NULL
+    data[1] = &guess[0] if guess.shape[0] else NULL
+    size[0] = gold.shape[0]
+    size[1] = guess.shape[0]
+    if _trec_table_init(&table, 12) != 0:
+        _trec_table_free(&table)
+        raise MemoryError()
+    for i in range(2):
+        k[i].rec.data = k[i].out.data = k[i].prov.data = NULL
+        k[i].rec.count = k[i].out.count = k[i].prov.count = 0
+        k[i].rec.cap = k[i].out.cap = k[i].prov.cap = 0
+        k[i].rec.width = _KJ_REC_W
+        k[i].out.width = _KJ_OUT_W
+        k[i].prov.width = _KJ_PROV_W
+        k[i].val = NULL
+        k[i].val_size = k[i].val_cap = 0
+        k[i].table = &table
+        k[i].keys = <const unsigned char*>(<const char*>names)
+        k[i].key_off = key_off
+        k[i].nkeys = len(rank_keys)
+    try:
+        with nogil:
+            for i in range(2):
+                if failed == 0 and size[i] and _kj_file(&k[i], data[i], size[i]) < 0:
+                    failed = 1
+        if failed:
+            return None
+        return (_kj_bytes(&k[0].rec), _kj_bytes(&k[0].out), _kj_bytes(&k[0].prov),
+                _kj_bytes(&k[1].rec), _kj_bytes(&k[1].out), _kj_bytes(&k[1].prov),
+                <int64_t>table.h.count)
+    finally:
+        for i in range(2):
+            free(k[i].rec.data)
+            free(k[i].out.data)
+            free(k[i].prov.data)
+            free(k[i].val)
+        _trec_table_free(&table)

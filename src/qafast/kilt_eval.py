@@ -25,7 +25,7 @@ import numpy as np
 
 from . import _kernels
 from ._gc import gc_paused
-from .answers import exact_match_and_f1, normalize_squad
+from .answers import exact_match_and_f1
 from .errors import FormatError, InputError, InputTypeError
 
 __all__ = ["KiltMetrics", "kilt", "kilt_retrieval", "read_jsonl", "retrieval_keys", "rouge_l"]
@@ -43,6 +43,10 @@ def read_jsonl(path, what: str) -> list:
         raise InputTypeError(f"the {what} path must be str or os.PathLike[str], not bytes")
     with open(path, "rb") as f:
         raw = f.read()
+    return _parse_jsonl(raw, path)
+
+
+def _parse_jsonl(raw: bytes, path: str) -> list:
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as e:
@@ -63,8 +67,10 @@ def read_jsonl(path, what: str) -> list:
     return records
 
 
-def _records(data, what: str) -> list:
-    if isinstance(data, (str, os.PathLike)):
+def _records(data, what: str, raw: bytes | None = None) -> list:
+    if raw is not None:
+        data = _parse_jsonl(raw, os.fspath(data))
+    elif isinstance(data, (str, os.PathLike)):
         data = read_jsonl(data, what)
     elif not isinstance(data, (list, tuple)):
         raise InputTypeError(f"{what} must be a path or a list of records, "
@@ -118,6 +124,172 @@ def _align(gold: list, guess: list) -> list:
 
 
 # --------------------------------------------------------------------------------------------
+# Reading without the GIL: the compiled scanner (kernel kilt_scan) reads two plainly valid
+# files into rows of spans and ids; anything else, and any file with an error, is read by
+# json.loads as above (which then reports the error).
+# --------------------------------------------------------------------------------------------
+
+_scanstring = json.decoder.scanstring   # type: ignore[attr-defined]
+_STRING = (1, 2)   # kilt_scan's kinds of a string value: without escapes, with escapes
+
+
+class _Scanned:
+    """One file's rows from ``kilt_scan``: ``rec`` (id kind/lo/hi, input kind/lo/hi, outputs
+    lo/hi), ``out`` (answer kind/lo/hi, has provenance, provenances lo/hi) and ``prov``
+    (complete id, partial id, title kind/lo/hi, text kind/lo/hi)."""
+
+    def __init__(self, raw: bytes, rec: bytes, out: bytes, prov: bytes) -> None:
+        w_rec, w_out, w_prov = _kernels.KILT_SCAN_WIDTHS
+        self.raw = raw
+        self.rec = np.frombuffer(rec, dtype=np.int64).reshape(-1, w_rec)
+        self.out = np.frombuffer(out, dtype=np.int64).reshape(-1, w_out)
+        self.prov = np.frombuffer(prov, dtype=np.int64).reshape(-1, w_prov)
+
+    def strings(self, rows: np.ndarray, col: int) -> list:
+        """The string at column ``col`` (kind, lo, hi) of each row, None where it is none."""
+        raw = self.raw
+        # (json's own string decoder for one with escapes: the string json.loads makes)
+        return [None if k == 0 or k == 3 else raw[lo:hi].decode("utf-8") if k == 1
+                else _scanstring(raw[lo - 1:hi + 1].decode("utf-8"), 1)[0]
+                for k, lo, hi in rows[:, col:col + 3].tolist()]
+
+    def kinds_are(self, rows: np.ndarray, col: int, kinds: tuple) -> bool:
+        return bool(np.isin(rows[:, col], kinds).all())
+
+
+def _read_bytes(path):
+    """The bytes of a path (None where it is a bytes path: read_jsonl reports that)."""
+    path = os.fspath(path)
+    if isinstance(path, bytes):
+        return None
+    with open(path, "rb") as f:
+        return f.read()
+
+
+def _scan(guess, gold, rank_keys: list):
+    """``(gold, guess)`` as :class:`_Scanned` files with their raw bytes, or None where they
+    are not two paths; the scans are None where a file is not plainly valid."""
+    if not (isinstance(guess, (str, os.PathLike)) and isinstance(gold, (str, os.PathLike))):
+        return None
+    gold_raw = _read_bytes(gold)
+    guess_raw = _read_bytes(guess)
+    if gold_raw is None or guess_raw is None:
+        return None
+    rows = _kernels.kilt_scan(gold_raw, guess_raw, rank_keys)
+    if rows is None:
+        return gold_raw, guess_raw, None, None
+    return (gold_raw, guess_raw, _Scanned(gold_raw, *rows[0:3]),
+            _Scanned(guess_raw, *rows[3:6]), rows[6])
+
+
+def _spans(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """The indexes lo[i]..hi[i] - 1 of every i, one after another."""
+    n = hi - lo
+    firsts = np.repeat(lo - (np.cumsum(n) - n), n)
+    return firsts + np.arange(int(n.sum()), dtype=np.int64)
+
+
+def _scanned_questions(g: _Scanned, q: _Scanned, downstream: bool):
+    """The gold ids and, per gold question, the row of its guess output (with provenance;
+    for ``downstream`` its only output, with an answer), or None where the script's checks of
+    the records (ids, outputs, value types) fail or might: json.loads then reads them."""
+    if not (g.kinds_are(g.rec, 0, _STRING) and q.kinds_are(q.rec, 0, _STRING)
+            and g.kinds_are(g.rec, 3, _STRING) and g.kinds_are(g.out, 0, (0, 1, 2))
+            and g.kinds_are(g.prov, 2, (0, 1, 2))):
+        return None
+    if (g.rec[:, 7] <= g.rec[:, 6]).any():   # a gold question without outputs
+        return None
+    gold_ids = g.strings(g.rec, 0)
+    guess_ids = q.strings(q.rec, 0)
+    keys = [qid.strip() for qid in gold_ids]
+    by_id = {qid.strip(): i for i, qid in enumerate(guess_ids)}
+    if len(set(keys)) != len(keys) or len(by_id) != len(guess_ids):
+        return None
+    aligned = [by_id.get(key) for key in keys]
+    if None in aligned:
+        return None
+    rows = np.array(aligned, dtype=np.int64)
+    n_out = q.rec[rows, 7] - q.rec[rows, 6]
+    if downstream:
+        if (n_out != 1).any():
+            return None
+        chosen = q.rec[rows, 6]
+        if not q.kinds_are(q.out[chosen], 0, _STRING):
+            return None
+    else:
+        with_prov = np.concatenate([[0], np.cumsum(q.out[:, 3])])
+        if (with_prov[q.rec[rows, 7]] - with_prov[q.rec[rows, 6]] != 1).any():
+            return None
+        first = np.flatnonzero(q.out[:, 3])   # each chosen record has exactly one
+        of_record = np.searchsorted(q.rec[:, 7], first, side="right")
+        chosen = np.empty(len(q.rec), dtype=np.int64)
+        chosen[of_record] = first
+        chosen = chosen[rows]
+    return gold_ids, chosen
+
+
+def _scanned_ranking(g: _Scanned, q: _Scanned, chosen: np.ndarray, vocab: int, ks: list,
+                     in_context: bool):
+    """:func:`_ranking`'s columns from scanned files, or None where a guess text the script
+    reads is not a string (json.loads then reads the files and reports it)."""
+    nq = len(g.rec)
+    top = max(ks)
+    plo = q.out[chosen, 4]
+    phi = q.out[chosen, 5]
+    tops = _spans(plo, np.minimum(phi, plo + top))
+    if not q.kinds_are(q.prov[tops], 5, (0, 1, 2)):
+        return None
+    idx = _spans(plo, phi)
+    full = q.prov[idx, 0]
+    keep = full >= 0
+    kept = np.concatenate([[0], np.cumsum(keep)])
+    bounds = np.concatenate([[0], np.cumsum(phi - plo)])
+    out_off = np.append(g.rec[:, 6], g.rec[-1, 7]) if nq else np.zeros(1, dtype=np.int64)
+    prov_bounds = (np.append(g.out[:, 4], g.out[-1, 5]) if len(g.out)
+                   else np.zeros(1, dtype=np.int64))
+    gold_full = g.prov[:, 0]
+    gold_keep = gold_full >= 0
+    gold_kept = np.concatenate([[0], np.cumsum(gold_keep)])
+    a = {"guess_ids": full[keep], "guess_off": kept[bounds], "out_off": out_off,
+         "rp_ids": gold_full[gold_keep], "rp_off": gold_kept[prov_bounds],
+         "set_ids": g.prov[:, 1], "set_off": prov_bounds, "has_prov": g.out[:, 3],
+         "vocab": vocab}
+    if in_context:
+        strings: dict = {}
+        sid = strings.setdefault
+        answer_text = g.strings(g.out, 0)
+        title_text = g.strings(g.prov, 2)
+        text_text = q.strings(q.prov[tops], 5)
+        inputs = g.strings(g.rec, 3)
+        answers: list = []
+        answer_off = [0]
+        titles: list = []
+        title_off = [0]
+        bounds_list = prov_bounds.tolist()
+        for o_lo, o_hi in g.rec[:, 6:8].tolist():
+            for o in range(o_lo, o_hi):
+                ans = answer_text[o]
+                if ans:
+                    ans = ans.strip()
+                    if ans:
+                        answers.append(sid(ans, len(strings)))
+            for t in title_text[bounds_list[o_lo]:bounds_list[o_hi]]:
+                if t:
+                    t = t.strip()
+                    if t:
+                        titles.append(sid(t, len(strings)))
+            answer_off.append(len(answers))
+            title_off.append(len(titles))
+        texts = [-1 if t is None else sid(t, len(strings)) for t in text_text]
+        source = [sid(t, len(strings)) for t in inputs]
+        tops_n = np.minimum(phi, plo + top) - plo
+        a.update(strings=list(strings), texts=texts,
+                 text_off=np.concatenate([[0], np.cumsum(tops_n)]), answers=answers,
+                 answer_off=answer_off, titles=titles, title_off=title_off, source=source)
+    return _score_ranking(nq, ks, in_context, a)
+
+
+# --------------------------------------------------------------------------------------------
 # Scoring
 # --------------------------------------------------------------------------------------------
 
@@ -140,146 +312,152 @@ def _str(value, qid, field: str) -> str:
     return value
 
 
-_NEVER = sys.maxsize
+def _plain(s: str) -> str:
+    """s as an exact str (a str subclass's text), as the normalizing kernel takes it."""
+    return s if type(s) is str else str.__str__(s)
 
 
-def _first(texts: list, needles: list) -> int:
-    """Index of the first text containing one of ``needles`` (``_NEVER`` if none)."""
-    for i, text in enumerate(texts):
-        if text is not None and any(n in text for n in needles):
-            return i
-    return _NEVER
+def _ranking(provs: list, gold: list, ks: list, rank_keys: list, *,
+             in_context: bool = True) -> dict:
+    """Each question's retrieval numbers, as float64 arrays keyed by :func:`retrieval_keys`.
+    Without ``in_context`` only ``Rprec`` and the largest k's ``recall@k`` (what
+    ``eval_downstream.py`` prints), the strings the script reads for the rest still
+    type-checked (it stops on them all the same).
 
-
-def _ids_of(provenances, rank_keys: list) -> list:
-    """The distinct ids of the provenances that have every rank key, in order."""
-    if len(rank_keys) == 1:
-        key = rank_keys[0]
-        return list(dict.fromkeys([str(p[key]).strip() for p in provenances if key in p]))
-    return list(dict.fromkeys(
-        "+".join([str(p[key]).strip() for key in rank_keys]) for p in provenances
-        if all(key in p for key in rank_keys)))
-
-
-class _Normalized(dict):
-    """``normalize_squad`` of each string asked for, each distinct one computed once (titles,
-    answers and passages recur across questions)."""
-
-    def __missing__(self, s: str) -> str:
-        value = self[s] = normalize_squad(s)
-        return value
-
-
-def _question(prov: list, gold: dict, ks: list, rank_keys: list, *,
-              in_context: bool = True, norm: dict | None = None) -> dict:
-    """One question's retrieval row. Without ``in_context`` only ``Rprec`` and the largest
-    k's ``recall@k`` (what ``eval_downstream.py`` prints), the strings the script reads for
-    the rest still type-checked (it stops on them all the same)."""
-    qid = gold["id"]
-    outputs = gold.get("output")
-    if not outputs:
-        raise InputError(f"gold question {qid!r} has no outputs (the script fails on it)",
-                         query=qid, field="output")
-    # ids: guess (first occurrences of complete provenances) and each gold output's
-    guess = _ids_of(prov, rank_keys)
-    best = None
-    for o in outputs:
-        gold_ids = set(_ids_of(o.get("provenance", ()), rank_keys))
-        r = len(gold_ids)
-        value = sum(1 for x in guess[:r] if x in gold_ids) / r if r > 0 else 0
-        if best is None or value > best:
-            best = value
-    # the rank of evidence sets
-    trues = [0]
-    n_sets = 0
-    if guess:
-        sets: list = []
-        for o in outputs:
-            if "provenance" in o:
-                if len(rank_keys) == 1:   # (the join of one id is that id)
-                    key = rank_keys[0]
-                    s = {str(p[key]).strip() if key in p else "" for p in o["provenance"]}
-                else:
-                    s = {"+".join([str(p[key]).strip() for key in rank_keys if key in p])
-                         for p in o["provenance"]}
-                if s not in sets:
-                    sets.append(s)
-        n_sets = len(sets)
-        entries: list = []
-        for gid in guess:
-            found = False
-            for i, s in enumerate(sets):
-                if gid in s:
-                    found = True
-                    marker = ("set", i)   # (a bare int would equal True or False)
-                    if marker in entries:
-                        entries.remove(marker)
-                    s.remove(gid)
-                    entries.append(True if not s else marker)
-            if not found:
-                entries.append(False)
-        for e in entries:
-            trues.append(trues[-1] + (e is True))
-    if not in_context:
-        return _checked_rows(prov, gold, ks, best, trues, n_sets)
-    # answers and titles in the guess texts and the gold input
-    answers, titles = set(), set()
-    for o in outputs:
-        a = o.get("answer")
-        if a:
-            a = _str(a, qid, "answer").strip()
-            if a:
-                answers.add(a)
-        for p in o.get("provenance", ()):
-            t = p.get("title")
-            if t:
-                t = _str(t, qid, "title").strip()
-                if t:
-                    titles.add(t)
-    if norm is None:
-        norm = _Normalized()
-    norm_answers = [norm[a] for a in answers]
-    norm_titles = [norm[t] for t in titles]
+    The provenance keys are interned here, one id per distinct string, and the texts, answers
+    and titles normalized once each; the ranking and the substring tests then run in two
+    kernels without the GIL."""
     top = max(ks)
-    texts = [norm[_str(p["text"], qid, "text")] if "text" in p else None
-             for p in prov[:top]]
-    first_answer = _first(texts, norm_answers)
-    first_title = _first(texts, norm_titles)
-    first_both = next((i for i, t in enumerate(texts) if t is not None
-                       and any(n in t for n in norm_answers)
-                       and any(n in t for n in norm_titles)), _NEVER)
-    source = norm[_str(gold.get("input"), qid, "input")]
-    row = {"Rprec": best, "entity_in_input": int(any(t in source for t in norm_titles))}
-    n = len(trues) - 1
-    for k in ks:
-        hits = trues[min(k, n)]
-        row[f"precision@{k}"] = hits / k if n_sets else 0
-        row[f"answer_in_context@{k}"] = int(first_answer < k)
-        row[f"answer_and_ent_in_context@{k}"] = int(first_both < k)
-        row[f"entity_in_context@{k}"] = int(first_title < k)
+    single = len(rank_keys) == 1
+    key = rank_keys[0]
+    ids: dict = {}
+    intern = ids.setdefault   # (intern(s, len(ids)): the next id for a new string)
+    guess_ids: list = []
+    guess_off = [0]
+    out_off = [0]
+    rp_ids: list = []         # per output: its complete provenances' ids (R-precision)
+    rp_off = [0]
+    set_ids: list = []        # per output: its evidence set's ids (the keys each provenance has)
+    set_off = [0]
+    has_prov: list = []
+    strings: dict = {}
+    sid = strings.setdefault
+    texts: list = []
+    text_off = [0]
+    answers: list = []
+    answer_off = [0]
+    titles: list = []
+    title_off = [0]
+    source: list = []
+    for prov, record in zip(provs, gold):
+        qid = record["id"]
+        outputs = record.get("output")
+        if not outputs:
+            raise InputError(f"gold question {qid!r} has no outputs (the script fails on it)",
+                             query=qid, field="output")
+        if single:
+            guess_ids += [intern(str(p[key]).strip(), len(ids)) for p in prov if key in p]
+        else:
+            guess_ids += [intern("+".join([str(p[k]).strip() for k in rank_keys]), len(ids))
+                          for p in prov if all(k in p for k in rank_keys)]
+        guess_off.append(len(guess_ids))
+        for o in outputs:
+            ps = o.get("provenance", ())
+            if single:
+                rp_ids += [intern(str(p[key]).strip(), len(ids)) for p in ps if key in p]
+            else:
+                rp_ids += [intern("+".join([str(p[k]).strip() for k in rank_keys]), len(ids))
+                           for p in ps if all(k in p for k in rank_keys)]
+            rp_off.append(len(rp_ids))
+            if "provenance" in o:
+                has_prov.append(1)
+                if single:   # (the join of one id is that id; a missing one joins to "")
+                    set_ids += [intern(str(p[key]).strip() if key in p else "", len(ids))
+                                for p in ps]
+                else:
+                    set_ids += [intern("+".join([str(p[k]).strip() for k in rank_keys
+                                                 if k in p]), len(ids)) for p in ps]
+            else:
+                has_prov.append(0)
+            set_off.append(len(set_ids))
+        out_off.append(len(has_prov))
+        # the strings the script reads for the rest, checked in its order
+        for o in outputs:
+            a = o.get("answer")
+            if a:
+                a = _str(a, qid, "answer").strip()
+                if a and in_context:
+                    answers.append(sid(a, len(strings)))
+            for p in o.get("provenance", ()):
+                t = p.get("title")
+                if t:
+                    t = _str(t, qid, "title").strip()
+                    if t and in_context:
+                        titles.append(sid(t, len(strings)))
+        if in_context:
+            answer_off.append(len(answers))
+            title_off.append(len(titles))
+            texts += [sid(_plain(_str(p["text"], qid, "text")), len(strings)) if "text" in p
+                      else -1 for p in prov[:top]]
+            text_off.append(len(texts))
+            source.append(sid(_plain(_str(record.get("input"), qid, "input")), len(strings)))
+        else:
+            for p in prov[:top]:
+                if "text" in p:
+                    _str(p["text"], qid, "text")
+            _str(record.get("input"), qid, "input")
+    return _score_ranking(len(gold), ks, in_context, {
+        "guess_ids": guess_ids, "guess_off": guess_off, "out_off": out_off, "rp_ids": rp_ids,
+        "rp_off": rp_off, "set_ids": set_ids, "set_off": set_off, "has_prov": has_prov,
+        "vocab": len(ids), "strings": list(strings), "texts": texts, "text_off": text_off,
+        "answers": answers, "answer_off": answer_off, "titles": titles, "title_off": title_off,
+        "source": source})
+
+
+def _score_ranking(nq: int, ks: list, in_context: bool, a: dict) -> dict:
+    """:func:`_ranking`'s columns from its kernels' inputs (lists or arrays)."""
+    top = max(ks)
+    distinct_ks = sorted(set(ks))
+    rprec = np.empty(nq, dtype=np.float64)
+    n_sets = np.empty(nq, dtype=np.int64)
+    hits = np.empty((nq, len(distinct_ks)), dtype=np.int64)
+
+    def i32(key: str) -> np.ndarray:
+        return np.ascontiguousarray(a[key], dtype=np.int32)
+
+    def i64(key: str) -> np.ndarray:
+        return np.ascontiguousarray(a[key], dtype=np.int64)
+
+    _kernels.kilt_rank(i32("guess_ids"), i64("guess_off"), i64("out_off"), i32("rp_ids"),
+                       i64("rp_off"), i32("set_ids"), i64("set_off"),
+                       np.ascontiguousarray(a["has_prov"], dtype=np.uint8), a["vocab"],
+                       np.array(distinct_ks, dtype=np.int64), rprec, n_sets, hits)
+    ranked = n_sets > 0
+    per_set = np.maximum(n_sets, 1)
+    cols: dict = {"Rprec": rprec}
+    if not in_context:
+        h = hits[:, len(distinct_ks) - 1]
+        cols[f"recall@{top}"] = np.where(ranked, h / per_set, 0.0)
+        return cols
+    char_off = np.empty(len(a["strings"]) + 1, dtype=np.int64)
+    chars = np.frombuffer(_kernels.answer_squad_chars(a["strings"], char_off), dtype=np.int32)
+    first_answer, first_title, first_both, entity_in_input = (
+        np.empty(nq, dtype=np.int64) for _ in range(4))
+    _kernels.kilt_in_context(chars, char_off, i64("texts"), i64("text_off"), i64("answers"),
+                             i64("answer_off"), i64("titles"), i64("title_off"),
+                             i64("source"), first_answer, first_title, first_both,
+                             entity_in_input)
+    cols["entity_in_input"] = entity_in_input.astype(np.float64)
+    for j, k in enumerate(distinct_ks):
+        h = hits[:, j]
+        cols[f"precision@{k}"] = np.where(ranked, h / k, 0.0)
+        cols[f"answer_in_context@{k}"] = (first_answer < k).astype(np.float64)
+        cols[f"answer_and_ent_in_context@{k}"] = (first_both < k).astype(np.float64)
+        cols[f"entity_in_context@{k}"] = (first_title < k).astype(np.float64)
         if k > 1:
-            row[f"recall@{k}"] = hits / n_sets if n_sets else 0
-            row[f"success_rate@{k}"] = int(hits > 0) if n_sets else 0
-    return row
-
-
-def _checked_rows(prov: list, gold: dict, ks: list, best, trues: list, n_sets: int) -> dict:
-    qid = gold["id"]
-    for o in gold["output"]:
-        a = o.get("answer")
-        if a:
-            _str(a, qid, "answer")
-        for p in o.get("provenance", ()):
-            t = p.get("title")
-            if t:
-                _str(t, qid, "title")
-    for p in prov[:max(ks)]:
-        if "text" in p:
-            _str(p["text"], qid, "text")
-    _str(gold.get("input"), qid, "input")
-    k = max(ks)
-    hits = trues[min(k, len(trues) - 1)]
-    return {"Rprec": best, f"recall@{k}": hits / n_sets if n_sets else 0}
+            cols[f"recall@{k}"] = np.where(ranked, h / per_set, 0.0)
+            cols[f"success_rate@{k}"] = np.where(ranked, (h > 0).astype(np.float64), 0.0)
+    return cols
 
 
 def _check_ks(ks) -> list:
@@ -307,28 +485,41 @@ def _check_rank_keys(rank_keys) -> list:
     return rank_keys
 
 
-def _means(rows: list, ks: list, keys: list) -> dict:
+def _means(cols: dict, n: int, ks: list, keys: list) -> dict:
+    """The script's means of ``n`` questions: each value added left to right (a k given twice
+    adds it twice in a row), the sum divided by n once per occurrence of its k."""
+    times = Counter(ks)
     sums = dict.fromkeys(keys, 0.0)
-    by_k = {k: [key for key in keys[2:] if key.rsplit("@", 1)[1] == str(k)] for k in ks}
-    for row in rows:
-        sums["Rprec"] += row["Rprec"]
-        sums["entity_in_input"] += row["entity_in_input"]
-        for k in ks:   # a k given twice is added twice, as the script adds it
-            for key in by_k[k]:
-                sums[key] += row[key]
-    if rows:   # and divided once per occurrence too
-        sums["Rprec"] /= len(rows)
-        sums["entity_in_input"] /= len(rows)
-        for k in ks:
-            for key in by_k[k]:
-                sums[key] /= len(rows)
+    if not n:
+        return sums
+    for key in keys:
+        m = times[int(key.rsplit("@", 1)[1])] if "@" in key else 1
+        values = cols[key] if m == 1 else np.repeat(cols[key], m)
+        total = float(np.add.accumulate(values)[-1])   # (np.add.accumulate is sequential)
+        for _ in range(m):
+            total /= n
+        sums[key] = total
     return sums
 
 
-def _evaluate(gold: list, guess: list, ks: list, rank_keys: list) -> list:
-    provs = _align(gold, guess)
-    norm = _Normalized()
-    return [_question(prov, record, ks, rank_keys, norm=norm) for prov, record in zip(provs, gold)]
+def _evaluate(guess, gold, ks: list, rank_keys: list) -> tuple[dict, list, int]:
+    """The columns of :func:`kilt_retrieval`, the gold ids and the number of guesses, the
+    files read by the compiled scanner where they are plainly valid."""
+    scan = _scan(guess, gold, rank_keys)
+    raw_gold = raw_guess = None
+    if scan is not None:
+        raw_gold, raw_guess = scan[0], scan[1]
+        if scan[2] is not None:
+            g, q = scan[2], scan[3]
+            found = _scanned_questions(g, q, downstream=False)
+            if found is not None:
+                cols = _scanned_ranking(g, q, found[1], scan[4], ks, True)
+                if cols is not None:
+                    return cols, found[0], len(q.rec)
+    gold = _records(gold, "gold", raw_gold)
+    guess = _records(guess, "guess", raw_guess)
+    cols = _ranking(_align(gold, guess), gold, ks, rank_keys)
+    return cols, [record["id"] for record in gold], len(guess)
 
 
 def kilt_retrieval(guess, gold, *, ks=(1, 5, 10, 20), rank_keys=("wikipedia_id",),
@@ -378,16 +569,11 @@ def kilt_retrieval(guess, gold, *, ks=(1, 5, 10, 20), rank_keys=("wikipedia_id",
     ks = _check_ks(ks)
     rank_keys = _check_rank_keys(rank_keys)
     with gc_paused():
-        gold = _records(gold, "gold")
-        guess = _records(guess, "guess")
-        rows = _evaluate(gold, guess, ks, rank_keys)
+        cols, ids, _ = _evaluate(guess, gold, ks, rank_keys)
     keys = retrieval_keys(ks)
     if per_question:
-        out: dict = {"id": [record["id"] for record in gold]}
-        for key in keys:
-            out[key] = np.array([row[key] for row in rows], dtype=np.float64)
-        return out
-    return _means(rows, ks, keys)
+        return {"id": ids, **{key: cols[key] for key in keys}}
+    return _means(cols, len(ids), ks, keys)
 
 
 # --------------------------------------------------------------------------------------------
@@ -455,15 +641,13 @@ def _f1(tokens: list, gold: list):
 DOWNSTREAM_KEYS = ("accuracy", "em", "f1", "rougel")
 
 
-def _downstream(gold: list, guess: list) -> tuple[list, list]:
+def _downstream(gold: list, guess: list) -> tuple[list, dict]:
     """Each question's (accuracy, em, f1, rougel, page Rprec) and the page retrieval rows."""
     aligned_ids = {str(r["id"]).strip(): r for r in guess}
     _align(gold, [dict(r, output=[{"provenance": []}]) for r in guess])   # ids only
-    rows: list = []
     provs: list = []
-    answered: list = []   # the rows of the questions with an answer
-    predictions: list = []
-    references: list = []
+    answers: list = []
+    gold_answers: list = []
     for record in gold:
         qid = str(record["id"]).strip()
         g = aligned_ids[qid]
@@ -483,6 +667,21 @@ def _downstream(gold: list, guess: list) -> tuple[list, list]:
         if answer and not golds:
             raise InputError(f"gold question {qid!r} has no answer to compare with (the script "
                              f"fails on it)", query=qid, field="answer")
+        answers.append(answer)
+        gold_answers.append(golds)
+    rows = _answer_rows(answers, gold_answers)
+    retrieval = _ranking(provs, gold, [1, 5], ["wikipedia_id"], in_context=False)
+    return rows, retrieval
+
+
+def _answer_rows(answers: list, gold_answers: list) -> list:
+    """Each question's (accuracy, em, f1, rougel) from its stripped answer and the set of its
+    stripped gold answers (not empty where the answer is not)."""
+    rows: list = []
+    answered: list = []   # the rows of the questions with an answer
+    predictions: list = []
+    references: list = []
+    for answer, golds in zip(answers, gold_answers):
         if not answer:
             rows.append((0, 0, 0, 0.0))
             continue
@@ -502,20 +701,44 @@ def _downstream(gold: list, guess: list) -> tuple[list, list]:
         for j, row in enumerate(answered):
             rows[row] = (int(predictions[j] in references[j]), int(em[j]), float(f1[j]),
                          float(best[j]))
-    retrieval = [_question(prov, record, [1, 5], ["wikipedia_id"], in_context=False)
-                 for prov, record in zip(provs, gold)]
-    return rows, retrieval
+    return rows
 
 
 COLUMNS = DOWNSTREAM_KEYS + ("Rprec", "recall@5")
 
 
-def _columns(rows: list, retrieval: list) -> dict:
+def _downstream_files(guess, gold) -> tuple[dict, list, int]:
+    """:func:`_columns` of two KILT files or record lists, the gold ids and the number of
+    guesses, the files read by the compiled scanner where they are plainly valid."""
+    scan = _scan(guess, gold, ["wikipedia_id"])
+    raw_gold = raw_guess = None
+    if scan is not None:
+        raw_gold, raw_guess = scan[0], scan[1]
+        if scan[2] is not None:
+            g, q = scan[2], scan[3]
+            found = _scanned_questions(g, q, downstream=True)
+            if found is not None:
+                ids, chosen = found
+                answers = [a.strip() for a in q.strings(q.out[chosen], 0)]
+                gold_text = g.strings(g.out, 0)
+                gold_answers = [{a for a in (t.strip() for t in gold_text[lo:hi] if t) if a}
+                                for lo, hi in g.rec[:, 6:8].tolist()]
+                if not any(a and not golds for a, golds in zip(answers, gold_answers)):
+                    retrieval = _scanned_ranking(g, q, chosen, scan[4], [1, 5], False)
+                    if retrieval is not None:
+                        return (_columns(_answer_rows(answers, gold_answers), retrieval), ids,
+                                len(q.rec))
+    gold = _records(gold, "gold", raw_gold)
+    guess = _records(guess, "guess", raw_guess)
+    return _columns(*_downstream(gold, guess)), [record["id"] for record in gold], len(guess)
+
+
+def _columns(rows: list, retrieval: dict) -> dict:
     """Each question's numbers as float64 arrays keyed by :data:`COLUMNS`."""
     cols = {key: np.array([row[i] for row in rows], dtype=np.float64)
             for i, key in enumerate(DOWNSTREAM_KEYS)}
-    cols["Rprec"] = np.array([r["Rprec"] for r in retrieval], dtype=np.float64)
-    cols["recall@5"] = np.array([r["recall@5"] for r in retrieval], dtype=np.float64)
+    cols["Rprec"] = retrieval["Rprec"]
+    cols["recall@5"] = retrieval["recall@5"]
     return cols
 
 
@@ -578,11 +801,9 @@ def kilt(guess, gold, *, per_question: bool = False) -> dict:
     if not isinstance(per_question, (bool, np.bool_)):
         raise InputTypeError(f"per_question must be a bool, not {type(per_question).__name__}")
     with gc_paused():
-        gold = _records(gold, "gold")
-        guess = _records(guess, "guess")
-        cols = _columns(*_downstream(gold, guess))
+        cols, ids, _ = _downstream_files(guess, gold)
     if per_question:
-        return {"id": [record["id"] for record in gold], **cols}
+        return {"id": ids, **cols}
     return _downstream_result(cols)
 
 
@@ -643,10 +864,8 @@ class KiltMetrics:
     def update(self, guess, gold) -> None:
         """Score a batch of questions (the state is unchanged if it raises)."""
         with gc_paused():
-            gold = _records(gold, "gold")
-            guess = _records(guess, "guess")
-            cols = _columns(*_downstream(gold, guess))
-        self._add([str(record["id"]).strip() for record in gold], cols)
+            cols, ids, _ = _downstream_files(guess, gold)
+        self._add([str(qid).strip() for qid in ids], cols)
 
     def _arrays(self) -> dict:
         if not self._cols:
@@ -742,25 +961,21 @@ def _parse_ks(text: str) -> list:
 def _run_retrieval_cli(args) -> int:
     ks = _check_ks(_parse_ks(args.ks))
     rank_keys = args.rank_keys.split(",")
-    with gc_paused():
-        gold = _records(args.gold, "gold")
-        guess = _records(args.guess, "guess")
-        rows = _evaluate(gold, guess, ks, rank_keys)   # an error prints nothing on stdout
-    means = _means(rows, ks, retrieval_keys(ks))
+    with gc_paused():   # (an error prints nothing on stdout)
+        cols, ids, n_guess = _evaluate(args.guess, args.gold, ks, rank_keys)
+    means = _means(cols, len(ids), ks, retrieval_keys(ks))
     out = pprint.PrettyPrinter(indent=4).pformat(OrderedDict(means)) + "\n"
-    if len(gold) != len(guess):
-        out = f"WARNING: DIFFERENT SIZE gold: {len(gold)} guess: {len(guess)}\n" + out
+    if len(ids) != n_guess:
+        out = f"WARNING: DIFFERENT SIZE gold: {len(ids)} guess: {n_guess}\n" + out
     sys.stdout.write(out)
     return 0
 
 
 def _run_downstream_cli(args) -> int:
-    with gc_paused():
-        gold = _records(args.gold, "gold")
-        guess = _records(args.guess, "guess")
-        cols = _columns(*_downstream(gold, guess))   # an error prints nothing on stdout
+    with gc_paused():   # (an error prints nothing on stdout)
+        cols, ids, n_guess = _downstream_files(args.guess, args.gold)
     out = pprint.PrettyPrinter(indent=4).pformat(_downstream_result(cols)) + "\n"
-    if len(gold) != len(guess):
-        out = f"WARNING: DIFFERENT SIZE gold: {len(gold)} guess: {len(guess)}\n" + out
+    if len(ids) != n_guess:
+        out = f"WARNING: DIFFERENT SIZE gold: {len(ids)} guess: {n_guess}\n" + out
     sys.stdout.write(out)
     return 0
