@@ -12,7 +12,11 @@ unanswered questions sent to a buffer), against ``qafast.mlqa(data, preds, lang)
 Rows: MLQA with English answers, MLQA with Chinese answers, CMRC 2018. Data is synthetic and
 seeded: 1-3 gold answers of 1-6 words or characters with case, punctuation and article noise,
 3% of the questions not predicted. CMRC's text is Chinese with some digits and Latin words,
-which it hands to nltk.word_tokenize (needs NLTK's punkt_tab data: NLTK_DATA).
+which it hands to nltk.word_tokenize (needs NLTK's punkt_tab data: NLTK_DATA); the CMRC row is
+left out, with the reason printed, when its script, nltk or that data is missing.
+
+Each row runs the script and qafast alternately ``--repeat`` times (a busy spell on a shared
+machine then slows both) and prints the medians of the wall times and of the CPU times.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ import contextlib
 import importlib.util
 import io
 import random
+import statistics
 import sys
 import time
 from pathlib import Path
@@ -71,16 +76,51 @@ def load(path: Path, name: str):
 
 
 def timed(fn):
-    t = time.perf_counter()
+    """``(wall seconds, CPU seconds, result)`` of one call, its stderr sent to a buffer."""
+    t, c = time.perf_counter(), time.process_time()
     with contextlib.redirect_stderr(io.StringIO()):
         out = fn()
-    return time.perf_counter() - t, out
+    return time.perf_counter() - t, time.process_time() - c, out
+
+
+def alternating(script, ours, repeat: int):
+    """Medians ``(script wall, script CPU, qafast wall, qafast CPU)`` and the last results
+    of ``repeat`` rounds, each round running the script and then qafast."""
+    rows = []
+    for _ in range(repeat):
+        ws, cs, want = timed(script)
+        wq, cq, got = timed(ours)
+        rows.append((ws, cs, wq, cq))
+    return tuple(statistics.median(col) for col in zip(*rows)), want, got
+
+
+def report(name: str, medians) -> None:
+    ws, cs, wq, cq = medians
+    print(f"{name:9s}{ws:8.3f} / {wq:7.3f}  {ws / wq:6.1f}x   (CPU {cs:7.3f} / {cq:7.3f}  "
+          f"{cs / cq:6.1f}x)")
+
+
+def cmrc_missing(oracles: Path) -> str | None:
+    """Why the CMRC row cannot run, or None."""
+    if not (oracles / "cmrc" / "cmrc2018_evaluate.py").exists():
+        return f"no {oracles / 'cmrc' / 'cmrc2018_evaluate.py'}"
+    try:
+        import nltk
+
+        nltk.word_tokenize("a b")
+    except ImportError:
+        return "nltk is not installed"
+    except LookupError:
+        return "NLTK's punkt_tab data is not installed"
+    return None
 
 
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--questions", type=int, default=100_000)
     ap.add_argument("--oracles", default="/work/scratch/oracles")
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--langs", default="en,zh", help="MLQA answer languages, comma-separated")
     args = ap.parse_args()
     qafast, why = import_qafast()
     if qafast is None:
@@ -88,21 +128,28 @@ def main() -> int:
         return 1
     for line in machine_info():
         print(line)
-    mlqa_mod = load(Path(args.oracles) / "mlqa" / "mlqa_evaluation_v1.py", "mlqa_oracle")
-    cmrc_mod = load(Path(args.oracles) / "cmrc" / "cmrc2018_evaluate.py", "cmrc_oracle")
+    oracles = Path(args.oracles)
+    mlqa_mod = load(oracles / "mlqa" / "mlqa_evaluation_v1.py", "mlqa_oracle")
     n = args.questions
-    print(f"\n{n:,} questions; seconds (script / qafast) and ratio")
-    for lang in ("en", "zh"):
+    print(f"\n{n:,} questions; median seconds (script / qafast) and ratio, "
+          f"{args.repeat} alternating runs")
+    for lang in args.langs.split(","):
         data, preds = make(n, lang, seed=7 + len(lang) + ord(lang[0]))
-        t_script, want = timed(lambda d=data, p=preds, x=lang: mlqa_mod.evaluate(d, p, x))
-        t_qafast, got = timed(lambda d=data, p=preds, x=lang: qafast.mlqa(d, p, x))
+        medians, want, got = alternating(
+            lambda d=data, p=preds, x=lang: mlqa_mod.evaluate(d, p, x),
+            lambda d=data, p=preds, x=lang: qafast.mlqa(d, p, x), args.repeat)
         assert got == want, (got, want)
-        print(f"MLQA {lang}: {t_script:8.3f} / {t_qafast:7.3f}  {t_script / t_qafast:6.1f}x")
+        report(f"MLQA {lang}:", medians)
+    why_not = cmrc_missing(oracles)
+    if why_not is not None:
+        print(f"CMRC:    not run ({why_not})")
+        return 0
+    cmrc_mod = load(oracles / "cmrc" / "cmrc2018_evaluate.py", "cmrc_oracle")
     data, preds = make(n, "zh", seed=11, cmrc_form=True)
-    t_script, want = timed(lambda: cmrc_mod.evaluate(data, preds))
-    t_qafast, got = timed(lambda: qafast.cmrc(data, preds))
+    medians, want, got = alternating(lambda: cmrc_mod.evaluate(data, preds),
+                                     lambda: qafast.cmrc(data, preds), args.repeat)
     assert (got["F1"], got["EM"], got["TOTAL"], got["SKIP"]) == want, (got, want)
-    print(f"CMRC:    {t_script:8.3f} / {t_qafast:7.3f}  {t_script / t_qafast:6.1f}x")
+    report("CMRC:", medians)
     return 0
 
 

@@ -274,6 +274,49 @@ def test_long_answers_are_scored_over_interned_ids_with_the_same_numbers():
     assert hotpot(gold, pred) == spec.evaluate(gold, pred)
 
 
+def _reordered(pred: dict, order: str) -> dict:
+    def arrange(d: dict) -> dict:
+        items = list(d.items())
+        if order == "reversed":
+            items.reverse()
+        elif order == "pairs swapped":
+            for k in range(0, len(items) - 1, 2):
+                items[k], items[k + 1] = items[k + 1], items[k]
+        elif order == "with strangers":   # unknown ids between the gold's
+            items = [x for k, item in enumerate(items) for x in ((f"zz{k}", "x"), item)]
+        return dict(items)
+
+    return {"answer": arrange(pred["answer"]), "sp": arrange(pred["sp"])}
+
+
+@settings(max_examples=150, deadline=None)
+@given(_cases(), st.sampled_from(["as made", "reversed", "pairs swapped", "with strangers"]))
+def test_predictions_in_any_order_give_the_same_rows(case, order):
+    # the walk reads predictions in their own order where it follows the gold's, and looks
+    # them up where it does not: every order is the same to the specification
+    gold, pred = case
+    pred = _reordered(pred, order)
+    rows = hotpot(gold, pred, per_question=True)
+    want, _ = spec.per_question(gold, pred)
+    for k in spec.KEYS:
+        for i, row in enumerate(want):
+            assert bits_equal(float(rows[k][i]), float(row.get(k, math.nan))), (k, i)
+
+
+def test_predictions_in_gold_order_with_gaps_keys_of_other_types_and_null():
+    gold = [{"_id": f"q{i}", "answer": "x y", "supporting_facts": [["T", i]]}
+            for i in range(40)]
+    answers = {f"q{i}": "x" for i in range(40) if i % 7}
+    answers[5] = "x"                   # a key of another type, after the gold's ids
+    facts = {f"q{i}": [["T", i]] for i in range(40) if i % 5}
+    got = hotpot(gold, {"answer": answers, "sp": facts})
+    assert got == spec.evaluate(gold, {"answer": answers, "sp": facts})
+    # a null prediction in the gold's order: the script's crash, named
+    answers = {f"q{i}": ("x" if i != 9 else None) for i in range(40)}
+    with pytest.raises(InputTypeError, match="q9"):
+        hotpot(gold, {"answer": answers, "sp": {}})
+
+
 # --------------------------------------------------------------------------------------------
 # HotpotMetrics: the streaming form
 # --------------------------------------------------------------------------------------------

@@ -4,11 +4,13 @@
 # them as it meets them: the answer pair normalized as SQuAD normalizes (the shared
 # _ak_squad_prepare/_ak_squad_spans) and compared token by token, the yes/no rule on top;
 # the supporting facts counted pairwise when they are [title, sentence id] pairs of a str and
-# an int. hotpot_finish turns the counts into the script's values, adds the joint ones and
-# sums them in the script's order. What the walk does not take (objects of other types,
-# very long answers, facts of other forms) it says, and the caller scores with the general
-# pieces: hotpot_answer_scores over the ids the shared SQuAD encoder made, and
-# hotpot_sp_counts, which leaves facts of other forms to Python's own sets.
+# an int. The predictions are read in their own order beside the gold's where the two agree
+# (as files written by walking the gold do), with no hashing. hotpot_finish turns the counts
+# into the script's values, adds the joint ones and sums them in the script's order. What
+# the walk does not take (objects of other types, very long answers, facts of other forms) it
+# says, and the caller scores with the general pieces: hotpot_answer_scores over the ids the
+# shared SQuAD encoder made, and hotpot_sp_counts, which leaves facts of other forms to
+# Python's own sets.
 
 from cpython.long cimport PyLong_AsLongLongAndOverflow
 from libc.math cimport NAN
@@ -21,6 +23,46 @@ cdef extern from *:
     }
     """
     const void* _hp_list_items "qafast_hp_list_items"(PyObject* o) noexcept
+
+
+cdef inline void _hp_prefetch_fields(list gold, Py_ssize_t i) noexcept:
+    """Fetch the keys and values of gold entry i's fields (a lookup compares the key it
+    finds, and the id is read next), walking its table: the first 16 (a question has a
+    handful)."""
+    cdef PyObject* o
+    cdef PyObject* k
+    cdef PyObject* v
+    cdef Py_ssize_t pos = 0
+    cdef int m = 0
+    if i < PyList_GET_SIZE(gold):
+        o = _ak_list_item(gold, i)
+        if _enc_is_dict(o):
+            while m < 16 and _enc_dict_next(<object>o, &pos, &k, &v):
+                m += 1
+                AK_PREFETCH(k)
+                AK_PREFETCH(v)
+
+
+cdef inline PyObject* _hp_lookup(dict d, PyObject* qid, Py_ssize_t* pos,
+                                 Py_ssize_t* ahead) except? NULL:
+    """d.get(qid), borrowed (NULL where absent), reading d in its own order first: when the
+    key at pos[0] is qid (predictions written in the gold's order), it is the one and the
+    walk moves on, with no hashing and the next keys fetched ahead (ahead[0]: the position
+    of the walk that fetches); else an ordinary lookup, the walk staying where it is."""
+    cdef PyObject* k
+    cdef PyObject* v
+    cdef PyObject* ka
+    cdef PyObject* va
+    cdef Py_ssize_t at = pos[0]
+    if _enc_dict_next(d, &at, &k, &v) and _ak_same_key(k, qid):
+        pos[0] = at
+        if ahead[0] < at:
+            ahead[0] = at
+        while ahead[0] < at + 8 and _enc_dict_next(d, ahead, &ka, &va):
+            AK_PREFETCH(ka)
+            AK_PREFETCH(va)
+        return v
+    return PyDict_GetItemWithError(d, <object>qid)
 
 
 # facts a question may have on a side and still be counted here (pairwise, with no hashing)
@@ -66,8 +108,7 @@ cdef int _hp_facts(object side, PyObject** titles, int64_t* sids) except -2:
             return -1
         seen = False
         for j in range(count):
-            if sids[j] == v and (titles[j] == <PyObject*>title
-                                 or <str>titles[j] == <str>title):
+            if sids[j] == v and _ak_same_str(titles[j], <PyObject*>title):
                 seen = True
                 break
         if not seen:
@@ -110,6 +151,7 @@ def hotpot_scores(list gold, dict answers, dict facts, uint8_t[::1] state,
     # fetching the memory of the questions ahead (the objects lie scattered in memory, and
     # one pass doing everything waited on each of them in turn)
     cdef PyObject** objs = NULL
+    cdef Py_ssize_t apos = 0, aahead = 0, fpos = 0, fahead = 0
     cdef PyObject** ans_p
     cdef PyObject** ans_g
     cdef PyObject** sp_p
@@ -125,35 +167,42 @@ def hotpot_scores(list gold, dict answers, dict facts, uint8_t[::1] state,
     ans_p, ans_g, sp_p, sp_g = objs, objs + n, objs + 2 * n, objs + 3 * n
     try:
         for i in range(n):
-            if i + 4 < n:
-                AK_PREFETCH(PyList_GET_ITEM(gold, i + 4))
+            # each entry's memory fetched in steps ahead of its turn: its object, then its
+            # keys and values (the lookups below then wait on none). Fetching its table of
+            # keys too (PyDictObject.ma_keys, a private read) was measured and gave nothing.
+            if i + 8 < n:
+                AK_PREFETCH(PyList_GET_ITEM(gold, i + 8))
+            _hp_prefetch_fields(gold, i + 4)
             entry = gold[i]
             if type(entry) is not dict:
                 return i
-            qid = (<dict>entry).get("_id")
-            if type(qid) is not str:
+            o = PyDict_GetItemWithError(entry, "_id")
+            if o == NULL or not _ak_is_exact_str(o):
                 return i
+            qid = <object>o
             s = 0
-            a = answers.get(qid)
-            if a is not None:
+            o = _hp_lookup(answers, o, &apos, &aahead)
+            if o != NULL:
+                if o == <PyObject*>None:
+                    return i
+                a = <object>o
                 g = (<dict>entry).get("answer")
                 if type(a) is not str or type(g) is not str:
                     return i
                 s |= 1
                 ans_p[i] = <PyObject*>a
                 ans_g[i] = <PyObject*>g
-            elif qid in answers:
-                return i
-            f = facts.get(qid)
-            if f is not None:
+            o = _hp_lookup(facts, <PyObject*>qid, &fpos, &fahead)
+            if o != NULL:
+                if o == <PyObject*>None:
+                    return i
+                f = <object>o
                 gf = (<dict>entry).get("supporting_facts")
                 if gf is None:
                     return i
                 s |= 2
                 sp_p[i] = <PyObject*>f
                 sp_g[i] = <PyObject*>gf
-            elif qid in facts:
-                return i
             state[i] = s
         entry = qid = a = g = f = gf = None
         for i in range(n):
@@ -193,7 +242,7 @@ def hotpot_scores(list gold, dict answers, dict facts, uint8_t[::1] state,
             tp = 0
             for x in range(np_):
                 for y in range(ng):
-                    if ps[x] == gs[y] and (pt[x] == gt[y] or <str>pt[x] == <str>gt[y]):
+                    if ps[x] == gs[y] and _ak_same_str(pt[x], gt[y]):
                         tp += 1
                         break
             out[i, 4] = tp
@@ -263,7 +312,7 @@ cdef int _hp_answer(str p, str g, _AkWork* wp, _AkWork* wg, double* row) except 
     cdef uint8_t used[_HP_PAIRWISE + 1]
     cdef double pr, rc
     ntp = _ak_squad_spans(wp, _ak_squad_prepare(p, wp))
-    if p == g:
+    if _ak_same_str(<PyObject*>p, <PyObject*>g):   # (exact strs: the walk checked)
         # the same text: the same tokens, all shared (1.0 * n / n is 1.0, and so is F1)
         row[0] = 1.0
         row[1] = row[2] = row[3] = 1.0 if ntp else 0.0
@@ -428,7 +477,7 @@ def hotpot_sp_counts(list pred, list gold, int64_t[:, ::1] counts):
         tp = 0
         for a in range(np_):
             for b in range(ng):
-                if ps[a] == gs[b] and (pt[a] == gt[b] or <str>pt[a] == <str>gt[b]):
+                if ps[a] == gs[b] and _ak_same_str(pt[a], gt[b]):
                     tp += 1
                     break
         counts[i, 0] = tp
