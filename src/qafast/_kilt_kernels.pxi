@@ -841,6 +841,8 @@ cdef int _kj_join(_KjScan* k, int64_t row) noexcept nogil:
         memmove(k.val + k.val_size, k.val + k.key_lo[r], k.key_hi[r] - k.key_lo[r])
         k.val_size += k.key_hi[r] - k.key_lo[r]
     size = k.val_size - start
+    if size < 0:    # never: it tells the compiler the key's size is not negative
+        return -1
     u = k.val + start
     tid = _trec_table_intern(k.table, u, size, _trec_meta(_trec_hash(u, size), size),
                              _trec_key8(u, size, u + size + 8), False)
