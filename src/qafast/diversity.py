@@ -20,7 +20,7 @@ from . import _kernels
 from ._engine import check_max_grades
 from ._measure_parser import Column, parse_measures
 from ._measures import SUBTOPIC_FAMILIES
-from ._ranked import EMPTY_I64, Qrels, as_run
+from ._ranked import EMPTY_I64, EMPTY_U8, Qrels, as_run, from_encoded
 from ._run_sources import per_query_values
 from .errors import FormatError, InputError, InputTypeError
 from .io._text import read_bytes
@@ -173,9 +173,9 @@ def _from_dict(data: Mapping) -> tuple[list, list, list, list]:
             query.extend([q_text] * n)
             subtopic.extend([str(s)] * n)
             names = list(docs)
-            doc.extend(names if all(type(d) is str for d in names) else map(str, names))
+            doc.extend(names if set(map(type, names)) <= {str} else map(str, names))
             values = list(docs.values())
-            if not all(type(g) is int for g in values):
+            if not set(map(type, values)) <= {int}:
                 values = [_grade(g, q, d) for d, g in docs.items()]
             grade.extend(values)
     return query, subtopic, doc, grade
@@ -342,17 +342,21 @@ class _EncodedQrels:
         # the rows as engine qrels, queries in order of first appearance (as a dict's)
         seen = np.full(len(topics), n, i64)
         np.minimum.at(seen, topic, np.arange(n))
-        by_seen = np.argsort(seen[row_topic], kind="stable")
-        self.row_qrels = Qrels.from_arrays(
-            [topics[i] for i in row_topic[by_seen].tolist()],
-            [docs[i] for i in row_doc[by_seen].tolist()], by_seen)
-        self.row_qrels.source = "diversity qrels"
-        plain = Qrels.__new__(Qrels)
-        rq = self.row_qrels
-        plain._set(rq.query_ids, rq.offsets, np.ascontiguousarray(best[rq.values], np.int32),
-                   rq.hashes, rq.keys, rq.key_off, rq.blob, rq.source)
-        plain.id_bias = rq.id_bias
-        self.plain = plain
+        topic_order = np.argsort(seen, kind="stable")
+        by_seen = np.argsort(np.argsort(topic_order)[row_topic], kind="stable")
+        row_docs = [docs[i] for i in row_doc[by_seen].tolist()]
+        hashes = np.empty(rows, i64)
+        key_off = np.empty(rows + 1, i64)
+        blob, _ = _kernels.encode_str_column(row_docs, hashes, EMPTY_I64, key_off)
+        qlist = [topics[i] for i in topic_order.tolist()]
+        offsets = np.zeros(len(topics) + 1, i64)
+        np.cumsum(np.bincount(row_topic, minlength=len(topics))[topic_order], out=offsets[1:])
+        blob = np.frombuffer(blob, np.uint8) if blob else EMPTY_U8
+        self.row_qrels = from_encoded(Qrels, qlist, offsets, by_seen.astype(np.int32), hashes,
+                                      key_off=key_off, blob=blob, source="diversity qrels")
+        self.plain = from_encoded(Qrels, qlist, offsets,
+                                  np.ascontiguousarray(best[by_seen], np.int32), hashes,
+                                  key_off=key_off, blob=blob, source="diversity qrels")
         self._levels: dict[int, tuple] = {}
         self._ideal: dict[tuple, tuple] = {}
 
@@ -370,18 +374,31 @@ class _EncodedQrels:
         return self._levels[level]
 
     def ideal(self, level: int, alpha: float, beta: float, depth: int) -> tuple:
-        """(curves, scalars) of each query's ideal ranking, computed once per parameters."""
+        """(curves, scalars) of each query's ideal ranking, computed once per parameters:
+        only their ERR-IA, alpha-DCG and NRBP are read (the normalisers)."""
         key = (level, alpha, beta, depth)
         if key not in self._ideal:
             i64 = np.int64
             rel_offsets, rel_sub, nrel_sub = self.relevant(level)
             n_topics = len(self.subtopics)
-            order = np.empty(self.rows, i64)
-            _kernels.ndeval_ideal(self.doc_offsets, rel_offsets, rel_sub, self.subtopics,
-                                  alpha, order)
+            doc_offsets = self.doc_offsets
+            if 0 <= alpha <= 1 and 0 <= beta <= 1:
+                # Only the documents relevant to some subtopic: the others have no gain, so
+                # the greedy ideal takes every document of positive gain before any of them,
+                # and what comes after adds exact zeros to the values normalised by the
+                # ideal (ERR-IA, alpha-DCG, NRBP); the greedy choice is quadratic in a
+                # topic's documents, and most judged documents are usually not relevant.
+                # (An alpha or beta outside [0, 1] can make gains negative or infinite.)
+                sizes = np.diff(rel_offsets)
+                relevant = sizes > 0
+                doc_offsets = np.concatenate(([0], np.cumsum(relevant)))[doc_offsets]
+                rel_offsets = np.concatenate(([0], np.cumsum(sizes[relevant]))).astype(i64)
+            order = np.empty(len(rel_offsets) - 1, i64)
+            _kernels.ndeval_ideal(doc_offsets, rel_offsets, rel_sub, self.subtopics, alpha,
+                                  order)
             ideal_c = np.empty((n_topics, 4 * depth))
             ideal_s = np.empty((n_topics, 2))
-            _kernels.ndeval_topics(self.doc_offsets, order, np.arange(n_topics, dtype=i64),
+            _kernels.ndeval_topics(doc_offsets, order, np.arange(n_topics, dtype=i64),
                                    rel_offsets, rel_sub, self.subtopics, self.nrel_offsets,
                                    nrel_sub, alpha, beta, ideal_c, ideal_s)
             self._ideal[key] = (ideal_c, ideal_s)
@@ -436,7 +453,7 @@ class _EncodedQrels:
                                                | (entry_query[1:] != entry_query[:-1]))):
             scores = scores[np.lexsort((-scores, entry_query))]  # not written in score order
         group_start = np.flatnonzero(_starts(entry_query, scores))
-        group_end = np.append(group_start[1:], len(scores))
+        group_end = np.append(group_start[1:], len(scores))[:len(group_start)]
         lo = np.repeat(group_start, group_end - group_start)
         hi = np.repeat(group_end, group_end - group_start)
         # the judged documents found: their positions in pyndeval's order
