@@ -101,15 +101,20 @@ class DiversityQrels:
         grade`` a line, as ndeval and ir_measures read it (ir_measures calls the second
         column ``iteration``)."""
         data, name = read_bytes(source, "qrels")
-        lines = [f for f in map(bytes.split, data.split(b"\n")) if f]
         try:
             # the whole file column by column; a line it refuses is found below
-            if any(len(f) != 4 for f in lines):
+            if data.isascii() and not any(c in data for c in b"\x1c\x1d\x1e\x1f"):
+                # str.split() then splits where bytes.split() does, with no decode per field
+                lines = [f for f in map(str.split, data.decode("ascii").split("\n")) if f]
+            else:
+                # (the grade stays bytes: int() of bytes takes ASCII digits only)
+                lines = [[f[0].decode(), f[1].decode(), f[2].decode(), f[3]] if len(f) == 4
+                         else f for f in map(bytes.split, data.split(b"\n")) if f]
+            if set(map(len, lines)) - {4}:
                 raise ValueError
-            query = [f[0].decode() for f in lines]
-            subtopic = [f[1].decode() for f in lines]
-            doc = [f[2].decode() for f in lines]
-            grade = [int(f[3]) for f in lines]
+            query, subtopic, doc, grades = (list(c) for c in zip(*lines)) if lines else (
+                [], [], [], [])
+            grade = list(map(int, grades))
         except ValueError:  # UnicodeDecodeError included
             for i, line in enumerate(data.split(b"\n")):
                 f = line.split()
@@ -286,10 +291,21 @@ def _starts(*keys: np.ndarray) -> np.ndarray:
     return start
 
 
-def _codes(values: list[str]) -> tuple[list[str], np.ndarray]:
-    """(the distinct values in code point order, each value's index among them)."""
-    distinct = sorted(set(values))
-    index = {v: i for i, v in enumerate(distinct)}
+def _codes(values: list[str], numeric: bool = False) -> tuple[list[str], np.ndarray]:
+    """(the distinct values in code point order, each value's index among them); with
+    ``numeric``, the values are whole numbers, ordered and told apart as numbers (the
+    returned list is then of no use)."""
+    index: dict = dict.fromkeys(values)  # each distinct value converted once, not per row
+    if numeric:
+        number = {v: int(v) for v in index}
+        order = {x: i for i, x in enumerate(sorted(set(number.values())))}
+        for v in index:
+            index[v] = order[number[v]]
+        distinct: list[str] = []
+    else:
+        distinct = sorted(index)
+        for i, v in enumerate(distinct):
+            index[v] = i
     return distinct, np.fromiter(map(index.__getitem__, values), np.int64, len(values))
 
 
@@ -309,7 +325,7 @@ class _EncodedQrels:
         self.topic_ids = np.array(topics, dtype=str)
         # subtopics: numeric order (a file's) or order of first appearance (pyndeval's)
         if dq._numeric:
-            numbers, sub = _codes([int(x) for x in dq.subtopic])  # type: ignore[arg-type]
+            _, sub = _codes(dq.subtopic, numeric=True)
         else:
             first = {v: i for i, v in enumerate(dict.fromkeys(dq.subtopic))}
             sub = np.fromiter(map(first.__getitem__, dq.subtopic), i64, n)
@@ -344,7 +360,7 @@ class _EncodedQrels:
         np.minimum.at(seen, topic, np.arange(n))
         topic_order = np.argsort(seen, kind="stable")
         by_seen = np.argsort(np.argsort(topic_order)[row_topic], kind="stable")
-        row_docs = [docs[i] for i in row_doc[by_seen].tolist()]
+        row_docs = np.array(docs, dtype=object)[row_doc[by_seen]]
         hashes = np.empty(rows, i64)
         key_off = np.empty(rows + 1, i64)
         blob, _ = _kernels.encode_str_column(row_docs, hashes, EMPTY_I64, key_off)
