@@ -307,6 +307,22 @@ def _starts(*keys: np.ndarray) -> np.ndarray:
     return start
 
 
+def _sort_order(*keys: tuple[np.ndarray, int]) -> np.ndarray:
+    """The stable sort order of rows by ``(codes, bound)`` keys, most significant first
+    (codes in ``0..bound - 1``): one argsort of the keys combined into one integer where
+    that fits in int64 (a radix sort), else a lexsort."""
+    room = 1
+    for _, bound in keys:
+        room *= max(bound, 1)
+    if room >= 2**62:
+        return np.lexsort(tuple(codes for codes, _ in reversed(keys)))
+    combined = np.zeros(len(keys[0][0]), np.int64)
+    for codes, bound in keys:
+        combined *= max(bound, 1)
+        combined += codes
+    return np.argsort(combined, kind="stable")
+
+
 def _codes(values: list[str], numeric: bool = False) -> tuple[list[str], np.ndarray]:
     """(the distinct values in code point order, each value's index among them); with
     ``numeric``, the values are whole numbers, ordered and told apart as numbers (the
@@ -346,7 +362,7 @@ class _EncodedQrels:
             first = {v: i for i, v in enumerate(dict.fromkeys(dq.subtopic))}
             sub = np.fromiter(map(first.__getitem__, dq.subtopic), i64, n)
         # a subtopic judged twice for one document takes its last judgment
-        order = np.lexsort((np.arange(n), sub, qcode, topic))
+        order = _sort_order((topic, len(topics)), (qcode, len(docs)), (sub, n))
         t, c, g_sub, grade = topic[order], qcode[order], sub[order], dq.grade[order]
         # each document's highest grade over all its judgments (for the plain qrels)
         doc_start = _starts(t, c)
@@ -356,7 +372,7 @@ class _EncodedQrels:
         last[:-1] = _starts(t, c, g_sub)[1:]
         t, c, g_sub, grade = t[last], c[last], g_sub[last], grade[last]
         # each query's subtopics, numbered from 0 in the global order
-        pairs = np.lexsort((g_sub, t))
+        pairs = _sort_order((t, len(topics)), (g_sub, n))
         pt, ps = t[pairs], g_sub[pairs]
         pstart = _starts(pt, ps)
         self.subtopics = np.bincount(pt[pstart], minlength=len(topics)).astype(i64)
