@@ -65,6 +65,12 @@ class DiversityQrels:
     """
 
     __slots__ = ("_encoded", "_numeric", "doc", "grade", "query", "subtopic")
+    query: list[str]
+    subtopic: list[str]
+    doc: list[str]
+    grade: np.ndarray
+    _numeric: bool
+    _encoded: _EncodedQrels | None
 
     def __init__(self, data: Any):
         numeric = False
@@ -89,7 +95,7 @@ class DiversityQrels:
         self.subtopic = subtopic
         self.doc = doc
         self.grade = np.array(grade, dtype=np.int64)
-        self._encoded: _EncodedQrels | None = None
+        self._encoded = None
         #: subtopics in numeric order (a file's, as ndeval reads them), else in order of
         #: first appearance (as pyndeval numbers them): the order ndeval's sums over
         #: subtopics take, which their last bit depends on
@@ -112,7 +118,8 @@ class DiversityQrels:
                          else f for f in map(bytes.split, data.split(b"\n")) if f]
                 if set(map(len, lines)) - {4}:
                     raise ValueError
-                query, subtopic, doc, grades = ([f[i] for f in lines] for i in range(4))
+                columns = [[f[i] for f in lines] for i in range(4)]
+                query, subtopic, doc, grades = columns  # type: ignore[assignment]
             grade = list(map(int, grades))
         except ValueError:  # UnicodeDecodeError included
             for i, line in enumerate(data.split(b"\n")):
@@ -395,11 +402,11 @@ class _EncodedQrels:
         row_docs = np.array(docs, dtype=object)[row_doc[by_seen]]
         hashes = np.empty(rows, i64)
         key_off = np.empty(rows + 1, i64)
-        blob, _ = _kernels.encode_str_column(row_docs, hashes, EMPTY_I64, key_off)
+        utf8, _ = _kernels.encode_str_column(row_docs, hashes, EMPTY_I64, key_off)
         qlist = [topics[i] for i in topic_order.tolist()]
         offsets = np.zeros(len(topics) + 1, i64)
         np.cumsum(np.bincount(row_topic, minlength=len(topics))[topic_order], out=offsets[1:])
-        blob = np.frombuffer(blob, np.uint8) if blob else EMPTY_U8
+        blob = np.frombuffer(utf8, np.uint8) if utf8 else EMPTY_U8
         self.row_qrels = from_encoded(Qrels, qlist, offsets, by_seen.astype(np.int32), hashes,
                                       key_off=key_off, blob=blob, source="diversity qrels")
         self.plain = from_encoded(Qrels, qlist, offsets,
@@ -487,8 +494,10 @@ class _EncodedQrels:
         num_ret = np.empty(n, i64)
         hashes, keys, key_off, blob = run.kernel_args()
         tiekeys = run.tiekeys if run.tiekeys is not None else EMPTY_I64
+        rq_hashes, rq_keys, rq_key_off, rq_blob = rq.kernel_args()
         _kernels.rank_judged(run.offsets, hashes, tiekeys, keys, key_off, blob, run.values,
-                             rq.offsets, *rq.kernel_args(), rq.values, pair_run, pair_qrels,
+                             rq.offsets, rq_hashes, rq_keys, rq_key_off, rq_blob, rq.values,
+                             pair_run, pair_qrels,
                              0, False, out_off, out_rank, out_row, count, num_ret)
         # each evaluated query's scores in descending order, to find the groups of ties
         seg_off = np.zeros(n + 1, i64)
