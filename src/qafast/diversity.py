@@ -375,6 +375,12 @@ class _EncodedQrels:
         doc_start = _starts(t, c)
         best = (np.maximum.reduceat(grade, np.flatnonzero(doc_start)) if n
                 else np.zeros(0, i64))
+        outside = (best < -2**31) | (best >= 2**31)  # the plain qrels' grades are int32
+        if outside.any():
+            i = int(np.flatnonzero(doc_start)[np.argmax(outside)])
+            raise InputError(f"diversity qrels: query {topics[t[i]]!r}, document "
+                             f"{docs[c[i]]!r}: grade {int(best[np.argmax(outside)])} is "
+                             "outside the 32-bit integer range")
         last = np.ones(n, bool)
         last[:-1] = _starts(t, c, g_sub)[1:]
         t, c, g_sub, grade = t[last], c[last], g_sub[last], grade[last]
