@@ -53,6 +53,9 @@ class DiversityQrels:
     judgment, as ndeval takes it. A grade of at least the relevance level (the measure's
     ``rel``, else ``evaluate``'s ``relevance_level``) is relevant to its subtopic; grades
     may be negative. The measures that read no subtopic see each document's highest grade.
+    The judgments are encoded for the measures on first use and the encoding kept (with the
+    ideal rankings), so evaluating many runs against one DiversityQrels encodes them once;
+    treat its attributes as read-only.
 
     Examples
     --------
