@@ -152,6 +152,45 @@ def test_queries_and_options():
             == qafast.evaluate(dq, top, ["alpha_nDCG@10"]))
 
 
+@pytest.mark.parametrize("seed", range(12))
+def test_max_docs_and_judged_only_equal_pyndeval_on_the_cut_run(seed):
+    # ties straddle the cut-off: the documents kept are pyndeval's first max_docs (score
+    # descending, then document id ascending), whatever trec_eval's tie order would keep
+    qrels, run = random_data(seed)
+    rng = random.Random(seed)
+    names = ["alpha_nDCG@5", "nERR_IA@10", "NRBP", "nNRBP", "AP_IA", "P_IA@5", "StRecall@5"]
+    nd_names = ["alpha-nDCG@5", "nERR-IA@10", "NRBP", "nNRBP", "MAP-IA", "P-IA@5", "strec@5"]
+    max_docs = rng.randint(1, 6)
+    top = {q: dict(sorted(docs.items(), key=lambda i: (-i[1], i[0]))[:max_docs])
+           for q, docs in run.items()}
+    judged = {q: {d: s for d, s in docs.items()
+                  if any(d in per for per in qrels.get(q, {}).values())}
+              for q, docs in run.items()}
+    judged = {q: docs for q, docs in judged.items() if docs}
+    dq = qafast.DiversityQrels(qrels)
+    for options, cut in (({"max_docs": max_docs}, top), ({"judged_only": True}, judged)):
+        got = qafast.evaluate(dq, run, names, per_query=True, **options)
+        want = pyndeval_values(qrels, cut, nd_names)
+        for q in want:
+            for mine, nd in zip(names, nd_names):
+                assert same(got[q][mine], want[q][nd]), (seed, options, q, mine)
+
+
+def test_the_encoded_qrels_are_reused_and_refuse_grades_beyond_32_bits():
+    qrels, run = random_data(3)
+    dq = qafast.DiversityQrels(qrels)
+    names = ["alpha_nDCG@10", "nNRBP", "P@5"]
+    first = qafast.evaluate(dq, run, names, per_query=True)
+    assert qafast.evaluate(dq, run, names, per_query=True) == first
+    assert qafast.evaluate(qafast.DiversityQrels(dq), run, names, per_query=True) == first
+    # a copy keeps a file's numeric subtopic order
+    assert qafast.DiversityQrels(qafast.DiversityQrels.from_file(b"1 10 a 1\n1 9 b 1\n")
+                                 )._numeric
+    # the other measures read int32 grades: a larger highest grade is refused, not wrapped
+    with pytest.raises(qafast.InputError, match="query 'q', document 'd'.*32-bit"):
+        qafast.evaluate({"q": {"1": {"d": 2**40}}}, {"q": {"d": 1.0}}, names)
+
+
 def test_evaluate_runs_gives_each_runs_evaluate():
     qrels, run = random_data(11)
     _, other = random_data(12)

@@ -20,7 +20,7 @@ from . import _kernels
 from ._engine import check_max_grades
 from ._measure_parser import Column, parse_measures
 from ._measures import SUBTOPIC_FAMILIES
-from ._ranked import Qrels, as_run
+from ._ranked import EMPTY_I64, EMPTY_U8, Qrels, as_run, from_encoded
 from ._run_sources import per_query_values
 from .errors import FormatError, InputError, InputTypeError
 from .io._text import read_bytes
@@ -53,6 +53,9 @@ class DiversityQrels:
     judgment, as ndeval takes it. A grade of at least the relevance level (the measure's
     ``rel``, else ``evaluate``'s ``relevance_level``) is relevant to its subtopic; grades
     may be negative. The measures that read no subtopic see each document's highest grade.
+    The judgments are encoded for the measures on first use and the encoding kept (with the
+    ideal rankings), so evaluating many runs against one DiversityQrels encodes them once;
+    treat its attributes as read-only.
 
     Examples
     --------
@@ -64,27 +67,38 @@ class DiversityQrels:
     (0.965195, 0.5, 1.0)
     """
 
-    __slots__ = ("_numeric", "_plain", "doc", "grade", "query", "subtopic")
+    __slots__ = ("_encoded", "_numeric", "doc", "grade", "query", "subtopic")
+    query: list[str]
+    subtopic: list[str]
+    doc: list[str]
+    grade: np.ndarray
+    _numeric: bool
+    _encoded: _EncodedQrels | None
 
     def __init__(self, data: Any):
+        numeric = False
         if isinstance(data, DiversityQrels):
-            rows = list(zip(data.query, data.subtopic, data.doc, data.grade.tolist()))
+            columns = (list(data.query), list(data.subtopic), list(data.doc),
+                       data.grade.tolist())
+            numeric = data._numeric
         elif isinstance(data, Mapping):
-            rows = _from_dict(data)
+            columns = _from_dict(data)
         elif hasattr(data, "columns") and hasattr(data, "itertuples"):
-            rows = _from_frame(data)
+            columns = _from_frame(data)
         elif isinstance(data, Iterable) and not isinstance(data, (str, bytes)):
-            rows = _from_tuples(data)
+            columns = _from_tuples(data)
         else:
             raise InputTypeError(f"expected {_FORMS}, not {type(data).__name__}")
-        self._set(rows)
+        self._set(*columns)
+        self._numeric = numeric
 
-    def _set(self, rows: list[tuple[str, str, str, int]]) -> None:
-        self.query = [r[0] for r in rows]
-        self.subtopic = [r[1] for r in rows]
-        self.doc = [r[2] for r in rows]
-        self.grade = np.array([r[3] for r in rows], dtype=np.int64)
-        self._plain: Qrels | None = None
+    def _set(self, query: list[str], subtopic: list[str], doc: list[str],
+             grade: list[int]) -> None:
+        self.query = query
+        self.subtopic = subtopic
+        self.doc = doc
+        self.grade = np.array(grade, dtype=np.int64)
+        self._encoded = None
         #: subtopics in numeric order (a file's, as ndeval reads them), else in order of
         #: first appearance (as pyndeval numbers them): the order ndeval's sums over
         #: subtopics take, which their last bit depends on
@@ -96,22 +110,34 @@ class DiversityQrels:
         grade`` a line, as ndeval and ir_measures read it (ir_measures calls the second
         column ``iteration``)."""
         data, name = read_bytes(source, "qrels")
-        rows = []
-        for i, line in enumerate(data.split(b"\n")):
-            f = line.split()
-            if not f:
-                continue
-            try:
-                if len(f) != 4:
+        try:
+            # the whole file column by column; a line it refuses is found below
+            fields = _ascii_fields(data)
+            if fields is not None:
+                query, subtopic, doc, grades = (fields[i::4] for i in range(4))
+            else:
+                # (the grade stays bytes: int() of bytes takes ASCII digits only)
+                lines = [[f[0].decode(), f[1].decode(), f[2].decode(), f[3]] if len(f) == 4
+                         else f for f in map(bytes.split, data.split(b"\n")) if f]
+                if set(map(len, lines)) - {4}:
                     raise ValueError
-                rows.append((f[0].decode(), f[1].decode(), f[2].decode(), int(f[3])))
-            except ValueError:  # UnicodeDecodeError included
-                raise FormatError("expected 'query subtopic doc grade' (UTF-8, an integer "
-                                  "grade)", path=name, line=i + 1) from None
-        if not rows:
+                columns = [[f[i] for f in lines] for i in range(4)]
+                query, subtopic, doc, grades = columns  # type: ignore[assignment]
+            grade = list(map(int, grades))
+        except ValueError:  # UnicodeDecodeError included
+            for i, line in enumerate(data.split(b"\n")):
+                f = line.split()
+                try:
+                    if f:
+                        _judgment(f)
+                except ValueError:
+                    raise FormatError("expected 'query subtopic doc grade' (UTF-8, an "
+                                      "integer grade)", path=name, line=i + 1) from None
+            raise  # pragma: no cover - every refused line is found above
+        if not query:
             raise FormatError("the qrels file has no judgment", path=name)
         out = cls.__new__(cls)
-        out._set(rows)
+        out._set(query, subtopic, doc, grade)
         out._numeric = all(s.isdigit() for s in set(out.subtopic))
         return out
 
@@ -125,29 +151,65 @@ class DiversityQrels:
     def plain(self) -> Qrels:
         """The judgments without subtopics: each document's highest grade (what the
         measures that read no subtopic see)."""
-        if self._plain is None:
-            best: dict[str, dict[str, int]] = {}
-            for q, d, g in zip(self.query, self.doc, self.grade.tolist()):
-                docs = best.setdefault(q, {})
-                if d not in docs or g > docs[d]:
-                    docs[d] = g
-            self._plain = Qrels(best)
-        return self._plain
+        return self._encode().plain
+
+    def _encode(self) -> _EncodedQrels:
+        # encoded once: a DiversityQrels is typically evaluated against many runs
+        if self._encoded is None:
+            self._encoded = _EncodedQrels(self)
+        return self._encoded
 
 
-def _from_dict(data: Mapping) -> list:
-    rows = []
+def _ascii_fields(data: bytes) -> list[str] | None:
+    """The fields of an ASCII qrels file whose every non-blank line holds four, in order;
+    None for any other file (read line by line). One split of the whole text instead of one
+    per line: where the lines start and end is checked on the bytes, vectorised."""
+    if not data.isascii() or any(c in data for c in b"\x1c\x1d\x1e\x1f"):
+        return None  # str.split() would split at 0x1c-0x1f, where bytes.split() does not
+    raw = np.frombuffer(data, np.uint8)
+    space = (raw == 32) | ((raw >= 9) & (raw <= 13))  # bytes.split()'s whitespace
+    first = ~space  # the first byte of each field
+    first[1:] &= space[:-1]
+    line = np.searchsorted(np.flatnonzero(raw == 10), np.flatnonzero(first), side="right")
+    per_line = np.bincount(line) if len(line) else np.zeros(0, np.int64)
+    if ((per_line != 0) & (per_line != 4)).any():
+        return None
+    return data.decode("ascii").split()
+
+
+def _judgment(f: list[bytes]) -> tuple[str, str, str, int]:
+    """A qrels line's fields as ``(query, subtopic, doc, grade)``; ValueError if not."""
+    if len(f) != 4:
+        raise ValueError
+    return f[0].decode(), f[1].decode(), f[2].decode(), int(f[3])
+
+
+def _from_dict(data: Mapping) -> tuple[list, list, list, list]:
+    query: list[str] = []
+    subtopic: list[str] = []
+    doc: list[str] = []
+    grade: list[int] = []
     for q, subtopics in data.items():
         if not isinstance(subtopics, Mapping):
             raise InputTypeError(f"query {q!r}: expected {{subtopic: {{doc: grade}}}}, not "
                                  f"{type(subtopics).__name__}")
+        q_text = str(q)
         for s, docs in subtopics.items():
             if not isinstance(docs, Mapping):
                 raise InputTypeError(f"query {q!r}, subtopic {s!r}: expected {{doc: grade}}, "
                                      f"not {type(docs).__name__}")
-            for d, g in docs.items():
-                rows.append((str(q), str(s), str(d), _grade(g, q, d)))
-    return rows
+            # a subtopic's judgments a list at a time: per-judgment Python work was most
+            # of the cost of a large dict
+            n = len(docs)
+            query.extend([q_text] * n)
+            subtopic.extend([str(s)] * n)
+            names = list(docs)
+            doc.extend(names if set(map(type, names)) <= {str} else map(str, names))
+            values = list(docs.values())
+            if not set(map(type, values)) <= {int}:
+                values = [_grade(g, q, d) for d, g in docs.items()]
+            grade.extend(values)
+    return query, subtopic, doc, grade
 
 
 def _grade(g, q, d) -> int:
@@ -156,7 +218,7 @@ def _grade(g, q, d) -> int:
     return int(g)
 
 
-def _from_frame(df) -> list:
+def _from_frame(df) -> tuple[list, list, list, list]:
     cols = list(df.columns)
     sub = "iteration" if "iteration" in cols else "subtopic" if "subtopic" in cols else None
     need = ["query_id", "doc_id", "relevance"]
@@ -165,11 +227,18 @@ def _from_frame(df) -> list:
         raise InputError("diversity qrels as a DataFrame need the columns query_id, doc_id, "
                          f"relevance and iteration (or subtopic); missing: "
                          f"{', '.join(missing + (['iteration'] if sub is None else []))}")
-    return [(str(q), str(s), str(d), _grade(g, q, d)) for q, d, g, s in
+    rows = [(str(q), str(s), str(d), _grade(g, q, d)) for q, d, g, s in
             zip(df["query_id"], df["doc_id"], df["relevance"], df[sub])]
+    return _columns(rows)
 
 
-def _from_tuples(data: Iterable) -> list:
+def _columns(rows: list) -> tuple[list, list, list, list]:
+    """(query, subtopic, doc, grade) columns of ``(query, subtopic, doc, grade)`` rows."""
+    return ([r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows],
+            [r[3] for r in rows])
+
+
+def _from_tuples(data: Iterable) -> tuple[list, list, list, list]:
     rows = []
     for rec in data:
         fields = getattr(rec, "_fields", None)
@@ -179,7 +248,7 @@ def _from_tuples(data: Iterable) -> list:
         s = rec.iteration if "iteration" in fields else rec.subtopic_id
         rows.append((str(rec.query_id), str(s), str(rec.doc_id),
                      _grade(rec.relevance, rec.query_id, rec.doc_id)))
-    return rows
+    return _columns(rows)
 
 
 def as_diversity_qrels(qrels: Any) -> DiversityQrels:
@@ -210,7 +279,8 @@ def subtopic_values(qrels: Any, run: Any, columns: list[Column], queries: str,
     """(query ids, values (queries, columns), the plain qrels) of a call that asks for
     diversity measures: the others through the engine, on each document's highest grade."""
     dq = as_diversity_qrels(qrels)
-    plain = dq.plain()
+    encoded = dq._encode()
+    plain = encoded.plain
     run = as_run(run, options["workers"])
     others = [i for i, c in enumerate(columns) if c.family not in SUBTOPIC_FAMILIES]
     probe = [columns[i] for i in others] or parse_measures(["num_ret"])
@@ -224,26 +294,18 @@ def subtopic_values(qrels: Any, run: Any, columns: list[Column], queries: str,
         if c.family in SUBTOPIC_FAMILIES:
             level = options["relevance_level"] if c.rel is None else c.rel
             groups.setdefault((level, *c.values), []).append(i)
-    encoded = _Encoded(dq, run, ids, options["max_docs"], options["judged_only"])
+    if not groups:
+        return ids, np.ascontiguousarray(out), plain
+    topic_of, offsets, ranked = encoded.rankings(run, ids, options["max_docs"],
+                                                 options["judged_only"])
     for (level, alpha, beta), where in groups.items():
         depth = max(1, max(columns[i].k for i in where))
-        curves, scalars, ideal_c, ideal_s, topic_of = encoded.measure(level, alpha, beta, depth)
+        curves, scalars = encoded.measure(level, alpha, beta, depth, topic_of, offsets,
+                                          ranked)
+        ideal_c, ideal_s = encoded.ideal(level, alpha, beta, depth)
         for i in where:
             out[:, i] = _column(columns[i], curves, scalars, ideal_c, ideal_s, topic_of, depth)
     return ids, np.ascontiguousarray(out), plain
-
-
-def _run_docs(run) -> np.ndarray:
-    """The run's document ids as a str array, entry by entry (each distinct id decoded
-    once)."""
-    if run.key_off is None:  # integer ids
-        bias = (1 << 63) if run.id_bias else 0
-        return np.array([str(int(h) + bias) for h in run.hashes.tolist()], dtype=str)
-    raw = run.blob.tobytes()
-    off = run.key_off.tolist()
-    text = np.array([raw[off[i]:off[i + 1]].decode("utf-8") for i in range(len(off) - 1)],
-                    dtype=str)
-    return text[run.keys] if run.keys is not None else text
 
 
 def _starts(*keys: np.ndarray) -> np.ndarray:
@@ -255,44 +317,81 @@ def _starts(*keys: np.ndarray) -> np.ndarray:
     return start
 
 
-class _Encoded:
-    """The qrels and the run as ndeval's kernels take them, documents as integer codes in
-    id order: judged documents are CSR rows (per query, in document id order) of the
-    subtopics they are relevant to; each evaluated query's ranking a list of rows (-1: not
-    judged), ranked as pyndeval ranks (score descending, then document id ascending)."""
+def _sort_order(*keys: tuple[np.ndarray, int]) -> np.ndarray:
+    """The stable sort order of rows by ``(codes, bound)`` keys, most significant first
+    (codes in ``0..bound - 1``): one argsort of the keys combined into one integer where
+    that fits in int64 (a radix sort), else a lexsort."""
+    room = 1
+    for _, bound in keys:
+        room *= max(bound, 1)
+    if room >= 2**62:
+        return np.lexsort(tuple(codes for codes, _ in reversed(keys)))
+    combined = np.zeros(len(keys[0][0]), np.int64)
+    for codes, bound in keys:
+        combined *= max(bound, 1)
+        combined += codes
+    return np.argsort(combined, kind="stable")
 
-    def __init__(self, dq: DiversityQrels, run, ids: list, max_docs: int | None,
-                 judged_only: bool):
+
+def _codes(values: list[str], numeric: bool = False) -> tuple[list[str], np.ndarray]:
+    """(the distinct values in code point order, each value's index among them); with
+    ``numeric``, the values are whole numbers, ordered and told apart as numbers (the
+    returned list is then of no use)."""
+    index: dict = dict.fromkeys(values)  # each distinct value converted once, not per row
+    if numeric:
+        number = {v: int(v) for v in index}
+        order = {x: i for i, x in enumerate(sorted(set(number.values())))}
+        for v in index:
+            index[v] = order[number[v]]
+        distinct: list[str] = []
+    else:
+        distinct = sorted(index)
+        for i, v in enumerate(distinct):
+            index[v] = i
+    return distinct, np.fromiter(map(index.__getitem__, values), np.int64, len(values))
+
+
+class _EncodedQrels:
+    """Diversity qrels as ndeval's kernels take them: judged documents are CSR rows (per
+    query, in document id order) of the subtopics they are relevant to. ``row_qrels`` holds
+    the same (query, document) rows as engine qrels whose grade is the row number, so that
+    the engine's hashed join (``rank_judged``) finds each ranked document's row without
+    decoding the run's ids; ``plain`` is the same with each document's highest grade."""
+
+    def __init__(self, dq: DiversityQrels):
         i64 = np.int64
-        qdocs = np.array(dq.doc, dtype=str)
-        rdocs = _run_docs(run)
-        vocab, codes = np.unique(np.concatenate([qdocs, rdocs]), return_inverse=True)
-        codes = codes.astype(i64).ravel()
-        ncodes = max(len(vocab), 1)
-        qcode, rcode = codes[:len(qdocs)], codes[len(qdocs):]
-        # queries: the qrels' in id order
-        self.topic_ids, topic = np.unique(np.array(dq.query, dtype=str), return_inverse=True)
-        topic = topic.astype(i64).ravel()
+        n = len(dq.query)
+        docs, qcode = _codes(dq.doc)
+        # queries: in id order, as numpy's sorted str array (what run ids are looked up in)
+        topics, topic = _codes(dq.query)
+        self.topic_ids = np.array(topics, dtype=str)
         # subtopics: numeric order (a file's) or order of first appearance (pyndeval's)
-        sub_text = np.array(dq.subtopic, dtype=str)
         if dq._numeric:
-            _, sub = np.unique(sub_text.astype(i64), return_inverse=True)
+            _, sub = _codes(dq.subtopic, numeric=True)
         else:
-            _, first, inv = np.unique(sub_text, return_index=True, return_inverse=True)
-            sub = np.argsort(np.argsort(first))[inv.ravel()]
-        sub = sub.astype(i64).ravel()
-        n = len(topic)
+            first = {v: i for i, v in enumerate(dict.fromkeys(dq.subtopic))}
+            sub = np.fromiter(map(first.__getitem__, dq.subtopic), i64, n)
         # a subtopic judged twice for one document takes its last judgment
-        order = np.lexsort((np.arange(n), sub, qcode, topic))
+        order = _sort_order((topic, len(topics)), (qcode, len(docs)), (sub, n))
         t, c, g_sub, grade = topic[order], qcode[order], sub[order], dq.grade[order]
+        # each document's highest grade over all its judgments (for the plain qrels)
+        doc_start = _starts(t, c)
+        best = (np.maximum.reduceat(grade, np.flatnonzero(doc_start)) if n
+                else np.zeros(0, i64))
+        outside = (best < -2**31) | (best >= 2**31)  # the plain qrels' grades are int32
+        if outside.any():
+            i = int(np.flatnonzero(doc_start)[np.argmax(outside)])
+            raise InputError(f"diversity qrels: query {topics[t[i]]!r}, document "
+                             f"{docs[c[i]]!r}: grade {int(best[np.argmax(outside)])} is "
+                             "outside the 32-bit integer range")
         last = np.ones(n, bool)
         last[:-1] = _starts(t, c, g_sub)[1:]
         t, c, g_sub, grade = t[last], c[last], g_sub[last], grade[last]
         # each query's subtopics, numbered from 0 in the global order
-        pairs = np.lexsort((g_sub, t))
+        pairs = _sort_order((t, len(topics)), (g_sub, n))
         pt, ps = t[pairs], g_sub[pairs]
         pstart = _starts(pt, ps)
-        self.subtopics = np.bincount(pt[pstart], minlength=len(self.topic_ids)).astype(i64)
+        self.subtopics = np.bincount(pt[pstart], minlength=len(topics)).astype(i64)
         self.nrel_offsets = np.concatenate(([0], np.cumsum(self.subtopics))).astype(i64)
         pair_index = np.cumsum(pstart) - 1
         local = np.empty(len(t), i64)
@@ -300,59 +399,162 @@ class _Encoded:
         # judged documents: a row per (query, document)
         doc_start = _starts(t, c)
         doc_row = np.cumsum(doc_start) - 1
-        self.row_key = t[doc_start] * i64(ncodes) + c[doc_start]
-        rows = len(self.row_key)
-        self.doc_offsets = np.searchsorted(t[doc_start], np.arange(len(self.topic_ids) + 1)
-                                           ).astype(i64)
+        row_topic, row_doc = t[doc_start], c[doc_start]
+        rows = len(row_topic)
+        self.doc_offsets = np.searchsorted(row_topic, np.arange(len(topics) + 1)).astype(i64)
         self.t, self.local, self.doc_row, self.grade, self.rows = t, local, doc_row, grade, rows
-        # the rankings of the evaluated queries
-        where = {q: i for i, q in enumerate(ids)}
-        run_pos = np.array([where.get(q, -1) for q in run.query_ids], i64)
-        entry_pos = np.repeat(run_pos, np.diff(run.offsets))
-        keep = entry_pos >= 0
-        pos, score, rc = entry_pos[keep], run.values[keep], rcode[keep]
-        ranked = np.lexsort((rc, -score, pos))
-        pos, rc = pos[ranked], rc[ranked]
-        if max_docs is not None:
-            begin = np.searchsorted(pos, pos)
-            top = np.arange(len(pos)) - begin < max_docs
-            pos, rc = pos[top], rc[top]
-        self.topic_of = np.searchsorted(self.topic_ids, np.array([str(q) for q in ids], str)
-                                        ).astype(i64)
-        key = self.topic_of[pos] * i64(ncodes) + rc
-        at = np.minimum(np.searchsorted(self.row_key, key), max(rows - 1, 0))
-        row = np.where((self.row_key[at] == key) if rows else np.zeros(len(key), bool),
-                       at, -1).astype(i64)
-        if judged_only:
-            pos, row = pos[row >= 0], row[row >= 0]
-        self.ranked = row
-        self.offsets = np.concatenate(([0], np.cumsum(np.bincount(pos, minlength=len(ids)))
-                                       )).astype(i64)
+        # the rows as engine qrels, queries in order of first appearance (as a dict's)
+        seen = np.full(len(topics), n, i64)
+        np.minimum.at(seen, topic, np.arange(n))
+        topic_order = np.argsort(seen, kind="stable")
+        by_seen = np.argsort(np.argsort(topic_order)[row_topic], kind="stable")
+        row_docs = np.array(docs, dtype=object)[row_doc[by_seen]]
+        hashes = np.empty(rows, i64)
+        key_off = np.empty(rows + 1, i64)
+        utf8, _ = _kernels.encode_str_column(row_docs, hashes, EMPTY_I64, key_off)
+        qlist = [topics[i] for i in topic_order.tolist()]
+        offsets = np.zeros(len(topics) + 1, i64)
+        np.cumsum(np.bincount(row_topic, minlength=len(topics))[topic_order], out=offsets[1:])
+        blob = np.frombuffer(utf8, np.uint8) if utf8 else EMPTY_U8
+        self.row_qrels = from_encoded(Qrels, qlist, offsets, by_seen.astype(np.int32), hashes,
+                                      key_off=key_off, blob=blob, source="diversity qrels")
+        self.plain = from_encoded(Qrels, qlist, offsets,
+                                  np.ascontiguousarray(best[by_seen], np.int32), hashes,
+                                  key_off=key_off, blob=blob, source="diversity qrels")
+        self._levels: dict[int, tuple] = {}
+        self._ideal: dict[tuple, tuple] = {}
 
-    def measure(self, level: int, alpha: float, beta: float, depth: int):
+    def relevant(self, level: int) -> tuple:
+        """(rel_offsets, rel_sub, nrel_sub) of the judgments of at least ``level``."""
+        if level not in self._levels:
+            i64 = np.int64
+            rel = self.grade >= level
+            rel_sub = self.local[rel]  # in (query, document, subtopic) order
+            rel_offsets = np.concatenate(([0], np.cumsum(np.bincount(
+                self.doc_row[rel], minlength=self.rows)))).astype(i64)
+            nrel_sub = np.bincount(self.nrel_offsets[self.t[rel]] + rel_sub,
+                                   minlength=int(self.nrel_offsets[-1])).astype(i64)
+            self._levels[level] = (rel_offsets, rel_sub, nrel_sub)
+        return self._levels[level]
+
+    def ideal(self, level: int, alpha: float, beta: float, depth: int) -> tuple:
+        """(curves, scalars) of each query's ideal ranking, computed once per parameters:
+        only their ERR-IA, alpha-DCG and NRBP are read (the normalisers)."""
+        key = (level, alpha, beta, depth)
+        if key not in self._ideal:
+            i64 = np.int64
+            rel_offsets, rel_sub, nrel_sub = self.relevant(level)
+            n_topics = len(self.subtopics)
+            doc_offsets = self.doc_offsets
+            if 0 <= alpha <= 1 and 0 <= beta <= 1:
+                # Only the documents relevant to some subtopic: the others have no gain, so
+                # the greedy ideal takes every document of positive gain before any of them,
+                # and what comes after adds exact zeros to the values normalised by the
+                # ideal (ERR-IA, alpha-DCG, NRBP); the greedy choice is quadratic in a
+                # topic's documents, and most judged documents are usually not relevant.
+                # (An alpha or beta outside [0, 1] can make gains negative or infinite.)
+                sizes = np.diff(rel_offsets)
+                relevant = sizes > 0
+                doc_offsets = np.concatenate(([0], np.cumsum(relevant)))[doc_offsets]
+                rel_offsets = np.concatenate(([0], np.cumsum(sizes[relevant]))).astype(i64)
+            order = np.empty(len(rel_offsets) - 1, i64)
+            _kernels.ndeval_ideal(doc_offsets, rel_offsets, rel_sub, self.subtopics, alpha,
+                                  order)
+            ideal_c = np.empty((n_topics, 4 * depth))
+            ideal_s = np.empty((n_topics, 2))
+            _kernels.ndeval_topics(doc_offsets, order, np.arange(n_topics, dtype=i64),
+                                   rel_offsets, rel_sub, self.subtopics, self.nrel_offsets,
+                                   nrel_sub, alpha, beta, ideal_c, ideal_s)
+            self._ideal[key] = (ideal_c, ideal_s)
+        return self._ideal[key]
+
+    def rankings(self, run, ids: list, max_docs: int | None, judged_only: bool) -> tuple:
+        """(topic of each evaluated query, offsets, rows): each query of ``ids`` ranked as
+        pyndeval ranks (score descending, then document id ascending), a judged document as
+        its row, any other as -1.
+
+        The engine's ``rank_judged`` ranks the judged documents in trec_eval's order, whose
+        ties go the other way (document id descending); within a group of equal scores
+        pyndeval's order is that order reversed, so a rank r in a group spanning positions
+        lo..hi-1 is position lo + hi - r."""
         i64 = np.int64
-        rel = self.grade >= level
-        rel_sub = self.local[rel]  # in (query, document, subtopic) order
-        rel_offsets = np.concatenate(([0], np.cumsum(np.bincount(
-            self.doc_row[rel], minlength=self.rows)))).astype(i64)
-        nrel_sub = np.bincount(self.nrel_offsets[self.t[rel]] + rel_sub,
-                               minlength=int(self.nrel_offsets[-1])).astype(i64)
-        n_topics = len(self.subtopics)
-        order = np.empty(self.rows, i64)
-        _kernels.ndeval_ideal(self.doc_offsets, rel_offsets, rel_sub, self.subtopics, alpha,
-                              order)
-        ideal_c = np.empty((n_topics, 4 * depth))
-        ideal_s = np.empty((n_topics, 2))
-        _kernels.ndeval_topics(self.doc_offsets, order, np.arange(n_topics, dtype=i64),
-                               rel_offsets, rel_sub, self.subtopics, self.nrel_offsets,
-                               nrel_sub, alpha, beta, ideal_c, ideal_s)
-        groups = len(self.offsets) - 1
+        rq = self.row_qrels
+        n = len(ids)
+        where = run.query_index()
+        qwhere = rq.query_index()
+        qpos = np.array([where.get(q, -1) for q in ids], i64)
+        pair_qrels = np.array([qwhere.get(str(q), -1) for q in ids], i64)
+        # a query without judgments has no judged document to look up
+        pair_run = np.where(pair_qrels >= 0, qpos, -1)
+        pair_qrels = np.maximum(pair_qrels, 0)
+        topic_of = np.searchsorted(self.topic_ids, np.array([str(q) for q in ids], str)
+                                   ).astype(i64)
+        run_len = np.diff(run.offsets)
+        seg_len = (np.where(qpos >= 0, run_len[np.maximum(qpos, 0)], 0) if len(run_len)
+                   else np.zeros(n, i64))
+        judged_len = rq.offsets[pair_qrels + 1] - rq.offsets[pair_qrels]
+        room = np.where(pair_run >= 0, np.minimum(seg_len, judged_len), 0)
+        out_off = np.zeros(n + 1, i64)
+        np.cumsum(room, out=out_off[1:])
+        total = int(out_off[-1])
+        out_rank = np.empty(total, np.int32)
+        out_row = np.empty(total, np.int32)
+        count = np.empty(n, i64)
+        num_ret = np.empty(n, i64)
+        hashes, keys, key_off, blob = run.kernel_args()
+        tiekeys = run.tiekeys if run.tiekeys is not None else EMPTY_I64
+        rq_hashes, rq_keys, rq_key_off, rq_blob = rq.kernel_args()
+        _kernels.rank_judged(run.offsets, hashes, tiekeys, keys, key_off, blob, run.values,
+                             rq.offsets, rq_hashes, rq_keys, rq_key_off, rq_blob, rq.values,
+                             pair_run, pair_qrels,
+                             0, False, out_off, out_rank, out_row, count, num_ret)
+        # each evaluated query's scores in descending order, to find the groups of ties
+        seg_off = np.zeros(n + 1, i64)
+        np.cumsum(seg_len, out=seg_off[1:])
+        entry_query = np.repeat(np.arange(n, dtype=i64), seg_len)
+        entry = (np.arange(int(seg_off[-1]), dtype=i64) - seg_off[entry_query]
+                 + run.offsets[np.maximum(qpos, 0)][entry_query])
+        scores = run.values[entry]
+        if len(scores) > 1 and not bool(np.all((scores[1:] <= scores[:-1])
+                                               | (entry_query[1:] != entry_query[:-1]))):
+            scores = scores[np.lexsort((-scores, entry_query))]  # not written in score order
+        group_start = np.flatnonzero(_starts(entry_query, scores))
+        group_end = np.append(group_start[1:], len(scores))[:len(group_start)]
+        lo = np.repeat(group_start, group_end - group_start)
+        hi = np.repeat(group_end, group_end - group_start)
+        # the judged documents found: their positions in pyndeval's order
+        found_query = np.repeat(np.arange(n, dtype=i64), count)
+        keep = np.arange(total, dtype=i64) - out_off[:-1].repeat(room) < count.repeat(room)
+        rank = out_rank[keep].astype(i64)
+        row = out_row[keep].astype(i64)
+        g = seg_off[found_query] + rank - 1
+        position = lo[g] + hi[g] - 1 - g - seg_off[found_query]
+        # the rankings, cut at max_docs, unjudged documents as -1
+        length = seg_len if max_docs is None else np.minimum(seg_len, max_docs)
+        offsets = np.zeros(n + 1, i64)
+        np.cumsum(length, out=offsets[1:])
+        ranked = np.full(int(offsets[-1]), -1, i64)
+        inside = position < length[found_query]
+        ranked[offsets[found_query[inside]] + position[inside]] = row[inside]
+        if judged_only:
+            judged = ranked >= 0
+            in_query = np.repeat(np.arange(n, dtype=i64), length)
+            ranked = ranked[judged]
+            offsets = np.zeros(n + 1, i64)
+            np.cumsum(np.bincount(in_query[judged], minlength=n), out=offsets[1:])
+        return topic_of, offsets, np.ascontiguousarray(ranked)
+
+    def measure(self, level: int, alpha: float, beta: float, depth: int, topic_of,
+                offsets, ranked) -> tuple:
+        """(curves, scalars) of the rankings for ndeval's parameters."""
+        rel_offsets, rel_sub, nrel_sub = self.relevant(level)
+        groups = len(offsets) - 1
         curves = np.empty((groups, 4 * depth))
         scalars = np.empty((groups, 2))
-        _kernels.ndeval_topics(self.offsets, self.ranked, self.topic_of, rel_offsets, rel_sub,
+        _kernels.ndeval_topics(offsets, ranked, topic_of, rel_offsets, rel_sub,
                                self.subtopics, self.nrel_offsets, nrel_sub, alpha, beta,
                                curves, scalars)
-        return curves, scalars, ideal_c, ideal_s, self.topic_of
+        return curves, scalars
 
 
 def _column(c: Column, curves, scalars, ideal_c, ideal_s, topic_of, depth: int) -> np.ndarray:
