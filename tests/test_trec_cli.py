@@ -434,3 +434,43 @@ def test_every_subcommand_takes_no_progress(capsys):
         assert "--no-progress" in capsys.readouterr().out, name
     code = main(["example", "--no-progress"])
     assert code == 0 and capsys.readouterr().out.startswith("qafast ")
+
+
+@pytest.mark.parametrize("zscored", [False, True])
+def test_the_per_query_lines_are_those_of_the_output_data(zscored):
+    # the text output prints -q lines from the values directly; they must be the lines the
+    # output's data (what -o json writes) gives, NaNs' signs, counts, relstrings and -Z alike
+    import argparse
+    import math
+    import random
+
+    import numpy as np
+
+    from qafast import cli
+    from qafast.cli import _per_query_text, _text_lines, _trec_block, trec_columns
+
+    columns = trec_columns(["runid", "num_q", "num_ret", "map", "gm_map", "P.5,10",
+                            "relstring.5", "bpref"])
+    numeric = [c for c in columns if c.family not in cli.TEXT_MEASURES]
+    rng = random.Random(7)
+    ids = ["q%", "1", "10", "2", "é"]
+    specials = [math.nan, -math.nan, -0.0, math.inf, 0.5, 1e-5, 0.00005, 0.99995]
+    values = np.array([[rng.choice(specials) if rng.random() < 0.4 else rng.random()
+                        for _ in numeric] for _ in ids])
+    values[:, [c.name for c in numeric].index("num_ret")] = [3, 0, 12, 7, 1]
+    rel = next(j for j, c in enumerate(columns) if c.family == "relstring")
+
+    class Result:
+        pass
+
+    r = Result()
+    r.ids, r.values, r.run_id = ids, values, "tag"
+    r.relstrings = {rel: ["1-0-", "", "R%s", "00", "'"][:len(ids)]}
+    zscores = None
+    if zscored:
+        zscores = {(q, c.name): (0.25, rng.choice([0.0, 0.5, 2.0]))
+                   for q in ids[1:] for c in numeric}
+    args = argparse.Namespace(q=True, n=False, c=False, zscores=zscores)
+    block = _trec_block(args, columns, numeric, None, r)
+    want = "".join(_text_lines(args, columns, {"per_query": block["per_query"]}))
+    assert _per_query_text(args, columns, numeric, r) == want

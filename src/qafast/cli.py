@@ -156,16 +156,20 @@ def _run_trec(args) -> int:
     if not args.c:
         for name, r in zip(names, results):
             _say_skipped(qrels, r, name if len(runs) > 1 else None)
-    blocks = [_trec_block(args, columns, numeric, qrels, r) for r in results]
+    text = args.o not in ("json", "csv")
+    blocks = [_trec_block(args, columns, numeric, qrels, r, per_query=not text)
+              for r in results]
     if args.o == "json":
         doc = blocks[0] if len(runs) == 1 else dict(zip(names, blocks))
         return write_json(doc)
     if args.o == "csv":
         return _write_csv(columns, names, blocks)
     out = sys.stdout
-    for k, (name, block) in enumerate(zip(names, blocks)):
+    for k, (name, block, r) in enumerate(zip(names, blocks, results)):
         if len(runs) > 1:
             out.write(f"{chr(10) if k else ''}==> {name} <==\n")
+        if args.q:
+            out.write(_per_query_text(args, columns, numeric, r))
         out.write("".join(_text_lines(args, columns, block)))
     return 0
 
@@ -290,15 +294,20 @@ def _say_skipped(qrels, result, name) -> None:
               file=sys.stderr)
 
 
-def _trec_block(args, columns, numeric, qrels, r) -> dict:
+def _query_values(args, numeric, r):
+    """The run's (queries, numeric columns) values as printed: -Z's z-scores or the values."""
+    if args.zscores is None:
+        return r.values
+    return _as_zscores(args.zscores, r.ids, numeric, r.values)
+
+
+def _trec_block(args, columns, numeric, qrels, r, *, per_query: bool = True) -> dict:
     """One run's output as data: {"per_query": {qid: {name: value}}, "all": {...}} (as -o
-    json writes it), the values in trec_eval's types; gm_* per query are left out."""
+    json writes it), the values in trec_eval's types; gm_* per query are left out, and all of
+    them unless ``per_query`` (the text output prints them from the values directly)."""
     col_of = {c.name: j for j, c in enumerate(numeric)}
-    summed = r.values
     ids = r.ids
-    if args.zscores is not None:
-        summed = _as_zscores(args.zscores, ids, numeric, summed)
-    values = summed
+    summed = values = _query_values(args, numeric, r)
     if any(b < a for a, b in zip(ids, ids[1:])):
         # trec_eval adds the queries' values in query id order: a run streamed in file order
         # (without -q), and -c's queries missing from the run, put after it, are summed so,
@@ -309,7 +318,7 @@ def _trec_block(args, columns, numeric, qrels, r) -> dict:
         numeric, summed, every_qrels_query=qrels if args.c else None)))
     run_id = r.run_id if r.run_id is not None else ""
     doc: dict = {}
-    if args.q:
+    if args.q and per_query:
         rel = {columns[j].name: s for j, s in r.relstrings.items()}
         doc["per_query"] = {
             q: {c.name: (rel[c.name][p] if c.family == "relstring"
@@ -321,6 +330,50 @@ def _trec_block(args, columns, numeric, qrels, r) -> dict:
         doc["all"] = {c.name: _summary_value(c, run_id, summary, len(r.ids), args.zscores)
                       for c in columns if c.family != "relstring"}
     return doc
+
+
+def _per_query_text(args, columns, numeric, r) -> str:
+    """trec_eval's -q lines of one run, as ``_text_lines`` prints a block's "per_query", from
+    the values directly: building the dict of dicts and a line at a time took 20 us a line."""
+    z = args.zscores is not None
+    col_of = {c.name: j for j, c in enumerate(numeric)}
+    rel = {columns[j].name: s for j, s in r.relstrings.items()}
+    printed = [c for c in columns if c.family not in ("runid", "num_q") and c.aggregate != "gm"]
+    rows = _query_values(args, numeric, r).tolist()
+    lines = []
+    add = lines.append
+    # one template a column: its name, then the query id and the value
+    plan = []
+    for c in printed:
+        name = f"{c.name:<22}".replace("%", "%%")
+        if c.family == "relstring":
+            plan.append((f"{name}\t%s\t'%s'\n", -1, rel[c.name]))
+        else:
+            head = f"{'Z' if z else ''}{name}\t%s\t"
+            as_count = c.family in _COUNTS and not z
+            plan.append((head + ("%d\n" if as_count else "%6.4f\n"), col_of[c.name],
+                         as_count))
+    for p, q in enumerate(r.ids):
+        row = rows[p]
+        for template, j, extra in plan:
+            if j < 0:
+                add(template % (q, extra[p]))
+                continue
+            v = row[j]
+            if extra:
+                add(template % (q, round(v)))
+            elif v != v:
+                add(_line_nan(template, q, v))
+            else:
+                add(template % (q, v))
+    return "".join(lines)
+
+
+def _line_nan(template: str, qid, v: float) -> str:
+    """A NaN's line: glibc's printf shows its sign, Python's format does not; trec_eval's
+    NaNs are the x86-64 0 / 0, sign bit set: "-nan" (the kernels make theirs the same)."""
+    shown = "-nan" if math.copysign(1.0, v) < 0 else "nan"
+    return template.replace("%6.4f", "%6s") % (qid, shown)
 
 
 def _text_lines(args, columns, block):
