@@ -16,9 +16,8 @@ import qafast
 from qafast import reference
 from qafast.errors import InputError, MeasureError
 from _examples import examples
+from _strategies import qrels_and_runs
 
-DOC_IDS = ["a", "b", "B", "ab", "d9", "d10", "é", "Ω", "中文", ""]
-SCORES = [0.0, 0.5, 1.0, -1.0, 0.25, 3.0]
 GRADES = [-2, -1, 0, 0, 1, 1, 2, 3, 4, 40]
 
 # name -> the specification's (family, parameter), and whether it drops unjudged documents
@@ -48,16 +47,8 @@ JUDGED_ONLY = {
 }
 
 
-@st.composite
-def cases(draw):
-    qrels, run = {}, {}
-    for qid in draw(st.lists(st.sampled_from(["q1", "q2", "q10", "é"]), unique=True,
-                             min_size=1, max_size=3)):
-        judged = draw(st.lists(st.sampled_from(DOC_IDS), unique=True, min_size=1, max_size=7))
-        qrels[qid] = {d: draw(st.sampled_from(GRADES)) for d in judged}
-        retrieved = draw(st.lists(st.sampled_from(DOC_IDS), unique=True, max_size=9))
-        run[qid] = {d: draw(st.sampled_from(SCORES)) for d in retrieved}
-    return qrels, run
+def cases():
+    return qrels_and_runs(grades=GRADES)
 
 
 def same(a, b):

@@ -22,6 +22,7 @@ from qafast import reference
 from qafast._measure_parser import Column, parse_measures
 from qafast._measures import NO_CUTOFF as _NO_CUTOFF
 from _examples import examples
+from _strategies import qrels_and_runs
 
 
 def tie_free_case(seed, *, n_queries=30, negatives=False):
@@ -289,8 +290,6 @@ def test_unknown_name_lists_the_closest():
 # ---------------------------------------------------------------------------------------------
 # the new families: kernels against the specification, on tie-heavy input
 
-DOC_IDS = ["a", "b", "B", "ab", "d9", "d10", "é", "Ω", "中文", ""]
-SCORES = [0.0, 0.5, 1.0, -1.0, 0.25, 3.0]
 GRADES = [-1, 0, 0, 1, 1, 2, 3, 4]
 
 NEW_COLUMNS = [
@@ -316,17 +315,8 @@ def spec_param(c: Column):
     return k
 
 
-@st.composite
-def cases(draw):
-    qrels, run = {}, {}
-    for qid in draw(st.lists(st.sampled_from(["q1", "q2", "q10", "é"]), unique=True,
-                             min_size=1, max_size=3)):
-        judged = draw(st.lists(st.sampled_from(DOC_IDS), unique=True, min_size=1, max_size=7))
-        qrels[qid] = {d: draw(st.sampled_from(GRADES)) for d in judged}
-        retrieved = draw(st.lists(st.sampled_from(DOC_IDS), unique=True, min_size=1,
-                                  max_size=9))
-        run[qid] = {d: draw(st.sampled_from(SCORES)) for d in retrieved}
-    return qrels, run
+def cases():
+    return qrels_and_runs(grades=GRADES, min_retrieved=1)
 
 
 @settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
