@@ -109,22 +109,10 @@ def _whole() -> np.ndarray:
 
 def _lowered_tokens(word: str, cls: np.ndarray) -> list[str]:
     """The tokens of ``word`` as the script makes them: NFD, the tokenizer, ``str.lower``
-    per token."""
-    out: list[str] = []
-    run = ""
-    for c in unicodedata.normalize("NFD", word):
-        k = cls[ord(c)]
-        if k == 1:
-            run += c
-            continue
-        if run:
-            out.append(run.lower())
-            run = ""
-        if k == 2:
-            out.append(c.lower())
-    if run:
-        out.append(run.lower())
-    return out
+    per token (the specification's tokenizer, with the classes of the engine's table)."""
+    from .reference.dpr import tokens
+
+    return tokens(unicodedata.normalize("NFD", word), classify=lambda c: cls[ord(c)])
 
 
 class _Matcher:

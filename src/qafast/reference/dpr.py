@@ -71,12 +71,13 @@ def char_class(c: str) -> int:
     return k
 
 
-def tokens(text: str) -> list[str]:
-    """The lowercased tokens of ``text`` (already in NFD)."""
+def tokens(text: str, *, classify=char_class) -> list[str]:
+    """The lowercased tokens of ``text`` (already in NFD); ``classify`` gives a character's
+    class as :func:`char_class` does (the engine passes its table's lookup)."""
     out: list[str] = []
     run = ""
     for c in text:
-        k = char_class(c)
+        k = classify(c)
         if k == 1:
             run += c
             continue
