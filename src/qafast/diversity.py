@@ -81,7 +81,7 @@ class DiversityQrels:
         if isinstance(data, DiversityQrels):
             self._ids = data._ids
             self._codes = data._codes
-            self.grade = data.grade
+            self.grade = data.grade.copy()  # (the id lists and codes are never written)
             self._encoded = None
             self._numeric = data._numeric
             return
