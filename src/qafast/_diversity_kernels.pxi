@@ -341,3 +341,110 @@ def ndeval_has_duplicate(const int64_t[::1] topic, const int64_t[::1] code,
             stamp[code[i]] = group
     free(stamp)
     return found
+
+
+# ---------------------------------------------------------------------------------------
+# Diversity qrels given as a dict {query: {subtopic: {doc: grade}}}, read in one walk of the
+# dicts: per judgment the codes of its query, subtopic and document (each numbered in order of
+# first appearance) and its grade. These loops read Python objects, so they hold the GIL.
+
+cdef extern from "Python.h":
+    PyObject *_div_dict_get "PyDict_GetItemWithError" (object d, PyObject *key) except? NULL
+    bint _div_is_int "PyLong_CheckExact" (PyObject *o)
+    long long _div_as_long "PyLong_AsLongLongAndOverflow" (PyObject *o, int *overflow) except? -1
+    Py_ssize_t _div_as_ssize "PyLong_AsSsize_t" (PyObject *o) except? -1
+
+
+def diversity_dict_total(dict data):
+    """The number of judgments of ``{query: {subtopic: {doc: grade}}}``, each dict counted
+    by itself, or -1 unless every query and subtopic id is a ``str`` and every level a
+    ``dict`` (the other inputs take the general path)."""
+    cdef Py_ssize_t qpos = 0, spos, total = 0
+    cdef PyObject *qk
+    cdef PyObject *qv
+    cdef PyObject *sk
+    cdef PyObject *sv
+    cdef object subtopics
+    while _enc_dict_next(data, &qpos, &qk, &qv):
+        if not _enc_is_str(qk) or not _enc_is_dict(qv):
+            return -1
+        subtopics = <object>qv
+        spos = 0
+        while _enc_dict_next(subtopics, &spos, &sk, &sv):
+            if not _enc_is_str(sk) or not _enc_is_dict(sv):
+                return -1
+            total += _enc_dict_size(sv)
+    return total
+
+
+cdef inline Py_ssize_t _div_code(dict index, list names, PyObject *key) except -2:
+    """The code of ``key`` (a str) in ``index``, a new one (appended to ``names``) if it has
+    none yet."""
+    cdef PyObject *found = _div_dict_get(index, key)
+    cdef Py_ssize_t code
+    if found != NULL:
+        return _div_as_ssize(found)
+    code = len(names)
+    index[<object>key] = code
+    names.append(<object>key)
+    return code
+
+
+def encode_diversity_dict(dict data, list query_ids, list subtopic_ids, list doc_ids,
+                          int64_t[::1] query, int64_t[::1] subtopic, int64_t[::1] doc,
+                          int64_t[::1] grade):
+    """Each judgment of ``{query: {subtopic: {doc: grade}}}`` as the codes of its query,
+    subtopic and document (indexes into ``query_ids``, ``subtopic_ids`` and ``doc_ids``,
+    which are appended to in order of first appearance; a query or subtopic without a
+    judgment gets none) and its grade, in the dicts' order.
+
+    Takes str ids, dicts and ``int`` grades within int64 only: returns the number of
+    judgments written, or -1 at the first entry of any other kind (the caller then reads the
+    dict the general way, which converts what it can and names what it cannot). Every write
+    is checked against the arrays' size (``diversity_dict_total``'s count): a dict that
+    changed since it was counted gives -1 or a count other than that size, never a write past
+    the arrays.
+    """
+    cdef Py_ssize_t qpos = 0, spos, dpos, pos = 0, total = grade.shape[0]
+    cdef Py_ssize_t q_code, s_code
+    cdef PyObject *qk
+    cdef PyObject *qv
+    cdef PyObject *sk
+    cdef PyObject *sv
+    cdef PyObject *dk
+    cdef PyObject *dv
+    cdef long long g
+    cdef int overflow = 0
+    cdef object subtopics, docs
+    cdef dict subtopic_index = {}, doc_index = {}
+    if query.shape[0] != total or subtopic.shape[0] != total or doc.shape[0] != total:
+        raise InputError("the columns must have one entry per judgment")
+    while _enc_dict_next(data, &qpos, &qk, &qv):
+        if not _enc_is_str(qk) or not _enc_is_dict(qv):
+            return -1
+        subtopics = <object>qv  # held: the loops below may allocate
+        q_code = -1
+        spos = 0
+        while _enc_dict_next(subtopics, &spos, &sk, &sv):
+            if not _enc_is_str(sk) or not _enc_is_dict(sv):
+                return -1
+            docs = <object>sv
+            s_code = -1
+            dpos = 0
+            while _enc_dict_next(docs, &dpos, &dk, &dv):
+                if pos >= total or not _enc_is_str(dk) or not _div_is_int(dv):
+                    return -1
+                g = _div_as_long(dv, &overflow)
+                if overflow:
+                    return -1
+                if q_code < 0:
+                    q_code = len(query_ids)
+                    query_ids.append(<object>qk)
+                if s_code < 0:
+                    s_code = _div_code(subtopic_index, subtopic_ids, sk)
+                query[pos] = q_code
+                subtopic[pos] = s_code
+                doc[pos] = _div_code(doc_index, doc_ids, dk)
+                grade[pos] = g
+                pos += 1
+    return pos

@@ -67,21 +67,27 @@ class DiversityQrels:
     (0.965195, 0.5, 1.0)
     """
 
-    __slots__ = ("_encoded", "_numeric", "doc", "grade", "query", "subtopic")
-    query: list[str]
-    subtopic: list[str]
-    doc: list[str]
+    __slots__ = ("_codes", "_encoded", "_ids", "_numeric", "grade")
     grade: np.ndarray
+    #: each column's distinct ids (query, subtopic, document), in order of first appearance
+    _ids: tuple[list[str], list[str], list[str]]
+    #: each judgment's (query, subtopic, document) as indexes into ``_ids``
+    _codes: tuple[np.ndarray, np.ndarray, np.ndarray]
     _numeric: bool
     _encoded: _EncodedQrels | None
 
     def __init__(self, data: Any):
         numeric = False
         if isinstance(data, DiversityQrels):
-            columns = (list(data.query), list(data.subtopic), list(data.doc),
-                       data.grade.tolist())
-            numeric = data._numeric
-        elif isinstance(data, Mapping):
+            self._ids = data._ids
+            self._codes = data._codes
+            self.grade = data.grade.copy()  # (the id lists and codes are never written)
+            self._encoded = None
+            self._numeric = data._numeric
+            return
+        if type(data) is dict and _set_from_dict(self, data):
+            return
+        if isinstance(data, Mapping):
             columns = _from_dict(data)
         elif hasattr(data, "columns") and hasattr(data, "itertuples"):
             columns = _from_frame(data)
@@ -94,9 +100,9 @@ class DiversityQrels:
 
     def _set(self, query: list[str], subtopic: list[str], doc: list[str],
              grade: list[int]) -> None:
-        self.query = query
-        self.subtopic = subtopic
-        self.doc = doc
+        columns = [_first_codes(column) for column in (query, subtopic, doc)]
+        self._ids = (columns[0][0], columns[1][0], columns[2][0])
+        self._codes = (columns[0][1], columns[1][1], columns[2][1])
         self.grade = np.array(grade, dtype=np.int64)
         self._encoded = None
         #: subtopics in numeric order (a file's, as ndeval reads them), else in order of
@@ -138,15 +144,33 @@ class DiversityQrels:
             raise FormatError("the qrels file has no judgment", path=name)
         out = cls.__new__(cls)
         out._set(query, subtopic, doc, grade)
-        out._numeric = all(s.isdigit() for s in set(out.subtopic))
+        out._numeric = all(s.isdigit() for s in out._ids[1])
         return out
 
+    @property
+    def query(self) -> list[str]:
+        """Each judgment's query id."""
+        return self._column(0)
+
+    @property
+    def subtopic(self) -> list[str]:
+        """Each judgment's subtopic."""
+        return self._column(1)
+
+    @property
+    def doc(self) -> list[str]:
+        """Each judgment's document id."""
+        return self._column(2)
+
+    def _column(self, i: int) -> list[str]:
+        names = self._ids[i]
+        return [names[c] for c in self._codes[i].tolist()]
+
     def __len__(self) -> int:
-        return len(self.query)
+        return len(self.grade)
 
     def __repr__(self) -> str:
-        return (f"DiversityQrels({len(set(self.query))} queries, {len(self.query)} "
-                "judgments)")
+        return f"DiversityQrels({len(self._ids[0])} queries, {len(self)} judgments)"
 
     def plain(self) -> Qrels:
         """The judgments without subtopics: each document's highest grade (what the
@@ -182,6 +206,33 @@ def _judgment(f: list[bytes]) -> tuple[str, str, str, int]:
     if len(f) != 4:
         raise ValueError
     return f[0].decode(), f[1].decode(), f[2].decode(), int(f[3])
+
+
+def _first_codes(values: list[str]) -> tuple[list[str], np.ndarray]:
+    """(the distinct values in order of first appearance, each value's index among them)."""
+    index: dict = dict.fromkeys(values)
+    for i, v in enumerate(index):
+        index[v] = i
+    return list(index), np.fromiter(map(index.__getitem__, values), np.int64, len(values))
+
+
+def _set_from_dict(out: DiversityQrels, data: dict) -> bool:
+    """Fill ``out`` from ``{query: {subtopic: {doc: grade}}}`` in one compiled walk of the
+    dicts, without a Python object per judgment; False (``out`` untouched) for a dict the
+    walk does not take (ids other than str, other mappings, grades other than int in the
+    int64 range, or a dict changed while read): ``_from_dict`` reads those."""
+    total = _kernels.diversity_dict_total(data)
+    if total < 0:
+        return False
+    ids: tuple[list[str], list[str], list[str]] = ([], [], [])
+    codes = (np.empty(total, np.int64), np.empty(total, np.int64), np.empty(total, np.int64))
+    grade = np.empty(total, np.int64)
+    if _kernels.encode_diversity_dict(data, *ids, *codes, grade) != total:
+        return False
+    out._ids, out._codes, out.grade = ids, codes, grade
+    out._encoded = None
+    out._numeric = False
+    return True
 
 
 def _from_dict(data: Mapping) -> tuple[list, list, list, list]:
@@ -333,22 +384,12 @@ def _sort_order(*keys: tuple[np.ndarray, int]) -> np.ndarray:
     return np.argsort(combined, kind="stable")
 
 
-def _codes(values: list[str], numeric: bool = False) -> tuple[list[str], np.ndarray]:
-    """(the distinct values in code point order, each value's index among them); with
-    ``numeric``, the values are whole numbers, ordered and told apart as numbers (the
-    returned list is then of no use)."""
-    index: dict = dict.fromkeys(values)  # each distinct value converted once, not per row
-    if numeric:
-        number = {v: int(v) for v in index}
-        order = {x: i for i, x in enumerate(sorted(set(number.values())))}
-        for v in index:
-            index[v] = order[number[v]]
-        distinct: list[str] = []
-    else:
-        distinct = sorted(index)
-        for i, v in enumerate(distinct):
-            index[v] = i
-    return distinct, np.fromiter(map(index.__getitem__, values), np.int64, len(values))
+def _sorted_codes(names: list[str]) -> tuple[list[str], np.ndarray]:
+    """(distinct ``names`` in code point order, each name's index among them)."""
+    order = sorted(range(len(names)), key=names.__getitem__)
+    rank = np.empty(len(names), np.int64)
+    rank[order] = np.arange(len(names), dtype=np.int64)
+    return [names[i] for i in order], rank
 
 
 class _EncodedQrels:
@@ -360,17 +401,23 @@ class _EncodedQrels:
 
     def __init__(self, dq: DiversityQrels):
         i64 = np.int64
-        n = len(dq.query)
-        docs, qcode = _codes(dq.doc)
+        n = len(dq.grade)
+        (query_ids, subtopic_ids, doc_ids), (query_code, subtopic_code, doc_code) = (
+            dq._ids, dq._codes)
+        # codes renumbered from order of first appearance, one conversion per distinct id
+        docs, doc_rank = _sorted_codes(doc_ids)
+        qcode = doc_rank[doc_code]
         # queries: in id order, as numpy's sorted str array (what run ids are looked up in)
-        topics, topic = _codes(dq.query)
+        topics, topic_rank = _sorted_codes(query_ids)
+        topic = topic_rank[query_code]
         self.topic_ids = np.array(topics, dtype=str)
         # subtopics: numeric order (a file's) or order of first appearance (pyndeval's)
         if dq._numeric:
-            _, sub = _codes(dq.subtopic, numeric=True)
+            number = [int(v) for v in subtopic_ids]
+            place = {x: i for i, x in enumerate(sorted(set(number)))}
+            sub = np.array([place[x] for x in number], i64)[subtopic_code]
         else:
-            first = {v: i for i, v in enumerate(dict.fromkeys(dq.subtopic))}
-            sub = np.fromiter(map(first.__getitem__, dq.subtopic), i64, n)
+            sub = subtopic_code
         # a subtopic judged twice for one document takes its last judgment
         order = _sort_order((topic, len(topics)), (qcode, len(docs)), (sub, n))
         t, c, g_sub, grade = topic[order], qcode[order], sub[order], dq.grade[order]
@@ -404,9 +451,7 @@ class _EncodedQrels:
         self.doc_offsets = np.searchsorted(row_topic, np.arange(len(topics) + 1)).astype(i64)
         self.t, self.local, self.doc_row, self.grade, self.rows = t, local, doc_row, grade, rows
         # the rows as engine qrels, queries in order of first appearance (as a dict's)
-        seen = np.full(len(topics), n, i64)
-        np.minimum.at(seen, topic, np.arange(n))
-        topic_order = np.argsort(seen, kind="stable")
+        topic_order = topic_rank  # (the i-th query to appear is topics[topic_rank[i]])
         by_seen = np.argsort(np.argsort(topic_order)[row_topic], kind="stable")
         row_docs = np.array(docs, dtype=object)[row_doc[by_seen]]
         hashes = np.empty(rows, i64)
@@ -511,24 +556,31 @@ class _EncodedQrels:
         # each evaluated query's scores in descending order, to find the groups of ties
         seg_off = np.zeros(n + 1, i64)
         np.cumsum(seg_len, out=seg_off[1:])
-        entry_query = np.repeat(np.arange(n, dtype=i64), seg_len)
-        entry = (np.arange(int(seg_off[-1]), dtype=i64) - seg_off[entry_query]
-                 + run.offsets[np.maximum(qpos, 0)][entry_query])
+        entries = int(seg_off[-1])
+        entry = np.arange(entries, dtype=i64) + np.repeat(
+            run.offsets[np.maximum(qpos, 0)] - seg_off[:-1], seg_len)
         scores = run.values[entry]
-        if len(scores) > 1 and not bool(np.all((scores[1:] <= scores[:-1])
-                                               | (entry_query[1:] != entry_query[:-1]))):
-            scores = scores[np.lexsort((-scores, entry_query))]  # not written in score order
-        group_start = np.flatnonzero(_starts(entry_query, scores))
-        group_end = np.append(group_start[1:], len(scores))[:len(group_start)]
-        lo = np.repeat(group_start, group_end - group_start)
-        hi = np.repeat(group_end, group_end - group_start)
+        # where each query's entries start, but at the first (a boundary within the array)
+        inner = seg_off[1:-1][seg_off[1:-1] < entries]
+        descending = scores[1:] <= scores[:-1]
+        descending[inner[inner > 0] - 1] = True  # a query's first entry may exceed the last
+        if not bool(np.all(descending)):  # not written in score order
+            entry_query = np.repeat(np.arange(n, dtype=i64), seg_len)
+            scores = scores[np.lexsort((-scores, entry_query))]
+        # the groups of tied scores: each entry's group, and where each group starts and ends
+        starts = np.ones(entries, bool)
+        starts[1:] = scores[1:] != scores[:-1]
+        starts[inner] = True
+        group_of = np.cumsum(starts) - 1
+        bounds = np.append(np.flatnonzero(starts), entries)
         # the judged documents found: their positions in pyndeval's order
         found_query = np.repeat(np.arange(n, dtype=i64), count)
         keep = np.arange(total, dtype=i64) - out_off[:-1].repeat(room) < count.repeat(room)
         rank = out_rank[keep].astype(i64)
         row = out_row[keep].astype(i64)
         g = seg_off[found_query] + rank - 1
-        position = lo[g] + hi[g] - 1 - g - seg_off[found_query]
+        group = group_of[g]
+        position = bounds[group] + bounds[group + 1] - 1 - g - seg_off[found_query]
         # the rankings, cut at max_docs, unjudged documents as -1
         length = seg_len if max_docs is None else np.minimum(seg_len, max_docs)
         offsets = np.zeros(n + 1, i64)
