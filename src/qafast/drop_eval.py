@@ -7,7 +7,9 @@ scores one prediction against one gold answer (the script's ``get_metrics``); ``
 --gold_path G --prediction_path P`` prints what the script prints. The rules are in
 :mod:`qafast.reference.drop`. Each distinct span is normalized once and becomes a bag of
 token ids; a compiled kernel pairs the bags (the assignment SciPy's ``linear_sum_assignment``
-finds, computed without SciPy) and takes the maxima. SciPy is not needed.
+finds, computed without SciPy) and takes the maxima. SciPy is not needed. Files are read by
+compiled scanners that build no object for what is not scored (passages, questions); a file
+they do not take is read by json.loads, as the script reads it.
 """
 
 from __future__ import annotations
