@@ -309,3 +309,178 @@ def test_score_kernel_refuses_offsets_it_cannot_trust():
                 dict(tok=np.array([0, 2], dtype=np.int32)), dict(bag_off=i64(0, 2, 1))):
         with pytest.raises(ValueError):
             run(**bad)
+
+
+# -- the files read by the compiled scanners, against json.loads ------------------------------
+
+def _dump_string(text: str, rng: random.Random) -> str:
+    # a JSON string with some characters escaped in one of the ways JSON allows
+    out = []
+    for ch in text:
+        r = rng.random()
+        if ch in '"\\' or ord(ch) < 0x20:
+            out.append(json.dumps(ch)[1:-1] if r < 0.5 else f"\\u{ord(ch):04x}")
+        elif r < 0.1:
+            units = ch.encode("utf-16-be")   # a pair of \\u escapes beyond the BMP
+            out.append("".join(f"\\u{int.from_bytes(units[i:i + 2], 'big'):04X}"
+                               for i in range(0, len(units), 2)))
+        elif r < 0.13 and ch == "/":
+            out.append("\\/")
+        else:
+            out.append(ch)
+    return '"' + "".join(out) + '"'
+
+
+def _dump(value, rng: random.Random, escapes: bool) -> str:
+    """``value`` as JSON, with random white space, key escapes only where ``escapes``."""
+    ws = lambda: rng.choice(["", "", " ", "\n  ", "\r\n", "\t"])  # noqa: E731
+    if isinstance(value, dict):
+        items = [f"{ws()}{_dump_string(k, rng) if escapes else json.dumps(k)}{ws()}:{ws()}"
+                 f"{_dump(v, rng, escapes)}{ws()}" for k, v in value.items()]
+        return "{" + ",".join(items) + ws() + "}"
+    if isinstance(value, list):
+        return "[" + ",".join(ws() + _dump(v, rng, escapes) + ws() for v in value) + ws() + "]"
+    if isinstance(value, str):
+        return _dump_string(value, rng) if escapes else json.dumps(value,
+                                                                   ensure_ascii=rng.random() < .5)
+    return json.dumps(value)
+
+
+EXTRA = st.recursive(st.one_of(st.none(), st.booleans(), st.integers(-10**6, 10**6),
+                               st.floats(allow_nan=False, allow_infinity=False),
+                               st.text(max_size=80)),
+                     lambda inner: st.one_of(st.lists(inner, max_size=3),
+                                             st.dictionaries(st.text(max_size=5), inner,
+                                                             max_size=3)),
+                     max_leaves=8)
+KEY_TEXT = st.text(alphabet=st.characters(codec="utf-8"), max_size=12)
+
+
+def _with_extras(obj: dict, extras: dict, rng: random.Random) -> dict:
+    # obj's keys and the extra ones, in a shuffled order (an extra key never replaces one of
+    # obj's)
+    items = list(obj.items()) + [(k, v) for k, v in extras.items() if k not in obj]
+    rng.shuffle(items)
+    return dict(items)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.tuples(gold_answer, st.lists(gold_answer, max_size=3),
+                          st.one_of(st.none(), answer), KEY_TEXT), min_size=1, max_size=10),
+       st.integers(1, 4), st.dictionaries(st.sampled_from(["passage", "question", "wiki_url",
+                                                           "highlights", "x"]), EXTRA,
+                                          max_size=3),
+       st.booleans(), st.randoms(use_true_random=False))
+def test_scanned_files_score_as_the_loaded_objects(tmp_path_factory, questions, n_passages,
+                                                   extras, escapes, rng):
+    gold: dict = {}
+    preds: dict = {}
+    for i, (first, validated, pred, qid_text) in enumerate(questions):
+        qid = f"{qid_text}\u00b7{i}"
+        qa = {"query_id": qid, "answer": _with_extras(first, extras, rng)}
+        if validated:
+            qa["validated_answers"] = [_with_extras(a, extras, rng) for a in validated]
+        passage = gold.setdefault(f"p{i % n_passages}\u5317", {"qa_pairs": []})
+        passage["qa_pairs"].append(_with_extras(qa, extras, rng))
+        if pred is not None:
+            preds[qid] = pred
+    gold = {k: _with_extras(v, extras, rng) for k, v in gold.items()}
+    tmp = tmp_path_factory.mktemp("drop")
+    g, p = tmp / "gold.json", tmp / "pred.json"
+    g_text, p_text = _dump(gold, rng, escapes), _dump(preds, rng, escapes)
+    g.write_bytes(g_text.encode("utf-8"))
+    p.write_bytes(p_text.encode("utf-8"))
+    assert json.loads(g_text) == gold and json.loads(p_text) == preds
+    # the scanners take these files (keys escaped or not) and read what json.loads reads
+    scanned = _kernels.drop_scan_predictions(p.read_bytes(), json.decoder.scanstring)
+    assert scanned == preds
+    if not escapes:
+        vocab = _kernels.DropVocab(qafast.drop_eval._Normalizer())
+        lists = ([], {}, [0], [], [], [0], [], [], [], [0])
+        assert _kernels.drop_scan_gold(g.read_bytes(), preds, vocab, json.decoder.scanstring,
+                                       *lists)
+    want = qafast.drop_per_question(gold, preds)
+    got = qafast.drop_per_question(str(g), str(p))
+    for key in ("query_id", "type"):
+        assert got[key] == want[key]
+    for key in ("exact_match", "f1", "predicted"):
+        assert got[key].tolist() == want[key].tolist()
+
+
+@pytest.mark.parametrize("text", [
+    # repeated fields: json.loads keeps the last value (and a repeated passage the first place)
+    '{"p": {"qa_pairs": [{"query_id": "q", "answer": {"number": "5"}, '
+    '"answer": {"number": "7"}}]}}',
+    '{"p": {"qa_pairs": [{"query_id": "q", "answer": {"number": "5", "number": "6"}}]}}',
+    '{"p": {"qa_pairs": [{"query_id": "x", "query_id": "q", "answer": {"number": "5"}}]}}',
+    '{"p": {"qa_pairs": [{"query_id": "q", "answer": {"number": "5"}}]}, '
+    '"r": {"qa_pairs": []}, "p": {"qa_pairs": [{"query_id": "q", "answer": {"number": "6"}}]}}',
+    '{"p": {"qa_pairs": [{"query_id": "q", "answer": {"number": "5"}}], '
+    '"qa_pairs": [{"query_id": "q", "answer": {"number": "6"}}]}}',
+    '{"p": {"qa_pairs": [{"query_id": "q", "answer": {"number": "", "date": {"day": "1", '
+    '"month": "May", "year": "1990", "day": "2"}}}]}}',
+    # escaped keys, odd value types, numbers and literals json.loads takes
+    '{"p": {"qa_\\u0070airs": [{"query_id": "q", "answer": {"number": "5"}}]}}',
+    '{"p": {"qa_pairs": [{"query_id": "q", "answer": {"number": "5"}, "n": [1e5, -0.5, true, '
+    'false, null, {}], "question": "\\ud800 \\" \\\\"}], "passage": ' + '"x" ' * 0 + '"' +
+    "long " * 40 + '"}}',
+    '{"p": {"qa_pairs": [{"query_id": "q", "answer": {"number": "", "spans": ["a", "b"]}, '
+    '"validated_answers": [{"number": "", "spans": ["b"]}, {"number": "3", "spans": 5}]}]}}',
+    '{"p": {"qa_pairs": [{"query_id": "q", "answer": {"number": "", "spans": []}, '
+    '"validated_answers": {}}]}}',
+    '{"p": {"qa_pairs": [{"query_id": "q", "answer": {}}, {"query_id": "r", "answer": '
+    '{"date": {"day": "1", "month": "", "year": "2"}}}]}}',
+    '{}', '{"p": {"qa_pairs": []}}',
+])
+def test_scanned_gold_as_json_loads(tmp_path, text):
+    g, p = tmp_path / "g.json", tmp_path / "p.json"
+    g.write_text(text, encoding="utf-8")
+    preds = {"q": ["5", "b"], "x": "7"}
+    p.write_text(json.dumps(preds), encoding="utf-8")
+    try:
+        want = qafast.drop_per_question(json.loads(text), preds)
+    except QafastError as e:
+        with pytest.raises(type(e)):
+            qafast.drop_per_question(str(g), str(p))
+        return
+    got = qafast.drop_per_question(str(g), str(p))
+    assert got["query_id"] == want["query_id"] and got["type"] == want["type"]
+    assert got["exact_match"].tolist() == want["exact_match"].tolist()
+    assert got["f1"].tolist() == want["f1"].tolist()
+
+
+@pytest.mark.parametrize("text", [
+    '{"q": "5", "q": ["a", "b"]}', '{"q\\u00e9": "\\u00e9\\n"}', '{}', '{"q": []}',
+    ' \r\n{"q" : [ "a" , "" ] }\n',
+    '{"q": 5}', '{"q": null}', '{"q": ["a", 1]}', '["q"]', '{"q": "5",}', '{"q": "5"} x',
+    '{"q": NaN}', '\ufeff{"q": "5"}', '{"q": "\\ud83d\\ude00 \\udc00"}',
+])
+def test_scanned_predictions_as_json_loads(text):
+    raw = text.encode("utf-8")
+    got = _kernels.drop_scan_predictions(raw, json.decoder.scanstring)
+    try:
+        want = json.loads(text)
+    except ValueError:
+        assert got is None
+        return
+    if got is not None:
+        assert got == want and list(got) == list(want)
+    else:   # the scanner leaves odd value types to json.loads
+        assert not (isinstance(want, dict) and all(
+            isinstance(v, str) or (isinstance(v, list) and all(isinstance(x, str) for x in v))
+            for v in want.values()))
+
+
+@pytest.mark.parametrize("text", ['{"p": {"qa_pairs": [{"query_id": "q", "answer": {"num',
+                                  '{"p": {"qa_pairs": []}} }', '{"p": {"qa_pairs": [\x01]}}',
+                                  b'{"p": "\xff"}'])
+def test_malformed_scanned_files_name_the_file(tmp_path, text):
+    g, p = tmp_path / "gold.json", tmp_path / "p.json"
+    g.write_bytes(text if isinstance(text, bytes) else text.encode("utf-8"))
+    p.write_text("{}", encoding="utf-8")
+    with pytest.raises(qafast.FormatError, match="gold.json"):
+        qafast.drop(str(g), str(p))
+    g.write_text('{"p": {"qa_pairs": []}}', encoding="utf-8")
+    p.write_bytes(text if isinstance(text, bytes) else text.encode("utf-8"))
+    with pytest.raises(qafast.FormatError, match="p.json"):
+        qafast.drop(str(g), str(p))

@@ -366,6 +366,14 @@ JSON_SKIP_HOTPOT: int
 JSON_SKIP_DROP: int
 JSON_SKIP_NQ: int
 def json_skip_spans(buf: bytes, layout: int) -> list[int] | None: ...
+# a DROP gold file and predictions read from their bytes (_drop_scan.pxi)
+def drop_scan_gold(
+    buf: bytes, predictions: dict[Any, Any], vocab: DropVocab, scanstring: Any,
+    ids: list[Any], missing: dict[int, int], pred_off: list[int], pred_bags: list[int],
+    pair_pred: list[int], gold_off: list[int], gold_bags: list[int], gold_blank: list[bool],
+    gold_kind: list[int], q_off: list[int],
+) -> bool: ...
+def drop_scan_predictions(buf: bytes, scanstring: Any) -> dict[str, str | list[str]] | None: ...
 # a TriviaQA dataset with only the fields the evaluation reads (_triviaqa_scan.pxi)
 def triviaqa_json_compact(buf: bytes, out: NDArray[np.uint8]) -> int: ...
 def triviaqa_scan_questions(buf: bytes, out: NDArray[np.uint8], qids: list[str],

@@ -7,7 +7,9 @@ scores one prediction against one gold answer (the script's ``get_metrics``); ``
 --gold_path G --prediction_path P`` prints what the script prints. The rules are in
 :mod:`qafast.reference.drop`. Each distinct span is normalized once and becomes a bag of
 token ids; a compiled kernel pairs the bags (the assignment SciPy's ``linear_sum_assignment``
-finds, computed without SciPy) and takes the maxima. SciPy is not needed.
+finds, computed without SciPy) and takes the maxima. SciPy is not needed. Files are read by
+compiled scanners that build no object for what is not scored (passages, questions); a file
+they do not take is read by json.loads, as the script reads it.
 """
 
 from __future__ import annotations
@@ -128,6 +130,9 @@ def _load(source, what: str):
     return load_json(source, what)
 
 
+#: json.loads's own string decoder, for the scanners' long strings with escapes
+_SCANSTRING = json.decoder.scanstring  # type: ignore[attr-defined]
+
 #: code -> type name; code -1 (the last) is None: no gold answer kept
 _NAMES = KINDS + (None,)
 
@@ -154,15 +159,33 @@ def _score(gold, predictions) -> _Scored:
         return _score_paused(gold, predictions)
 
 
+def _read_bytes(source) -> bytes | None:
+    """The bytes of a file named by ``source``, or None (not a path, or unreadable: the json
+    path reads it again and names the error)."""
+    if not isinstance(source, (str, os.PathLike)):
+        return None
+    try:
+        with open(os.fspath(source), "rb") as f:
+            return f.read()
+    except OSError:
+        return None
+
+
+def _scan_files(gold, predictions, bags, lists) -> bool:
+    """The walk straight from the files' bytes, where the compiled scanners take them: True
+    with ``lists`` filled, or False (lists to be cleared) for the json path to read them."""
+    raw_gold = _read_bytes(gold)
+    if raw_gold is None:
+        return False
+    if type(predictions) is not dict:
+        raw = _read_bytes(predictions)
+        predictions = _kernels.drop_scan_predictions(raw, _SCANSTRING) if raw else None
+        if predictions is None:
+            return False
+    return _kernels.drop_scan_gold(raw_gold, predictions, bags, _SCANSTRING, *lists)
+
+
 def _score_paused(gold, predictions) -> _Scored:
-    gold, gsrc = _load(gold, "gold file")
-    predictions, psrc = _load(predictions, "predictions")
-    if not isinstance(gold, dict):
-        raise InputTypeError(f"{gsrc}: the gold file must be an object of passages, got "
-                             f"{type(gold).__name__}")
-    if not isinstance(predictions, dict):
-        raise InputTypeError(f"{psrc}: the predictions must be an object {{query id: "
-                             f"answer}}, got {type(predictions).__name__}")
     bags = _kernels.DropVocab(_Normalizer())
     ids: list = []
     missing_kinds: dict = {}          # question index -> type code, for those not predicted
@@ -176,14 +199,39 @@ def _score_paused(gold, predictions) -> _Scored:
     q_off = [0]
     lists = (ids, missing_kinds, pred_off, pred_bags, pair_pred, gold_off, gold_bags, gold_blank,
              gold_kind, q_off)
-    if not (type(gold) is dict and type(predictions) is dict
-            and _kernels.drop_walk(gold, predictions, bags, *lists)):
+    if not _scan_files(gold, predictions, bags, lists):
+        # the json path, from empty lists and a new vocabulary
         for seq in lists:
             seq.clear()
         pred_off.append(0)
         gold_off.append(0)
         q_off.append(0)
+        bags = _kernels.DropVocab(_Normalizer())
+        _load_and_walk(gold, predictions, bags, lists)
+    return _kernel_scores(bags, *lists)
+
+
+def _load_and_walk(gold, predictions, bags, lists) -> None:
+    """The walk over the loaded JSON (the files read by json.loads, or the objects given)."""
+    gold, gsrc = _load(gold, "gold file")
+    predictions, psrc = _load(predictions, "predictions")
+    if not isinstance(gold, dict):
+        raise InputTypeError(f"{gsrc}: the gold file must be an object of passages, got "
+                             f"{type(gold).__name__}")
+    if not isinstance(predictions, dict):
+        raise InputTypeError(f"{psrc}: the predictions must be an object {{query id: "
+                             f"answer}}, got {type(predictions).__name__}")
+    if not (type(gold) is dict and type(predictions) is dict
+            and _kernels.drop_walk(gold, predictions, bags, *lists)):
+        for seq in lists:
+            seq.clear()
+        for offsets in (lists[2], lists[5], lists[9]):   # pred_off, gold_off, q_off
+            offsets.append(0)
         _walk(gold, predictions, gsrc, psrc, bags, *lists)
+
+
+def _kernel_scores(bags, ids, missing_kinds, pred_off, pred_bags, pair_pred, gold_off,
+                   gold_bags, gold_blank, gold_kind, q_off) -> _Scored:
     n_q = len(ids)
     n_pairs = len(pair_pred)
     pair_em = np.empty(n_pairs)
