@@ -3,13 +3,17 @@
 
     python benchmarks/bench_hotpot.py                      # 100,000 questions
     python benchmarks/bench_hotpot.py --questions 20000 --script PATH
+    python benchmarks/bench_hotpot.py --contexts           # also gold files with paragraphs
 
 The official script (unmodified; default path /work/scratch/oracles/hotpot, or --script) is
 imported and its ``eval(PRED, GOLD)`` timed with its printing sent to a buffer; qafast is
 timed on the same files (``qafast.hotpot(GOLD, PRED)``), and on the loaded objects. Rows:
 
-1. end to end from the files (both read the JSON: the script with ujson, qafast with the
-   standard library's json);
+1. end to end from the files (both read the JSON: the script with ujson, qafast with its
+   compiled scan of the bytes), wall and CPU time (``time.process_time``); with
+   ``--contexts`` also on a second gold file whose questions carry ``"context"`` paragraphs
+   as the real dev set's do (10 paragraphs of 3-5 sentences, about 5 KB a question), which
+   the script's ujson builds and qafast's scan skips unbuilt;
 2. scoring only, the data already loaded: the script's ``eval`` with the ``json`` name of its
    module bound to a stand-in whose ``load`` returns the objects ujson read beforehand (the
    script's code is unchanged; it still opens the files), against
@@ -18,8 +22,9 @@ timed on the same files (``qafast.hotpot(GOLD, PRED)``), and on the loaded objec
 Both must print the same dict (asserted, float for float). Data is synthetic and seeded:
 answers of 1-5 words with case, punctuation and article noise, a fifth of them yes/no,
 2-4 supporting facts per question with duplicates and misses, 3% of the answers and 3% of
-the facts not predicted. The gold entries have no ``"context"`` (the real files' paragraphs
-would only add JSON reading to both sides). Needs ujson, which the script imports.
+the facts not predicted. The first gold file's entries have no ``"context"``. Needs ujson,
+which the script imports. Times are the median of the rounds (each round runs every
+contender once, alternating).
 """
 
 from __future__ import annotations
@@ -28,8 +33,10 @@ import argparse
 import contextlib
 import importlib.util
 import io
+import os
 import json
 import random
+import statistics
 import sys
 import tempfile
 import time
@@ -86,18 +93,34 @@ def make_data(n: int, seed: int) -> tuple[list, dict]:
     return gold, {"answer": answers, "sp": facts}
 
 
+def add_contexts(gold: list, seed: int) -> None:
+    """Give each question a "context" like the real dev set's: 10 paragraphs [title,
+    [3-5 sentences of 12-30 words]], about 5 KB of JSON a question."""
+    rng = random.Random(seed + 1)
+    for entry in gold:
+        entry["context"] = [
+            [rng.choice(TITLES),
+             [" ".join(rng.choice(WORDS) for _ in range(rng.randint(12, 30))) + ". "
+              for _ in range(rng.randint(3, 5))]]
+            for _ in range(10)]
+        entry["question"] = " ".join(rng.choice(WORDS) for _ in range(12)) + "?"
+
+
 def interleaved(contenders: dict, repeat: int) -> dict:
-    """``{name: (best time, last result)}``: each round runs every contender once, so that
-    a busy spell on a shared machine slows them all rather than one of them; qafast's
-    contenders, which are quick, run three times a round."""
-    best = {name: (float("inf"), None) for name in contenders}
+    """``{name: (median wall time, median CPU time, last result)}``: each round runs every
+    contender once, so that a busy spell on a shared machine slows them all rather than one
+    of them."""
+    walls: dict = {name: [] for name in contenders}
+    cpus: dict = {name: [] for name in contenders}
+    last = {}
     for _ in range(repeat):
         for name, fn in contenders.items():
-            for _ in range(3 if name.startswith("qafast") else 1):
-                t = time.perf_counter()
-                out = fn()
-                best[name] = (min(best[name][0], time.perf_counter() - t), out)
-    return best
+            t, c = time.perf_counter(), time.process_time()
+            last[name] = fn()
+            walls[name].append(time.perf_counter() - t)
+            cpus[name].append(time.process_time() - c)
+    return {name: (statistics.median(walls[name]), statistics.median(cpus[name]), last[name])
+            for name in contenders}
 
 
 def main() -> int:
@@ -106,6 +129,8 @@ def main() -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--script", default=DEFAULT_SCRIPT)
+    ap.add_argument("--contexts", action="store_true",
+                    help="also time a gold file whose questions carry context paragraphs")
     args = ap.parse_args()
     qafast, why = import_qafast()
     if qafast is None:
@@ -122,16 +147,21 @@ def main() -> int:
     gold, pred = make_data(args.questions, args.seed)
     with tempfile.TemporaryDirectory() as tmp:
         gold_path, pred_path = f"{tmp}/gold.json", f"{tmp}/pred.json"
+        ctx_path = f"{tmp}/gold_contexts.json"
         with open(gold_path, "w", encoding="utf-8") as f:
             json.dump(gold, f)
         with open(pred_path, "w", encoding="utf-8") as f:
             json.dump(pred, f)
+        if args.contexts:
+            add_contexts(gold, args.seed)
+            with open(ctx_path, "w", encoding="utf-8") as f:
+                json.dump(gold, f)
         del gold, pred   # one copy of the data in memory: the collector walks what is there
 
-        def official():
+        def official(gold_file=gold_path):
             buf = io.StringIO()
             with contextlib.redirect_stdout(buf):
-                script.eval(pred_path, gold_path)
+                script.eval(pred_path, gold_file)
             return buf.getvalue().splitlines()[-1]
 
         # the script with its data already loaded: the same unmodified eval, its module's
@@ -150,24 +180,38 @@ def main() -> int:
             finally:
                 script.json = saved
 
-        timed = interleaved({
+        contenders = {
             "official": official,
-            "official, loaded": official_loaded,
             "qafast": lambda: qh.hotpot(gold_path, pred_path),
+            "official, loaded": official_loaded,
             "qafast, loaded": lambda: qh.hotpot(loaded_gold, loaded_pred),
-        }, args.repeat)
-    (t_off, printed), (t_off_loaded, printed_loaded) = timed["official"], timed["official, loaded"]
-    (t_qf_files, from_files), (t_qf_loaded, loaded) = timed["qafast"], timed["qafast, loaded"]
-    assert str(from_files) == printed == printed_loaded == str(loaded), (printed, loaded)
+        }
+        if args.contexts:
+            contenders["official, contexts"] = lambda: official(ctx_path)
+            contenders["qafast, contexts"] = lambda: qh.hotpot(ctx_path, pred_path)
+            ctx_mb = os.path.getsize(ctx_path) / 1e6
+        plain_mb = os.path.getsize(gold_path) / 1e6
+        timed = interleaved(contenders, args.repeat)
+    printed = timed["official"][2]
+    for name in ("official, loaded", "qafast", "qafast, loaded"):
+        assert str(timed[name][2]) == printed, (name, timed[name][2], printed)
+    if args.contexts:
+        assert str(timed["qafast, contexts"][2]) == timed["official, contexts"][2] == printed
 
-    print(f"HotpotQA, {args.questions:,} questions")
+    print(f"HotpotQA, {args.questions:,} questions, medians of {args.repeat} alternating rounds")
     for line in machine_info():
         print(f"  {line}")
-    print(f"{'':34s}{'official':>10s}{'qafast':>10s}{'ratio':>8s}")
-    rows = [("end to end from the JSON files", t_off, t_qf_files),
-            ("scoring the loaded data", t_off_loaded, t_qf_loaded)]
-    for name, a, b in rows:
-        print(f"{name:34s}{a:9.3f}s{b:9.3f}s{a / b:7.1f}x")
+    print(f"{'':40s}{'official':>10s}{'qafast':>10s}{'ratio':>8s}"
+          f"{'CPU off.':>10s}{'CPU qaf.':>10s}{'ratio':>8s}")
+    rows = [(f"end to end, gold {plain_mb:.0f} MB", "official", "qafast"),
+            ("scoring the loaded data", "official, loaded", "qafast, loaded")]
+    if args.contexts:
+        rows.insert(1, (f"end to end, gold with contexts {ctx_mb:.0f} MB",
+                        "official, contexts", "qafast, contexts"))
+    for label, a, b in rows:
+        (wa, ca, _), (wb, cb, _) = timed[a], timed[b]
+        print(f"{label:40s}{wa:9.3f}s{wb:9.3f}s{wa / wb:7.1f}x{ca:9.3f}s{cb:9.3f}s"
+              f"{ca / cb:7.1f}x")
     return 0
 
 

@@ -3,6 +3,7 @@ official script's recorded output, and bad input."""
 
 import ast
 import itertools
+import json
 import math
 import types
 from pathlib import Path
@@ -355,3 +356,154 @@ def test_streaming_state_is_unchanged_by_a_bad_batch_and_merges():
                 {"sums": [0.0] * 12, "count": -1}, {"sums": "x", "count": 1}, {}):
         with pytest.raises(InputError):
             m.load_state_dict(bad)
+
+
+# --------------------------------------------------------------------------------------------
+# The compiled scan of the files against json.loads of the same bytes
+# --------------------------------------------------------------------------------------------
+
+class _Pairs(list):
+    """A JSON object written member by member (keys may repeat: json keeps the last)."""
+
+
+def _json_string(draw, text: str, may_escape: bool = True) -> str:
+    out = ['"']
+    for ch in text:
+        cp = ord(ch)
+        short = {'"': '\\"', "\\": "\\\\", "\n": "\\n", "\t": "\\t", "\r": "\\r",
+                 "\b": "\\b", "\f": "\\f"}.get(ch)
+        how = draw(st.sampled_from(["plain", "plain", "plain", "u", "short"])) \
+            if may_escape else "plain"
+        if short is None and cp < 0x20:
+            how = "u"
+        if how == "short" and short is None:
+            how = "plain" if ch != "/" else "short"
+        if how == "plain" and short is not None:
+            how = "short"
+        if how == "plain":
+            out.append(ch)
+        elif how == "short":
+            out.append("\\/" if ch == "/" else short)
+        elif cp > 0xFFFF:   # a surrogate pair
+            cp -= 0x10000
+            out.append(f"\\u{0xD800 + (cp >> 10):04x}\\u{0xDC00 + (cp & 0x3FF):04X}")
+        else:
+            out.append(f"\\u{cp:04x}")
+    out.append('"')
+    return "".join(out)
+
+
+def _json_text(draw, value, escape_keys: bool) -> str:
+    def ws() -> str:
+        return draw(st.sampled_from(["", "", "", " ", "\n", "\t", " \r\n  "]))
+
+    if isinstance(value, str):
+        return _json_string(draw, value)
+    if value is None or isinstance(value, (bool, int, float)):
+        return json.dumps(value)
+    if isinstance(value, _Pairs):
+        return "{" + ws() + ",".join(
+            ws() + _json_string(draw, k, escape_keys) + ws() + ":" + ws()
+            + _json_text(draw, v, escape_keys) + ws() for k, v in value) + ws() + "}"
+    return "[" + ws() + ",".join(ws() + _json_text(draw, v, escape_keys) + ws()
+                                 for v in value) + ws() + "]"
+
+
+_SCAN_TEXT = st.text(st.sampled_from(list("aZ é\"\\/\n\t\u2028") + ["\x01", "北", "🙂", "İ"]),
+                     max_size=6)
+_SCAN_SID = st.integers(-3, 5) | st.sampled_from([10 ** 17, -(10 ** 18) + 1, 10 ** 18,
+                                                  2 ** 63, 1.0, 0.5, True, False, None])
+_SCAN_FACTS = st.lists(st.tuples(_SCAN_TEXT, _SCAN_SID).map(list), max_size=4)
+_SCAN_BULK = st.recursive(st.none() | st.booleans() | st.integers() | st.floats(
+    allow_nan=False) | _SCAN_TEXT, lambda inner: st.lists(inner, max_size=3) | st.lists(
+    st.tuples(_SCAN_TEXT, inner), max_size=3).map(_Pairs), max_leaves=12)
+
+
+def _plain_facts(facts) -> bool:
+    return all(type(s) is int and abs(s) < 10 ** 18 for _, s in facts)
+
+
+@st.composite
+def _scan_files(draw):
+    """(gold file text, prediction file text, whether the scan must take both): the same
+    content in some serialisation, with escapes, whitespace, member orders, repeated keys,
+    bulky fields the scan skips and sentence ids of every JSON type."""
+    escape_keys = draw(st.integers(0, 9)) == 0
+    plain = not escape_keys
+    gold = []
+    for _ in range(draw(st.integers(1, 6))):
+        members = [("_id", draw(st.sampled_from(["q0", "q1", "é", "", "q\"3"]))),
+                   ("answer", draw(_SCAN_TEXT)), ("supporting_facts", draw(_SCAN_FACTS))]
+        plain = plain and _plain_facts(members[2][1])
+        for key in draw(st.lists(st.sampled_from(["context", "question", "type", "level",
+                                                  "other"]), max_size=3)):
+            members.append((key, draw(_SCAN_BULK)))
+        if draw(st.booleans()):   # a key given twice: the first value is overwritten
+            key = members[draw(st.integers(0, 2))][0]
+            first = draw(_SCAN_FACTS) if key == "supporting_facts" else draw(_SCAN_TEXT)
+            plain = plain and (key != "supporting_facts" or _plain_facts(first))
+            members.insert(0, (key, first))
+        gold.append(_Pairs(draw(st.permutations(members))))
+    ids = [v for entry in gold for k, v in entry if k == "_id"]
+    answers = _Pairs((q, draw(_SCAN_TEXT)) for q in ids if draw(st.booleans()))
+    facts = _Pairs((q, draw(_SCAN_FACTS)) for q in ids if draw(st.booleans()))
+    plain = plain and all(_plain_facts(f) for _, f in facts)
+    top = [("answer", answers), ("sp", facts)]
+    if draw(st.booleans()):
+        top.append(("extra", draw(_SCAN_BULK)))
+    pred = _Pairs(draw(st.permutations(top)))
+    return (_json_text(draw, gold, escape_keys), _json_text(draw, pred, escape_keys), plain)
+
+
+def _kept(gold: list) -> list:
+    return [{k: e[k] for k in ("_id", "answer", "supporting_facts") if k in e} for e in gold]
+
+
+@settings(max_examples=300, deadline=None)
+@given(_scan_files())
+def test_file_scan_builds_what_json_reads(files):
+    gold_text, pred_text, plain = files
+    scanstring = qafast.hotpot_eval._SCANSTRING
+    gold = qafast._kernels.hotpot_scan_gold(gold_text.encode(), scanstring)
+    pred = qafast._kernels.hotpot_scan_predictions(pred_text.encode(), scanstring)
+    if plain:   # of the form the scan takes: it must take it
+        assert gold is not None and pred is not None
+    # json.dumps tells 1 from 1.0 and from true, which == does not
+    if gold is not None:
+        assert json.dumps(gold, sort_keys=True) == json.dumps(_kept(json.loads(gold_text)),
+                                                              sort_keys=True)
+    if pred is not None:
+        want = json.loads(pred_text)
+        assert json.dumps([pred["answer"], pred["sp"]]) == json.dumps([want["answer"],
+                                                                      want["sp"]])
+
+
+@settings(max_examples=100, deadline=None)
+@given(_scan_files())
+def test_files_score_as_their_loaded_objects(files):
+    import tempfile
+
+    gold_text, pred_text, _ = files
+    loaded = hotpot(json.loads(gold_text), json.loads(pred_text), per_question=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        gold_path, pred_path = Path(tmp, "gold.json"), Path(tmp, "pred.json")
+        gold_path.write_text(gold_text, encoding="utf-8")
+        pred_path.write_text(pred_text, encoding="utf-8")
+        rows = hotpot(gold_path, pred_path, per_question=True)
+    assert rows["_id"] == loaded["_id"]
+    for k in spec.KEYS:
+        assert all(bits_equal(a, b) for a, b in zip(rows[k].tolist(), loaded[k].tolist())), k
+
+
+@pytest.mark.parametrize("gold, pred", [
+    (b'[{"_id": "q", "answer": "x", "supporting_facts": []},]', b'{"answer": {}, "sp": {}}'),
+    (b'[{"_id": "q", "answer": "x", "context": [1, 2,]}]', b'{"answer": {}, "sp": {}}'),
+    (b'[{"_id": "q", "answer": "x", "context": "\xff"}]', b'{"answer": {}, "sp": {}}'),
+    (b'[{"_id": "q", "answer": "x"}]', b'{"answer": {"q": "x"}, "sp": {} x'),
+    (b'[{"_id": "q", "answer": "x"}]', b'{"answer": {"q": "x"}, "sp": {"q": [["t", 01]]}}'),
+])
+def test_malformed_files_name_the_file_whatever_the_scan_skips(tmp_path, gold, pred):
+    (tmp_path / "gold.json").write_bytes(gold)
+    (tmp_path / "pred.json").write_bytes(pred)
+    with pytest.raises(FormatError, match=r"(gold|pred)\.json"):
+        hotpot(tmp_path / "gold.json", tmp_path / "pred.json")

@@ -32,6 +32,9 @@ KEYS = ("em", "f1", "prec", "recall", "sp_em", "sp_f1", "sp_prec", "sp_recall",
 
 _SPECIAL = ("yes", "no", "noanswer")
 
+# json's own string decoder, which the scans hand the long escaped strings to
+_SCANSTRING = json.decoder.scanstring  # type: ignore[attr-defined]
+
 
 def hotpot(gold, predictions, *, per_question: bool = False) -> dict:
     """Score HotpotQA predictions as the official ``hotpot_evaluate_v1.py`` does.
@@ -109,11 +112,21 @@ def read_json(path, what: str, *, skip_bulk: bool = False):
     inside strings and each ``NaN`` a new float (as ujson reads them); a FormatError naming
     the file otherwise. ``skip_bulk``: a gold file's "context", "question", "type" and
     "level" of each question may be read as None (they are not scored)."""
+    path, raw = _read_bytes(path, what)
+    return _parse_json(raw, path, skip_bulk=skip_bulk)
+
+
+def _read_bytes(path, what: str) -> tuple:
+    """``(path as str, the file's bytes)``, read in one go."""
     path = os.fspath(path)
     if isinstance(path, bytes):
         raise InputTypeError(f"the {what} path must be str or os.PathLike[str], not bytes")
     with open(path, "rb") as f:
-        raw = f.read()
+        return path, f.read()
+
+
+def _parse_json(raw: bytes, path: str, *, skip_bulk: bool = False):
+    """:func:`read_json` of a file's bytes ``raw`` (``path``: for the errors)."""
     if skip_bulk:
         short = scan_skip(raw, _kernels.JSON_SKIP_HOTPOT)
         if short is not None:
@@ -133,11 +146,28 @@ def read_json(path, what: str, *, skip_bulk: bool = False):
         raise FormatError("JSON nested too deeply to read", path=path) from None
 
 
+def _read_gold_file(path) -> list:
+    """The gold file's questions: the compiled scan of its bytes, which builds each
+    question's "_id", "answer" and "supporting_facts" only and skips the rest unread (GIL
+    released), or :func:`read_json` where the file is not of the plain form it takes."""
+    path, raw = _read_bytes(path, "gold")
+    gold = _kernels.hotpot_scan_gold(raw, _SCANSTRING)
+    return gold if gold is not None else _parse_json(raw, path, skip_bulk=True)
+
+
+def _read_predictions_file(path):
+    """The prediction file's ``{"answer": ..., "sp": ...}``: the compiled scan of its
+    bytes, or :func:`read_json` where the file is not of the plain form it takes."""
+    path, raw = _read_bytes(path, "predictions")
+    predictions = _kernels.hotpot_scan_predictions(raw, _SCANSTRING)
+    return predictions if predictions is not None else _parse_json(raw, path)
+
+
 def _gold_list(gold) -> list:
     source = None
     if isinstance(gold, (str, os.PathLike)):
         source = os.fspath(gold)
-        gold = read_json(gold, "gold", skip_bulk=True)
+        gold = _read_gold_file(gold)
     if type(gold) is not list:
         if isinstance(gold, (str, bytes, Mapping)) or not hasattr(gold, "__iter__"):
             where = f"{source}: " if source is not None else ""
@@ -154,7 +184,7 @@ def _predictions(predictions) -> dict:
     source = "<predictions>"
     if isinstance(predictions, (str, os.PathLike)):
         source = os.fspath(predictions)
-        predictions = read_json(predictions, "predictions")
+        predictions = _read_predictions_file(predictions)
     if not isinstance(predictions, Mapping):
         raise InputTypeError(f"{source}: the predictions must be a JSON object with \"answer\" "
                              f"and \"sp\", not {type(predictions).__name__}")
