@@ -53,6 +53,9 @@ def main() -> int:
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--seed", type=int, default=0)
     a = ap.parse_args()
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import _common  # noqa: F401  (writes the in-tree bytecode, as an installed wheel has it)
+
     topics = 100 if a.quick else 1000
     env = dict(os.environ, PYTHONPATH=str(ROOT / "src"))
     with tempfile.TemporaryDirectory() as tmp:

@@ -113,6 +113,9 @@ def main():
     ap.add_argument("--n", type=int, default=100_000)
     ap.add_argument("--oracle", default="/work/scratch/oracles/tydi")
     a = ap.parse_args()
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import _common  # noqa: F401  (writes the in-tree bytecode, as an installed wheel has it)
+
     env = dict(os.environ, PYTHONHASHSEED="0",
                PYTHONPATH=os.path.join(HERE, "..", "src") + os.pathsep
                + os.environ.get("PYTHONPATH", ""))
