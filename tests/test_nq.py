@@ -5,6 +5,7 @@ import contextlib
 import gzip
 import io
 import json
+import threading
 import warnings
 from pathlib import Path
 
@@ -327,7 +328,9 @@ def test_a_long_line_with_its_document_reads_as_json_loads_reads_it(tmp_path, fi
         nq_eval._read_gold(path)
 
 
-def test_gzip_read_piece_by_piece_reads_what_the_whole_file_gives(tmp_path, monkeypatch):
+@pytest.mark.parametrize("cores", [1, 2])  # decompressed in the reading thread, or another
+def test_gzip_read_piece_by_piece_reads_what_the_whole_file_gives(tmp_path, monkeypatch, cores):
+    monkeypatch.setattr(nq_eval, "_usable_cores", lambda: cores)
     records = [{"example_id": i * 7919 - 50, "annotations": [ann(span(i, i + 3, 0, 2),
                                                                  [span(-1, -1, i, i + 1)])] * 3,
                 "document_html": "<p>naïve 日本語</p>" * (i % 4)} for i in range(40)]
@@ -352,6 +355,28 @@ def test_gzip_read_piece_by_piece_reads_what_the_whole_file_gives(tmp_path, monk
         path.write_bytes(data)
         with pytest.raises(FormatError, match="gzip"):
             nq_eval._read_gold(path)
+
+
+def test_an_interrupt_while_scanning_leaves_no_decompressing_thread(tmp_path, monkeypatch):
+    text = "".join(json.dumps({"example_id": i, "annotations": []}) + "\n"
+                   for i in range(3000)).encode()
+    path = tmp_path / "g.jsonl.gz"
+    path.write_bytes(gzip.compress(text))
+    monkeypatch.setattr(nq_eval, "_PIECE", 64)
+    monkeypatch.setattr(nq_eval, "_usable_cores", lambda: 2)
+    feed, calls = nq_eval._GoldScan.feed, []
+
+    def interrupted(self, *args):
+        calls.append(1)
+        if len(calls) == 3:
+            raise KeyboardInterrupt
+        return feed(self, *args)
+
+    monkeypatch.setattr(nq_eval._GoldScan, "feed", interrupted)
+    before = set(threading.enumerate())
+    with pytest.raises(KeyboardInterrupt):
+        nq_eval._read_gold(path)
+    assert set(threading.enumerate()) == before
 
 
 def test_many_short_lines_fill_and_grow_the_line_arrays(tmp_path):

@@ -23,10 +23,12 @@ import gzip
 import json
 import math
 import os
+import queue
 import sys
+import threading
 import warnings
 import zlib
-from collections.abc import Iterable, Mapping
+from collections.abc import Generator, Iterable, Iterator, Mapping
 
 import numpy as np
 
@@ -470,16 +472,18 @@ def _gzip_member_reader():
     return isal_zlib.decompressobj(31)
 
 
-def _gunzip_into(data: bytes, scan: _GoldScan) -> None:
-    """Decompress the gzip members of ``data`` piece by piece into ``scan``."""
+def _gzip_texts(data: bytes, stop: threading.Event | None = None) -> Iterator[bytes]:
+    """The text of the gzip members of ``data``, piece by piece (until ``stop`` is set);
+    raises _NotStreamed where the whole-file reader is to decide."""
     view = memoryview(data)
     pos, size = 0, len(data)
-    rest = bytearray()  # the text of a line not yet complete
     while pos < size:
         if view[pos:pos + 2] != b"\x1f\x8b":  # trailing bytes: the whole-file reader decides
             raise _NotStreamed
         d = _gzip_member_reader()
         while not d.eof:
+            if stop is not None and stop.is_set():
+                return
             if pos >= size:
                 raise _NotStreamed  # a truncated member
             piece = view[pos:pos + _PIECE]
@@ -488,8 +492,66 @@ def _gunzip_into(data: bytes, scan: _GoldScan) -> None:
             except Exception:  # noqa: BLE001 (the whole-file reader says what is wrong)
                 raise _NotStreamed from None
             pos += len(piece) - len(d.unused_data)
-            if not text:
-                continue
+            if text:
+                yield text
+
+
+def _texts_ahead(data: bytes) -> Generator[bytes, None, None]:
+    """_gzip_texts(data), decompressed in a thread of its own while the caller scans the
+    piece before (decompression and the scan both release the GIL): a generator whose
+    closing stops that thread and waits for it."""
+    if len(data) <= _PIECE or _usable_cores() < 2:
+        yield from _gzip_texts(data)
+        return
+    pieces: queue.Queue = queue.Queue(maxsize=2)
+    stop = threading.Event()
+
+    def put(item) -> bool:
+        while not stop.is_set():
+            try:
+                pieces.put(item, timeout=0.1)
+                return True
+            except queue.Full:
+                pass
+        return False
+
+    def decompress() -> None:
+        try:
+            for text in _gzip_texts(data, stop):
+                if not put((text, None)):
+                    return
+        except BaseException as e:  # noqa: BLE001 (raised again in the scanning thread)
+            put((None, e))
+        else:
+            put((None, None))
+
+    worker = threading.Thread(target=decompress, name="qafast-nq-gunzip", daemon=True)
+    worker.start()
+    try:
+        while True:
+            text, error = pieces.get()
+            if error is not None:
+                raise error
+            if text is None:
+                return
+            yield text
+    finally:
+        stop.set()
+        worker.join()
+
+
+def _usable_cores() -> int:
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
+
+
+def _gunzip_into(data: bytes, scan: _GoldScan) -> None:
+    """Decompress the gzip members of ``data`` piece by piece into ``scan``."""
+    rest = bytearray()  # the text of a line not yet complete
+    texts = _texts_ahead(data)
+    try:
+        for text in texts:
             start = 0
             if rest:  # the line begun in the text before, completed here (or not yet)
                 end = text.find(b"\n") + 1
@@ -500,6 +562,8 @@ def _gunzip_into(data: bytes, scan: _GoldScan) -> None:
                 start = end
             tail = memoryview(text)[start:]  # (scanned where it is, not copied)
             rest = bytearray(tail[scan.feed(tail, False):])
+    finally:
+        texts.close()
     scan.feed(rest, True)
 
 
@@ -1171,7 +1235,8 @@ def register_cli(subparsers) -> dict:
     p.add_argument("--short_non_null_threshold", type=int, default=2,
                    help="annotators who must give a short answer (default 2)")
     p.add_argument("--num_threads", type=int, default=10,
-                   help="accepted for the script's sake (qafast reads in one thread)")
+                   help="accepted for the script's sake (qafast's reading does not depend "
+                        "on it)")
     p.add_argument("--cache_gold_data", action=_Bool, default=False,
                    help="refused: the script's pickle cache fails under Python 3")
     p.add_argument("--nocache_gold_data", dest="cache_gold_data", action="store_false",

@@ -510,7 +510,7 @@ def _cli_write(args) -> None:
     keys, answers = gold.keys, gold.answers
     sys.stderr.write("".join([f"Missed question {k} will receive score 0.\n"
                               for k, p in zip(keys, preds) if p is None]))
-    out = []
+    missed = []
     for i in np.flatnonzero(em == 0).tolist():
         p = preds[i]
         if p is not None:
@@ -520,6 +520,29 @@ def _cli_write(args) -> None:
             human = answers[i].get("HumanAnswers")
             if human:   # (checked by gold.golds)
                 g = answers[i]["NormalizedAliases"] + [normalize_triviaqa(h) for h in human]
-            out.append(f"em=0: {p} {g!r}\n")
+            missed.append((p, g))
+    out = _em0_lines(missed)
     out.append(f"{result!r}\n")
     sys.stdout.write("".join(out))
+
+
+def _em0_lines(missed: list) -> list:
+    """The script's ``em=0: {prediction} {gold list}`` line of each (prediction, gold strings)
+    pair.
+
+    repr of the lists took most of the time of writing them (a call a string). A string
+    with no quote, no backslash and no character that is not printable has repr ``'s'``
+    (str.isprintable is the test repr escapes by), so where every gold string is such (as
+    normalized answers are) each list is written as one join; else each by repr."""
+    bodies = [_QUOTED_SEP.join(g) for _, g in missed]
+    every = "".join(bodies)
+    # the only quotes are the separators' (two between two strings of a list)
+    quotes = 2 * (sum(map(len, (g for _, g in missed))) - len(missed))
+    if (every.count("'") != quotes or "\\" in every or not every.isprintable()
+            or not all(g for _, g in missed)):
+        return [f"em=0: {p} {g!r}\n" for p, g in missed]
+    return [f"em=0: {p} ['{b}']\n" for (p, _), b in zip(missed, bodies)]
+
+
+#: what separates two plain strings in a list's repr
+_QUOTED_SEP = "', '"
