@@ -5,7 +5,8 @@ collected by pytest).
 
 For N seeded adversarial reference/candidate files (queries apart and together, repeated
 pids and slots, ranks 0, above 10 and out of range, pid 0 relevant, signs, spaces, ``_`` in
-numbers, Unicode digits, blank lines, CRLF, extra columns, 20-digit ids): the script's stdout
+numbers, Unicode digits, blank lines, CRLF, extra columns, 20-digit ids; with ``--hostile``
+also reference lines with such fields, tabs at an end, too few columns): the script's stdout
 against ``qafast msmarco-passage`` byte for byte, and ``qafast.msmarco_passage`` against
 ``qafast.reference.msmarco``. Where the script fails, qafast must fail with a qafast error.
 Prints the number of mismatches.
@@ -57,6 +58,15 @@ def make_case(rng: random.Random, hostile: bool):
     if hostile and rng.random() < 0.1:
         cand.insert(rng.randint(0, len(cand)), "")
     end = rng.choice(["\n", "\r\n"])
+    if hostile:
+        # drawn after the rest, so that a seed's other draws stay those of earlier versions
+        for k in range(len(ref)):
+            if rng.random() < 0.1:
+                q, _, p, _ = ref[k].split("\t")
+                ref[k] = rng.choice([f"{num(rng, 0, 5, 0.5)}\t0\t{num(rng, 0, 12, 0.5)}\t1",
+                                     f"\t{q}\t0\t{p}", f"{q}\t0\t{p}\t", f"{q}\t\t{p}",
+                                     f"{q}\t0", f"{q}\t0\t{p}\t1\t", f" {q}\t0\t{p}\t1",
+                                     "", "\t"])
     return end.join(ref) + end, end.join(cand) + rng.choice([end, ""])
 
 

@@ -20,6 +20,7 @@ specification itself, line by line, so both give the script's numbers.
 from __future__ import annotations
 
 import io
+import locale
 import mmap
 import operator
 import os
@@ -80,8 +81,49 @@ def _checked(fn, lines: list, path: str, what: str):
                           line=e.line) from None
 
 
+# what the fast reference reader takes: ASCII digits, tabs and "\n" alone; such bytes decode
+# to the same text in any encoding that gives back these twelve characters
+_PLAIN = b"0123456789\t\n"
+
+
+def _plain_reference(source, path: str):
+    """The reference read from its bytes, or None where the file is not plain (anything but
+    digits, tabs and "\n"; a line with a tab at an end, which the script's strip would
+    move; a line the script cannot read): the specification then reads it, with its error.
+
+    A plain line's fields are what the script's ``strip().split("\t")`` gives, and
+    ``int`` of ASCII digits is the same number from bytes as from text."""
+    try:
+        if isinstance(source, (bytes, bytearray, memoryview)):
+            data = bytes(source)
+        else:
+            if _PLAIN.decode(locale.getpreferredencoding(False), "replace") != _PLAIN.decode():
+                return None
+            with open(path, "rb") as f:
+                data = f.read()
+    except (OSError, LookupError):
+        return None     # the specification's reader reports it
+    if (data.translate(None, _PLAIN) or data.startswith(b"\t") or data.endswith(b"\t")
+            or b"\t\n" in data or b"\n\t" in data):
+        return None
+    lines = data.split(b"\n")
+    if lines[-1] == b"":
+        lines.pop()      # the newline ending the last line
+    relevant: dict = {}
+    try:
+        for line in lines:
+            parts = line.split(b"\t")
+            relevant.setdefault(int(parts[0]), []).append(int(parts[2]))
+    except (ValueError, IndexError):
+        return None
+    return relevant
+
+
 def _read_reference(source) -> tuple[dict, str]:
     path = _name(source)
+    relevant = _plain_reference(source, path)
+    if relevant is not None:
+        return relevant, path
     return _checked(ref.load_reference, _text_lines(source, path), path, "reference"), path
 
 
