@@ -209,3 +209,29 @@ def test_streaming_takes_numpy_rows_and_refuses_bad_input():
         other.load_state_dict(m.state_dict())
     with pytest.raises(InputError, match="not a MsmarcoMetrics state"):
         m.load_state_dict({"format": "x"})
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["1", "01", "22", "", "9" * 25]),
+                          st.sampled_from(["0", "Q0", ""]),
+                          st.sampled_from(["7", "007", "", "18446744073709551616"]),
+                          st.sampled_from(["", "\t1", "\t", "\t\t"])),
+                max_size=6),
+       st.sampled_from(["\n", "\r\n", "\t\n", "\n\n"]), st.booleans())
+def test_the_plain_reference_reader_reads_as_the_specification(rows, newline, last_newline):
+    # the bytes-level reader takes only what it reads as the script does, and leaves the
+    # rest (with the script's error) to the specification's reader
+    from qafast.msmarco_eval import _plain_reference, _text_lines
+
+    text = newline.join("\t".join(r[:3]) + r[3] for r in rows)
+    if last_newline and rows:
+        text += newline
+    data = text.encode()
+    fast = _plain_reference(data, "<bytes>")
+    try:
+        want = ref.load_reference(_text_lines(data, "<bytes>"))
+    except ref.LineError:
+        assert fast is None
+        return
+    if fast is not None:
+        assert fast == want and list(fast) == list(want)
