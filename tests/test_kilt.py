@@ -384,3 +384,115 @@ def test_lines_the_scanner_leaves_to_json(tmp_path, line):
             qafast.kilt_retrieval(qp, gp)
     else:
         assert qafast.kilt_retrieval(qp, gp) == want
+
+
+# kilt_squad_spans: SQuAD's normalize_answer of JSON string contents straight from their
+# bytes (no GIL), against the reference on the decoded str.
+
+def _spans_of(strings: list, ensure_ascii: bool):
+    """The JSON text of strings (one after another, as a file holds them) and their rows
+    (kind, start, end) as kilt_scan gives them."""
+    raw = bytearray()
+    rows = []
+    for s in strings:
+        if s is None:
+            rows.append((0, 0, 0))
+            continue
+        text = json.dumps(s, ensure_ascii=ensure_ascii).encode("utf-8", "surrogatepass")
+        lo = len(raw) + 1
+        raw += text + b" "
+        rows.append((2 if b"\\" in text else 1, lo, lo + len(text) - 2))
+    return bytes(raw), np.array(rows, dtype=np.int64).reshape(-1, 3)
+
+
+def _normalized(strings: list, ensure_ascii: bool):
+    raw, rows = _spans_of(strings, ensure_ascii)
+    room = int((rows[:, 2] - rows[:, 1]).sum()) + 3
+    chars = np.full(room, -7, dtype=np.int32)
+    off = np.empty(len(strings) + 1, dtype=np.int64)
+    off[0] = 3
+    state = np.empty(len(strings), dtype=np.uint8)
+    qafast._kernels.kilt_squad_spans(raw, rows, 0, off, chars, state)
+    assert (chars[:3] == -7).all()
+    return ["".join(map(chr, chars[off[i]:off[i + 1]])) for i in range(len(strings))], state
+
+
+_unicode_text = st.lists(st.one_of(
+    st.sampled_from(["the", "a", "An", "THE", "an", "The", "ΣΑΣ", "İ", "ß", "Ǆ", "K",
+                     "\u00a0", "\u3000", "\u0085", "\u2028", " ", "\t", "\x1c", "_", "-",
+                     "«", "'", ".", "\u0301", "é", "\ud800"]),
+    st.text(max_size=5)), max_size=8).map("".join)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(st.none(), _unicode_text), max_size=8), st.booleans())
+def test_squad_spans_match_reference(strings, ensure_ascii):
+    from qafast.reference.answers import normalize_squad
+    if not ensure_ascii and any("\ud800" <= c <= "\udfff" for s in strings if s for c in s):
+        ensure_ascii = True   # (a lone surrogate is written as an escape only)
+    got, state = _normalized(strings, ensure_ascii)
+    for s, g, st_ in zip(strings, got, state.tolist()):
+        if s is None:
+            assert st_ == qafast._kernels.KILT_SPAN_ABSENT and g == ""
+        elif st_ == qafast._kernels.KILT_SPAN_LEFT:
+            # left to CPython: exactly the strings lowered with context or into two code
+            # points, and lone surrogates
+            assert g == "" and any(c == "\u03a3" or "\ud800" <= c <= "\udfff" for c in s)
+        else:
+            assert g == normalize_squad(s)
+            assert st_ == (qafast._kernels.KILT_SPAN_DONE if s.strip()
+                           else qafast._kernels.KILT_SPAN_BLANK)
+
+
+def test_squad_spans_lower_every_code_point_as_str_lower():
+    # every code point but the surrogates, each its own string: the kernel's per code point
+    # lowering is str.lower's wherever it does not leave the string to CPython
+    from qafast.reference.answers import normalize_squad
+    points = [c for c in range(0x110000) if not 0xD800 <= c <= 0xDFFF]
+    strings = [chr(c) + "x" for c in points]
+    got, state = _normalized(strings, False)
+    left = [points[i] for i in np.flatnonzero(state == qafast._kernels.KILT_SPAN_LEFT)]
+    assert left == [0x3A3]
+    bad = [hex(c) for c, s, g in zip(points, strings, got)
+           if c != 0x3A3 and g != normalize_squad(s)]
+    assert bad == []
+
+
+def test_squad_spans_check_their_inputs():
+    raw, rows = _spans_of(["ab", "cd"], False)
+    off = np.zeros(3, dtype=np.int64)
+    state = np.empty(2, dtype=np.uint8)
+    with pytest.raises(InputError, match="no room"):
+        qafast._kernels.kilt_squad_spans(raw, rows, 0, off, np.empty(3, np.int32), state)
+    for lo, hi in ((0, 2), (3, 2), (1, len(raw))):
+        bad = rows.copy()
+        bad[0, 1:] = lo, hi
+        with pytest.raises(InputError, match="out of range"):
+            qafast._kernels.kilt_squad_spans(raw, bad, 0, off, np.empty(9, np.int32), state)
+    with pytest.raises(InputError, match="columns"):
+        qafast._kernels.kilt_squad_spans(raw, rows, 1, off, np.empty(9, np.int32), state)
+    # a span that is not a JSON string's contents is left to the caller, never read past
+    bad = rows.copy()
+    bad[0, 2] = bad[1, 2]
+    qafast._kernels.kilt_squad_spans(raw, bad, 0, off, np.empty(16, np.int32), state)
+    assert state[0] == qafast._kernels.KILT_SPAN_LEFT
+    assert state[1] == qafast._kernels.KILT_SPAN_DONE
+
+
+@pytest.mark.parametrize("text", ["ΣΑΣ the Σ", "İstanbul", "x\ud800y", "  ", "!!!", ""])
+def test_files_with_strings_left_to_cpython(tmp_path, text):
+    # the scanned path with strings the kernel leaves to CPython, blank and empty ones,
+    # as texts, answers, titles and inputs
+    gold = [{"id": "q1", "input": text, "output": [
+        {"answer": text, "provenance": [{"wikipedia_id": "1", "title": text}]},
+        {"answer": "paris", "provenance": [{"wikipedia_id": "2", "title": "Σ"}]}]},
+        {"id": "q2", "input": "y", "output": [{"answer": "b"}]}]
+    guess = [{"id": "q1", "output": [{"provenance": [
+        {"wikipedia_id": "1", "text": "a " + text}, {"wikipedia_id": "2"},
+        {"wikipedia_id": "2", "text": "ΣΑΣ paris"}]}]},
+        {"id": "q2", "output": [{"provenance": [{"wikipedia_id": "0", "text": text}]}]}]
+    gp, qp = _both_ways(tmp_path, gold, guess, ensure_ascii=True, ks=(1, 2, 3))
+    if "\ud800" not in text:
+        _both_ways(tmp_path, gold, guess, ensure_ascii=False, ks=(1, 2, 3))
+    scan = kilt_eval._scan(qp, gp, ["wikipedia_id"])
+    assert scan[2] is not None

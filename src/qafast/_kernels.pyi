@@ -443,3 +443,9 @@ def kilt_in_context(chars: _I32, char_off: _I64, texts: _I64, text_off: _I64, an
                     answer_off: _I64, titles: _I64, title_off: _I64, source: _I64,
                     first_answer: _I64, first_title: _I64, first_both: _I64,
                     entity_in_input: _I64) -> None: ...
+KILT_SPAN_DONE: int
+KILT_SPAN_ABSENT: int
+KILT_SPAN_BLANK: int
+KILT_SPAN_LEFT: int
+def kilt_squad_spans(raw: _BU8, rows: _I64, col: int, off: _I64, chars: _I32, state: _U8
+                     ) -> None: ...

@@ -1092,3 +1092,169 @@ def kilt_scan(const unsigned char[::1] gold, const unsigned char[::1] guess, lis
             free(k[i].prov.data)
             free(k[i].val)
         _trec_table_free(&table)
+
+
+# ---------------------------------------------------------------------------------------------
+# kilt_squad_spans normalizes the strings the scanner found (answers, titles, inputs and
+# guess texts) as SQuAD's normalize_answer does, straight from their UTF-8 bytes in the file
+# and without the GIL, so that threads scoring files run in parallel: decoding each string
+# to a Python str first held the GIL for most of a call.
+#
+# s.lower() is Py_UNICODE_TOLOWER per code point except where CPython lowers into more than
+# one code point (U+0130 only: "i" + U+0307, done here) or with context (U+03A3, final
+# sigma). A string with U+03A3, a lone surrogate escape, or a span that is not the contents
+# of a valid JSON string is left to the caller (which decodes it and uses
+# answer_squad_chars, holding the GIL for it: Greek text with capital sigmas scores with the
+# GIL held).
+# ---------------------------------------------------------------------------------------------
+
+cdef extern from "Python.h":
+    Py_UCS4 _kl_tolower "Py_UNICODE_TOLOWER"(Py_UCS4 ch) noexcept nogil
+
+#: kilt_squad_spans' state of a row: normalized, no string (an absent value), normalized and
+#: blank (str.strip() makes it empty), left to the caller
+cdef enum:
+    _KL_SPAN_DONE = 0
+    _KL_SPAN_ABSENT = 1
+    _KL_SPAN_BLANK = 2
+    _KL_SPAN_LEFT = 3
+
+KILT_SPAN_DONE = _KL_SPAN_DONE
+KILT_SPAN_ABSENT = _KL_SPAN_ABSENT
+KILT_SPAN_BLANK = _KL_SPAN_BLANK
+KILT_SPAN_LEFT = _KL_SPAN_LEFT
+
+
+cdef Py_ssize_t _kl_prepare_utf8(const unsigned char* u, Py_ssize_t n, _AkWork* w,
+                                 bint* blank) noexcept nogil:
+    """Fill w.cp/w.cls (room for n) with s.lower() minus string.punctuation for the str s
+    of the valid UTF-8 u[0:n] (room for n: no code point takes fewer bytes than it makes
+    code points); their count, -1 where s.lower() needs context (left to CPython). blank:
+    every code point of s is whitespace."""
+    cdef Py_ssize_t p = 0, m = 0, width
+    cdef int64_t c
+    cdef Py_UCS4 low
+    cdef uint8_t k
+    blank[0] = True
+    while p < n:
+        c = u[p]
+        if c < 128:
+            p += 1
+            k = _AK_CLASS[c]
+            if k != 2:
+                blank[0] = False
+            if k == 1:
+                continue
+            if 65 <= c <= 90:
+                c += 32
+            w.cp[m] = <Py_UCS4>c
+            w.cls[m] = k
+            m += 1
+            continue
+        c = _kj_decode(u, p, &width)
+        p += width
+        if c == 0x3A3:
+            return -1
+        if not _ak_isspace(<Py_UCS4>c):
+            blank[0] = False
+        if c == 0x130:
+            # str.lower makes it "i" and U+0307 (a combining mark: no word character); its
+            # two UTF-8 bytes leave room for the two code points
+            w.cp[m] = 105
+            w.cls[m] = 4
+            w.cp[m + 1] = 0x307
+            w.cls[m + 1] = _ak_uclass(0x307)
+            m += 2
+            continue
+        low = _kl_tolower(<Py_UCS4>c)
+        if low < 128:
+            k = _AK_CLASS[low]
+            if k == 1:
+                continue
+        else:
+            k = _ak_uclass(low)
+        w.cp[m] = low
+        w.cls[m] = k
+        m += 1
+    return m
+
+
+def kilt_squad_spans(const unsigned char[::1] raw, const int64_t[:, ::1] rows, Py_ssize_t col,
+                     int64_t[::1] off, int32_t[::1] chars, uint8_t[::1] state):
+    """SQuAD's normalize_answer of the string of each row of ``rows`` (its kind, start and
+    end at columns ``col``, ``col + 1``, ``col + 2``, as kilt_scan gives them for ``raw``).
+
+    Row i's code points go to ``chars[off[i]:off[i + 1]]`` (``off[0]`` is given: where the
+    first goes) and its ``KILT_SPAN_*`` state to ``state[i]``; a row in no state but DONE and
+    BLANK gets no code point. ``chars`` needs room, from ``off[0]``, for the bytes of every
+    row's string (no normalized string is longer)."""
+    cdef Py_ssize_t nrows = rows.shape[0], i, j, t, nt, a, b, lo, hi, n = raw.shape[0]
+    cdef Py_ssize_t m, size, most = 0
+    cdef int64_t kind, need = 0, at
+    cdef bint escaped, blank
+    cdef const unsigned char* u
+    cdef unsigned char* unescaped = NULL
+    cdef _AkWork w
+    if col < 0 or col + 3 > rows.shape[1]:
+        raise InputError("the string columns are out of range")
+    if off.shape[0] != nrows + 1 or state.shape[0] != nrows:
+        raise InputError("one offset per row and one more, and one state per row, are expected")
+    for i in range(nrows):
+        kind = rows[i, col]
+        lo = rows[i, col + 1]
+        hi = rows[i, col + 2]
+        if kind == _KJ_PLAIN or kind == _KJ_ESCAPED:
+            if lo < 1 or hi < lo or hi >= n:
+                raise InputError("string spans out of range")
+            need += hi - lo
+            most = max(most, hi - lo)
+    if off[0] < 0 or off[0] > chars.shape[0] or need > chars.shape[0] - off[0]:
+        raise InputError("chars has no room for the strings")
+    w.cp = NULL
+    w.cls = NULL
+    w.spans = NULL
+    w.utf8 = NULL
+    w.cap = 0
+    unescaped = <unsigned char*>malloc(most + 1)
+    if unescaped == NULL:
+        raise MemoryError()
+    try:
+        with nogil:
+            _ak_work_reserve(&w, most + 1)
+            at = off[0]
+            for i in range(nrows):
+                kind = rows[i, col]
+                state[i] = _KL_SPAN_LEFT
+                if kind == _KJ_ABSENT:
+                    state[i] = _KL_SPAN_ABSENT
+                elif kind == _KJ_PLAIN or kind == _KJ_ESCAPED:
+                    lo = rows[i, col + 1]
+                    hi = rows[i, col + 2]
+                    escaped = False
+                    # (the span must be exactly a valid JSON string's contents: then its
+                    # UTF-8 and escapes are well-formed and the decoding below stays in it)
+                    if raw[lo - 1] == 34 and raw[hi] == 34 \
+                            and _ty_string(&raw[0], lo - 1, hi + 1, &escaped) == hi + 1:
+                        u = &raw[lo]
+                        size = hi - lo
+                        if escaped:
+                            size = _kj_unescape(&raw[0], lo, hi, unescaped)
+                            u = unescaped
+                        if size >= 0:
+                            m = _kl_prepare_utf8(u, size, &w, &blank)
+                            if m >= 0:
+                                nt = _ak_squad_spans(&w, m)
+                                for t in range(nt):
+                                    if t:
+                                        chars[at] = 32
+                                        at += 1
+                                    a = w.spans[2 * t]
+                                    b = w.spans[2 * t + 1]
+                                    for j in range(a, b):
+                                        chars[at] = <int32_t>w.cp[j]
+                                        at += 1
+                                state[i] = _KL_SPAN_BLANK if blank else _KL_SPAN_DONE
+                off[i + 1] = at
+    finally:
+        free(unescaped)
+        _ak_work_free(&w)

@@ -255,38 +255,71 @@ def _scanned_ranking(g: _Scanned, q: _Scanned, chosen: np.ndarray, vocab: int, k
          "set_ids": g.prov[:, 1], "set_off": prov_bounds, "has_prov": g.out[:, 3],
          "vocab": vocab}
     if in_context:
-        strings: dict = {}
-        sid = strings.setdefault
-        answer_text = g.strings(g.out, 0)
-        title_text = g.strings(g.prov, 2)
-        text_text = q.strings(q.prov[tops], 5)
-        inputs = g.strings(g.rec, 3)
-        answers: list = []
-        answer_off = [0]
-        titles: list = []
-        title_off = [0]
-        bounds_list = prov_bounds.tolist()
-        for o_lo, o_hi in g.rec[:, 6:8].tolist():
-            for o in range(o_lo, o_hi):
-                ans = answer_text[o]
-                if ans:
-                    ans = ans.strip()
-                    if ans:
-                        answers.append(sid(ans, len(strings)))
-            for t in title_text[bounds_list[o_lo]:bounds_list[o_hi]]:
-                if t:
-                    t = t.strip()
-                    if t:
-                        titles.append(sid(t, len(strings)))
-            answer_off.append(len(answers))
-            title_off.append(len(titles))
-        texts = [-1 if t is None else sid(t, len(strings)) for t in text_text]
-        source = [sid(t, len(strings)) for t in inputs]
         tops_n = np.minimum(phi, plo + top) - plo
-        a.update(strings=list(strings), texts=texts,
-                 text_off=np.concatenate([[0], np.cumsum(tops_n)]), answers=answers,
-                 answer_off=answer_off, titles=titles, title_off=title_off, source=source)
+        # the strings normalized from their bytes by one kernel without the GIL: the gold
+        # answers, titles and inputs, then the guess texts, one string index each
+        groups = [(g, g.out, 0), (g, g.prov, 2), (g, g.rec, 3), (q, q.prov[tops], 5)]
+        chars, char_off, state, index = _normalized_spans(groups)
+        answer_idx, title_idx, input_idx, text_idx = index
+        # an answer or title counts where it is a string that str.strip() leaves non-empty
+        answer_keep = state[answer_idx] == _kernels.KILT_SPAN_DONE
+        title_keep = state[title_idx] == _kernels.KILT_SPAN_DONE
+        answer_kept = np.concatenate([[0], np.cumsum(answer_keep)])
+        title_kept = np.concatenate([[0], np.cumsum(title_keep)])
+        a.update(chars=chars, char_off=char_off,
+                 texts=np.where(state[text_idx] == _kernels.KILT_SPAN_ABSENT, -1, text_idx),
+                 text_off=np.concatenate([[0], np.cumsum(tops_n)]),
+                 answers=answer_idx[answer_keep], answer_off=answer_kept[out_off],
+                 titles=title_idx[title_keep], title_off=title_kept[prov_bounds[out_off]],
+                 source=input_idx)
     return _score_ranking(nq, ks, in_context, a)
+
+
+def _normalized_spans(groups: list):
+    """SQuAD's normalize_answer of the strings at columns ``col`` of each group's rows
+    ``(scanned file, rows, col)``, as one string table: ``(chars, char_off, state, index)``,
+    string i's code points ``chars[char_off[i]:char_off[i + 1]]``, its ``KILT_SPAN_*`` state
+    ``state[i]``, and each group's string indexes in ``index``. The kernel leaves a few
+    strings to CPython (see kilt_squad_spans); they are decoded and normalized here."""
+    counts = [len(rows) for _, rows, _ in groups]
+    total = sum(counts)
+    room = sum(int((rows[:, col + 2] - rows[:, col + 1])[np.isin(rows[:, col], _STRING)].sum())
+               for _, rows, col in groups)
+    chars = np.empty(room, dtype=np.int32)
+    char_off = np.empty(total + 1, dtype=np.int64)
+    state = np.empty(total, dtype=np.uint8)
+    char_off[0] = 0
+    start = 0
+    index = []
+    for (f, rows, col), n in zip(groups, counts):
+        _kernels.kilt_squad_spans(f.raw, np.ascontiguousarray(rows), col,
+                                  char_off[start:start + n + 1], chars,
+                                  state[start:start + n])
+        index.append(np.arange(start, start + n, dtype=np.int64))
+        start += n
+    chars = chars[:char_off[total]]
+    left = np.flatnonzero(state == _kernels.KILT_SPAN_LEFT)
+    if len(left):
+        # each such string decoded as json.loads decodes it, normalized by the str kernel and
+        # appended as a new string that its row then names
+        starts = np.cumsum([0] + counts)
+        texts = []
+        for g, (f, rows, col) in enumerate(groups):
+            mine = left[(left >= starts[g]) & (left < starts[g + 1])] - starts[g]
+            if len(mine):
+                texts += [_plain(t) for t in f.strings(rows[mine], col)]
+        extra_off = np.empty(len(texts) + 1, dtype=np.int64)
+        extra = np.frombuffer(_kernels.answer_squad_chars(texts, extra_off), dtype=np.int32)
+        new_ids = total + np.arange(len(texts), dtype=np.int64)
+        chars = np.concatenate([chars, extra])
+        char_off = np.concatenate([char_off, char_off[total] + extra_off[1:]])
+        state = np.concatenate([state, np.array(
+            [_kernels.KILT_SPAN_DONE if t.strip() else _kernels.KILT_SPAN_BLANK for t in texts],
+            dtype=np.uint8)])
+        remap = np.arange(total + len(texts), dtype=np.int64)
+        remap[left] = new_ids
+        index = [remap[ix] for ix in index]
+    return chars, char_off, state, index
 
 
 # --------------------------------------------------------------------------------------------
@@ -439,8 +472,12 @@ def _score_ranking(nq: int, ks: list, in_context: bool, a: dict) -> dict:
         h = hits[:, len(distinct_ks) - 1]
         cols[f"recall@{top}"] = np.where(ranked, h / per_set, 0.0)
         return cols
-    char_off = np.empty(len(a["strings"]) + 1, dtype=np.int64)
-    chars = np.frombuffer(_kernels.answer_squad_chars(a["strings"], char_off), dtype=np.int32)
+    if "chars" in a:   # (normalized from the file's bytes already)
+        chars, char_off = a["chars"], a["char_off"]
+    else:
+        char_off = np.empty(len(a["strings"]) + 1, dtype=np.int64)
+        chars = np.frombuffer(_kernels.answer_squad_chars(a["strings"], char_off),
+                              dtype=np.int32)
     first_answer, first_title, first_both, entity_in_input = (
         np.empty(nq, dtype=np.int64) for _ in range(4))
     _kernels.kilt_in_context(chars, char_off, i64("texts"), i64("text_off"), i64("answers"),
