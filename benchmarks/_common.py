@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.metadata
+import importlib.util
 import os
 import platform
 import statistics
@@ -136,6 +137,37 @@ class Timing:
 
 
 REPS = 3  # bench_ranking.py --reps overrides this
+
+
+def best_of(fn, repeat: int = 3) -> float:
+    """The shortest wall time of ``repeat`` calls of ``fn()``."""
+    best = float("inf")
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - t0)
+    return best
+
+
+def in_threads(fn, count: int):
+    """A function that runs ``fn()`` in ``count`` threads at once and waits for them."""
+    import threading
+
+    def run() -> None:
+        threads = [threading.Thread(target=fn) for _ in range(count)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    return run
+
+
+def load_script(path, name: str):
+    """The official script at ``path``, unmodified, imported as module ``name``."""
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def time_call(fn, *, reps: int | None = None, single_if_over: float = 20.0, warmup=None) -> Timing:

@@ -29,7 +29,6 @@ import importlib.util
 import io
 import sys
 import tempfile
-import threading
 import time
 import warnings
 from pathlib import Path
@@ -38,7 +37,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import import_qafast
+from _common import best_of, import_qafast, in_threads
 
 
 def write_files(tmp: str, queries: int, depth: int, seed: int) -> tuple[str, str]:
@@ -70,23 +69,6 @@ def write_files(tmp: str, queries: int, depth: int, seed: int) -> tuple[str, str
     return str(ref), str(cand)
 
 
-def best_of(fn, repeat: int = 3) -> float:
-    best = float("inf")
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t0)
-    return best
-
-
-def in_threads(fn, count: int):
-    def run() -> None:
-        threads = [threading.Thread(target=fn) for _ in range(count)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-    return run
 
 
 def timed(fn):

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import importlib.util
 import io
 import random
 import statistics
@@ -33,7 +32,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import import_qafast, machine_info
+from _common import import_qafast, load_script, machine_info
 
 EN = ["the", "a", "an", "Paris", "France", "Eiffel", "Tower", "river", "1889", "twenty",
       "café", "İstanbul", "rock", "band", "album", "1,000", "Smith's", "New", "York", "City",
@@ -67,12 +66,6 @@ def make(n: int, lang: str, seed: int, cmrc_form: bool = False):
         return [{"context_id": "c", "qas": qas}], preds
     return [{"title": "t", "paragraphs": [{"context": "", "qas": qas}]}], preds
 
-
-def load(path: Path, name: str):
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def timed(fn):
@@ -129,7 +122,7 @@ def main() -> int:
     for line in machine_info():
         print(line)
     oracles = Path(args.oracles)
-    mlqa_mod = load(oracles / "mlqa" / "mlqa_evaluation_v1.py", "mlqa_oracle")
+    mlqa_mod = load_script(oracles / "mlqa" / "mlqa_evaluation_v1.py", "mlqa_oracle")
     n = args.questions
     print(f"\n{n:,} questions; median seconds (script / qafast) and ratio, "
           f"{args.repeat} alternating runs")
@@ -144,7 +137,7 @@ def main() -> int:
     if why_not is not None:
         print(f"CMRC:    not run ({why_not})")
         return 0
-    cmrc_mod = load(oracles / "cmrc" / "cmrc2018_evaluate.py", "cmrc_oracle")
+    cmrc_mod = load_script(oracles / "cmrc" / "cmrc2018_evaluate.py", "cmrc_oracle")
     data, preds = make(n, "zh", seed=11, cmrc_form=True)
     medians, want, got = alternating(lambda: cmrc_mod.evaluate(data, preds),
                                      lambda: qafast.cmrc(data, preds), args.repeat)

@@ -31,7 +31,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import gzip
-import importlib.util
 import io
 import json
 import os
@@ -47,16 +46,10 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from _common import import_qafast, machine_info  # noqa: E402
+from _common import import_qafast, load_script, machine_info  # noqa: E402
 
 EVALUATIONS = ("coqa", "quac", "tydi", "mlqa-en", "mlqa-zh", "cmrc", "drcd")
 
-
-def load(path: Path, name: str):
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def in_process(fn):
@@ -137,7 +130,7 @@ def run_coqa(r: Runner) -> None:
     import bench_coqa
 
     path = r.script("coqa/evaluate-v1.0.py")
-    script = load(path, "coqa_official")
+    script = load_script(path, "coqa_official")
     data, preds = bench_coqa.make_coqa(r.n, 34)
     d, p = r.tmp / "coqa_data.json", r.tmp / "coqa_pred.json"
     d.write_text(json.dumps(data), encoding="utf-8")
@@ -154,7 +147,7 @@ def run_quac(r: Runner) -> None:
     import bench_quac
 
     path = r.script("quac/scorer.py")
-    script = load(path, "quac_official")
+    script = load_script(path, "quac_official")
     script.args = argparse.Namespace(min_f1=0.4, verbose=False)   # what eval_fn reads
     gold, lines = bench_quac.make_data(r.n, 0)
     v, m = r.tmp / "quac_val.json", r.tmp / "quac_output.jsonl"
@@ -187,7 +180,7 @@ def run_mlqa(r: Runner, lang: str) -> None:
     import bench_multilingual
 
     path = r.script("mlqa/mlqa_evaluation_v1.py")
-    script = load(path, "mlqa_official")
+    script = load_script(path, "mlqa_official")
     data, preds = bench_multilingual.make(r.n, lang, seed=7 + len(lang) + ord(lang[0]))
     d, p = r.tmp / f"mlqa_{lang}.json", r.tmp / f"mlqa_{lang}_pred.json"
     d.write_text(json.dumps({"version": "1.0", "data": data}, ensure_ascii=False),
@@ -220,7 +213,7 @@ def run_cmrc(r: Runner) -> None:
     import bench_multilingual
 
     path = _cmrc_script(r)
-    script = load(path, "cmrc_official")
+    script = load_script(path, "cmrc_official")
     data, preds = bench_multilingual.make(r.n, "zh", seed=11, cmrc_form=True)
     d, p = r.tmp / "cmrc.json", r.tmp / "cmrc_pred.json"
     d.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
@@ -260,7 +253,7 @@ def make_drcd(n: int, seed: int):
 
 def run_drcd(r: Runner) -> None:
     path = _cmrc_script(r)
-    script = load(path, "cmrc_official")
+    script = load_script(path, "cmrc_official")
     data, preds = make_drcd(r.n, 13)
     d, p = r.tmp / "drcd.json", r.tmp / "drcd_pred.json"
     d.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")

@@ -16,33 +16,14 @@ from __future__ import annotations
 
 import argparse
 import sys
-import threading
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import import_qafast  # noqa: E402
+from _common import best_of, import_qafast, in_threads  # noqa: E402
 from bench_answers import make_squad  # noqa: E402
 
 
-def best_of(fn, repeat: int = 3) -> float:
-    best = float("inf")
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t0)
-    return best
-
-
-def in_threads(fn, count: int):
-    def run():
-        threads = [threading.Thread(target=fn) for _ in range(count)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-    return run
 
 
 def main() -> int:
