@@ -340,10 +340,10 @@ def _per_query_text(args, columns, numeric, r) -> str:
     rel = {columns[j].name: s for j, s in r.relstrings.items()}
     printed = [c for c in columns if c.family not in ("runid", "num_q") and c.aggregate != "gm"]
     rows = _query_values(args, numeric, r).tolist()
-    lines = []
+    lines: list[str] = []
     add = lines.append
     # one template a column: its name, then the query id and the value
-    plan = []
+    plan: list[tuple] = []
     for c in printed:
         name = f"{c.name:<22}".replace("%", "%%")
         if c.family == "relstring":
