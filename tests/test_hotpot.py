@@ -415,7 +415,7 @@ _SCAN_SID = st.integers(-3, 5) | st.sampled_from([10 ** 17, -(10 ** 18) + 1, 10 
                                                   2 ** 63, 1.0, 0.5, True, False, None])
 _SCAN_FACTS = st.lists(st.tuples(_SCAN_TEXT, _SCAN_SID).map(list), max_size=4)
 _SCAN_BULK = st.recursive(st.none() | st.booleans() | st.integers() | st.floats(
-    allow_nan=False) | _SCAN_TEXT, lambda inner: st.lists(inner, max_size=3) | st.lists(
+    allow_nan=False, allow_infinity=False) | _SCAN_TEXT, lambda inner: st.lists(inner, max_size=3) | st.lists(
     st.tuples(_SCAN_TEXT, inner), max_size=3).map(_Pairs), max_leaves=12)
 
 
