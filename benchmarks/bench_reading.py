@@ -212,15 +212,22 @@ def _cmrc_same(got: dict, want: tuple) -> bool:
 def run_cmrc(r: Runner) -> None:
     import bench_multilingual
 
+    data, preds = bench_multilingual.make(r.n, "zh", seed=11, cmrc_form=True)
+    _against_cmrc_script(r, "CMRC", data, preds)
+
+
+def _against_cmrc_script(r: Runner, name: str, data, preds) -> None:
+    """The CMRC script beside ``qafast <name>`` on the data written as files. ``qafast drcd``
+    prints by default what the CMRC script prints, which is qafast.cmrc's numbers: that is
+    the scoring timed against the script's for both."""
     path = _cmrc_script(r)
     script = load_script(path, "cmrc_official")
-    data, preds = bench_multilingual.make(r.n, "zh", seed=11, cmrc_form=True)
-    d, p = r.tmp / "cmrc.json", r.tmp / "cmrc_pred.json"
+    d, p = r.tmp / f"{name.lower()}.json", r.tmp / f"{name.lower()}_pred.json"
     d.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
     p.write_text(json.dumps(preds, ensure_ascii=False), encoding="utf-8")
-    r.scoring("CMRC", lambda: script.evaluate(data, preds), lambda: r.qafast.cmrc(data, preds),
+    r.scoring(name, lambda: script.evaluate(data, preds), lambda: r.qafast.cmrc(data, preds),
               same=_cmrc_same)
-    r.programs("CMRC", [str(path), str(d), str(p)], ["cmrc", str(d), str(p)])
+    r.programs(name, [str(path), str(d), str(p)], [name.lower(), str(d), str(p)])
 
 
 # Traditional characters (DRCD is Taiwanese Wikipedia), with its full-width punctuation.
@@ -252,17 +259,8 @@ def make_drcd(n: int, seed: int):
 
 
 def run_drcd(r: Runner) -> None:
-    path = _cmrc_script(r)
-    script = load_script(path, "cmrc_official")
     data, preds = make_drcd(r.n, 13)
-    d, p = r.tmp / "drcd.json", r.tmp / "drcd_pred.json"
-    d.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
-    p.write_text(json.dumps(preds, ensure_ascii=False), encoding="utf-8")
-    # `qafast drcd` prints by default what the CMRC script prints on these files, which is
-    # qafast.cmrc's numbers: that is the scoring to time against the script's.
-    r.scoring("DRCD", lambda: script.evaluate(data, preds), lambda: r.qafast.cmrc(data, preds),
-              same=_cmrc_same)
-    r.programs("DRCD", [str(path), str(d), str(p)], ["drcd", str(d), str(p)])
+    _against_cmrc_script(r, "DRCD", data, preds)
 
 
 def main() -> int:
