@@ -235,3 +235,46 @@ def test_the_plain_reference_reader_reads_as_the_specification(rows, newline, la
         return
     if fast is not None:
         assert fast == want and list(fast) == list(want)
+
+
+@st.composite
+def _digit_field(draw, value):
+    # the digits of ``value`` with 0 to 12 leading zeros: fields of 1 to 30 bytes put the word
+    # reader's eight-byte window across the tab, the line end and the end of the file
+    return "0" * draw(st.integers(0, 12)) + str(value)
+
+
+@st.composite
+def _wide_files(draw):
+    values = st.one_of(st.integers(0, 40), st.integers(10 ** 6, 10 ** 9),
+                       st.integers(10 ** 15, 10 ** 19), st.sampled_from([99999999, 10 ** 8,
+                                                                         12345678, 10 ** 18 - 1]))
+    qids = draw(st.lists(values, min_size=1, max_size=4, unique=True))
+    pids = draw(st.lists(values, min_size=1, max_size=5, unique=True))
+    qrels = b"".join(f"{q}\t0\t{draw(st.sampled_from(pids))}\t1\n".encode() for q in qids)
+    lines = []
+    for q in draw(st.lists(st.sampled_from(qids + [7]), min_size=1, max_size=4, unique=True)):
+        for _ in range(draw(st.integers(1, 5))):
+            fields = (draw(_digit_field(q)), draw(_digit_field(draw(st.sampled_from(pids)))),
+                      draw(_digit_field(draw(st.integers(0, 1000)))))
+            lines.append("\t".join(fields))
+    end = draw(st.sampled_from(["\n", "\r\n"]))
+    return qrels, (end.join(lines) + draw(st.sampled_from([end, ""]))).encode()
+
+
+@pytest.mark.filterwarnings("ignore::qafast.msmarco_eval.MsmarcoWarning")
+@settings(max_examples=200, deadline=None)
+@given(_wide_files())
+def test_fields_of_any_width_read_as_pythons_int_reads_them(files):
+    # the candidate reader takes eight digits at a time where the machine is little-endian;
+    # leading zeros, 8, 9, 16 to 19 digit fields and a file ending inside the window must
+    # all give the numbers int() gives
+    qrels, cand = files
+    try:
+        message, want = _spec(qrels, cand)
+    except ValueError:
+        with pytest.raises(InputError):
+            qafast.msmarco_passage(qrels, cand)
+        return
+    assert qafast.msmarco_passage_per_query(qrels, cand)["message"] == message
+    assert qafast.msmarco_passage(qrels, cand) == want
