@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import importlib.util
 import io
 import json
 import random
@@ -34,7 +33,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import import_qafast
+from _common import import_qafast, load_script
 
 WORDS = ("white", "kitten", "Cotton", "barn", "farmer", "her mother", "the old house", "Zürich",
          "three", "in the morning", "a red ball", "São Paulo", "his sisters", "paint", "bucket",
@@ -102,9 +101,7 @@ def main() -> int:
     qafast, why = import_qafast()
     if qafast is None:
         raise SystemExit(why)
-    spec = importlib.util.spec_from_file_location("coqa_official", args.script)
-    script = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(script)
+    script = load_script(args.script, "coqa_official")
 
     data, preds = make_coqa(args.turns, args.seed)
     print(f"CoQA, {args.turns:,} turns ({len(preds):,} predicted, 4 gold answers each)")

@@ -36,7 +36,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import hashlib
-import importlib.util
 import io
 import os
 import random
@@ -48,7 +47,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import import_qafast
+from _common import import_qafast, load_script
 
 SYLL = ("ka", "lo", "mi", "ren", "tas", "vo", "ber", "un", "el", "sto", "qua", "dré", "ñu",
         "ist", "or", "an", "the", "of", "ly", "ma")
@@ -117,9 +116,7 @@ def main() -> int:
     qafast, why = import_qafast()
     if qafast is None:
         raise SystemExit(why)
-    spec = importlib.util.spec_from_file_location("pyserini_dpr_eval", args.script)
-    script = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(script)
+    script = load_script(args.script, "pyserini_dpr_eval")
 
     run = make_retrieval(args.questions, args.depth, args.seed)
     topk = [1, 5, 20, 100]

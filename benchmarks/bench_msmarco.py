@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import importlib.util
 import io
 import sys
 import tempfile
@@ -37,7 +36,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import best_of, import_qafast, in_threads
+from _common import best_of, import_qafast, in_threads, load_script
 
 
 def write_files(tmp: str, queries: int, depth: int, seed: int) -> tuple[str, str]:
@@ -97,9 +96,7 @@ def main() -> int:
     warnings.simplefilter("ignore", qafast.MsmarcoWarning)
     script = None
     if args.script:
-        spec = importlib.util.spec_from_file_location("msmarco_official", args.script)
-        script = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(script)
+        script = load_script(args.script, "msmarco_official")
     with tempfile.TemporaryDirectory() as tmp:
         ref, cand = write_files(tmp, args.queries, args.depth, args.seed)
         size = Path(cand).stat().st_size

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import importlib.util
 import io
 import json
 import os
@@ -39,7 +38,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import import_qafast, machine_info
+from _common import import_qafast, load_script, machine_info
 
 DEFAULT_SCRIPT = "/work/scratch/oracles/quac/scorer.py"
 WORDS = ["Paris", "France", "the", "a", "an", "he", "wrote", "two", "books", "in", "1968",
@@ -132,9 +131,7 @@ def main() -> int:
         return 1
     import qafast.quac_eval as qq
 
-    spec_ = importlib.util.spec_from_file_location("quac_scorer", args.script)
-    script = importlib.util.module_from_spec(spec_)
-    spec_.loader.exec_module(script)
+    script = load_script(args.script, "quac_scorer")
     script.args = argparse.Namespace(min_f1=0.4, verbose=False)   # what eval_fn reads
 
     gold, lines = make_data(args.questions, args.seed)
