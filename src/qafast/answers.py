@@ -645,7 +645,8 @@ def f1(predictions: Sequence[str], references: Sequence[str | Sequence[str]], *,
     unit : {"token", "char", "cmrc"}, default "token"
         Whitespace tokens of the normalized answer (SQuAD, MLQA); its characters, spaces
         included (DRCD, PIAF); or CMRC 2018's mixed segmentation (each CJK character a token,
-        other text through ``nltk.word_tokenize``, which then must be installed).
+        other text as ``nltk.word_tokenize`` splits it; nltk must be installed for text
+        other than plain words and numbers).
     empty_rule : {"v2", "v1"}, default "v2"
         ``"v2"``: if either side has no unit, F1 is 1 when both have none, else 0 (so empty
         vs empty is 1); references that normalize to "" are dropped first, as in

@@ -147,9 +147,11 @@ def cmrc(dataset, predictions, *, per_question: bool = False) -> dict:
     -----
     EM compares the answers lowercased, stripped and without CMRC's punctuation list (inner
     spaces and ASCII ``.`` stay). F1 is over the longest common contiguous run of tokens:
-    each basic CJK character is a token and other text is split by ``nltk.word_tokenize``
-    (so non-Chinese text needs ``pip install 'qafast[cmrc]'`` and NLTK's ``punkt_tab``
-    data). Nothing shared gives F1 0, even for two empty answers.
+    each basic CJK character is a token and other text is split by ``nltk.word_tokenize``.
+    Plain text (words and numbers, see
+    :func:`qafast.reference.answers.plain_word_tokens`) is split the same way without nltk;
+    other non-Chinese text (``Mr. Smith``, ``it's``) needs ``pip install 'qafast[cmrc]'``
+    and NLTK's ``punkt_tab`` data. Nothing shared gives F1 0, even for two empty answers.
 
     Examples
     --------
@@ -653,7 +655,8 @@ def register_cli(subparsers) -> dict:
                      "cmrc2018_evaluate.py prints",
         description="Score predictions against CMRC 2018 data (its own form or SQuAD's) as "
                     "the official cmrc2018_evaluate.py (Python 3) does, printing the same JSON "
-                    "line. Non-Chinese text needs nltk and its punkt_tab data.")
+                    "line. Non-Chinese text other than plain words and numbers needs nltk "
+                    "and its punkt_tab data.")
     c.add_argument("dataset_file", metavar="DATA", help="dataset JSON")
     c.add_argument("prediction_file", metavar="PRED",
                    help="predictions JSON: {question id: answer}")

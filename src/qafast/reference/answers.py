@@ -50,7 +50,7 @@ from .triviaqa import normalize as _normalize_triviaqa
 __all__ = [
     "CJK_RANGE", "CMRC_PUNCTUATION", "DRCD_PUNCTUATION", "EMPTY_RULES", "MLQA_LANGUAGES",
     "MLQA_PUNCTUATION", "NORMALIZERS", "SQUAD_PUNCTUATION", "UNITS", "bag_f1", "cmrc_segments",
-    "cmrc_split", "nltk_tokens",
+    "cmrc_split", "nltk_tokens", "plain_word_tokens",
     "exact_match", "exact_match_score", "f1", "f1_score", "get_normalizer", "lcs_f1",
     "lcs_length", "max_over_references", "normalize_bioasq", "normalize_cmrc", "normalize_drcd",
     "normalize_mlqa", "normalize_none", "normalize_squad", "reader_metrics",
@@ -227,10 +227,145 @@ def get_normalizer(normalizer) -> Callable[[str], str]:
 # Units
 # --------------------------------------------------------------------------------------------
 
+#: Characters nltk's word tokenizer always makes tokens of their own (padded with spaces by
+#: rules that never look at their neighbours): its ``[;@#$%&]``, ``[?!]`` and bracket rules.
+_ALWAYS_ALONE = frozenset(";@#$%&()[]{}<>?!")
+
+#: The contractions the word tokenizer splits that need no apostrophe: the two halves, when
+#: the whole word between word boundaries is the key (any case).
+_SPLIT_WORDS = {"cannot": ("can", "not"), "gimme": ("gim", "me"), "gonna": ("gon", "na"),
+                "gotta": ("got", "ta"), "lemme": ("lem", "me")}
+
+
+@functools.lru_cache(maxsize=4096)
+def _plain_word_char(ch: str) -> bool:
+    """Whether ``ch`` is a word character (``\\w`` of :mod:`re`, which is ``str.isalnum()``
+    besides ``_``) that matches no ASCII letter case-insensitively unless it is one: a
+    non-ASCII letter whose case mappings reach ASCII (``ſ`` ~ ``s``, the Kelvin sign ~ ``k``,
+    dotless ``ı`` ~ ``i``, ligatures) could spell a contraction to a ``(?i)`` pattern."""
+    if not ch.isalnum():
+        return False
+    if ch.isascii():
+        return True
+    return not any(c.isascii() for c in ch.lower() + ch.upper() + ch.casefold())
+
+
+def plain_word_tokens(text: str) -> list | None:
+    """``nltk.word_tokenize(text)`` computed without nltk for the runs where that is provably
+    the same; None for every other text (the caller then asks nltk).
+
+    The class decided here: every character of ``text`` is
+
+    * a space ``" "``;
+    * a word character (a letter or digit of any script, ``str.isalnum()``; not ``_``, and
+      not a non-ASCII letter whose case mappings reach ASCII, see :func:`_plain_word_char`);
+    * ``.`` with a word character on both sides (``3.5``, ``u.s``);
+    * one of ``;@#$%&()[]{}<>``, or ``,``;
+    * one ``?`` or ``!``, only as the last character other than spaces.
+
+    Why that is exact, rule by rule, for every nltk 3 release:
+
+    * *Sentences.* ``word_tokenize`` first splits the text with the Punkt sentence splitter,
+      whose only candidate breaks are a ``.``, ``?`` or ``!`` followed by whitespace and more
+      text or by one of its non-word marks. A ``.`` here is followed by a word character and
+      a ``?``/``!`` by nothing but spaces, so there is no candidate and the text is one
+      sentence (its surrounding spaces make no token).
+    * *Quotes, dashes, ellipses, final periods, apostrophes.* Their rules need ``"``, ``'``,
+      a backquote, typographic quotes or dashes, ``--``, ``..`` or a ``.`` ending the text
+      (before closing brackets and spaces), none of which the class holds.
+    * *Commas.* A comma followed by a character that is not a decimal digit is set apart and
+      that character is kept after it unexamined (the rule matches the two together, left to
+      right, without overlap: of ``,,a`` only the first comma is set apart); a comma ending the
+      text is set apart; a comma before a decimal digit stays in its token (``1,000``).
+    * *Always alone.* Each of ``;@#$%&?!`` and the brackets becomes a token of its own.
+    * *Contractions.* Among the words between word boundaries, ``cannot``, ``gimme``,
+      ``gonna``, ``gotta`` and ``lemme`` are split in two, and ``wanna`` too when whitespace
+      follows it (so not in ``wanna,1``); the others (``d'ye``, ``more'n``, ``'tis``,
+      ``'twas``, ``n't``, ``'s``...) need an apostrophe.
+    * The tokens are what lies between whitespace.
+    """
+    n = len(text)
+    seen_end = False   # a ? or ! was met: only spaces may follow
+    for i, ch in enumerate(text):
+        if ch == " ":
+            continue
+        if seen_end:
+            return None
+        if ch in "?!":
+            seen_end = True
+        elif ch == ".":
+            if not (0 < i < n - 1 and _plain_word_char(text[i - 1])
+                    and _plain_word_char(text[i + 1])):
+                return None
+        elif ch != "," and ch not in _ALWAYS_ALONE and not _plain_word_char(ch):
+            return None
+    # the comma rule first: it decides which character after a comma is left alone
+    spaced: list = []
+    i = 0
+    while i < n:
+        ch = text[i]
+        if ch == "," and (i == n - 1 or not text[i + 1].isdecimal()):
+            spaced.append(" , ")
+            if i < n - 1:
+                spaced.append(text[i + 1] if text[i + 1] != "," else ",")
+                i += 2
+                # a comma taken here as "the character after a comma" is set apart still
+                # when it ends the text (the rule for a final comma comes next)
+                if i == n and spaced[-1] == ",":
+                    spaced[-1] = " , "
+                continue
+            i += 1
+            continue
+        spaced.append(ch)
+        i += 1
+    out: list = []
+    for token in "".join(f" {c} " if c in _ALWAYS_ALONE else c for c in "".join(spaced)).split():
+        out.extend(_split_contractions(token))
+    return out
+
+
+def _split_contractions(token: str) -> list:
+    """The pieces of one token (no whitespace in it) after the apostrophe-free contractions:
+    each maximal run of word characters that is a contraction is cut in two (``wanna`` only
+    at the end of the token, where whitespace follows it)."""
+    low = token.lower()
+    if "nn" not in low and "mm" not in low and "tt" not in low:
+        return [token]   # every contraction here has a double letter: most tokens stop here
+    pieces: list = []
+    start = 0      # where the text not yet emitted begins
+    k = 0
+    n = len(token)
+    while k < n:
+        if not token[k].isalnum():
+            k += 1
+            continue
+        end = k
+        while end < n and token[end].isalnum():
+            end += 1
+        word = token[k:end].lower()
+        halves = _SPLIT_WORDS.get(word)
+        if halves is None and word == "wanna" and end == n:
+            halves = ("wan", "na")
+        if halves is not None:
+            if k > start:
+                pieces.append(token[start:k])
+            cut = k + len(halves[0])
+            pieces += [token[k:cut], token[cut:end]]
+            start = end
+        k = end
+    if start < n:
+        pieces.append(token[start:])
+    return pieces
+
+
 def nltk_tokens(text: str) -> list:
-    """``nltk.word_tokenize(text)``; whitespace alone gives no token without importing nltk."""
+    """``nltk.word_tokenize(text)``; nltk is imported only for text outside the class
+    :func:`plain_word_tokens` decides (whitespace alone gives no token)."""
     if text.strip() == "":
         return []  # what nltk.word_tokenize gives for whitespace, without needing nltk
+    plain = plain_word_tokens(text)
+    if plain is not None:
+        return plain
     try:
         import nltk
     except ImportError:  # pragma: no cover - depends on the environment

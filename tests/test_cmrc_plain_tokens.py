@@ -1,0 +1,178 @@
+"""CMRC 2018's runs of non-Chinese text tokenized without nltk: qafast.reference.answers.
+plain_word_tokens must give nltk.word_tokenize's tokens whenever it answers, answer for the
+plain runs CMRC data is made of, and spare scoring such data the import of nltk."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+
+from qafast.reference import answers as spec
+
+SRC = Path(__file__).resolve().parent.parent / "src"
+
+
+def _word_tokenize():
+    """nltk.word_tokenize, or None where nltk or its punkt_tab data is missing."""
+    try:
+        import nltk
+
+        nltk.word_tokenize("ok")
+    except Exception:  # noqa: BLE001 - nltk or its punkt_tab data missing
+        return None
+    return nltk.word_tokenize
+
+
+WORD_TOKENIZE = _word_tokenize()
+needs_punkt = pytest.mark.skipif(WORD_TOKENIZE is None,
+                                 reason="comparing with nltk needs nltk and its punkt_tab data")
+
+# Pieces chosen to sit on both sides of the class boundary: word characters of several
+# scripts (CJK-adjacent ones too: full-width Latin, kana, hangul, CJK extension A), letters
+# whose case mappings reach ASCII (long s, Kelvin sign, dotless i), non-decimal digits, the
+# contractions with and without apostrophes, decimal points and periods, every punctuation
+# mark the class admits and some it does not, several kinds of whitespace.
+PIECES = [
+    *"abcdeimnorstwyz0123456789", "é", "ß", "ä", "ñ", "α", "я", "ｘ", "ア", "한", "\u3400",
+    "٣", "²", "½", "ſ", "\u212a", "ı", "_",
+    "cannot", "gimme", "gonna", "gotta", "lemme", "wanna", "whaddya", "d'ye", "more'n",
+    "'tis", "'twas", "n't", "'s", "'ll",
+    "3.5", "1,000", "u.s.", "mr.", ".", "..", ",", ", ", "%", "$", ";", "@", "#", "&",
+    "(", ")", "[", "]", "{", "}", "<", ">", "?", "!", "'", '"', "''", "«", "\u2013", "--",
+    " ", " ", "  ", "\t", "\n", "\u3000", "\xa0",
+]
+RUNS = st.lists(st.sampled_from(PIECES), min_size=1, max_size=10).map("".join)
+
+# Only what the class admits: these runs must all be answered without nltk.
+PLAIN_PIECES = [
+    *"abcdeimnorstwyz0123456789", "é", "ä", "α", "я", "ｘ", "ア", "한", "\u3400", "٣",
+    "cannot", "gimme", "gonna", "gotta", "lemme", "wanna", "3.5", "1,000", "u.s", ",", ", ",
+    "%", "$", ";", "@", "#", "&", "(", ")", "[", "]", "{", "}", "<", ">", " ", "  ",
+]
+PLAIN_RUNS = st.tuples(st.lists(st.sampled_from(PLAIN_PIECES), min_size=1, max_size=10),
+                       st.sampled_from(["", "?", "!", "! ", " ?  "])).map(
+    lambda t: "".join(t[0]) + t[1])
+
+
+@needs_punkt
+@settings(max_examples=1500, deadline=None)
+@given(RUNS)
+@example(",,a")
+@example(",,")
+@example("a,,1")
+@example("cannot,1")
+@example("wanna,1")
+@example("i wanna")
+@example("3.5%!")
+@example("u.s.")
+@example("\u212aannot")
+@example("ſ")
+def test_plain_tokens_are_nltks_whenever_given(run):
+    got = spec.plain_word_tokens(run)
+    if got is not None:
+        assert got == WORD_TOKENIZE(run)
+    assert spec.nltk_tokens(run) == WORD_TOKENIZE(run)
+
+
+@settings(max_examples=500, deadline=None)
+@given(PLAIN_RUNS)
+def test_plain_runs_are_answered_without_nltk(run):
+    got = spec.plain_word_tokens(run)
+    assert got is not None
+    if WORD_TOKENIZE is not None:
+        assert got == WORD_TOKENIZE(run)
+
+
+@pytest.mark.parametrize("run, tokens", [
+    ("nba", ["nba"]),
+    (" 2018 the ", ["2018", "the"]),
+    ("3.5%", ["3.5", "%"]),
+    ("$1,000, or", ["$", "1,000", ",", "or"]),
+    (",,a", [",", ",a"]),
+    ("a,,", ["a", ",", ","]),
+    ("cannot,1", ["can", "not", ",1"]),
+    ("wanna,1", ["wanna,1"]),
+    ("i wanna go", ["i", "wan", "na", "go"]),
+    ("gonna gotta lemme gimme", ["gon", "na", "got", "ta", "lem", "me", "gim", "me"]),
+    ("x(y)", ["x", "(", "y", ")"]),
+    ("nba!", ["nba", "!"]),
+])
+def test_plain_tokens_worked_examples(run, tokens):
+    assert spec.plain_word_tokens(run) == tokens
+
+
+@pytest.mark.parametrize("run", [
+    "u.s.", "mr. smith", "a. b", "a!b", "a! b", "??", "a ?!", "it's", '"a"', "a--b", "a\tb",
+    "a\nb", "x_y", "ſtis", "\u212aannot", "a\u2013b", "a...", "\u0069\u0307",
+])
+def test_runs_outside_the_class_go_to_nltk(run):
+    assert spec.plain_word_tokens(run) is None
+
+
+def _run_isolated(code: str, tmp_path: Path) -> subprocess.CompletedProcess:
+    """``code`` in a fresh interpreter that uses this checkout's qafast."""
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        [str(SRC), *filter(None, [os.environ.get("PYTHONPATH")])]))
+    return subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=300)
+
+
+def _cmrc_files(tmp_path: Path, golds: dict, preds: dict) -> tuple:
+    data = [{"context_id": "c", "qas": [{"query_id": q, "answers": a}
+                                        for q, a in golds.items()]}]
+    d, p = tmp_path / "data.json", tmp_path / "pred.json"
+    d.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
+    p.write_text(json.dumps(preds, ensure_ascii=False), encoding="utf-8")
+    return str(d), str(p)
+
+
+PLAIN_GOLDS = {"q1": ["2018年NBA总决赛", "北京 3.5%"], "q2": ["中国（China）"],
+               "q3": ["1,000 美元", "iPhone 6s"], "q4": ["第一"]}
+PLAIN_PREDS = {"q1": "2018年NBA!", "q2": "中国 the", "q3": "$1,000美元", "q4": "第 1"}
+
+
+def test_scoring_plain_cmrc_runs_does_not_import_nltk(tmp_path):
+    """The command and the function both: nltk is not imported, and the numbers are those
+    computed with nltk present where it is."""
+    d, p = _cmrc_files(tmp_path, PLAIN_GOLDS, PLAIN_PREDS)
+    code = (
+        "import json, sys\n"
+        "from qafast._program import main\n"
+        f"rc = main(['cmrc', {d!r}, {p!r}])\n"
+        f"rc2 = main(['drcd', {d!r}, {p!r}])\n"
+        "import qafast\n"
+        f"data = json.load(open({d!r}, encoding='utf-8'))\n"
+        f"preds = json.load(open({p!r}, encoding='utf-8'))\n"
+        "r = qafast.cmrc(data, preds)\n"
+        "print(rc, rc2, 'nltk' in sys.modules, r['F1'], r['EM'])\n")
+    out = _run_isolated(code, tmp_path)
+    assert out.returncode == 0, out.stderr
+    last = out.stdout.splitlines()[-1].split()
+    assert last[:3] == ["0", "0", "False"]
+    if WORD_TOKENIZE is not None:
+        from qafast.reference import multilingual as ml_spec
+
+        data = json.loads(Path(d).read_text(encoding="utf-8"))
+        want = ml_spec.cmrc(data, PLAIN_PREDS)
+        assert [float(x) for x in last[3:]] == [want["F1"], want["EM"]]
+
+
+def test_a_run_outside_the_class_still_needs_nltk(tmp_path):
+    """With nltk made unimportable, plain runs score and a run with a sentence period gives
+    the clear error naming nltk."""
+    d, p = _cmrc_files(tmp_path, {"q1": ["mr. smith"]}, {"q1": "mr. smith"})
+    code = (
+        "import sys\n"
+        "sys.modules['nltk'] = None\n"
+        "from qafast.reference import answers\n"
+        "assert answers.nltk_tokens('2018 nba!') == ['2018', 'nba', '!']\n"
+        "from qafast._program import main\n"
+        f"sys.exit(main(['cmrc', {d!r}, {p!r}]))\n")
+    out = _run_isolated(code, tmp_path)
+    assert out.returncode == 2
+    assert "nltk" in out.stderr and "mr. smith" in out.stderr
