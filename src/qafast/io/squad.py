@@ -315,6 +315,10 @@ def _slim_question(obj: dict):
     return obj
 
 
+#: json's own string decoder, which the scans call for long strings with escapes
+_SCANSTRING = json.decoder.scanstring  # type: ignore[attr-defined]
+
+
 def _scanned_dataset(raw: bytes, name: str) -> SquadDataset | None:
     """The SquadDataset of a file's bytes read by the compiled scan, which builds only the
     ids and answer texts; None where the file is not of the plain form it reads (then
@@ -325,7 +329,7 @@ def _scanned_dataset(raw: bytes, name: str) -> SquadDataset | None:
         return None
     ids: list = []
     texts: list = []
-    scanned = squad_scan_dataset(raw, ids, texts, json.decoder.scanstring)
+    scanned = squad_scan_dataset(raw, ids, texts, _SCANSTRING)
     if scanned is None:
         return None
     offsets, _, version = scanned
@@ -483,7 +487,7 @@ def _scanned_predictions(raw: bytes) -> dict | None:
         from .._kernels import squad_scan_predictions
     except ImportError:  # pragma: no cover - a tree without the compiled kernels
         return None
-    return squad_scan_predictions(raw, json.decoder.scanstring)
+    return squad_scan_predictions(raw, _SCANSTRING)
 
 
 def _values_str(d: dict) -> bool:
