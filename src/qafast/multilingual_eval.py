@@ -692,8 +692,10 @@ def _run_mlqa(args) -> int:
             print(f"Evaluation expects v-1.0, but got dataset with v-{ds.version}",
                   file=sys.stderr)
         preds, _ = predictions_unchecked(args.prediction_file)
-        ev = _score(ds.ids, ds.answers, _squad_predicted(ds, preds), f"mlqa:{lang}",
-                    "token", ds.source)
+        ev = _mlqa_flat(ds, preds, lang)   # (no list made per question)
+        if ev is None:
+            ev = _score(ds.ids, ds.answers, _squad_predicted(ds, preds), f"mlqa:{lang}",
+                        "token", ds.source)
     _unanswered(ev.missing, "Unanswered question {} will receive score 0.\n")
     print(json.dumps(ev.means()))
     return 0

@@ -146,13 +146,23 @@ def _is_path(source) -> bool:
 
 
 def _load_json(source, what: str, object_hook=None):
+    raw, path = _read_bytes(source, what)
+    return _parse_json(raw, path, object_hook), path
+
+
+def _read_bytes(source, what: str) -> tuple[bytes, str]:
+    """``(the file's bytes, its path)``."""
     path = os.fspath(source)
     if isinstance(path, bytes):
         raise InputTypeError(f"{what} path must be str or os.PathLike[str], got bytes")
     with open(path, "rb") as f:
-        raw = f.read()
+        return f.read(), path
+
+
+def _parse_json(raw: bytes, path: str, object_hook=None):
+    """json.loads of a file's bytes; a SquadFormatError naming the file and line otherwise."""
     try:
-        return json.loads(raw, object_hook=object_hook), path
+        return json.loads(raw, object_hook=object_hook)
     except json.JSONDecodeError as e:
         raise SquadFormatError(f"not valid JSON ({e.msg})", path=path, line=e.lineno,
                                column=e.colno) from None
@@ -215,11 +225,14 @@ def dataset_head(source) -> SquadDataset | _Articles:
         return source
     from_file = _is_path(source)
     if from_file:
-        obj, name = _load_json(source, "dataset", _slim_question)
-        ds = _slim_dataset(obj, name)
+        raw, name = _read_bytes(source, "dataset")
+        ds = _scanned_dataset(raw, name)
         if ds is not None:
             return ds
-        obj, name = _load_json(source, "dataset")  # not the usual shape: read it all, and check
+        ds = _slim_dataset(_parse_json(raw, name, _slim_question), name)
+        if ds is not None:
+            return ds
+        obj = _parse_json(raw, name)  # not the usual shape: read it all, and check
     else:
         obj, name = source, "<dataset>"
     if _is_question_list(obj):
@@ -300,6 +313,27 @@ def _slim_question(obj: dict):
     if "qas" in obj:
         return {"qas": obj["qas"]}
     return obj
+
+
+#: json's own string decoder, which the scans call for long strings with escapes
+_SCANSTRING = json.decoder.scanstring  # type: ignore[attr-defined]
+
+
+def _scanned_dataset(raw: bytes, name: str) -> SquadDataset | None:
+    """The SquadDataset of a file's bytes read by the compiled scan, which builds only the
+    ids and answer texts; None where the file is not of the plain form it reads (then
+    json.loads reads it, and says where it is malformed)."""
+    try:
+        from .._kernels import squad_scan_dataset
+    except ImportError:  # pragma: no cover - a tree without the compiled kernels
+        return None
+    ids: list = []
+    texts: list = []
+    scanned = squad_scan_dataset(raw, ids, texts, _SCANSTRING)
+    if scanned is None:
+        return None
+    offsets, _, version = scanned
+    return SquadDataset(ids, None, version, name, texts=texts, offsets=offsets)
 
 
 def _slim_dataset(obj, name: str):
@@ -424,7 +458,10 @@ def predictions_unchecked(source):
     sees every value itself may call it only if it found one that is not a str."""
     from_file = _is_path(source)
     if from_file:
-        obj, name = _load_json(source, "predictions")
+        raw, name = _read_bytes(source, "predictions")
+        obj = _scanned_predictions(raw)
+        if obj is None:
+            obj = _parse_json(raw, name)
     else:
         obj, name = source, "<predictions>"
     if not isinstance(obj, Mapping):
@@ -441,6 +478,16 @@ def predictions_unchecked(source):
                         f"{v!r:.40}", path=name, qid=qid)
 
     return preds, check
+
+
+def _scanned_predictions(raw: bytes) -> dict | None:
+    """The predictions dict of a file's bytes read by the compiled scan; None where the file
+    is not a plain object of strings (then json.loads reads it)."""
+    try:
+        from .._kernels import squad_scan_predictions
+    except ImportError:  # pragma: no cover - a tree without the compiled kernels
+        return None
+    return squad_scan_predictions(raw, _SCANSTRING)
 
 
 def _values_str(d: dict) -> bool:
