@@ -580,9 +580,9 @@ def test_answer_scores_check_their_inputs():
                                   "İstanbul the", "\u3000. \u3000"])
 def test_downstream_files_with_answers_left_to_cpython(tmp_path, text):
     # the scanned path with answers the kernel leaves to CPython, next to ones it scores
-    gold = [{"id": "q1", "output": [{"answer": text}, {"answer": "paris"}]},
-            {"id": "q2", "output": [{"answer": "b the"}, {}]},
-            {"id": "q3", "output": [{"answer": text + " paris"}]}]
+    gold = [{"id": "q1", "input": "x", "output": [{"answer": text}, {"answer": "paris"}]},
+            {"id": "q2", "input": "x", "output": [{"answer": "b the"}, {}]},
+            {"id": "q3", "input": "x", "output": [{"answer": text + " paris"}]}]
     guess = [{"id": "q1", "output": [{"answer": text + " paris", "provenance": []}]},
              {"id": "q2", "output": [{"answer": text}]},
              {"id": "q3", "output": [{"answer": "Paris " + text}]}]
