@@ -2,6 +2,7 @@
 
     PYTHONPATH=src python benchmarks/bench_kilt.py --oracle /work/scratch/oracles/kilt [-n 100000]
     PYTHONPATH=src python benchmarks/bench_kilt.py --threads 4 [-n 5000] [--repeat 5]
+    PYTHONPATH=src python benchmarks/bench_kilt.py --oracle ... --only downstream -n 100000
 
 Generates n questions (tests/fuzz_kilt.py's generator), writes them as JSON lines, and times
 each script's ``evaluate`` (loading included) and qafast's function on the same files. With
@@ -32,6 +33,8 @@ def main() -> None:
     ap.add_argument("-n", type=int, default=100_000)
     ap.add_argument("--threads", type=int, default=0)
     ap.add_argument("--repeat", type=int, default=1, help="alternating repeats (threads mode)")
+    ap.add_argument("--only", choices=["retrieval", "downstream"],
+                    help="time one evaluation only (the downstream script alone is quadratic)")
     a = ap.parse_args()
     if not a.threads and not a.oracle:
         ap.error("--oracle is needed to time the scripts")
@@ -59,6 +62,8 @@ def main() -> None:
              lambda: qafast.kilt_retrieval(qp, gp)),
             ("downstream", lambda: eval_downstream.evaluate(gp, qp), lambda: qafast.kilt(qp, gp)),
         ]:
+            if a.only and name != a.only:
+                continue
             c, t = time.process_time(), time.perf_counter()
             with contextlib.redirect_stdout(io.StringIO()):
                 script()
@@ -77,6 +82,8 @@ def threads(a, qp: str, gp: str) -> None:
     from concurrent.futures import ThreadPoolExecutor
     for name, ours in [("retrieval", lambda: qafast.kilt_retrieval(qp, gp)),
                        ("downstream", lambda: qafast.kilt(qp, gp))]:
+        if a.only and name != a.only:
+            continue
         ours()   # (warm up)
         one, all_, one_cpu, all_cpu = [], [], [], []
         with ThreadPoolExecutor(a.threads) as pool:

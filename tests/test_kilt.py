@@ -496,3 +496,107 @@ def test_files_with_strings_left_to_cpython(tmp_path, text):
         _both_ways(tmp_path, gold, guess, ensure_ascii=False, ks=(1, 2, 3))
     scan = kilt_eval._scan(qp, gp, ["wikipedia_id"])
     assert scan[2] is not None
+
+
+def _answer_scores(answers: list, golds: list, ensure_ascii: bool):
+    """kilt_answer_scores of each (answer, gold answers) pair, the strings written as JSON."""
+    raw, rows = _spans_of(answers, ensure_ascii)
+    gold_raw, gold_rows = _spans_of([g for gs in golds for g in gs], ensure_ascii)
+    gold_off = np.cumsum([0] + [len(gs) for gs in golds]).astype(np.int64)
+    out = np.full((len(answers), 4), -7.0)
+    state = np.empty(len(answers), dtype=np.uint8)
+    qafast._kernels.kilt_answer_scores(raw, rows, gold_raw or b" ", gold_rows, gold_off, out,
+                                       state)
+    return out, state
+
+
+_answer_text = st.one_of(
+    _unicode_text, _rouge_text,
+    st.lists(st.sampled_from(["the", "Paris", ".", " ", "x", "é", "..", "a.b", "\u3000"]),
+             min_size=200, max_size=400).map(" ".join))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.one_of(st.none(), _answer_text),
+                          st.lists(st.one_of(st.none(), _answer_text), max_size=4)),
+                max_size=6), st.booleans())
+def test_answer_scores_match_reference(questions, ensure_ascii):
+    strings = [s for a, gs in questions for s in [a, *gs] if s is not None]
+    if any("\ud800" <= c <= "\udfff" for s in strings for c in s):
+        ensure_ascii = True   # (a lone surrogate is written as an escape only)
+    answers = [a for a, _ in questions]
+    golds = [gs for _, gs in questions]
+    out, state = _answer_scores(answers, golds, ensure_ascii)
+    for a, gs, row, st_ in zip(answers, golds, out.tolist(), state.tolist()):
+        if a is None:   # (a guess answer is a string here; the kernel leaves it alone)
+            assert st_ == qafast._kernels.KILT_ANSWER_LEFT and row == [-7.0] * 4
+            continue
+        stripped = {g.strip() for g in gs if g and g.strip()}
+        if st_ == qafast._kernels.KILT_ANSWER_LEFT:
+            # left to CPython: capital sigma or a lone surrogate somewhere it is read
+            assert any(c == "\u03a3" or "\ud800" <= c <= "\udfff" for s in [a, *gs] if s
+                       for c in s)
+            assert row == [-7.0] * 4
+            continue
+        if st_ == qafast._kernels.KILT_ANSWER_NO_GOLD:
+            assert a.strip() and not stripped
+            continue
+        assert st_ == qafast._kernels.KILT_ANSWER_DONE
+        want = ref.downstream_question({"output": [{"answer": a}]},
+                                       {"output": [{"answer": g} for g in gs] or [{}]})
+        assert row == [want["accuracy"], want["em"], want["f1"], want["rougel"]]
+
+
+def test_answer_scores_check_their_inputs():
+    raw, rows = _spans_of(["ab", "cd"], False)
+    off = np.array([0, 1, 2], dtype=np.int64)
+    out = np.empty((2, 4))
+    state = np.empty(2, dtype=np.uint8)
+    k = qafast._kernels.kilt_answer_scores
+    k(raw, rows, raw, rows, off, out, state)
+    assert state.tolist() == [0, 0] and out[:, 0].tolist() == [1.0, 1.0]
+    for lo, hi in ((0, 2), (3, 2), (1, len(raw))):
+        bad = rows.copy()
+        bad[0, 1:] = lo, hi
+        with pytest.raises(InputError, match="out of range"):
+            k(raw, bad, raw, rows, off, out, state)
+        with pytest.raises(InputError, match="out of range"):
+            k(raw, rows, raw, bad, off, out, state)
+    for bad_off in ([0, 1, 3], [0, 2, 1], [-1, 1, 2], [0, 1]):
+        with pytest.raises(InputError, match="offset"):
+            k(raw, rows, raw, rows, np.array(bad_off, dtype=np.int64), out, state)
+    with pytest.raises(InputError, match="expected"):
+        k(raw, rows, raw, rows, off, np.empty((2, 3)), state)
+    with pytest.raises(InputError, match="expected"):
+        k(raw, np.ascontiguousarray(rows[:, :2]), raw, rows, off, out, state)
+    # a span that is not a JSON string's contents is left to the caller, never read past
+    bad = rows.copy()
+    bad[0, 2] = bad[1, 2]
+    k(raw, bad, raw, rows, off, out, state)
+    assert state.tolist() == [qafast._kernels.KILT_ANSWER_LEFT, qafast._kernels.KILT_ANSWER_DONE]
+
+
+@pytest.mark.parametrize("text", ["ΣΑΣ the Σ", "x\ud800y", "  ", "!!!", "", "a. b.. c",
+                                  "İstanbul the", "\u3000. \u3000"])
+def test_downstream_files_with_answers_left_to_cpython(tmp_path, text):
+    # the scanned path with answers the kernel leaves to CPython, next to ones it scores
+    gold = [{"id": "q1", "input": "x", "output": [{"answer": text}, {"answer": "paris"}]},
+            {"id": "q2", "input": "x", "output": [{"answer": "b the"}, {}]},
+            {"id": "q3", "input": "x", "output": [{"answer": text + " paris"}]}]
+    guess = [{"id": "q1", "output": [{"answer": text + " paris", "provenance": []}]},
+             {"id": "q2", "output": [{"answer": text}]},
+             {"id": "q3", "output": [{"answer": "Paris " + text}]}]
+    for ensure_ascii in (True, False) if "\ud800" not in text else (True,):
+        gp, qp = tmp_path / "gold.jsonl", tmp_path / "guess.jsonl"
+        _write(gp, gold, ensure_ascii, "\n")
+        _write(qp, guess, ensure_ascii, "\n")
+        assert kilt_eval._scan(qp, gp, ["wikipedia_id"])[2] is not None
+        for per in (False, True):
+            got = qafast.kilt(qp, gp, per_question=per)
+            want = qafast.kilt(guess, gold, per_question=per)
+            assert _same(got, want)
+        rows = [ref.downstream_question(q, g) for q, g in zip(guess, gold)]
+        got = qafast.kilt(qp, gp, per_question=True)
+        for i, row in enumerate(rows):
+            for key in ("accuracy", "em", "f1", "rougel"):
+                assert got[key][i] == row[key], key

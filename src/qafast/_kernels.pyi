@@ -453,3 +453,8 @@ KILT_SPAN_BLANK: int
 KILT_SPAN_LEFT: int
 def kilt_squad_spans(raw: _BU8, rows: _I64, col: int, off: _I64, chars: _I32, state: _U8
                      ) -> None: ...
+KILT_ANSWER_DONE: int
+KILT_ANSWER_LEFT: int
+KILT_ANSWER_NO_GOLD: int
+def kilt_answer_scores(guess_raw: _BU8, answers: _I64, gold_raw: _BU8, gold_answers: _I64,
+                       gold_off: _I64, out: _F64, state: _U8) -> None: ...

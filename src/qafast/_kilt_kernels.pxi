@@ -5,7 +5,7 @@
 # into sentences. The package's LCS is summary-level: one LCS per pair of sentences, found
 # by its backtracking, and the union of their words counted once per distinct word.
 
-from libc.stdint cimport int32_t, int64_t, uint8_t
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc, qsort, realloc
 from libc.string cimport memcmp, memcpy, memmove
 
@@ -1258,3 +1258,460 @@ def kilt_squad_spans(const unsigned char[::1] raw, const int64_t[:, ::1] rows, P
     finally:
         free(unescaped)
         _ak_work_free(&w)
+
+
+# ---------------------------------------------------------------------------------------------
+# kilt_answer_scores is eval_downstream.py's per-question accuracy, EM, F1 and ROUGE-L from
+# the answers' bytes in the files, without the GIL: decoding each answer to a str, splitting
+# it into ROUGE's words and interning them in a dict held the GIL for most of a call, so
+# threads scoring files ran one at a time.
+#
+# An answer is compared as the str json.loads makes of it, str.strip()ped: a str compares
+# equal exactly where its UTF-8 does, so accuracy and the word ids compare bytes. ROUGE's
+# words (rouge 1.0.1, which KILT calls unnormalized) are the pieces of each non-empty part
+# between "." cut at whitespace runs (str.split()), one empty word for a part that is all
+# whitespace; "." never occurs inside a multi-byte UTF-8 sequence. EM and F1 take SQuAD's
+# normalize_answer tokens (kilt_squad_spans' rules); a question with a string that rule
+# leaves to CPython (capital sigma, a lone surrogate, a span that is not a JSON string's
+# contents) is left to the caller.
+# ---------------------------------------------------------------------------------------------
+
+#: kilt_answer_scores' state of a question: scored, left to the caller, an answer without a
+#: gold answer to compare with (the script fails on it; the caller reports it)
+cdef enum:
+    _KL_ANSWER_DONE = 0
+    _KL_ANSWER_LEFT = 1
+    _KL_ANSWER_NO_GOLD = 2
+
+KILT_ANSWER_DONE = _KL_ANSWER_DONE
+KILT_ANSWER_LEFT = _KL_ANSWER_LEFT
+KILT_ANSWER_NO_GOLD = _KL_ANSWER_NO_GOLD
+
+
+cdef struct _KlWords:
+    # interned words: word w's bytes are bytes[off[w]:off[w + 1]]; slots is an open-addressed
+    # table of word ids + 1 (0: empty), its size a power of two kept above twice the count
+    unsigned char* bytes
+    int64_t* off
+    int32_t* slots
+    int64_t* mark        # the LCS's stamps, one per word
+    int64_t nbytes, cap_bytes, count, cap_words, nslots
+
+
+cdef int _kl_words_init(_KlWords* v) noexcept nogil:
+    v.nbytes = 0
+    v.count = 0
+    v.cap_bytes = 256
+    v.cap_words = 64
+    v.nslots = 256
+    v.bytes = <unsigned char*>malloc(v.cap_bytes)
+    v.off = <int64_t*>malloc((v.cap_words + 1) * sizeof(int64_t))
+    v.mark = <int64_t*>calloc(v.cap_words, sizeof(int64_t))
+    v.slots = <int32_t*>calloc(v.nslots, sizeof(int32_t))
+    if v.bytes == NULL or v.off == NULL or v.mark == NULL or v.slots == NULL:
+        return -1
+    v.off[0] = 0
+    return 0
+
+
+cdef void _kl_words_free(_KlWords* v) noexcept nogil:
+    free(v.bytes)
+    free(v.off)
+    free(v.slots)
+    free(v.mark)
+
+
+cdef inline uint64_t _kl_hash(const unsigned char* s, Py_ssize_t n) noexcept nogil:
+    cdef uint64_t h = <uint64_t>1469598103934665603
+    cdef Py_ssize_t i
+    for i in range(n):
+        h = (h ^ s[i]) * <uint64_t>1099511628211
+    return h ^ (h >> 29)
+
+
+cdef int32_t _kl_intern(_KlWords* v, const unsigned char* s, Py_ssize_t n) noexcept nogil:
+    """The id of the word s[0:n], a new one where it is new; -1 when memory runs out."""
+    cdef uint64_t mask = <uint64_t>(v.nslots - 1)
+    cdef uint64_t at = _kl_hash(s, n) & mask
+    cdef int32_t w
+    cdef int64_t k, cap
+    cdef int32_t* slots
+    cdef void* grown
+    while v.slots[at]:
+        w = v.slots[at] - 1
+        if v.off[w + 1] - v.off[w] == n and memcmp(&v.bytes[v.off[w]], s, n) == 0:
+            return w
+        at = (at + 1) & mask
+    if v.count >= 0x7FFFFFFE:
+        return -1
+    if v.nbytes + n > v.cap_bytes:
+        cap = 2 * (v.nbytes + n)
+        grown = realloc(v.bytes, cap)
+        if grown == NULL:
+            return -1
+        v.bytes = <unsigned char*>grown
+        v.cap_bytes = cap
+    if v.count + 1 > v.cap_words:
+        cap = 2 * v.cap_words
+        grown = realloc(v.off, (cap + 1) * sizeof(int64_t))
+        if grown == NULL:
+            return -1
+        v.off = <int64_t*>grown
+        grown = realloc(v.mark, cap * sizeof(int64_t))
+        if grown == NULL:
+            return -1
+        v.mark = <int64_t*>grown
+        for k in range(v.cap_words, cap):
+            v.mark[k] = 0
+        v.cap_words = cap
+    if n:
+        memcpy(&v.bytes[v.nbytes], s, n)
+    v.nbytes += n
+    w = <int32_t>v.count
+    v.count += 1
+    v.off[v.count] = v.nbytes
+    v.slots[at] = w + 1
+    if 2 * v.count >= v.nslots:
+        # (rehash into a table twice the size)
+        slots = <int32_t*>calloc(2 * v.nslots, sizeof(int32_t))
+        if slots == NULL:
+            return -1
+        mask = <uint64_t>(2 * v.nslots - 1)
+        for k in range(v.count):
+            at = _kl_hash(&v.bytes[v.off[k]], v.off[k + 1] - v.off[k]) & mask
+            while slots[at]:
+                at = (at + 1) & mask
+            slots[at] = <int32_t>(k + 1)
+        free(v.slots)
+        v.slots = slots
+        v.nslots *= 2
+    return w
+
+
+cdef struct _KlText:
+    # one stripped answer: its UTF-8, its ROUGE word ids and sentence offsets, its SQuAD
+    # tokens (code points and spans in work)
+    const unsigned char* u
+    Py_ssize_t n
+    int32_t* toks        # room for n + 1
+    int64_t* sent_off    # room for n + 2
+    int64_t nsent
+    _AkWork work
+    Py_ssize_t ntok      # SQuAD tokens; -1: normalizing needs CPython
+
+
+cdef inline Py_ssize_t _kl_strip(const unsigned char* u, Py_ssize_t n, Py_ssize_t* start) noexcept nogil:
+    """str.strip() of the valid UTF-8 u[0:n]: its start in start, its length returned."""
+    cdef Py_ssize_t a = 0, b = n, width, q
+    cdef int64_t c
+    while a < b:
+        c = _kj_decode(u, a, &width)
+        if not _kj_space(c):
+            break
+        a += width
+    while b > a:
+        q = b - 1
+        while q > a and (u[q] & 0xC0) == 0x80:
+            q -= 1
+        c = _kj_decode(u, q, &width)
+        if not _kj_space(c):
+            break
+        b = q
+    start[0] = a
+    return b - a
+
+
+cdef int _kl_text(_KlText* t, const unsigned char* u, Py_ssize_t n, _KlWords* v) noexcept nogil:
+    """Fill t from the stripped UTF-8 u[0:n] (its work has room for n + 1): ROUGE's
+    sentences of word ids and SQuAD's tokens. -1 when memory runs out."""
+    cdef Py_ssize_t p = 0, part_end, q, width, m, ws
+    cdef int64_t c, nt = 0
+    cdef int32_t w
+    cdef bint blank
+    t.u = u
+    t.n = n
+    t.nsent = 0
+    t.sent_off[0] = 0
+    while p < n:
+        part_end = p
+        while part_end < n and u[part_end] != 46:
+            part_end += 1
+        if part_end > p:
+            # one sentence: the words of u[p:part_end] cut at whitespace runs
+            q = p
+            ws = -1
+            while q <= part_end:
+                if q < part_end:
+                    c = _kj_decode(u, q, &width)
+                    if not _kj_space(c):
+                        if ws < 0:
+                            ws = q
+                        q += width
+                        continue
+                else:
+                    width = 1
+                if ws >= 0:
+                    w = _kl_intern(v, &u[ws], q - ws)
+                    if w < 0:
+                        return -1
+                    t.toks[nt] = w
+                    nt += 1
+                    ws = -1
+                q += width
+            if nt == t.sent_off[t.nsent]:
+                # all whitespace: " ".join([]).split(" ") is one empty word
+                w = _kl_intern(v, u, 0)
+                if w < 0:
+                    return -1
+                t.toks[nt] = w
+                nt += 1
+            t.nsent += 1
+            t.sent_off[t.nsent] = nt
+        p = part_end + 1
+    m = _kl_prepare_utf8(u, n, &t.work, &blank)
+    t.ntok = -1 if m < 0 else _ak_squad_spans(&t.work, m)
+    return 0
+
+
+cdef inline bint _kl_token_eq(_KlText* x, Py_ssize_t i, _KlText* y, Py_ssize_t j) noexcept nogil:
+    cdef Py_ssize_t a = x.work.spans[2 * i], b = x.work.spans[2 * i + 1]
+    cdef Py_ssize_t c = y.work.spans[2 * j], d = y.work.spans[2 * j + 1]
+    return b - a == d - c and memcmp(&x.work.cp[a], &y.work.cp[c], (b - a) * sizeof(Py_UCS4)) == 0
+
+
+cdef double _kl_rouge(_KlText* h, _KlText* r, _KlWords* v, int64_t* stamp,
+                      int32_t** table, int64_t* cap) noexcept nogil:
+    """kilt_rouge_l's number for the texts h and r; -1.0 when memory runs out."""
+    cdef int64_t m, n, u = 0, hs, rs, need, k
+    cdef void* grown
+    cdef double r_lcs, p_lcs
+    if h.nsent == 0 or r.nsent == 0:
+        return 0.0
+    stamp[0] += 1
+    m = 0
+    for k in range(r.sent_off[r.nsent]):
+        if v.mark[r.toks[k]] != stamp[0]:
+            v.mark[r.toks[k]] = stamp[0]
+            m += 1
+    stamp[0] += 1
+    n = 0
+    for k in range(h.sent_off[h.nsent]):
+        if v.mark[h.toks[k]] != stamp[0]:
+            v.mark[h.toks[k]] = stamp[0]
+            n += 1
+    stamp[0] += 1
+    for rs in range(r.nsent):
+        for hs in range(h.nsent):
+            need = (r.sent_off[rs + 1] - r.sent_off[rs] + 1) * (h.sent_off[hs + 1] - h.sent_off[hs] + 1)
+            if need > cap[0]:
+                grown = realloc(table[0], need * sizeof(int32_t))
+                if grown == NULL:
+                    return -1.0
+                table[0] = <int32_t*>grown
+                cap[0] = need
+            u += _kl_lcs_union(&r.toks[r.sent_off[rs]], r.sent_off[rs + 1] - r.sent_off[rs],
+                               &h.toks[h.sent_off[hs]], h.sent_off[hs + 1] - h.sent_off[hs],
+                               table[0], v.mark, stamp[0])
+    r_lcs = <double>u / <double>m
+    p_lcs = <double>u / <double>n
+    return 2.0 * ((p_lcs * r_lcs) / (p_lcs + r_lcs + 1e-8))
+
+
+cdef Py_ssize_t _kl_span_utf8(const unsigned char* raw, Py_ssize_t lo, Py_ssize_t hi,
+                              unsigned char* buf, const unsigned char** u) noexcept nogil:
+    """The UTF-8 of the JSON string whose contents kilt_scan found at raw[lo:hi] (in u; buf,
+    with room for hi - lo, holds it where it has escapes); its length, -1 where the span is
+    not exactly a valid JSON string's contents or it has a lone surrogate."""
+    cdef bint escaped = False
+    if raw[lo - 1] != 34 or raw[hi] != 34 or _ty_string(raw, lo - 1, hi + 1, &escaped) != hi + 1:
+        return -1
+    if not escaped:
+        u[0] = &raw[lo]
+        return hi - lo
+    u[0] = buf
+    return _kj_unescape(raw, lo, hi, buf)
+
+
+cdef int _kl_text_alloc(_KlText* t, Py_ssize_t n) noexcept nogil:
+    t.toks = <int32_t*>malloc((n + 1) * sizeof(int32_t))
+    t.sent_off = <int64_t*>malloc((n + 2) * sizeof(int64_t))
+    t.work.cp = NULL
+    t.work.cls = NULL
+    t.work.spans = NULL
+    t.work.utf8 = NULL
+    t.work.cap = 0
+    return -1 if t.toks == NULL or t.sent_off == NULL else 0
+
+
+cdef void _kl_text_free(_KlText* t) noexcept:
+    free(t.toks)
+    free(t.sent_off)
+    _ak_work_free(&t.work)
+
+
+cdef Py_ssize_t _kl_check_spans(const int64_t[:, ::1] rows, Py_ssize_t n, str what) except -2:
+    """Rows (kind, lo, hi) whose string spans lie inside raw (n bytes); the longest span."""
+    cdef Py_ssize_t i, most = 0
+    if rows.shape[1] != 3:
+        raise InputError(f"{what}: rows of kind, start and end are expected")
+    for i in range(rows.shape[0]):
+        if rows[i, 0] == _KJ_PLAIN or rows[i, 0] == _KJ_ESCAPED:
+            if rows[i, 1] < 1 or rows[i, 2] < rows[i, 1] or rows[i, 2] >= n:
+                raise InputError(f"{what}: string spans out of range")
+            most = max(most, rows[i, 2] - rows[i, 1])
+    return most
+
+
+def kilt_answer_scores(const unsigned char[::1] guess_raw, const int64_t[:, ::1] answers,
+                       const unsigned char[::1] gold_raw, const int64_t[:, ::1] gold_answers,
+                       const int64_t[::1] gold_off, double[:, ::1] out, uint8_t[::1] state):
+    """eval_downstream.py's accuracy, EM, F1 and ROUGE-L of each question, from the files'
+    bytes: question i's answer is the string of row i of ``answers`` (kind, start, end as
+    kilt_scan gives them for ``guess_raw``), its gold answers those of rows
+    ``gold_off[i]:gold_off[i + 1]`` of ``gold_answers`` (for ``gold_raw``; absent ones are
+    skipped). Its four numbers go to ``out[i]`` and its ``KILT_ANSWER_*`` state to
+    ``state[i]``; ``out[i]`` is left as it is where the state is not DONE."""
+    cdef Py_ssize_t nq = answers.shape[0], ng = gold_answers.shape[0], i, j, a, b, s
+    cdef Py_ssize_t most, size, start, same, x, y
+    cdef const unsigned char* u
+    cdef unsigned char* guess_buf = NULL
+    cdef unsigned char* gold_buf = NULL
+    cdef uint8_t* used = NULL
+    cdef int32_t* table = NULL
+    cdef int64_t cap = 0, stamp = 0, kind
+    cdef int failed = 0
+    cdef bint left, found, eq
+    cdef double acc, em, f1, rl, score, precision, recall
+    cdef _KlWords v
+    cdef _KlText h, r
+    most = max(_kl_check_spans(answers, guess_raw.shape[0], "answers"),
+               _kl_check_spans(gold_answers, gold_raw.shape[0], "gold answers"))
+    if gold_off.shape[0] != nq + 1 or out.shape[0] != nq or out.shape[1] != 4 \
+            or state.shape[0] != nq:
+        raise InputError("one gold offset per question and one more, and one output row and "
+                         "state per question, are expected")
+    _kl_check_csr(gold_off, nq, ng, "gold answer")
+    v.bytes = NULL
+    v.off = NULL
+    v.slots = NULL
+    v.mark = NULL
+    h.toks = NULL
+    r.toks = NULL
+    h.sent_off = NULL
+    r.sent_off = NULL
+    h.work.cp = NULL
+    h.work.cls = NULL
+    h.work.spans = NULL
+    h.work.utf8 = NULL
+    h.work.cap = 0
+    r.work = h.work
+    try:
+        if _kl_words_init(&v) < 0 or _kl_text_alloc(&h, most) < 0 \
+                or _kl_text_alloc(&r, most) < 0:
+            raise MemoryError()
+        _ak_work_reserve(&h.work, most + 1)
+        _ak_work_reserve(&r.work, most + 1)
+        guess_buf = <unsigned char*>malloc(most + 1)
+        gold_buf = <unsigned char*>malloc(most + 1)
+        used = <uint8_t*>malloc(most + 1)
+        if guess_buf == NULL or gold_buf == NULL or used == NULL:
+            raise MemoryError()
+        with nogil:
+            for i in range(nq):
+                state[i] = _KL_ANSWER_LEFT
+                kind = answers[i, 0]
+                if kind != _KJ_PLAIN and kind != _KJ_ESCAPED:
+                    continue
+                size = _kl_span_utf8(&guess_raw[0], answers[i, 1], answers[i, 2], guess_buf, &u)
+                if size < 0:
+                    continue
+                size = _kl_strip(u, size, &start)
+                if size == 0:
+                    out[i, 0] = out[i, 1] = out[i, 2] = out[i, 3] = 0.0
+                    state[i] = _KL_ANSWER_DONE
+                    continue
+                if _kl_text(&h, &u[start], size, &v) < 0:
+                    failed = 1
+                    break
+                if h.ntok < 0:
+                    continue
+                left = False
+                found = False
+                acc = em = f1 = 0.0
+                rl = -1.0
+                for j in range(gold_off[i], gold_off[i + 1]):
+                    kind = gold_answers[j, 0]
+                    if kind == _KJ_ABSENT:
+                        continue
+                    if kind != _KJ_PLAIN and kind != _KJ_ESCAPED:
+                        left = True
+                        break
+                    size = _kl_span_utf8(&gold_raw[0], gold_answers[j, 1], gold_answers[j, 2],
+                                         gold_buf, &u)
+                    if size < 0:
+                        left = True
+                        break
+                    size = _kl_strip(u, size, &start)
+                    if size == 0:
+                        continue
+                    if _kl_text(&r, &u[start], size, &v) < 0:
+                        failed = 1
+                        break
+                    if r.ntok < 0:
+                        left = True
+                        break
+                    found = True
+                    if r.n == h.n and memcmp(r.u, h.u, h.n) == 0:
+                        acc = 1.0
+                    # EM: the same tokens; F1: the multiset overlap of the tokens (matching
+                    # each prediction token to an unused equal gold token counts it)
+                    eq = h.ntok == r.ntok
+                    for x in range(h.ntok):
+                        if not eq:
+                            break
+                        eq = _kl_token_eq(&h, x, &r, x)
+                    if eq:
+                        em = 1.0
+                    same = 0
+                    for y in range(r.ntok):
+                        used[y] = 0
+                    for x in range(h.ntok):
+                        for y in range(r.ntok):
+                            if not used[y] and _kl_token_eq(&h, x, &r, y):
+                                used[y] = 1
+                                same += 1
+                                break
+                    if same:
+                        precision = <double>same / <double>h.ntok
+                        recall = <double>same / <double>r.ntok
+                        score = (2.0 * precision * recall) / (precision + recall)
+                        if score > f1:
+                            f1 = score
+                    score = _kl_rouge(&h, &r, &v, &stamp, &table, &cap)
+                    if score < 0.0:
+                        failed = 1
+                        break
+                    if score > rl:
+                        rl = score
+                if failed:
+                    break
+                if left:
+                    continue
+                if not found:
+                    state[i] = _KL_ANSWER_NO_GOLD
+                    continue
+                out[i, 0] = acc
+                out[i, 1] = em
+                out[i, 2] = f1
+                out[i, 3] = rl
+                state[i] = _KL_ANSWER_DONE
+        if failed:
+            raise MemoryError()
+    finally:
+        _kl_words_free(&v)
+        _kl_text_free(&h)
+        _kl_text_free(&r)
+        free(guess_buf)
+        free(gold_buf)
+        free(used)
+        free(table)

@@ -756,18 +756,44 @@ def _downstream_files(guess, gold) -> tuple[dict, list, int]:
             found = _scanned_questions(g, q, downstream=True)
             if found is not None:
                 ids, chosen = found
-                answers = [a.strip() for a in q.strings(q.out[chosen], 0)]
-                gold_text = g.strings(g.out, 0)
-                gold_answers = [{a for a in (t.strip() for t in gold_text[lo:hi] if t) if a}
-                                for lo, hi in g.rec[:, 6:8].tolist()]
-                if not any(a and not golds for a, golds in zip(answers, gold_answers)):
+                cols = _scanned_answers(g, q, chosen)
+                if cols is not None:
                     retrieval = _scanned_ranking(g, q, chosen, scan[4], [1, 5], False)
                     if retrieval is not None:
-                        return (_columns(_answer_rows(answers, gold_answers), retrieval), ids,
-                                len(q.rec))
+                        cols["Rprec"] = retrieval["Rprec"]
+                        cols["recall@5"] = retrieval["recall@5"]
+                        return cols, ids, len(q.rec)
     gold = _records(gold, "gold", raw_gold)
     guess = _records(guess, "guess", raw_guess)
     return _columns(*_downstream(gold, guess)), [record["id"] for record in gold], len(guess)
+
+
+def _scanned_answers(g: _Scanned, q: _Scanned, chosen: np.ndarray):
+    """Each question's (accuracy, em, f1, rougel) columns from the scanned files (the guess
+    output rows ``chosen``, in gold order), or None where a question has an answer but no
+    gold answer (the records path reports it). The kernel scores from the files' bytes
+    without the GIL; the few questions it leaves to CPython are decoded and scored here."""
+    nq = len(g.rec)
+    answers = np.ascontiguousarray(q.out[chosen, 0:3])
+    gold_rows = np.ascontiguousarray(g.out[:, 0:3])
+    gold_off = (np.append(g.rec[:, 6], g.rec[-1, 7]) if nq
+                else np.zeros(1, dtype=np.int64))
+    out = np.zeros((nq, len(DOWNSTREAM_KEYS)), dtype=np.float64)
+    state = np.empty(nq, dtype=np.uint8)
+    _kernels.kilt_answer_scores(q.raw, answers, g.raw, gold_rows, gold_off, out, state)
+    if (state == _kernels.KILT_ANSWER_NO_GOLD).any():
+        return None
+    left = np.flatnonzero(state == _kernels.KILT_ANSWER_LEFT)
+    if len(left):
+        texts = [a.strip() for a in q.strings(answers[left], 0)]
+        golds = []
+        for lo, hi in zip(gold_off[left].tolist(), gold_off[left + 1].tolist()):
+            gold_text = g.strings(gold_rows[lo:hi], 0)
+            golds.append({a for a in (t.strip() for t in gold_text if t) if a})
+        if any(a and not gs for a, gs in zip(texts, golds)):
+            return None
+        out[left] = np.array(_answer_rows(texts, golds), dtype=np.float64).reshape(-1, 4)
+    return {key: np.ascontiguousarray(out[:, k]) for k, key in enumerate(DOWNSTREAM_KEYS)}
 
 
 def _columns(rows: list, retrieval: dict) -> dict:
