@@ -370,8 +370,8 @@ def _starts(*keys: np.ndarray) -> np.ndarray:
 
 def _sort_order(*keys: tuple[np.ndarray, int]) -> np.ndarray:
     """The stable sort order of rows by ``(codes, bound)`` keys, most significant first
-    (codes in ``0..bound - 1``): one argsort of the keys combined into one integer where
-    that fits in int64 (a radix sort), else a lexsort."""
+    (codes in ``0..bound - 1``): a radix sort of the keys combined into one integer where
+    that fits in int64, else a lexsort."""
     room = 1
     for _, bound in keys:
         room *= max(bound, 1)
@@ -381,7 +381,9 @@ def _sort_order(*keys: tuple[np.ndarray, int]) -> np.ndarray:
     for codes, bound in keys:
         combined *= max(bound, 1)
         combined += codes
-    return np.argsort(combined, kind="stable")
+    order = np.empty(len(combined), np.int64)
+    _kernels.stable_key_order(combined, order)
+    return order
 
 
 def _sorted_codes(names: list[str]) -> tuple[list[str], np.ndarray]:
@@ -553,41 +555,14 @@ class _EncodedQrels:
                              rq.offsets, rq_hashes, rq_keys, rq_key_off, rq_blob, rq.values,
                              pair_run, pair_qrels,
                              0, False, out_off, out_rank, out_row, count, num_ret)
-        # each evaluated query's scores in descending order, to find the groups of ties
-        seg_off = np.zeros(n + 1, i64)
-        np.cumsum(seg_len, out=seg_off[1:])
-        entries = int(seg_off[-1])
-        entry = np.arange(entries, dtype=i64) + np.repeat(
-            run.offsets[np.maximum(qpos, 0)] - seg_off[:-1], seg_len)
-        scores = run.values[entry]
-        # where each query's entries start, but at the first (a boundary within the array)
-        inner = seg_off[1:-1][seg_off[1:-1] < entries]
-        descending = scores[1:] <= scores[:-1]
-        descending[inner[inner > 0] - 1] = True  # a query's first entry may exceed the last
-        if not bool(np.all(descending)):  # not written in score order
-            entry_query = np.repeat(np.arange(n, dtype=i64), seg_len)
-            scores = scores[np.lexsort((-scores, entry_query))]
-        # the groups of tied scores: each entry's group, and where each group starts and ends
-        starts = np.ones(entries, bool)
-        starts[1:] = scores[1:] != scores[:-1]
-        starts[inner] = True
-        group_of = np.cumsum(starts) - 1
-        bounds = np.append(np.flatnonzero(starts), entries)
-        # the judged documents found: their positions in pyndeval's order
-        found_query = np.repeat(np.arange(n, dtype=i64), count)
-        keep = np.arange(total, dtype=i64) - out_off[:-1].repeat(room) < count.repeat(room)
-        rank = out_rank[keep].astype(i64)
-        row = out_row[keep].astype(i64)
-        g = seg_off[found_query] + rank - 1
-        group = group_of[g]
-        position = bounds[group] + bounds[group + 1] - 1 - g - seg_off[found_query]
-        # the rankings, cut at max_docs, unjudged documents as -1
         length = seg_len if max_docs is None else np.minimum(seg_len, max_docs)
         offsets = np.zeros(n + 1, i64)
         np.cumsum(length, out=offsets[1:])
-        ranked = np.full(int(offsets[-1]), -1, i64)
-        inside = position < length[found_query]
-        ranked[offsets[found_query[inside]] + position[inside]] = row[inside]
+        ranked = np.empty(int(offsets[-1]), i64)
+        if not _kernels.ndeval_place_judged(run.offsets, run.values, qpos, out_off, out_rank,
+                                            out_row, count, offsets, ranked):
+            ranked = _place_sorted(run, qpos, seg_len, out_off, out_rank, out_row, count, room,
+                                   offsets, length)
         if judged_only:
             judged = ranked >= 0
             in_query = np.repeat(np.arange(n, dtype=i64), length)
@@ -607,6 +582,48 @@ class _EncodedQrels:
                                self.subtopics, self.nrel_offsets, nrel_sub, alpha, beta,
                                curves, scalars)
         return curves, scalars
+
+
+def _place_sorted(run, qpos, seg_len, out_off, out_rank, out_row, count, room, offsets,
+              length) -> np.ndarray:
+    """``ndeval_place_judged``'s rankings where a query's scores are not written in
+    descending order: its scores sorted first."""
+    i64 = np.int64
+    n = len(qpos)
+    total = int(out_off[-1])
+    # each evaluated query's scores in descending order, to find the groups of ties
+    seg_off = np.zeros(n + 1, i64)
+    np.cumsum(seg_len, out=seg_off[1:])
+    entries = int(seg_off[-1])
+    entry = np.arange(entries, dtype=i64) + np.repeat(
+        run.offsets[np.maximum(qpos, 0)] - seg_off[:-1], seg_len)
+    scores = run.values[entry]
+    # where each query's entries start, but at the first (a boundary within the array)
+    inner = seg_off[1:-1][seg_off[1:-1] < entries]
+    descending = scores[1:] <= scores[:-1]
+    descending[inner[inner > 0] - 1] = True  # a query's first entry may exceed the last
+    if not bool(np.all(descending)):  # not written in score order
+        entry_query = np.repeat(np.arange(n, dtype=i64), seg_len)
+        scores = scores[np.lexsort((-scores, entry_query))]
+    # the groups of tied scores: each entry's group, and where each group starts and ends
+    starts = np.ones(entries, bool)
+    starts[1:] = scores[1:] != scores[:-1]
+    starts[inner] = True
+    group_of = np.cumsum(starts) - 1
+    bounds = np.append(np.flatnonzero(starts), entries)
+    # the judged documents found: their positions in pyndeval's order
+    found_query = np.repeat(np.arange(n, dtype=i64), count)
+    keep = np.arange(total, dtype=i64) - out_off[:-1].repeat(room) < count.repeat(room)
+    rank = out_rank[keep].astype(i64)
+    row = out_row[keep].astype(i64)
+    g = seg_off[found_query] + rank - 1
+    group = group_of[g]
+    position = bounds[group] + bounds[group + 1] - 1 - g - seg_off[found_query]
+    # the rankings, cut at max_docs, unjudged documents as -1
+    ranked = np.full(int(offsets[-1]), -1, i64)
+    inside = position < length[found_query]
+    ranked[offsets[found_query[inside]] + position[inside]] = row[inside]
+    return ranked
 
 
 def _column(c: Column, curves, scalars, ideal_c, ideal_s, topic_of, depth: int) -> np.ndarray:
