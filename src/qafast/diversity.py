@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from . import _kernels
-from ._engine import check_max_grades
+from ._engine import Evaluation, check_max_grades
 from ._measure_parser import Column, parse_measures
 from ._measures import SUBTOPIC_FAMILIES
 from ._ranked import EMPTY_I64, EMPTY_U8, Qrels, as_run, from_encoded
@@ -336,7 +336,12 @@ def subtopic_values(qrels: Any, run: Any, columns: list[Column], queries: str,
     others = [i for i, c in enumerate(columns) if c.family not in SUBTOPIC_FAMILIES]
     probe = [columns[i] for i in others] or parse_measures(["num_ret"])
     check_max_grades(plain, probe)
-    ids, vals = per_query_values(plain, run, probe, queries, options, ordered=True)
+    if others:
+        ids, vals = per_query_values(plain, run, probe, queries, options, ordered=True)
+    else:
+        # only the evaluated queries are wanted: the engine picks them (and warns as it
+        # does) when it is set up, and ranks nothing until a measure is asked of it
+        ids = Evaluation(plain, run, queries=queries, **options).ids
     out = np.zeros((len(ids), len(columns)))
     if others:
         out[:, others] = vals
