@@ -459,7 +459,8 @@ class _EncodedQrels:
         self.t, self.local, self.doc_row, self.grade, self.rows = t, local, doc_row, grade, rows
         # the rows as engine qrels, queries in order of first appearance (as a dict's)
         topic_order = topic_rank  # (the i-th query to appear is topics[topic_rank[i]])
-        by_seen = np.argsort(np.argsort(topic_order)[row_topic], kind="stable")
+        by_seen = np.empty(rows, i64)
+        _kernels.stable_key_order(np.argsort(topic_order)[row_topic], by_seen)
         row_docs = np.array(docs, dtype=object)[row_doc[by_seen]]
         hashes = np.empty(rows, i64)
         key_off = np.empty(rows + 1, i64)
