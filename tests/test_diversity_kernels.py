@@ -162,3 +162,28 @@ def test_key_order_refuses_negative_keys():
         _kernels.stable_key_order(np.array([1, -1], np.int64), np.empty(2, np.int64))
     with pytest.raises(ValueError):
         _kernels.stable_key_order(np.array([1], np.int64), np.empty(2, np.int64))
+
+
+@settings(max_examples=examples(60), **SLOW)
+@given(st.lists(st.tuples(st.sampled_from("abcdefgh"), st.sampled_from("12"),
+                          st.integers(0, 2)), min_size=1, max_size=20),
+       st.lists(st.tuples(st.sampled_from("abcdefghij"), st.sampled_from([0.0, 1.0, 2.0])),
+                min_size=1, max_size=10, unique_by=lambda x: x[0]),
+       st.randoms(use_true_random=False))
+def test_evaluate_does_not_depend_on_the_runs_order(judged, ranked, rng):
+    """A run written in score order takes the kernel's placement, the same run shuffled
+    the numpy path that sorts it: the values agree to the last bit."""
+    import qafast
+
+    qrels: dict = {}
+    for doc, sub, grade in judged:
+        qrels.setdefault("q", {}).setdefault(sub, {})[doc] = grade
+    in_order = dict(sorted(ranked, key=lambda x: -x[1]))
+    shuffled = list(ranked)
+    rng.shuffle(shuffled)
+    measures = ["alpha_nDCG@3", "ERR_IA@5", "NRBP", "nNRBP", "AP_IA", "P_IA@2", "StRecall@4"]
+    a = qafast.evaluate(qrels, {"q": in_order}, measures, per_query=True)
+    b = qafast.evaluate(qrels, {"q": dict(shuffled)}, measures, per_query=True)
+    assert a == b or all(np.array_equal(np.array(list(a[q].values())),
+                                        np.array(list(b[q].values())), equal_nan=True)
+                         for q in a)
