@@ -1,6 +1,6 @@
 """The compiled pieces of the diversity measures' fast path against what they replace: the
-greedy ideal ranking (rescoring only the rows that can still win) against the
-specification's full scan, the placement of judged documents in pyndeval's order against the
+greedy ideal ranking (one score per group of rows listing the same subtopics) against
+the specification's full scan, the placement of judged documents in pyndeval's order against the
 numpy path that sorts each query's scores, and the radix sort of the qrels' keys against
 numpy's stable argsort."""
 import numpy as np
@@ -45,8 +45,8 @@ def test_ideal_kernel_is_the_specifications_full_scan(per_topic, alpha):
 
 
 def test_ideal_kernel_outside_zero_one_keeps_the_full_scan():
-    # alpha 2 flips each gain's sign at each use: the scores rise again, so every row is
-    # scored at each rank (the lazy choice would be wrong here)
+    # alpha 2 flips each gain's sign at each use (and can overflow it to inf): outside
+    # [0, 1] every row is scored at each rank, as the specification scores them
     rels = [[0], [0, 1], [1], []]
     rel_offsets = np.concatenate(([0], np.cumsum([len(r) for r in rels]))).astype(np.int64)
     order = np.empty(4, np.int64)
