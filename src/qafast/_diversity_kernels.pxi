@@ -8,14 +8,118 @@
 # relevant-judgment counts nrel_sub[nrel_offsets[q]:nrel_offsets[q + 1]].
 
 from libc.math cimport log
-from libc.stdint cimport int64_t
-from libc.stdlib cimport malloc, free
+from libc.stdint cimport int32_t, int64_t, uint64_t
+from libc.stdlib cimport calloc, malloc, free
+from libc.string cimport memcpy
 
 
 cdef inline double _nd_discount(int64_t i) noexcept nogil:
     if i <= 0:
         return 1.0
     return log(2.0) / log(<double>i + 2.0)
+
+
+cdef inline double _nd_row_score(const int64_t[::1] rel_offsets, const int64_t[::1] rel_sub,
+                                 int64_t row, int64_t s, const double* gain) noexcept nogil:
+    cdef double score = 0.0
+    cdef Py_ssize_t p
+    for p in range(rel_offsets[row], rel_offsets[row + 1]):
+        if rel_sub[p] < s:
+            score += gain[rel_sub[p]]
+    return score
+
+
+cdef inline bint _nd_same_subtopics(const int64_t[::1] rel_offsets,
+                                    const int64_t[::1] rel_sub, int64_t a, int64_t b,
+                                    int64_t s) noexcept nogil:
+    """Whether rows a and b list the same subtopics below s, in the same order."""
+    cdef Py_ssize_t p = rel_offsets[a], q = rel_offsets[b]
+    cdef Py_ssize_t p_end = rel_offsets[a + 1], q_end = rel_offsets[b + 1]
+    while True:
+        while p < p_end and rel_sub[p] >= s:
+            p += 1
+        while q < q_end and rel_sub[q] >= s:
+            q += 1
+        if p == p_end or q == q_end:
+            return p == p_end and q == q_end
+        if rel_sub[p] != rel_sub[q]:
+            return False
+        p += 1
+        q += 1
+
+
+cdef void _nd_ideal_classes(const int64_t[::1] rel_offsets, const int64_t[::1] rel_sub,
+                            int64_t s, double alpha, double* gain, const int64_t* rel_rows,
+                            Py_ssize_t n_rel, const int64_t* zero_rows, Py_ssize_t n_zero,
+                            int64_t* table, uint64_t mask, int64_t* class_top,
+                            int64_t* class_slot, int64_t* below, int64_t[::1] order_out,
+                            Py_ssize_t lo, Py_ssize_t hi) noexcept nogil:
+    """ndeval_ideal's greedy ranking of one topic (ranks lo..hi-1), for an alpha in [0, 1]:
+    ``rel_rows[:n_rel]`` (ascending) its rows relevant to a subtopic below ``s``,
+    ``zero_rows[:n_zero]`` (ascending) the others, ``gain`` all 1.
+
+    Rows listing the same subtopics always score the same (the same gains summed in the
+    same order), so the rows are grouped into such classes and each rank scores one row per
+    class: the class of the highest score wins, ties to the class whose greatest unused row
+    is greatest, and that row is taken. The full scan takes the greatest row of the highest
+    score, the same row. (Documents usually share their few subtopics: the scan was
+    quadratic in a topic's relevant documents, this is linear in them times its classes.)
+    ``table`` (all 0, ``mask + 1`` slots, more than twice ``n_rel``) finds a row's class
+    and is left all 0; ``class_top[c]`` is class c's greatest unused row, and ``below[r]``
+    the class's row before row r (-1: none)."""
+    cdef Py_ssize_t i, r, p, k, classes = 0, c, best_class
+    cdef uint64_t h
+    cdef int64_t row, best
+    cdef double score, best_score
+    for i in range(n_rel):
+        row = rel_rows[i]
+        h = 1469598103934665603ULL
+        for p in range(rel_offsets[row], rel_offsets[row + 1]):
+            if rel_sub[p] < s:
+                h = (h ^ <uint64_t>rel_sub[p]) * 1099511628211ULL
+        h ^= h >> 29
+        k = <Py_ssize_t>(h & mask)
+        while True:
+            if table[k] == 0:
+                table[k] = classes + 1
+                class_slot[classes] = k
+                class_top[classes] = row
+                below[row] = -1
+                classes += 1
+                break
+            c = table[k] - 1
+            if _nd_same_subtopics(rel_offsets, rel_sub, class_top[c], row, s):
+                below[row] = class_top[c]
+                class_top[c] = row
+                break
+            k = (k + 1) & mask
+    for c in range(classes):
+        table[class_slot[c]] = 0
+    for r in range(lo, hi):
+        best = -1
+        best_class = -1
+        best_score = 0.0
+        for c in range(classes):
+            if class_top[c] < 0:
+                continue
+            score = _nd_row_score(rel_offsets, rel_sub, class_top[c], s, gain)
+            if best == -1 or score > best_score or (score == best_score
+                                                    and class_top[c] > best):
+                best = class_top[c]
+                best_class = c
+                best_score = score
+        # a row relevant to nothing scores 0: the greatest unused one wins over relevant
+        # rows that all score 0 and are smaller, as in the full scan
+        if n_zero > 0 and (best == -1 or (best_score <= 0.0
+                                          and zero_rows[n_zero - 1] > best)):
+            n_zero -= 1
+            order_out[r] = zero_rows[n_zero]
+            continue
+        order_out[r] = best
+        class_top[best_class] = below[best]
+        for p in range(rel_offsets[best], rel_offsets[best + 1]):
+            if rel_sub[p] < s:
+                gain[rel_sub[p]] *= 1.0 - alpha
 
 
 def ndeval_ideal(const int64_t[::1] offsets, const int64_t[::1] rel_offsets,
@@ -31,6 +135,16 @@ def ndeval_ideal(const int64_t[::1] offsets, const int64_t[::1] rel_offsets,
     cdef double* gain
     cdef int64_t* rel_rows
     cdef int64_t* zero_rows
+    cdef int64_t* table
+    cdef int64_t* class_top
+    cdef int64_t* class_slot
+    cdef int64_t* below
+    cdef uint64_t cap = 1
+    cdef Py_ssize_t widest = 0
+    # rows grouped by the subtopics they list (_nd_ideal_classes) where every score is a
+    # number: with alpha in [0, 1] gains stay in [0, 1] (elsewhere they can overflow to inf
+    # and give NaN scores, which the full scan's comparisons treat in their own way)
+    cdef bint grouped = 0.0 <= alpha <= 1.0
     if groups < 0 or subtopics.shape[0] < groups or order_out.shape[0] < rel_offsets.shape[0] - 1:
         raise ValueError("ndeval_ideal: arrays too short")
     for t in range(groups):
@@ -38,6 +152,8 @@ def ndeval_ideal(const int64_t[::1] offsets, const int64_t[::1] rel_offsets,
             raise ValueError("ndeval_ideal: offsets out of range")
         if subtopics[t] > most:
             most = subtopics[t]
+        if offsets[t + 1] - offsets[t] > widest:
+            widest = offsets[t + 1] - offsets[t]
     for i in range(rel_offsets.shape[0] - 1):
         if not (0 <= rel_offsets[i] <= rel_offsets[i + 1] <= rel_sub.shape[0]):
             raise ValueError("ndeval_ideal: rel_offsets out of range")
@@ -47,10 +163,21 @@ def ndeval_ideal(const int64_t[::1] offsets, const int64_t[::1] rel_offsets,
     gain = <double*>malloc((most + 1) * sizeof(double))
     rel_rows = <int64_t*>malloc((rel_offsets.shape[0] + 1) * sizeof(int64_t))
     zero_rows = <int64_t*>malloc((rel_offsets.shape[0] + 1) * sizeof(int64_t))
-    if gain == NULL or rel_rows == NULL or zero_rows == NULL:
+    while cap < 2 * <uint64_t>widest + 2:
+        cap <<= 1
+    table = <int64_t*>calloc(cap, sizeof(int64_t))
+    class_top = <int64_t*>malloc((widest + 1) * sizeof(int64_t))
+    class_slot = <int64_t*>malloc((widest + 1) * sizeof(int64_t))
+    below = <int64_t*>malloc((rel_offsets.shape[0] + 1) * sizeof(int64_t))
+    if (gain == NULL or rel_rows == NULL or zero_rows == NULL or table == NULL
+            or class_top == NULL or class_slot == NULL or below == NULL):
         free(gain)
         free(rel_rows)
         free(zero_rows)
+        free(table)
+        free(class_top)
+        free(class_slot)
+        free(below)
         raise MemoryError()
     try:
         with nogil:
@@ -74,6 +201,11 @@ def ndeval_ideal(const int64_t[::1] offsets, const int64_t[::1] rel_offsets,
                     else:
                         zero_rows[n_zero] = i
                         n_zero += 1
+                if grouped:
+                    _nd_ideal_classes(rel_offsets, rel_sub, s, alpha, gain, rel_rows, n_rel,
+                                      zero_rows, n_zero, table, cap - 1, class_top,
+                                      class_slot, below, order_out, lo, hi)
+                    continue
                 for r in range(lo, hi):
                     # the unused relevant rows in ascending order: the last of the highest
                     # score wins, as when every row is scored
@@ -106,6 +238,10 @@ def ndeval_ideal(const int64_t[::1] offsets, const int64_t[::1] rel_offsets,
         free(gain)
         free(rel_rows)
         free(zero_rows)
+        free(table)
+        free(class_top)
+        free(class_slot)
+        free(below)
 
 
 def ndeval_topics(const int64_t[::1] offsets, const int64_t[::1] ranked,
@@ -341,6 +477,151 @@ def ndeval_has_duplicate(const int64_t[::1] topic, const int64_t[::1] code,
             stamp[code[i]] = group
     free(stamp)
     return found
+
+
+def ndeval_place_judged(const int64_t[::1] run_offsets, const double[::1] scores,
+                        const int64_t[::1] qpos, const int64_t[::1] found_offsets,
+                        const int32_t[::1] found_rank, const int32_t[::1] found_row,
+                        const int64_t[::1] found_count, const int64_t[::1] offsets,
+                        int64_t[::1] ranked_out) -> bool:
+    """Each evaluated query's ranking in pyndeval's order (score descending, then document
+    id ascending), cut at ``offsets``' lengths: ``ranked_out[offsets[i]:offsets[i + 1]]`` the
+    judged row at each position, -1 where the document is not judged.
+
+    Query i's run entries are ``scores[run_offsets[qpos[i]]:run_offsets[qpos[i] + 1]]``
+    (none if ``qpos[i]`` is -1); its judged documents found by ``rank_judged`` are
+    ``found_count[i]`` pairs from ``found_offsets[i]``: the 1-based rank in trec_eval's
+    order (score descending, document id descending) and the row. Within a run of equal
+    scores spanning positions lo..hi-1, trec_eval's rank position g is pyndeval's
+    lo + hi - 1 - g. Returns False, writing nothing, unless every query's scores are
+    written in descending order (the caller sorts them)."""
+    cdef Py_ssize_t i, j, k, n = qpos.shape[0], nq = run_offsets.shape[0] - 1
+    cdef Py_ssize_t most = 0, lo, length, g, position
+    cdef int64_t start, end
+    cdef int64_t* group_lo
+    cdef int64_t* group_hi
+    if (nq < 0 or found_offsets.shape[0] != n + 1 or found_count.shape[0] != n
+            or offsets.shape[0] != n + 1 or found_row.shape[0] != found_rank.shape[0]):
+        raise ValueError("ndeval_place_judged: arrays of the wrong size")
+    for i in range(nq):
+        if not 0 <= run_offsets[i] <= run_offsets[i + 1] <= scores.shape[0]:
+            raise ValueError("ndeval_place_judged: run offsets out of range")
+    if offsets[0] != 0 or offsets[n] != ranked_out.shape[0]:
+        raise ValueError("ndeval_place_judged: offsets out of range")
+    for i in range(n):
+        if not -1 <= qpos[i] < nq:
+            raise ValueError("ndeval_place_judged: a run query out of range")
+        length = 0 if qpos[i] < 0 else run_offsets[qpos[i] + 1] - run_offsets[qpos[i]]
+        if length > most:
+            most = length
+        if not 0 <= offsets[i + 1] - offsets[i] <= length:
+            raise ValueError("ndeval_place_judged: a ranking longer than its query's run")
+        if not (0 <= found_count[i] and 0 <= found_offsets[i]
+                and found_offsets[i] + found_count[i] <= found_rank.shape[0]):
+            raise ValueError("ndeval_place_judged: found offsets out of range")
+        for j in range(found_offsets[i], found_offsets[i] + found_count[i]):
+            if not 1 <= found_rank[j] <= length:
+                raise ValueError("ndeval_place_judged: a rank out of range")
+        if length > 0:
+            start = run_offsets[qpos[i]]
+            end = run_offsets[qpos[i] + 1]
+            for j in range(start + 1, end):
+                if not scores[j] <= scores[j - 1]:  # (NaN included)
+                    return False
+    group_lo = <int64_t*>malloc((most + 1) * sizeof(int64_t))
+    group_hi = <int64_t*>malloc((most + 1) * sizeof(int64_t))
+    if group_lo == NULL or group_hi == NULL:
+        free(group_lo)
+        free(group_hi)
+        raise MemoryError()
+    with nogil:
+        for i in range(n):
+            for j in range(offsets[i], offsets[i + 1]):
+                ranked_out[j] = -1
+            if qpos[i] < 0 or found_count[i] == 0:
+                continue
+            start = run_offsets[qpos[i]]
+            length = run_offsets[qpos[i] + 1] - start
+            # where each position's group of equal scores starts (lo) and ends (hi, past it)
+            lo = 0
+            for j in range(length):
+                if j > 0 and scores[start + j] != scores[start + j - 1]:
+                    lo = j
+                group_lo[j] = lo
+            k = length
+            j = length
+            while j > 0:
+                j -= 1
+                group_hi[j] = k
+                if j > 0 and scores[start + j] != scores[start + j - 1]:
+                    k = j
+            for j in range(found_offsets[i], found_offsets[i] + found_count[i]):
+                g = found_rank[j] - 1
+                position = group_lo[g] + group_hi[g] - 1 - g
+                if position < offsets[i + 1] - offsets[i]:
+                    ranked_out[offsets[i] + position] = found_row[j]
+    free(group_lo)
+    free(group_hi)
+    return True
+
+
+def stable_key_order(const int64_t[::1] key, int64_t[::1] order_out):
+    """``order_out`` = ``np.argsort(key, kind="stable")`` for keys that are all >= 0: an LSD
+    radix sort on 11-bit digits (those every key shares skipped), O(n) where numpy's stable
+    sort of int64 compares."""
+    cdef Py_ssize_t i, n = key.shape[0]
+    cdef int64_t most = 0, total, c
+    cdef int64_t* pos
+    cdef int64_t* pos2
+    cdef int64_t* tp
+    cdef int64_t* hist
+    cdef unsigned d, digits = 0, shift, b
+    if order_out.shape[0] != n:
+        raise ValueError("stable_key_order: order_out must have one entry per key")
+    for i in range(n):
+        if key[i] < 0:
+            raise ValueError("stable_key_order: a negative key")
+        if key[i] > most:
+            most = key[i]
+    while (most >> (11 * digits)) != 0:
+        digits += 1
+    pos2 = <int64_t*>malloc((n + 1) * sizeof(int64_t))
+    hist = <int64_t*>calloc(2048 * (digits + 1), sizeof(int64_t))
+    if pos2 == NULL or hist == NULL:
+        free(pos2)
+        free(hist)
+        raise MemoryError()
+    pos = &order_out[0] if n else pos2
+    with nogil:
+        for i in range(n):
+            pos[i] = i
+            for d in range(digits):
+                hist[d * 2048 + ((key[i] >> (11 * d)) & 2047)] += 1
+        for d in range(digits):
+            shift = 11 * d
+            if hist[d * 2048 + ((key[0] >> shift) & 2047)] == n:
+                continue  # every key has this digit
+            total = 0
+            for b in range(2048):
+                c = hist[d * 2048 + b]
+                hist[d * 2048 + b] = total
+                total += c
+            for i in range(n):
+                b = (key[pos[i]] >> shift) & 2047
+                c = hist[d * 2048 + b]
+                hist[d * 2048 + b] = c + 1
+                pos2[c] = pos[i]
+            tp = pos
+            pos = pos2
+            pos2 = tp
+        if n and pos != &order_out[0]:
+            memcpy(&order_out[0], pos, n * sizeof(int64_t))
+    if n and pos == &order_out[0]:
+        free(pos2)
+    else:
+        free(pos)
+    free(hist)
+
 
 
 # ---------------------------------------------------------------------------------------

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from . import _kernels
-from ._engine import check_max_grades
+from ._engine import Evaluation, check_max_grades
 from ._measure_parser import Column, parse_measures
 from ._measures import SUBTOPIC_FAMILIES
 from ._ranked import EMPTY_I64, EMPTY_U8, Qrels, as_run, from_encoded
@@ -336,7 +336,12 @@ def subtopic_values(qrels: Any, run: Any, columns: list[Column], queries: str,
     others = [i for i, c in enumerate(columns) if c.family not in SUBTOPIC_FAMILIES]
     probe = [columns[i] for i in others] or parse_measures(["num_ret"])
     check_max_grades(plain, probe)
-    ids, vals = per_query_values(plain, run, probe, queries, options, ordered=True)
+    if others:
+        ids, vals = per_query_values(plain, run, probe, queries, options, ordered=True)
+    else:
+        # only the evaluated queries are wanted: the engine picks them (and warns as it
+        # does) when it is set up, and ranks nothing until a measure is asked of it
+        ids = Evaluation(plain, run, queries=queries, **options).ids
     out = np.zeros((len(ids), len(columns)))
     if others:
         out[:, others] = vals
@@ -370,8 +375,8 @@ def _starts(*keys: np.ndarray) -> np.ndarray:
 
 def _sort_order(*keys: tuple[np.ndarray, int]) -> np.ndarray:
     """The stable sort order of rows by ``(codes, bound)`` keys, most significant first
-    (codes in ``0..bound - 1``): one argsort of the keys combined into one integer where
-    that fits in int64 (a radix sort), else a lexsort."""
+    (codes in ``0..bound - 1``): a radix sort of the keys combined into one integer where
+    that fits in int64, else a lexsort."""
     room = 1
     for _, bound in keys:
         room *= max(bound, 1)
@@ -381,7 +386,9 @@ def _sort_order(*keys: tuple[np.ndarray, int]) -> np.ndarray:
     for codes, bound in keys:
         combined *= max(bound, 1)
         combined += codes
-    return np.argsort(combined, kind="stable")
+    order = np.empty(len(combined), np.int64)
+    _kernels.stable_key_order(combined, order)
+    return order
 
 
 def _sorted_codes(names: list[str]) -> tuple[list[str], np.ndarray]:
@@ -452,7 +459,8 @@ class _EncodedQrels:
         self.t, self.local, self.doc_row, self.grade, self.rows = t, local, doc_row, grade, rows
         # the rows as engine qrels, queries in order of first appearance (as a dict's)
         topic_order = topic_rank  # (the i-th query to appear is topics[topic_rank[i]])
-        by_seen = np.argsort(np.argsort(topic_order)[row_topic], kind="stable")
+        by_seen = np.empty(rows, i64)
+        _kernels.stable_key_order(np.argsort(topic_order)[row_topic], by_seen)
         row_docs = np.array(docs, dtype=object)[row_doc[by_seen]]
         hashes = np.empty(rows, i64)
         key_off = np.empty(rows + 1, i64)
@@ -553,41 +561,14 @@ class _EncodedQrels:
                              rq.offsets, rq_hashes, rq_keys, rq_key_off, rq_blob, rq.values,
                              pair_run, pair_qrels,
                              0, False, out_off, out_rank, out_row, count, num_ret)
-        # each evaluated query's scores in descending order, to find the groups of ties
-        seg_off = np.zeros(n + 1, i64)
-        np.cumsum(seg_len, out=seg_off[1:])
-        entries = int(seg_off[-1])
-        entry = np.arange(entries, dtype=i64) + np.repeat(
-            run.offsets[np.maximum(qpos, 0)] - seg_off[:-1], seg_len)
-        scores = run.values[entry]
-        # where each query's entries start, but at the first (a boundary within the array)
-        inner = seg_off[1:-1][seg_off[1:-1] < entries]
-        descending = scores[1:] <= scores[:-1]
-        descending[inner[inner > 0] - 1] = True  # a query's first entry may exceed the last
-        if not bool(np.all(descending)):  # not written in score order
-            entry_query = np.repeat(np.arange(n, dtype=i64), seg_len)
-            scores = scores[np.lexsort((-scores, entry_query))]
-        # the groups of tied scores: each entry's group, and where each group starts and ends
-        starts = np.ones(entries, bool)
-        starts[1:] = scores[1:] != scores[:-1]
-        starts[inner] = True
-        group_of = np.cumsum(starts) - 1
-        bounds = np.append(np.flatnonzero(starts), entries)
-        # the judged documents found: their positions in pyndeval's order
-        found_query = np.repeat(np.arange(n, dtype=i64), count)
-        keep = np.arange(total, dtype=i64) - out_off[:-1].repeat(room) < count.repeat(room)
-        rank = out_rank[keep].astype(i64)
-        row = out_row[keep].astype(i64)
-        g = seg_off[found_query] + rank - 1
-        group = group_of[g]
-        position = bounds[group] + bounds[group + 1] - 1 - g - seg_off[found_query]
-        # the rankings, cut at max_docs, unjudged documents as -1
         length = seg_len if max_docs is None else np.minimum(seg_len, max_docs)
         offsets = np.zeros(n + 1, i64)
         np.cumsum(length, out=offsets[1:])
-        ranked = np.full(int(offsets[-1]), -1, i64)
-        inside = position < length[found_query]
-        ranked[offsets[found_query[inside]] + position[inside]] = row[inside]
+        ranked = np.empty(int(offsets[-1]), i64)
+        if not _kernels.ndeval_place_judged(run.offsets, run.values, qpos, out_off, out_rank,
+                                            out_row, count, offsets, ranked):
+            ranked = _place_sorted(run, qpos, seg_len, out_off, out_rank, out_row, count, room,
+                                   offsets, length)
         if judged_only:
             judged = ranked >= 0
             in_query = np.repeat(np.arange(n, dtype=i64), length)
@@ -607,6 +588,48 @@ class _EncodedQrels:
                                self.subtopics, self.nrel_offsets, nrel_sub, alpha, beta,
                                curves, scalars)
         return curves, scalars
+
+
+def _place_sorted(run, qpos, seg_len, out_off, out_rank, out_row, count, room, offsets,
+              length) -> np.ndarray:
+    """``ndeval_place_judged``'s rankings where a query's scores are not written in
+    descending order: its scores sorted first."""
+    i64 = np.int64
+    n = len(qpos)
+    total = int(out_off[-1])
+    # each evaluated query's scores in descending order, to find the groups of ties
+    seg_off = np.zeros(n + 1, i64)
+    np.cumsum(seg_len, out=seg_off[1:])
+    entries = int(seg_off[-1])
+    entry = np.arange(entries, dtype=i64) + np.repeat(
+        run.offsets[np.maximum(qpos, 0)] - seg_off[:-1], seg_len)
+    scores = run.values[entry]
+    # where each query's entries start, but at the first (a boundary within the array)
+    inner = seg_off[1:-1][seg_off[1:-1] < entries]
+    descending = scores[1:] <= scores[:-1]
+    descending[inner[inner > 0] - 1] = True  # a query's first entry may exceed the last
+    if not bool(np.all(descending)):  # not written in score order
+        entry_query = np.repeat(np.arange(n, dtype=i64), seg_len)
+        scores = scores[np.lexsort((-scores, entry_query))]
+    # the groups of tied scores: each entry's group, and where each group starts and ends
+    starts = np.ones(entries, bool)
+    starts[1:] = scores[1:] != scores[:-1]
+    starts[inner] = True
+    group_of = np.cumsum(starts) - 1
+    bounds = np.append(np.flatnonzero(starts), entries)
+    # the judged documents found: their positions in pyndeval's order
+    found_query = np.repeat(np.arange(n, dtype=i64), count)
+    keep = np.arange(total, dtype=i64) - out_off[:-1].repeat(room) < count.repeat(room)
+    rank = out_rank[keep].astype(i64)
+    row = out_row[keep].astype(i64)
+    g = seg_off[found_query] + rank - 1
+    group = group_of[g]
+    position = bounds[group] + bounds[group + 1] - 1 - g - seg_off[found_query]
+    # the rankings, cut at max_docs, unjudged documents as -1
+    ranked = np.full(int(offsets[-1]), -1, i64)
+    inside = position < length[found_query]
+    ranked[offsets[found_query[inside]] + position[inside]] = row[inside]
+    return ranked
 
 
 def _column(c: Column, curves, scalars, ideal_c, ideal_s, topic_of, depth: int) -> np.ndarray:

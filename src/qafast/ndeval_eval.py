@@ -121,12 +121,13 @@ class _Qrels:
         topic, subtopic, judgment = self.topic, self.subtopic, self.judgment
         n = len(topic)
         # a subtopic judged twice for one document takes its last judgment: rows sorted by
-        # topic, docno, subtopic, then line (one stable sort of a combined key where it fits
-        # in 62 bits)
+        # topic, docno, subtopic, then line (one stable radix sort of a combined key where it
+        # fits in 62 bits; every part is a whole number)
         spread = (int(topic.max()) + 1) * ncodes * (int(subtopic.max()) + 1) if n else 0
         if spread < 1 << 62:
             key = (topic * np.int64(ncodes) + code) * np.int64(int(subtopic.max()) + 1)
-            order = np.argsort(key + subtopic, kind="stable")
+            order = np.empty(n, np.int64)
+            _kernels.stable_key_order(key + subtopic, order)
         else:
             order = np.lexsort((np.arange(n), subtopic, code, topic))
         t, s, c, j = topic[order], subtopic[order], code[order], judgment[order]

@@ -1,0 +1,189 @@
+"""The compiled pieces of the diversity measures' fast path against what they replace: the
+greedy ideal ranking (one score per group of rows listing the same subtopics) against
+the specification's full scan, the placement of judged documents in pyndeval's order against the
+numpy path that sorts each query's scores, and the radix sort of the qrels' keys against
+numpy's stable argsort."""
+import numpy as np
+import pytest
+from _examples import examples
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from qafast import _kernels
+from qafast.diversity import _place_sorted
+from qafast.reference import diversity as spec
+
+SLOW = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+# a topic: each judged document's subtopics (some relevant to none)
+topics = st.lists(st.lists(st.lists(st.integers(0, 7), max_size=4, unique=True),
+                           min_size=0, max_size=40), min_size=1, max_size=4)
+alphas = st.one_of(st.sampled_from([0.0, 0.1, 0.3, 0.5, 0.9, 1.0]),
+                   st.floats(0.0, 1.0, allow_nan=False))
+
+
+@settings(max_examples=examples(200), **SLOW)
+@given(topics, alphas)
+def test_ideal_kernel_is_the_specifications_full_scan(per_topic, alpha):
+    """Several topics in one call, many documents of equal gain (ties to the greatest
+    docno), gains that round (alpha 0.1, 0.3), and documents relevant to nothing."""
+    subtopics = 8
+    doc_offsets = np.concatenate(([0], np.cumsum([len(t) for t in per_topic]))).astype(np.int64)
+    rels = [r for t in per_topic for r in t]
+    rel_offsets = np.concatenate(([0], np.cumsum([len(r) for r in rels]))).astype(np.int64)
+    rel_sub = np.array([j for r in rels for j in sorted(r)], np.int64)
+    order = np.empty(len(rels), np.int64)
+    _kernels.ndeval_ideal(doc_offsets, rel_offsets, rel_sub,
+                          np.full(len(per_topic), subtopics, np.int64), alpha, order)
+    for t, docs in enumerate(per_topic):
+        docnos = [b"d%03d" % i for i in range(len(docs))]
+        topic = spec.Topic(subtopics=subtopics)
+        topic.rel = {d: [1 if j in r else 0 for j in range(subtopics)]
+                     for d, r in zip(docnos, docs)}
+        got = order[doc_offsets[t]:doc_offsets[t + 1]] - doc_offsets[t]
+        assert [docnos[i] for i in got.tolist()] == spec.ideal_order(topic, alpha)
+
+
+def test_ideal_kernel_outside_zero_one_keeps_the_full_scan():
+    # alpha 2 flips each gain's sign at each use (and can overflow it to inf): outside
+    # [0, 1] every row is scored at each rank, as the specification scores them
+    rels = [[0], [0, 1], [1], []]
+    rel_offsets = np.concatenate(([0], np.cumsum([len(r) for r in rels]))).astype(np.int64)
+    order = np.empty(4, np.int64)
+    _kernels.ndeval_ideal(np.array([0, 4], np.int64), rel_offsets,
+                          np.array([j for r in rels for j in r], np.int64),
+                          np.array([2], np.int64), 2.0, order)
+    topic = spec.Topic(subtopics=2)
+    topic.rel = {b"d%d" % i: [1 if j in r else 0 for j in range(2)] for i, r in enumerate(rels)}
+    assert [b"d%d" % i for i in order.tolist()] == spec.ideal_order(topic, 2.0)
+
+
+def _rank_judged_like(scores: list[float], docs: list[str], judged: dict) -> list[tuple]:
+    """(1-based rank in trec_eval's order, row) of the judged documents of one query: score
+    descending, then document id descending."""
+    order = sorted(range(len(scores)), key=lambda i: (-scores[i], _neg(docs[i])))
+    return [(r + 1, judged[docs[i]]) for r, i in enumerate(order) if docs[i] in judged]
+
+
+def _neg(s: str) -> tuple:
+    return tuple(-ord(c) for c in s) + (1,)  # descending, a prefix after its extensions
+
+
+queries = st.lists(st.tuples(
+    st.lists(st.sampled_from([0.0, 1.0, 2.0, 2.5, -1.0]), max_size=12),
+    st.integers(0, 12), st.booleans()), max_size=5)
+
+
+@settings(max_examples=examples(200), **SLOW)
+@given(queries, st.one_of(st.none(), st.integers(1, 6)), st.booleans())
+def test_placing_judged_documents_is_the_sorted_path(per_query, max_docs, sort_scores):
+    """Queries with heavy ties, queries missing from the run (an empty list), no judged
+    document, a cut; scores written in descending order (the kernel's) or not (it refuses,
+    and the numpy path sorts them)."""
+    run_offsets, values, qpos, found_off, f_rank, f_row, count = [0], [], [], [0], [], [], []
+    for q, (scores, n_judged, absent) in enumerate(per_query):
+        if sort_scores:
+            scores = sorted(scores, reverse=True)
+        docs = [f"d{i:02d}" for i in range(len(scores))]
+        judged = {d: 100 * q + i for i, d in enumerate(docs[::2][:n_judged])}
+        if absent:
+            qpos.append(-1)
+            found_off.append(found_off[-1])
+            count.append(0)
+            continue
+        qpos.append(len(run_offsets) - 1)
+        values += scores
+        run_offsets.append(len(values))
+        found = _rank_judged_like(scores, docs, judged)
+        f_rank += [r for r, _ in found]
+        f_row += [row for _, row in found]
+        count.append(len(found))
+        found_off.append(len(f_rank))
+    i64 = np.int64
+    run_offsets, values = np.array(run_offsets, i64), np.array(values, np.float64)
+    qpos, found_off, count = np.array(qpos, i64), np.array(found_off, i64), np.array(count, i64)
+    f_rank, f_row = np.array(f_rank, np.int32), np.array(f_row, np.int32)
+    run_len = np.diff(run_offsets)
+    seg_len = np.array([run_len[p] if p >= 0 else 0 for p in qpos.tolist()], i64)
+    length = seg_len if max_docs is None else np.minimum(seg_len, max_docs)
+    offsets = np.zeros(len(qpos) + 1, i64)
+    np.cumsum(length, out=offsets[1:])
+
+    class Run:
+        pass
+
+    run = Run()
+    run.offsets, run.values = run_offsets, values
+    want = _place_sorted(run, qpos, seg_len, found_off, f_rank, f_row, count, count, offsets,
+                         length)
+    got = np.empty(int(offsets[-1]), i64)
+    done = _kernels.ndeval_place_judged(run_offsets, values, qpos, found_off, f_rank, f_row,
+                                        count, offsets, got)
+    in_order = all((np.diff(values[a:b]) <= 0).all()
+                   for a, b in zip(run_offsets[:-1], run_offsets[1:]))
+    assert done == in_order
+    if done:
+        assert got.tolist() == want.tolist()
+
+
+def test_placing_judged_documents_checks_its_arrays():
+    i64 = np.int64
+    args = dict(run_offsets=np.array([0, 2], i64), scores=np.array([1.0, 1.0]),
+                qpos=np.array([0], i64), found_offsets=np.array([0, 1], i64),
+                found_rank=np.array([3], np.int32), found_row=np.array([0], np.int32),
+                found_count=np.array([1], i64), offsets=np.array([0, 2], i64))
+    with pytest.raises(ValueError, match="rank out of range"):
+        _kernels.ndeval_place_judged(*args.values(), np.empty(2, i64))
+    args["found_rank"] = np.array([2], np.int32)
+    with pytest.raises(ValueError, match="offsets out of range"):
+        _kernels.ndeval_place_judged(*args.values(), np.empty(3, i64))
+    args["offsets"] = np.array([0, 3], i64)
+    with pytest.raises(ValueError, match="longer than"):
+        _kernels.ndeval_place_judged(*args.values(), np.empty(3, i64))
+    args["offsets"] = np.array([0, 2], i64)
+    out = np.empty(2, i64)
+    assert _kernels.ndeval_place_judged(*args.values(), out)
+    assert out.tolist() == [0, -1]  # trec_eval's rank 2 of a tie of two is pyndeval's first
+    args["scores"] = np.array([1.0, np.nan])
+    assert not _kernels.ndeval_place_judged(*args.values(), out)
+
+
+@settings(max_examples=examples(200), **SLOW)
+@given(st.lists(st.one_of(st.integers(0, 5), st.integers(0, 2**62 - 1)), max_size=300))
+def test_key_order_is_numpys_stable_argsort(keys):
+    key = np.array(keys, np.int64)
+    order = np.empty(len(key), np.int64)
+    _kernels.stable_key_order(key, order)
+    assert order.tolist() == np.argsort(key, kind="stable").tolist()
+
+
+def test_key_order_refuses_negative_keys():
+    with pytest.raises(ValueError):
+        _kernels.stable_key_order(np.array([1, -1], np.int64), np.empty(2, np.int64))
+    with pytest.raises(ValueError):
+        _kernels.stable_key_order(np.array([1], np.int64), np.empty(2, np.int64))
+
+
+@settings(max_examples=examples(60), **SLOW)
+@given(st.lists(st.tuples(st.sampled_from("abcdefgh"), st.sampled_from("12"),
+                          st.integers(0, 2)), min_size=1, max_size=20),
+       st.lists(st.tuples(st.sampled_from("abcdefghij"), st.sampled_from([0.0, 1.0, 2.0])),
+                min_size=1, max_size=10, unique_by=lambda x: x[0]),
+       st.randoms(use_true_random=False))
+def test_evaluate_does_not_depend_on_the_runs_order(judged, ranked, rng):
+    """A run written in score order takes the kernel's placement, the same run shuffled
+    the numpy path that sorts it: the values agree to the last bit."""
+    import qafast
+
+    qrels: dict = {}
+    for doc, sub, grade in judged:
+        qrels.setdefault("q", {}).setdefault(sub, {})[doc] = grade
+    in_order = dict(sorted(ranked, key=lambda x: -x[1]))
+    shuffled = list(ranked)
+    rng.shuffle(shuffled)
+    measures = ["alpha_nDCG@3", "ERR_IA@5", "NRBP", "nNRBP", "AP_IA", "P_IA@2", "StRecall@4"]
+    a = qafast.evaluate(qrels, {"q": in_order}, measures, per_query=True)
+    b = qafast.evaluate(qrels, {"q": dict(shuffled)}, measures, per_query=True)
+    assert a == b or all(np.array_equal(np.array(list(a[q].values())),
+                                        np.array(list(b[q].values())), equal_nan=True)
+                         for q in a)
