@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import math
 import random
+from array import array
 
 import numpy as np
 import pytest
@@ -396,9 +397,8 @@ def test_scanned_files_score_as_the_loaded_objects(tmp_path_factory, questions, 
     assert scanned == preds
     if not escapes:
         vocab = _kernels.DropVocab(qafast.drop_eval._Normalizer())
-        lists = ([], {}, [0], [], [], [0], [], [], [], [0])
         assert _kernels.drop_scan_gold(g.read_bytes(), preds, vocab, json.decoder.scanstring,
-                                       *lists)
+                                       *_scan_outputs())
     want = qafast.drop_per_question(gold, preds)
     got = qafast.drop_per_question(str(g), str(p))
     for key in ("query_id", "type"):
@@ -484,3 +484,162 @@ def test_malformed_scanned_files_name_the_file(tmp_path, text):
     p.write_bytes(text if isinstance(text, bytes) else text.encode("utf-8"))
     with pytest.raises(qafast.FormatError, match="p.json"):
         qafast.drop(str(g), str(p))
+
+
+# -- the gold scanner's span table against the walk over the loaded object -------------------
+
+def _scan_outputs() -> tuple:
+    """Fresh outputs for drop_scan_gold, in its order (ids, missing, then the arrays)."""
+    return ([], {}, array("q", [0]), array("q"), array("q"), array("q", [0]), array("q"),
+            array("B"), array("b"), array("q", [0]))
+
+
+def _dump_plain_keys(value, rng: random.Random) -> str:
+    """``value`` as JSON whose keys are written plainly (as the scanner takes them) and whose
+    strings are escaped at random, each occurrence its own way: one text, many spellings."""
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{json.dumps(k)}: {_dump_plain_keys(v, rng)}"
+                               for k, v in value.items()) + "}"
+    if isinstance(value, list):
+        return "[" + ",".join(_dump_plain_keys(v, rng) for v in value) + "]"
+    if isinstance(value, str):
+        r = rng.random()
+        if r < 0.3:
+            return json.dumps(value)                        # \u escapes for non-ASCII
+        if r < 0.6:
+            return json.dumps(value, ensure_ascii=False)    # the UTF-8 itself
+        return _dump_string(value, rng)
+    return json.dumps(value)
+
+
+SPAN_POOL = ["5", "5.0", "05", "-5", "\u22125", "1,000", "1e3", "nan", "caf\u00e9", "Caf\u00e9",
+             "\u5317\u4eac", "", " ", "\t", "\u00a0", "the Eagles", "Eagles", "a \"b\" c\\",
+             "\U0001f600 x", "line\nbreak", "12-yard", "Z\u00fcrich", "1990", "March 3"]
+pool_span = st.sampled_from(SPAN_POOL)
+NO_DATE = {"day": "", "month": "", "year": ""}
+# an empty number and no span fall to the (here blank) date, as in the DROP release
+pool_answer = st.one_of(
+    st.builds(lambda n: {"number": n, "spans": [], "date": NO_DATE}, pool_span),
+    st.builds(lambda s: {"number": "", "spans": s, "date": NO_DATE},
+              st.lists(pool_span, min_size=0, max_size=4)),
+    st.builds(lambda d, m, y: {"number": "", "spans": [], "date": {"day": d, "month": m,
+                                                                   "year": y}},
+              st.sampled_from(["", "1", "\u0663"]), st.sampled_from(["", "March", "caf\u00e9"]),
+              st.sampled_from(["", "1990"])))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(pool_answer, st.lists(pool_answer, max_size=3),
+                          st.one_of(st.none(), pool_span, st.lists(pool_span, max_size=3)),
+                          st.integers(0, 5)), min_size=1, max_size=25),
+       st.randoms(use_true_random=False))
+def test_scanned_span_table_as_the_walk(tmp_path_factory, questions, rng):
+    # every span from a small pool, so that texts repeat, each time spelled its own way
+    # (escaped, \u-escaped or not): the scanner's table of JSON string bytes must give the
+    # bags, blank flags and types the walk over the loaded object gives; ids repeat too
+    gold: dict = {}
+    preds: dict = {}
+    for i, (first, validated, pred, qid_n) in enumerate(questions):
+        qid = f"q\u00e9{qid_n}"
+        qa = {"query_id": qid, "answer": first}
+        if validated:
+            qa["validated_answers"] = validated
+        gold.setdefault(f"p{i % 3}", {"qa_pairs": []})["qa_pairs"].append(qa)
+        if pred is not None:
+            preds[qid] = pred
+    text = _dump_plain_keys(gold, rng)
+    assert json.loads(text) == gold
+    normalizer = qafast.drop_eval._Normalizer
+    scanned = _scan_outputs()
+    took = _kernels.drop_scan_gold(text.encode("utf-8"), preds, _kernels.DropVocab(normalizer()),
+                                   json.decoder.scanstring, *scanned)
+    walked = ([], {}, [0], [], [], [0], [], [], [], [0])
+    walked_ok = _kernels.drop_walk(gold, preds, _kernels.DropVocab(normalizer()), *walked)
+    assert took and walked_ok
+    if took:
+        assert scanned[0] == walked[0] and scanned[1] == walked[1]
+        for got, want in zip(scanned[2:], walked[2:]):
+            assert list(got) == [int(x) for x in want]
+    g, p = tmp_path_factory.mktemp("drop") / "gold.json", tmp_path_factory.mktemp("drop") / "p.json"
+    g.write_text(text, encoding="utf-8")
+    p.write_text(_dump_plain_keys(preds, rng), encoding="utf-8")
+    try:
+        want = qafast.drop_per_question(gold, preds)
+    except QafastError as e:
+        with pytest.raises(type(e)):
+            qafast.drop_per_question(str(g), str(p))
+        return
+    got = qafast.drop_per_question(str(g), str(p))
+    assert got["query_id"] == want["query_id"] and got["type"] == want["type"]
+    for key in ("exact_match", "f1", "predicted"):
+        assert got[key].tolist() == want[key].tolist()
+    assert qafast.drop(str(g), str(p), by_type=True) == qafast.drop(gold, preds, by_type=True)
+
+
+def test_scan_gold_refuses_outputs_of_the_wrong_width():
+    text = b'{"p": {"qa_pairs": [{"query_id": "q", "answer": {"number": "5"}}]}}'
+    vocab = _kernels.DropVocab(qafast.drop_eval._Normalizer())
+    outputs = list(_scan_outputs())
+    outputs[4] = array("i")        # pair_pred of 4-byte items
+    with pytest.raises(ValueError):
+        _kernels.drop_scan_gold(text, {"q": "5"}, vocab, json.decoder.scanstring, *outputs)
+    outputs = list(_scan_outputs())
+    outputs[8] = array("q")        # gold_kind of 8-byte items
+    with pytest.raises(ValueError):
+        _kernels.drop_scan_gold(text, {"q": "5"}, vocab, json.decoder.scanstring, *outputs)
+    assert _kernels.drop_scan_gold(text, {"q": "5"}, vocab, json.decoder.scanstring,
+                                   *_scan_outputs())
+
+
+def test_scan_gold_span_table_grows():
+    # more distinct spans than the table's first slots, each met twice (number and span)
+    n = 9000
+    gold = {"p": {"qa_pairs": [{"query_id": f"q{i}", "answer": {"number": f"{i} x"},
+                                "validated_answers": [{"number": "", "spans": [f"{i} x", "y"]}]}
+                               for i in range(n)]}}
+    preds = {f"q{i}": f"{i}" for i in range(0, n, 2)}
+    text = json.dumps(gold).encode("utf-8")
+    scanned = _scan_outputs()
+    assert _kernels.drop_scan_gold(text, preds, _kernels.DropVocab(qafast.drop_eval._Normalizer()),
+                                   json.decoder.scanstring, *scanned)
+    walked = ([], {}, [0], [], [], [0], [], [], [], [0])
+    assert _kernels.drop_walk(gold, preds, _kernels.DropVocab(qafast.drop_eval._Normalizer()),
+                              *walked)
+    for got, want in zip(scanned[2:], walked[2:]):
+        assert list(got) == [int(x) for x in want]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from([0.0, 1.0, 0.5, 0.67, 0.33, 1 / 3, 0.01]),
+                          st.sampled_from([0.0, 1.0, 0.25, 0.8, 2 / 3]),
+                          st.integers(-1, 3)), min_size=0, max_size=400))
+def test_type_means_as_numpy(rows):
+    em = np.array([r[0] for r in rows], dtype=np.float64)
+    f1 = np.array([r[1] for r in rows], dtype=np.float64)
+    codes = np.array([r[2] for r in rows], dtype=np.int8)
+    counts, em_mean, f1_mean = array("q", bytes(40)), array("d", bytes(40)), array("d", bytes(40))
+    _kernels.drop_type_means(em, f1, codes, counts, em_mean, f1_mean)
+    for code in range(-1, 4):
+        mask = codes == code
+        assert counts[code + 1] == int(mask.sum())
+        if mask.any():
+            assert em_mean[code + 1] == float(np.mean(em[mask]))
+            assert f1_mean[code + 1] == float(np.mean(f1[mask]))
+    with pytest.raises(ValueError):
+        _kernels.drop_type_means(em[:1], f1[:1], np.array([4], dtype=np.int8), counts, em_mean,
+                                 f1_mean)
+
+
+def test_cli_does_not_import_numpy(tmp_path):
+    import subprocess
+    import sys
+    g, p = tmp_path / "g.json", tmp_path / "p.json"
+    g.write_text(json.dumps(GOLD), encoding="utf-8")
+    p.write_text(json.dumps(PREDICTIONS), encoding="utf-8")
+    code = ("import sys; from qafast.cli import main; main(sys.argv[1:]); "
+            "print('numpy' in sys.modules, file=sys.stderr)")
+    ran = subprocess.run([sys.executable, "-c", code, "drop", "--gold_path", str(g),
+                          "--prediction_path", str(p)], capture_output=True, text=True,
+                         check=True)
+    assert ran.stdout == GOLDEN
+    assert ran.stderr.strip().splitlines()[-1] == "False"

@@ -158,6 +158,43 @@ def drop_pairwise_mean(const double[::1] values):
     return _dk_pairwise(&values[0], values.shape[0]) / <double>values.shape[0]
 
 
+def drop_type_means(const double[::1] em, const double[::1] f1, const int8_t[::1] codes,
+                    int64_t[::1] counts, double[::1] em_mean, double[::1] f1_mean):
+    """For each type code c from -1 to 3 (at index c + 1 of the outputs): how many questions
+    have it, and numpy.mean of their exact match and of their F1, in their order (0.0 where
+    none has it). ``codes`` must hold codes from -1 to 3 only."""
+    cdef Py_ssize_t n = codes.shape[0], i, m
+    cdef int slot
+    cdef double* picked
+    if em.shape[0] != n or f1.shape[0] != n:
+        raise ValueError("drop_type_means: em, f1 and codes differ in length")
+    if counts.shape[0] < 5 or em_mean.shape[0] < 5 or f1_mean.shape[0] < 5:
+        raise ValueError("drop_type_means: the outputs need 5 slots")
+    for i in range(n):
+        if codes[i] < -1 or codes[i] > 3:
+            raise ValueError(f"drop_type_means: code {codes[i]} at {i} is not from -1 to 3")
+    picked = <double*>malloc(sizeof(double) * (n if n else 1))
+    if picked == NULL:
+        raise MemoryError()
+    with nogil:
+        for slot in range(5):
+            m = 0
+            for i in range(n):
+                if codes[i] + 1 == slot:
+                    picked[m] = em[i]
+                    m += 1
+            counts[slot] = m
+            em_mean[slot] = _dk_pairwise(picked, m) / <double>m if m else 0.0
+            m = 0
+            for i in range(n):
+                if codes[i] + 1 == slot:
+                    picked[m] = f1[i]
+                    m += 1
+            f1_mean[slot] = _dk_pairwise(picked, m) / <double>m if m else 0.0
+    free(picked)
+    return None
+
+
 def drop_assign(const double[:, ::1] cost, int64_t[::1] col_of):
     """The kernels' pairing of a rows x cols cost matrix with rows <= cols: ``col_of[r]`` is
     row r's column. Returns 0, or -1 for a matrix with no finite pairing."""

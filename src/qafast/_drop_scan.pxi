@@ -12,6 +12,12 @@
 # (json.loads keeps the last value, and a repeated passage id keeps the first one's place), and
 # the usual value types. Anything else
 # returns False: the caller then reads the file with json.loads, which names what is wrong.
+#
+# The gold side builds no str per answer span: a span's bag is looked up by the bytes of its
+# JSON string as written (_DpSpans), and a str is made only the first time those bytes are
+# met. Equal bytes are the same decoded text; two spellings of one text (an escape and the
+# character itself) are two entries holding the same bag, which DropVocab gives both. The
+# numeric outputs are array.array objects the kernel appends to in place.
 # ---------------------------------------------------------------------------------------------
 
 cdef struct _DpText:
@@ -29,6 +35,106 @@ cdef struct _DpAnswer:
     _DpText day
     _DpText month
     _DpText year
+
+
+from cpython cimport array as cparray
+from cpython.object cimport Py_SIZE
+
+
+cdef struct _DpSpan:
+    uint64_t hash
+    Py_ssize_t p      # the string's bytes, between its quotes, are s[p:p + n]
+    Py_ssize_t n
+    int64_t bag       # < 0: an empty slot
+    bint blank        # the decoded text is blank (str.strip() leaves nothing)
+
+
+cdef struct _DpSpans:
+    # the answer spans met so far, by the bytes of their JSON strings (open addressing)
+    _DpSpan* slots
+    Py_ssize_t cap    # a power of two, at least twice ``used``
+    Py_ssize_t used
+
+
+cdef int _dp_spans_init(_DpSpans* t, Py_ssize_t cap) except -1:
+    cdef Py_ssize_t i
+    t.slots = <_DpSpan*>malloc(cap * sizeof(_DpSpan))
+    if t.slots == NULL:
+        raise MemoryError()
+    t.cap = cap
+    t.used = 0
+    for i in range(cap):
+        t.slots[i].bag = -1
+    return 0
+
+
+cdef int _dp_spans_grow(_DpSpans* t) except -1:
+    # twice the slots, every entry placed again
+    cdef _DpSpan* old = t.slots
+    cdef Py_ssize_t old_cap = t.cap, i, j, mask
+    _dp_spans_init(t, 2 * old_cap)
+    mask = t.cap - 1
+    for i in range(old_cap):
+        if old[i].bag >= 0:
+            j = <Py_ssize_t>(old[i].hash & <uint64_t>mask)
+            while t.slots[j].bag >= 0:
+                j = (j + 1) & mask
+            t.slots[j] = old[i]
+            t.used += 1
+    free(old)
+    return 0
+
+
+cdef int64_t _dp_span_bag(const unsigned char* s, Py_ssize_t p, Py_ssize_t q, bint esc,
+                          _DpSpans* t, DropVocab vocab, object scanstring,
+                          bint* blank) except -1:
+    # the bag of the checked JSON string s[p:q] (quotes included), and whether its text is
+    # blank: from the table when these bytes were met before, else from the decoded str
+    cdef const unsigned char* key = s + p + 1
+    cdef Py_ssize_t n = q - p - 2
+    cdef uint64_t h = _gd_hash(key, n)
+    cdef Py_ssize_t mask = t.cap - 1
+    cdef Py_ssize_t i = <Py_ssize_t>(h & <uint64_t>mask)
+    cdef _DpSpan* e
+    cdef str text
+    cdef int64_t b
+    while True:
+        e = &t.slots[i]
+        if e.bag < 0:
+            break
+        if e.hash == h and e.n == n and memcmp(s + e.p, key, n) == 0:
+            blank[0] = e.blank
+            return e.bag
+        i = (i + 1) & mask
+    text = _tq_str(s, p, q, esc, scanstring)
+    b = _dk_bag_of(vocab, text)
+    blank[0] = not text.strip()
+    e = &t.slots[i]           # (the table is unchanged since the probe above)
+    e.hash = h
+    e.p = p + 1
+    e.n = n
+    e.bag = b
+    e.blank = blank[0]
+    t.used += 1
+    if 2 * t.used > t.cap:
+        _dp_spans_grow(t)
+    return b
+
+
+cdef inline int _dp_push(cparray.array a, int64_t v) except -1:
+    # append to an array of typecode "q" (checked by the caller)
+    cdef Py_ssize_t n = Py_SIZE(a)
+    cparray.resize_smart(a, n + 1)
+    a.data.as_longlongs[n] = v
+    return 0
+
+
+cdef inline int _dp_push8(cparray.array a, int v) except -1:
+    # append to an array of one-byte items (checked by the caller)
+    cdef Py_ssize_t n = Py_SIZE(a)
+    cparray.resize_smart(a, n + 1)
+    a.data.as_schars[n] = <signed char>v
+    return 0
 
 
 cdef inline void _dp_clear(_DpText* t) noexcept nogil:
@@ -235,40 +341,40 @@ cdef inline str _dp_str(const unsigned char* s, _DpText* t, object scanstring):
 
 
 cdef int _dp_gold(const unsigned char* s, Py_ssize_t n, _DpAnswer* a, DropVocab vocab,
-                  object scanstring, list gold_bags, list gold_blank,
-                  list gold_kind) except -2:
+                  object scanstring, _DpSpans* table, cparray.array gold_bags,
+                  cparray.array gold_blank, cparray.array gold_kind) except -2:
     # one gold answer's bags, as drop_walk takes them; -1 where drop_walk would give up
-    cdef str text, first_text = None
+    cdef str text
     cdef Py_ssize_t p, q
-    cdef bint esc
+    cdef bint esc, blank = False, first_blank = False, first = True
     if a.number.p >= 0 and a.number.q - a.number.p > 2:    # a non-empty number
-        text = _dp_str(s, &a.number, scanstring)
-        gold_bags.append(_dk_bag_of(vocab, text))
-        gold_blank.append(not text.strip())
-        gold_kind.append(0)
+        _dp_push(gold_bags, _dp_span_bag(s, a.number.p, a.number.q, a.number.esc, table,
+                                         vocab, scanstring, &blank))
+        _dp_push8(gold_blank, blank)
+        _dp_push8(gold_kind, 0)
     elif a.spans >= 0 and a.n_spans > 0:
         p = _ty_ws(s, a.spans + 1, n)
         while True:
             esc = False
             q = _tq_string(s, p, n, &esc)
-            text = _tq_str(s, p, q, esc, scanstring)
-            if first_text is None:
-                first_text = text
-            gold_bags.append(_dk_bag_of(vocab, text))
+            _dp_push(gold_bags, _dp_span_bag(s, p, q, esc, table, vocab, scanstring, &blank))
+            if first:
+                first_blank = blank
+                first = False
             p = _ty_ws(s, q, n)
             if s[p] == 93:
                 break
             p = _ty_ws(s, p + 1, n)
-        gold_blank.append(not first_text.strip())
-        gold_kind.append(1 if a.n_spans == 1 else 2)
+        _dp_push8(gold_blank, first_blank)
+        _dp_push8(gold_kind, 1 if a.n_spans == 1 else 2)
     elif a.date:
         if a.day.p < 0 or a.month.p < 0 or a.year.p < 0:
             return -1
         text = (f"{_dp_str(s, &a.day, scanstring)} {_dp_str(s, &a.month, scanstring)} "
                 f"{_dp_str(s, &a.year, scanstring)}")
-        gold_bags.append(_dk_bag_of(vocab, text))
-        gold_blank.append(not text.strip())
-        gold_kind.append(3)
+        _dp_push(gold_bags, _dk_bag_of(vocab, text))
+        _dp_push8(gold_blank, not text.strip())
+        _dp_push8(gold_kind, 3)
     else:
         return -1
     return 0
@@ -288,12 +394,40 @@ cdef int _dp_missing_kind(_DpAnswer* a) noexcept:
 
 
 def drop_scan_gold(const unsigned char[::1] buf, dict predictions, DropVocab vocab,
-                   object scanstring, list ids, dict missing, list pred_off, list pred_bags,
-                   list pair_pred, list gold_off, list gold_bags, list gold_blank,
-                   list gold_kind, list q_off):
+                   object scanstring, list ids, dict missing, cparray.array pred_off not None,
+                   cparray.array pred_bags not None, cparray.array pair_pred not None,
+                   cparray.array gold_off not None, cparray.array gold_bags not None,
+                   cparray.array gold_blank not None, cparray.array gold_kind not None,
+                   cparray.array q_off not None):
     """drop_walk over a gold file's bytes (see the top of _drop_scan.pxi): True, having
-    appended what drop_walk appends, or False (with partial lists, to be cleared) where the
-    file must be read with json.loads. ``scanstring`` is ``json.decoder.scanstring``."""
+    appended what drop_walk appends, or False (with partial outputs, to be cleared) where the
+    file must be read with json.loads. ``scanstring`` is ``json.decoder.scanstring``. The
+    offsets and bag ids are array.array("q") objects, ``gold_blank`` array("B") and
+    ``gold_kind`` array("b"), each holding what the list of drop_walk would hold."""
+    cdef _DpSpans table
+    cdef cparray.array a
+    for a in (pred_off, pred_bags, pair_pred, gold_off, gold_bags, q_off):
+        if a.ob_descr.itemsize != 8:
+            raise ValueError("drop_scan_gold: offsets and bag ids must be array('q')")
+    if gold_blank.ob_descr.itemsize != 1 or gold_kind.ob_descr.itemsize != 1:
+        raise ValueError("drop_scan_gold: gold_blank and gold_kind must be one-byte arrays")
+    if predictions is None:
+        raise TypeError("drop_scan_gold: predictions must be a dict")
+    _dp_spans_init(&table, 4096)
+    try:
+        return _dp_scan_gold(buf, predictions, vocab, scanstring, ids, missing, pred_off,
+                             pred_bags, pair_pred, gold_off, gold_bags, gold_blank, gold_kind,
+                             q_off, &table)
+    finally:
+        free(table.slots)
+
+
+cdef bint _dp_scan_gold(const unsigned char[::1] buf, dict predictions, DropVocab vocab,
+                        object scanstring, list ids, dict missing, cparray.array pred_off,
+                        cparray.array pred_bags, cparray.array pair_pred,
+                        cparray.array gold_off, cparray.array gold_bags,
+                        cparray.array gold_blank, cparray.array gold_kind,
+                        cparray.array q_off, _DpSpans* table) except -1:
     cdef const unsigned char* s = &buf[0] if buf.shape[0] else NULL
     cdef Py_ssize_t n = buf.shape[0]
     cdef Py_ssize_t p, q, at, v = 0, qa_at, key_end = 0, k = -1, n_validated, w, validated
@@ -366,39 +500,39 @@ def drop_scan_gold(const unsigned char[::1] buf, dict predictions, DropVocab voc
                         return False
                     missing[len(ids)] = code
                     ids.append(qid)
-                    q_off.append(len(pair_pred))
+                    _dp_push(q_off, Py_SIZE(pair_pred))
                     qa_at = _dp_next(s, v, n, 93)
                     continue
                 ids.append(qid)
                 if type(predicted) is str:
-                    pred_bags.append(_dk_bag_of(vocab, <str>predicted))
+                    _dp_push(pred_bags, _dk_bag_of(vocab, <str>predicted))
                 elif type(predicted) is list:
                     for text in <list>predicted:
                         if type(text) is not str:
                             return False
-                        pred_bags.append(_dk_bag_of(vocab, <str>text))
+                        _dp_push(pred_bags, _dk_bag_of(vocab, <str>text))
                 else:
                     return False
                 k += 1
-                pred_off.append(len(pred_bags))
-                pair_pred.append(k)
-                if _dp_gold(s, n, &first, vocab, scanstring, gold_bags, gold_blank,
+                _dp_push(pred_off, Py_SIZE(pred_bags))
+                _dp_push(pair_pred, k)
+                if _dp_gold(s, n, &first, vocab, scanstring, table, gold_bags, gold_blank,
                             gold_kind) < 0:
                     return False
-                gold_off.append(len(gold_bags))
+                _dp_push(gold_off, Py_SIZE(gold_bags))
                 if n_validated:
                     w = _ty_ws(s, validated + 1, n)
                     while True:
                         w = _dp_answer(s, w, n, &other)
-                        pair_pred.append(k)
-                        if _dp_gold(s, n, &other, vocab, scanstring, gold_bags, gold_blank,
-                                    gold_kind) < 0:
+                        _dp_push(pair_pred, k)
+                        if _dp_gold(s, n, &other, vocab, scanstring, table, gold_bags,
+                                    gold_blank, gold_kind) < 0:
                             return False
-                        gold_off.append(len(gold_bags))
+                        _dp_push(gold_off, Py_SIZE(gold_bags))
                         w = _dp_next(s, w, n, 93)
                         if w <= 0:
                             break
-                q_off.append(len(pair_pred))
+                _dp_push(q_off, Py_SIZE(pair_pred))
                 qa_at = _dp_next(s, v, n, 93)
             if qa_at < 0:
                 return False

@@ -9,9 +9,15 @@ source, DROP's answer type) that the script groups by. Each evaluation's class a
 
 from __future__ import annotations
 
-import numpy as np
+from typing import TYPE_CHECKING
 
 from .errors import InputError, InputTypeError
+
+if TYPE_CHECKING:
+    import numpy as np
+
+# numpy is imported where it is used: defining a subclass (importing an evaluation's module)
+# must not cost its import, which a command-line run that never needs it would pay
 
 
 class KeptScores:
@@ -48,6 +54,8 @@ class KeptScores:
         self._codes.append(codes)
 
     def _arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        import numpy as np
+
         if not self._em:
             return np.zeros(0), np.zeros(0), np.zeros(0, dtype=np.int8)
         return (np.concatenate(self._em), np.concatenate(self._f1),
@@ -81,6 +89,8 @@ class KeptScores:
         return {label: code for code, label in enumerate(self._LABELS)}
 
     def _checked_state(self, state) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        import numpy as np
+
         name = type(self).__name__
         if not isinstance(state, dict) or state.get("format") != f"qafast.{name}":
             raise InputError(f"not a {name} state")

@@ -2,6 +2,7 @@
 # Arrays are numpy arrays with the dtype named (_I32: int32, ...); kernels write into the
 # arrays passed as out. Checked against the built module by `python -m mypy.stubtest`.
 
+from array import array
 from typing import Any, Literal, Self, TypeAlias, overload
 
 import numpy as np
@@ -158,6 +159,7 @@ def _trec_hash_bytes(data: Buffer) -> int: ...
 def _trec_last_newline(data: Buffer) -> int: ...
 
 _I8: TypeAlias = NDArray[np.int8]
+_BI8: TypeAlias = _I8 | Buffer
 
 # answers (_answer_*.pxi)
 def answer_tokens(strings: list[str], slow: Any, mode: int, tok_off: _I64) -> tuple[_I32, int]: ...
@@ -256,12 +258,14 @@ def hotpot_scan_predictions(buf: bytes, scanstring: Any) -> dict[str, Any] | Non
 def squad_scan_dataset(buf: bytes, ids: list[Any], texts: list[Any],
                        scanstring: Any) -> tuple[_I64, bool, str | None] | None: ...
 def squad_scan_predictions(buf: bytes, scanstring: Any) -> dict[str, str] | None: ...
-def drop_pairwise_mean(values: _F64) -> float: ...
+def drop_pairwise_mean(values: _BF64) -> float: ...
 def drop_assign(cost: _F64, col_of: _I64) -> int: ...
+def drop_type_means(em: _BF64, f1: _BF64, codes: _BI8, counts: _BI64, em_mean: _BF64,
+                    f1_mean: _BF64) -> None: ...
 def drop_score(
-    tok: _I32, bag_off: _I64, tok_num: _U8, pred_off: _I64, pred_bags: _I64, pair_pred: _I64,
-    gold_off: _I64, gold_bags: _I64, gold_blank: _U8, gold_kind: _I8, q_off: _I64,
-    pair_em: _F64, pair_f1: _F64, q_em: _F64, q_f1: _F64, q_kind: _I8,
+    tok: _BI32, bag_off: _BI64, tok_num: _BU8, pred_off: _BI64, pred_bags: _BI64,
+    pair_pred: _BI64, gold_off: _BI64, gold_bags: _BI64, gold_blank: _BU8, gold_kind: _BI8,
+    q_off: _BI64, pair_em: _BF64, pair_f1: _BF64, q_em: _BF64, q_f1: _BF64, q_kind: _BI8,
 ) -> None: ...
 def drop_tokens(span: str) -> list[str] | None: ...
 def drop_walk(
@@ -376,9 +380,9 @@ def json_skip_spans(buf: bytes, layout: int) -> list[int] | None: ...
 # a DROP gold file and predictions read from their bytes (_drop_scan.pxi)
 def drop_scan_gold(
     buf: bytes, predictions: dict[Any, Any], vocab: DropVocab, scanstring: Any,
-    ids: list[Any], missing: dict[int, int], pred_off: list[int], pred_bags: list[int],
-    pair_pred: list[int], gold_off: list[int], gold_bags: list[int], gold_blank: list[bool],
-    gold_kind: list[int], q_off: list[int],
+    ids: list[Any], missing: dict[int, int], pred_off: array[int], pred_bags: array[int],
+    pair_pred: array[int], gold_off: array[int], gold_bags: array[int],
+    gold_blank: array[int], gold_kind: array[int], q_off: array[int],
 ) -> bool: ...
 def drop_scan_predictions(buf: bytes, scanstring: Any) -> dict[str, str | list[str]] | None: ...
 # a TriviaQA dataset with only the fields the evaluation reads (_triviaqa_scan.pxi)

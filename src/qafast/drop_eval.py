@@ -9,7 +9,9 @@ scores one prediction against one gold answer (the script's ``get_metrics``); ``
 token ids; a compiled kernel pairs the bags (the assignment SciPy's ``linear_sum_assignment``
 finds, computed without SciPy) and takes the maxima. SciPy is not needed. Files are read by
 compiled scanners that build no object for what is not scored (passages, questions); a file
-they do not take is read by json.loads, as the script reads it.
+they do not take is read by json.loads, as the script reads it. The scores and their means
+need no numpy (the kernels sum as numpy.mean sums): ``qafast drop`` never imports it, and the
+functions returning arrays import it when called.
 """
 
 from __future__ import annotations
@@ -17,9 +19,8 @@ from __future__ import annotations
 import json
 import os
 import sys
+from array import array
 from typing import Any
-
-import numpy as np
 
 from . import _kernels
 from ._gc import gc_paused
@@ -139,7 +140,8 @@ _NAMES = KINDS + (None,)
 
 class _Scored:
     """Every question's id, scores, type code (an index of ``_NAMES``) and whether it was
-    predicted, in the gold file's order."""
+    predicted, in the gold file's order: the scores and codes are float64 and int8 buffers
+    (array.array, or numpy arrays from DropMetrics), ``predicted`` a sequence of 0/1."""
 
     __slots__ = ("codes", "em", "f1", "ids", "predicted")
 
@@ -187,27 +189,17 @@ def _scan_files(gold, predictions, bags, lists) -> bool:
 
 def _score_paused(gold, predictions) -> _Scored:
     bags = _kernels.DropVocab(_Normalizer())
-    ids: list = []
-    missing_kinds: dict = {}          # question index -> type code, for those not predicted
-    pred_off = [0]
-    pred_bags: list = []
-    pair_pred: list = []
-    gold_off = [0]
-    gold_bags: list = []
-    gold_blank: list = []
-    gold_kind: list = []
-    q_off = [0]
-    lists = (ids, missing_kinds, pred_off, pred_bags, pair_pred, gold_off, gold_bags, gold_blank,
-             gold_kind, q_off)
-    if not _scan_files(gold, predictions, bags, lists):
-        # the json path, from empty lists and a new vocabulary
-        for seq in lists:
-            seq.clear()
-        pred_off.append(0)
-        gold_off.append(0)
-        q_off.append(0)
-        bags = _kernels.DropVocab(_Normalizer())
-        _load_and_walk(gold, predictions, bags, lists)
+    # the scanner appends to arrays (the offsets and bag ids as int64, the blank flags and
+    # type codes as bytes); `missing` maps a question's index to its type code where it
+    # has no prediction
+    scanned: tuple = ([], {}, array("q", [0]), array("q"), array("q"), array("q", [0]),
+                      array("q"), array("B"), array("b"), array("q", [0]))
+    if _scan_files(gold, predictions, bags, scanned):
+        return _kernel_scores(bags, *scanned)
+    # the json path, from empty lists and a new vocabulary
+    lists: tuple = ([], {}, [0], [], [], [0], [], [], [], [0])
+    bags = _kernels.DropVocab(_Normalizer())
+    _load_and_walk(gold, predictions, bags, lists)
     return _kernel_scores(bags, *lists)
 
 
@@ -230,27 +222,29 @@ def _load_and_walk(gold, predictions, bags, lists) -> None:
         _walk(gold, predictions, gsrc, psrc, bags, *lists)
 
 
+def _typed(code: str, seq) -> array:
+    """``seq`` as an array of ``code`` (itself where it already is one)."""
+    return seq if type(seq) is array and seq.typecode == code else array(code, seq)
+
+
 def _kernel_scores(bags, ids, missing_kinds, pred_off, pred_bags, pair_pred, gold_off,
                    gold_bags, gold_blank, gold_kind, q_off) -> _Scored:
     n_q = len(ids)
     n_pairs = len(pair_pred)
-    pair_em = np.empty(n_pairs)
-    pair_f1 = np.empty(n_pairs)
-    q_em = np.empty(n_q)
-    q_f1 = np.empty(n_q)
-    q_kind = np.empty(n_q, dtype=np.int8)
+    pair_em = array("d", bytes(8 * n_pairs))
+    pair_f1 = array("d", bytes(8 * n_pairs))
+    q_em = array("d", bytes(8 * n_q))
+    q_f1 = array("d", bytes(8 * n_q))
+    q_kind = array("b", bytes(n_q))
     _kernels.drop_score(
-        np.array(bags.tok, dtype=np.int32), np.array(bags.off, dtype=np.int64),
-        np.frombuffer(bytes(bags.numbers) or b"\0", dtype=np.uint8),
-        np.array(pred_off, dtype=np.int64), np.array(pred_bags, dtype=np.int64),
-        np.array(pair_pred, dtype=np.int64), np.array(gold_off, dtype=np.int64),
-        np.array(gold_bags, dtype=np.int64),
-        np.array(gold_blank, dtype=np.uint8), np.array(gold_kind, dtype=np.int8),
-        np.array(q_off, dtype=np.int64), pair_em, pair_f1, q_em, q_f1, q_kind)
-    predicted_flags = np.ones(n_q, dtype=bool)
+        array("i", bags.tok), array("q", bags.off), bytes(bags.numbers) or b"\0",
+        _typed("q", pred_off), _typed("q", pred_bags), _typed("q", pair_pred),
+        _typed("q", gold_off), _typed("q", gold_bags), _typed("B", gold_blank),
+        _typed("b", gold_kind), _typed("q", q_off), pair_em, pair_f1, q_em, q_f1, q_kind)
+    predicted_flags = bytearray(b"\1") * n_q
     for q, code in missing_kinds.items():
         q_em[q] = q_f1[q] = 0.0
-        predicted_flags[q] = False
+        predicted_flags[q] = 0
         q_kind[q] = code
     return _Scored(ids, q_em, q_f1, q_kind, predicted_flags)
 
@@ -354,16 +348,19 @@ def _walk(gold, predictions, gsrc, psrc, bags, ids, missing_kinds, pred_off, pre
 def _breakdown(sc: _Scored) -> dict:
     """{type: (count, percent of all questions, EM mean, F1 mean)} sorted as the script
     sorts the names (None, from a question whose gold answers are all blank, as "None").
-    The means are numpy.mean over the type's questions in order, as the script's."""
+    The means are numpy.mean's over the type's questions in order, as the script's."""
     out = {}
     total = len(sc.codes)
-    counts = np.bincount(sc.codes.astype(np.int64) + 1, minlength=len(_NAMES) + 1)
+    slots = len(_NAMES)                 # code c at c + 1
+    counts = array("q", bytes(8 * slots))
+    em_means = array("d", bytes(8 * slots))
+    f1_means = array("d", bytes(8 * slots))
+    _kernels.drop_type_means(sc.em, sc.f1, sc.codes, counts, em_means, f1_means)
     present = [code for code in range(-1, len(KINDS)) if counts[code + 1]]
     for code in sorted(present, key=lambda c: str(_NAMES[c])):
-        mask = sc.codes == code
-        count = int(counts[code + 1])
-        out[_NAMES[code]] = (count, 100.0 * count / total, float(np.mean(sc.em[mask])),
-                             float(np.mean(sc.f1[mask])))
+        count = counts[code + 1]
+        out[_NAMES[code]] = (count, 100.0 * count / total, em_means[code + 1],
+                             f1_means[code + 1])
     return out
 
 
@@ -409,8 +406,8 @@ def drop(gold, predictions, *, by_type: bool = False) -> dict:
 
 
 def _result(sc: _Scored, by_type: bool) -> dict:
-    result: dict[str, Any] = {"global_em": float(np.mean(sc.em)),
-                              "global_f1": float(np.mean(sc.f1))}
+    result: dict[str, Any] = {"global_em": _kernels.drop_pairwise_mean(sc.em),
+                              "global_f1": _kernels.drop_pairwise_mean(sc.f1)}
     if by_type:
         result["by_type"] = {k: {"count": c, "percent": p, "exact_match": e, "f1": f}
                              for k, (c, p, e, f) in _breakdown(sc).items()}
@@ -436,9 +433,12 @@ def drop_per_question(gold, predictions) -> dict:
     >>> s["exact_match"][0], s["f1"][0], s["type"]
     (np.float64(0.0), np.float64(0.5), ['span'])
     """
+    import numpy as np   # only here and in DropMetrics: `qafast drop` does without it
+
     sc = _score(gold, predictions)
-    return {"query_id": sc.ids, "exact_match": sc.em, "f1": sc.f1, "type": sc.kinds,
-            "predicted": sc.predicted}
+    return {"query_id": sc.ids, "exact_match": np.array(sc.em, dtype=np.float64),
+            "f1": np.array(sc.f1, dtype=np.float64), "type": sc.kinds,
+            "predicted": np.array(sc.predicted, dtype=bool)}
 
 
 def drop_metrics(predicted, gold) -> tuple[float, float]:
@@ -522,14 +522,17 @@ class DropMetrics(KeptScores):
                 preds[str(i)] = p
         if not pairs:
             return
+        import numpy as np
+
         sc = _score({"batch": {"qa_pairs": pairs}}, preds)
-        self._append(sc.em, sc.f1, sc.codes)
+        self._append(np.array(sc.em, dtype=np.float64), np.array(sc.f1, dtype=np.float64),
+                     np.array(sc.codes, dtype=np.int8))
 
     def _scored(self) -> _Scored:
         if not self._em:
             raise InputError("no question scored yet")
         em, f1, codes = self._arrays()
-        return _Scored([], em, f1, codes, np.ones(len(em), dtype=bool))
+        return _Scored([], em, f1, codes, bytearray(b"\1") * len(em))
 
     def compute(self, *, by_type: bool = False) -> dict:
         """What :func:`drop` returns for every question so far."""
@@ -560,9 +563,9 @@ def register_cli(subparsers) -> dict:
 def _run_cli(args) -> int:
     sc = _score(args.gold_path, args.prediction_path)
     lines = [f"Missing prediction for question: {q}"
-             for q, p in zip(sc.ids, sc.predicted.tolist()) if not p]
+             for q, p in zip(sc.ids, sc.predicted) if not p]
     if sc.ids:
-        em, f1 = float(np.mean(sc.em)), float(np.mean(sc.f1))
+        em, f1 = _kernels.drop_pairwise_mean(sc.em), _kernels.drop_pairwise_mean(sc.f1)
     else:
         em = f1 = float("nan")   # what the script's numpy.mean of nothing gives
     lines += [f"Exact-match accuracy {em * 100:.2f}", f"F1 score {f1 * 100:.2f}",
