@@ -208,6 +208,12 @@ cdef class HotpotSpans:
                 self._facts(0, row[_HSR_FACTS]), self._text(1, row[_HSR_PANSWER]),
                 self._facts(1, row[_HSR_PFACTS]))
 
+    def qid(self, Py_ssize_t i):
+        """Question i's id."""
+        if not 0 <= i < self.questions:
+            raise IndexError("no such question")
+        return self._text(0, self.rows[_HSR_WIDTH * i + _HSR_ID])
+
     def ids(self):
         """Every question's id, in gold order."""
         cdef Py_ssize_t i

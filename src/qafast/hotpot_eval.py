@@ -5,7 +5,10 @@ recall (SQuAD's normalization, with HotpotQA's yes/no rule), the same four over 
 facts, and the joint four, with the script's keys and bit-identical floats. Answers are
 scored with the compiled kernels of :mod:`qafast.answers` (one normalization per string);
 supporting facts are counted in a kernel when they are ``[title, sentence id]`` pairs, and
-with Python's own sets otherwise. The plain-Python specification is
+with Python's own sets otherwise. Given two files, the questions are scored straight from
+the files' bytes (ids joined, answers normalized and facts matched in compiled code, without
+the GIL), Python objects being made only for the ids printed and for the few questions the
+compiled code leaves to the general path. The plain-Python specification is
 :mod:`qafast.reference.hotpot`; its docstring lists every rule reproduced here.
 ``qafast hotpot PRED GOLD`` is the command-line form, printing what the script prints.
 """
@@ -231,7 +234,7 @@ class _Evaluation:
         """Question i's id."""
         if isinstance(self.source, list):
             return self.source[i]["_id"]
-        return self.source.question(i)[0]
+        return self.source.qid(i)
 
     def ids(self) -> list:
         """Every question's id, in gold order."""
