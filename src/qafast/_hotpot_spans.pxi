@@ -13,8 +13,8 @@
 # only for what is printed (the ids of missing predictions) and for what the spans do not
 # settle, which HotpotSpans.question() builds for the caller's general pieces: an answer
 # with a capital sigma (str.lower() then needs context) or a lone surrogate escape, an answer
-# pair of more than _HP_PAIRWISE token pairs, facts with an escaped title or more than
-# _HP_MAX_FACTS on a side.
+# pair of more than _HP_PAIRWISE token pairs, facts with a title of a lone surrogate escape
+# or more than _HP_MAX_FACTS distinct facts on a side.
 #
 # Unescaped valid UTF-8 (the scans check it) is one text's only spelling, so equal bytes are
 # equal strs. Files the join does not take (an id written with an escape, a question without
@@ -77,15 +77,20 @@ cdef int _hs_join(const unsigned char* gs, const _HsEvents* ge, const unsigned c
     cdef uint64_t mask, h
     cdef int section = 0     # 1: in the last "answer" object, 2: in the last "sp" object
     cdef int r = 0
+    cdef Py_ssize_t keys = 0
     for k in range(pe.n):
         kind = pe.ev[4 * k]
         if kind == _HS_ANSWERS:
             last_answers = k
         elif kind == _HS_SPS:
             last_sps = k
+        elif kind == _HS_KEY:
+            keys += 1
     if last_answers < 0 or last_sps < 0:
         return -1
-    while cap < 2 * pe.n + 2:
+    # (half full at most; sized by the ids, not the events: a table the size of every
+    # fact's event was mostly empty memory to clear and to miss the cache on)
+    while cap < 2 * keys + 2:
         cap *= 2
     table = <_HsSlot*>malloc(cap * sizeof(_HsSlot))
     if table == NULL:
@@ -253,36 +258,53 @@ def hotpot_scan_spans(bytes gold, bytes pred, object scanstring):
 
 
 cdef int _hs_span_facts(const unsigned char* s, const _HsEvents* e, int64_t k,
-                        int64_t* starts, int64_t* sizes, int64_t* sids) noexcept nogil:
-    """The distinct (title, sentence id) facts after _HS_FACTS event k into starts/sizes
-    (each title's contents) and sids: their number, or -1 where a title is escaped or
-    there are more than _HP_MAX_FACTS."""
+                        unsigned char* arena, const unsigned char** titles, int64_t* sizes,
+                        int64_t* sids) noexcept nogil:
+    """The distinct (title, sentence id) facts after _HS_FACTS event k into titles/sizes
+    (each title's UTF-8: in s, or unescaped into arena, which has room for the bytes of
+    every title of the list) and sids: their number, or -1 where a title has a lone
+    surrogate escape or there are more than _HP_MAX_FACTS."""
     cdef int count = 0, j
     cdef int64_t* ev
-    cdef int64_t start, size, sid
+    cdef const unsigned char* title
+    cdef int64_t size, sid
     cdef bint seen
     k += 1
     while k < e.n and e.ev[4 * k] == _HS_FACT:
         ev = e.ev + 4 * k
         k += 1
         if ev[3] & 1:
-            return -1
-        start = ev[1] + 1
-        size = ev[2] - ev[1] - 2
-        sid = ev[3] // 2
+            size = _kj_unescape(s, ev[1] + 1, ev[2] - 1, arena)
+            if size < 0:
+                return -1
+            title = arena
+            arena += size
+        else:
+            title = s + ev[1] + 1
+            size = ev[2] - ev[1] - 2
+        sid = (ev[3] - (ev[3] & 1)) // 2
         seen = False
         for j in range(count):
-            if sids[j] == sid and sizes[j] == size and memcmp(s + starts[j], s + start,
-                                                              size) == 0:
+            if sids[j] == sid and sizes[j] == size and memcmp(titles[j], title, size) == 0:
                 seen = True
                 break
         if seen:
             continue
         if count == _HP_MAX_FACTS:
             return -1
-        starts[count], sizes[count], sids[count] = start, size, sid
+        titles[count], sizes[count], sids[count] = title, size, sid
         count += 1
     return count
+
+
+cdef int64_t _hs_facts_bytes(const _HsEvents* e, int64_t k) noexcept nogil:
+    """The bytes of the titles of the facts after _HS_FACTS event k (quotes included)."""
+    cdef int64_t total = 0
+    k += 1
+    while k < e.n and e.ev[4 * k] == _HS_FACT:
+        total += e.ev[4 * k + 2] - e.ev[4 * k + 1]
+        k += 1
+    return total
 
 
 cdef const unsigned char* _hs_contents(const unsigned char* s, const int64_t* ev,
@@ -313,12 +335,13 @@ def hotpot_span_scores(HotpotSpans spans, uint8_t[::1] state, double[:, ::1] out
     cdef const int64_t* row
     cdef const int64_t* evp
     cdef const int64_t* evg
-    cdef int64_t pst[_HP_MAX_FACTS]
+    cdef const unsigned char* pst[_HP_MAX_FACTS]
     cdef int64_t psz[_HP_MAX_FACTS]
     cdef int64_t psid[_HP_MAX_FACTS]
-    cdef int64_t gst[_HP_MAX_FACTS]
+    cdef const unsigned char* gst[_HP_MAX_FACTS]
     cdef int64_t gsz[_HP_MAX_FACTS]
     cdef int64_t gsid[_HP_MAX_FACTS]
+    cdef int64_t most_facts = 0
     cdef int np_, ng, x, y, tp
     cdef Py_ssize_t mp, mg, ntp, ntg, left = 0
     cdef bint blank
@@ -334,6 +357,11 @@ def hotpot_span_scores(HotpotSpans spans, uint8_t[::1] state, double[:, ::1] out
             evp = spans.pe.ev + 4 * row[_HSR_PANSWER]
             evg = spans.ge.ev + 4 * row[_HSR_ANSWER]
             most = max(most, evp[2] - evp[1], evg[2] - evg[1])
+        if row[_HSR_PFACTS] >= 0:
+            most_facts = max(most_facts, _hs_facts_bytes(&spans.pe, row[_HSR_PFACTS]),
+                             _hs_facts_bytes(&spans.ge, row[_HSR_FACTS]))
+    # (the buffers unescape an answer each, or a list of titles each)
+    most = max(most, most_facts)
     memset(&wp, 0, sizeof(_AkWork))
     memset(&wg, 0, sizeof(_AkWork))
     bp = <unsigned char*>malloc(most + 1)
@@ -370,8 +398,9 @@ def hotpot_span_scores(HotpotSpans spans, uint8_t[::1] state, double[:, ::1] out
                                     s |= 4
                 if row[_HSR_PFACTS] >= 0:
                     s |= 2
-                    np_ = _hs_span_facts(ps, &spans.pe, row[_HSR_PFACTS], pst, psz, psid)
-                    ng = _hs_span_facts(gs, &spans.ge, row[_HSR_FACTS], gst, gsz,
+                    np_ = _hs_span_facts(ps, &spans.pe, row[_HSR_PFACTS], bp, pst, psz,
+                                         psid)
+                    ng = _hs_span_facts(gs, &spans.ge, row[_HSR_FACTS], bg, gst, gsz,
                                         gsid) if np_ >= 0 else -1
                     if ng < 0:
                         s |= 8
@@ -380,7 +409,7 @@ def hotpot_span_scores(HotpotSpans spans, uint8_t[::1] state, double[:, ::1] out
                         for x in range(np_):
                             for y in range(ng):
                                 if psid[x] == gsid[y] and psz[x] == gsz[y] and memcmp(
-                                        ps + pst[x], gs + gst[y], psz[x]) == 0:
+                                        pst[x], gst[y], psz[x]) == 0:
                                     tp += 1
                                     break
                         out[i, 4] = tp
