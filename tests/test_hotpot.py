@@ -507,3 +507,105 @@ def test_malformed_files_name_the_file_whatever_the_scan_skips(tmp_path, gold, p
     (tmp_path / "pred.json").write_bytes(pred)
     with pytest.raises(FormatError, match=r"(gold|pred)\.json"):
         hotpot(tmp_path / "gold.json", tmp_path / "pred.json")
+
+
+# --------------------------------------------------------------------------------------------
+# Scoring straight from the files' bytes (hotpot_scan_spans) against the specification
+# --------------------------------------------------------------------------------------------
+
+# answers that the spans leave to the objects too: a capital sigma (lower() needs context),
+# a lone surrogate escape, and more token pairs than the pairwise comparison takes
+_SPAN_TEXT = _TEXT | st.sampled_from(["ΣΑΣ σ", "\ud800", "x\udfff y", " ".join(["w"] * 70),
+                                      " ".join(["w", "v"] * 40)])
+
+
+@st.composite
+def _span_cases(draw):
+    """(gold, predictions, gold file text, prediction file text): questions of any content
+    the specification takes (duplicate ids, missing predictions, yes/no/noanswer, sentence
+    ids of every type), written with escapes, whitespace and repeated keys."""
+    gold, pred = draw(_cases())
+    for entry in gold:
+        if draw(st.integers(0, 3)) == 0:
+            entry["answer"] = draw(_SPAN_TEXT)
+    for q in list(pred["answer"]):
+        if draw(st.integers(0, 3)) == 0:
+            pred["answer"][q] = draw(_SPAN_TEXT)
+    escape_keys = draw(st.integers(0, 9)) == 0
+    gold_members = []
+    for entry in gold:
+        members = list(entry.items())
+        if draw(st.integers(0, 4)) == 0:   # a key given twice: json keeps the last
+            members.insert(0, (draw(st.sampled_from(["answer", "supporting_facts"])),
+                               draw(_TEXT)))
+        gold_members.append(_Pairs(members))
+    answers = _Pairs(pred["answer"].items())
+    facts = _Pairs(pred["sp"].items())
+    if answers and draw(st.booleans()):   # an id given twice: its last value counts
+        q, text = answers[0]
+        answers.insert(0, (q, text + "x"))
+    top = [("answer", answers), ("sp", facts)]
+    if draw(st.booleans()):
+        top.insert(0, ("answer", _Pairs([("q0", "stale")])))
+    return (gold, pred, _json_text(draw, gold_members, escape_keys),
+            _json_text(draw, _Pairs(top), escape_keys))
+
+
+@settings(max_examples=200, deadline=None)
+@given(_span_cases())
+def test_files_scored_from_their_bytes_match_the_specification(tmp_path_factory, case):
+    gold, pred, gold_text, pred_text = case
+    gold_bytes = gold_text.encode("utf-8", "surrogatepass")
+    pred_bytes = pred_text.encode("utf-8", "surrogatepass")
+    try:
+        loaded_gold = json.loads(gold_bytes.decode("utf-8"))
+        loaded_pred = json.loads(pred_bytes.decode("utf-8"))
+    except UnicodeDecodeError:
+        return   # (a lone surrogate written raw: not UTF-8, the files' error)
+    tmp = tmp_path_factory.mktemp("spans")
+    (tmp / "gold.json").write_bytes(gold_bytes)
+    (tmp / "pred.json").write_bytes(pred_bytes)
+    try:
+        want, _ = spec.per_question(loaded_gold, loaded_pred)
+    except Exception:
+        with pytest.raises(QafastError):
+            hotpot(tmp / "gold.json", tmp / "pred.json")
+        return
+    rows = hotpot(tmp / "gold.json", tmp / "pred.json", per_question=True)
+    assert rows["_id"] == [e["_id"] for e in loaded_gold]
+    for k in spec.KEYS:
+        for i, row in enumerate(want):
+            assert bits_equal(float(rows[k][i]), float(row.get(k, math.nan))), (k, i)
+    assert hotpot(tmp / "gold.json", tmp / "pred.json") == spec.evaluate(loaded_gold,
+                                                                        loaded_pred)
+
+
+def test_the_spans_take_plain_files_and_leave_what_they_cannot_settle(tmp_path):
+    # the gold written with escapes (ensure_ascii), the predictions without: an escaped
+    # title is compared unescaped, but one of a lone surrogate is left to Python, as is an
+    # answer with a capital sigma
+    gold = [{"_id": "a", "answer": "ΣΑΣ", "supporting_facts": [["T\u00e9", 1], ["\udc00", 0]]},
+            {"_id": "b", "answer": "the Tower", "supporting_facts": [["x", 0], ["x", 0]]},
+            {"_id": "b", "answer": "yes", "supporting_facts": []},
+            {"_id": "c", "answer": "no", "supporting_facts": [["y", 2]]},
+            {"_id": "d", "answer": "x", "supporting_facts": [["T\u00e9", 0], ["T\u00e9", 1]]}]
+    gold_text = json.dumps(gold)
+    pred_text = json.dumps({"answer": {"a": "σας", "b": "Tower!", "z": "no"},
+                            "sp": {"a": [["T\u00e9", 1]], "b": [["x", 0]], "c": [],
+                                   "d": [["T\u00e9", 0], ["T\u00e9", 0], ["T", 1]]}},
+                           ensure_ascii=False)
+    spans = qafast._kernels.hotpot_scan_spans(gold_text.encode(), pred_text.encode(),
+                                              qafast.hotpot_eval._SCANSTRING)
+    assert spans is not None and spans.questions == 5
+    state = np.zeros(5, dtype=np.uint8)
+    values = np.zeros((5, 12))
+    assert qafast._kernels.hotpot_span_scores(spans, state, values) == 1
+    assert state.tolist() == [1 | 2 | 4 | 8, 3, 3, 2, 2]
+    assert values[4, 4:7].tolist() == [1.0, 1.0, 1.0]
+    assert spans.question(0) == ("a", "ΣΑΣ", [["T\u00e9", 1], ["\udc00", 0]], "σας",
+                                 [["T\u00e9", 1]])
+    assert spans.ids() == ["a", "b", "b", "c", "d"] and spans.qid(3) == "c"
+    (tmp_path / "gold.json").write_text(gold_text, encoding="utf-8")
+    (tmp_path / "pred.json").write_text(pred_text, encoding="utf-8")
+    assert hotpot(tmp_path / "gold.json", tmp_path / "pred.json") == spec.evaluate(
+        gold, json.loads(pred_text))

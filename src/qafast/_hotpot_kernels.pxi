@@ -307,17 +307,31 @@ cdef inline bint _hp_special_tokens(const _AkWork* w, Py_ssize_t nt) noexcept no
 cdef int _hp_answer(str p, str g, _AkWork* wp, _AkWork* wg, double* row) except -1:
     """Exact match, F1, precision and recall of answer p against gold g into row[0:4];
     returns 1 (row untouched) when the pair has more than _HP_PAIRWISE token pairs."""
-    cdef Py_ssize_t ntp, ntg, a, b, same = 0
+    cdef Py_ssize_t ntp, ntg
+    ntp = _ak_squad_spans(wp, _ak_squad_prepare(p, wp))
+    if _ak_same_str(<PyObject*>p, <PyObject*>g):   # (exact strs: the walk checked)
+        _hp_same_answer(ntp, row)
+        return 0
+    ntg = _ak_squad_spans(wg, _ak_squad_prepare(g, wg))
+    return _hp_token_scores(wp, ntp, wg, ntg, row)
+
+
+cdef inline void _hp_same_answer(Py_ssize_t ntp, double* row) noexcept nogil:
+    """row[0:4] of an answer given as the gold's very text (of ntp normalized tokens)."""
+    # the same text: the same tokens, all shared (1.0 * n / n is 1.0, and so is F1)
+    row[0] = 1.0
+    row[1] = row[2] = row[3] = 1.0 if ntp else 0.0
+
+
+cdef int _hp_token_scores(const _AkWork* wp, Py_ssize_t ntp, const _AkWork* wg,
+                          Py_ssize_t ntg, double* row) noexcept nogil:
+    """Exact match, F1, precision and recall of the normalized tokens of wp (ntp of them)
+    against those of wg into row[0:4]; returns 1 (row untouched) when there are more than
+    _HP_PAIRWISE token pairs."""
+    cdef Py_ssize_t a, b, same = 0
     cdef bint equal
     cdef uint8_t used[_HP_PAIRWISE + 1]
     cdef double pr, rc
-    ntp = _ak_squad_spans(wp, _ak_squad_prepare(p, wp))
-    if _ak_same_str(<PyObject*>p, <PyObject*>g):   # (exact strs: the walk checked)
-        # the same text: the same tokens, all shared (1.0 * n / n is 1.0, and so is F1)
-        row[0] = 1.0
-        row[1] = row[2] = row[3] = 1.0 if ntp else 0.0
-        return 0
-    ntg = _ak_squad_spans(wg, _ak_squad_prepare(g, wg))
     if ntp * ntg > _HP_PAIRWISE:
         return 1
     equal = ntp == ntg

@@ -5,7 +5,10 @@ recall (SQuAD's normalization, with HotpotQA's yes/no rule), the same four over 
 facts, and the joint four, with the script's keys and bit-identical floats. Answers are
 scored with the compiled kernels of :mod:`qafast.answers` (one normalization per string);
 supporting facts are counted in a kernel when they are ``[title, sentence id]`` pairs, and
-with Python's own sets otherwise. The plain-Python specification is
+with Python's own sets otherwise. Given two files, the questions are scored straight from
+the files' bytes (ids joined, answers normalized and facts matched in compiled code, without
+the GIL), Python objects being made only for the ids printed and for the few questions the
+compiled code leaves to the general path. The plain-Python specification is
 :mod:`qafast.reference.hotpot`; its docstring lists every rule reproduced here.
 ``qafast hotpot PRED GOLD`` is the command-line form, printing what the script prints.
 """
@@ -92,11 +95,9 @@ def hotpot(gold, predictions, *, per_question: bool = False) -> dict:
         raise InputTypeError(f"per_question must be a bool, not {type(per_question).__name__}")
 
     with gc_paused():   # (a collection during json.loads walks every object made so far)
-        gold = _gold_list(gold)
-        predictions = _predictions(predictions)
-        ev = _evaluate(gold, predictions)
+        ev = _evaluate_inputs(gold, predictions)
     if per_question:
-        rows: dict = {"_id": [entry["_id"] for entry in gold]}
+        rows: dict = {"_id": ev.ids()}
         rows.update(ev.rows)
         return rows
     return ev.means()
@@ -146,28 +147,39 @@ def _parse_json(raw: bytes, path: str, *, skip_bulk: bool = False):
         raise FormatError("JSON nested too deeply to read", path=path) from None
 
 
-def _read_gold_file(path) -> list:
+def _gold_from_bytes(path: str, raw: bytes) -> list:
     """The gold file's questions: the compiled scan of its bytes, which builds each
     question's "_id", "answer" and "supporting_facts" only and skips the rest unread (GIL
     released), or :func:`read_json` where the file is not of the plain form it takes."""
-    path, raw = _read_bytes(path, "gold")
     gold = _kernels.hotpot_scan_gold(raw, _SCANSTRING)
     return gold if gold is not None else _parse_json(raw, path, skip_bulk=True)
 
 
-def _read_predictions_file(path):
+def _predictions_from_bytes(path: str, raw: bytes):
     """The prediction file's ``{"answer": ..., "sp": ...}``: the compiled scan of its
     bytes, or :func:`read_json` where the file is not of the plain form it takes."""
-    path, raw = _read_bytes(path, "predictions")
     predictions = _kernels.hotpot_scan_predictions(raw, _SCANSTRING)
     return predictions if predictions is not None else _parse_json(raw, path)
 
 
+class _FileBytes:
+    """A file already read: its path and bytes (what _gold_list and _predictions take in
+    place of the path, so that a file is read once)."""
+
+    __slots__ = ("path", "raw")
+
+    def __init__(self, path: str, raw: bytes):
+        self.path, self.raw = path, raw
+
+
 def _gold_list(gold) -> list:
     source = None
-    if isinstance(gold, (str, os.PathLike)):
+    if isinstance(gold, _FileBytes):
+        source = gold.path
+        gold = _gold_from_bytes(gold.path, gold.raw)
+    elif isinstance(gold, (str, os.PathLike)):
         source = os.fspath(gold)
-        gold = _read_gold_file(gold)
+        gold = _gold_from_bytes(*_read_bytes(gold, "gold"))
     if type(gold) is not list:
         if isinstance(gold, (str, bytes, Mapping)) or not hasattr(gold, "__iter__"):
             where = f"{source}: " if source is not None else ""
@@ -182,9 +194,12 @@ def _gold_list(gold) -> list:
 def _predictions(predictions) -> dict:
     """``{"answer": dict, "sp": dict}`` of the predictions (a path or a mapping)."""
     source = "<predictions>"
-    if isinstance(predictions, (str, os.PathLike)):
+    if isinstance(predictions, _FileBytes):
+        source = predictions.path
+        predictions = _predictions_from_bytes(predictions.path, predictions.raw)
+    elif isinstance(predictions, (str, os.PathLike)):
         source = os.fspath(predictions)
-        predictions = _read_predictions_file(predictions)
+        predictions = _predictions_from_bytes(*_read_bytes(predictions, "predictions"))
     if not isinstance(predictions, Mapping):
         raise InputTypeError(f"{source}: the predictions must be a JSON object with \"answer\" "
                              f"and \"sp\", not {type(predictions).__name__}")
@@ -207,12 +222,25 @@ def _predictions(predictions) -> dict:
 
 class _Evaluation:
     """Each question's twelve values (a row of ``values``, NaN where nothing is added), the
-    sums of the columns in the script's order, and what was predicted (``state``)."""
+    sums of the columns in the script's order, and what was predicted (``state``).
+    ``source``: the gold list, or the HotpotSpans the questions were scored from."""
 
-    __slots__ = ("gold", "state", "sums", "values")
+    __slots__ = ("source", "state", "sums", "values")
 
-    def __init__(self, gold: list, state: np.ndarray, values: np.ndarray, sums: np.ndarray):
-        self.gold, self.state, self.values, self.sums = gold, state, values, sums
+    def __init__(self, source, state: np.ndarray, values: np.ndarray, sums: np.ndarray):
+        self.source, self.state, self.values, self.sums = source, state, values, sums
+
+    def qid(self, i: int):
+        """Question i's id."""
+        if isinstance(self.source, list):
+            return self.source[i]["_id"]
+        return self.source.qid(i)
+
+    def ids(self) -> list:
+        """Every question's id, in gold order."""
+        if isinstance(self.source, list):
+            return [entry["_id"] for entry in self.source]
+        return self.source.ids()
 
     @property
     def rows(self) -> dict:
@@ -228,12 +256,56 @@ class _Evaluation:
         notes = []
         state = self.state.tolist()
         for i in np.flatnonzero((self.state & 3) != 3).tolist():
-            qid = self.gold[i]["_id"]
+            qid = self.qid(i)
             if not state[i] & 1:
                 notes.append(("answer", qid))
             if not state[i] & 2:
                 notes.append(("sp", qid))
         return notes
+
+
+def _evaluate_inputs(gold, predictions, sums: np.ndarray | None = None, *,
+                     predictions_first: bool = False) -> _Evaluation:
+    """The evaluation of the inputs :func:`hotpot` takes: where both are files, scored from
+    their bytes (:func:`_evaluate_spans`) unless the scans decline them; else from the
+    objects. ``predictions_first``: read the prediction file first (as the script does)."""
+    if isinstance(gold, (str, os.PathLike)) and isinstance(predictions, (str, os.PathLike)):
+        if predictions_first:
+            pred_file = _FileBytes(*_read_bytes(predictions, "predictions"))
+            gold_file = _FileBytes(*_read_bytes(gold, "gold"))
+        else:
+            gold_file = _FileBytes(*_read_bytes(gold, "gold"))
+            pred_file = _FileBytes(*_read_bytes(predictions, "predictions"))
+        spans = _kernels.hotpot_scan_spans(gold_file.raw, pred_file.raw, _SCANSTRING)
+        if spans is not None:
+            return _evaluate_spans(spans, sums)
+        gold, predictions = gold_file, pred_file
+    if predictions_first:
+        predictions = _predictions(predictions)
+        gold = _gold_list(gold)
+    else:
+        gold = _gold_list(gold)
+        predictions = _predictions(predictions)
+    return _evaluate(gold, predictions, sums)
+
+
+def _evaluate_spans(spans, sums: np.ndarray | None = None) -> _Evaluation:
+    """The evaluation of the questions of a HotpotSpans: scored from the bytes, the
+    questions it leaves (state bits 4 and 8) from their objects."""
+    n = spans.questions
+    state = np.zeros(n, dtype=np.uint8)
+    values = np.zeros((n, 12))
+    if _kernels.hotpot_span_scores(spans, state, values):
+        for i in np.flatnonzero(state & 12).tolist():
+            qid, gold_answer, gold_facts, answer, facts = spans.question(i)
+            if state[i] & 4:
+                values[i, 0:4] = [float(v[0]) for v in _answer_scores([answer],
+                                                                       [gold_answer])]
+            if state[i] & 8:
+                values[i, 4:7] = _sp_counts_python(facts, gold_facts, qid, i)
+    sums = np.zeros(12) if sums is None else np.array(sums, dtype=np.float64)
+    _kernels.hotpot_finish(state, values, sums)
+    return _Evaluation(spans, state, values, sums)
 
 
 def _evaluate(gold: list, predictions: dict, sums: np.ndarray | None = None) -> _Evaluation:
@@ -272,7 +344,7 @@ def _score_left(gold: list, answers, facts, state: np.ndarray, values: np.ndarra
     for i in np.flatnonzero(state & 8).tolist():
         entry = gold[i]
         values[i, 4:7] = _sp_counts_python(facts[entry["_id"]], entry["supporting_facts"],
-                                           gold, i)
+                                           entry["_id"], i)
 
 
 def _walk_checked(gold: list, answers: dict, facts: dict, state: np.ndarray) -> tuple:
@@ -347,17 +419,18 @@ def _sp_counts(pred_sp: list, gold_sp: list, gold: list, at: np.ndarray) -> np.n
     counts = np.empty((len(pred_sp), 3), dtype=np.int64)
     if _kernels.hotpot_sp_counts(pred_sp, gold_sp, counts):
         for k in np.flatnonzero(counts[:, 0] < 0).tolist():
-            counts[k] = _sp_counts_python(pred_sp[k], gold_sp[k], gold, int(at[k]))
+            i = int(at[k])
+            counts[k] = _sp_counts_python(pred_sp[k], gold_sp[k], gold[i]["_id"], i)
     return counts
 
 
-def _sp_counts_python(pred, ref, gold: list, i: int) -> tuple:
-    """(tp, fp, fn) with the script's sets of tuples, for facts of any form."""
+def _sp_counts_python(pred, ref, qid, i: int) -> tuple:
+    """(tp, fp, fn) with the script's sets of tuples, for facts of any form (``qid``,
+    ``i``: the question's id and gold position, to name it in an error)."""
     try:
         pred_set = set(map(tuple, pred))
         ref_set = set(map(tuple, ref))
     except TypeError as e:
-        qid = gold[i]["_id"]
         raise InputTypeError(f"question {qid!r} (gold entry {i}): supporting facts must be "
                              f"lists of [title, sentence id] pairs ({e})",
                              field="supporting_facts") from None
@@ -415,9 +488,8 @@ class HotpotMetrics:
         with gc_paused():
             if type(gold) is list and not gold:
                 return
-            gold = _gold_list(gold)
-            ev = _evaluate(gold, _predictions(predictions), self._sums)
-        self._sums, self._count = ev.sums, self._count + len(gold)
+            ev = _evaluate_inputs(gold, predictions, self._sums)
+        self._sums, self._count = ev.sums, self._count + len(ev.values)
 
     def compute(self) -> dict:
         """The twelve means over every question so far, keyed as the script keys them."""
@@ -477,9 +549,8 @@ def register_cli(subparsers) -> dict:
 def _run_cli(args) -> int:
 
     with gc_paused():
-        predictions = _predictions(args.pred_file)   # read first, as the script reads them
-        gold = _gold_list(args.gold_file)
-        ev = _evaluate(gold, predictions)
+        # the predictions read first, as the script reads them
+        ev = _evaluate_inputs(args.gold_file, args.pred_file, predictions_first=True)
     lines = [f"missing answer {qid}" if kind == "answer" else f"missing sp fact {qid}"
              for kind, qid in ev.notes()]
     lines.append(str(ev.means()))

@@ -1,0 +1,426 @@
+# ---------------------------------------------------------------------------------------------
+# HotpotQA scored straight from the bytes of its two files (qafast.hotpot)
+#
+# hotpot_scan_spans runs the scans of _hotpot_scan.pxi over both files (GIL released) and,
+# instead of building the Python objects from their events, joins them in C: each gold
+# question's last "_id", "answer" and "supporting_facts" (a key given twice keeps its last
+# value, as json.loads does), and its predictions, found in a hash table of the prediction
+# ids' bytes (the last "answer" and "sp" objects, the last value of an id). hotpot_span_scores
+# then scores every question from the spans with the GIL released: the answers normalized
+# from their UTF-8 as SQuAD normalizes (_kl_prepare_utf8 and _ak_squad_spans, as
+# kilt_squad_spans does) and compared as hotpot_scores compares them (_hp_token_scores), the
+# facts deduplicated and matched as (title bytes, sentence id) pairs. Python objects are made
+# only for what is printed (the ids of missing predictions) and for what the spans do not
+# settle, which HotpotSpans.question() builds for the caller's general pieces: an answer
+# with a capital sigma (str.lower() then needs context) or a lone surrogate escape, an answer
+# pair of more than _HP_PAIRWISE token pairs, facts with a title of a lone surrogate escape
+# or more than _HP_MAX_FACTS distinct facts on a side.
+#
+# Unescaped valid UTF-8 (the scans check it) is one text's only spelling, so equal bytes are
+# equal strs. Files the join does not take (an id written with an escape, a question without
+# "_id", a predicted question whose gold lacks the field it reads) give None: the caller then
+# takes the path that builds the objects, and says what is wrong where something is.
+# ---------------------------------------------------------------------------------------------
+
+cdef struct _HsSlot:
+    int64_t start      # the id's contents in the prediction file (-1: a free slot)
+    int64_t size
+    uint64_t hash
+    int64_t answer     # its predicted answer's event (-1: none)
+    int64_t facts      # its predicted facts' _HS_FACTS event (-1: none)
+
+
+# a question's row of events in HotpotSpans.rows: gold id, gold answer, gold facts (gold
+# events), predicted answer, predicted facts (prediction events); -1 where absent
+cdef enum:
+    _HSR_ID = 0
+    _HSR_ANSWER = 1
+    _HSR_FACTS = 2
+    _HSR_PANSWER = 3
+    _HSR_PFACTS = 4
+    _HSR_WIDTH = 5
+
+
+cdef inline uint64_t _hs_hash(const unsigned char* s, Py_ssize_t n) noexcept nogil:
+    """FNV-1a of the bytes."""
+    cdef uint64_t h = 14695981039346656037ULL
+    cdef Py_ssize_t k
+    for k in range(n):
+        h = (h ^ s[k]) * 1099511628211ULL
+    return h
+
+
+cdef inline _HsSlot* _hs_slot(_HsSlot* table, uint64_t mask, const unsigned char* base,
+                              const unsigned char* key, Py_ssize_t size,
+                              uint64_t h) noexcept nogil:
+    """The slot of the id key[0:size] (hash h) in the table of ids of base: its own, or the
+    free one where it would go."""
+    cdef uint64_t at = h & mask
+    cdef _HsSlot* slot
+    while True:
+        slot = table + at
+        if slot.start < 0 or (slot.hash == h and slot.size == size
+                              and memcmp(base + slot.start, key, size) == 0):
+            return slot
+        at = (at + 1) & mask
+
+
+cdef int _hs_join(const unsigned char* gs, const _HsEvents* ge, const unsigned char* ps,
+                  const _HsEvents* pe, int64_t* rows, Py_ssize_t nq) noexcept nogil:
+    """Fill rows (nq questions) from the events of both files; 0, -1 where the join
+    declines the files, -2 where memory runs out."""
+    cdef Py_ssize_t k, i, cap = 16, last_answers = -1, last_sps = -1
+    cdef int64_t kind, key_start = 0, key_size = 0
+    cdef int64_t* ev
+    cdef _HsSlot* table
+    cdef _HsSlot* slot = NULL
+    cdef uint64_t mask, h
+    cdef int section = 0     # 1: in the last "answer" object, 2: in the last "sp" object
+    cdef int r = 0
+    cdef Py_ssize_t keys = 0
+    for k in range(pe.n):
+        kind = pe.ev[4 * k]
+        if kind == _HS_ANSWERS:
+            last_answers = k
+        elif kind == _HS_SPS:
+            last_sps = k
+        elif kind == _HS_KEY:
+            keys += 1
+    if last_answers < 0 or last_sps < 0:
+        return -1
+    # (half full at most; sized by the ids, not the events: a table the size of every
+    # fact's event was mostly empty memory to clear and to miss the cache on)
+    while cap < 2 * keys + 2:
+        cap *= 2
+    table = <_HsSlot*>malloc(cap * sizeof(_HsSlot))
+    if table == NULL:
+        return -2
+    mask = <uint64_t>(cap - 1)
+    for k in range(cap):
+        table[k].start = -1
+    for k in range(pe.n):
+        ev = pe.ev + 4 * k
+        kind = ev[0]
+        if kind == _HS_ANSWERS:
+            section = 1 if k == last_answers else 0
+        elif kind == _HS_SPS:
+            section = 2 if k == last_sps else 0
+        elif section and kind == _HS_KEY:
+            if ev[3] & 1:
+                r = -1   # (an escaped id: its bytes are not its only spelling)
+                break
+            key_start = ev[1] + 1
+            key_size = ev[2] - ev[1] - 2
+            h = _hs_hash(ps + key_start, key_size)
+            slot = _hs_slot(table, mask, ps, ps + key_start, key_size, h)
+            if slot.start < 0:
+                slot.start, slot.size, slot.hash = key_start, key_size, h
+                slot.answer = slot.facts = -1
+        elif section == 1 and kind == _HS_TEXT:
+            slot.answer = k
+        elif section == 2 and kind == _HS_FACTS:
+            slot.facts = k
+    i = -1
+    if r == 0:
+        for k in range(ge.n):
+            ev = ge.ev + 4 * k
+            kind = ev[0]
+            if kind == _HS_ENTRY:
+                i += 1
+                rows[_HSR_WIDTH * i + _HSR_ID] = -1
+                rows[_HSR_WIDTH * i + _HSR_ANSWER] = -1
+                rows[_HSR_WIDTH * i + _HSR_FACTS] = -1
+            elif kind == _HS_ID:
+                rows[_HSR_WIDTH * i + _HSR_ID] = k
+            elif kind == _HS_ANSWER:
+                rows[_HSR_WIDTH * i + _HSR_ANSWER] = k
+            elif kind == _HS_FACTS:
+                rows[_HSR_WIDTH * i + _HSR_FACTS] = k
+        for i in range(nq):
+            k = rows[_HSR_WIDTH * i + _HSR_ID]
+            if k < 0 or ge.ev[4 * k + 3] & 1:
+                r = -1
+                break
+            ev = ge.ev + 4 * k
+            key_size = ev[2] - ev[1] - 2
+            h = _hs_hash(gs + ev[1] + 1, key_size)
+            slot = _hs_slot(table, mask, ps, gs + ev[1] + 1, key_size, h)
+            if slot.start < 0:
+                rows[_HSR_WIDTH * i + _HSR_PANSWER] = -1
+                rows[_HSR_WIDTH * i + _HSR_PFACTS] = -1
+                continue
+            if (slot.answer >= 0 and rows[_HSR_WIDTH * i + _HSR_ANSWER] < 0) or (
+                    slot.facts >= 0 and rows[_HSR_WIDTH * i + _HSR_FACTS] < 0):
+                r = -1   # (the script fails there: the caller's general path says where)
+                break
+            rows[_HSR_WIDTH * i + _HSR_PANSWER] = slot.answer
+            rows[_HSR_WIDTH * i + _HSR_PFACTS] = slot.facts
+    free(table)
+    return r
+
+
+cdef class HotpotSpans:
+    """The events of a HotpotQA gold file and prediction file, joined question by question
+    (hotpot_scan_spans makes it); ``questions``: the number of gold questions."""
+    cdef bytes gold_raw
+    cdef bytes pred_raw
+    cdef object scanstring
+    cdef _HsEvents ge
+    cdef _HsEvents pe
+    cdef int64_t* rows
+    cdef readonly Py_ssize_t questions
+
+    def __cinit__(self):
+        memset(&self.ge, 0, sizeof(_HsEvents))
+        memset(&self.pe, 0, sizeof(_HsEvents))
+        self.rows = NULL
+        self.questions = 0
+
+    def __dealloc__(self):
+        free(self.ge.ev)
+        free(self.pe.ev)
+        free(self.rows)
+
+    cdef object _text(self, int which, int64_t k):
+        """The string of event k of the gold (which 0) or prediction events, None for -1."""
+        if k < 0:
+            return None
+        if which == 0:
+            return _hs_string(<const unsigned char*>PyBytes_AS_STRING(self.gold_raw),
+                              self.ge.ev + 4 * k, self.scanstring)
+        return _hs_string(<const unsigned char*>PyBytes_AS_STRING(self.pred_raw),
+                          self.pe.ev + 4 * k, self.scanstring)
+
+    cdef object _facts(self, int which, int64_t k):
+        """The facts list of _HS_FACTS event k, None for -1."""
+        cdef Py_ssize_t at = k
+        if k < 0:
+            return None
+        if which == 0:
+            return _hs_fact_list(<const unsigned char*>PyBytes_AS_STRING(self.gold_raw),
+                                 self.ge.ev, &at, self.ge.n, self.scanstring)
+        return _hs_fact_list(<const unsigned char*>PyBytes_AS_STRING(self.pred_raw),
+                             self.pe.ev, &at, self.pe.n, self.scanstring)
+
+    def question(self, Py_ssize_t i):
+        """Question i as json.loads would give it: ``(id, gold answer, gold facts, predicted
+        answer, predicted facts)``, None where absent."""
+        cdef int64_t* row
+        if not 0 <= i < self.questions:
+            raise IndexError("no such question")
+        row = self.rows + _HSR_WIDTH * i
+        return (self._text(0, row[_HSR_ID]), self._text(0, row[_HSR_ANSWER]),
+                self._facts(0, row[_HSR_FACTS]), self._text(1, row[_HSR_PANSWER]),
+                self._facts(1, row[_HSR_PFACTS]))
+
+    def qid(self, Py_ssize_t i):
+        """Question i's id."""
+        if not 0 <= i < self.questions:
+            raise IndexError("no such question")
+        return self._text(0, self.rows[_HSR_WIDTH * i + _HSR_ID])
+
+    def ids(self):
+        """Every question's id, in gold order."""
+        cdef Py_ssize_t i
+        return [self._text(0, self.rows[_HSR_WIDTH * i + _HSR_ID])
+                for i in range(self.questions)]
+
+
+def hotpot_scan_spans(bytes gold, bytes pred, object scanstring):
+    """The HotpotSpans of a gold file's and a prediction file's bytes, or None where either
+    is not of the plain form the scans read or the join declines them (see the notes at
+    the top of _hotpot_spans.pxi). ``scanstring``: json.decoder.scanstring, for the long
+    escaped strings HotpotSpans.question builds."""
+    cdef HotpotSpans spans = HotpotSpans()
+    cdef const unsigned char* gs = <const unsigned char*>PyBytes_AS_STRING(gold)
+    cdef const unsigned char* ps = <const unsigned char*>PyBytes_AS_STRING(pred)
+    cdef Py_ssize_t gn = PyBytes_GET_SIZE(gold), pn = PyBytes_GET_SIZE(pred), k, nq = 0
+    cdef int r = 0
+    if gn == 0 or pn == 0:
+        return None
+    spans.gold_raw, spans.pred_raw, spans.scanstring = gold, pred, scanstring
+    with nogil:
+        if _hs_gold_events(gs, gn, &spans.ge) < 0 or _hs_pred_events(ps, pn, &spans.pe) < 0:
+            r = -1
+        else:
+            for k in range(spans.ge.n):
+                if spans.ge.ev[4 * k] == _HS_ENTRY:
+                    nq += 1
+            spans.rows = <int64_t*>malloc((nq * _HSR_WIDTH + 1) * sizeof(int64_t))
+            r = -2 if spans.rows == NULL else _hs_join(gs, &spans.ge, ps, &spans.pe,
+                                                       spans.rows, nq)
+    if r == -2:
+        raise MemoryError()
+    if r < 0 or nq == 0:
+        return None
+    spans.questions = nq
+    return spans
+
+
+cdef int _hs_span_facts(const unsigned char* s, const _HsEvents* e, int64_t k,
+                        unsigned char* arena, const unsigned char** titles, int64_t* sizes,
+                        int64_t* sids) noexcept nogil:
+    """The distinct (title, sentence id) facts after _HS_FACTS event k into titles/sizes
+    (each title's UTF-8: in s, or unescaped into arena, which has room for the bytes of
+    every title of the list) and sids: their number, or -1 where a title has a lone
+    surrogate escape or there are more than _HP_MAX_FACTS."""
+    cdef int count = 0, j
+    cdef int64_t* ev
+    cdef const unsigned char* title
+    cdef int64_t size, sid
+    cdef bint seen
+    k += 1
+    while k < e.n and e.ev[4 * k] == _HS_FACT:
+        ev = e.ev + 4 * k
+        k += 1
+        if ev[3] & 1:
+            size = _kj_unescape(s, ev[1] + 1, ev[2] - 1, arena)
+            if size < 0:
+                return -1
+            title = arena
+            arena += size
+        else:
+            title = s + ev[1] + 1
+            size = ev[2] - ev[1] - 2
+        sid = (ev[3] - (ev[3] & 1)) // 2
+        seen = False
+        for j in range(count):
+            if sids[j] == sid and sizes[j] == size and memcmp(titles[j], title, size) == 0:
+                seen = True
+                break
+        if seen:
+            continue
+        if count == _HP_MAX_FACTS:
+            return -1
+        titles[count], sizes[count], sids[count] = title, size, sid
+        count += 1
+    return count
+
+
+cdef int64_t _hs_facts_bytes(const _HsEvents* e, int64_t k) noexcept nogil:
+    """The bytes of the titles of the facts after _HS_FACTS event k (quotes included)."""
+    cdef int64_t total = 0
+    k += 1
+    while k < e.n and e.ev[4 * k] == _HS_FACT:
+        total += e.ev[4 * k + 2] - e.ev[4 * k + 1]
+        k += 1
+    return total
+
+
+cdef const unsigned char* _hs_contents(const unsigned char* s, const int64_t* ev,
+                                       unsigned char* buf, Py_ssize_t* size) noexcept nogil:
+    """The UTF-8 of a string event's text (buf: room for its bytes, where it is escaped);
+    NULL for a lone surrogate escape."""
+    if ev[3] & 1:
+        size[0] = _kj_unescape(s, ev[1] + 1, ev[2] - 1, buf)
+        return buf if size[0] >= 0 else NULL
+    size[0] = ev[2] - ev[1] - 2
+    return s + ev[1] + 1
+
+
+def hotpot_span_scores(HotpotSpans spans, uint8_t[::1] state, double[:, ::1] out):
+    """Score every question of ``spans`` from the files' bytes, as hotpot_scores does from
+    objects: ``state[i]`` bit 1 (answer predicted), 2 (facts predicted), 4 (its answer left
+    to the caller), 8 (its facts left to the caller); ``out[i, 0:4]`` the answer's exact
+    match, F1, precision and recall, ``out[i, 4:7]`` the facts' true positives, false
+    positives and false negatives, where scored here. Returns how many questions have
+    something left to the caller (HotpotSpans.question gives their objects)."""
+    cdef Py_ssize_t n = spans.questions, i, most = 0, k, sp, sg
+    cdef const unsigned char* gs = <const unsigned char*>PyBytes_AS_STRING(spans.gold_raw)
+    cdef const unsigned char* ps = <const unsigned char*>PyBytes_AS_STRING(spans.pred_raw)
+    cdef const unsigned char* up
+    cdef const unsigned char* ug
+    cdef unsigned char* bp = NULL
+    cdef unsigned char* bg = NULL
+    cdef const int64_t* row
+    cdef const int64_t* evp
+    cdef const int64_t* evg
+    cdef const unsigned char* pst[_HP_MAX_FACTS]
+    cdef int64_t psz[_HP_MAX_FACTS]
+    cdef int64_t psid[_HP_MAX_FACTS]
+    cdef const unsigned char* gst[_HP_MAX_FACTS]
+    cdef int64_t gsz[_HP_MAX_FACTS]
+    cdef int64_t gsid[_HP_MAX_FACTS]
+    cdef int64_t most_facts = 0
+    cdef int np_, ng, x, y, tp
+    cdef Py_ssize_t mp, mg, ntp, ntg, left = 0
+    cdef bint blank
+    cdef uint8_t s
+    cdef _AkWork wp
+    cdef _AkWork wg
+    if state.shape[0] != n or out.shape[0] != n or out.shape[1] < 7:
+        raise InputError("one state and one row of seven outputs per question are expected")
+    # the longest answer's bytes: the room the normalization and the unescaping need
+    for i in range(n):
+        row = spans.rows + _HSR_WIDTH * i
+        if row[_HSR_PANSWER] >= 0:
+            evp = spans.pe.ev + 4 * row[_HSR_PANSWER]
+            evg = spans.ge.ev + 4 * row[_HSR_ANSWER]
+            most = max(most, evp[2] - evp[1], evg[2] - evg[1])
+        if row[_HSR_PFACTS] >= 0:
+            most_facts = max(most_facts, _hs_facts_bytes(&spans.pe, row[_HSR_PFACTS]),
+                             _hs_facts_bytes(&spans.ge, row[_HSR_FACTS]))
+    # (the buffers unescape an answer each, or a list of titles each)
+    most = max(most, most_facts)
+    memset(&wp, 0, sizeof(_AkWork))
+    memset(&wg, 0, sizeof(_AkWork))
+    bp = <unsigned char*>malloc(most + 1)
+    bg = <unsigned char*>malloc(most + 1)
+    try:
+        if bp == NULL or bg == NULL:
+            raise MemoryError()
+        _ak_work_reserve(&wp, most + 1)
+        _ak_work_reserve(&wg, most + 1)
+        with nogil:
+            for i in range(n):
+                row = spans.rows + _HSR_WIDTH * i
+                s = 0
+                if row[_HSR_PANSWER] >= 0:
+                    s |= 1
+                    evp = spans.pe.ev + 4 * row[_HSR_PANSWER]
+                    evg = spans.ge.ev + 4 * row[_HSR_ANSWER]
+                    up = _hs_contents(ps, evp, bp, &sp)
+                    ug = _hs_contents(gs, evg, bg, &sg)
+                    mp = _kl_prepare_utf8(up, sp, &wp, &blank) if up != NULL else -1
+                    if mp < 0:
+                        s |= 4
+                    else:
+                        ntp = _ak_squad_spans(&wp, mp)
+                        if ug != NULL and sp == sg and memcmp(up, ug, sp) == 0:
+                            _hp_same_answer(ntp, &out[i, 0])
+                        else:
+                            mg = _kl_prepare_utf8(ug, sg, &wg, &blank) if ug != NULL else -1
+                            if mg < 0:
+                                s |= 4
+                            else:
+                                ntg = _ak_squad_spans(&wg, mg)
+                                if _hp_token_scores(&wp, ntp, &wg, ntg, &out[i, 0]):
+                                    s |= 4
+                if row[_HSR_PFACTS] >= 0:
+                    s |= 2
+                    np_ = _hs_span_facts(ps, &spans.pe, row[_HSR_PFACTS], bp, pst, psz,
+                                         psid)
+                    ng = _hs_span_facts(gs, &spans.ge, row[_HSR_FACTS], bg, gst, gsz,
+                                        gsid) if np_ >= 0 else -1
+                    if ng < 0:
+                        s |= 8
+                    else:
+                        tp = 0
+                        for x in range(np_):
+                            for y in range(ng):
+                                if psid[x] == gsid[y] and psz[x] == gsz[y] and memcmp(
+                                        pst[x], gst[y], psz[x]) == 0:
+                                    tp += 1
+                                    break
+                        out[i, 4] = tp
+                        out[i, 5] = np_ - tp
+                        out[i, 6] = ng - tp
+                state[i] = s
+                if s & 12:
+                    left += 1
+    finally:
+        free(bp)
+        free(bg)
+        _ak_work_free(&wp)
+        _ak_work_free(&wg)
+    return left
