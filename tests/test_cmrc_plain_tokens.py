@@ -12,9 +12,12 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
+import qafast
 from qafast.reference import answers as spec
 
-SRC = Path(__file__).resolve().parent.parent / "src"
+#: where the qafast under test was imported from: src/ in a checkout, site-packages where CI
+#: installed a build (the checkout's src/ then has no compiled module)
+SRC = Path(qafast.__file__).resolve().parents[1]
 
 
 def _word_tokenize():
@@ -115,7 +118,7 @@ def test_runs_outside_the_class_go_to_nltk(run):
 
 
 def _run_isolated(code: str, tmp_path: Path) -> subprocess.CompletedProcess:
-    """``code`` in a fresh interpreter that uses this checkout's qafast."""
+    """``code`` in a fresh interpreter that imports the qafast under test."""
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(
         [str(SRC), *filter(None, [os.environ.get("PYTHONPATH")])]))
     return subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env,
