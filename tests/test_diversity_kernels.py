@@ -187,3 +187,134 @@ def test_evaluate_does_not_depend_on_the_runs_order(judged, ranked, rng):
     assert a == b or all(np.array_equal(np.array(list(a[q].values())),
                                         np.array(list(b[q].values())), equal_nan=True)
                          for q in a)
+
+
+def _spec_rankings(qrels: dict, run: dict, ids: list, max_docs, judged_only: bool) -> list:
+    """Each evaluated query's ranking as rows, in plain Python: the run's documents by score
+    descending, then id ascending (code point order), cut at ``max_docs``; a judged document
+    as its row (the topics in id order, each topic's judged documents in id order), any
+    other as -1 (left out with ``judged_only``)."""
+    start, first_row = 0, {}
+    for q in sorted(qrels):
+        first_row[q] = start
+        start += len({d for docs in qrels[q].values() for d in docs})
+    out = []
+    for q in ids:
+        judged = sorted({d for docs in qrels.get(q, {}).values() for d in docs})
+        row = {d: first_row[q] + i for i, d in enumerate(judged)}
+        ranked = sorted(run.get(q, {}).items(), key=lambda kv: (-kv[1], kv[0]))
+        if max_docs is not None:
+            ranked = ranked[:max_docs]
+        rows = [row.get(d, -1) for d, _ in ranked]
+        out.append([r for r in rows if r >= 0] if judged_only else rows)
+    return out
+
+
+_docs = st.sampled_from(["d", "d1", "d10", "d2", "D", "é", "e", "d\x00", "ß", "\U0001f600"])
+_div_qrels = st.dictionaries(st.sampled_from(["q1", "q2", "q3", "10"]), st.dictionaries(
+    st.sampled_from(["1", "2", "3"]), st.dictionaries(_docs, st.integers(0, 2), min_size=1),
+    min_size=1), min_size=1)
+_div_run = st.dictionaries(st.sampled_from(["q1", "q2", "q3", "q4", "10"]), st.lists(
+    st.tuples(_docs, st.sampled_from([0.0, 1.0, 1.5, -2.0, float("inf")])), max_size=10,
+    unique_by=lambda x: x[0]), min_size=1)
+
+
+@settings(max_examples=examples(300), **SLOW)
+@given(_div_qrels, _div_run, st.sampled_from(["run", "qrels"]),
+       st.one_of(st.none(), st.integers(0, 5)), st.booleans(), st.booleans())
+def test_run_dict_walk_is_the_specification(qrels, ranked, queries, max_docs, judged_only,
+                                            in_order):
+    """The one walk of a run dict against the judged documents gives each query's ranking
+    as the plain-Python specification does, and as the encoded run's path does (ties
+    broken by document id, non-ASCII and NUL-bearing ids, queries on one side only, cuts);
+    an evaluated query not written in descending order of score leaves the run to that path
+    (None)."""
+    from qafast._engine import Evaluation
+    from qafast._ranked import as_run
+    from qafast.diversity import DiversityQrels
+
+    run = {q: dict(sorted(docs, key=lambda x: -x[1]) if in_order else docs)
+           for q, docs in ranked.items()}
+    encoded = DiversityQrels(qrels)._encode()
+    walked = encoded.rank_run_dict(run, queries, max_docs, judged_only)
+    descending = all(list(d.values()) == sorted(d.values(), reverse=True)
+                     for q, d in run.items() if q in qrels)  # the evaluated queries'
+    common = any(q in qrels and docs for q, docs in run.items())
+    if not descending or not common:
+        assert walked is None
+        return
+    assert walked is not None
+    ids, topic_of, offsets, rows = walked
+    general = as_run(run, 1)
+    assert ids == Evaluation(encoded.plain, general, queries=queries, relevance_level=1,
+                             judged_only=False, max_docs=None, workers=1).ids
+    got = [rows[a:b].tolist() for a, b in zip(offsets[:-1], offsets[1:])]
+    assert got == _spec_rankings(qrels, run, ids, max_docs, judged_only)
+    want = encoded.rankings(general, ids, max_docs, judged_only)
+    for mine, theirs in zip((topic_of, offsets, rows), want):
+        assert mine.tolist() == theirs.tolist()
+
+
+def test_run_dict_walk_leaves_odd_runs_to_the_general_path():
+    """Ids other than str, scores other than float, NaN, mappings other than dict: None,
+    and ``evaluate`` gives (through the general path) what it gives for the plain run, or
+    that path's error."""
+    import qafast
+    from qafast.diversity import DiversityQrels
+    from qafast.errors import InputError, InputTypeError
+
+    class Doc(str):
+        pass
+
+    class Lying(dict):
+        def __len__(self):
+            return 1000
+
+    qrels = {"q": {"1": {"a": 1, "b": 1}, "2": {"c": 1}}}
+    plain = {"q": {"c": 3.0, "a": 2.0, "x": 2.0, "b": 1.0}}
+    encoded = DiversityQrels(qrels)._encode()
+    measures = ["alpha_nDCG@3", "ERR_IA@5", "NRBP", "StRecall@4"]
+    want = qafast.evaluate(qrels, plain, measures, per_query=True)
+    doc_subclass = {"q": {Doc("c"): 3.0, "a": 2.0, "x": 2.0, "b": 1.0}}
+    assert encoded.rank_run_dict(doc_subclass, "run", None, False) is None
+    with pytest.raises(InputTypeError, match="Doc"):
+        qafast.evaluate(qrels, doc_subclass, measures)
+    odd = [{"q": {"c": np.float64(3.0), "a": 2.0, "x": 2.0, "b": 1.0}},
+           {"q": {"c": 3, "a": 2, "x": 2, "b": 1}},
+           {"q": Lying(plain["q"])},
+           {"q": {"a": 2.0, "c": 3.0, "x": 2.0, "b": 1.0}}]  # not in score order
+    for run in odd:
+        assert encoded.rank_run_dict(run, "run", None, False) is None
+        assert qafast.evaluate(qrels, run, measures, per_query=True) == want
+    nan = {"q": {"c": float("nan")}}
+    assert encoded.rank_run_dict(nan, "run", None, False) is None
+    with pytest.raises(InputError, match="NaN"):
+        qafast.evaluate(qrels, nan, measures)
+
+
+def test_run_dict_walk_checks_its_sizes():
+    """Sizes other than the dicts' (a dict changed since it was measured) give False,
+    never a write past the arrays; arrays of the wrong shape a ValueError."""
+    i64 = np.int64
+    run = {"q": {"a": 2.0, "b": 1.0, "c": 0.0}}
+    doc_code = {"a": 0, "b": 1}
+    args = (doc_code, 2, np.array([0, 2], i64), np.array([0, 1], i64))
+    for measured in (1, 2, 4):
+        out = np.empty(min(measured, 3), i64)
+        assert not _kernels.ndeval_rank_run_dict(
+            run, ["q"], np.array([0], i64), np.array([measured], i64), *args,
+            np.array([0, len(out)], i64), out)
+    out = np.empty(3, i64)
+    assert _kernels.ndeval_rank_run_dict(run, ["q"], np.array([0], i64), np.array([3], i64),
+                                         *args, np.array([0, 3], i64), out)
+    assert out.tolist() == [0, 1, -1]
+    with pytest.raises(ValueError):  # a ranking longer than its run
+        _kernels.ndeval_rank_run_dict(run, ["q"], np.array([0], i64), np.array([2], i64),
+                                      *args, np.array([0, 3], i64), out)
+    with pytest.raises(ValueError):  # a topic out of range
+        _kernels.ndeval_rank_run_dict(run, ["q"], np.array([1], i64), np.array([3], i64),
+                                      *args, np.array([0, 3], i64), out)
+    with pytest.raises(ValueError):  # a document code out of range
+        _kernels.ndeval_rank_run_dict(run, ["q"], np.array([0], i64), np.array([3], i64),
+                                      doc_code, 1, np.array([0, 2], i64),
+                                      np.array([0, 1], i64), np.array([0, 3], i64), out)

@@ -10,7 +10,7 @@
 from libc.math cimport log
 from libc.stdint cimport int32_t, int64_t, uint64_t
 from libc.stdlib cimport calloc, malloc, free
-from libc.string cimport memcpy
+from libc.string cimport memcmp, memcpy
 
 
 cdef inline double _nd_discount(int64_t i) noexcept nogil:
@@ -729,3 +729,160 @@ def encode_diversity_dict(dict data, list query_ids, list subtopic_ids, list doc
                 grade[pos] = g
                 pos += 1
     return pos
+
+
+# ---------------------------------------------------------------------------------------
+# A run given as a dict {query: {doc: score}} ranked against diversity qrels in one walk of
+# its dicts: each ranked document's judged row, in pyndeval's order, with no encoded run
+# (hashes, UTF-8 blob) in between. Reads Python objects, so it holds the GIL.
+
+cdef inline int _div_utf8_cmp(const char *a, Py_ssize_t na, const char *b,
+                              Py_ssize_t nb) noexcept:
+    """The order of two UTF-8 strings by their bytes (code point order): <0, 0 or >0."""
+    cdef int c = memcmp(a, b, na if na < nb else nb)
+    if c != 0:
+        return c
+    return (na > nb) - (na < nb)
+
+
+def ndeval_rank_run_dict(dict run, list ids, const int64_t[::1] topic,
+                         const int64_t[::1] run_len, dict doc_code, int64_t ncodes,
+                         const int64_t[::1] doc_offsets, const int64_t[::1] row_doc,
+                         const int64_t[::1] offsets, int64_t[::1] ranked_out) -> bool:
+    """Each evaluated query's ranking in pyndeval's order (score descending, then document
+    id ascending), cut at ``offsets``' lengths: ``ranked_out[offsets[i]:offsets[i + 1]]``
+    the judged row at each position, -1 where the document is not judged.
+
+    Query i is ``ids[i]`` (a str): its documents are ``run[ids[i]]`` (none if absent), which
+    the caller measured as ``run_len[i]`` entries; its judged documents are the rows
+    ``doc_offsets[topic[i]]:doc_offsets[topic[i] + 1]`` (none if ``topic[i]`` is -1), row r
+    of the document whose code is ``row_doc[r]``; ``doc_code`` maps a judged document id
+    (str) to its code, below ``ncodes``.
+
+    Takes only str query and document ids, dicts and float scores (not NaN) written in
+    descending order of score: returns False, ``ranked_out`` then unspecified, for anything
+    else, or a run whose sizes differ from ``run_len`` (the caller ranks those the general
+    way, which sorts, converts or names what it finds)."""
+    cdef Py_ssize_t i, j, k, m, lo, hi, n = len(ids), most = 0, pos, cut, found
+    cdef Py_ssize_t topics = doc_offsets.shape[0] - 1, rows
+    cdef Py_ssize_t length
+    cdef int64_t t, code
+    cdef PyObject *qv
+    cdef PyObject *dk
+    cdef PyObject *dv
+    cdef PyObject *hit
+    cdef double x
+    cdef object docs, qid
+    cdef int64_t* row_of = NULL
+    cdef int64_t* stamp = NULL
+    cdef double* score = NULL
+    cdef int64_t* row = NULL
+    cdef const char** text = NULL
+    cdef Py_ssize_t* text_len = NULL
+    if (topic.shape[0] != n or run_len.shape[0] != n or offsets.shape[0] != n + 1
+            or topics < 0 or ncodes < 0):
+        raise ValueError("ndeval_rank_run_dict: arrays of the wrong size")
+    if offsets[0] != 0 or offsets[n] != ranked_out.shape[0]:
+        raise ValueError("ndeval_rank_run_dict: offsets out of range")
+    if doc_offsets[0] != 0 or doc_offsets[topics] > row_doc.shape[0]:
+        raise ValueError("ndeval_rank_run_dict: doc_offsets out of range")
+    for i in range(topics):
+        if not doc_offsets[i] <= doc_offsets[i + 1]:
+            raise ValueError("ndeval_rank_run_dict: doc_offsets out of range")
+    rows = doc_offsets[topics]
+    for i in range(rows):
+        if not 0 <= row_doc[i] < ncodes:
+            raise ValueError("ndeval_rank_run_dict: a document code out of range")
+    for i in range(n):
+        if not -1 <= topic[i] < topics:
+            raise ValueError("ndeval_rank_run_dict: a topic out of range")
+        if not 0 <= offsets[i + 1] - offsets[i] <= run_len[i]:
+            raise ValueError("ndeval_rank_run_dict: a ranking longer than its query's run")
+        if run_len[i] > most:
+            most = run_len[i]
+    row_of = <int64_t*>malloc((ncodes + 1) * sizeof(int64_t))
+    stamp = <int64_t*>calloc(ncodes + 1, sizeof(int64_t))
+    score = <double*>malloc((most + 1) * sizeof(double))
+    row = <int64_t*>malloc((most + 1) * sizeof(int64_t))
+    text = <const char**>malloc((most + 1) * sizeof(const char*))
+    text_len = <Py_ssize_t*>malloc((most + 1) * sizeof(Py_ssize_t))
+    try:
+        if (row_of == NULL or stamp == NULL or score == NULL or row == NULL or text == NULL
+                or text_len == NULL):
+            raise MemoryError()
+        for i in range(n):
+            for j in range(offsets[i], offsets[i + 1]):
+                ranked_out[j] = -1
+            if i >= len(ids):
+                return False
+            qid = ids[i]
+            if not _enc_is_str(<PyObject*>qid):
+                return False
+            qv = _div_dict_get(run, <PyObject*>qid)
+            if qv == NULL:
+                if run_len[i] != 0:
+                    return False
+                continue
+            if not _enc_is_dict(qv):
+                return False
+            docs = <object>qv  # held: nothing below runs Python code, but be safe
+            t = topic[i]
+            if t >= 0:
+                # stamp[c] is the query (+ 1) whose judgments last set row_of[c]
+                for j in range(doc_offsets[t], doc_offsets[t + 1]):
+                    row_of[row_doc[j]] = j
+                    stamp[row_doc[j]] = i + 1
+            length = run_len[i]
+            k = 0
+            pos = 0
+            found = 0
+            while _enc_dict_next(docs, &pos, &dk, &dv):
+                if k >= length or not _enc_is_str(dk) or not _ak_is_exact_float(dv):
+                    return False
+                x = _ak_float_value(dv)
+                if x != x or (k > 0 and not x <= score[k - 1]):
+                    return False  # NaN, or not written in descending order of score
+                score[k] = x
+                text[k] = _enc_utf8(dk, &text_len[k])  # (raises for a lone surrogate)
+                row[k] = -1
+                if t >= 0:
+                    hit = _div_dict_get(doc_code, dk)
+                    if hit != NULL:
+                        code = _div_as_ssize(hit)
+                        if not 0 <= code < ncodes:
+                            return False
+                        if stamp[code] == i + 1:
+                            row[k] = row_of[code]
+                            found += 1
+                k += 1
+            if k != length:
+                return False
+            if found == 0:
+                continue
+            cut = offsets[i + 1] - offsets[i]
+            lo = 0
+            while lo < length:
+                hi = lo + 1
+                while hi < length and score[hi] == score[lo]:
+                    hi += 1
+                # within a run of equal scores, a document's place is after every document
+                # of a smaller id
+                for j in range(lo, hi):
+                    if row[j] < 0:
+                        continue
+                    m = lo
+                    if hi - lo > 1:
+                        for k in range(lo, hi):
+                            if _div_utf8_cmp(text[k], text_len[k], text[j], text_len[j]) < 0:
+                                m += 1
+                    if m < cut:
+                        ranked_out[offsets[i] + m] = row[j]
+                lo = hi
+        return True
+    finally:
+        free(row_of)
+        free(stamp)
+        free(score)
+        free(row)
+        free(text)
+        free(text_len)
