@@ -22,7 +22,6 @@ from ._measure_parser import Column, parse_measures
 from ._measures import SUBTOPIC_FAMILIES
 from ._ranked import EMPTY_I64, EMPTY_U8, Qrels, as_run, from_encoded
 from ._run_sources import per_query_values
-from ._summaries import pair_queries
 from .errors import FormatError, InputError, InputTypeError
 from .io._text import read_bytes
 
@@ -333,20 +332,11 @@ def subtopic_values(qrels: Any, run: Any, columns: list[Column], queries: str,
     dq = as_diversity_qrels(qrels)
     encoded = dq._encode()
     plain = encoded.plain
+    run = as_run(run, options["workers"])
     others = [i for i, c in enumerate(columns) if c.family not in SUBTOPIC_FAMILIES]
     probe = [columns[i] for i in others] or parse_measures(["num_ret"])
     check_max_grades(plain, probe)
-    walked = None
-    if not others and type(run) is dict:
-        # only subtopic measures of a run dict: ranked in one walk of its dicts, without
-        # encoding the run for the engine (None: a run of another kind, the general path)
-        walked = encoded.rank_run_dict(run, queries, options["max_docs"],
-                                       options["judged_only"])
-    if walked is None:
-        run = as_run(run, options["workers"])
-    if walked is not None:
-        ids = walked[0]
-    elif others:
+    if others:
         ids, vals = per_query_values(plain, run, probe, queries, options, ordered=True)
     else:
         # only the evaluated queries are wanted: the engine picks them (and warns as it
@@ -362,8 +352,8 @@ def subtopic_values(qrels: Any, run: Any, columns: list[Column], queries: str,
             groups.setdefault((level, *c.values), []).append(i)
     if not groups:
         return ids, np.ascontiguousarray(out), plain
-    topic_of, offsets, ranked = walked[1:] if walked is not None else encoded.rankings(
-        run, ids, options["max_docs"], options["judged_only"])
+    topic_of, offsets, ranked = encoded.rankings(run, ids, options["max_docs"],
+                                                 options["judged_only"])
     for (level, alpha, beta), where in groups.items():
         depth = max(1, max(columns[i].k for i in where))
         curves, scalars = encoded.measure(level, alpha, beta, depth, topic_of, offsets,
@@ -467,9 +457,6 @@ class _EncodedQrels:
         rows = len(row_topic)
         self.doc_offsets = np.searchsorted(row_topic, np.arange(len(topics) + 1)).astype(i64)
         self.t, self.local, self.doc_row, self.grade, self.rows = t, local, doc_row, grade, rows
-        # for rank_run_dict: the judged documents' ids and each row's, the queries' ranks
-        self._docs, self._row_doc, self._topic_rank = docs, row_doc, topic_rank
-        self._doc_code: dict | None = None
         # the rows as engine qrels, queries in order of first appearance (as a dict's)
         topic_order = topic_rank  # (the i-th query to appear is topics[topic_rank[i]])
         by_seen = np.empty(rows, i64)
@@ -583,56 +570,12 @@ class _EncodedQrels:
             ranked = _place_sorted(run, qpos, seg_len, out_off, out_rank, out_row, count, room,
                                    offsets, length)
         if judged_only:
-            offsets, ranked = _judged_only(offsets, ranked, length)
+            judged = ranked >= 0
+            in_query = np.repeat(np.arange(n, dtype=i64), length)
+            ranked = ranked[judged]
+            offsets = np.zeros(n + 1, i64)
+            np.cumsum(np.bincount(in_query[judged], minlength=n), out=offsets[1:])
         return topic_of, offsets, np.ascontiguousarray(ranked)
-
-    def rank_run_dict(self, run: dict, queries: str, max_docs: int | None,
-                      judged_only: bool) -> tuple | None:
-        """(ids, topic_of, offsets, rows): :meth:`rankings` of the queries the engine would
-        evaluate, for a run given as a plain dict whose ids are all str and whose scores are
-        floats written in descending order (as a ranking usually is), in one compiled walk
-        of its dicts against the judged documents: no encoded run. None for any other run
-        (or no query in common): the caller takes the general path, which ranks, converts,
-        warns or names what it finds."""
-        if queries not in ("run", "qrels") or not run:
-            return None
-        run_ids = list(run)
-        docs_of = list(run.values())
-        if not (set(map(type, run_ids)) <= {str} and set(map(type, docs_of)) <= {dict}):
-            return None
-        if self._doc_code is None:
-            if not all(type(d) is str for d in self._docs):
-                return None
-            self._doc_code = {d: i for i, d in enumerate(self._docs)}
-        i64 = np.int64
-        plain = self.plain
-        # measured once, here: the kernel checks what it walks against these sizes
-        sizes = [len(v) for v in docs_of]
-        ids, pair_run, pair_qrels = pair_queries(
-            run_ids, plain.query_ids, every_qrels_query=queries == "qrels",
-            keep=[n > 0 for n in sizes], qrels_index=plain.query_index())
-        if not any(r >= 0 for r in pair_run):
-            return None  # the engine's error (or warning), from the general path
-        n = len(ids)
-        run_len = np.array([sizes[r] if r >= 0 else 0 for r in pair_run], i64)
-        # each query's topic (queries in id order) from its place among the plain qrels'
-        topic_of = self._topic_rank[np.array(pair_qrels, i64)].astype(i64)
-        length = run_len if max_docs is None else np.minimum(run_len, max_docs)
-        offsets = np.zeros(n + 1, i64)
-        np.cumsum(length, out=offsets[1:])
-        ranked = np.empty(int(offsets[-1]), i64)
-        try:
-            done = _kernels.ndeval_rank_run_dict(run, list(ids), topic_of, run_len,
-                                                 self._doc_code, len(self._docs),
-                                                 self.doc_offsets, self._row_doc, offsets,
-                                                 ranked)
-        except UnicodeError:  # a document id UTF-8 cannot encode: the general path names it
-            return None
-        if not done:
-            return None
-        if judged_only:
-            offsets, ranked = _judged_only(offsets, ranked, length)
-        return ids, topic_of, offsets, ranked
 
     def measure(self, level: int, alpha: float, beta: float, depth: int, topic_of,
                 offsets, ranked) -> tuple:
@@ -645,16 +588,6 @@ class _EncodedQrels:
                                self.subtopics, self.nrel_offsets, nrel_sub, alpha, beta,
                                curves, scalars)
         return curves, scalars
-
-
-def _judged_only(offsets: np.ndarray, ranked: np.ndarray, length: np.ndarray) -> tuple:
-    """(offsets, rows) of rankings with their unjudged documents (-1) left out."""
-    n = len(offsets) - 1
-    judged = ranked >= 0
-    in_query = np.repeat(np.arange(n, dtype=np.int64), length)
-    out = np.zeros(n + 1, np.int64)
-    np.cumsum(np.bincount(in_query[judged], minlength=n), out=out[1:])
-    return out, np.ascontiguousarray(ranked[judged])
 
 
 def _place_sorted(run, qpos, seg_len, out_off, out_rank, out_row, count, room, offsets,
