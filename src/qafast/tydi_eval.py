@@ -12,6 +12,7 @@ plain-Python specification is :mod:`qafast.reference.tydi`; its docstring lists 
 
 from __future__ import annotations
 
+import functools
 import gzip
 import io
 import json
@@ -548,8 +549,9 @@ class _Scored:
         self.ids = ids
         self.gold_row = np.asarray(gold_rows, dtype=np.int64)
         self.pred_row = np.asarray(pred_rows, dtype=np.int64)
+        self._all, self._p = scored, p
         if scored is not None and scored[2] < 0 and self._sweep_in_c(scored, p):
-            return
+            return  # the per-example arrays below are then gathered only when asked for
         if scored is not None and scored[2] < 0:  # every example scored, none failing
             self.flags, self.prf = scored[0][self.gold_row], scored[1][self.gold_row]
         else:  # scored here, so that a failure names this order's first example
@@ -573,6 +575,33 @@ class _Scored:
         self.minimal = self._sweep(self.flags[:, 3], self.flags[:, 4],
                                    np.ascontiguousarray(self.prf[:, 2]), self.mscore,
                                    p.minimal_scores, True)
+
+    # The examples' flags, minimal (precision, recall, F1), prediction scores (0.0 without a
+    # prediction) and missing-prediction mask, in this language's set order. The slow path
+    # sets them; after the kernel's sweeps they are gathered only if read.
+    @functools.cached_property
+    def flags(self) -> np.ndarray:
+        return self._all[0][self.gold_row]
+
+    @functools.cached_property
+    def prf(self) -> np.ndarray:
+        return self._all[1][self.gold_row]
+
+    @functools.cached_property
+    def missing(self) -> np.ndarray:
+        return self.pred_row < 0
+
+    @functools.cached_property
+    def pscore(self) -> np.ndarray:
+        return self._gathered(self._p.pscore)
+
+    @functools.cached_property
+    def mscore(self) -> np.ndarray:
+        return self._gathered(self._p.mscore)
+
+    def _gathered(self, scores: np.ndarray) -> np.ndarray:
+        safe = np.where(self.missing, 0, self.pred_row)
+        return np.where(self.missing, 0.0, scores[safe] if len(scores) else 0.0)
 
     def _sweep_in_c(self, scored, p: _Predictions) -> bool:
         """Both sweeps in one kernel call from every example's flags and scores; False
