@@ -246,8 +246,9 @@ def spans(draw, null=0.3):
 @st.composite
 def cases(draw):
     n = draw(st.integers(0, 12))
-    langs = draw(st.lists(st.sampled_from(["english", "thai", "korean", "klingon"]),
-                          min_size=1, max_size=3))
+    langs = draw(st.lists(st.sampled_from(["english", "thai", "korean", "klingon", "arabic",
+                                           "swahili", "telugu"]),
+                          min_size=1, max_size=5))
     ids = draw(st.lists(st.one_of(st.integers(-3, 40), st.text(max_size=3)), min_size=n,
                         max_size=n, unique=True).filter(
         lambda xs: len({type(x) for x in xs}) <= 1))
@@ -307,6 +308,69 @@ def test_compiled_path_equals_the_specification(case, pt, mt):
     assert _same(got, expected)
     assert _same(ty.tydi(gold, preds, passage_non_null_threshold=pt,
                          minimal_non_null_threshold=mt), spec.aggregate(stats))
+
+
+SWEEP_SCORES = st.sampled_from([0.0, -0.0, 1.0, 2.5, -3.0, 1e308, -math.inf, math.inf,
+                                0.1, 1 / 3, 5e-324])
+
+
+@st.composite
+def sweep_cases(draw):
+    """Examples of one language as the sweep sees them: flags and minimal F1 per gold row,
+    scores per prediction row (many ties, zeros of both signs, rows without a prediction)."""
+    n = draw(st.integers(0, 40))
+    flags = np.array([[draw(st.booleans()) for _ in range(5)] for _ in range(n)],
+                     dtype=np.uint8).reshape(n, 5)
+    f1 = [draw(st.sampled_from([0.0, 1.0, 0.5, 1 / 3, 2 / 3, 0.1, 0.7])) for _ in range(n)]
+    prf = np.zeros((n, 3))
+    prf[:, 2] = f1
+    gold_row = np.array(draw(st.permutations(range(n))), dtype=np.int64)
+    m = draw(st.integers(0, n))
+    pred_row = np.array([draw(st.integers(-1, m - 1)) if m else -1 for _ in range(n)],
+                        dtype=np.int64)
+    pscore = np.array([draw(SWEEP_SCORES) for _ in range(m)])
+    mscore = np.array([draw(SWEEP_SCORES) for _ in range(m)])
+    return flags, prf, gold_row, pred_row, pscore, mscore
+
+
+@settings(max_examples=300, deadline=None)
+@given(sweep_cases())
+def test_the_language_sweep_kernel_equals_the_specification(case):
+    from types import SimpleNamespace
+
+    flags, prf, gold_row, pred_row, pscore, mscore = case
+    scored = SimpleNamespace(gold_row=gold_row, pred_row=pred_row)
+    preds = SimpleNamespace(pscore=pscore, mscore=mscore)
+    assert ty._Scored._sweep_in_c(scored, (flags, prf, -1), preds)
+    for name, cols, value, scores in (("passage", 0, flags[:, 2].tolist(), pscore),
+                                      ("minimal", 3, prf[:, 2].tolist(), mscore)):
+        stats = [(bool(flags[g, cols]), bool(flags[g, cols + 1]), value[g],
+                  0 if q < 0 else float(scores[q]))
+                 for g, q in zip(gold_row.tolist(), pred_row.tolist())]
+        stats.sort(key=lambda x: x[-1], reverse=True)
+        assert _same(getattr(scored, name), spec.pr_curve(stats)), name
+
+
+def test_the_language_sweep_kernel_refuses_nan_and_bad_rows():
+    one = np.zeros(1, dtype=np.int64)
+    args = [one, one, np.zeros((1, 5), np.uint8), np.zeros((1, 3)), np.array([np.nan]),
+            np.zeros(1), np.array([0.5]), np.zeros((2, 1), np.int64), np.zeros((2, 1), np.int64),
+            np.zeros(1, np.int64), np.zeros((2, 3)), np.zeros(2, np.int64),
+            np.zeros((2, 1, 2)), np.zeros((2, 1), np.int64)]
+    assert qafast._kernels.tydi_language_sweeps(*args) == -1
+    args[1] = np.array([1], dtype=np.int64)  # a prediction row past the scores
+    assert qafast._kernels.tydi_language_sweeps(*args) == -2
+    args[7] = np.zeros((2, 2), np.int64)
+    with pytest.raises(ValueError):
+        qafast._kernels.tydi_language_sweeps(*args)
+
+
+def test_id_kinds():
+    kinds = qafast._kernels.tydi_id_kinds
+    assert kinds([1, "a", 1.5, True, None]) == 31
+    assert kinds({1: 0, 2: 1}) == 1 and kinds([]) == 0
+    with pytest.raises(TypeError):
+        kinds((1,))
 
 
 @settings(max_examples=100, deadline=None)

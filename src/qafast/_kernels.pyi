@@ -304,6 +304,12 @@ def tydi_curve(
     has_gold: _U8, has_pred: _U8, value: _F64, score: _F64, order: _I64, targets: _F64,
     best: _F64, best_at: _I64, rows: _F64, row_at: _I64,
 ) -> None: ...
+def tydi_language_sweeps(
+    gold_row: _I64, pred_row: _I64, flags: _U8, prf: _F64, pscore: _F64, mscore: _F64,
+    targets: _F64, order: _I64, keys: _I64, scratch: _I64, best: _F64, best_at: _I64,
+    rows: _F64, row_at: _I64,
+) -> int: ...
+def tydi_id_kinds(ids: list[Any] | dict[Any, Any]) -> int: ...
 def tydi_walk_gold(
     records: list[Any], slot_of: dict[Any, int], ids: list[Any], langs: list[Any],
     slot_lo: _I64, slot_hi: _I64, slot_lang: _I8, index: _F64, start: _F64, end: _F64,

@@ -2,8 +2,9 @@
 
 :func:`tydi` returns the macro average the official script prints last (same keys, same
 floats), :func:`tydi_by_language` the metrics it prints for each language, and
-:func:`tydi_questions` every gold example's own scores. Examples are scored by a compiled kernel
-and the score-threshold sweep runs over numpy arrays in the script's order of operations. The
+:func:`tydi_questions` every gold example's own scores. Examples are scored by a compiled kernel,
+and another sorts each language's examples by score and sweeps the thresholds in the script's
+order of operations. The
 plain-Python specification is :mod:`qafast.reference.tydi`; its docstring lists the rules.
 (The module is ``tydi_eval``, as ``squad_eval`` is, so that ``qafast.tydi`` stays the function.)
 ``qafast tydi --gold_path G --predictions_path P`` prints what the script prints.
@@ -11,6 +12,7 @@ plain-Python specification is :mod:`qafast.reference.tydi`; its docstring lists 
 
 from __future__ import annotations
 
+import functools
 import gzip
 import io
 import json
@@ -547,6 +549,9 @@ class _Scored:
         self.ids = ids
         self.gold_row = np.asarray(gold_rows, dtype=np.int64)
         self.pred_row = np.asarray(pred_rows, dtype=np.int64)
+        self._all, self._p = scored, p
+        if scored is not None and scored[2] < 0 and self._sweep_in_c(scored, p):
+            return  # the per-example arrays below are then gathered only when asked for
         if scored is not None and scored[2] < 0:  # every example scored, none failing
             self.flags, self.prf = scored[0][self.gold_row], scored[1][self.gold_row]
         else:  # scored here, so that a failure names this order's first example
@@ -570,6 +575,73 @@ class _Scored:
         self.minimal = self._sweep(self.flags[:, 3], self.flags[:, 4],
                                    np.ascontiguousarray(self.prf[:, 2]), self.mscore,
                                    p.minimal_scores, True)
+
+    # The examples' flags, minimal (precision, recall, F1), prediction scores (0.0 without a
+    # prediction) and missing-prediction mask, in this language's set order. The slow path
+    # sets them; after the kernel's sweeps they are gathered only if read.
+    @functools.cached_property
+    def flags(self) -> np.ndarray:
+        return self._all[0][self.gold_row]
+
+    @functools.cached_property
+    def prf(self) -> np.ndarray:
+        return self._all[1][self.gold_row]
+
+    @functools.cached_property
+    def missing(self) -> np.ndarray:
+        return self.pred_row < 0
+
+    @functools.cached_property
+    def pscore(self) -> np.ndarray:
+        return self._gathered(self._p.pscore)
+
+    @functools.cached_property
+    def mscore(self) -> np.ndarray:
+        return self._gathered(self._p.mscore)
+
+    def _gathered(self, scores: np.ndarray) -> np.ndarray:
+        safe = np.where(self.missing, 0, self.pred_row)
+        return np.where(self.missing, 0.0, scores[safe] if len(scores) else 0.0)
+
+    def _sweep_in_c(self, scored, p: _Predictions) -> bool:
+        """Both sweeps in one kernel call from every example's flags and scores; False
+        where a score is NaN (Python's sort and dict keys then decide)."""
+        n = len(self.gold_row)
+        order = np.empty((2, n), dtype=np.int64)
+        best = np.empty((2, 3))
+        best_at = np.empty(2, dtype=np.int64)
+        rows = np.empty((2, len(_TARGETS), 2))
+        row_at = np.empty((2, len(_TARGETS)), dtype=np.int64)
+        status = _kernels.tydi_language_sweeps(
+            self.gold_row, self.pred_row, scored[0], scored[1], p.pscore, p.mscore, _TARGETS,
+            order, np.empty((2, n), dtype=np.int64), np.empty(n, dtype=np.int64), best,
+            best_at, rows, row_at)
+        if status == -2:
+            raise RuntimeError("tydi_language_sweeps: a row outside the arrays")
+        if status < 0:
+            return False
+        pred_row = self.pred_row
+
+        def key(s, at):
+            # the score of the example a threshold starts at: 0 (an int) without a prediction
+            if at < 0:
+                return None
+            q = pred_row[order[s, at]]
+            return 0 if q < 0 else float((p.pscore if s == 0 else p.mscore)[q])
+
+        sweeps = []
+        for s in range(2):
+            b = best[s].tolist()
+            threshold = key(s, int(best_at[s]))
+            table = []
+            for k, t in enumerate(_TARGET_VALUES):
+                at = int(row_at[s, k])
+                table.append((t, 0, 0, None) if at < 0 else
+                             (t, float(rows[s, k, 0]), float(rows[s, k, 1]), key(s, at)))
+            sweeps.append(((b[0], b[1], b[2], 0.0 if threshold is None else threshold),
+                           table))
+        self.passage, self.minimal = sweeps
+        return True
 
     def _sweep(self, has_gold, has_pred, value, score, objects, minimal):
         has_gold = np.ascontiguousarray(has_gold)
@@ -655,8 +727,9 @@ class _Evaluation:
         _check_thresholds(passage_threshold, minimal_threshold)
         g, p = _load(gold, predictions)
         self.gold, self.preds = g, p
-        kinds = set(map(type, g.ids)) | set(map(type, p.row_of))
-        orderable = kinds <= {int, float, bool} or kinds <= {str}
+        # the exact types of the ids: 1 int, 2 str, 4 float, 8 bool, 16 any other
+        kinds = _kernels.tydi_id_kinds(g.ids) | _kernels.tydi_id_kinds(p.row_of)
+        orderable = (kinds & ~(1 | 4 | 8)) == 0 or kinds == 2
         # Memory order, not the script's: each gold example's prediction (of its language)
         # and scores are found once, walking the examples as they lie in memory; a language
         # then gathers its rows in the order of its set. Ints of the ids' values, made side
@@ -671,7 +744,7 @@ class _Evaluation:
         self._all = _score_examples(g, p, np.arange(len(g.ids), dtype=np.int64), pred_of,
                                     passage_threshold, minimal_threshold)
         values = None
-        if kinds == {int}:
+        if kinds == 1:
             try:
                 values = np.array(g.ids, dtype=np.int64)
             except OverflowError:
@@ -688,8 +761,14 @@ class _Evaluation:
             lang_ids = (values if values is not None else ids)[slots].tolist()
             id_set = set(lang_ids)  # built as the script's set(dict.keys()): same order
             order = list(id_set)
-            at = np.empty(len(order), dtype=np.int64)
-            _kernels.tydi_rows(order, dict(zip(lang_ids, range(len(lang_ids)))), at)
+            if values is not None:  # each id's place among the slots, by binary search
+                lang_values = values[slots]
+                by_value = np.argsort(lang_values)
+                at = by_value[np.searchsorted(lang_values, np.array(order, dtype=np.int64),
+                                              sorter=by_value)]
+            else:
+                at = np.empty(len(order), dtype=np.int64)
+                _kernels.tydi_rows(order, dict(zip(lang_ids, range(len(lang_ids)))), at)
             gold_rows = slots[at]
             rows = pred_of[gold_rows]
             matched = int(np.count_nonzero(rows >= 0))
