@@ -459,11 +459,19 @@ def _dumps(record, style, gold=True):
         text = text.replace('"NONE"', '"NON\\u0045"')
         if gold:  # (a yes/no the script reads as neither yes, no nor none)
             text = text.replace('"YES"', '"Y\u00c9S"')
+    if style == 7:  # escaped span and annotation keys: json.loads reads them, the scanner leaves
+        text = text.replace('"start_byte"', '"start\\u005fbyte"', 1)
+        text = text.replace('"short_answers"', '"short\\u005fanswers"', 1)
+    if style == 8:  # keys one byte longer or shorter than those read, which nothing reads
+        text = text.replace('"end_token"', '"end_tokens": 0, "end_token"', 1)
+        text = text.replace('"start_byte"', '"start_byt": [1], "start_byte"', 1)
+        text = text.replace('"long_answer"', '"long_answe": {}, "long_answer"', 1)
+        text = text.replace('"yes_no_answer"', '"yes_no_answers": "NO", "yes_no_answer"', 1)
     return text
 
 
 @settings(max_examples=40, deadline=None)
-@given(cases(), st.lists(st.integers(0, 6), min_size=30, max_size=30))
+@given(cases(), st.lists(st.integers(0, 8), min_size=30, max_size=30))
 def test_files_read_as_their_records_do(tmp_path_factory, case, styles):
     gold, preds, lt, st_ = case
     d = tmp_path_factory.mktemp("nq")

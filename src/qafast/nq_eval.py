@@ -1244,11 +1244,32 @@ def register_cli(subparsers) -> dict:
     return {"nq": _run_cli}
 
 
+def _reuse_freed_memory() -> None:
+    """Have glibc's malloc keep freed blocks below 32 MB for reuse: for the ``qafast nq``
+    program's own process only (a library call leaves the caller's allocator as it is).
+
+    The gold text comes as pieces of some 4 MB, each freed once scanned. By default the
+    allocator handed most of them back to the system and mapped the next one afresh, which the
+    kernel zeroes on first touch: 30,000 of the 60,000 page faults of a run on 100,000
+    examples, some 6% of its CPU time. Under another C library this does nothing."""
+    try:
+        if not os.confstr("CS_GNU_LIBC_VERSION"):
+            return
+        import ctypes
+
+        mallopt = ctypes.CDLL(None).mallopt
+    except (AttributeError, ValueError, OSError, ImportError):
+        return
+    mallopt(-3, 32 << 20)  # M_MMAP_THRESHOLD: blocks below this come from the heap
+    mallopt(-1, 256 << 20)  # M_TRIM_THRESHOLD: free heap kept (not returned) up to this
+
+
 def _run_cli(args) -> int:
     if args.cache_gold_data:
         print("qafast nq: --cache_gold_data is not supported (the official script's pickle "
               "cache fails under Python 3)", file=sys.stderr)
         return 2
+    _reuse_freed_memory()
     scored = _evaluate(args.gold_path, args.predictions_path, args.long_non_null_threshold,
                        args.short_non_null_threshold)
     sys.stdout.write("\n".join(report_lines(scored, args.pretty_print)) + "\n")
