@@ -516,3 +516,69 @@ def test_cmrc_whitespace_uncovered_by_punctuation_stays():
     data = [{"qas": [{"query_id": "1", "answers": ['"\u2003NBA球员']}]}]
     got = qafast.cmrc(data, {"1": '－\u2003"\u2003NBA球员'}, per_question=True)
     assert got["F1"][0] == 0.75 and got["EM"][0] == 0.0
+
+
+# --------------------------------------------------------------------------------------------
+# MLQA's kernels on their own, and the command without numpy
+# --------------------------------------------------------------------------------------------
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(KERNEL_TEXT, ML_TEXT, st.text(max_size=12)), min_size=1, max_size=8),
+       st.sampled_from(LANGS))
+def test_mlqa_token_kernels_are_the_normalizer(strings, lang):
+    """ml_lower and ml_tokens give, for each string, the tokens of the specification's
+    normalize_mlqa (the words it joins with spaces), ids following first appearance: capitals (ASCII folded in the kernel, the rest by str.lower), NUL, lone
+    surrogates and every code point hypothesis draws."""
+    from qafast import _kernels
+    from qafast.multilingual_eval import _mlqa_articles, _mlqa_drop, _zeros
+
+    lowered, wide, length = _kernels.ml_lower(strings)
+    assert [s.lower() for s in lowered] == [s.lower() for s in strings]
+    assert length == sum(map(len, lowered))
+    assert wide == sorted({ord(c) for s in lowered for c in s if ord(c) >= 128})
+    word_off, words, mode = _mlqa_articles(lang)
+    tok_off = _zeros("q", len(strings) + 1)
+    ids = _zeros("i", length)
+    ntok = _kernels.ml_tokens(lowered, _mlqa_drop(wide), word_off, words, mode, tok_off, ids)
+    norm = spec.get_normalizer(f"mlqa:{lang}")
+    seen: dict = {}
+    want = []
+    for s in strings:
+        want.append([seen.setdefault(t, len(seen)) for t in norm(s).split()])
+    assert ntok == sum(map(len, want))
+    assert [ids[tok_off[i]:tok_off[i + 1]].tolist() for i in range(len(strings))] == want
+
+
+def test_mlqa_predicted_rows_kernel():
+    from qafast import _kernels
+    from qafast.multilingual_eval import _zeros
+
+    pred = memoryview(bytearray(b"".join(x.to_bytes(4, "little", signed=True)
+                                         for x in (3, -1, 0, 5)))).cast("i")
+    off = memoryview(bytearray(b"".join(x.to_bytes(8, "little") for x in (0, 1, 1, 3, 4)))
+                     ).cast("q")
+    rows, sids = _zeros("q", 4), _zeros("i", 4)
+    assert _kernels.ml_predicted_rows(pred, off, rows, sids) == 3
+    assert rows.tolist()[:3] == [0, 2, 3] and sids.tolist()[:3] == [3, 0, 5]
+    gap = memoryview(bytearray(b"".join(x.to_bytes(8, "little") for x in (0, 1, 1, 1, 4)))
+                     ).cast("q")
+    assert _kernels.ml_predicted_rows(pred, gap, rows, sids) == -3   # question 2: no gold
+    with pytest.raises(InputError):
+        _kernels.ml_predicted_rows(pred, off, _zeros("q", 3), sids)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_mlqa_cli_does_not_import_numpy(lang):
+    """`qafast mlqa` reads, scores and prints without numpy, whose import took a third of
+    the time the command may take."""
+    import subprocess
+    import sys
+
+    code = ("import sys; from qafast.cli import main; main(sys.argv[1:]); "
+            "print('numpy' in sys.modules, file=sys.stderr)")
+    ran = subprocess.run([sys.executable, "-c", code, "mlqa",
+                          str(DATA / f"mlqa_{lang}_data.json"),
+                          str(DATA / f"mlqa_{lang}_pred.json"), lang],
+                         capture_output=True, text=True, check=True)
+    assert ran.stdout == (DATA / f"mlqa_{lang}_stdout.txt").read_text(encoding="utf-8")
+    assert ran.stderr.strip().splitlines()[-1] == "False"

@@ -143,8 +143,8 @@ cdef int _ak_offsets_push(_AkOffsets* o, int64_t v) except -1:
     return 0
 
 
-cdef object _ak_offsets_array(_AkOffsets* o):
-    result = _trec_wrap(o.off, o.cap, o.n + 1, 8, b"q", "int64")
+cdef object _ak_offsets_array(_AkOffsets* o, bint as_numpy=True):
+    result = _trec_wrap(o.off, o.cap, o.n + 1, 8, b"q", "int64", as_numpy)
     o.off = NULL
     return result
 

@@ -1,27 +1,36 @@
-# MLQA kernels part: the tokens of MLQA's normalize_answer for a batch of lowercased answers,
-# joined by U+0000, interned as ids (qafast.multilingual; the specification is
+# MLQA kernels part: the tokens of MLQA's normalize_answer for a batch of distinct answers,
+# interned as ids (qafast.multilingual_eval; the specification is
 # qafast.reference.answers.normalize_mlqa).
 
-from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
-from libc.stdlib cimport free, malloc
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
+from libc.stdlib cimport calloc, free, malloc
 
 cdef extern from "Python.h":
     bint _ml_isalnum "Py_UNICODE_ISALNUM"(Py_UCS4 ch) nogil
     bint _ml_isspace "Py_UNICODE_ISSPACE"(Py_UCS4 ch) nogil
+    bint _ml_is_ascii "PyUnicode_IS_ASCII"(object o)
+    int _ml_kind "PyUnicode_KIND"(object o)
+    void* _ml_data "PyUnicode_DATA"(object o)
+    Py_ssize_t _ml_length "PyUnicode_GET_LENGTH"(object o)
+
+
+cdef enum:
+    # between two strings in ml_tokens' buffers: above every code point, so no text holds it
+    _ML_SEP = 0x110000
 
 
 cdef inline bint _ml_word(uint32_t c) noexcept nogil:
     # what \w matches in a str pattern of the re module (ASCII decided without a lookup)
     if c < 128:
         return c == 95 or 48 <= c <= 57 or 97 <= (c | 32) <= 122
-    return _ml_isalnum(<Py_UCS4>c)
+    return c < _ML_SEP and _ml_isalnum(<Py_UCS4>c)
 
 
 cdef inline bint _ml_space(uint32_t c) noexcept nogil:
     # str.split's whitespace (ASCII: \t \n \v \f \r, \x1c-\x1f and the space)
     if c < 128:
         return c == 32 or 9 <= c <= 13 or 28 <= c <= 31
-    return _ml_isspace(<Py_UCS4>c)
+    return c < _ML_SEP and _ml_isspace(<Py_UCS4>c)
 
 
 cdef inline bint _ml_cjk(uint32_t c) noexcept nogil:
@@ -36,173 +45,320 @@ cdef inline uint64_t _ml_hash(const uint32_t* p, int64_t n) noexcept nogil:
     return h ^ (h >> 29)
 
 
-def ml_tokens(const uint32_t[::1] text, const uint8_t[::1] drop, const int64_t[::1] word_off,
+def ml_lower(list strings):
+    """``(lowered, wide, length)``: each of ``strings`` lowercased for :func:`ml_tokens`,
+    the distinct code points above ASCII of the lowered strings in increasing order, and
+    their total length. An ASCII string is kept as it is (ml_tokens folds its capitals
+    itself), any other lowered by ``str.lower``, so the result is ``s.lower()`` up to ASCII
+    case. Raises TypeError for a value that is not exactly a str."""
+    cdef Py_ssize_t n = len(strings), i, j, m, nwide = 0, total = 0
+    cdef list lowered = [None] * n
+    cdef object s
+    cdef uint8_t* seen = NULL
+    cdef const void** data = NULL
+    cdef int* kinds = NULL
+    cdef Py_ssize_t* lens = NULL
+    cdef int kind
+    cdef uint32_t c, top = 0
+    cdef list wide = []
+    try:
+        data = <const void**>malloc((n + 1) * sizeof(void*))
+        kinds = <int*>malloc((n + 1) * sizeof(int))
+        lens = <Py_ssize_t*>malloc((n + 1) * sizeof(Py_ssize_t))
+        if data == NULL or kinds == NULL or lens == NULL:
+            raise MemoryError()
+        for i in range(n):
+            s = strings[i]
+            if type(s) is not str:
+                raise TypeError(f"ml_lower: strings[{i}] is not a str")
+            if not _ml_is_ascii(s):
+                s = s.lower()
+                # (lowered holds the new string: its data stays valid below)
+                data[nwide] = _ml_data(s)
+                kinds[nwide] = _ml_kind(s)
+                lens[nwide] = _ml_length(s)
+                nwide += 1
+            lowered[i] = s
+            total += _ml_length(s)
+        if nwide:
+            seen = <uint8_t*>calloc(_ML_SEP, 1)
+            if seen == NULL:
+                raise MemoryError()
+            with nogil:
+                for i in range(nwide):
+                    kind = kinds[i]
+                    m = lens[i]
+                    for j in range(m):
+                        if kind == 1:
+                            c = (<const uint8_t*>data[i])[j]
+                        elif kind == 2:
+                            c = (<const uint16_t*>data[i])[j]
+                        else:
+                            c = (<const uint32_t*>data[i])[j]
+                        if c >= 128:
+                            seen[c] = 1
+                            if c > top:
+                                top = c
+            for c in range(128, top + 1):
+                if seen[c]:
+                    wide.append(c)
+        return lowered, wide, total
+    finally:
+        free(seen)
+        free(data)
+        free(kinds)
+        free(lens)
+
+
+def ml_tokens(list strings, const uint8_t[::1] drop, const int64_t[::1] word_off,
               const uint32_t[::1] words, int mode, int64_t[::1] tok_off, int32_t[::1] ids):
     """The tokens of MLQA's ``normalize_answer`` of each string, as ids.
 
-    ``text``: the code points of the lowercased strings joined by U+0000 (which none holds);
-    ``tok_off`` has one entry per string and one more. Code points ``c < len(drop)`` with
-    ``drop[c]`` are removed (the punctuation); then every maximal run of word characters (as
-    ``\\w`` of ``re``) equal to one of the ``words`` (``words[word_off[k]:word_off[k + 1]]``)
-    becomes a space, as ``re.sub(r"\\b(w1|w2|...)\\b", " ", s)`` does; ``mode`` 2 instead
-    replaces every "ال" (U+0627 U+0644), left to right, by a space (MLQA's Arabic rule).
-    Tokens are the runs of non-whitespace; ``mode`` 1 (Chinese) makes each basic-CJK
-    character a token of its own. Ids follow first appearance; string i's are
-    ``ids[tok_off[i]:tok_off[i + 1]]``. ``ids`` needs room for ``len(text)`` ids. Returns
-    the number of tokens, or -1 if ``text`` holds another number of strings."""
-    cdef int64_t n = text.shape[0], nstr = tok_off.shape[0] - 1, nwords = word_off.shape[0] - 1
-    cdef int64_t i, j, k, m = 0, r = 0, s, ntok = 0, cap, slot, a, b, wl, nd = drop.shape[0]
+    ``strings``: lowercased but for ASCII capitals, which are folded here (what
+    :func:`ml_lower` gives); ``tok_off`` has one entry per string and one more. Code points
+    ``c < len(drop)`` with ``drop[c]`` are removed (the punctuation); then every maximal run
+    of word characters (as ``\\w`` of ``re``) equal to one of the ``words``
+    (``words[word_off[k]:word_off[k + 1]]``) becomes a space, as ``re.sub(r"\\b(w1|w2|...)\\b",
+    " ", s)`` does; ``mode`` 2 instead replaces every "ال" (U+0627 U+0644), left to right, by
+    a space (MLQA's Arabic rule). Tokens are the runs of non-whitespace; ``mode`` 1
+    (Chinese) makes each basic-CJK character a token of its own. Ids follow first
+    appearance; string i's are ``ids[tok_off[i]:tok_off[i + 1]]``. ``ids`` needs room for
+    as many ids as the strings have code points. Returns the number of tokens."""
+    cdef tuple held = tuple(strings)    # the strings stay alive while the GIL is released
+    cdef int64_t nstr = len(held), nwords = word_off.shape[0] - 1
+    cdef int64_t total = 0, longest = 0, i, j, k, q, m, r, s, ntok = 0, cap, slot, a, b, wl
+    cdef int64_t nd = drop.shape[0], length, nvocab = 0
     cdef uint32_t c
-    cdef uint32_t* buf = NULL
-    cdef uint32_t* out = NULL
-    cdef int32_t* tab = NULL      # per slot: a token id, or -1
-    cdef int64_t* id_start = NULL  # per token id: where its text starts in out
+    cdef uint32_t* buf = NULL      # one string without its punctuation
+    cdef uint32_t* out = NULL      # and without its articles
+    cdef uint32_t* vocab = NULL    # the text of every distinct token, one after the other
+    cdef const void** data = NULL
+    cdef int* kinds = NULL
+    cdef int64_t* lens = NULL
+    cdef const uint8_t* dropped = &drop[0] if nd else NULL
+    cdef const uint8_t* p1
+    cdef const uint16_t* p2
+    cdef const uint32_t* p4
+    cdef int32_t* tab = NULL       # per slot: a token id, or -1
+    cdef int64_t* id_start = NULL  # per token id: where its text starts in vocab
     cdef int32_t* id_len = NULL
     cdef uint64_t* id_hash = NULL
     cdef int32_t next_id = 0, t
     cdef uint64_t h
-    cdef bint same
-    if nstr < 1 or ids.shape[0] < n or nwords < 0 or word_off[nwords] != words.shape[0]:
-        raise InputError("ml_tokens: the outputs or the words do not fit the text")
-    buf = <uint32_t*>malloc((n + 1) * sizeof(uint32_t))
-    out = <uint32_t*>malloc((n + 1) * sizeof(uint32_t))
-    if buf == NULL or out == NULL:
-        free(buf)
-        free(out)
-        raise MemoryError()
+    cdef bint same, failed = False
+    cdef object o
+    if nstr < 1 or tok_off.shape[0] != nstr + 1 or nwords < 0 \
+            or word_off[nwords] != words.shape[0]:
+        raise InputError("ml_tokens: the offsets or the words do not fit the strings")
+    for k in range(nwords):
+        if not 0 <= word_off[k] <= word_off[k + 1] <= words.shape[0]:
+            raise InputError("ml_tokens: the word offsets are out of order")
     try:
-        with nogil:
-            # 1. the punctuation removed
-            for i in range(n):
-                c = text[i]
-                if c < nd and drop[c]:
-                    continue
-                buf[m] = c
-                m += 1
-            # 2. the articles (or every "ال") replaced by a space
-            i = 0
-            while i < m:
-                c = buf[i]
-                if mode == 2:
-                    if c == 0x627 and i + 1 < m and buf[i + 1] == 0x644:
-                        out[r] = 32
-                        r += 1
-                        i += 2
-                        continue
-                    out[r] = c
-                    r += 1
-                    i += 1
-                    continue
-                if nwords == 0 or not _ml_word(c):
-                    out[r] = c
-                    r += 1
-                    i += 1
-                    continue
-                j = i
-                while j < m and _ml_word(buf[j]):
-                    j += 1
-                same = False
-                for k in range(nwords):
-                    wl = word_off[k + 1] - word_off[k]
-                    if wl == j - i:
-                        same = True
-                        for s in range(wl):
-                            if words[word_off[k] + s] != buf[i + s]:
-                                same = False
-                                break
-                        if same:
-                            break
-                if same:
-                    out[r] = 32
-                    r += 1
-                else:
-                    for s in range(i, j):
-                        out[r] = buf[s]
-                        r += 1
-                i = j
-        # 3. the tokens interned, string by string, in a table grown as ids are made (the
-        # distinct tokens are few beside the tokens: a small table stays in the cache)
+        data = <const void**>malloc(nstr * sizeof(void*))
+        kinds = <int*>malloc(nstr * sizeof(int))
+        lens = <int64_t*>malloc(nstr * sizeof(int64_t))
+        if data == NULL or kinds == NULL or lens == NULL:
+            raise MemoryError()
+        for k in range(nstr):
+            o = held[k]
+            if type(o) is not str:
+                raise InputTypeError(f"ml_tokens: strings[{k}] is not a str")
+            data[k] = _ml_data(o)
+            kinds[k] = _ml_kind(o)
+            lens[k] = _ml_length(o)
+            total += lens[k]
+            if lens[k] > longest:
+                longest = lens[k]
+        if ids.shape[0] < total:
+            raise InputError("ml_tokens: no room for the ids")
+        # one string at a time through small buffers, which stay in the cache
         cap = 1024
+        buf = <uint32_t*>malloc((longest + 1) * sizeof(uint32_t))
+        out = <uint32_t*>malloc((longest + 1) * sizeof(uint32_t))
+        # room for as many distinct tokens as there are code points: pages never written
+        # take no memory
+        vocab = <uint32_t*>malloc((total + 1) * sizeof(uint32_t))
         tab = <int32_t*>malloc(cap * sizeof(int32_t))
-        id_start = <int64_t*>malloc((r + 1) * sizeof(int64_t))
-        id_len = <int32_t*>malloc((r + 1) * sizeof(int32_t))
-        id_hash = <uint64_t*>malloc((r + 1) * sizeof(uint64_t))
-        if tab == NULL or id_start == NULL or id_len == NULL or id_hash == NULL:
+        id_start = <int64_t*>malloc((total + 1) * sizeof(int64_t))
+        id_len = <int32_t*>malloc((total + 1) * sizeof(int32_t))
+        id_hash = <uint64_t*>malloc((total + 1) * sizeof(uint64_t))
+        if buf == NULL or out == NULL or vocab == NULL or tab == NULL or id_start == NULL \
+                or id_len == NULL or id_hash == NULL:
             raise MemoryError()
         with nogil:
             for i in range(cap):
                 tab[i] = -1
-            k = 0            # the string
-            tok_off[0] = 0
-            i = 0
-            while i <= r:
-                c = out[i] if i < r else 0
-                if c == 0:
-                    k += 1
-                    if k > nstr:
-                        break
-                    tok_off[k] = ntok
-                    i += 1
-                    continue
-                if _ml_space(c):
-                    i += 1
-                    continue
-                a = i
-                if mode == 1 and _ml_cjk(c):
-                    i += 1
+            for k in range(nstr):
+                tok_off[k] = ntok
+                # 1. the punctuation removed, ASCII capitals folded
+                m = 0
+                length = lens[k]
+                if kinds[k] == 1:
+                    p1 = <const uint8_t*>data[k]
+                    for i in range(length):
+                        c = p1[i]
+                        if c < nd and dropped[c]:
+                            continue
+                        if 65 <= c <= 90:
+                            c += 32
+                        buf[m] = c
+                        m += 1
+                elif kinds[k] == 2:
+                    p2 = <const uint16_t*>data[k]
+                    for i in range(length):
+                        c = p2[i]
+                        if c < nd and dropped[c]:
+                            continue
+                        if 65 <= c <= 90:
+                            c += 32
+                        buf[m] = c
+                        m += 1
                 else:
-                    while i < r and out[i] != 0 and not _ml_space(out[i]) and not (
-                            mode == 1 and _ml_cjk(out[i])):
+                    p4 = <const uint32_t*>data[k]
+                    for i in range(length):
+                        c = p4[i]
+                        if c < nd and dropped[c]:
+                            continue
+                        if 65 <= c <= 90:
+                            c += 32
+                        buf[m] = c
+                        m += 1
+                # 2. the articles (or every "ال") replaced by a space
+                r = 0
+                i = 0
+                while i < m:
+                    c = buf[i]
+                    if mode == 2:
+                        if c == 0x627 and i + 1 < m and buf[i + 1] == 0x644:
+                            out[r] = 32
+                            r += 1
+                            i += 2
+                            continue
+                        out[r] = c
+                        r += 1
                         i += 1
-                b = i
-                h = _ml_hash(out + a, b - a)
-                slot = <int64_t>(h & <uint64_t>(cap - 1))
-                while True:
-                    t = tab[slot]
-                    if t < 0:
-                        t = next_id
-                        next_id += 1
-                        tab[slot] = t
-                        id_start[t] = a
-                        id_len[t] = <int32_t>(b - a)
-                        id_hash[t] = h
-                        break
-                    if id_hash[t] == h and id_len[t] == b - a:
-                        same = True
-                        for s in range(b - a):
-                            if out[id_start[t] + s] != out[a + s]:
-                                same = False
+                        continue
+                    if nwords == 0 or not _ml_word(c):
+                        out[r] = c
+                        r += 1
+                        i += 1
+                        continue
+                    j = i
+                    while j < m and _ml_word(buf[j]):
+                        j += 1
+                    same = False
+                    for q in range(nwords):
+                        wl = word_off[q + 1] - word_off[q]
+                        if wl == j - i:
+                            same = True
+                            for s in range(wl):
+                                if words[word_off[q] + s] != buf[i + s]:
+                                    same = False
+                                    break
+                            if same:
                                 break
-                        if same:
+                    if same:
+                        out[r] = 32
+                        r += 1
+                    else:
+                        for s in range(i, j):
+                            out[r] = buf[s]
+                            r += 1
+                    i = j
+                # 3. the tokens interned in a table grown as ids are made (the distinct
+                # tokens are few beside the tokens: a small table stays in the cache)
+                i = 0
+                while i < r:
+                    c = out[i]
+                    if _ml_space(c):
+                        i += 1
+                        continue
+                    a = i
+                    if mode == 1 and _ml_cjk(c):
+                        i += 1
+                    else:
+                        while i < r and not _ml_space(out[i]) and not (
+                                mode == 1 and _ml_cjk(out[i])):
+                            i += 1
+                    b = i
+                    h = _ml_hash(out + a, b - a)
+                    slot = <int64_t>(h & <uint64_t>(cap - 1))
+                    while True:
+                        t = tab[slot]
+                        if t < 0:
+                            t = next_id
+                            next_id += 1
+                            tab[slot] = t
+                            id_start[t] = nvocab
+                            id_len[t] = <int32_t>(b - a)
+                            id_hash[t] = h
+                            for s in range(b - a):
+                                vocab[nvocab + s] = out[a + s]
+                            nvocab += b - a
                             break
-                    slot = (slot + 1) & (cap - 1)
-                ids[ntok] = t
-                ntok += 1
-                if 2 * next_id > cap:          # keep the table at most half full
-                    free(tab)
-                    cap *= 2
-                    tab = <int32_t*>malloc(cap * sizeof(int32_t))
-                    if tab == NULL:
-                        break
-                    for s in range(cap):
-                        tab[s] = -1
-                    for t in range(next_id):
-                        slot = <int64_t>(id_hash[t] & <uint64_t>(cap - 1))
-                        while tab[slot] >= 0:
-                            slot = (slot + 1) & (cap - 1)
-                        tab[slot] = t
-        if tab == NULL:
+                        if id_hash[t] == h and id_len[t] == b - a:
+                            same = True
+                            for s in range(b - a):
+                                if vocab[id_start[t] + s] != out[a + s]:
+                                    same = False
+                                    break
+                            if same:
+                                break
+                        slot = (slot + 1) & (cap - 1)
+                    ids[ntok] = t
+                    ntok += 1
+                    if 2 * next_id > cap:          # keep the table at most half full
+                        free(tab)
+                        cap *= 2
+                        tab = <int32_t*>malloc(cap * sizeof(int32_t))
+                        if tab == NULL:
+                            failed = True
+                            break
+                        for s in range(cap):
+                            tab[s] = -1
+                        for t in range(next_id):
+                            slot = <int64_t>(id_hash[t] & <uint64_t>(cap - 1))
+                            while tab[slot] >= 0:
+                                slot = (slot + 1) & (cap - 1)
+                            tab[slot] = t
+                if failed:
+                    break
+            tok_off[nstr] = ntok
+        if failed:
             raise MemoryError()
-        if k != nstr:
-            return -1
         return ntok
     finally:
+        free(data)
+        free(kinds)
+        free(lens)
         free(buf)
         free(out)
+        free(vocab)
         free(tab)
         free(id_start)
         free(id_len)
         free(id_hash)
+
+
+def ml_predicted_rows(const int32_t[::1] pred_sid, const int64_t[::1] ref_off,
+                      int64_t[::1] rows, int32_t[::1] row_sid):
+    """The questions with a prediction (``pred_sid[q] >= 0``) in order, into ``rows``, and
+    their predictions' string ids into ``row_sid`` (both with room for every question).
+    Returns their number, or ``-1 - q`` for the first predicted question q without a gold
+    answer (``ref_off[q + 1] == ref_off[q]``)."""
+    cdef Py_ssize_t n = pred_sid.shape[0], q, k = 0
+    if ref_off.shape[0] != n + 1 or rows.shape[0] < n or row_sid.shape[0] < n:
+        raise InputError("ml_predicted_rows: the outputs or the offsets do not fit")
+    with nogil:
+        for q in range(n):
+            if pred_sid[q] >= 0:
+                if ref_off[q + 1] <= ref_off[q]:
+                    k = -1 - q
+                    break
+                rows[k] = q
+                row_sid[k] = pred_sid[q]
+                k += 1
+    return k
 
 
 

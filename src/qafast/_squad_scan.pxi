@@ -185,11 +185,13 @@ cdef Py_ssize_t _sq_dataset_events(const unsigned char* s, Py_ssize_t n,
     return 0 if _ty_ws(s, -p - 2, n) == n else -1
 
 
-def squad_scan_dataset(const unsigned char[::1] buf, list ids, list texts, object scanstring):
+def squad_scan_dataset(const unsigned char[::1] buf, list ids, list texts, object scanstring,
+                       bint as_numpy=True):
     """Read a SQuAD-format dataset file's bytes: each question's id appended to ``ids`` and
     its answer texts to ``texts`` (json.loads' str values), in file order. Returns
     ``(offsets, has_version, version)``: question i's texts are ``texts[offsets[i]:offsets[i +
-    1]]`` (an int64 array; ``offsets[0]`` is the length ``texts`` had), and the "version"
+    1]]`` (an int64 array, or with ``as_numpy`` false a buffer of int64 for a caller that
+    does without numpy; ``offsets[0]`` is the length ``texts`` had), and the "version"
     field (a str, or None where it is null or absent: ``has_version`` says which); or None
     where the file is not of the plain form this scan reads (``ids`` and ``texts`` then
     unchanged). ``scanstring``: json.decoder.scanstring, for the long escaped strings."""
@@ -233,7 +235,7 @@ def squad_scan_dataset(const unsigned char[::1] buf, list ids, list texts, objec
             _ak_offsets_push(&off, ntexts)
         ids.extend(new_ids)
         texts.extend(new_texts)
-        return _ak_offsets_array(&off), has_version, version
+        return _ak_offsets_array(&off, as_numpy), has_version, version
     finally:
         free(e.ev)
         _ak_offsets_free(&off)

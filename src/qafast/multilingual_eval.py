@@ -18,13 +18,19 @@ import json
 import operator
 import os
 import sys
+from array import array
 from collections.abc import Mapping
-
-import numpy as np
+from typing import TYPE_CHECKING, Any, Literal
 
 from ._gc import gc_paused
 from .errors import FormatError, InputError, InputTypeError
 from .io.squad import SquadDataset, predictions_unchecked, read_squad_dataset
+
+if TYPE_CHECKING:
+    import numpy as np
+
+# numpy is imported where it is used (the per-question arrays, the general path): `qafast mlqa`
+# never needs it, and importing it took a third of the time the command may take.
 
 __all__ = ["MLQA_LANGUAGES", "cmrc", "drcd", "mlqa"]
 
@@ -175,7 +181,9 @@ def cmrc(dataset, predictions, *, per_question: bool = False) -> dict:
 # --------------------------------------------------------------------------------------------
 
 def _check_flag(per_question) -> None:
-    if not isinstance(per_question, (bool, np.bool_)):
+    np = sys.modules.get("numpy")   # a numpy bool can only come from a loaded numpy
+    if not isinstance(per_question, bool) and not (np is not None
+                                                    and isinstance(per_question, np.bool_)):
         raise InputTypeError(f"per_question must be a bool, not {type(per_question).__name__}")
 
 
@@ -187,17 +195,52 @@ def _check_lang(lang) -> None:
 
 class _Evaluation:
     """Scores of every question in dataset order: ``em``/``f1`` float64, NaN where the
-    question has no prediction (``missing``: those ids, in order)."""
+    question has no prediction (``missing``: those ids, in order).
 
-    __slots__ = ("em", "f1", "ids", "missing", "total")
+    Built from the predicted questions alone (``rows``: their indices, in order; ``em`` and
+    ``f1`` then theirs, and ``seq_sums`` their sequential sums, as the kernel added them),
+    it makes the per-question numpy arrays only when asked for: the means need neither."""
 
-    def __init__(self, ids: list, em: np.ndarray, f1: np.ndarray, missing: list):
-        self.ids, self.em, self.f1, self.missing = ids, em, f1, missing
+    __slots__ = ("_em", "_f1", "_rows", "_seq_sums", "ids", "missing", "total")
+
+    def __init__(self, ids: list, em, f1, missing: list, *, rows=None,
+                 seq_sums: tuple[float, float] | None = None):
+        self.ids, self._em, self._f1, self.missing = ids, em, f1, missing
+        self._rows, self._seq_sums = rows, seq_sums
         self.total = len(ids)
+
+    @property
+    def em(self) -> np.ndarray:
+        self._spread()
+        return self._em
+
+    @property
+    def f1(self) -> np.ndarray:
+        self._spread()
+        return self._f1
+
+    def _spread(self) -> None:
+        """The predicted questions' scores put at their questions, NaN elsewhere."""
+        if self._rows is None:
+            return
+        import numpy as np
+
+        rows = np.asarray(self._rows, dtype=np.int64)
+        em = np.full(self.total, np.nan)
+        f1 = np.full(self.total, np.nan)
+        em[rows] = np.asarray(self._em, dtype=np.float64)
+        f1[rows] = np.asarray(self._f1, dtype=np.float64)
+        self._em, self._f1, self._rows = em, f1, None
 
     def sums(self) -> tuple[float, float]:
         """The scripts' ``100.0 * sum / total``: exact matches counted, F1 added left to
         right in question order (as their ``+=`` loops add)."""
+        if self._seq_sums is not None:
+            # the exact matches are 0 or 1: their float sum is their count, exactly
+            em_sum, f1_sum = self._seq_sums
+            return 100.0 * em_sum / self.total, 100.0 * f1_sum / self.total
+        import numpy as np
+
         em = self.em[~np.isnan(self.em)]
         f1 = self.f1[~np.isnan(self.f1)]
         return (100.0 * int(np.count_nonzero(em)) / self.total,
@@ -213,6 +256,8 @@ class _Evaluation:
 
 def _seq_sum(values: np.ndarray) -> float:
     """Left-to-right sum, as the scripts' loops add (not numpy's pairwise sum)."""
+    import numpy as np
+
     return float(np.add.accumulate(values)[-1]) if len(values) else 0.0
 
 
@@ -234,7 +279,10 @@ def _predicted(ids: list, preds, source: str) -> list:
 def _score(ids: list, golds: list, preds: list, normalizer: str, unit: str,
            source: str) -> _Evaluation:
     """Score the predicted questions (``preds[i]`` None: no prediction) against their gold
-    answers (``golds[i]``, a list of str) with qafast.answers."""
+    answers (``golds[i]``, a list of str) with qafast.answers (numpy's path: any input, and
+    the errors named)."""
+    import numpy as np
+
     from . import answers
 
     n = len(ids)
@@ -268,7 +316,7 @@ def _score(ids: list, golds: list, preds: list, normalizer: str, unit: str,
     f1 = np.full(n, np.nan)
     if keep:
         try:
-            e, f = scored if scored is not None else answers.exact_match_and_f1(
+            e, f = scored[:2] if scored is not None else answers.exact_match_and_f1(
                 p_texts, g_texts, normalizer=normalizer, unit=unit, empty_rule="v1")
         except LookupError as err:  # NLTK without its punkt_tab data
             raise ImportError(
@@ -287,60 +335,58 @@ def _plain(preds: list, golds: list) -> bool:
 
 
 @functools.cache
-def _mlqa_articles(lang: str):
+def _mlqa_articles(lang: str) -> tuple[array, array, int]:
     """``(word_off, words, mode)`` of ``_kernels.ml_tokens`` for ``lang``: the words of the
     language's article pattern and the mode (1: each basic-CJK character a token; 2: every
     "ال" removed)."""
-    from .reference.answers import MLQA_ARTICLES
+    from qafast.reference.answers import MLQA_ARTICLES
 
     pattern = MLQA_ARTICLES[lang]
     words = pattern[3:-3].split("|") if pattern and pattern.startswith(r"\b(") else []
-    word_off = np.zeros(len(words) + 1, dtype=np.int64)
-    np.cumsum([len(w) for w in words], out=word_off[1:])
-    codes = np.frombuffer("".join(words).encode("utf-32-le"), dtype=np.uint32)
+    word_off = array("q", itertools.accumulate(map(len, words), initial=0))
+    codes = array("I", map(ord, "".join(words)))
     return word_off, codes, 1 if lang == "zh" else 2 if lang == "ar" else 0
 
 
-def _mlqa_drop(wide: np.ndarray) -> np.ndarray:
+def _mlqa_drop(wide: list) -> bytearray:
     """MLQA's punctuation (Unicode categories P*, and ASCII punctuation) as a table over the
     code points up to the largest of ``wide`` (at least the ASCII ones), decided for ASCII
     and the distinct code points ``wide`` lists only: the script's set scans every code
     point, a third of a second."""
-    drop = np.zeros(max(128, int(wide.max(initial=0)) + 1), dtype=np.uint8)
+    drop = bytearray(max(128, wide[-1] + 1 if wide else 0))
     drop[:128] = _ascii_punctuation()
-    drop[[c for c in wide.tolist() if _is_mlqa_punctuation(chr(c))]] = 1
+    for c in wide:
+        if _is_mlqa_punctuation(chr(c)):
+            drop[c] = 1
     return drop
 
 
 def _is_mlqa_punctuation(ch: str) -> bool:
     import unicodedata
 
-    from .reference.answers import SQUAD_PUNCTUATION
+    from qafast.reference.answers import SQUAD_PUNCTUATION
 
     return ch in SQUAD_PUNCTUATION or unicodedata.category(ch).startswith("P")
 
 
 @functools.cache
-def _ascii_punctuation() -> np.ndarray:
-    return np.array([_is_mlqa_punctuation(chr(c)) for c in range(128)], dtype=np.uint8)
+def _ascii_punctuation() -> bytes:
+    return bytes(_is_mlqa_punctuation(chr(c)) for c in range(128))
 
 
-def _lowered_codes(joined: str) -> tuple[np.ndarray, np.ndarray]:
-    """``(code points of joined.lower(), its distinct code points above ASCII)`` (uint32)."""
-    text = np.frombuffer(joined.lower().encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
-    codes = text[text >= 128]
-    if not len(codes):
-        return text, codes
-    seen = np.zeros(int(codes.max()) + 1, dtype=np.bool_)
-    seen[codes] = True
-    return text, np.flatnonzero(seen).astype(np.uint32)
+def _zeros(code: Literal["q", "i", "d"], n: int) -> memoryview[Any]:
+    """``n`` zeros of the array type ``code`` (``"q"`` int64, ``"i"`` int32, ``"d"`` float64)
+    as a writable buffer, for a kernel's output."""
+    return memoryview(bytearray(n * array(code).itemsize)).cast(code)
 
 
 def _mlqa_scores(preds: list, golds: list, lang: str):
-    """``(em, f1)`` per question under MLQA's ``normalize_answer(s, lang)``: every distinct
-    string lowercased in one call and tokenized and interned by one kernel. None where a
-    question's values are not plain strings in a non-empty list (for :func:`_score` to name)
-    or a string holds U+0000 (the kernel's separator; the answers module scores those)."""
+    """``(em, f1, sums)`` per question under MLQA's ``normalize_answer(s, lang)`` (as
+    :func:`_mlqa_interned`), every distinct string interned by one kernel. None where a
+    question's values are not plain strings in a non-empty list (for :func:`_score` to
+    name)."""
+    import numpy as np
+
     from . import _kernels
 
     n = len(preds)
@@ -358,72 +404,67 @@ def _mlqa_scores(preds: list, golds: list, lang: str):
 
 
 def _mlqa_flat(ds: SquadDataset, preds, lang: str):
-    """The :class:`_Evaluation` of :func:`mlqa` with no list made per question: the dataset's
-    answers as one flat list, the predictions looked up and every distinct string interned
-    by kernels. None where anything is not plain (a question id that is not hashable, a
-    value that is not exactly a str, a predicted question without a gold answer, no
-    question): then the general path scores it or names the problem."""
+    """The :class:`_Evaluation` of :func:`mlqa` with no list made per question, and without
+    numpy: the dataset's answers as one flat list, the predictions looked up and every
+    distinct string interned by kernels. None where anything is not plain (a question id
+    that is not hashable, a value that is not exactly a str, a predicted question without a
+    gold answer, no question): then the general path scores it or names the problem."""
     from . import _kernels
 
     if type(preds) is not dict or not ds.ids:
         return None
     try:
-        texts, ref_off = ds.flat()
+        texts, ref_off = ds.flat_buffers()
         found, absent, _, all_str = _kernels.squad_lookup(ds.ids, preds)
     except TypeError:  # an unreadable answer list or an unhashable id: named by _score
         return None
     if not all_str:  # a prediction of null or not a str
         return None
     n = len(found)
-    pred_all = np.empty(n, dtype=np.int32)
-    ref_sid = np.empty(len(texts), dtype=np.int32)
+    pred_all = _zeros("i", n)
+    ref_sid = _zeros("i", len(texts))
     strings: list = []
     if _kernels.answer_intern_flat(found, texts, ref_off, strings, pred_all,
                                    ref_sid) is not None:
         return None
-    rows = np.flatnonzero(pred_all >= 0)
-    if not (ref_off[rows + 1] > ref_off[rows]).all():
+    rows = _zeros("q", n)
+    row_sid = _zeros("i", n)
+    k = _kernels.ml_predicted_rows(pred_all, ref_off, rows, row_sid)
+    if k < 0:
         return None  # a predicted question without a gold answer: _score names it
-    em = np.full(n, np.nan)
-    f1 = np.full(n, np.nan)
     missing: list = []
     if absent:
         missing = list(itertools.compress(ds.ids, map(operator.is_, found,
                                                      itertools.repeat(None))))
-    if len(rows):
-        scored = _mlqa_interned(strings, pred_all[rows], rows, ref_off, ref_sid, lang)
-        if scored is None:
-            return None
-        em[rows], f1[rows] = scored
-    return _Evaluation(ds.ids, em, f1, missing)
+    em, f1, sums = (_mlqa_interned(strings, row_sid[:k], rows[:k], ref_off, ref_sid, lang)
+                    if k else (_zeros("d", 0), _zeros("d", 0), (0.0, 0.0)))
+    return _Evaluation(ds.ids, em, f1, missing, rows=rows[:k], seq_sums=sums)
 
 
-def _mlqa_interned(strings: list, pred_sid: np.ndarray, row_q: np.ndarray,
-                   ref_off: np.ndarray, ref_sid: np.ndarray, lang: str):
-    """``(em, f1)`` of each row's prediction (string ``pred_sid[r]`` of ``strings``) against
-    its question's gold strings (question ``row_q[r]``, or r where ``row_q`` is empty), each
-    distinct string normalized once as MLQA's ``normalize_answer(s, lang)``; None where a
-    string holds U+0000."""
+def _mlqa_interned(strings: list, pred_sid, row_q, ref_off, ref_sid, lang: str):
+    """``(em, f1, (em sum, f1 sum))``: each row's exact match and F1 (float64 buffers) and
+    their sums added in row order, row r's prediction being string ``pred_sid[r]`` of
+    ``strings``, against its question's gold strings (question ``row_q[r]``, or r where
+    ``row_q`` is empty); each distinct string normalized once as MLQA's
+    ``normalize_answer(s, lang)``."""
     from . import _kernels
 
     n = len(pred_sid)
-    text, wide = _lowered_codes("\0".join(strings))
+    lowered, wide, length = _kernels.ml_lower(strings)
     drop = _mlqa_drop(wide)
     word_off, words, mode = _mlqa_articles(lang)
-    tok_off = np.empty(len(strings) + 1, dtype=np.int64)
-    ids = np.empty(len(text), dtype=np.int32)
-    ntok = _kernels.ml_tokens(text, drop, word_off, words, mode, tok_off, ids)
-    if ntok < 0:  # a string holds U+0000, the separator
-        return None
+    tok_off = _zeros("q", len(strings) + 1)
+    ids = _zeros("i", length)
+    ntok = _kernels.ml_tokens(lowered, drop, word_off, words, mode, tok_off, ids)
     keys = ids[:ntok]  # the normalized string is its tokens joined by spaces: they are its key
-    toks = np.empty_like(keys)
+    toks = _zeros("i", ntok)
     _kernels.answer_sort_segments(tok_off, keys, toks)
-    em = np.empty(n, dtype=np.float64)
-    f1 = np.empty(n, dtype=np.float64)
+    em = _zeros("d", n)
+    f1 = _zeros("d", n)
+    sums = _zeros("d", 2)
     _kernels.answer_scores(pred_sid, row_q, ref_off, ref_sid, tok_off,
-                           toks, tok_off, keys, 1, False, False, em, f1,
-                           np.zeros(2, dtype=np.float64))
-    return em, f1
+                           toks, tok_off, keys, 1, False, False, em, f1, sums)
+    return em, f1, (sums[0], sums[1])
 
 
 def _squad_style(dataset, predictions, normalizer: str, unit: str) -> _Evaluation:

@@ -21,18 +21,24 @@ object of the wrong type passed in from Python raises ``TypeError``.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import operator
 import os
 import warnings
 from collections.abc import Mapping
-from itertools import chain
-from typing import Any, Union
-
-import numpy as np
+from array import array
+from itertools import accumulate, chain
+from typing import TYPE_CHECKING, Any, Union
 
 from ..errors import FormatError, InputError, InputTypeError
+
+if TYPE_CHECKING:
+    import numpy as np
+
+# numpy is imported where it is used: reading a dataset and its predictions needs none, and
+# `qafast mlqa` does without it (its import took a third of the time the command may take).
 
 __all__ = [
     "SquadDataset",
@@ -108,21 +114,26 @@ class SquadDataset:
         """Each question's list of gold answer texts."""
         if self._answers is None:
             assert self._texts is not None and self._offsets is not None
-            t, off = self._texts, self._offsets.tolist()
+            t, off = self._texts, memoryview(self._offsets).tolist()
             self._answers = [t[a:b] for a, b in zip(off, off[1:])]
         return self._answers
 
     def flat(self):
         """``(texts, offsets)``: every answer text in one list, question i's at
         ``texts[offsets[i]:offsets[i + 1]]`` (offsets: int64 array)."""
-        if self._texts is None:
-            import numpy as np
+        import numpy as np
 
+        texts, off = self.flat_buffers()
+        if type(off) is not np.ndarray:
+            self._offsets = off = np.frombuffer(off, dtype=np.int64)
+        return texts, off
+
+    def flat_buffers(self):
+        """:meth:`flat` without numpy: the offsets as any buffer of int64."""
+        if self._texts is None:
+            assert self._answers is not None
             self._texts = list(chain.from_iterable(self._answers))
-            off = np.zeros(len(self._answers) + 1, dtype=np.int64)
-            np.cumsum(np.fromiter(map(len, self._answers), dtype=np.int64,
-                                  count=len(self._answers)), out=off[1:])
-            self._offsets = off
+            self._offsets = array("q", accumulate(map(len, self._answers), initial=0))
         return self._texts, self._offsets
 
     def __eq__(self, other) -> bool:
@@ -329,7 +340,7 @@ def _scanned_dataset(raw: bytes, name: str) -> SquadDataset | None:
         return None
     ids: list = []
     texts: list = []
-    scanned = squad_scan_dataset(raw, ids, texts, _SCANSTRING)
+    scanned = squad_scan_dataset(raw, ids, texts, _SCANSTRING, False)   # (without numpy)
     if scanned is None:
         return None
     offsets, _, version = scanned
@@ -536,6 +547,8 @@ def na_probs_with_values(source, ids=None):
         from .._kernels import squad_probs_values
     except ImportError:  # pragma: no cover - a tree without the compiled kernels
         squad_probs_values = None
+    import numpy as np
+
     if squad_probs_values is not None:
         values = np.empty(len(probs), dtype=np.float64)
         ok, aligned = squad_probs_values(probs, ids, values)
@@ -552,13 +565,17 @@ def na_probs_with_values(source, ids=None):
     return probs, np.fromiter(probs.values(), np.float64, len(probs)), aligned
 
 
-_NUMBER_TYPES = (int, float, np.floating, np.integer, np.bool_)
+@functools.cache
+def _number_types() -> tuple:
+    import numpy as np
+
+    return (int, float, np.floating, np.integer, np.bool_)
 
 
 def _check_na_values(probs: dict, from_file: bool, name: str) -> None:
     if set(map(type, probs.values())) - {float, int, bool}:
         for qid, v in probs.items():
-            if not isinstance(v, _NUMBER_TYPES):
+            if not isinstance(v, _number_types()):
                 raise _fail(from_file, "the no-answer probability must be a number, got "
                             f"{_type_name(v)} {v!r:.40}", path=name, qid=qid)
 
@@ -568,6 +585,8 @@ def float64_stands_in(values) -> bool:
     any float) exactly as the numbers do in Python: no NaN (Python's sort puts NaN where its
     position and the sort algorithm leave it), no integer beyond 2**53 in magnitude, no float
     wider than float64."""
+    import numpy as np
+
     for v in values:
         t = type(v)
         if t is float:
@@ -641,7 +660,7 @@ def read_hf_predictions(items, *, float32: bool = True):
         preds[qid] = text
         if has:
             p = item["no_answer_probability"]
-            if not isinstance(p, _NUMBER_TYPES):
+            if not isinstance(p, _number_types()):
                 raise InputTypeError(f"{where}, question {qid!r}: the no_answer_probability "
                                      f"must be a number, got {_type_name(p)} {p!r:.40}")
             probs[qid] = _as_float32(p) if float32 else p
@@ -650,6 +669,8 @@ def read_hf_predictions(items, *, float32: bool = True):
 
 def _as_float32(x) -> float:
     """``float(x)`` rounded to float32 and widened back (out of float32 range: infinite)."""
+    import numpy as np
+
     with np.errstate(over="ignore"):
         try:
             return float(np.float32(float(x)))
