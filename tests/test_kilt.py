@@ -600,3 +600,119 @@ def test_downstream_files_with_answers_left_to_cpython(tmp_path, text):
         for i, row in enumerate(rows):
             for key in ("accuracy", "em", "f1", "rougel"):
                 assert got[key][i] == row[key], key
+
+
+# kilt_align_ids: the gold and guess ids matched from their bytes (no GIL), against the
+# reference's alignment on the decoded ids.
+
+def _align_ids(gold_ids: list, guess_ids: list, ensure_ascii: bool, slack: int = 0):
+    gold_raw, gold_rows = _spans_of(gold_ids, ensure_ascii)
+    guess_raw, guess_rows = _spans_of(guess_ids, ensure_ascii)
+    aligned = np.full(len(gold_ids), -7, dtype=np.int64)
+    slots = 1 << max(1, (2 * (len(gold_ids) + len(guess_ids)) - 1).bit_length() + slack)
+    state = qafast._kernels.kilt_align_ids(gold_raw, gold_rows, guess_raw, guess_rows, 0,
+                                           aligned, np.full(slots, 5, dtype=np.int64))
+    return state, aligned.tolist()
+
+
+_id_text = st.lists(st.one_of(
+    st.sampled_from(["q1", "q2", "Q1", " ", "\t", "\u00a0", "\u3000", "\u0085", "\u2028",
+                     "\x1c", "\u200b", "\ufeff", "é", "e\u0301", "Σ", '"', "\\", "/", "\n",
+                     "\U0001f600", "\ud800", "\udc00"]),
+    st.text(max_size=3)), max_size=4).map("".join)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_id_text, max_size=8), st.lists(_id_text, max_size=8), st.randoms(),
+       st.booleans(), st.integers(0, 2))
+def test_align_ids_match_reference(gold_ids, extra_ids, rnd, ensure_ascii, slack):
+    # the guesses: most gold ids (some re-spaced, some twice), extra ones, shuffled
+    guess_ids = [rnd.choice([i, " " + i, i + "\u3000"]) for i in gold_ids
+                 if rnd.random() < 0.9] + extra_ids
+    guess_ids += [i for i in guess_ids if rnd.random() < 0.05]
+    rnd.shuffle(guess_ids)
+    ensure_ascii = ensure_ascii or any("\ud800" <= c <= "\udfff"
+                                       for s in gold_ids + guess_ids for c in s)
+    state, aligned = _align_ids(gold_ids, guess_ids, ensure_ascii, slack)
+    # the ids as json.loads reads them from the file (it pairs escaped surrogates)
+    gold_r, guess_r = ([{"id": json.loads(json.dumps(i, ensure_ascii=ensure_ascii))}
+                        for i in ids] for ids in (gold_ids, guess_ids))
+    want = ref.aligned_guesses(gold_r, guess_r)
+    if state == qafast._kernels.KILT_ALIGN_LEFT:
+        # (a lone surrogate has no UTF-8: left to CPython)
+        assert any("\ud800" <= c <= "\udfff" for r in gold_r + guess_r for c in r["id"])
+    elif want is None:
+        assert state == qafast._kernels.KILT_ALIGN_MISMATCH
+    else:
+        assert state == qafast._kernels.KILT_ALIGN_DONE and aligned == want
+
+
+def test_align_ids_strip_exactly_what_str_strip_strips():
+    # every code point str.isspace() names around an id, and some look-alikes that it does
+    # not (each such id then only matches itself)
+    spaces = [c for c in range(0x110000) if chr(c).isspace()]
+    others = [0x180E, 0x200B, 0x200C, 0x2060, 0xFEFF, 0x1B, 0x7F, 0xA1, 0x3001]
+    gold = [f"{chr(c)}k{c}{chr(c)}" for c in spaces + others]
+    guess = [f"k{c}" for c in spaces] + [f"{chr(c)}k{c}{chr(c)}" for c in others]
+    guess += [f"k{c}" for c in others]   # (not the same ids: no duplicate)
+    for ensure_ascii in (False, True):
+        state, aligned = _align_ids(gold, guess, ensure_ascii)
+        assert state == qafast._kernels.KILT_ALIGN_DONE
+        assert aligned == list(range(len(gold)))
+
+
+def test_align_ids_check_their_inputs():
+    raw, rows = _spans_of(["a", "b"], False)
+    k = qafast._kernels
+    with pytest.raises(InputError, match="columns"):
+        k.kilt_align_ids(raw, rows, raw, rows, 1, np.empty(2, np.int64), np.empty(8, np.int64))
+    with pytest.raises(InputError, match="aligned"):
+        k.kilt_align_ids(raw, rows, raw, rows, 0, np.empty(3, np.int64), np.empty(8, np.int64))
+    for slots in (4, 12, 0):
+        with pytest.raises(InputError, match="table"):
+            k.kilt_align_ids(raw, rows, raw, rows, 0, np.empty(2, np.int64),
+                             np.empty(slots, np.int64))
+    # a span that is not exactly a JSON string's contents is left to the caller, never read
+    # past (nor is one outside its file)
+    for lo, hi in ((1, len(raw)), (0, 1), (2, 1), (1, 3), (1, 1 << 40), (-5, 1)):
+        bad = rows.copy()
+        bad[0, 1:] = lo, hi
+        assert k.kilt_align_ids(raw, bad, raw, rows, 0, np.empty(2, np.int64),
+                                np.empty(8, np.int64)) == k.KILT_ALIGN_LEFT
+    assert k.kilt_align_ids(raw, rows, raw, rows, 0, np.empty(2, np.int64),
+                            np.empty(8, np.int64)) == k.KILT_ALIGN_DONE
+    empty = np.empty((0, 3), np.int64)
+    assert k.kilt_align_ids(b"", empty, b"", empty, 0, np.empty(0, np.int64),
+                            np.empty(2, np.int64)) == k.KILT_ALIGN_DONE
+
+
+@pytest.mark.parametrize("gold_ids, guess_ids", [
+    (["q1", "q2"], ["q2 ", "\u3000q1", "extra"]),           # stripped, reordered, extra
+    (["q\u00e9", "q\\\"/"], ["q\\\"/", "q\u00e9"]),         # escaped in the file or not
+    (["\U0001f600", "x\ud800"], ["x\ud800", "\U0001f600"]),  # a lone surrogate: CPython
+    (["q1", " q1"], ["q1"]),                                 # a gold id twice
+    (["q1"], ["q1", "q1\u2003"]),                           # a guess id twice
+    (["q1", "q2"], ["q1"]),                                  # a gold id without a guess
+    (["q1", "q2"], ["q1", "q2\u200b"]),                     # (U+200B is no space)
+])
+def test_files_align_ids_as_their_records(tmp_path, gold_ids, guess_ids):
+    gold = [{"id": i, "input": "x", "output": [
+        {"answer": "a", "provenance": [{"wikipedia_id": "1", "title": "a"}]}]}
+        for i in gold_ids]
+    guess = [{"id": i, "output": [{"answer": "a", "provenance": [
+        {"wikipedia_id": "1", "text": "a"}]}]} for i in guess_ids]
+    for ensure_ascii in (True, False):
+        if not ensure_ascii and any("\ud800" in i for i in gold_ids + guess_ids):
+            continue   # (a lone surrogate is written as an escape only)
+        gp, qp = tmp_path / "gold.jsonl", tmp_path / "guess.jsonl"
+        _write(gp, gold, ensure_ascii, "\n")
+        _write(qp, guess, ensure_ascii, "\n")
+        for f in (qafast.kilt, qafast.kilt_retrieval):
+            for per in (False, True):
+                got = _outcome(lambda: f(qp, gp, per_question=per))
+                want = _outcome(lambda: f(guess, gold, per_question=per))
+                assert got == want if isinstance(got, tuple) else _same(got, want)
+        m_files, m_records = qafast.KiltMetrics(), qafast.KiltMetrics()
+        if not isinstance(_outcome(lambda: m_records.update(guess, gold)), tuple):
+            m_files.update(qp, gp)
+            assert m_files.state_dict() == m_records.state_dict()

@@ -484,3 +484,8 @@ KILT_ANSWER_LEFT: int
 KILT_ANSWER_NO_GOLD: int
 def kilt_answer_scores(guess_raw: _BU8, answers: _I64, gold_raw: _BU8, gold_answers: _I64,
                        gold_off: _I64, out: _F64, state: _U8) -> None: ...
+KILT_ALIGN_DONE: int
+KILT_ALIGN_MISMATCH: int
+KILT_ALIGN_LEFT: int
+def kilt_align_ids(gold_raw: _BU8, gold_rows: _I64, guess_raw: _BU8, guess_rows: _I64, col: int,
+                   aligned: _I64, table: _I64) -> int: ...

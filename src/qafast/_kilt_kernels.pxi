@@ -1715,3 +1715,167 @@ def kilt_answer_scores(const unsigned char[::1] guess_raw, const int64_t[:, ::1]
         free(gold_buf)
         free(used)
         free(table)
+
+
+# ---------------------------------------------------------------------------------------------
+# kilt_align_ids pairs each gold question with its guess by id, as the script does with
+# str(id).strip() keys, from the ids' bytes in the files and without the GIL: decoding every
+# id to a Python str and aligning them with a dict held the GIL for most of what threads
+# could not overlap. Two ids are the same key where their stripped, decoded texts are equal,
+# which is where their UTF-8 (escapes decoded) is equal. An id escaping a lone surrogate has
+# no UTF-8 and is left to the caller, as is a span that is not the contents of a valid JSON
+# string.
+# ---------------------------------------------------------------------------------------------
+
+cdef enum:
+    _KL_ALIGN_DONE = 0
+    _KL_ALIGN_MISMATCH = 1
+    _KL_ALIGN_LEFT = 2
+
+KILT_ALIGN_DONE = _KL_ALIGN_DONE
+KILT_ALIGN_MISMATCH = _KL_ALIGN_MISMATCH
+KILT_ALIGN_LEFT = _KL_ALIGN_LEFT
+
+
+cdef struct _KlKey:
+    # one stripped id: its UTF-8 and the hash of it
+    const unsigned char* u
+    Py_ssize_t n
+    uint64_t h
+
+
+cdef int _kl_keys(const unsigned char* s, Py_ssize_t size, const int64_t[:, ::1] rows,
+                  Py_ssize_t col, _KlKey* keys, unsigned char* scratch,
+                  Py_ssize_t* used) noexcept nogil:
+    """The stripped key of each row's id (kind, lo, hi at col) into keys, escaped ones
+    decoded into scratch from used onwards; _KL_ALIGN_LEFT where one is left to CPython."""
+    cdef Py_ssize_t r, lo, hi, m, start
+    cdef const unsigned char* u
+    cdef bint esc
+    for r in range(rows.shape[0]):
+        lo = rows[r, col + 1]
+        hi = rows[r, col + 2]
+        esc = False
+        # (the span must be exactly one valid JSON string's contents: nothing else is read)
+        if lo < 1 or hi < lo or hi >= size or s[lo - 1] != 34 \
+                or _ty_string(s, lo - 1, size, &esc) != hi + 1:
+            return _KL_ALIGN_LEFT
+        if esc:
+            m = _kj_unescape(s, lo, hi, scratch + used[0])
+            if m < 0:
+                return _KL_ALIGN_LEFT
+            u = scratch + used[0]
+            used[0] += m
+        else:
+            u = s + lo
+            m = hi - lo
+        m = _kl_strip(u, m, &start)
+        keys[r].u = u + start
+        keys[r].n = m
+        keys[r].h = _kl_hash(u + start, m)
+    return _KL_ALIGN_DONE
+
+
+cdef inline bint _kl_same_key(_KlKey* a, _KlKey* b) noexcept nogil:
+    return a.h == b.h and a.n == b.n and memcmp(a.u, b.u, a.n) == 0
+
+
+def kilt_align_ids(const unsigned char[::1] gold_raw, const int64_t[:, ::1] gold_rows,
+                   const unsigned char[::1] guess_raw, const int64_t[:, ::1] guess_rows,
+                   Py_ssize_t col, int64_t[::1] aligned, int64_t[::1] table):
+    """Each gold row's guess row by id, into ``aligned`` (gold order), the ids being the
+    string spans (kind, lo, hi) at column ``col`` of the scanned rows and two ids the same
+    where ``str.strip()`` of their decoded texts is. ``table`` (scratch, any contents) has a
+    power-of-two length of at least twice the number of rows of both files.
+
+    Returns ``KILT_ALIGN_DONE``; ``KILT_ALIGN_MISMATCH`` where a gold id or a guess id occurs
+    twice or a gold id has no guess (the caller reports which, from the decoded ids; the
+    contents of ``aligned`` are then unspecified); ``KILT_ALIGN_LEFT`` where an id is a lone
+    surrogate escape or its span is not a valid JSON string's contents (the caller decodes
+    and aligns them)."""
+    cdef Py_ssize_t ng = gold_rows.shape[0], nq = guess_rows.shape[0]
+    cdef Py_ssize_t nslots = table.shape[0], r, used = 0, room = 0, lo, hi
+    cdef uint64_t mask, at
+    cdef int64_t e
+    cdef int state = _KL_ALIGN_DONE
+    cdef _KlKey* keys = NULL
+    cdef _KlKey* key
+    cdef _KlKey* other
+    cdef unsigned char* scratch = NULL
+    cdef const unsigned char* gs = &gold_raw[0] if gold_raw.shape[0] else <const unsigned char*><const char*>b""
+    cdef const unsigned char* qs = &guess_raw[0] if guess_raw.shape[0] else <const unsigned char*><const char*>b""
+    if col < 0 or col + 3 > gold_rows.shape[1] or col + 3 > guess_rows.shape[1]:
+        raise InputError("kilt_align_ids: the id columns are outside the rows")
+    if aligned.shape[0] != ng:
+        raise InputError("kilt_align_ids: aligned needs one entry per gold row")
+    if nslots < 2 * (ng + nq) or nslots < 1 or (nslots & (nslots - 1)) != 0:
+        raise InputError("kilt_align_ids: table needs a power-of-two length of at least "
+                         "twice the rows")
+    # room for the decoded escaped ids: never more bytes than their spans (a span outside
+    # its file is declined before anything is decoded)
+    for r in range(ng):
+        lo, hi = gold_rows[r, col + 1], gold_rows[r, col + 2]
+        if 0 <= lo <= hi <= gold_raw.shape[0]:
+            room += hi - lo
+    for r in range(nq):
+        lo, hi = guess_rows[r, col + 1], guess_rows[r, col + 2]
+        if 0 <= lo <= hi <= guess_raw.shape[0]:
+            room += hi - lo
+    keys = <_KlKey*>malloc((ng + nq + 1) * sizeof(_KlKey))
+    scratch = <unsigned char*>malloc(room + 1)
+    if keys == NULL or scratch == NULL:
+        free(keys)
+        free(scratch)
+        raise MemoryError()
+    mask = <uint64_t>(nslots - 1)
+    try:
+        with nogil:
+            state = _kl_keys(gs, gold_raw.shape[0], gold_rows, col, keys, scratch, &used)
+            if state == _KL_ALIGN_DONE:
+                state = _kl_keys(qs, guess_raw.shape[0], guess_rows, col, keys + ng, scratch,
+                                 &used)
+            if state == _KL_ALIGN_DONE:
+                # a slot holds g + 1 for gold row g, -(q + 1) for a guess row q that is no
+                # gold id; 0 is empty
+                for r in range(nslots):
+                    table[r] = 0
+                for r in range(ng):
+                    key = &keys[r]
+                    at = key.h & mask
+                    while table[at] != 0:
+                        if _kl_same_key(&keys[table[at] - 1], key):
+                            state = _KL_ALIGN_MISMATCH   # (a gold id twice)
+                            break
+                        at = (at + 1) & mask
+                    if state != _KL_ALIGN_DONE:
+                        break
+                    table[at] = r + 1
+                    aligned[r] = -1
+            if state == _KL_ALIGN_DONE:
+                for r in range(nq):
+                    key = &keys[ng + r]
+                    at = key.h & mask
+                    e = 0
+                    while table[at] != 0:
+                        e = table[at]
+                        other = &keys[e - 1] if e > 0 else &keys[ng - e - 1]
+                        if _kl_same_key(other, key):
+                            break
+                        e = 0
+                        at = (at + 1) & mask
+                    if e < 0 or (e > 0 and aligned[e - 1] >= 0):
+                        state = _KL_ALIGN_MISMATCH   # (a guess id twice)
+                        break
+                    if e > 0:
+                        aligned[e - 1] = r
+                    else:
+                        table[at] = -(r + 1)
+            if state == _KL_ALIGN_DONE:
+                for r in range(ng):
+                    if aligned[r] < 0:
+                        state = _KL_ALIGN_MISMATCH   # (a gold id without a guess)
+                        break
+    finally:
+        free(keys)
+        free(scratch)
+    return state

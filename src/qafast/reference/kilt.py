@@ -33,9 +33,22 @@ from __future__ import annotations
 
 from .answers import normalize_squad
 
-__all__ = ["RETRIEVAL_KEYS", "downstream_question", "guess_ids", "lcs_words", "rank",
-           "retrieval_keys", "retrieval_means", "retrieval_question", "rouge_l",
+__all__ = ["RETRIEVAL_KEYS", "aligned_guesses", "downstream_question", "guess_ids", "lcs_words",
+           "rank", "retrieval_keys", "retrieval_means", "retrieval_question", "rouge_l",
            "rouge_sentences", "rprecision"]
+
+
+def aligned_guesses(gold: list, guess: list):
+    """The index of each gold record's guess, in gold order, the ids compared as
+    ``str(id).strip()``; None where a gold id or a guess id occurs twice or a gold id has no
+    guess (the script stops on each)."""
+    gold_keys = [str(record["id"]).strip() for record in gold]
+    guess_keys = [str(record["id"]).strip() for record in guess]
+    if len(set(gold_keys)) != len(gold_keys) or len(set(guess_keys)) != len(guess_keys):
+        return None
+    if not set(gold_keys) <= set(guess_keys):
+        return None
+    return [guess_keys.index(key) for key in gold_keys]
 
 
 def _pid(provenance: dict, rank_keys) -> str:
