@@ -4,6 +4,7 @@
     python benchmarks/bench_hotpot.py                      # 100,000 questions
     python benchmarks/bench_hotpot.py --questions 20000 --script PATH
     python benchmarks/bench_hotpot.py --contexts           # also gold files with paragraphs
+    python benchmarks/bench_hotpot.py --process --repeat 5 # whole processes
 
 The official script (unmodified; default path /work/scratch/oracles/hotpot, or --script) is
 imported and its ``eval(PRED, GOLD)`` timed with its printing sent to a buffer; qafast is
@@ -18,6 +19,12 @@ timed on the same files (``qafast.hotpot(GOLD, PRED)``), and on the loaded objec
    module bound to a stand-in whose ``load`` returns the objects ujson read beforehand (the
    script's code is unchanged; it still opens the files), against
    ``qafast.hotpot(gold, pred)`` on the same objects (the only copy of the data in memory).
+
+With ``--process``, instead: each as a whole process, as a user runs them, start-up
+included: ``python hotpot_evaluate_v1.py PRED GOLD`` (the unmodified script) against
+``python -m qafast hotpot PRED GOLD`` (the qafast under ``src/``), each process's wall time
+and CPU time (user + system, from ``resource.getrusage(RUSAGE_CHILDREN)``), in alternating
+rounds; their standard outputs must be identical (asserted).
 
 Both must print the same dict (asserted, float for float). Data is synthetic and seeded:
 answers of 1-5 words with case, punctuation and article noise, a fifth of them yes/no,
@@ -36,7 +43,9 @@ import io
 import os
 import json
 import random
+import resource
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -45,7 +54,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import import_qafast, machine_info
+from _common import SRC, import_qafast, machine_info
 
 DEFAULT_SCRIPT = "/work/scratch/oracles/hotpot/hotpot_evaluate_v1.py"
 WORDS = ["Paris", "France", "Eiffel", "tower", "river", "Seine", "1889", "twenty", "the", "a",
@@ -123,6 +132,66 @@ def interleaved(contenders: dict, repeat: int) -> dict:
             for name in contenders}
 
 
+def processes(commands: dict, repeat: int, env: dict) -> dict:
+    """``{name: (median wall time, median CPU time, stdout)}`` of each command run as a
+    process ``repeat`` times, the commands taken in turn in each round; CPU time is the
+    child's user + system time."""
+    walls: dict = {name: [] for name in commands}
+    cpus: dict = {name: [] for name in commands}
+    outs = {}
+    for _ in range(repeat):
+        for name, cmd in commands.items():
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
+            t = time.perf_counter()
+            outs[name] = subprocess.run(cmd, capture_output=True, check=True, env=env).stdout
+            walls[name].append(time.perf_counter() - t)
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            cpus[name].append(after.ru_utime - before.ru_utime
+                              + after.ru_stime - before.ru_stime)
+    return {name: (statistics.median(walls[name]), statistics.median(cpus[name]), outs[name])
+            for name in commands}
+
+
+def main_process(args) -> int:
+    """The ``--process`` rows: the script and ``qafast hotpot`` as whole processes."""
+    gold, pred = make_data(args.questions, args.seed)
+    with tempfile.TemporaryDirectory() as tmp:
+        gold_path, pred_path = f"{tmp}/gold.json", f"{tmp}/pred.json"
+        with open(gold_path, "w", encoding="utf-8") as f:
+            json.dump(gold, f)
+        with open(pred_path, "w", encoding="utf-8") as f:
+            json.dump(pred, f)
+        del gold, pred
+        env = dict(os.environ, PYTHONPATH=str(SRC), PYTHONIOENCODING="utf-8")
+        qafast_cmd = [sys.executable, "-m", "qafast", "hotpot", pred_path, gold_path]
+        commands = {
+            "official": [sys.executable, args.script, pred_path, gold_path],
+            "qafast": qafast_cmd,
+        }
+        if args.baseline_src:
+            # another qafast (an older checkout's src/), in the same rounds
+            commands["baseline"] = ["env", f"PYTHONPATH={args.baseline_src}", *qafast_cmd]
+        timed = processes(commands, args.repeat, env)
+    for name in commands:
+        if timed[name][2] != timed["official"][2]:
+            raise SystemExit(f"{name}: the standard output differs from the script's")
+    print(f"HotpotQA, {args.questions:,} questions, whole processes, medians of {args.repeat} "
+          "alternating rounds")
+    for line in machine_info():
+        print(f"  {line}")
+    (wa, ca, _), (wb, cb, _) = timed["official"], timed["qafast"]
+    print(f"{'':24s}{'official':>10s}{'qafast':>10s}{'ratio':>8s}")
+    print(f"{'wall':24s}{wa:9.3f}s{wb:9.3f}s{wa / wb:7.1f}x")
+    print(f"{'CPU (user + system)':24s}{ca:9.3f}s{cb:9.3f}s{ca / cb:7.1f}x")
+    if args.baseline_src:
+        wc, cc, _ = timed["baseline"]
+        print(f"{'baseline wall':24s}{wa:9.3f}s{wc:9.3f}s{wa / wc:7.1f}x   ({args.baseline_src})")
+        print(f"{'baseline CPU':24s}{ca:9.3f}s{cc:9.3f}s{ca / cc:7.1f}x")
+    print(f"  load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs; "
+          "standard outputs identical")
+    return 0
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--questions", type=int, default=100_000)
@@ -131,7 +200,14 @@ def main() -> int:
     ap.add_argument("--script", default=DEFAULT_SCRIPT)
     ap.add_argument("--contexts", action="store_true",
                     help="also time a gold file whose questions carry context paragraphs")
+    ap.add_argument("--process", action="store_true",
+                    help="time the script and `qafast hotpot` as whole processes instead")
+    ap.add_argument("--baseline-src", metavar="DIR",
+                    help="with --process: also time the qafast in DIR (another checkout's "
+                         "src/) in the same rounds")
     args = ap.parse_args()
+    if args.process:
+        return main_process(args)
     qafast, why = import_qafast()
     if qafast is None:
         print(why, file=sys.stderr)

@@ -609,3 +609,62 @@ def test_the_spans_take_plain_files_and_leave_what_they_cannot_settle(tmp_path):
     (tmp_path / "pred.json").write_text(pred_text, encoding="utf-8")
     assert hotpot(tmp_path / "gold.json", tmp_path / "pred.json") == spec.evaluate(
         gold, json.loads(pred_text))
+
+
+# --------------------------------------------------------------------------------------------
+# The command's start: no numpy
+# --------------------------------------------------------------------------------------------
+
+def _run_cli_process(pred, gold) -> tuple[str, bool]:
+    """(stdout, whether numpy was imported) of ``qafast hotpot PRED GOLD`` in a new process
+    that runs the qafast under test (not the checkout's src/)."""
+    import os
+    import subprocess
+    import sys
+
+    code = ("import sys; from qafast.cli import main; rc = main(sys.argv[1:]); "
+            "print('numpy' in sys.modules, file=sys.stderr); sys.exit(rc)")
+    env = dict(os.environ, PYTHONPATH=str(Path(qafast.__file__).resolve().parents[1]))
+    ran = subprocess.run([sys.executable, "-c", code, "hotpot", str(pred), str(gold)],
+                         capture_output=True, text=True, encoding="utf-8", env=env,
+                         timeout=120, check=True)
+    return ran.stdout, ran.stderr.strip().splitlines()[-1] == "True"
+
+
+def test_cli_does_not_import_numpy(tmp_path):
+    # `qafast hotpot` scores files of the plain form from their bytes without numpy, whose
+    # import was half the command's start (the recorded "missing" and "facts" files, whose
+    # ids the gold lacks, go to the objects' path, which imports it)
+    stdout, numpy = _run_cli_process(DATA / "answers_pred.json", DATA / "answers_gold.json")
+    assert stdout == (DATA / "answers_stdout.txt").read_text(encoding="utf-8")
+    assert not numpy
+    # and the lines on the questions missing a prediction
+    gold = [{"_id": f"q{i}", "answer": a, "supporting_facts": [["T", i], ["U", 0]]}
+            for i, a in enumerate(["yes", "the Eiffel Tower", "1889", "no"])]
+    pred = {"answer": {"q0": "Yes", "q1": "Eiffel tower", "q3": "no"},
+            "sp": {"q0": [["T", 0]], "q1": [["T", 1], ["U", 0]], "q2": [["T", 5]]}}
+    g, p = tmp_path / "gold.json", tmp_path / "pred.json"
+    g.write_text(json.dumps(gold), encoding="utf-8")
+    p.write_text(json.dumps(pred), encoding="utf-8")
+    stdout, numpy = _run_cli_process(p, g)
+    assert stdout.splitlines()[:-1] == ["missing answer q2", "missing sp fact q3"]
+    assert ast.literal_eval(stdout.splitlines()[-1]) == spec.evaluate(gold, pred)
+    assert not numpy
+    for case in ("missing", "facts"):
+        stdout, _ = _run_cli_process(DATA / f"{case}_pred.json", DATA / f"{case}_gold.json")
+        assert stdout == (DATA / f"{case}_stdout.txt").read_text(encoding="utf-8")
+
+
+def test_cli_fallbacks_still_print_the_scripts_output(tmp_path, capsys):
+    # a file the compiled scans decline (a fact's sentence id a float: Python's sets decide)
+    # is scored from its objects, importing numpy there; the output is the same
+    gold = [{"_id": "a", "answer": "Paris", "supporting_facts": [["T", 1], ["U", 2]]},
+            {"_id": "b", "answer": "no", "supporting_facts": [["V", 0]]}]
+    pred = {"answer": {"a": "paris!"}, "sp": {"a": [["T", 1.0]], "b": [["V", 0]]}}
+    g, p = tmp_path / "gold.json", tmp_path / "pred.json"
+    g.write_text(json.dumps(gold), encoding="utf-8")
+    p.write_text(json.dumps(pred), encoding="utf-8")
+    assert cli_main(["hotpot", str(p), str(g)]) == 0
+    out = capsys.readouterr().out
+    assert out.splitlines()[0] == "missing answer b"
+    assert ast.literal_eval(out.splitlines()[-1]) == spec.evaluate(gold, pred)

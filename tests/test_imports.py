@@ -251,6 +251,7 @@ LAYERS = [
               "qafast._convert", "qafast._exactsum", "qafast._distributions", "qafast._output",
               "qafast._blas", "qafast._state", "qafast._measures", "qafast._measure_parser",
               "qafast._threads", "qafast._gc", "qafast._kept_scores", "qafast._json_scan",
+              "qafast._triviaqa_text",
               "qafast.io._errors", "qafast.io._text", "qafast.io._encoded",
               "qafast.reference", "qafast.reference.*"]),
     ("sources", ["qafast.io", "qafast.io.*", "qafast._ranked", "qafast._tables"]),

@@ -446,12 +446,13 @@ def test_the_per_query_lines_are_those_of_the_output_data(zscored):
 
     import numpy as np
 
-    from qafast import cli
-    from qafast.cli import _per_query_text, _text_lines, _trec_block, trec_columns
+    from qafast._measure_parser import trec_columns
+    from qafast._measures import TEXT_MEASURES
+    from qafast.cli import _per_query_text, _text_lines, _trec_block
 
     columns = trec_columns(["runid", "num_q", "num_ret", "map", "gm_map", "P.5,10",
                             "relstring.5", "bpref"])
-    numeric = [c for c in columns if c.family not in cli.TEXT_MEASURES]
+    numeric = [c for c in columns if c.family not in TEXT_MEASURES]
     rng = random.Random(7)
     ids = ["q%", "1", "10", "2", "é"]
     specials = [math.nan, -math.nan, -0.0, math.inf, 0.5, 1e-5, 0.00005, 0.99995]

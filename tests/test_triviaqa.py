@@ -14,7 +14,7 @@ import qafast
 from qafast import cli
 from qafast.errors import InputError, InputTypeError
 from qafast.reference import triviaqa as ref
-from qafast.triviaqa_eval import normalize_triviaqa
+from qafast.answers import normalize_triviaqa
 
 DATA = Path(__file__).parent / "data" / "triviaqa"
 
@@ -297,3 +297,26 @@ def test_a_verified_question_without_its_flag_is_named_when_read_from_a_file(tmp
                                     "NormalizedAliases": ["a"]}}]}), encoding="utf-8")
     with pytest.raises(InputError, match="question 0 has no 'QuestionPartOfVerifiedEval'"):
         qafast.triviaqa(path, {"q": "a"})
+
+
+def test_cli_does_not_import_numpy():
+    # `qafast triviaqa` on a plain Wikipedia dataset scores it without numpy (or
+    # qafast.answers, which imports it): its import was a third of the command's CPU time.
+    # The subprocess runs the qafast under test, not the checkout's src/.
+    import os
+    import subprocess
+    import sys
+
+    code = ("import sys; from qafast.cli import main; rc = main(sys.argv[1:]); "
+            "print('numpy' in sys.modules, file=sys.stderr); sys.exit(rc)")
+    env = dict(os.environ, PYTHONPATH=str(Path(qafast.__file__).resolve().parents[1]),
+               PYTHONIOENCODING="utf-8")
+    ran = subprocess.run([sys.executable, "-c", code, "triviaqa", "--dataset_file",
+                          str(DATA / "wiki.json"), "--prediction_file",
+                          str(DATA / "wiki_pred.json")], capture_output=True, text=True,
+                         encoding="utf-8", env=env, timeout=120, check=True)
+    assert ran.stdout == (DATA / "wiki_expected.out").read_text(encoding="utf-8")
+    err = ran.stderr.splitlines()
+    assert err[-1] == "False"
+    assert "\n".join(err[:-1] + [""]) == (DATA / "wiki_expected.err").read_text(
+        encoding="utf-8")

@@ -156,6 +156,19 @@ cdef object _ak_ids_array(_AkIds* b):
     return a
 
 
+cdef object _ak_ids_buffer(_AkIds* b):
+    """The ids as a buffer of int32 (format "i") that takes over b's memory, without numpy:
+    np.frombuffer reads it as _ak_ids_array's array, and a caller that runs without numpy
+    (``qafast triviaqa``) passes it to the kernels as it is."""
+    cdef object a
+    if b.data == NULL:
+        return memoryview(b"").cast("i")
+    a = _trec_wrap(b.data, <uint64_t>b.cap, <uint64_t>b.size, 4, b"i", "int32", False)
+    b.data = NULL
+    b.cap = 0
+    return a
+
+
 cdef void _ak_ids_free(_AkIds* b) noexcept:
     _trec_mem_free(b.data, b.cap * sizeof(int32_t))
     b.data = NULL

@@ -61,8 +61,8 @@ def answer_tokens(list strings, object slow, int mode, int64_t[::1] tok_off):
     ``mode`` 1 or 2: the tokens of SQuAD's (1) or TriviaQA's (2) ``normalize_answer(s).split()``
     are found here for every string (``slow`` is not called); 0: ``slow(s)`` gives each
     string's tokens, as a list of ``bytes``. String i's ids end up at ``tok_off[i]:tok_off[i + 1]`` of the returned
-    int32 array; ``tok_off`` has ``len(strings) + 1`` entries. Returns ``(ids,
-    vocabulary_size)``.
+    int32 buffer (format "i", not a numpy array: np.frombuffer reads it); ``tok_off`` has
+    ``len(strings) + 1`` entries. Returns ``(ids, vocabulary_size)``.
 
     Two passes: the first, with the GIL, takes each ASCII string's bytes (SQuAD's normalizer)
     and the tokens of every other string (which need str.lower or ``slow``); the second,
@@ -168,7 +168,7 @@ def answer_tokens(list strings, object slow, int mode, int64_t[::1] tok_off):
                                                   side.off[cursor + 1] - side.off[cursor]))
                         cursor += 1
                 offp[i + 1] = out.size
-        ids = _ak_ids_array(&out)
+        ids = _ak_ids_buffer(&out)
         return ids, table.h.count
     finally:
         free(w)

@@ -18,9 +18,9 @@ from typing import Any, Callable, Literal, Sequence, overload
 import numpy as np
 
 from . import _exactsum, _kernels
+from ._triviaqa_text import normalize_triviaqa  # (its own module: it imports no numpy)
 from .errors import InputError, InputTypeError
 from .reference import answers as _ref
-from .reference.triviaqa import PUNCTUATION as _TRIVIAQA_PUNCTUATION
 
 __all__ = [
     "EMPTY_RULES", "NORMALIZERS", "UNITS", "exact_match", "exact_match_and_f1", "f1",
@@ -122,42 +122,6 @@ def normalize_cmrc(s: str) -> str:
     '北京大学'
     """
     return s.lower().strip().translate(_CMRC_DROP)
-
-
-_TQA_TABLE = str.maketrans({c: " " for c in _TRIVIAQA_PUNCTUATION})
-_TQA_ASCII_TABLE = bytes.maketrans(b"ABCDEFGHIJKLMNOPQRSTUVWXYZ" + "".join(
-    c for c in sorted(_TRIVIAQA_PUNCTUATION) if c.isascii()).encode(),
-    b"abcdefghijklmnopqrstuvwxyz" + b" " * sum(c.isascii() for c in _TRIVIAQA_PUNCTUATION))
-_TQA_ARTICLES = re.compile(r"\b(a|an|the)\b")
-#: ASCII characters that are neither word characters, whitespace nor punctuation: with none,
-#: an ASCII string's tokens after the table are runs of letters and digits, and a token that
-#: is an article is exactly what the regex removes
-_TQA_CONTROL = re.compile(r"[\x00-\x08\x0e-\x1b\x7f]")
-_TQA_ARTICLE_WORDS = frozenset({"a", "an", "the"})
-assert "_" in string.punctuation   # so the table also turns "_" into a space
-
-
-def normalize_triviaqa(s: str) -> str:
-    """TriviaQA's ``normalize_answer``: ``_`` and punctuation (ASCII and ``‘’´```) become
-    spaces, lowercase, the words a/an/the dropped, whitespace collapsed.
-
-    SQuAD's normalizer deletes punctuation instead, so "rock-n-roll" is one token there and
-    three here.
-
-    Examples
-    --------
-    >>> from qafast.answers import normalize_triviaqa
-    >>> normalize_triviaqa("The Rock-n-Roll_Hall’s")
-    'rock n roll hall s'
-    """
-    if s.isascii():
-        # bytes.translate lowercases and blanks the punctuation in one table lookup a byte
-        t = s.encode().translate(_TQA_ASCII_TABLE).decode()
-        if not _TQA_CONTROL.search(t):
-            return " ".join([w for w in t.split() if w not in _TQA_ARTICLE_WORDS])
-    else:
-        t = s.lower().translate(_TQA_TABLE)
-    return " ".join(_TQA_ARTICLES.sub(" ", t).split())
 
 
 normalize_bioasq = _ref.normalize_bioasq

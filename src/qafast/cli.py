@@ -12,27 +12,25 @@ if __name__ == "__main__":  # python -m qafast.cli: before numpy is imported
     quiet_blas()
 
 import argparse
+import functools
 import math
 import os
 import sys
 import warnings
 
-from ._measure_parser import (
-    MAX_COLLECTION_SIZE,
-    UnknownMeasureError,
-    trec_columns,
-    with_collection_size,
-)
-from ._measures import TABLE, TEXT_MEASURES
-from ._output import write_json
-from ._summaries import column_summaries
-from ._threads import resolve_workers
-
 # Nothing above imports numpy: `qafast trec` on small files (_trec_text) never does, and
-# importing it took most of the time trec_eval takes for such a run.
+# importing it took most of the time trec_eval takes for such a run. What `qafast trec`
+# needs besides (the measure table and parser, the summaries, the output) is imported by the
+# functions that use it: the other commands never need it, and it took 15-30 ms of their
+# start.
 
-#: trec_eval's counts, which it prints as integers
-_COUNTS = frozenset(f.name for f in TABLE if f.summary == "sum" and f.origin == "trec_eval")
+
+@functools.lru_cache(maxsize=None)
+def _counts() -> frozenset:
+    """trec_eval's counts, which it prints as integers."""
+    from ._measures import TABLE
+
+    return frozenset(f.name for f in TABLE if f.summary == "sum" and f.origin == "trec_eval")
 
 
 def _trec_parser(sub) -> None:
@@ -90,6 +88,15 @@ def _trec_parser(sub) -> None:
 
 
 def _run_trec(args) -> int:
+    from ._measure_parser import (
+        MAX_COLLECTION_SIZE,
+        UnknownMeasureError,
+        trec_columns,
+        with_collection_size,
+    )
+    from ._measures import TEXT_MEASURES
+    from ._output import write_json
+
     try:
         if args.R == "qrels_jg":
             from ._trec_jg import jg_columns
@@ -206,6 +213,7 @@ def _any_files(args, runs, numeric, queries, options, relcols):
     from ._engine import check_max_grades
     from ._progress import Progress
     from ._runfile import check_readable, evaluate_run_source, evaluate_run_sources, source_size
+    from ._threads import resolve_workers
     from .ranking import Qrels
 
     progress = None if not args.no_progress else False
@@ -305,6 +313,8 @@ def _trec_block(args, columns, numeric, qrels, r, *, per_query: bool = True) -> 
     """One run's output as data: {"per_query": {qid: {name: value}}, "all": {...}} (as -o
     json writes it), the values in trec_eval's types; gm_* per query are left out, and all of
     them unless ``per_query`` (the text output prints them from the values directly)."""
+    from ._summaries import column_summaries
+
     col_of = {c.name: j for j, c in enumerate(numeric)}
     ids = r.ids
     summed = values = _query_values(args, numeric, r)
@@ -350,7 +360,7 @@ def _per_query_text(args, columns, numeric, r) -> str:
             plan.append((f"{name}\t%s\t'%s'\n", -1, rel[c.name]))
         else:
             head = f"{'Z' if z else ''}{name}\t%s\t"
-            as_count = c.family in _COUNTS and not z
+            as_count = c.family in _counts() and not z
             plan.append((head + ("%d\n" if as_count else "%6.4f\n"), col_of[c.name],
                          as_count))
     for p, q in enumerate(r.ids):
@@ -416,7 +426,7 @@ def _cell(v):
 
 
 def _number(family, v, zscores=None):
-    return int(round(v)) if family in _COUNTS and zscores is None else float(v)
+    return int(round(v)) if family in _counts() and zscores is None else float(v)
 
 
 def _summary_value(c, run_id, summary, n, zscores=None):
@@ -490,7 +500,7 @@ def _as_zscores(zscores: dict, ids, numeric, values):
 def _line(name: str, qid, family: str, v, z: bool = False) -> str:
     """One line; ``z`` (-Z): "Z" before the padded name, every value a float."""
     head = f"{'Z' if z else ''}{name:<22}"
-    if family in _COUNTS and not z:
+    if family in _counts() and not z:
         return f"{head}\t{qid}\t{int(round(v))}\n"
     if v != v:
         # glibc's printf shows a NaN's sign, Python's format does not. trec_eval's NaNs are

@@ -18,14 +18,21 @@ from __future__ import annotations
 import json
 import os
 import sys
+from array import array
 from collections.abc import Mapping
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from . import _kernels
 from ._json_scan import scan_skip
 from ._gc import gc_paused
 from .errors import FormatError, InputError, InputTypeError
+
+if TYPE_CHECKING:
+    import numpy as np
+
+# numpy is imported by the functions that use it: `qafast hotpot` on files of the plain form
+# scores them without it (_evaluate_spans), and importing it was half the command's start
+# (0.15 s of 0.26 s)
 
 __all__ = ["KEYS", "HotpotMetrics", "hotpot", "read_json"]
 
@@ -91,6 +98,8 @@ def hotpot(gold, predictions, *, per_question: bool = False) -> dict:
     >>> rows["_id"], rows["f1"], rows["sp_f1"]
     (['q1', 'q2'], array([ 0., nan]), array([nan, nan]))
     """
+    import numpy as np
+
     if not isinstance(per_question, (bool, np.bool_)):
         raise InputTypeError(f"per_question must be a bool, not {type(per_question).__name__}")
 
@@ -223,11 +232,13 @@ def _predictions(predictions) -> dict:
 class _Evaluation:
     """Each question's twelve values (a row of ``values``, NaN where nothing is added), the
     sums of the columns in the script's order, and what was predicted (``state``).
-    ``source``: the gold list, or the HotpotSpans the questions were scored from."""
+    ``source``: the gold list, or the HotpotSpans the questions were scored from. The three
+    are numpy arrays, or, from the files' bytes (_evaluate_spans), a bytearray and buffers of
+    float64 (a (questions, 12) memoryview and an array)."""
 
     __slots__ = ("source", "state", "sums", "values")
 
-    def __init__(self, source, state: np.ndarray, values: np.ndarray, sums: np.ndarray):
+    def __init__(self, source, state, values, sums):
         self.source, self.state, self.values, self.sums = source, state, values, sums
 
     def qid(self, i: int):
@@ -244,7 +255,10 @@ class _Evaluation:
 
     @property
     def rows(self) -> dict:
-        return {k: np.ascontiguousarray(self.values[:, j]) for j, k in enumerate(KEYS)}
+        import numpy as np
+
+        values = np.asarray(self.values, dtype=np.float64).reshape(len(self.values), 12)
+        return {k: np.ascontiguousarray(values[:, j]) for j, k in enumerate(KEYS)}
 
     def means(self) -> dict:
         n = len(self.values)
@@ -254,8 +268,8 @@ class _Evaluation:
         """The script's notes, in its order: ``("answer" or "sp", id)`` for each missing
         prediction."""
         notes = []
-        state = self.state.tolist()
-        for i in np.flatnonzero((self.state & 3) != 3).tolist():
+        state = self.state
+        for i in _flagged(state, _NOT_BOTH):
             qid = self.qid(i)
             if not state[i] & 1:
                 notes.append(("answer", qid))
@@ -264,7 +278,31 @@ class _Evaluation:
         return notes
 
 
-def _evaluate_inputs(gold, predictions, sums: np.ndarray | None = None, *,
+def _state_table(wanted) -> bytes:
+    """A bytes.translate table: 1 for each state byte ``wanted(state)`` holds for, else 0."""
+    return bytes(1 if wanted(s) else 0 for s in range(256))
+
+
+#: states whose answer or facts were not predicted
+_NOT_BOTH = _state_table(lambda s: s & 3 != 3)
+#: states with the answer (4) or the facts (8) left to Python
+_LEFT = _state_table(lambda s: s & 12)
+
+
+def _flagged(state, table: bytes) -> list:
+    """The positions of the state bytes (a bytearray or a uint8 array) that ``table`` marks
+    1: found by bytes.find, as they are few (a question missing a prediction, one the
+    kernels leave), where a Python loop over every question took milliseconds."""
+    marks = bytes(memoryview(state)).translate(table)
+    out = []
+    i = marks.find(1)
+    while i >= 0:
+        out.append(i)
+        i = marks.find(1, i + 1)
+    return out
+
+
+def _evaluate_inputs(gold, predictions, sums=None, *,
                      predictions_first: bool = False) -> _Evaluation:
     """The evaluation of the inputs :func:`hotpot` takes: where both are files, scored from
     their bytes (:func:`_evaluate_spans`) unless the scans decline them; else from the
@@ -289,27 +327,36 @@ def _evaluate_inputs(gold, predictions, sums: np.ndarray | None = None, *,
     return _evaluate(gold, predictions, sums)
 
 
-def _evaluate_spans(spans, sums: np.ndarray | None = None) -> _Evaluation:
+def _evaluate_spans(spans, sums=None) -> _Evaluation:
     """The evaluation of the questions of a HotpotSpans: scored from the bytes, the
-    questions it leaves (state bits 4 and 8) from their objects."""
+    questions it leaves (state bits 4 and 8) from their objects. Without numpy: the
+    buffers are a bytearray and float64 arrays (``sums``: running sums to continue, copied)."""
     n = spans.questions
-    state = np.zeros(n, dtype=np.uint8)
-    values = np.zeros((n, 12))
+    state = bytearray(n)
+    values = memoryview(array("d", bytes(8 * 12 * n))).cast("B").cast("d", (n, 12))
     if _kernels.hotpot_span_scores(spans, state, values):
-        for i in np.flatnonzero(state & 12).tolist():
+        for i in _flagged(state, _LEFT):
             qid, gold_answer, gold_facts, answer, facts = spans.question(i)
             if state[i] & 4:
-                values[i, 0:4] = [float(v[0]) for v in _answer_scores([answer],
-                                                                       [gold_answer])]
+                for j, v in enumerate(_answer_scores([answer], [gold_answer])):
+                    values[i, j] = float(v[0])
             if state[i] & 8:
-                values[i, 4:7] = _sp_counts_python(facts, gold_facts, qid, i)
-    sums = np.zeros(12) if sums is None else np.array(sums, dtype=np.float64)
+                for j, c in enumerate(_sp_counts_python(facts, gold_facts, qid, i)):
+                    values[i, 4 + j] = c
+    sums = array("d", bytes(8 * 12)) if sums is None else array("d", _floats(sums))
     _kernels.hotpot_finish(state, values, sums)
     return _Evaluation(spans, state, values, sums)
 
 
-def _evaluate(gold: list, predictions: dict, sums: np.ndarray | None = None) -> _Evaluation:
+def _floats(sums) -> list:
+    """Twelve running sums (a numpy array or a float64 buffer) as Python floats."""
+    return [float(s) for s in sums.tolist()]
+
+
+def _evaluate(gold: list, predictions: dict, sums=None) -> _Evaluation:
     """The evaluation; ``sums``: running sums to continue (a copy is continued)."""
+    import numpy as np
+
     answers, facts = predictions["answer"], predictions["sp"]
     n = len(gold)
     state = np.zeros(n, dtype=np.uint8)
@@ -320,13 +367,15 @@ def _evaluate(gold: list, predictions: dict, sums: np.ndarray | None = None) -> 
         _score_general(gold, answers, facts, state, values)
     elif (state >= 4).any():
         _score_left(gold, answers, facts, state, values)
-    sums = np.zeros(12) if sums is None else np.array(sums, dtype=np.float64)
+    sums = np.zeros(12) if sums is None else np.array(_floats(sums), dtype=np.float64)
     _kernels.hotpot_finish(state, values, sums)
     return _Evaluation(gold, state, values, sums)
 
 
 def _score_general(gold: list, answers, facts, state: np.ndarray, values: np.ndarray) -> None:
     """What hotpot_scores gives (before hotpot_finish), for input of any form."""
+    import numpy as np
+
     pred_texts, gold_texts, pred_sp, gold_sp = _walk_checked(gold, answers, facts, state)
     at = np.flatnonzero(state & 1)
     values[at, 0:4] = np.column_stack(_answer_scores(pred_texts, gold_texts))
@@ -336,6 +385,8 @@ def _score_general(gold: list, answers, facts, state: np.ndarray, values: np.nda
 
 def _score_left(gold: list, answers, facts, state: np.ndarray, values: np.ndarray) -> None:
     """The answers (state bit 4) and facts (bit 8) that hotpot_scores left to the caller."""
+    import numpy as np
+
     at = np.flatnonzero(state & 4)
     if len(at):
         rows = [gold[i] for i in at.tolist()]
@@ -394,6 +445,8 @@ def _walk_checked(gold: list, answers: dict, facts: dict, state: np.ndarray) -> 
 
 def _answer_scores(pred_texts: list, gold_texts: list) -> tuple:
     """(em, f1, prec, recall) arrays, one value per (prediction, gold) pair."""
+    import numpy as np
+
     from . import answers
 
     m = len(pred_texts)
@@ -416,6 +469,8 @@ def _answer_scores(pred_texts: list, gold_texts: list) -> tuple:
 def _sp_counts(pred_sp: list, gold_sp: list, gold: list, at: np.ndarray) -> np.ndarray:
     """(tp, fp, fn) rows of the facts, one per question with predicted facts (``at``:
     their gold positions, to name a question in an error)."""
+    import numpy as np
+
     counts = np.empty((len(pred_sp), 3), dtype=np.int64)
     if _kernels.hotpot_sp_counts(pred_sp, gold_sp, counts):
         for k in np.flatnonzero(counts[:, 0] < 0).tolist():
@@ -475,6 +530,8 @@ class HotpotMetrics:
 
     def reset(self) -> None:
         """Forget every update."""
+        import numpy as np
+
         self._sums = np.zeros(12)
         self._count = 0
 
@@ -489,7 +546,7 @@ class HotpotMetrics:
             if type(gold) is list and not gold:
                 return
             ev = _evaluate_inputs(gold, predictions, self._sums)
-        self._sums, self._count = ev.sums, self._count + len(ev.values)
+        self._sums, self._count = _sums_array(ev.sums), self._count + len(ev.values)
 
     def compute(self) -> dict:
         """The twelve means over every question so far, keyed as the script keys them."""
@@ -514,6 +571,8 @@ class HotpotMetrics:
 
     def load_state_dict(self, state: Mapping) -> None:
         """Restore a state that :meth:`state_dict` gave (checked first)."""
+        import numpy as np
+
         if not isinstance(state, Mapping) or set(state) != {"sums", "count"}:
             raise InputError("a HotpotMetrics state is {'sums': [twelve floats], 'count': int}")
         count = state["count"]
@@ -527,6 +586,14 @@ class HotpotMetrics:
                 sums > count).any():
             raise InputError("the state's sums must be twelve numbers in [0, count]")
         self._sums, self._count = sums, int(count)
+
+
+def _sums_array(sums) -> np.ndarray:
+    """An evaluation's twelve sums as the float64 numpy array HotpotMetrics keeps (those
+    from the files' bytes are an array.array, whose ``+`` would concatenate)."""
+    import numpy as np
+
+    return np.array(_floats(sums), dtype=np.float64)
 
 
 # --------------------------------------------------------------------------------------------

@@ -17,16 +17,23 @@ import mmap
 import os
 import re
 import sys
-
-import numpy as np
+from array import array
+from typing import TYPE_CHECKING
 
 from . import _kernels
 from ._gc import gc_paused
 from ._kept_scores import KeptScores
-from .answers import normalize_triviaqa
+from ._triviaqa_text import normalize_triviaqa
 from .errors import InputError, InputTypeError
 from .io._text import load_json
 from .reference.triviaqa import EXPECTED_VERSION
+
+if TYPE_CHECKING:
+    import numpy as np
+
+# numpy (and qafast.answers, which imports it) is imported by the functions that use it:
+# `qafast triviaqa` on plain files scores them without it (_plain_scores), and importing it
+# was a third of the command's CPU time
 
 __all__ = ["TriviaqaMetrics", "triviaqa", "triviaqa_per_question"]
 
@@ -69,7 +76,7 @@ def _load_dataset(dataset, scan_questions: bool = True) -> tuple:
 def _scan_dataset(raw, scan_questions: bool) -> tuple | None:
     """_load_dataset's (data, questions) of a file's bytes, or None where the scans leave the
     file to load_json."""
-    out = np.empty(len(raw), dtype=np.uint8)
+    out = bytearray(len(raw))
     if scan_questions and not _not_wikipedia(raw):
         qids: list = []
         answers: list = []
@@ -78,12 +85,12 @@ def _scan_dataset(raw, scan_questions: bool) -> tuple | None:
         n = _kernels.triviaqa_scan_questions(raw, out, qids, answers, golds, flags,
                                              _SCANSTRING)
         if n >= 0:
-            data = json.loads(str(out.data[:n], "utf-8"))
+            data = json.loads(str(memoryview(out)[:n], "utf-8"))
             if data.get("Domain") == "Wikipedia":
                 return data, (qids, answers, golds, flags)
     n = _kernels.triviaqa_json_compact(raw, out)
     if n >= 0:
-        return json.loads(str(out.data[:n], "utf-8")), None
+        return json.loads(str(memoryview(out)[:n], "utf-8")), None
     return None
 
 
@@ -317,6 +324,8 @@ def _read_predictions(predictions, gold: _Gold) -> tuple[list, int]:
 
 def _scores(preds: list, golds: list) -> tuple[np.ndarray, np.ndarray]:
     """Per key exact match (0/1) and F1, 0 where the prediction is None."""
+    import numpy as np
+
     from . import answers
 
     n = len(preds)
@@ -333,18 +342,64 @@ def _scores(preds: list, golds: list) -> tuple[np.ndarray, np.ndarray]:
     return em, f1
 
 
+def _plain_scores(preds: list, golds: list) -> tuple | None:
+    """``(rows, em, sums)``: the keys with a prediction, their exact match (0/1) and the
+    sequential sums of their exact match and F1 (the script's, whose added 0s change
+    nothing), scored by the same kernels as :func:`_scores` (TriviaQA's tokens, bag F1)
+    without numpy; or None where some value is not exactly what they take (a str, each
+    key's gold a non-empty list of str): :func:`_scores` then scores or names it."""
+    rows = [i for i, p in enumerate(preds) if p is not None]
+    if len(rows) == len(preds):
+        texts, refs = preds, golds
+    else:
+        texts, refs = [preds[i] for i in rows], [golds[i] for i in rows]
+    n = len(rows)
+    sums = array("d", bytes(16))
+    em = array("d", bytes(8 * n))
+    if not n:
+        return rows, em, sums
+    ref_off = array("q", bytes(8 * (n + 1)))
+    if _kernels.answer_count_refs(refs, ref_off) >= 0 or not all(refs):
+        return None
+    pred_sid = array("i", bytes(4 * n))
+    ref_sid = array("i", bytes(4 * ref_off[n]))
+    strings: list = []
+    if _kernels.answer_intern(texts, refs, strings, pred_sid, ref_sid) is not None:
+        return None
+    # TriviaQA's normalized tokens as ids (mode 2), which are each string's exact-match key
+    # as they come and its F1 units sorted (the bag F1), as qafast.answers encodes them
+    tok_off = array("q", bytes(8 * (len(strings) + 1)))
+    ids, _ = _kernels.answer_tokens(strings, None, 2, tok_off)
+    keys = memoryview(ids).cast("B").cast("i")
+    units = array("i", bytes(4 * len(keys)))
+    _kernels.answer_sort_segments(tok_off, keys, units)
+    f1 = array("d", bytes(8 * n))
+    _kernels.answer_scores(pred_sid, array("q"), ref_off, ref_sid, tok_off, units, tok_off,
+                           keys, 1, False, False, em, f1, sums)
+    return rows, em, sums
+
+
 def _seq_sum(values: np.ndarray) -> float:
+    import numpy as np
+
     return float(np.add.accumulate(values)[-1]) if len(values) else 0.0
 
 
 def _result(em: np.ndarray, f1: np.ndarray, common: int, pred_len: int, gold_len: int,
             what: str = "dataset") -> dict:
-    n = len(em)
+    import numpy as np
+
+    return _result_of(len(em), int(np.count_nonzero(em)), _seq_sum(f1), common, pred_len,
+                      gold_len, what)
+
+
+def _result_of(n: int, em_count: int, f1_sum: float, common: int, pred_len: int,
+               gold_len: int, what: str = "dataset") -> dict:
+    """The script's dict from the number of keys, of exact matches and the F1s' sum."""
     if not n:
         raise InputError(f"the {what} has no question to score (the script divides by zero)")
-    return {"exact_match": 100.0 * int(np.count_nonzero(em)) / n,
-            "f1": 100.0 * _seq_sum(f1) / n, "common": common, "denominator": n,
-            "pred_len": pred_len, "gold_len": gold_len}
+    return {"exact_match": 100.0 * em_count / n, "f1": 100.0 * f1_sum / n, "common": common,
+            "denominator": n, "pred_len": pred_len, "gold_len": gold_len}
 
 
 def triviaqa(dataset, predictions) -> dict:
@@ -411,6 +466,8 @@ def triviaqa_per_question(dataset, predictions) -> dict:
         gold = _read_gold(dataset)
         preds, _ = _read_predictions(predictions, gold)
         em, f1 = _scores(preds, gold.golds(preds))
+    import numpy as np
+
     return {"id": list(gold.keys), "exact_match": em, "f1": f1,
             "predicted": np.array([p is not None for p in preds], dtype=bool)}
 
@@ -459,6 +516,8 @@ class TriviaqaMetrics(KeptScores):
                                  "non-empty list of strings")
             preds.append(None if p is None else str.__str__(p))
             golds.append([str.__str__(t) for t in a])
+        import numpy as np
+
         with gc_paused():
             em, f1 = _scores(preds, golds)
         self._append(em, f1, np.array([p is not None for p in preds], dtype=np.int8))
@@ -504,14 +563,25 @@ def _cli_write(args) -> None:
                          f"v-{gold.version}\n")
     preds, pred_len = _read_predictions(args.prediction_file, gold)
     golds = gold.golds(preds)
-    em, f1 = _scores(preds, golds)
-    result = _result(em, f1, len(preds) - preds.count(None), pred_len, len(gold.keys))
+    common = len(preds) - preds.count(None)
+    plain = _plain_scores(preds, golds)
+    if plain is not None:
+        rows, em, sums = plain
+        result = _result_of(len(preds), int(sums[0]), sums[1], common, pred_len,
+                            len(gold.keys))
+        wrong = [i for i, e in zip(rows, em.tolist()) if not e]
+    else:
+        import numpy as np
+
+        em, f1 = _scores(preds, golds)
+        result = _result(em, f1, common, pred_len, len(gold.keys))
+        wrong = np.flatnonzero(em == 0).tolist()
     # the script's two streams, line by line in its order
     keys, answers = gold.keys, gold.answers
     sys.stderr.write("".join([f"Missed question {k} will receive score 0.\n"
                               for k, p in zip(keys, preds) if p is None]))
     missed = []
-    for i in np.flatnonzero(em == 0).tolist():
+    for i in wrong:
         p = preds[i]
         if p is not None:
             # the list the script prints has the human answers normalized (golds has them as
