@@ -369,6 +369,40 @@ cdef Py_ssize_t _ak_triviaqa_prepare(str s, _AkWork* w) except -1:
     return n
 
 
+cdef Py_ssize_t _ak_triviaqa_prepare_raw(int kind, const void* data, Py_ssize_t n,
+                                         _AkWork* w) except -2 nogil:
+    """_ak_triviaqa_prepare without CPython, for the str of n code units of this kind (1 or
+    2) at data, where str.lower needs no table but Latin-1's: every character of kind 1 and,
+    of kind 2, Latin-1, CJK ideographs (U+4E00..U+9FFF) and General Punctuation
+    (U+2000..U+206F), which have no case. Returns their count, or -1 for any other str (the
+    caller then lowers it with CPython, holding the GIL)."""
+    cdef Py_ssize_t i
+    cdef uint32_t c
+    cdef const uint8_t* a = <const uint8_t*>data
+    cdef const uint16_t* u = <const uint16_t*>data
+    if kind != 1 and kind != 2:
+        return -1
+    _ak_work_reserve(w, n)
+    for i in range(n):
+        c = a[i] if kind == 1 else u[i]
+        if c < 128:
+            if c >= 65 and c <= 90:
+                c += 32
+        elif c < 256:
+            if not _AK_LATIN1_OK:
+                return -1
+            c = <uint32_t>_AK_LOWER1[c]
+        elif not (0x4E00 <= c <= 0x9FFF or 0x2000 <= c <= 0x206F):
+            return -1
+        if (c < 128 and _AK_CLASS[c] == 1) or c == 0x2018 or c == 0x2019 or c == 0xB4:
+            w.cp[i] = 32
+            w.cls[i] = 2
+        else:
+            w.cp[i] = <Py_UCS4>c
+            w.cls[i] = _ak_uclass(<Py_UCS4>c)
+    return n
+
+
 cdef inline bint _ak_is_article_cp(const Py_UCS4* w, Py_ssize_t n) noexcept nogil:
     if n == 1:
         return w[0] == 97

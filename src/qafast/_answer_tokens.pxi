@@ -64,16 +64,21 @@ def answer_tokens(list strings, object slow, int mode, int64_t[::1] tok_off):
     int32 buffer (format "i", not a numpy array: np.frombuffer reads it); ``tok_off`` has
     ``len(strings) + 1`` entries. Returns ``(ids, vocabulary_size)``.
 
-    Two passes: the first, with the GIL, takes each ASCII string's bytes (SQuAD's normalizer)
-    and the tokens of every other string (which need str.lower or ``slow``); the second,
-    without it, normalizes the ASCII strings and gives every token its id, string by string
-    in order, so ids follow first appearance as in one pass.
+    Two passes: the first, with the GIL, takes each ASCII string's bytes (SQuAD's and
+    TriviaQA's normalizers), each Latin-1 or two-byte string's code units (TriviaQA's, for
+    _ak_triviaqa_prepare_raw) and the tokens of every other string (which need str.lower or
+    ``slow``); the second, without it, normalizes the strings whose bytes or code units it
+    has (taking the GIL back only to lower one that the raw routine leaves to CPython) and
+    gives every token its id, string by string in order, so ids follow first appearance as
+    in one pass.
     """
     cdef Py_ssize_t i, k, n, length, wcap = 0, m, nt, nb
     cdef int64_t cursor = 0, count
     cdef int64_t* offp
     cdef const char** src_p = NULL
     cdef int64_t* src_n = NULL
+    # the kind of str whose data src_p holds: 0 ASCII bytes, 1 or 2 code units to prepare
+    cdef uint8_t* src_kind = NULL
     cdef const char* p
     cdef char* w = NULL
     cdef object s, tok, toks
@@ -108,7 +113,8 @@ def answer_tokens(list strings, object slow, int mode, int64_t[::1] tok_off):
     try:
         src_p = <const char**>malloc((n + 1) * sizeof(const char*))
         src_n = <int64_t*>malloc((n + 1) * sizeof(int64_t))
-        if src_p == NULL or src_n == NULL:
+        src_kind = <uint8_t*>malloc(n + 1)
+        if src_p == NULL or src_n == NULL or src_kind == NULL:
             raise MemoryError()
         side.off = <int64_t*>malloc(1024 * sizeof(int64_t))
         if side.off == NULL:
@@ -124,6 +130,13 @@ def answer_tokens(list strings, object slow, int mode, int64_t[::1] tok_off):
             if mode != 0 and PyUnicode_IS_ASCII(s):
                 src_p[i] = PyUnicode_AsUTF8AndSize(s, &length)
                 src_n[i] = length
+                src_kind[i] = 0
+                continue
+            if mode == 2 and (PyUnicode_KIND(s) == 1 or PyUnicode_KIND(s) == 2):
+                # normalized without the GIL (held keeps s, and so its data, alive)
+                src_p[i] = <const char*>PyUnicode_DATA(s)
+                src_n[i] = PyUnicode_GET_LENGTH(s)
+                src_kind[i] = <uint8_t>PyUnicode_KIND(s)
                 continue
             count = 0
             if mode != 0:
@@ -152,7 +165,18 @@ def answer_tokens(list strings, object slow, int mode, int64_t[::1] tok_off):
                 if i + 8 < n and src_p[i + 8] != NULL:
                     AK_PREFETCH(src_p[i + 8])
                 p = src_p[i]
-                if p != NULL:
+                if p != NULL and src_kind[i] != 0:
+                    m = _ak_triviaqa_prepare_raw(src_kind[i], p, src_n[i], &work)
+                    if m < 0:
+                        with gil:
+                            m = _ak_triviaqa_prepare(<str>held[i], &work)
+                    nt = _ak_squad_spans(&work, m)
+                    for k in range(nt):
+                        # (work.utf8 has 4 * work.cap >= 256 bytes: _ak_intern's 8 to read)
+                        nb = _ak_utf8(work.cp + work.spans[2 * k],
+                                      work.spans[2 * k + 1] - work.spans[2 * k], work.utf8)
+                        _ak_push(&out, _ak_intern(&table, work.utf8, nb))
+                elif p != NULL:
                     _ak_grow_chars(&w, &wcap, src_n[i])
                     if mode == 1:
                         _ak_squad_ascii(p, src_n[i], w, &table, &out)
@@ -174,6 +198,7 @@ def answer_tokens(list strings, object slow, int mode, int64_t[::1] tok_off):
         free(w)
         free(src_p)
         free(src_n)
+        free(src_kind)
         free(side.bytes)
         free(side.off)
         _ak_ids_free(&out)
