@@ -320,3 +320,122 @@ def test_cli_does_not_import_numpy():
     assert err[-1] == "False"
     assert "\n".join(err[:-1] + [""]) == (DATA / "wiki_expected.err").read_text(
         encoding="utf-8")
+
+
+# ---- a dataset object's strings, normalized and scored without the interpreter lock --------
+
+# Latin-1, two-byte text of every kind the kernel lowers itself (General Punctuation, CJK)
+# and of kinds it leaves to str.lower (Greek with its final sigma, Cyrillic, dotted I), and
+# four-byte text
+_KERNEL_PIECES = st.sampled_from(
+    ["The", "a", "AN", "x", " ", "_", "-", "‘", "’", "´", "`", "\u00a0", "\u00b5", "É", "ß",
+     "Ÿ", "\u00d7", "\u2003", "\u2013", "\u201c", "\u200b", "\u2028", "東京", "\u9fff",
+     "ΑΣ", "Σ", "İ", "Ж", "ǅ", "\U0001f600", "\U00010400", "1,000", "\x1c", "a\u0301"])
+_KERNEL_TEXT = st.one_of(st.lists(_KERNEL_PIECES, max_size=6).map("".join),
+                         st.text(max_size=8),
+                         st.text(st.characters(max_codepoint=0xFFFF), max_size=8))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_KERNEL_TEXT, max_size=8))
+def test_the_token_kernel_is_the_specifications_normalizer(strings):
+    import numpy as np
+    from qafast import _kernels
+
+    tok_off = np.empty(len(strings) + 1, dtype=np.int64)
+    ids, size = _kernels.answer_tokens(strings, None, 2, tok_off)
+    got = np.frombuffer(ids, dtype=np.int32).tolist()
+    # the ids follow the tokens' first appearance
+    vocabulary: dict = {}
+    want, off = [], [0]
+    for s in strings:
+        for token in ref.normalize(s).split():
+            want.append(vocabulary.setdefault(token, len(vocabulary)))
+        off.append(len(want))
+    assert (got, tok_off.tolist(), size) == (want, off, len(vocabulary))
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.tuples(st.one_of(st.none(), _KERNEL_TEXT),
+                          st.lists(_KERNEL_TEXT, min_size=1, max_size=3),
+                          st.one_of(st.none(), st.lists(_KERNEL_TEXT, max_size=2))),
+                min_size=1, max_size=10))
+def test_a_dataset_object_scores_as_the_specification(qs):
+    data = {"Version": 1.0, "Domain": "Wikipedia", "VerifiedEval": False, "Data": []}
+    for i, (_, aliases, human) in enumerate(qs):
+        answer = {"NormalizedAliases": aliases}
+        if human is not None:
+            answer["HumanAnswers"] = human
+        data["Data"].append({"QuestionId": str(i), "Answer": answer})
+    preds = {str(i): p for i, (p, _, _) in enumerate(qs) if p is not None}
+    if not preds:
+        return
+    assert qafast.triviaqa(data, preds) == ref.triviaqa(data, preds)
+    t = qafast.triviaqa_per_question(data, preds)
+    rows = ref.question_scores(data, preds)
+    assert t["f1"].tolist() == [float(f) for _, _, _, f in rows]
+    assert t["exact_match"].tolist() == [float(em) for _, _, em, _ in rows]
+
+
+def test_gathering_stops_at_the_first_key_the_script_would_not_take():
+    import numpy as np
+    from qafast import _kernels
+
+    class Text(str):
+        pass
+
+    good = {"NormalizedAliases": ["x", "y"], "HumanAnswers": ["Z"]}
+    for bad in [{"NormalizedAliases": ("x",)}, {"NormalizedAliases": ["x", Text("y")]},
+                {"NormalizedAliases": ["x"], "HumanAnswers": None}, {"Aliases": ["x"]},
+                {"NormalizedAliases": [], "HumanAnswers": []}, [["x"]]]:
+        ref_off = np.empty(3, dtype=np.int64)
+        texts: list = []
+        golds: list = []
+        got = _kernels.triviaqa_gold_strings([good, None, bad], ["a", None, "b"], texts, golds,
+                                             ref_off)
+        assert got == 2
+    ref_off = np.empty(3, dtype=np.int64)
+    texts, golds = [], []
+    assert _kernels.triviaqa_gold_strings([good, {"x": 1}, good], ["a", None, "b"], texts,
+                                          golds, ref_off) == -1
+    assert (texts, golds, ref_off.tolist()) == (["a", "b"], ["x", "y", "Z"] * 2, [0, 3, 6])
+    # ref_off measured for another number of predictions
+    with pytest.raises(InputError):
+        _kernels.triviaqa_gold_strings([good], ["a"], [], [], np.empty(3, dtype=np.int64))
+    with pytest.raises(InputError):
+        _kernels.triviaqa_gold_strings([good, good], ["a", "b"], [], [],
+                                       np.empty(2, dtype=np.int64))
+
+
+def test_answers_the_scorer_does_not_take_keep_their_errors_and_subclasses():
+    class Text(str):
+        pass
+
+    with pytest.raises(InputError, match="'q'.*must be a string, got int"):
+        qafast.triviaqa(_wiki({"NormalizedAliases": ["x"], "HumanAnswers": [3]}), {"q": "x"})
+    with pytest.raises(InputError, match="'q'.*NormalizedAliases list"):
+        qafast.triviaqa(_wiki({"NormalizedAliases": ["x"], "HumanAnswers": None}), {"q": "x"})
+    with pytest.raises(InputError, match="'q': Answer must be an object"):
+        qafast.triviaqa(_wiki(["x"]), {"q": "x"})
+    # a str subclass as prediction is read as its text
+    assert qafast.triviaqa(_wiki({"NormalizedAliases": ["x y"]}), {"q": Text("X_y")}) == \
+        ref.triviaqa(_wiki({"NormalizedAliases": ["x y"]}), {"q": "X_y"})
+
+
+def test_threads_scoring_at_once_give_one_calls_numbers():
+    import threading
+
+    data = {"Version": 1.0, "Domain": "Wikipedia", "VerifiedEval": False, "Data": [
+        {"QuestionId": f"q{i}", "Answer": {"NormalizedAliases": [f"café {i}", "the ´x’",
+                                                                 "ΑΣ" * (i % 3)]}}
+        for i in range(9000)]}
+    preds = {f"q{i}": ["Café " + str(i), "X", "ας", "y"][i % 4] for i in range(0, 9000, 3)}
+    want = ref.triviaqa(data, preds)
+    got: list = []
+    threads = [threading.Thread(target=lambda: got.append(qafast.triviaqa(data, preds)))
+               for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert got == [want] * 4

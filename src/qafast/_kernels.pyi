@@ -409,6 +409,9 @@ def triviaqa_json_compact(buf: bytes, out: _BU8) -> int: ...
 def triviaqa_scan_questions(buf: bytes, out: _BU8, qids: list[str],
                             answers: list[dict[str, list[str]]], golds: list[list[str]],
                             flags: list[int], scanstring: Any) -> int: ...
+# the strings a dataset object's keys are scored on (_triviaqa_scan.pxi)
+def triviaqa_gold_strings(answers: list[Any], preds: list[Any], texts: list[str],
+                          golds: list[str], ref_off: _BI64) -> int: ...
 # gdeval.pl's nDCG@k and ERR@k (_gdeval_kernels.pxi)
 def gdeval_scan(data: bytes | NDArray[np.uint8], is_run: bool, topic: _I64, doc_start: _I64,
                 doc_end: _I64, doc_hash: NDArray[np.uint64], value: NDArray[np.float64],

@@ -647,3 +647,71 @@ def triviaqa_scan_questions(const unsigned char[::1] buf, unsigned char[::1] out
     memcpy(o + data_start, b"[]", 2)
     memcpy(o + data_start + 2, s + data_end, n - data_end)
     return data_start + 2 + n - data_end
+
+
+# ---------------------------------------------------------------------------------------------
+# The strings a dataset object's keys are scored on, gathered in one walk
+#
+# triviaqa_gold_strings walks the keys of a dataset given as an object: for each key with a
+# prediction, its prediction goes to `texts` and its gold strings (NormalizedAliases, then the
+# HumanAnswers as they are: see _gold_answers_batch of triviaqa_eval.py) to `golds`, their
+# end in `golds` to ref_off. Holding the GIL only for this walk, which makes no object, the
+# strings are then normalized and scored without it (answer_tokens, answer_scores). Any key
+# whose values are not exactly what the script takes stops the walk: the caller reads that
+# key the general way, which names what is wrong or takes what it can (a subclass).
+# ---------------------------------------------------------------------------------------------
+
+def triviaqa_gold_strings(list answers, list preds, list texts, list golds,
+                          int64_t[::1] ref_off):
+    """-1 once every key is gathered (see above), else the index of the first key at fault
+    (an Answer that is not exactly a dict, NormalizedAliases or HumanAnswers not exactly a
+    list, a string that is not exactly a str, no gold string). ``answers[i]`` is key i's
+    Answer, ``preds[i]`` its prediction (None for none); ``ref_off`` has one entry per
+    prediction and one more."""
+    cdef Py_ssize_t i, n = len(preds), row = 0, rows = ref_off.shape[0] - 1, start
+    cdef object p, s, human
+    cdef dict answer
+    cdef list aliases
+    if len(answers) != n:
+        raise InputError("triviaqa_gold_strings: one Answer per key is expected")
+    if rows < 0:
+        raise InputError("triviaqa_gold_strings: ref_off must have at least one entry")
+    ref_off[0] = 0
+    for i in range(n):
+        p = preds[i]
+        if p is None:
+            continue
+        if row == rows:
+            raise InputError("triviaqa_gold_strings: more predictions than ref_off has room for")
+        if type(p) is not str or type(answers[i]) is not dict:
+            return i
+        answer = <dict>answers[i]
+        s = answer.get("NormalizedAliases")
+        if type(s) is not list:
+            return i
+        aliases = <list>s
+        human = None
+        if "HumanAnswers" in answer:
+            human = answer["HumanAnswers"]
+            if type(human) is not list:
+                return i
+        start = len(golds)
+        for s in aliases:
+            if type(s) is not str:
+                return i
+            golds.append(s)
+        if human:
+            for s in <list>human:
+                if type(s) is not str:
+                    return i
+                golds.append(s)
+        if len(golds) == start:
+            return i
+        texts.append(p)
+        row += 1
+        ref_off[row] = len(golds)
+        # (no borrowed reference is held here; preds and answers are the caller's own lists)
+        _ak_pause_gil(i)
+    if row != rows:
+        raise InputError("triviaqa_gold_strings: fewer predictions than ref_off has room for")
+    return -1

@@ -342,6 +342,60 @@ def _scores(preds: list, golds: list) -> tuple[np.ndarray, np.ndarray]:
     return em, f1
 
 
+def _gold_scores(gold: _Gold, preds: list) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_scores` of every key's prediction against its gold answers (``gold.golds``)."""
+    if gold.gold_lists is None:
+        walked = _walked_scores(gold.answers, preds)
+        if walked is not None:
+            return walked
+    return _scores(preds, gold.golds(preds))
+
+
+def _walked_scores(answers: list, preds: list) -> tuple[np.ndarray, np.ndarray] | None:
+    """:func:`_scores` of the keys whose Answer objects are ``answers``, or None where some
+    key's values are not exactly what the script takes (:meth:`_Gold.golds` then names it).
+
+    Several threads scoring at once share one interpreter lock: building each key's list of
+    gold strings and interning them held it for most of a call. Here one walk that makes no
+    object gathers the strings (triviaqa_gold_strings); normalizing, tokenizing and scoring
+    them (each occurrence, not each distinct string) run without the lock."""
+    import numpy as np
+
+    from . import answers as answers_module
+
+    n = len(preds)
+    rows = n - preds.count(None)
+    em, f1 = np.zeros(n), np.zeros(n)
+    if not rows:
+        return em, f1
+    ref_off = np.empty(rows + 1, dtype=np.int64)
+    texts: list = []
+    golds: list = []
+    if _kernels.triviaqa_gold_strings(answers, preds, texts, golds, ref_off) >= 0:
+        return None
+    strings = texts + golds
+    if len(strings) >= 2**31:   # (string ids are int32: such an input goes the general way)
+        return None
+    tok_off = np.empty(len(strings) + 1, dtype=np.int64)
+    ids, _ = _kernels.answer_tokens(strings, None, 2, tok_off)
+    del strings, texts, golds
+    # TriviaQA's normalized tokens as ids: each string's exact-match key as they come, its
+    # F1 units sorted (the bag F1), as _scores encodes them
+    keys = np.frombuffer(ids, dtype=np.int32)
+    units = np.empty_like(keys)
+    _kernels.answer_sort_segments(tok_off, keys, units)
+    pred_sid = np.arange(rows, dtype=np.int32)
+    ref_sid = np.arange(rows, rows + int(ref_off[rows]), dtype=np.int32)
+    em_rows, f1_rows = (em, f1) if rows == n else (np.empty(rows), np.empty(rows))
+    _kernels.answer_scores(pred_sid, answers_module._EMPTY_I64, ref_off, ref_sid, tok_off,
+                           units, tok_off, keys, 1, False, False, em_rows, f1_rows,
+                           np.zeros(2))
+    if rows != n:
+        at = np.fromiter((p is not None for p in preds), dtype=bool, count=n)
+        em[at], f1[at] = em_rows, f1_rows
+    return em, f1
+
+
 def _plain_scores(preds: list, golds: list) -> tuple | None:
     """``(rows, em, sums)``: the keys with a prediction, their exact match (0/1) and the
     sequential sums of their exact match and F1 (the script's, whose added 0s change
@@ -437,7 +491,7 @@ def triviaqa(dataset, predictions) -> dict:
     with gc_paused():
         gold = _read_gold(dataset)
         preds, pred_len = _read_predictions(predictions, gold)
-        em, f1 = _scores(preds, gold.golds(preds))
+        em, f1 = _gold_scores(gold, preds)
         common, keys = len(preds) - preds.count(None), len(gold.keys)
         # freed before the collector resumes (see _run_cli)
         del gold, preds
@@ -465,7 +519,7 @@ def triviaqa_per_question(dataset, predictions) -> dict:
     with gc_paused():
         gold = _read_gold(dataset)
         preds, _ = _read_predictions(predictions, gold)
-        em, f1 = _scores(preds, gold.golds(preds))
+        em, f1 = _gold_scores(gold, preds)
     import numpy as np
 
     return {"id": list(gold.keys), "exact_match": em, "f1": f1,
