@@ -4,6 +4,7 @@ one run.
 
     python benchmarks/bench_triviaqa.py --oracle DIR        # DIR holds evaluation/ and utils/
     python benchmarks/bench_triviaqa.py --oracle DIR --questions 20000
+    python benchmarks/bench_triviaqa.py --threads 4 --questions 20000 [--repeat 7]
 
 Rows:
 
@@ -14,6 +15,11 @@ Rows:
    same arguments, run in turn ``--cli-repeat`` times; their stdout (the ``em=0:`` lines and
    the dict) must be identical. Median wall time and median CPU time (user + system) of each;
    the CPU time is the steadier measure on a loaded machine.
+
+With ``--threads T`` (no oracle needed) it times instead one ``qafast.triviaqa(dataset object,
+predictions)`` call against T such calls in T threads, alternating ``--repeat`` times, and
+prints the medians of the wall and process CPU times and their ratio (T if nothing runs in
+parallel; T / cores if the calls hold the interpreter lock for none of their work).
 
 The data is synthetic, seeded and TriviaQA-shaped (Wikipedia domain): each question with 2 to
 12 normalized aliases, some human answers; predictions an alias with case, punctuation,
@@ -39,7 +45,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import import_qafast
+from _common import import_qafast, in_threads
 
 WORDS = ("sunset", "boulevard", "blvd", "andrew", "lloyd", "webber", "paris", "france", "rock",
          "n", "roll", "the", "beatles", "île", "de", "la", "cité", "1966", "world", "cup",
@@ -92,17 +98,25 @@ def _timed(fn, repeat: int):
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--oracle", required=True,
+    ap.add_argument("--oracle",
                     help="directory of the unmodified script (evaluation/, utils/)")
     ap.add_argument("--questions", type=int, default=100_000)
     ap.add_argument("--seed", type=int, default=5)
-    ap.add_argument("--repeat", type=int, default=3, help="qafast's runs (best is shown)")
+    ap.add_argument("--repeat", type=int, default=3,
+                    help="qafast's runs (best is shown; with --threads: alternating repeats, "
+                         "medians shown)")
     ap.add_argument("--cli-repeat", type=int, default=1,
                     help="end-to-end runs of each command, taken in turn (medians shown)")
+    ap.add_argument("--threads", type=int, default=0,
+                    help="time T calls in T threads against one call (no script is run)")
     args = ap.parse_args()
+    if not args.threads and not args.oracle:
+        ap.error("--oracle is needed to time the script")
     qafast, why = import_qafast()
     if qafast is None:
         raise SystemExit(why)
+    if args.threads:
+        return threads(qafast, args)
     sys.path.insert(0, args.oracle)
     script = importlib.import_module("evaluation.triviaqa_evaluation")
     dataset_utils = importlib.import_module("utils.dataset_utils")
@@ -159,6 +173,36 @@ def main() -> int:
           f"ratio {w_s / w_q:6.1f}x   (wall, median of {args.cli_repeat}; stdout identical)")
     print(f"                       script {c_s:8.3f} s   qafast {c_q:7.3f} s   "
           f"ratio {c_s / c_q:6.1f}x   (CPU time, user + system)")
+    print(f"  load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs")
+    return 0
+
+
+def threads(qafast, args) -> int:
+    """One call, then ``--threads`` calls in as many threads, alternating ``--repeat`` times:
+    the medians of the wall times and of the process CPU times (which a loaded machine
+    disturbs less)."""
+    data, preds = make(args.questions, args.seed)
+    one_call = lambda: qafast.triviaqa(data, preds)   # noqa: E731
+    many = in_threads(one_call, args.threads)
+    one_call()   # (warm up: imports, first-touch allocations)
+    one, all_, one_cpu, all_cpu = [], [], [], []
+    for _ in range(args.repeat):
+        c, t = time.process_time(), time.perf_counter()
+        one_call()
+        one.append(time.perf_counter() - t)
+        one_cpu.append(time.process_time() - c)
+        c, t = time.process_time(), time.perf_counter()
+        many()
+        all_.append(time.perf_counter() - t)
+        all_cpu.append(time.process_time() - c)
+    t_one, t_all = statistics.median(one), statistics.median(all_)
+    c_one, c_all = statistics.median(one_cpu), statistics.median(all_cpu)
+    print(f"TriviaQA, {args.questions:,} questions ({len(preds):,} predicted), qafast.triviaqa "
+          f"on the objects, median of {args.repeat}")
+    print(f"  one call                 {t_one:7.3f} s   ({c_one:.3f} s CPU)")
+    print(f"  {args.threads} calls in {args.threads} threads    {t_all:7.3f} s   "
+          f"({c_all:.3f} s CPU)   {t_all / t_one:4.2f}x one call "
+          f"({args.threads} threads on {os.cpu_count()} CPUs)")
     print(f"  load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs")
     return 0
 
