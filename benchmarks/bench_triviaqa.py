@@ -19,7 +19,10 @@ Rows:
 With ``--threads T`` (no oracle needed) it times instead one ``qafast.triviaqa(dataset object,
 predictions)`` call against T such calls in T threads, alternating ``--repeat`` times, and
 prints the medians of the wall and process CPU times and their ratio (T if nothing runs in
-parallel; T / cores if the calls hold the interpreter lock for none of their work).
+parallel; T / cores if the calls hold the interpreter lock for none of their work). The same
+ratio for ``hashlib.sha256`` (which releases the GIL), timed in the same alternation on a
+buffer that takes about one call's time, is printed beside it: on a machine loaded by other
+processes, it shows how far below T any threads could get.
 
 The data is synthetic, seeded and TriviaQA-shaped (Wikipedia domain): each question with 2 to
 12 normalized aliases, some human answers; predictions an alias with case, punctuation,
@@ -30,6 +33,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import hashlib
 import importlib
 import io
 import json
@@ -185,7 +189,18 @@ def threads(qafast, args) -> int:
     one_call = lambda: qafast.triviaqa(data, preds)   # noqa: E731
     many = in_threads(one_call, args.threads)
     one_call()   # (warm up: imports, first-touch allocations)
-    one, all_, one_cpu, all_cpu = [], [], [], []
+    # the control: a buffer that sha256 digests in about one call's CPU time
+    c = time.process_time()
+    one_call()
+    spent = time.process_time() - c
+    probe = b"\0" * (8 << 20)
+    c = time.process_time()
+    hashlib.sha256(probe).digest()
+    rate = len(probe) / max(time.process_time() - c, 1e-4)
+    buffer = b"\0" * max(1 << 20, int(rate * spent))
+    control = lambda: hashlib.sha256(buffer).digest()   # noqa: E731
+    control_many = in_threads(control, args.threads)
+    one, all_, one_cpu, all_cpu, ctl_one, ctl_all = [], [], [], [], [], []
     for _ in range(args.repeat):
         c, t = time.process_time(), time.perf_counter()
         one_call()
@@ -195,14 +210,22 @@ def threads(qafast, args) -> int:
         many()
         all_.append(time.perf_counter() - t)
         all_cpu.append(time.process_time() - c)
+        t = time.perf_counter()
+        control()
+        ctl_one.append(time.perf_counter() - t)
+        t = time.perf_counter()
+        control_many()
+        ctl_all.append(time.perf_counter() - t)
     t_one, t_all = statistics.median(one), statistics.median(all_)
     c_one, c_all = statistics.median(one_cpu), statistics.median(all_cpu)
+    ctl = statistics.median(ctl_all) / statistics.median(ctl_one)
     print(f"TriviaQA, {args.questions:,} questions ({len(preds):,} predicted), qafast.triviaqa "
           f"on the objects, median of {args.repeat}")
     print(f"  one call                 {t_one:7.3f} s   ({c_one:.3f} s CPU)")
     print(f"  {args.threads} calls in {args.threads} threads    {t_all:7.3f} s   "
           f"({c_all:.3f} s CPU)   {t_all / t_one:4.2f}x one call "
           f"({args.threads} threads on {os.cpu_count()} CPUs)")
+    print(f"  the same ratio for hashlib.sha256 (which releases the GIL) now: {ctl:4.2f}x")
     print(f"  load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs")
     return 0
 

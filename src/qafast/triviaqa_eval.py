@@ -4,9 +4,10 @@
 ``denominator``, ``pred_len``, ``gold_len``, its keys in its order);
 :func:`triviaqa_per_question` every key's scores; :class:`TriviaqaMetrics` accumulates them
 over batches; ``qafast triviaqa --dataset_file D --prediction_file P`` prints what the script
-prints. The rules are in :mod:`qafast.reference.triviaqa`. Each distinct string is normalized
-once (TriviaQA's normalizer) and every (prediction, gold answer) pair is scored by the
-compiled answer kernels; the F1 sum is taken left to right, as the script adds.
+prints. The rules are in :mod:`qafast.reference.triviaqa`. Strings are normalized
+(TriviaQA's normalizer) and every (prediction, gold answer) pair is scored by the compiled
+answer kernels (a dataset object's strings without the GIL: see :func:`_walked_scores`);
+the F1 sum is taken left to right, as the script adds.
 """
 
 from __future__ import annotations
