@@ -58,8 +58,9 @@ def test_walk_reads_as_the_general_path(data):
             fast._encode()
         return
     a = fast._encode()
-    for name in ("topic_ids", "subtopics", "nrel_offsets", "doc_offsets", "t", "local",
-                 "doc_row", "grade"):
+    assert a.topic_index == b.topic_index
+    for name in ("subtopics", "nrel_offsets", "doc_offsets", "t", "local", "doc_row",
+                 "grade"):
         assert np.array_equal(getattr(a, name), getattr(b, name)), name
     assert a.plain.query_ids == b.plain.query_ids
     assert np.array_equal(a.plain.values, b.plain.values)
