@@ -686,6 +686,28 @@ def encode_diversity_dict(dict data, list query_ids, list subtopic_ids, list doc
     changed since it was counted gives -1 or a count other than that size, never a write past
     the arrays.
     """
+    cdef Py_ssize_t total = grade.shape[0]
+    cdef dict subtopic_index = {}
+    # documents interned by the str's cached hash in a private table, not a dict: most of
+    # the walk's time was the dict lookups, one per judgment
+    cdef _sh_Slots doc_table
+    if query.shape[0] != total or subtopic.shape[0] != total or doc.shape[0] != total:
+        raise InputError("the columns must have one entry per judgment")
+    if len(doc_ids) != 0:
+        raise InputError("encode_diversity_dict: doc_ids must start empty")
+    _ak_str_table_init(&doc_table, 1024)
+    try:
+        return _div_walk(data, query_ids, subtopic_ids, doc_ids, query, subtopic, doc, grade,
+                         subtopic_index, &doc_table)
+    finally:
+        _sh_slots_free(&doc_table)
+
+
+cdef Py_ssize_t _div_walk(dict data, list query_ids, list subtopic_ids, list doc_ids,
+                          int64_t[::1] query, int64_t[::1] subtopic, int64_t[::1] doc,
+                          int64_t[::1] grade, dict subtopic_index,
+                          _sh_Slots* doc_table) except -2:
+    """encode_diversity_dict's walk, the documents interned in ``doc_table``."""
     cdef Py_ssize_t qpos = 0, spos, dpos, pos = 0, total = grade.shape[0]
     cdef Py_ssize_t q_code, s_code
     cdef PyObject *qk
@@ -697,9 +719,6 @@ def encode_diversity_dict(dict data, list query_ids, list subtopic_ids, list doc
     cdef long long g
     cdef int overflow = 0
     cdef object subtopics, docs
-    cdef dict subtopic_index = {}, doc_index = {}
-    if query.shape[0] != total or subtopic.shape[0] != total or doc.shape[0] != total:
-        raise InputError("the columns must have one entry per judgment")
     while _enc_dict_next(data, &qpos, &qk, &qv):
         if not _enc_is_str(qk) or not _enc_is_dict(qv):
             return -1
@@ -725,7 +744,7 @@ def encode_diversity_dict(dict data, list query_ids, list subtopic_ids, list doc
                     s_code = _div_code(subtopic_index, subtopic_ids, sk)
                 query[pos] = q_code
                 subtopic[pos] = s_code
-                doc[pos] = _div_code(doc_index, doc_ids, dk)
+                doc[pos] = _ak_str_index(doc_table, doc_ids, <object>dk)
                 grade[pos] = g
                 pos += 1
     return pos
