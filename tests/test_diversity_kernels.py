@@ -247,9 +247,12 @@ def test_rankings_are_the_specification(qrels, ranked, queries, max_docs, judged
 
 
 # judgments: (query, subtopic, document, grade), ids that sort differently by UTF-16 code
-# unit and by code point, repeated (query, document, subtopic) triples included
-judgment_lists = st.lists(st.tuples(st.integers(0, 3), st.integers(0, 5),
-                                    st.text(alphabet="ab1é日🙂\uff61", max_size=3),
+# unit and by code point, that share a prefix longer than 8 bytes (or not), that end in NUL,
+# repeated (query, document, subtopic) triples included
+_judged_ids = st.builds(lambda prefix, rest: prefix + rest,
+                        st.sampled_from(["", "", "clueweb09-en-", "clueweb09-en-\x00"]),
+                        st.text(alphabet="ab1é日🙂\uff61\x00", max_size=3))
+judgment_lists = st.lists(st.tuples(st.integers(0, 3), st.integers(0, 5), _judged_ids,
                                     st.integers(-3, 3)), max_size=60)
 
 
