@@ -250,15 +250,17 @@ def _from_dict(data: Mapping) -> tuple[list, list, list, list]:
                 raise InputTypeError(f"query {q!r}, subtopic {s!r}: expected {{doc: grade}}, "
                                      f"not {type(docs).__name__}")
             # a subtopic's judgments a list at a time: per-judgment Python work was most
-            # of the cost of a large dict
-            n = len(docs)
+            # of the cost of a large dict; read once, so that every column has one entry
+            # per judgment whatever the mapping's len() says
+            items = list(docs.items())
+            n = len(items)
             query.extend([q_text] * n)
             subtopic.extend([str(s)] * n)
-            names = list(docs)
+            names = [d for d, _ in items]
             doc.extend(names if set(map(type, names)) <= {str} else map(str, names))
-            values = list(docs.values())
+            values = [g for _, g in items]
             if not set(map(type, values)) <= {int}:
-                values = [_grade(g, q, d) for d, g in docs.items()]
+                values = [_grade(g, q, d) for d, g in items]
             grade.extend(values)
     return query, subtopic, doc, grade
 
