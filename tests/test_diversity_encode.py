@@ -58,8 +58,9 @@ def test_walk_reads_as_the_general_path(data):
             fast._encode()
         return
     a = fast._encode()
-    for name in ("topic_ids", "subtopics", "nrel_offsets", "doc_offsets", "t", "local",
-                 "doc_row", "grade"):
+    assert a.topic_index == b.topic_index
+    for name in ("subtopics", "nrel_offsets", "doc_offsets", "t", "local", "doc_row",
+                 "grade"):
         assert np.array_equal(getattr(a, name), getattr(b, name)), name
     assert a.plain.query_ids == b.plain.query_ids
     assert np.array_equal(a.plain.values, b.plain.values)
@@ -127,3 +128,19 @@ def test_a_dict_larger_than_counted_is_never_written_past():
     with pytest.raises(qafast.errors.InputError):
         _kernels.encode_diversity_dict(data, [], [], [], np.empty(3, np.int64),
                                        *(np.empty(2, np.int64) for _ in range(3)))
+
+
+def test_a_mapping_whose_len_lies_reads_as_its_items():
+    """The general reading counts a subtopic's judgments by reading them, not by len()."""
+
+    class LyingDict(dict):
+        def __len__(self):
+            return 10**6
+
+    plain = {"q1": {"1": {"d1": 1, "d2": 0}, "2": {"d2": 1, "dé": 1}}, "q2": {"1": {"x": 1}}}
+    lying = {"q1": {"1": {"d1": 1, "d2": 0}, "2": LyingDict({"d2": 1, "dé": 1})},
+             "q2": {"1": {"x": 1}}}
+    run = {"q1": {"d2": 2.0, "d1": 1.0, "dé": 1.0}, "q2": {"x": 1.0}}
+    assert columns(DiversityQrels(lying)) == columns(DiversityQrels(plain))
+    assert (qafast.evaluate(lying, run, MEASURES, per_query=True)
+            == qafast.evaluate(plain, run, MEASURES, per_query=True))

@@ -10,6 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from qafast import _kernels
+from qafast import errors as qafast_errors
 from qafast.diversity import _place_sorted
 from qafast.reference import diversity as spec
 
@@ -192,10 +193,10 @@ def test_evaluate_does_not_depend_on_the_runs_order(judged, ranked, rng):
 def _spec_rankings(qrels: dict, run: dict, ids: list, max_docs, judged_only: bool) -> list:
     """Each evaluated query's ranking as rows, in plain Python: the run's documents by score
     descending, then id ascending (code point order), cut at ``max_docs``; a judged document
-    as its row (the topics in id order, each topic's judged documents in id order), any
-    other as -1 (left out with ``judged_only``)."""
+    as its row (the topics in order of first appearance, each topic's judged documents
+    in id order), any other as -1 (left out with ``judged_only``)."""
     start, first_row = 0, {}
-    for q in sorted(qrels):
+    for q in qrels:
         first_row[q] = start
         start += len({d for docs in qrels[q].values() for d in docs})
     out = []
@@ -243,3 +244,86 @@ def test_rankings_are_the_specification(qrels, ranked, queries, max_docs, judged
     _topic_of, offsets, rows = encoded.rankings(general, ids, max_docs, judged_only)
     got = [rows[a:b].tolist() for a, b in zip(offsets[:-1], offsets[1:])]
     assert got == _spec_rankings(qrels, run, ids, max_docs, judged_only)
+
+
+# judgments: (query, subtopic, document, grade), ids that sort differently by UTF-16 code
+# unit and by code point, that share a prefix longer than 8 bytes (or not), that end in NUL,
+# repeated (query, document, subtopic) triples included
+_judged_ids = st.builds(lambda prefix, rest: prefix + rest,
+                        st.sampled_from(["", "", "clueweb09-en-", "clueweb09-en-\x00"]),
+                        st.text(alphabet="ab1é日🙂\uff61\x00", max_size=3))
+judgment_lists = st.lists(st.tuples(st.integers(0, 3), st.integers(0, 5), _judged_ids,
+                                    st.integers(-3, 3)), max_size=60)
+
+
+def _rows(judgments, n_queries=4, n_subtopics=6):
+    """diversity_qrels_rows' outputs, with the documents coded in order of first
+    appearance."""
+    i64 = np.int64
+    docs = list(dict.fromkeys(j[2] for j in judgments))
+    code = {d: i for i, d in enumerate(docs)}
+    n = len(judgments)
+    query = np.array([j[0] for j in judgments], i64)
+    sub = np.array([j[1] for j in judgments], i64)
+    doc = np.array([code[j[2]] for j in judgments], i64)
+    grade = np.array([j[3] for j in judgments], i64)
+    outs = [np.full(n, -7, i64) for _ in range(4)]
+    doc_offsets, subtopics = np.full(n_queries + 1, -7, i64), np.full(n_queries, -7, i64)
+    rows = [np.full(n, -7, i64) for _ in range(3)]
+    key_off = np.full(n + 1, -7, i64)
+    kept, nrows, blob = _kernels.diversity_qrels_rows(query, sub, doc, grade, docs, n_queries,
+                                                      n_subtopics, *outs, doc_offsets,
+                                                      subtopics, *rows, key_off)
+    return docs, kept, nrows, blob, outs, doc_offsets, subtopics, rows, key_off
+
+
+@settings(max_examples=examples(300), **SLOW)
+@given(judgment_lists)
+def test_judgment_rows_are_the_specification(judgments):
+    docs, kept, nrows, blob, outs, doc_offsets, subtopics, rows, key_off = _rows(judgments)
+    want = spec.judgment_rows([j[0] for j in judgments], [j[1] for j in judgments],
+                              [j[2] for j in judgments], [j[3] for j in judgments], 4)
+    assert kept == len(want["t"])
+    for name, got in zip(("t", "local", "row", "grade"), outs):
+        assert got[:kept].tolist() == want[name]
+    assert doc_offsets.tolist() == want["doc_offsets"]
+    assert subtopics.tolist() == want["subtopics"]
+    row_doc, best, hashes = rows
+    assert nrows == len(want["row_doc"])
+    assert [docs[c] for c in row_doc[:nrows].tolist()] == want["row_doc"]
+    assert best[:nrows].tolist() == want["best"]
+    # each row's id: its UTF-8 bytes and the hash the engine's qrels give it
+    texts = [blob[key_off[i]:key_off[i + 1]].decode() for i in range(nrows)]
+    assert texts == want["row_doc"]
+    expect_hash = np.empty(nrows, np.int64)
+    expect_off = np.empty(nrows + 1, np.int64)
+    expect_blob, _ = _kernels.encode_str_column(want["row_doc"], expect_hash,
+                                                np.empty(0, np.int64), expect_off)
+    assert hashes[:nrows].tolist() == expect_hash.tolist()
+    assert blob == expect_blob and key_off[:nrows + 1].tolist() == expect_off.tolist()
+
+
+def test_judgment_rows_refuse_codes_outside_their_bounds():
+    i64 = np.int64
+    one = np.zeros(1, i64)
+
+    def call(query=0, sub=0, doc=0, docs=("d",), n_queries=1, n_subtopics=1):
+        n = 1
+        return _kernels.diversity_qrels_rows(
+            np.array([query], i64), np.array([sub], i64), np.array([doc], i64), one,
+            list(docs), n_queries, n_subtopics, *(np.empty(n, i64) for _ in range(4)),
+            np.empty(n_queries + 1, i64), np.empty(n_queries, i64),
+            *(np.empty(n, i64) for _ in range(3)), np.empty(n + 1, i64))
+
+    assert call()[:2] == (1, 1)
+    for bad in (dict(query=1), dict(query=-1), dict(sub=1), dict(doc=1), dict(docs=())):
+        with pytest.raises(qafast_errors.InputError, match="out of range"):
+            call(**bad)
+    with pytest.raises(qafast_errors.InputTypeError, match="not a str"):
+        call(docs=(b"d",))
+    with pytest.raises(qafast_errors.InputError, match="mismatched"):
+        _kernels.diversity_qrels_rows(one, one, one, np.zeros(2, i64), ["d"], 1, 1,
+                                      *(np.empty(2, i64) for _ in range(4)),
+                                      np.empty(2, i64), np.empty(1, i64),
+                                      *(np.empty(2, i64) for _ in range(3)),
+                                      np.empty(3, i64))

@@ -686,6 +686,28 @@ def encode_diversity_dict(dict data, list query_ids, list subtopic_ids, list doc
     changed since it was counted gives -1 or a count other than that size, never a write past
     the arrays.
     """
+    cdef Py_ssize_t total = grade.shape[0]
+    cdef dict subtopic_index = {}
+    # documents interned by the str's cached hash in a private table, not a dict: most of
+    # the walk's time was the dict lookups, one per judgment
+    cdef _sh_Slots doc_table
+    if query.shape[0] != total or subtopic.shape[0] != total or doc.shape[0] != total:
+        raise InputError("the columns must have one entry per judgment")
+    if len(doc_ids) != 0:
+        raise InputError("encode_diversity_dict: doc_ids must start empty")
+    _ak_str_table_init(&doc_table, 1024)
+    try:
+        return _div_walk(data, query_ids, subtopic_ids, doc_ids, query, subtopic, doc, grade,
+                         subtopic_index, &doc_table)
+    finally:
+        _sh_slots_free(&doc_table)
+
+
+cdef Py_ssize_t _div_walk(dict data, list query_ids, list subtopic_ids, list doc_ids,
+                          int64_t[::1] query, int64_t[::1] subtopic, int64_t[::1] doc,
+                          int64_t[::1] grade, dict subtopic_index,
+                          _sh_Slots* doc_table) except -2:
+    """encode_diversity_dict's walk, the documents interned in ``doc_table``."""
     cdef Py_ssize_t qpos = 0, spos, dpos, pos = 0, total = grade.shape[0]
     cdef Py_ssize_t q_code, s_code
     cdef PyObject *qk
@@ -697,9 +719,6 @@ def encode_diversity_dict(dict data, list query_ids, list subtopic_ids, list doc
     cdef long long g
     cdef int overflow = 0
     cdef object subtopics, docs
-    cdef dict subtopic_index = {}, doc_index = {}
-    if query.shape[0] != total or subtopic.shape[0] != total or doc.shape[0] != total:
-        raise InputError("the columns must have one entry per judgment")
     while _enc_dict_next(data, &qpos, &qk, &qv):
         if not _enc_is_str(qk) or not _enc_is_dict(qv):
             return -1
@@ -725,7 +744,272 @@ def encode_diversity_dict(dict data, list query_ids, list subtopic_ids, list doc
                     s_code = _div_code(subtopic_index, subtopic_ids, sk)
                 query[pos] = q_code
                 subtopic[pos] = s_code
-                doc[pos] = _div_code(doc_index, doc_ids, dk)
+                doc[pos] = _ak_str_index(doc_table, doc_ids, <object>dk)
                 grade[pos] = g
                 pos += 1
     return pos
+
+
+# ---------------------------------------------------------------------------------------
+# Diversity qrels in the layout ndeval's kernels read: the judgments sorted by (query,
+# document id, subtopic), a row per (query, document), each query's subtopics numbered from
+# 0. Done here rather than with numpy sorts and a second hashing of each judgment's document
+# string: each distinct document is read (and hashed) once, the documents sorted once by
+# their UTF-8 bytes (code point order), and the judgments by three counting passes.
+
+from libc.stdlib cimport qsort
+
+cdef struct _DivDoc:
+    uint64_t head  # the 8 bytes after the prefix every id shares, big-endian, zero-padded
+    const unsigned char* p
+    int64_t n
+    int64_t code
+
+
+cdef int _div_doc_cmp(const void* a, const void* b) noexcept nogil:
+    # ids that differ in their heads compare as their heads do (the common prefix aside, a
+    # shorter id's padding is below any byte the other holds there, or they tie); a memcmp
+    # call per comparison was most of the sort's time on ids of one collection's prefix
+    cdef const _DivDoc* x = <const _DivDoc*>a
+    cdef const _DivDoc* y = <const _DivDoc*>b
+    if x.head != y.head:
+        return -1 if x.head < y.head else 1
+    cdef int64_t n = x.n if x.n < y.n else y.n
+    cdef int c = memcmp(x.p, y.p, <size_t>n) if n > 0 else 0
+    if c != 0:
+        return c
+    if x.n != y.n:
+        return -1 if x.n < y.n else 1
+    return -1 if x.code < y.code else (1 if x.code > y.code else 0)
+
+
+cdef int _div_i64_cmp(const void* a, const void* b) noexcept nogil:
+    cdef int64_t x = (<const int64_t*>a)[0]
+    cdef int64_t y = (<const int64_t*>b)[0]
+    return -1 if x < y else (1 if x > y else 0)
+
+
+cdef void _div_counting_pass(const int64_t* key, int64_t bound, const int64_t* order_in,
+                             int64_t* order_out, int64_t* count, Py_ssize_t n) noexcept nogil:
+    """``order_in`` stably sorted by ``key`` (values in 0..bound - 1) into ``order_out``."""
+    cdef Py_ssize_t i
+    cdef int64_t c, total = 0
+    memset(count, 0, (bound + 1) * sizeof(int64_t))
+    for i in range(n):
+        count[key[order_in[i]]] += 1
+    for i in range(bound):
+        c = count[i]
+        count[i] = total
+        total += c
+    for i in range(n):
+        c = key[order_in[i]]
+        order_out[count[c]] = order_in[i]
+        count[c] += 1
+
+
+def diversity_qrels_rows(const int64_t[::1] query, const int64_t[::1] subtopic,
+                         const int64_t[::1] doc, const int64_t[::1] grade, list doc_ids,
+                         int64_t n_queries, int64_t n_subtopics,
+                         int64_t[::1] t_out, int64_t[::1] local_out, int64_t[::1] row_out,
+                         int64_t[::1] grade_out, int64_t[::1] doc_offsets_out,
+                         int64_t[::1] subtopics_out, int64_t[::1] row_doc_out,
+                         int64_t[::1] best_out, int64_t[::1] hash_out,
+                         int64_t[::1] key_off_out):
+    """Judgments ``(query, subtopic, doc, grade)`` (codes: queries in ``0..n_queries - 1``,
+    subtopics in ``0..n_subtopics - 1`` in the order their sums take, documents indexing
+    ``doc_ids``, a list of str) in ndeval's layout.
+
+    The judgments sorted by (query, document id in code point order, subtopic), a document
+    judged twice for one subtopic keeping its last judgment, are written to ``t_out``
+    (query), ``local_out`` (the subtopic's number among its query's, from 0 in subtopic
+    order), ``row_out`` (the row of its (query, document)) and ``grade_out``; the rows (in
+    the same order) to ``row_doc_out`` (document code), ``best_out`` (highest grade over all
+    the row's judgments), ``hash_out`` (its id's hash, as the engine's qrels hash ids) and
+    ``key_off_out`` (where its id's UTF-8 bytes start in the returned blob);
+    ``doc_offsets_out[q]`` is query q's first row, ``subtopics_out[q]`` its number of
+    subtopics. Every output of per-judgment or per-row size has one entry per judgment (and
+    ``key_off_out`` one more); returns ``(judgments kept, rows, blob)``.
+
+    Every code is checked against its bound and ``doc_ids`` is measured here (its entries
+    must be str, whose bytes are copied before any other work): nothing is read or written
+    outside the arrays, whatever is passed."""
+    cdef Py_ssize_t n = grade.shape[0], i, j, a, b, k, m = 0, rows = 0, nd
+    cdef Py_ssize_t blob_size = 0, size, common
+    cdef int64_t q, s, r, g, c, most
+    cdef const char* utf8
+    cdef object item
+    cdef unsigned char* doc_bytes = NULL
+    cdef int64_t* doc_start = NULL
+    cdef _DivDoc* docs = NULL
+    cdef int64_t* rank = NULL
+    cdef uint64_t* doc_hash = NULL
+    cdef int64_t* order_a = NULL
+    cdef int64_t* order_b = NULL
+    cdef int64_t* key = NULL
+    cdef int64_t* count = NULL
+    cdef int64_t* stamp = NULL
+    cdef int64_t* local_of = NULL
+    cdef int64_t* subs = NULL
+    cdef unsigned char* blob = NULL
+    if (subtopic.shape[0] != n or doc.shape[0] != n or query.shape[0] != n
+            or t_out.shape[0] != n or local_out.shape[0] != n or row_out.shape[0] != n
+            or grade_out.shape[0] != n or row_doc_out.shape[0] != n or best_out.shape[0] != n
+            or hash_out.shape[0] != n or key_off_out.shape[0] != n + 1
+            or n_queries < 0 or n_subtopics < 0 or doc_offsets_out.shape[0] != n_queries + 1
+            or subtopics_out.shape[0] != n_queries):
+        raise InputError("diversity_qrels_rows: arrays of mismatched sizes")
+    nd = len(doc_ids)
+    for i in range(n):
+        if not (0 <= query[i] < n_queries and 0 <= subtopic[i] < n_subtopics
+                and 0 <= doc[i] < nd):
+            raise InputError("diversity_qrels_rows: a code out of range")
+    most = n_queries
+    if n_subtopics > most:
+        most = n_subtopics
+    if nd > most:
+        most = nd
+    try:
+        # each distinct document's UTF-8 bytes, copied: the list is not read without the GIL
+        doc_start = <int64_t*>malloc((nd + 1) * sizeof(int64_t))
+        if doc_start == NULL:
+            raise MemoryError()
+        doc_start[0] = 0
+        for i in range(nd):
+            item = doc_ids[i]
+            if not isinstance(item, str):
+                raise InputTypeError(f"diversity_qrels_rows: document {item!r} is not a str")
+            _enc_utf8(<PyObject*>item, &size)
+            blob_size += size
+            doc_start[i + 1] = blob_size
+        if len(doc_ids) != nd:
+            raise InputError("diversity_qrels_rows: the document list changed while read")
+        doc_bytes = <unsigned char*>malloc(blob_size + 1)
+        docs = <_DivDoc*>malloc((nd + 1) * sizeof(_DivDoc))
+        rank = <int64_t*>malloc((nd + 1) * sizeof(int64_t))
+        doc_hash = <uint64_t*>malloc((nd + 1) * sizeof(uint64_t))
+        order_a = <int64_t*>malloc((n + 1) * sizeof(int64_t))
+        order_b = <int64_t*>malloc((n + 1) * sizeof(int64_t))
+        key = <int64_t*>malloc((n + 1) * sizeof(int64_t))
+        count = <int64_t*>malloc((most + 1) * sizeof(int64_t))
+        stamp = <int64_t*>malloc((n_subtopics + 1) * sizeof(int64_t))
+        local_of = <int64_t*>malloc((n_subtopics + 1) * sizeof(int64_t))
+        subs = <int64_t*>malloc((n_subtopics + 1) * sizeof(int64_t))
+        if (doc_bytes == NULL or docs == NULL or rank == NULL or doc_hash == NULL
+                or order_a == NULL or order_b == NULL or key == NULL or count == NULL
+                or stamp == NULL or local_of == NULL or subs == NULL):
+            raise MemoryError()
+        for i in range(nd):
+            item = doc_ids[i]
+            utf8 = _enc_utf8(<PyObject*>item, &size)
+            if size != doc_start[i + 1] - doc_start[i]:
+                raise InputError("diversity_qrels_rows: the document list changed while read")
+            memcpy(doc_bytes + doc_start[i], utf8, size)
+        with nogil:
+            # the length of the prefix every id shares
+            common = doc_start[1] if nd else 0
+            for i in range(1, nd):
+                k = 0
+                while (k < common and k < doc_start[i + 1] - doc_start[i]
+                       and doc_bytes[k] == doc_bytes[doc_start[i] + k]):
+                    k += 1
+                common = k
+            for i in range(nd):
+                docs[i].p = doc_bytes + doc_start[i]
+                docs[i].n = doc_start[i + 1] - doc_start[i]
+                docs[i].code = i
+                docs[i].head = 0
+                for k in range(common, common + 8):
+                    docs[i].head <<= 8
+                    if k < docs[i].n:
+                        docs[i].head |= docs[i].p[k]
+                doc_hash[i] = _trec_hash(docs[i].p, docs[i].n)
+            if nd > 1:
+                qsort(docs, nd, sizeof(_DivDoc), _div_doc_cmp)
+            for i in range(nd):
+                rank[docs[i].code] = i
+            # (query, document rank, subtopic, position): least significant key first
+            for i in range(n):
+                order_a[i] = i
+            _div_counting_pass(&subtopic[0] if n else NULL, n_subtopics, order_a, order_b,
+                               count, n)
+            for i in range(n):
+                key[i] = rank[doc[i]]
+            _div_counting_pass(key, nd, order_b, order_a, count, n)
+            _div_counting_pass(&query[0] if n else NULL, n_queries, order_a, order_b,
+                               count, n)
+            for i in range(n_subtopics):
+                stamp[i] = -1
+            a = 0
+            for q in range(n_queries):
+                doc_offsets_out[q] = rows
+                # this query's judgments: order_b[a:b]
+                b = a
+                while b < n and query[order_b[b]] == q:
+                    b += 1
+                # its subtopics, numbered in subtopic order
+                k = 0
+                for i in range(a, b):
+                    s = subtopic[order_b[i]]
+                    if stamp[s] != q:
+                        stamp[s] = q
+                        subs[k] = s
+                        k += 1
+                if k > 1:
+                    qsort(subs, k, sizeof(int64_t), _div_i64_cmp)
+                for i in range(k):
+                    local_of[subs[i]] = i
+                subtopics_out[q] = k
+                i = a
+                while i < b:
+                    # a row: the judgments of one document
+                    r = key[order_b[i]]
+                    j = i
+                    g = grade[order_b[i]]
+                    while j < b and key[order_b[j]] == r:
+                        if grade[order_b[j]] > g:
+                            g = grade[order_b[j]]
+                        # the last judgment of a (document, subtopic) is the one kept
+                        if j + 1 == b or key[order_b[j + 1]] != r or (
+                                subtopic[order_b[j + 1]] != subtopic[order_b[j]]):
+                            c = order_b[j]
+                            t_out[m] = q
+                            local_out[m] = local_of[subtopic[c]]
+                            row_out[m] = rows
+                            grade_out[m] = grade[c]
+                            m += 1
+                        j += 1
+                    c = docs[r].code
+                    row_doc_out[rows] = c
+                    best_out[rows] = g
+                    hash_out[rows] = <int64_t>doc_hash[c]
+                    rows += 1
+                    i = j
+                a = b
+            doc_offsets_out[n_queries] = rows
+            key_off_out[0] = 0
+            for i in range(rows):
+                c = row_doc_out[i]
+                key_off_out[i + 1] = key_off_out[i] + doc_start[c + 1] - doc_start[c]
+            blob = <unsigned char*>malloc(key_off_out[rows] + 1)
+            if blob != NULL:
+                for i in range(rows):
+                    c = row_doc_out[i]
+                    memcpy(blob + key_off_out[i], doc_bytes + doc_start[c],
+                           doc_start[c + 1] - doc_start[c])
+        if blob == NULL:
+            raise MemoryError()
+        return m, rows, (<char*>blob)[:key_off_out[rows]]
+    finally:
+        free(doc_bytes)
+        free(doc_start)
+        free(docs)
+        free(rank)
+        free(doc_hash)
+        free(order_a)
+        free(order_b)
+        free(key)
+        free(count)
+        free(stamp)
+        free(local_of)
+        free(subs)
+        free(blob)

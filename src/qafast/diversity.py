@@ -250,15 +250,17 @@ def _from_dict(data: Mapping) -> tuple[list, list, list, list]:
                 raise InputTypeError(f"query {q!r}, subtopic {s!r}: expected {{doc: grade}}, "
                                      f"not {type(docs).__name__}")
             # a subtopic's judgments a list at a time: per-judgment Python work was most
-            # of the cost of a large dict
-            n = len(docs)
+            # of the cost of a large dict; read once, so that every column has one entry
+            # per judgment whatever the mapping's len() says
+            items = list(docs.items())
+            n = len(items)
             query.extend([q_text] * n)
             subtopic.extend([str(s)] * n)
-            names = list(docs)
+            names = [d for d, _ in items]
             doc.extend(names if set(map(type, names)) <= {str} else map(str, names))
-            values = list(docs.values())
+            values = [g for _, g in items]
             if not set(map(type, values)) <= {int}:
-                values = [_grade(g, q, d) for d, g in docs.items()]
+                values = [_grade(g, q, d) for d, g in items]
             grade.extend(values)
     return query, subtopic, doc, grade
 
@@ -364,41 +366,6 @@ def subtopic_values(qrels: Any, run: Any, columns: list[Column], queries: str,
     return ids, np.ascontiguousarray(out), plain
 
 
-def _starts(*keys: np.ndarray) -> np.ndarray:
-    """Where a run of equal key tuples starts, in sorted arrays."""
-    n = len(keys[0])
-    start = np.ones(n, bool)
-    if n:
-        start[1:] = np.logical_or.reduce([k[1:] != k[:-1] for k in keys])
-    return start
-
-
-def _sort_order(*keys: tuple[np.ndarray, int]) -> np.ndarray:
-    """The stable sort order of rows by ``(codes, bound)`` keys, most significant first
-    (codes in ``0..bound - 1``): a radix sort of the keys combined into one integer where
-    that fits in int64, else a lexsort."""
-    room = 1
-    for _, bound in keys:
-        room *= max(bound, 1)
-    if room >= 2**62:
-        return np.lexsort(tuple(codes for codes, _ in reversed(keys)))
-    combined = np.zeros(len(keys[0][0]), np.int64)
-    for codes, bound in keys:
-        combined *= max(bound, 1)
-        combined += codes
-    order = np.empty(len(combined), np.int64)
-    _kernels.stable_key_order(combined, order)
-    return order
-
-
-def _sorted_codes(names: list[str]) -> tuple[list[str], np.ndarray]:
-    """(distinct ``names`` in code point order, each name's index among them)."""
-    order = sorted(range(len(names)), key=names.__getitem__)
-    rank = np.empty(len(names), np.int64)
-    rank[order] = np.arange(len(names), dtype=np.int64)
-    return [names[i] for i in order], rank
-
-
 class _EncodedQrels:
     """Diversity qrels as ndeval's kernels take them: judged documents are CSR rows (per
     query, in document id order) of the subtopics they are relevant to. ``row_qrels`` holds
@@ -411,69 +378,49 @@ class _EncodedQrels:
         n = len(dq.grade)
         (query_ids, subtopic_ids, doc_ids), (query_code, subtopic_code, doc_code) = (
             dq._ids, dq._codes)
-        # codes renumbered from order of first appearance, one conversion per distinct id
-        docs, doc_rank = _sorted_codes(doc_ids)
-        qcode = doc_rank[doc_code]
-        # queries: in id order, as numpy's sorted str array (what run ids are looked up in)
-        topics, topic_rank = _sorted_codes(query_ids)
-        topic = topic_rank[query_code]
-        self.topic_ids = np.array(topics, dtype=str)
+        # queries numbered in order of first appearance (as the engine's qrels list them)
+        self.topic_index = {q: i for i, q in enumerate(query_ids)}
         # subtopics: numeric order (a file's) or order of first appearance (pyndeval's)
         if dq._numeric:
             number = [int(v) for v in subtopic_ids]
             place = {x: i for i, x in enumerate(sorted(set(number)))}
             sub = np.array([place[x] for x in number], i64)[subtopic_code]
+            n_subtopics = len(place)
         else:
             sub = subtopic_code
-        # a subtopic judged twice for one document takes its last judgment
-        order = _sort_order((topic, len(topics)), (qcode, len(docs)), (sub, n))
-        t, c, g_sub, grade = topic[order], qcode[order], sub[order], dq.grade[order]
-        # each document's highest grade over all its judgments (for the plain qrels)
-        doc_start = _starts(t, c)
-        best = (np.maximum.reduceat(grade, np.flatnonzero(doc_start)) if n
-                else np.zeros(0, i64))
+            n_subtopics = len(subtopic_ids)
+        topics = len(query_ids)
+        t, local, doc_row, grade = (np.empty(n, i64) for _ in range(4))
+        row_doc, best, hashes = (np.empty(n, i64) for _ in range(3))
+        key_off = np.empty(n + 1, i64)
+        self.doc_offsets = np.empty(topics + 1, i64)
+        self.subtopics = np.empty(topics, i64)
+        # sorted by (query, document id, subtopic), a row per (query, document), a
+        # subtopic judged twice for one document taking its last judgment
+        kept, rows, utf8 = _kernels.diversity_qrels_rows(
+            query_code, np.ascontiguousarray(sub, i64), doc_code, dq.grade, doc_ids, topics,
+            n_subtopics, t, local, doc_row, grade, self.doc_offsets, self.subtopics, row_doc,
+            best, hashes, key_off)
+        self.t, self.local, self.doc_row, self.grade = (t[:kept], local[:kept],
+                                                        doc_row[:kept], grade[:kept])
+        self.rows = rows
+        best = best[:rows]
         outside = (best < -2**31) | (best >= 2**31)  # the plain qrels' grades are int32
         if outside.any():
-            i = int(np.flatnonzero(doc_start)[np.argmax(outside)])
-            raise InputError(f"diversity qrels: query {topics[t[i]]!r}, document "
-                             f"{docs[c[i]]!r}: grade {int(best[np.argmax(outside)])} is "
+            i = int(np.argmax(outside))
+            q = int(np.searchsorted(self.doc_offsets, i, side="right")) - 1
+            raise InputError(f"diversity qrels: query {query_ids[q]!r}, document "
+                             f"{doc_ids[row_doc[i]]!r}: grade {int(best[i])} is "
                              "outside the 32-bit integer range")
-        last = np.ones(n, bool)
-        last[:-1] = _starts(t, c, g_sub)[1:]
-        t, c, g_sub, grade = t[last], c[last], g_sub[last], grade[last]
-        # each query's subtopics, numbered from 0 in the global order
-        pairs = _sort_order((t, len(topics)), (g_sub, n))
-        pt, ps = t[pairs], g_sub[pairs]
-        pstart = _starts(pt, ps)
-        self.subtopics = np.bincount(pt[pstart], minlength=len(topics)).astype(i64)
         self.nrel_offsets = np.concatenate(([0], np.cumsum(self.subtopics))).astype(i64)
-        pair_index = np.cumsum(pstart) - 1
-        local = np.empty(len(t), i64)
-        local[pairs] = pair_index - self.nrel_offsets[pt]
-        # judged documents: a row per (query, document)
-        doc_start = _starts(t, c)
-        doc_row = np.cumsum(doc_start) - 1
-        row_topic, row_doc = t[doc_start], c[doc_start]
-        rows = len(row_topic)
-        self.doc_offsets = np.searchsorted(row_topic, np.arange(len(topics) + 1)).astype(i64)
-        self.t, self.local, self.doc_row, self.grade, self.rows = t, local, doc_row, grade, rows
-        # the rows as engine qrels, queries in order of first appearance (as a dict's)
-        topic_order = topic_rank  # (the i-th query to appear is topics[topic_rank[i]])
-        by_seen = np.empty(rows, i64)
-        _kernels.stable_key_order(np.argsort(topic_order)[row_topic], by_seen)
-        row_docs = np.array(docs, dtype=object)[row_doc[by_seen]]
-        hashes = np.empty(rows, i64)
-        key_off = np.empty(rows + 1, i64)
-        utf8, _ = _kernels.encode_str_column(row_docs, hashes, EMPTY_I64, key_off)
-        qlist = [topics[i] for i in topic_order.tolist()]
-        offsets = np.zeros(len(topics) + 1, i64)
-        np.cumsum(np.bincount(row_topic, minlength=len(topics))[topic_order], out=offsets[1:])
+        # the rows as engine qrels
+        hashes, key_off = hashes[:rows], key_off[:rows + 1]
         blob = np.frombuffer(utf8, np.uint8) if utf8 else EMPTY_U8
-        self.row_qrels = from_encoded(Qrels, qlist, offsets, by_seen.astype(np.int32), hashes,
+        self.row_qrels = from_encoded(Qrels, query_ids, self.doc_offsets,
+                                      np.arange(rows, dtype=np.int32), hashes,
                                       key_off=key_off, blob=blob, source="diversity qrels")
-        self.plain = from_encoded(Qrels, qlist, offsets,
-                                  np.ascontiguousarray(best[by_seen], np.int32), hashes,
-                                  key_off=key_off, blob=blob, source="diversity qrels")
+        self.plain = from_encoded(Qrels, query_ids, self.doc_offsets, best.astype(np.int32),
+                                  hashes, key_off=key_off, blob=blob, source="diversity qrels")
         self._levels: dict[int, tuple] = {}
         self._ideal: dict[tuple, tuple] = {}
 
@@ -540,8 +487,8 @@ class _EncodedQrels:
         # a query without judgments has no judged document to look up
         pair_run = np.where(pair_qrels >= 0, qpos, -1)
         pair_qrels = np.maximum(pair_qrels, 0)
-        topic_of = np.searchsorted(self.topic_ids, np.array([str(q) for q in ids], str)
-                                   ).astype(i64)
+        # (a query without judgments has no ranked judged document: any topic does)
+        topic_of = np.array([self.topic_index.get(str(q), 0) for q in ids], i64)
         run_len = np.diff(run.offsets)
         seg_len = (np.where(qpos >= 0, run_len[np.maximum(qpos, 0)], 0) if len(run_len)
                    else np.zeros(n, i64))

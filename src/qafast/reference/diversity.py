@@ -39,7 +39,7 @@ from typing import Any
 
 __all__ = ["COLUMNS", "Rejected", "Topic", "read_qrels", "read_run", "topic_values",
            "ideal_order", "ndeval_values", "combine", "format_report", "natural_number",
-           "run_topic"]
+           "run_topic", "judgment_rows"]
 
 #: The measures ndeval prints, in its order.
 COLUMNS = ("ERR-IA@5", "ERR-IA@10", "ERR-IA@20", "nERR-IA@5", "nERR-IA@10", "nERR-IA@20",
@@ -441,3 +441,51 @@ def format_report(label: bytes, rows, amean) -> bytes:
         out.append(label + b"," + f"{topic}," .encode() + ",".join(map(_fmt, row)).encode())
     out.append(label + b",amean," + ",".join(map(_fmt, amean)).encode())
     return b"\n".join(out) + b"\n"
+
+
+def judgment_rows(query: list[int], subtopic: list[int], doc: list[str], grade: list[int],
+                  n_queries: int) -> dict[str, list]:
+    """Judgments ``(query, subtopic, doc, grade)`` (query and subtopic as whole-number codes,
+    subtopic codes in the order sums over subtopics take) in the layout the diversity
+    measures read, as :func:`qafast.evaluate` builds it from ``DiversityQrels``.
+
+    The judgments are sorted by (query, document id in code point order, subtopic),
+    stably; of the judgments of one (query, document, subtopic) only the last is kept.
+    Each (query, document) is a row, rows numbered from 0 in that order. Returns:
+
+    * ``t``, ``local``, ``row``, ``grade``: each kept judgment's query, its subtopic's
+      number among its query's subtopics (from 0, in subtopic code order), its row, its grade;
+    * ``doc_offsets``: query q's rows are ``doc_offsets[q]`` to ``doc_offsets[q + 1]``;
+    * ``subtopics``: each query's number of distinct subtopics;
+    * ``row_doc``, ``best``: each row's document id, and its highest grade over all the
+      row's judgments, the ones not kept included.
+    """
+    n = len(grade)
+    order = sorted(range(n), key=lambda i: (query[i], doc[i], subtopic[i]))
+    out: dict[str, list] = {k: [] for k in ("t", "local", "row", "grade", "row_doc", "best")}
+    numbering = {q: {s: i for i, s in enumerate(sorted({subtopic[j] for j in range(n)
+                                                          if query[j] == q}))}
+                 for q in range(n_queries)}
+    row_of: dict[tuple[int, str], int] = {}
+    for pos, i in enumerate(order):
+        key = (query[i], doc[i])
+        if key not in row_of:
+            row_of[key] = len(row_of)
+            out["row_doc"].append(doc[i])
+            out["best"].append(grade[i])
+        r = row_of[key]
+        out["best"][r] = max(out["best"][r], grade[i])
+        nxt = order[pos + 1] if pos + 1 < n else None
+        if nxt is not None and (query[nxt], doc[nxt], subtopic[nxt]) == (
+                query[i], doc[i], subtopic[i]):
+            continue  # a later judgment of the same subtopic replaces this one
+        out["t"].append(query[i])
+        out["local"].append(numbering[query[i]][subtopic[i]])
+        out["row"].append(r)
+        out["grade"].append(grade[i])
+    rows_of_query = [0] * n_queries
+    for q, _d in row_of:
+        rows_of_query[q] += 1
+    out["doc_offsets"] = [sum(rows_of_query[:q]) for q in range(n_queries + 1)]
+    out["subtopics"] = [len(numbering[q]) for q in range(n_queries)]
+    return out
