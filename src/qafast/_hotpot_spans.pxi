@@ -51,6 +51,25 @@ cdef inline uint64_t _hs_hash(const unsigned char* s, Py_ssize_t n) noexcept nog
     return h
 
 
+cdef extern from *:
+    """
+    #include "_portable.h"
+    """
+    void _hs_prefetch "qafast_prefetch" (const void* p) noexcept nogil
+
+
+# (how many ids ahead the table's slot is fetched: a probe's cache miss is then under way
+# while the ids before it are looked up)
+cdef enum:
+    _HS_AHEAD = 8
+
+
+cdef inline uint64_t _hs_at(uint64_t h, uint64_t mask) noexcept nogil:
+    """The first slot an id of hash h probes (FNV-1a's low bits depend on the low bits of
+    the bytes only: mixed first)."""
+    return ((h * 0x9E3779B97F4A7C15ULL) >> 24) & mask
+
+
 cdef inline int64_t _hs_find(const uint64_t* table, uint64_t mask, const _HsId* ids,
                              const unsigned char* base, const unsigned char* key,
                              Py_ssize_t size, uint64_t h, uint64_t* free_at) noexcept nogil:
@@ -58,8 +77,7 @@ cdef inline int64_t _hs_find(const uint64_t* table, uint64_t mask, const _HsId* 
     it would go. A slot is 0 (free) or the id's index + 1 under the hash's top 32 bits, so
     that a probe reads the 8-byte slots only (the whole table of a 100,000-question file
     stays in the cache) and the id's bytes only where the 32 bits agree."""
-    # (FNV-1a's low bits depend on the low bits of the bytes only: mixed for the position)
-    cdef uint64_t at = ((h * 0x9E3779B97F4A7C15ULL) >> 24) & mask, slot
+    cdef uint64_t at = _hs_at(h, mask), slot
     cdef uint64_t tag = h >> 32
     cdef const _HsId* known
     while True:
@@ -79,14 +97,18 @@ cdef int _hs_pred_table(const unsigned char* ps, const _HsEvents* pe, uint64_t**
     """The table of the ids of the prediction events (the last "answer" and "sp" objects,
     each id's last value): 0, -1 where the join declines the file, -2 where memory runs
     out. The table and the ids are the caller's to free, whatever is returned."""
-    cdef Py_ssize_t k, cap = 16, last_answers = -1, last_sps = -1, keys = 0, nids = 0
+    cdef Py_ssize_t k, j, cap = 16, last_answers = -1, last_sps = -1, keys = 0, nids = 0
+    cdef Py_ssize_t nkeys = 0
     cdef int64_t kind, key_start, key_size, found
     cdef const int64_t* ev
     cdef uint64_t* table
     cdef _HsId* ids
-    cdef _HsId* cur = NULL
+    cdef _HsId* cur
+    cdef int64_t* key_events = NULL
+    cdef uint64_t* hashes = NULL
     cdef uint64_t mask, h, free_at = 0
     cdef int section = 0     # 1: in the last "answer" object, 2: in the last "sp" object
+    cdef int r = 0
     for k in range(pe.n):
         kind = pe.ev[4 * k]
         if kind == _HS_ANSWERS:
@@ -104,10 +126,16 @@ cdef int _hs_pred_table(const unsigned char* ps, const _HsEvents* pe, uint64_t**
     table = <uint64_t*>calloc(cap, sizeof(uint64_t))
     ids = <_HsId*>malloc((keys + 1) * sizeof(_HsId))
     table_out[0], ids_out[0] = table, ids
-    if table == NULL or ids == NULL:
+    key_events = <int64_t*>malloc((keys + 1) * sizeof(int64_t))
+    hashes = <uint64_t*>malloc((keys + 1) * sizeof(uint64_t))
+    if table == NULL or ids == NULL or key_events == NULL or hashes == NULL:
+        free(key_events)
+        free(hashes)
         return -2
     mask = <uint64_t>(cap - 1)
     mask_out[0] = mask
+    # the ids of the last two objects and their hashes, in file order; each id's value is
+    # the event after it (a _HS_TEXT in "answer", a _HS_FACTS in "sp")
     for k in range(pe.n):
         ev = pe.ev + 4 * k
         kind = ev[0]
@@ -116,11 +144,21 @@ cdef int _hs_pred_table(const unsigned char* ps, const _HsEvents* pe, uint64_t**
         elif kind == _HS_SPS:
             section = 2 if k == last_sps else 0
         elif section and kind == _HS_KEY:
-            if ev[3] & 1:
-                return -1   # (an escaped id: its bytes are not its only spelling)
+            if ev[3] & 1 or k + 1 >= pe.n or pe.ev[4 * (k + 1)] != (
+                    _HS_TEXT if section == 1 else _HS_FACTS):
+                r = -1   # (an escaped id: its bytes are not its only spelling)
+                break
+            key_events[nkeys] = k
+            hashes[nkeys] = _hs_hash(ps + ev[1] + 1, ev[2] - ev[1] - 2)
+            nkeys += 1
+    if r == 0:
+        for j in range(nkeys):
+            if j + _HS_AHEAD < nkeys:
+                _hs_prefetch(table + _hs_at(hashes[j + _HS_AHEAD], mask))
+            ev = pe.ev + 4 * key_events[j]
             key_start = ev[1] + 1
             key_size = ev[2] - ev[1] - 2
-            h = _hs_hash(ps + key_start, key_size)
+            h = hashes[j]
             found = _hs_find(table, mask, ids, ps, ps + key_start, key_size, h, &free_at)
             if found < 0:
                 cur = ids + nids
@@ -129,23 +167,26 @@ cdef int _hs_pred_table(const unsigned char* ps, const _HsEvents* pe, uint64_t**
                 table[free_at] = ((h >> 32) << 32) | <uint64_t>nids
             else:
                 cur = ids + found
-        elif section == 1 and kind == _HS_TEXT:
-            cur.answer = k
-        elif section == 2 and kind == _HS_FACTS:
-            cur.facts = k
-    return 0
+            if ev[4] == _HS_TEXT:   # (the kind of the next event, the id's value)
+                cur.answer = key_events[j] + 1
+            else:
+                cur.facts = key_events[j] + 1
+    free(key_events)
+    free(hashes)
+    return r
 
 
 cdef int _hs_join(const unsigned char* gs, const _HsEvents* ge, const unsigned char* ps,
                   const uint64_t* table, uint64_t mask, const _HsId* ids, int64_t* rows,
                   Py_ssize_t nq) noexcept nogil:
-    """Fill rows (nq questions) from the gold events and the prediction ids' table; 0, or
-    -1 where the join declines the files."""
+    """Fill rows (nq questions) from the gold events and the prediction ids' table; 0, -1
+    where the join declines the files, -2 where memory runs out."""
     cdef Py_ssize_t k, i = -1
     cdef int64_t kind, key_size, found
     cdef const int64_t* ev
     cdef const _HsId* known
-    cdef uint64_t h, free_at = 0
+    cdef uint64_t* hashes
+    cdef uint64_t free_at = 0
     for k in range(ge.n):
         ev = ge.ev + 4 * k
         kind = ev[0]
@@ -160,14 +201,22 @@ cdef int _hs_join(const unsigned char* gs, const _HsEvents* ge, const unsigned c
             rows[_HSR_WIDTH * i + _HSR_ANSWER] = k
         elif kind == _HS_FACTS:
             rows[_HSR_WIDTH * i + _HSR_FACTS] = k
+    hashes = <uint64_t*>malloc((nq + 1) * sizeof(uint64_t))
+    if hashes == NULL:
+        return -2
     for i in range(nq):
         k = rows[_HSR_WIDTH * i + _HSR_ID]
         if k < 0 or ge.ev[4 * k + 3] & 1:
+            free(hashes)
             return -1
         ev = ge.ev + 4 * k
+        hashes[i] = _hs_hash(gs + ev[1] + 1, ev[2] - ev[1] - 2)
+    for i in range(nq):
+        if i + _HS_AHEAD < nq:
+            _hs_prefetch(table + _hs_at(hashes[i + _HS_AHEAD], mask))
+        ev = ge.ev + 4 * rows[_HSR_WIDTH * i + _HSR_ID]
         key_size = ev[2] - ev[1] - 2
-        h = _hs_hash(gs + ev[1] + 1, key_size)
-        found = _hs_find(table, mask, ids, ps, gs + ev[1] + 1, key_size, h, &free_at)
+        found = _hs_find(table, mask, ids, ps, gs + ev[1] + 1, key_size, hashes[i], &free_at)
         if found < 0:
             rows[_HSR_WIDTH * i + _HSR_PANSWER] = -1
             rows[_HSR_WIDTH * i + _HSR_PFACTS] = -1
@@ -175,9 +224,11 @@ cdef int _hs_join(const unsigned char* gs, const _HsEvents* ge, const unsigned c
         known = ids + found
         if (known.answer >= 0 and rows[_HSR_WIDTH * i + _HSR_ANSWER] < 0) or (
                 known.facts >= 0 and rows[_HSR_WIDTH * i + _HSR_FACTS] < 0):
+            free(hashes)
             return -1   # (the script fails there: the caller's general path says where)
         rows[_HSR_WIDTH * i + _HSR_PANSWER] = known.answer
         rows[_HSR_WIDTH * i + _HSR_PFACTS] = known.facts
+    free(hashes)
     return 0
 
 
