@@ -611,6 +611,123 @@ def test_the_spans_take_plain_files_and_leave_what_they_cannot_settle(tmp_path):
         gold, json.loads(pred_text))
 
 
+# strings long enough that their end falls past the first eight bytes the scan takes at once,
+# with every byte it must stop at (quotes, backslashes, control characters, UTF-8 of 2-4 bytes)
+_LONG_TEXT = st.lists(st.sampled_from(list('ab "\\\n\x01é北😀') + ["abcdefgh", "the ", "yes"]),
+                      max_size=24).map("".join)
+
+
+@st.composite
+def _long_string_files(draw):
+    """(gold file bytes, prediction file bytes) of questions whose ids, answers and titles
+    are long strings written with random escapes, then, in a third of the cases, one byte
+    put in place of another (a file that may no longer be UTF-8, or JSON)."""
+    ids = draw(st.lists(_LONG_TEXT, min_size=1, max_size=6))
+    members = []
+    for q in ids:
+        facts = [[draw(_LONG_TEXT), draw(st.integers(0, 3))]
+                 for _ in range(draw(st.integers(0, 3)))]
+        members.append(_Pairs([("_id", q), ("answer", draw(_LONG_TEXT)),
+                               ("context", [[draw(_LONG_TEXT), [draw(_LONG_TEXT)]]]),
+                               ("supporting_facts", facts)]))
+    answers = _Pairs((q, draw(_LONG_TEXT)) for q in ids if draw(st.booleans()))
+    sps = _Pairs((q, [[draw(_LONG_TEXT), draw(st.integers(0, 3))]
+                      for _ in range(draw(st.integers(0, 3)))])
+                 for q in ids if draw(st.booleans()))
+    files = [_json_text(draw, members, False).encode("utf-8"),
+             _json_text(draw, _Pairs([("answer", answers), ("sp", sps)]), False).encode("utf-8")]
+    if draw(st.integers(0, 2)) == 0:
+        which = draw(st.integers(0, 1))
+        at = draw(st.integers(0, len(files[which]) - 1))
+        files[which] = (files[which][:at] + draw(st.sampled_from([b"\x01", b"\xff", b'"', b"\\",
+                                                                   b"\xc3", b"a"]))
+                        + files[which][at + 1:])
+    return files[0], files[1]
+
+
+@settings(max_examples=300, deadline=None)
+@given(_long_string_files())
+def test_long_strings_are_read_as_json_reads_them(tmp_path_factory, files):
+    gold_bytes, pred_bytes = files
+    tmp = tmp_path_factory.mktemp("long")
+    (tmp / "gold.json").write_bytes(gold_bytes)
+    (tmp / "pred.json").write_bytes(pred_bytes)
+    try:
+        loaded_gold = json.loads(gold_bytes.decode("utf-8"), strict=False)
+        loaded_pred = json.loads(pred_bytes.decode("utf-8"), strict=False)
+        want, _ = spec.per_question(loaded_gold, loaded_pred)
+    except Exception:
+        with pytest.raises(QafastError):
+            hotpot(tmp / "gold.json", tmp / "pred.json")
+        return
+    rows = hotpot(tmp / "gold.json", tmp / "pred.json", per_question=True)
+    assert rows["_id"] == [e["_id"] for e in loaded_gold]
+    for k in spec.KEYS:
+        for i, row in enumerate(want):
+            assert bits_equal(float(rows[k][i]), float(row.get(k, math.nan))), (k, i)
+
+
+def test_the_spans_are_built_in_steps_each_once():
+    gold = json.dumps([{"_id": "a", "answer": "x y", "supporting_facts": [["T", 1]]},
+                       {"_id": "b", "answer": "no", "supporting_facts": []}]).encode()
+    pred = json.dumps({"answer": {"a": "x"}, "sp": {"a": [["T", 1]], "b": []}}).encode()
+    scanstring = qafast.hotpot_eval._SCANSTRING
+    kernels = qafast._kernels
+    spans = kernels.hotpot_spans_new(pred, scanstring)
+    with pytest.raises(InputError):
+        kernels.hotpot_spans_join(spans)   # (nothing scanned yet)
+    assert kernels.hotpot_spans_scan_predictions(spans)
+    with pytest.raises(InputError):
+        kernels.hotpot_spans_scan_predictions(spans)
+    assert kernels.hotpot_spans_scan_gold(spans, gold)
+    with pytest.raises(InputError):
+        kernels.hotpot_spans_scan_gold(spans, gold)
+    assert kernels.hotpot_spans_join(spans)
+    with pytest.raises(InputError):
+        kernels.hotpot_spans_join(spans)
+    assert spans.questions == 2 and spans.ids() == ["a", "b"]
+    assert spans.question(0) == ("a", "x y", [["T", 1]], "x", [["T", 1]])
+    assert spans.question(1) == ("b", "no", [], None, [])
+    # a file the scan does not take: the join says so, and the caller reads the objects
+    spans = kernels.hotpot_spans_new(b'{"answer": {}, "sp": {}}', scanstring)
+    assert not kernels.hotpot_spans_scan_gold(spans, b"[1]")
+    assert kernels.hotpot_spans_scan_predictions(spans)
+    assert not kernels.hotpot_spans_join(spans) and spans.questions == 0
+    with pytest.raises(InputError):
+        kernels.hotpot_spans_scan_gold(kernels.HotpotSpans(), gold)
+
+
+def test_the_questions_scored_on_two_threads_are_scored_as_on_one(tmp_path, monkeypatch):
+    words = ["the", "Tower", "yes", "no", "Paris", "İstanbul", "ΣΑΣ", "a", "café"]
+    gold, answers, facts = [], {}, {}
+    for i in range(301):
+        qid = f"q{i % 290}"   # (some ids repeated)
+        gold.append({"_id": qid, "answer": " ".join(words[(i * k) % 9] for k in range(i % 4)),
+                     "supporting_facts": [[words[i % 9], i % 3], [words[(i + 1) % 9], 0]]})
+        if i % 7:
+            answers[qid] = " ".join(words[(i * k + 1) % 9] for k in range(i % 5))
+        if i % 5:
+            facts[qid] = [[words[i % 9], i % 2], [words[(i + 2) % 9], 0]]
+    pred = {"answer": answers, "sp": facts}
+    (tmp_path / "gold.json").write_text(json.dumps(gold), encoding="utf-8")
+    (tmp_path / "pred.json").write_text(json.dumps(pred), encoding="utf-8")
+    one = hotpot(tmp_path / "gold.json", tmp_path / "pred.json", per_question=True)
+    monkeypatch.setattr(qafast.hotpot_eval, "_TWO_THREADS_FROM", 2)
+    two = hotpot(tmp_path / "gold.json", tmp_path / "pred.json", per_question=True)
+    assert one["_id"] == two["_id"]
+    for k in spec.KEYS:
+        assert one[k].tobytes() == two[k].tobytes(), k
+    assert hotpot(tmp_path / "gold.json", tmp_path / "pred.json") == spec.evaluate(gold, pred)
+    spans = qafast._kernels.hotpot_scan_spans(json.dumps(gold).encode(),
+                                              json.dumps(pred).encode(),
+                                              qafast.hotpot_eval._SCANSTRING)
+    state = np.zeros(301, dtype=np.uint8)
+    values = np.zeros((301, 12))
+    for start, stop in [(-1, 3), (5, 4), (0, 302)]:
+        with pytest.raises(InputError):
+            qafast._kernels.hotpot_span_scores(spans, state, values, start, stop)
+
+
 # --------------------------------------------------------------------------------------------
 # The command's start: no numpy
 # --------------------------------------------------------------------------------------------

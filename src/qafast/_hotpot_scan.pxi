@@ -61,6 +61,55 @@ cdef inline int _hs_add(_HsEvents* e, int64_t kind, int64_t a, int64_t b,
     return 0
 
 
+cdef extern from *:
+    """
+    #include "_portable.h"
+    /* The index (0-8, 8: none) of the first of the eight bytes at p that a JSON string's
+     * scan must look at: a quote, a backslash, a control character or a byte not ASCII.
+     * (Of the bytes the word tests flag, the lowest is exact: a borrow runs upwards only.) */
+    static inline int _hs_first_stop(const unsigned char *p) {
+        const uint64_t ones = 0x0101010101010101ULL, highs = 0x8080808080808080ULL;
+        uint64_t x, quote, slash, bits;
+        memcpy(&x, p, 8);
+        quote = x ^ (0x22 * ones);
+        slash = x ^ (0x5C * ones);
+        bits = (((quote - ones) & ~quote) | ((slash - ones) & ~slash)
+                | ((x - 0x20 * ones) & ~x) | x) & highs;
+        if (!bits)
+            return 8;
+    #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+        for (int i = 0; i < 8; i++)
+            if (p[i] == 0x22 || p[i] == 0x5C || p[i] < 0x20 || p[i] >= 0x80)
+                return i;
+        return 8;
+    #else
+        return qafast_ctz64(bits) >> 3;
+    #endif
+    }
+    """
+    int _hs_first_stop(const unsigned char* p) noexcept nogil
+
+
+cdef inline Py_ssize_t _hs_string_end(const unsigned char* s, Py_ssize_t p, Py_ssize_t n,
+                                      bint* escaped) noexcept nogil:
+    """_tq_string (the same strings accepted, the same end and escape flag), which ends a
+    plain string at its closing quote found in the eight bytes of the last step, where
+    _tq_string takes the last step's bytes again one at a time: ids and titles are short."""
+    cdef Py_ssize_t q = p + 1
+    cdef int k
+    while q + 8 <= n:
+        k = _hs_first_stop(s + q)
+        if k < 8:
+            q += k
+            if s[q] == 34:
+                return q + 1
+            break
+        q += 8
+    # the rest byte by byte from the first byte to look at: _ty_string takes s[q - 1] for
+    # the opening quote (it is one, or a plain byte: neither changes what follows)
+    return _ty_string(s, q - 1, n, escaped)
+
+
 cdef Py_ssize_t _hs_text(const unsigned char* s, Py_ssize_t p, Py_ssize_t n, int64_t kind,
                          _HsEvents* e) noexcept nogil:
     """The string at p as an event of this kind; the position after it, or -1 (not a
@@ -69,7 +118,7 @@ cdef Py_ssize_t _hs_text(const unsigned char* s, Py_ssize_t p, Py_ssize_t n, int
     cdef Py_ssize_t q
     if p >= n or s[p] != 34:
         return -1
-    q = _tq_string(s, p, n, &esc)
+    q = _hs_string_end(s, p, n, &esc)
     if q < 0 or _hs_add(e, kind, p, q, esc) < 0:
         return -1
     return q
@@ -144,7 +193,7 @@ cdef Py_ssize_t _hs_key(const unsigned char* s, Py_ssize_t p, Py_ssize_t n,
     cdef Py_ssize_t q
     if p >= n or s[p] != 34:
         return -1
-    q = _tq_string(s, p, n, &esc)
+    q = _hs_string_end(s, p, n, &esc)
     if q < 0 or esc:
         return -1
     end[0] = q

@@ -1,7 +1,9 @@
 # ---------------------------------------------------------------------------------------------
 # HotpotQA scored straight from the bytes of its two files (qafast.hotpot)
 #
-# hotpot_scan_spans runs the scans of _hotpot_scan.pxi over both files (GIL released) and,
+# hotpot_scan_spans runs the scans of _hotpot_scan.pxi over both files (GIL released; the
+# steps hotpot_spans_scan_gold and hotpot_spans_scan_predictions let two threads run them at
+# once, the prediction ids' hash table built on the prediction file's thread) and,
 # instead of building the Python objects from their events, joins them in C: each gold
 # question's last "_id", "answer" and "supporting_facts" (a key given twice keeps its last
 # value, as json.loads does), and its predictions, found in a hash table of the prediction
@@ -22,10 +24,9 @@
 # takes the path that builds the objects, and says what is wrong where something is.
 # ---------------------------------------------------------------------------------------------
 
-cdef struct _HsSlot:
-    int64_t start      # the id's contents in the prediction file (-1: a free slot)
+cdef struct _HsId:
+    int64_t start      # a predicted id's contents in the prediction file
     int64_t size
-    uint64_t hash
     int64_t answer     # its predicted answer's event (-1: none)
     int64_t facts      # its predicted facts' _HS_FACTS event (-1: none)
 
@@ -50,34 +51,64 @@ cdef inline uint64_t _hs_hash(const unsigned char* s, Py_ssize_t n) noexcept nog
     return h
 
 
-cdef inline _HsSlot* _hs_slot(_HsSlot* table, uint64_t mask, const unsigned char* base,
-                              const unsigned char* key, Py_ssize_t size,
-                              uint64_t h) noexcept nogil:
-    """The slot of the id key[0:size] (hash h) in the table of ids of base: its own, or the
-    free one where it would go."""
-    cdef uint64_t at = h & mask
-    cdef _HsSlot* slot
+cdef extern from *:
+    """
+    #include "_portable.h"
+    """
+    void _hs_prefetch "qafast_prefetch" (const void* p) noexcept nogil
+
+
+# (how many ids ahead the table's slot is fetched: a probe's cache miss is then under way
+# while the ids before it are looked up)
+cdef enum:
+    _HS_AHEAD = 8
+
+
+cdef inline uint64_t _hs_at(uint64_t h, uint64_t mask) noexcept nogil:
+    """The first slot an id of hash h probes (FNV-1a's low bits depend on the low bits of
+    the bytes only: mixed first)."""
+    return ((h * 0x9E3779B97F4A7C15ULL) >> 24) & mask
+
+
+cdef inline int64_t _hs_find(const uint64_t* table, uint64_t mask, const _HsId* ids,
+                             const unsigned char* base, const unsigned char* key,
+                             Py_ssize_t size, uint64_t h, uint64_t* free_at) noexcept nogil:
+    """The index in ids of the id key[0:size] (hash h), or -1 with free_at[0] the slot where
+    it would go. A slot is 0 (free) or the id's index + 1 under the hash's top 32 bits, so
+    that a probe reads the 8-byte slots only (the whole table of a 100,000-question file
+    stays in the cache) and the id's bytes only where the 32 bits agree."""
+    cdef uint64_t at = _hs_at(h, mask), slot
+    cdef uint64_t tag = h >> 32
+    cdef const _HsId* known
     while True:
-        slot = table + at
-        if slot.start < 0 or (slot.hash == h and slot.size == size
-                              and memcmp(base + slot.start, key, size) == 0):
-            return slot
+        slot = table[at]
+        if slot == 0:
+            free_at[0] = at
+            return -1
+        if slot >> 32 == tag:
+            known = ids + ((slot & 0xFFFFFFFFULL) - 1)
+            if known.size == size and memcmp(base + known.start, key, size) == 0:
+                return <int64_t>(slot & 0xFFFFFFFFULL) - 1
         at = (at + 1) & mask
 
 
-cdef int _hs_join(const unsigned char* gs, const _HsEvents* ge, const unsigned char* ps,
-                  const _HsEvents* pe, int64_t* rows, Py_ssize_t nq) noexcept nogil:
-    """Fill rows (nq questions) from the events of both files; 0, -1 where the join
-    declines the files, -2 where memory runs out."""
-    cdef Py_ssize_t k, i, cap = 16, last_answers = -1, last_sps = -1
-    cdef int64_t kind, key_start = 0, key_size = 0
-    cdef int64_t* ev
-    cdef _HsSlot* table
-    cdef _HsSlot* slot = NULL
-    cdef uint64_t mask, h
+cdef int _hs_pred_table(const unsigned char* ps, const _HsEvents* pe, uint64_t** table_out,
+                        _HsId** ids_out, uint64_t* mask_out) noexcept nogil:
+    """The table of the ids of the prediction events (the last "answer" and "sp" objects,
+    each id's last value): 0, -1 where the join declines the file, -2 where memory runs
+    out. The table and the ids are the caller's to free, whatever is returned."""
+    cdef Py_ssize_t k, j, cap = 16, last_answers = -1, last_sps = -1, keys = 0, nids = 0
+    cdef Py_ssize_t nkeys = 0
+    cdef int64_t kind, key_start, key_size, found
+    cdef const int64_t* ev
+    cdef uint64_t* table
+    cdef _HsId* ids
+    cdef _HsId* cur
+    cdef int64_t* key_events = NULL
+    cdef uint64_t* hashes = NULL
+    cdef uint64_t mask, h, free_at = 0
     cdef int section = 0     # 1: in the last "answer" object, 2: in the last "sp" object
     cdef int r = 0
-    cdef Py_ssize_t keys = 0
     for k in range(pe.n):
         kind = pe.ev[4 * k]
         if kind == _HS_ANSWERS:
@@ -86,18 +117,25 @@ cdef int _hs_join(const unsigned char* gs, const _HsEvents* ge, const unsigned c
             last_sps = k
         elif kind == _HS_KEY:
             keys += 1
-    if last_answers < 0 or last_sps < 0:
+    if last_answers < 0 or last_sps < 0 or <uint64_t>keys >= 0xFFFFFFF0ULL:
         return -1
-    # (half full at most; sized by the ids, not the events: a table the size of every
-    # fact's event was mostly empty memory to clear and to miss the cache on)
-    while cap < 2 * keys + 2:
+    # (three quarters full at most, were every id distinct; the ids of "answer" and "sp"
+    # are mostly the same, so half that)
+    while cap < keys + keys // 3 + 2:
         cap *= 2
-    table = <_HsSlot*>malloc(cap * sizeof(_HsSlot))
-    if table == NULL:
+    table = <uint64_t*>calloc(cap, sizeof(uint64_t))
+    ids = <_HsId*>malloc((keys + 1) * sizeof(_HsId))
+    table_out[0], ids_out[0] = table, ids
+    key_events = <int64_t*>malloc((keys + 1) * sizeof(int64_t))
+    hashes = <uint64_t*>malloc((keys + 1) * sizeof(uint64_t))
+    if table == NULL or ids == NULL or key_events == NULL or hashes == NULL:
+        free(key_events)
+        free(hashes)
         return -2
     mask = <uint64_t>(cap - 1)
-    for k in range(cap):
-        table[k].start = -1
+    mask_out[0] = mask
+    # the ids of the last two objects and their hashes, in file order; each id's value is
+    # the event after it (a _HS_TEXT in "answer", a _HS_FACTS in "sp")
     for k in range(pe.n):
         ev = pe.ev + 4 * k
         kind = ev[0]
@@ -106,80 +144,131 @@ cdef int _hs_join(const unsigned char* gs, const _HsEvents* ge, const unsigned c
         elif kind == _HS_SPS:
             section = 2 if k == last_sps else 0
         elif section and kind == _HS_KEY:
-            if ev[3] & 1:
+            if ev[3] & 1 or k + 1 >= pe.n or pe.ev[4 * (k + 1)] != (
+                    _HS_TEXT if section == 1 else _HS_FACTS):
                 r = -1   # (an escaped id: its bytes are not its only spelling)
                 break
+            key_events[nkeys] = k
+            hashes[nkeys] = _hs_hash(ps + ev[1] + 1, ev[2] - ev[1] - 2)
+            nkeys += 1
+    if r == 0:
+        for j in range(nkeys):
+            if j + _HS_AHEAD < nkeys:
+                _hs_prefetch(table + _hs_at(hashes[j + _HS_AHEAD], mask))
+            ev = pe.ev + 4 * key_events[j]
             key_start = ev[1] + 1
             key_size = ev[2] - ev[1] - 2
-            h = _hs_hash(ps + key_start, key_size)
-            slot = _hs_slot(table, mask, ps, ps + key_start, key_size, h)
-            if slot.start < 0:
-                slot.start, slot.size, slot.hash = key_start, key_size, h
-                slot.answer = slot.facts = -1
-        elif section == 1 and kind == _HS_TEXT:
-            slot.answer = k
-        elif section == 2 and kind == _HS_FACTS:
-            slot.facts = k
-    i = -1
-    if r == 0:
-        for k in range(ge.n):
-            ev = ge.ev + 4 * k
-            kind = ev[0]
-            if kind == _HS_ENTRY:
-                i += 1
-                rows[_HSR_WIDTH * i + _HSR_ID] = -1
-                rows[_HSR_WIDTH * i + _HSR_ANSWER] = -1
-                rows[_HSR_WIDTH * i + _HSR_FACTS] = -1
-            elif kind == _HS_ID:
-                rows[_HSR_WIDTH * i + _HSR_ID] = k
-            elif kind == _HS_ANSWER:
-                rows[_HSR_WIDTH * i + _HSR_ANSWER] = k
-            elif kind == _HS_FACTS:
-                rows[_HSR_WIDTH * i + _HSR_FACTS] = k
-        for i in range(nq):
-            k = rows[_HSR_WIDTH * i + _HSR_ID]
-            if k < 0 or ge.ev[4 * k + 3] & 1:
-                r = -1
-                break
-            ev = ge.ev + 4 * k
-            key_size = ev[2] - ev[1] - 2
-            h = _hs_hash(gs + ev[1] + 1, key_size)
-            slot = _hs_slot(table, mask, ps, gs + ev[1] + 1, key_size, h)
-            if slot.start < 0:
-                rows[_HSR_WIDTH * i + _HSR_PANSWER] = -1
-                rows[_HSR_WIDTH * i + _HSR_PFACTS] = -1
-                continue
-            if (slot.answer >= 0 and rows[_HSR_WIDTH * i + _HSR_ANSWER] < 0) or (
-                    slot.facts >= 0 and rows[_HSR_WIDTH * i + _HSR_FACTS] < 0):
-                r = -1   # (the script fails there: the caller's general path says where)
-                break
-            rows[_HSR_WIDTH * i + _HSR_PANSWER] = slot.answer
-            rows[_HSR_WIDTH * i + _HSR_PFACTS] = slot.facts
-    free(table)
+            h = hashes[j]
+            found = _hs_find(table, mask, ids, ps, ps + key_start, key_size, h, &free_at)
+            if found < 0:
+                cur = ids + nids
+                cur.start, cur.size, cur.answer, cur.facts = key_start, key_size, -1, -1
+                nids += 1
+                table[free_at] = ((h >> 32) << 32) | <uint64_t>nids
+            else:
+                cur = ids + found
+            if ev[4] == _HS_TEXT:   # (the kind of the next event, the id's value)
+                cur.answer = key_events[j] + 1
+            else:
+                cur.facts = key_events[j] + 1
+    free(key_events)
+    free(hashes)
     return r
 
 
+cdef int _hs_join(const unsigned char* gs, const _HsEvents* ge, const unsigned char* ps,
+                  const uint64_t* table, uint64_t mask, const _HsId* ids, int64_t* rows,
+                  Py_ssize_t nq) noexcept nogil:
+    """Fill rows (nq questions) from the gold events and the prediction ids' table; 0, -1
+    where the join declines the files, -2 where memory runs out."""
+    cdef Py_ssize_t k, i = -1
+    cdef int64_t kind, key_size, found
+    cdef const int64_t* ev
+    cdef const _HsId* known
+    cdef uint64_t* hashes
+    cdef uint64_t free_at = 0
+    for k in range(ge.n):
+        ev = ge.ev + 4 * k
+        kind = ev[0]
+        if kind == _HS_ENTRY:
+            i += 1
+            rows[_HSR_WIDTH * i + _HSR_ID] = -1
+            rows[_HSR_WIDTH * i + _HSR_ANSWER] = -1
+            rows[_HSR_WIDTH * i + _HSR_FACTS] = -1
+        elif kind == _HS_ID:
+            rows[_HSR_WIDTH * i + _HSR_ID] = k
+        elif kind == _HS_ANSWER:
+            rows[_HSR_WIDTH * i + _HSR_ANSWER] = k
+        elif kind == _HS_FACTS:
+            rows[_HSR_WIDTH * i + _HSR_FACTS] = k
+    hashes = <uint64_t*>malloc((nq + 1) * sizeof(uint64_t))
+    if hashes == NULL:
+        return -2
+    for i in range(nq):
+        k = rows[_HSR_WIDTH * i + _HSR_ID]
+        if k < 0 or ge.ev[4 * k + 3] & 1:
+            free(hashes)
+            return -1
+        ev = ge.ev + 4 * k
+        hashes[i] = _hs_hash(gs + ev[1] + 1, ev[2] - ev[1] - 2)
+    for i in range(nq):
+        if i + _HS_AHEAD < nq:
+            _hs_prefetch(table + _hs_at(hashes[i + _HS_AHEAD], mask))
+        ev = ge.ev + 4 * rows[_HSR_WIDTH * i + _HSR_ID]
+        key_size = ev[2] - ev[1] - 2
+        found = _hs_find(table, mask, ids, ps, gs + ev[1] + 1, key_size, hashes[i], &free_at)
+        if found < 0:
+            rows[_HSR_WIDTH * i + _HSR_PANSWER] = -1
+            rows[_HSR_WIDTH * i + _HSR_PFACTS] = -1
+            continue
+        known = ids + found
+        if (known.answer >= 0 and rows[_HSR_WIDTH * i + _HSR_ANSWER] < 0) or (
+                known.facts >= 0 and rows[_HSR_WIDTH * i + _HSR_FACTS] < 0):
+            free(hashes)
+            return -1   # (the script fails there: the caller's general path says where)
+        rows[_HSR_WIDTH * i + _HSR_PANSWER] = known.answer
+        rows[_HSR_WIDTH * i + _HSR_PFACTS] = known.facts
+    free(hashes)
+    return 0
+
+
 cdef class HotpotSpans:
-    """The events of a HotpotQA gold file and prediction file, joined question by question
-    (hotpot_scan_spans makes it); ``questions``: the number of gold questions."""
+    """The events of a HotpotQA gold file and prediction file, joined question by question;
+    ``questions``: the number of gold questions. hotpot_scan_spans makes it in one call;
+    hotpot_spans_new, hotpot_spans_scan_gold and hotpot_spans_scan_predictions (each once,
+    the two possibly at the same time on two threads), then hotpot_spans_join, in steps."""
     cdef bytes gold_raw
     cdef bytes pred_raw
     cdef object scanstring
     cdef _HsEvents ge
     cdef _HsEvents pe
     cdef int64_t* rows
+    cdef uint64_t* table    # the prediction ids' hash table (_hs_find)
+    cdef _HsId* pred_ids
+    cdef uint64_t mask
+    # each file's scan: 0 not begun, 1 under way, 2 done, -1 declined, -2 out of memory
+    cdef int gold_scan
+    cdef int pred_scan
+    cdef bint joined
     cdef readonly Py_ssize_t questions
 
     def __cinit__(self):
         memset(&self.ge, 0, sizeof(_HsEvents))
         memset(&self.pe, 0, sizeof(_HsEvents))
         self.rows = NULL
+        self.table = NULL
+        self.pred_ids = NULL
+        self.mask = 0
+        self.gold_scan = self.pred_scan = 0
+        self.joined = False
         self.questions = 0
 
     def __dealloc__(self):
         free(self.ge.ev)
         free(self.pe.ev)
         free(self.rows)
+        free(self.table)
+        free(self.pred_ids)
 
     cdef object _text(self, int which, int64_t k):
         """The string of event k of the gold (which 0) or prediction events, None for -1."""
@@ -226,35 +315,102 @@ cdef class HotpotSpans:
                 for i in range(self.questions)]
 
 
-def hotpot_scan_spans(bytes gold, bytes pred, object scanstring):
-    """The HotpotSpans of a gold file's and a prediction file's bytes, or None where either
-    is not of the plain form the scans read or the join declines them (see the notes at
-    the top of _hotpot_spans.pxi). ``scanstring``: json.decoder.scanstring, for the long
+def hotpot_spans_new(bytes pred, object scanstring):
+    """A HotpotSpans of a prediction file's bytes, nothing scanned yet (the gold file's bytes
+    come with hotpot_spans_scan_gold). ``scanstring``: json.decoder.scanstring, for the long
     escaped strings HotpotSpans.question builds."""
     cdef HotpotSpans spans = HotpotSpans()
-    cdef const unsigned char* gs = <const unsigned char*>PyBytes_AS_STRING(gold)
-    cdef const unsigned char* ps = <const unsigned char*>PyBytes_AS_STRING(pred)
-    cdef Py_ssize_t gn = PyBytes_GET_SIZE(gold), pn = PyBytes_GET_SIZE(pred), k, nq = 0
-    cdef int r = 0
-    if gn == 0 or pn == 0:
-        return None
-    spans.gold_raw, spans.pred_raw, spans.scanstring = gold, pred, scanstring
+    spans.pred_raw, spans.scanstring = pred, scanstring
+    return spans
+
+
+def hotpot_spans_scan_predictions(HotpotSpans spans):
+    """Scan the prediction file of ``spans`` and build the table of its ids, with the GIL
+    released. This and hotpot_spans_scan_gold touch apart parts of spans, so that two
+    threads may run them at once; each runs once (a second call raises). Returns whether
+    the scan took the file (False: it is not of the plain form the scans read)."""
+    cdef const unsigned char* s
+    cdef Py_ssize_t n
+    cdef int r
+    if spans.pred_raw is None:
+        raise InputError("a HotpotSpans of hotpot_spans_new is expected")
+    # (the state checked and set under the GIL: one scan of the file, ever)
+    if spans.pred_scan != 0:
+        raise InputError("the prediction file of this HotpotSpans is already scanned")
+    spans.pred_scan = 1
+    s = <const unsigned char*>PyBytes_AS_STRING(spans.pred_raw)
+    n = PyBytes_GET_SIZE(spans.pred_raw)
     with nogil:
-        if _hs_gold_events(gs, gn, &spans.ge) < 0 or _hs_pred_events(ps, pn, &spans.pe) < 0:
+        if n == 0 or _hs_pred_events(s, n, &spans.pe) < 0:
             r = -1
         else:
-            for k in range(spans.ge.n):
-                if spans.ge.ev[4 * k] == _HS_ENTRY:
-                    nq += 1
-            spans.rows = <int64_t*>malloc((nq * _HSR_WIDTH + 1) * sizeof(int64_t))
-            r = -2 if spans.rows == NULL else _hs_join(gs, &spans.ge, ps, &spans.pe,
-                                                       spans.rows, nq)
+            r = _hs_pred_table(s, &spans.pe, &spans.table, &spans.pred_ids, &spans.mask)
+    spans.pred_scan = 2 if r == 0 else r
+    if r == -2:
+        raise MemoryError()
+    return r == 0
+
+
+def hotpot_spans_scan_gold(HotpotSpans spans, bytes gold):
+    """Scan the gold file's bytes ``gold`` into ``spans``, with the GIL released (see
+    hotpot_spans_scan_predictions). Returns whether the scan took the file."""
+    cdef const unsigned char* s = <const unsigned char*>PyBytes_AS_STRING(gold)
+    cdef Py_ssize_t n = PyBytes_GET_SIZE(gold)
+    cdef int r
+    if spans.pred_raw is None:
+        raise InputError("a HotpotSpans of hotpot_spans_new is expected")
+    if spans.gold_scan != 0:
+        raise InputError("the gold file of this HotpotSpans is already scanned")
+    spans.gold_scan = 1
+    spans.gold_raw = gold
+    with nogil:
+        r = -1 if n == 0 or _hs_gold_events(s, n, &spans.ge) < 0 else 0
+    spans.gold_scan = 2 if r == 0 else r
+    return r == 0
+
+
+def hotpot_spans_join(HotpotSpans spans):
+    """Join the questions of the two scanned files of ``spans`` (GIL released): whether the
+    join takes them (False where either scan declined its file, or the join declines them;
+    see the notes at the top of _hotpot_spans.pxi)."""
+    cdef const unsigned char* gs
+    cdef const unsigned char* ps
+    cdef Py_ssize_t k, nq = 0
+    cdef int r = 0
+    if spans.gold_scan == -2 or spans.pred_scan == -2:
+        raise MemoryError()
+    if spans.gold_scan < 0 or spans.pred_scan < 0:
+        return False
+    if spans.gold_scan != 2 or spans.pred_scan != 2 or spans.joined:
+        raise InputError("hotpot_spans_join takes a HotpotSpans of two scanned files, once")
+    spans.joined = True
+    gs = <const unsigned char*>PyBytes_AS_STRING(spans.gold_raw)
+    ps = <const unsigned char*>PyBytes_AS_STRING(spans.pred_raw)
+    with nogil:
+        for k in range(spans.ge.n):
+            if spans.ge.ev[4 * k] == _HS_ENTRY:
+                nq += 1
+        spans.rows = <int64_t*>malloc((nq * _HSR_WIDTH + 1) * sizeof(int64_t))
+        r = -2 if spans.rows == NULL else _hs_join(gs, &spans.ge, ps, spans.table,
+                                                   spans.mask, spans.pred_ids, spans.rows, nq)
     if r == -2:
         raise MemoryError()
     if r < 0 or nq == 0:
-        return None
+        return False
     spans.questions = nq
-    return spans
+    return True
+
+
+def hotpot_scan_spans(bytes gold, bytes pred, object scanstring):
+    """The HotpotSpans of a gold file's and a prediction file's bytes, or None where either
+    is not of the plain form the scans read or the join declines them (see the notes at
+    the top of _hotpot_spans.pxi): hotpot_spans_new, both scans and the join on this
+    thread. ``scanstring``: json.decoder.scanstring, for the long escaped strings
+    HotpotSpans.question builds."""
+    spans = hotpot_spans_new(pred, scanstring)
+    if not hotpot_spans_scan_gold(spans, gold) or not hotpot_spans_scan_predictions(spans):
+        return None
+    return spans if hotpot_spans_join(spans) else None
 
 
 cdef int _hs_span_facts(const unsigned char* s, const _HsEvents* e, int64_t k,
@@ -318,13 +474,16 @@ cdef const unsigned char* _hs_contents(const unsigned char* s, const int64_t* ev
     return s + ev[1] + 1
 
 
-def hotpot_span_scores(HotpotSpans spans, uint8_t[::1] state, double[:, ::1] out):
+def hotpot_span_scores(HotpotSpans spans, uint8_t[::1] state, double[:, ::1] out,
+                       Py_ssize_t start=0, Py_ssize_t stop=-1):
     """Score every question of ``spans`` from the files' bytes, as hotpot_scores does from
     objects: ``state[i]`` bit 1 (answer predicted), 2 (facts predicted), 4 (its answer left
     to the caller), 8 (its facts left to the caller); ``out[i, 0:4]`` the answer's exact
     match, F1, precision and recall, ``out[i, 4:7]`` the facts' true positives, false
-    positives and false negatives, where scored here. Returns how many questions have
-    something left to the caller (HotpotSpans.question gives their objects)."""
+    positives and false negatives, where scored here. Only the questions start to stop
+    (-1: the last) are scored and their rows written: two threads may score apart ranges at
+    once. Returns how many questions have something left to the caller
+    (HotpotSpans.question gives their objects)."""
     cdef Py_ssize_t n = spans.questions, i, most = 0, k, sp, sg
     cdef const unsigned char* gs = <const unsigned char*>PyBytes_AS_STRING(spans.gold_raw)
     cdef const unsigned char* ps = <const unsigned char*>PyBytes_AS_STRING(spans.pred_raw)
@@ -350,8 +509,12 @@ def hotpot_span_scores(HotpotSpans spans, uint8_t[::1] state, double[:, ::1] out
     cdef _AkWork wg
     if state.shape[0] != n or out.shape[0] != n or out.shape[1] < 7:
         raise InputError("one state and one row of seven outputs per question are expected")
+    if stop < 0:
+        stop = n
+    if not 0 <= start <= stop <= n:
+        raise InputError(f"no questions {start} to {stop} among {n}")
     # the longest answer's bytes: the room the normalization and the unescaping need
-    for i in range(n):
+    for i in range(start, stop):
         row = spans.rows + _HSR_WIDTH * i
         if row[_HSR_PANSWER] >= 0:
             evp = spans.pe.ev + 4 * row[_HSR_PANSWER]
@@ -372,7 +535,7 @@ def hotpot_span_scores(HotpotSpans spans, uint8_t[::1] state, double[:, ::1] out
         _ak_work_reserve(&wp, most + 1)
         _ak_work_reserve(&wg, most + 1)
         with nogil:
-            for i in range(n):
+            for i in range(start, stop):
                 row = spans.rows + _HSR_WIDTH * i
                 s = 0
                 if row[_HSR_PANSWER] >= 0:
