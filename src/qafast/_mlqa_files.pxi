@@ -211,9 +211,9 @@ cdef class MlqaFiles:
         returns the distinct code points above ASCII of those strings, in increasing
         order."""
         cdef int64_t nq = self.nquestions, ng = self.ngold, q, g, cap, slot, a, ln, ns = 0
-        cdef int64_t total = 0, i
-        cdef int32_t* tab = NULL
-        cdef uint64_t* sh = NULL
+        cdef int64_t total = 0, i, e = 0, nvis, v, tag
+        cdef int64_t* tab = NULL       # per slot: -1, or the hash's top bits << 32 | string id
+        cdef uint64_t* hs = NULL       # per string looked up, in order: its hash
         cdef uint8_t* seen = NULL
         cdef uint32_t c, top = 0
         cdef int32_t sid
@@ -223,22 +223,37 @@ cdef class MlqaFiles:
             raise InputError("MlqaFiles.intern: the files were not read, or were interned")
         if pred_sid.shape[0] != nq or ref_off.shape[0] != nq + 1 or ref_sid.shape[0] != ng:
             raise InputError("MlqaFiles.intern: the outputs do not fit the questions")
+        if nq + ng >= 0x7FFFFFFF:
+            raise InputError("MlqaFiles.intern: more answer strings than string ids")
         cap = 64
         while cap < 2 * (nq + ng) + 2:
             cap *= 2
         self.str_span = <int64_t*>malloc((2 * (nq + ng) + 1) * sizeof(int64_t))
-        tab = <int32_t*>malloc(cap * sizeof(int32_t))
-        sh = <uint64_t*>malloc((nq + ng + 1) * sizeof(uint64_t))
+        tab = <int64_t*>malloc(cap * sizeof(int64_t))
+        hs = <uint64_t*>malloc((nq + ng + 1) * sizeof(uint64_t))
         seen = <uint8_t*>calloc(_ML_SEP, 1)
-        if self.str_span == NULL or tab == NULL or sh == NULL or seen == NULL:
+        if self.str_span == NULL or tab == NULL or hs == NULL or seen == NULL:
             free(tab)
-            free(sh)
+            free(hs)
             free(seen)
             raise MemoryError()
         try:
             with nogil:
                 for slot in range(cap):
                     tab[slot] = -1
+                # the hashes first, in one sequential pass over the code points, so that the
+                # probes below can fetch their slots ahead (the table is far larger than the
+                # cache: each probe otherwise waits on memory)
+                for q in range(nq):
+                    if self.q_pred[2 * q + 1] < 0:
+                        continue
+                    hs[e] = _mf_hash(self.cps + self.q_pred[2 * q], self.q_pred[2 * q + 1])
+                    e += 1
+                    for g in range(self.q_gold_off[q], self.q_gold_off[q + 1]):
+                        hs[e] = _mf_hash(self.cps + self.gold[2 * g], self.gold[2 * g + 1])
+                        e += 1
+                nvis = e
+                e = 0
                 for q in range(nq):
                     ref_off[q] = self.q_gold_off[q]
                     if self.q_pred[2 * q + 1] < 0:
@@ -246,7 +261,7 @@ cdef class MlqaFiles:
                         for g in range(self.q_gold_off[q], self.q_gold_off[q + 1]):
                             ref_sid[g] = -1
                         continue
-                    # the prediction (g == -1), then the answers
+                    # the prediction (g below the answers' first), then the answers
                     for g in range(self.q_gold_off[q] - 1, self.q_gold_off[q + 1]):
                         if g < self.q_gold_off[q]:
                             a = self.q_pred[2 * q]
@@ -254,14 +269,17 @@ cdef class MlqaFiles:
                         else:
                             a = self.gold[2 * g]
                             ln = self.gold[2 * g + 1]
-                        h = _mf_hash(self.cps + a, ln)
+                        if e + 8 < nvis:
+                            AK_PREFETCH(&tab[hs[e + 8] & <uint64_t>(cap - 1)])
+                        h = hs[e]
+                        e += 1
+                        tag = <int64_t>(h >> 33)     # (31 bits: a slot in use is >= 0)
                         slot = <int64_t>(h & <uint64_t>(cap - 1))
                         while True:
-                            sid = tab[slot]
-                            if sid < 0:
+                            v = tab[slot]
+                            if v < 0:
                                 sid = <int32_t>ns
-                                tab[slot] = sid
-                                sh[ns] = h
+                                tab[slot] = (tag << 32) | ns
                                 self.str_span[2 * ns] = a
                                 self.str_span[2 * ns + 1] = ln
                                 ns += 1
@@ -273,9 +291,11 @@ cdef class MlqaFiles:
                                         if c > top:
                                             top = c
                                 break
-                            if sh[sid] == h and self.str_span[2 * sid + 1] == ln and _mf_same(
-                                    self.cps + self.str_span[2 * sid], self.cps + a, ln):
-                                break
+                            if (v >> 32) == tag:
+                                sid = <int32_t>(v & 0x7FFFFFFF)
+                                if self.str_span[2 * sid + 1] == ln and _mf_same(
+                                        self.cps + self.str_span[2 * sid], self.cps + a, ln):
+                                    break
                             slot = (slot + 1) & (cap - 1)
                         if g < self.q_gold_off[q]:
                             pred_sid[q] = sid
@@ -290,7 +310,7 @@ cdef class MlqaFiles:
             return wide
         finally:
             free(tab)
-            free(sh)
+            free(hs)
             free(seen)
 
     def tokens(self, const int32_t[::1] low_at, const int64_t[::1] low_off,
@@ -322,6 +342,7 @@ cdef class MlqaFiles:
         cdef int32_t next_id = 0, t
         cdef uint64_t h
         cdef int failed = 0    # 1: no memory, 2: a code point without its lowering, 3: room
+        cdef uint32_t amap[128]   # an ASCII code point folded, or _ML_SEP where it is dropped
         cdef bint same
         if self.str_span == NULL:
             raise InputError("MlqaFiles.tokens: the strings were not interned")
@@ -344,6 +365,9 @@ cdef class MlqaFiles:
         for s in range(ns):
             if self.str_span[2 * s + 1] > longest:
                 longest = self.str_span[2 * s + 1]
+        for k in range(128):
+            c = <uint32_t>(k + 32 if 65 <= k <= 90 else k)
+            amap[k] = _ML_SEP if c < nd and dropped[c] else c
         # a string lowered is at most `grow` times as long; so are its tokens and their text
         vroom = self.string_cps * grow + 1
         cap = 1024
@@ -370,12 +394,11 @@ cdef class MlqaFiles:
                     for i in range(ln):
                         c = src[i]
                         if c < 128:
-                            if 65 <= c <= 90:
-                                c += 32
-                            if c < nd and dropped[c]:
-                                continue
+                            # no branch on whether it is dropped: punctuation comes at
+                            # random, and the branch was mispredicted
+                            c = amap[c]
                             buf[m] = c
-                            m += 1
+                            m += c != _ML_SEP
                             continue
                         if c >= nat or low_at[c] < 0:
                             failed = 2
