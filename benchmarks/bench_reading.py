@@ -54,6 +54,8 @@ sys.path.insert(0, str(HERE))
 from _common import import_qafast, load_script, machine_info  # noqa: E402
 
 EVALUATIONS = ("coqa", "quac", "tydi", "mlqa-en", "mlqa-zh", "cmrc", "drcd")
+#: MLQA answer languages --only also takes (``mlqa-de``, ...), not run by default
+MLQA_OTHER_LANGS = ("es", "hi", "vi", "de", "ar")
 
 
 
@@ -287,7 +289,8 @@ def main() -> int:
     ap.add_argument("--oracles", default="/work/scratch/oracles",
                     help="directory holding the official scripts (see the docstring)")
     ap.add_argument("--only", default=",".join(EVALUATIONS),
-                    help=f"comma-separated subset of {', '.join(EVALUATIONS)}")
+                    help=f"comma-separated subset of {', '.join(EVALUATIONS)} (also "
+                         f"{', '.join('mlqa-' + x for x in MLQA_OTHER_LANGS)})")
     args = ap.parse_args()
     qafast, why = import_qafast()
     if qafast is None:
@@ -297,6 +300,9 @@ def main() -> int:
             "mlqa-en": lambda r: run_mlqa(r, "en"), "mlqa-zh": lambda r: run_mlqa(r, "zh"),
             "cmrc": run_cmrc, "drcd": run_drcd}
     chosen = [e.strip() for e in args.only.split(",") if e.strip()]
+    for name in chosen:   # MLQA's other answer languages (synthetic text as for Chinese)
+        if name.startswith("mlqa-") and name not in runs and name[5:] in MLQA_OTHER_LANGS:
+            runs[name] = lambda r, lang=name[5:]: run_mlqa(r, lang)
     unknown = [e for e in chosen if e not in runs]
     if unknown:
         ap.error(f"unknown evaluation(s): {', '.join(unknown)}")

@@ -582,3 +582,137 @@ def test_mlqa_cli_does_not_import_numpy(lang):
                          capture_output=True, text=True, check=True)
     assert ran.stdout == (DATA / f"mlqa_{lang}_stdout.txt").read_text(encoding="utf-8")
     assert ran.stderr.strip().splitlines()[-1] == "False"
+
+
+# --------------------------------------------------------------------------------------------
+# The files read from their bytes (MlqaFiles): no str per answer or id
+# --------------------------------------------------------------------------------------------
+
+FILE_TEXT = st.one_of(ML_TEXT, KERNEL_TEXT, TEXT, st.text(max_size=8))
+
+
+def _write_case(tmp: Path, questions, escaped: bool, extra_preds: str = "") -> tuple[Path, Path]:
+    """The dataset and the predictions as files (``escaped``: non-ASCII as \\u escapes, as
+    json.dump writes by default; a lone surrogate can only be written so)."""
+    data, preds = _ml_case(questions)
+    d, p = tmp / "data.json", tmp / "pred.json"
+    d.write_text(json.dumps(data, ensure_ascii=escaped), encoding="utf-8", errors="strict")
+    p.write_text(json.dumps(preds, ensure_ascii=escaped)[:-1] + extra_preds + "}",
+                 encoding="utf-8")
+    return d, p
+
+
+def _encodable(questions) -> bool:
+    return not any("\ud800" <= ch <= "\udfff" for q, golds, p in questions
+                   for s in (q, *golds, p or "") for ch in s)
+
+
+FILE_QUESTIONS = st.lists(
+    st.tuples(st.sampled_from(["q0", "q1", "q2", "q3", "é4", "北5", "q\u20ac"]),
+              st.lists(FILE_TEXT, min_size=1, max_size=3),
+              st.none() | FILE_TEXT),
+    min_size=1, max_size=7)
+
+
+@settings(max_examples=150, deadline=None)
+@given(FILE_QUESTIONS, st.sampled_from(LANGS), st.booleans())
+def test_mlqa_files_are_the_whole_specification(tmp_path_factory, questions, lang, escaped):
+    """``qafast.mlqa`` and ``qafast mlqa`` on files (read from their bytes, without a str per
+    answer) give the specification's numbers on the loaded objects, to the last bit, and
+    list the unanswered questions in order; raw UTF-8 and \\u escapes alike."""
+    if not escaped and not _encodable(questions):
+        escaped = True
+    tmp = tmp_path_factory.mktemp("mlqa_files")
+    d, p = _write_case(tmp, questions, escaped)
+    data, preds = _ml_case(questions)
+    want = ml_spec.mlqa(data, preds, lang)
+    _same_bits(qafast.mlqa(str(d), p, lang), want)
+    read = qafast.multilingual_eval._mlqa_files(d, p, lang)
+    if read is not None:   # (None: an answer holds U+03A3, for the general path)
+        version, missing, means = read
+        _same_bits(means, want)
+        assert version == "1.0"
+        assert missing == [q for q, _, _ in questions if q not in preds]
+
+
+def test_mlqa_files_take_the_last_of_a_repeated_prediction(tmp_path, capsys):
+    questions = [("q0", ["the Paris"], "x"), ("q1", ["Berlin"], None), ("q\u00e9", ["Rom"], "Rom")]
+    d, p = _write_case(tmp_path, questions, False,
+                       extra_preds=', "q0": "paris", "q\\u00e9": "nope", "zz": "Paris"')
+    read = qafast.multilingual_eval._mlqa_files(d, p, "en")
+    assert read is not None
+    version, missing, means = read
+    assert missing == ["q1"]
+    assert means == {"exact_match": 100.0 / 3, "f1": 100.0 / 3}
+    assert cli_main(["mlqa", str(d), str(p), "en"]) == 0
+    out = capsys.readouterr()
+    assert json.loads(out.out) == means
+    assert out.err == "Unanswered question q1 will receive score 0.\n"
+
+
+def test_mlqa_files_leave_the_rest_to_the_general_path(tmp_path):
+    """Files the scans do not take, U+03A3 (whose lowering depends on its neighbours) and a
+    predicted question without a gold answer give None: the general path scores or names
+    them."""
+    mf = qafast.multilingual_eval._mlqa_files
+    d, p = _write_case(tmp_path, [("q0", ["ΟΔΟΣ"], "οδος")], False)
+    assert mf(d, p, "en") is None
+    assert qafast.mlqa(d, p, "en") == ml_spec.mlqa(*_ml_case([("q0", ["ΟΔΟΣ"], "οδος")]), "en")
+    d.write_text(json.dumps(squad_data([("q0", [])])), encoding="utf-8")
+    p.write_text(json.dumps({"q0": "a"}), encoding="utf-8")
+    assert mf(d, p, "en") is None
+    with pytest.raises(InputError, match="q0"):
+        qafast.mlqa(d, p, "en")
+    p.write_text(json.dumps({"q0": 3}), encoding="utf-8")
+    assert mf(d, p, "en") is None
+    assert mf(tmp_path / "absent.json", p, "en") is None
+    d.write_text(json.dumps({"version": "1.0", "data": []}), encoding="utf-8")
+    assert mf(d, p, "en") is None
+
+
+def test_mlqa_files_kernel_checks_its_arguments(tmp_path):
+    from qafast import _kernels
+    from qafast.io.squad import _SCANSTRING
+    from qafast.multilingual_eval import _zeros
+
+    d, p = _write_case(tmp_path, [("q0", ["é b"], "É"), ("q1", ["c"], None)], False)
+    files = _kernels.MlqaFiles(d.read_bytes(), p.read_bytes(), _SCANSTRING)
+    assert files.plain and files.nquestions == 2 and files.ngold == 2
+    assert files.version == "1.0" and files.has_version
+    with pytest.raises(InputError):
+        files.tokens(_zeros("i", 0), _zeros("q", 1), _zeros("I", 0), b"", _zeros("q", 1),
+                     _zeros("I", 0), 0, _zeros("q", 1), _zeros("i", 0))   # not interned
+    with pytest.raises(InputError):
+        files.intern(_zeros("i", 1), _zeros("q", 3), _zeros("i", 2))
+    pred_sid, ref_off, ref_sid = _zeros("i", 2), _zeros("q", 3), _zeros("i", 2)
+    assert files.intern(pred_sid, ref_off, ref_sid) == [0xC9, 0xE9]
+    assert pred_sid.tolist() == [0, -1] and ref_sid.tolist() == [1, -1]
+    assert files.nstrings == 2 and files.string_cps == 4
+    with pytest.raises(InputError):
+        files.intern(pred_sid, ref_off, ref_sid)   # once
+    tok_off = _zeros("q", 3)
+    words = memoryview(bytearray(0)).cast("I")
+    with pytest.raises(InputError, match="lowering"):   # É has no entry
+        files.tokens(_zeros("i", 0), _zeros("q", 1), _zeros("I", 0), b"", _zeros("q", 1),
+                     words, 0, tok_off, _zeros("i", 4))
+    low_at = _zeros("i", 0xEA)
+    for c in range(0xEA):
+        low_at[c] = -1
+    low_at[0xC9], low_at[0xE9] = 0, 1
+    low_off, low_cp = _zeros("q", 3), _zeros("I", 2)
+    low_off[1], low_off[2] = 1, 2
+    low_cp[0] = low_cp[1] = 0xE9
+    low_at[0] = 5
+    with pytest.raises(InputError, match="out of range"):
+        files.tokens(low_at, low_off, low_cp, b"", _zeros("q", 1), words, 0, tok_off,
+                     _zeros("i", 4))
+    low_at[0] = -1
+    assert files.tokens(low_at, low_off, low_cp, b"", _zeros("q", 1), words, 0, tok_off,
+                        _zeros("i", 1)) == -1   # no room
+    ids = _zeros("i", 4)
+    assert files.tokens(low_at, low_off, low_cp, b"", _zeros("q", 1), words, 0, tok_off,
+                        ids) == 3
+    assert tok_off.tolist() == [0, 1, 3] and ids.tolist()[:3] == [0, 0, 1]
+    assert files.missing_ids() == ["q1"]
+    bad = _kernels.MlqaFiles(b"[1]", p.read_bytes(), _SCANSTRING)
+    assert not bad.plain

@@ -87,6 +87,11 @@ def mlqa(dataset, predictions, lang: str, *, per_question: bool = False) -> dict
     _check_flag(per_question)
     _check_lang(lang)
     with gc_paused():
+        if not per_question and isinstance(dataset, (str, os.PathLike)) \
+                and isinstance(predictions, (str, os.PathLike)):
+            read = _mlqa_files(dataset, predictions, lang)
+            if read is not None:
+                return read[2]
         ds = _read_squad(dataset)
         preds, _ = predictions_unchecked(predictions)
         ev = _mlqa_flat(ds, preds, lang)
@@ -441,6 +446,82 @@ def _mlqa_flat(ds: SquadDataset, preds, lang: str):
     return _Evaluation(ds.ids, em, f1, missing, rows=rows[:k], seq_sums=sums)
 
 
+def _mlqa_files(dataset_file, prediction_file, lang: str):
+    """``(version, missing ids, means)`` of :func:`mlqa` on a dataset file and a
+    predictions file, read from their bytes by ``_kernels.MlqaFiles``: no str is made for an
+    answer, nor for an id but those of the questions without a prediction. None where a
+    file cannot be read or is not of the plain form the scans take, where a predicted
+    question has no gold answer, where there is no question, or where an answer holds
+    U+03A3 (str.lower makes it final or not by its neighbours): the general path then reads
+    the files, and names any problem in its order."""
+    from . import _kernels
+    from .io.squad import _SCANSTRING, _read_bytes
+
+    try:
+        data, _ = _read_bytes(dataset_file, "dataset")
+        pred_bytes, _ = _read_bytes(prediction_file, "predictions")
+    except (OSError, InputTypeError):
+        return None
+    files = _kernels.MlqaFiles(data, pred_bytes, _SCANSTRING)
+    del data, pred_bytes
+    n = files.nquestions
+    if not files.plain or n == 0:
+        return None
+    pred_sid = _zeros("i", n)
+    ref_off = _zeros("q", n + 1)
+    ref_sid = _zeros("i", files.ngold)
+    wide = files.intern(pred_sid, ref_off, ref_sid)
+    if 0x3A3 in wide:
+        return None
+    rows = _zeros("q", n)
+    row_sid = _zeros("i", n)
+    k = _kernels.ml_predicted_rows(pred_sid, ref_off, rows, row_sid)
+    if k < 0:
+        return None  # a predicted question without a gold answer: the general path names it
+    em_sum = f1_sum = 0.0
+    if k:
+        low_at, low_off, low_cp, grow, lowered_wide = _mlqa_lowering(wide)
+        word_off, words, mode = _mlqa_articles(lang)
+        tok_off = _zeros("q", files.nstrings + 1)
+        ids = _zeros("i", files.string_cps * grow)
+        ntok = files.tokens(low_at, low_off, low_cp, _mlqa_drop(lowered_wide), word_off,
+                            words, mode, tok_off, ids)
+        if ntok < 0:   # (never: a string has no more tokens than lowered code points)
+            return None
+        keys = ids[:ntok]  # the normalized string is its tokens joined by spaces: its key
+        toks = _zeros("i", ntok)
+        _kernels.answer_sort_segments(tok_off, keys, toks)
+        sums = _zeros("d", 2)
+        _kernels.answer_scores(row_sid[:k], rows[:k], ref_off, ref_sid, tok_off, toks,
+                               tok_off, keys, 1, False, False, _zeros("d", k),
+                               _zeros("d", k), sums)
+        em_sum, f1_sum = sums[0], sums[1]
+    missing = files.missing_ids() if k < n else []
+    # the scripts' 100.0 * sum / total (as _Evaluation.sums)
+    return files.version, missing, {"exact_match": 100.0 * em_sum / n,
+                                    "f1": 100.0 * f1_sum / n}
+
+
+def _mlqa_lowering(wide: list) -> tuple[array, array, array, int, list]:
+    """``(low_at, low_off, low_cp, grow, lowered)``: ``str.lower`` of each code point of
+    ``wide`` (increasing, above ASCII) as ``MlqaFiles.tokens`` takes it, the most code
+    points one lowers to, and the distinct code points above ASCII they lower to, in
+    increasing order."""
+    low_at = array("i", [-1]) * ((wide[-1] if wide else 127) + 1)
+    low_off = array("q", [0])
+    low_cp = array("I")
+    grow = 1
+    lowered: set[int] = set()
+    for j, c in enumerate(wide):
+        low = list(map(ord, chr(c).lower()))
+        low_at[c] = j
+        low_cp.extend(low)
+        low_off.append(len(low_cp))
+        grow = max(grow, len(low))
+        lowered.update(x for x in low if x >= 128)
+    return low_at, low_off, low_cp, grow, sorted(lowered)
+
+
 def _mlqa_interned(strings: list, pred_sid, row_q, ref_off, ref_sid, lang: str):
     """``(em, f1, (em sum, f1 sum))``: each row's exact match and F1 (float64 buffers) and
     their sums added in row order, row r's prediction being string ``pred_sid[r]`` of
@@ -727,19 +808,28 @@ def _run_mlqa(args) -> int:
     # Parsing the dataset makes millions of objects too: a collection during it walks all
     # those made so far, for nothing (they hold no cycles), and costs as much as the parse.
     with gc_paused():
-        ds = _read_squad(args.dataset_file)
-        if ds.version is not None and ds.version != "1.0":
-            # what the script says (it scores the file anyway)
-            print(f"Evaluation expects v-1.0, but got dataset with v-{ds.version}",
-                  file=sys.stderr)
-        preds, _ = predictions_unchecked(args.prediction_file)
-        ev = _mlqa_flat(ds, preds, lang)   # (no list made per question)
-        if ev is None:
-            ev = _score(ds.ids, ds.answers, _squad_predicted(ds, preds), f"mlqa:{lang}",
-                        "token", ds.source)
-    _unanswered(ev.missing, "Unanswered question {} will receive score 0.\n")
-    print(json.dumps(ev.means()))
+        read = _mlqa_files(args.dataset_file, args.prediction_file, lang)
+        if read is not None:
+            version, missing, means = read
+            _version_note(version)
+        else:
+            ds = _read_squad(args.dataset_file)
+            _version_note(ds.version)
+            preds, _ = predictions_unchecked(args.prediction_file)
+            ev = _mlqa_flat(ds, preds, lang)   # (no list made per question)
+            if ev is None:
+                ev = _score(ds.ids, ds.answers, _squad_predicted(ds, preds), f"mlqa:{lang}",
+                            "token", ds.source)
+            missing, means = ev.missing, ev.means()
+    _unanswered(missing, "Unanswered question {} will receive score 0.\n")
+    print(json.dumps(means))
     return 0
+
+
+def _version_note(version: str | None) -> None:
+    if version is not None and version != "1.0":
+        # what the script says (it scores the file anyway)
+        print(f"Evaluation expects v-1.0, but got dataset with v-{version}", file=sys.stderr)
 
 
 def _run_cmrc(args) -> int:
