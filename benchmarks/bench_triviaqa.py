@@ -101,7 +101,7 @@ def _timed(fn, repeat: int):
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0].replace("\n", " "))
     ap.add_argument("--oracle",
                     help="directory of the unmodified script (evaluation/, utils/)")
     ap.add_argument("--questions", type=int, default=100_000)
