@@ -455,14 +455,15 @@ def _mlqa_files(dataset_file, prediction_file, lang: str):
     U+03A3 (str.lower makes it final or not by its neighbours): the general path then reads
     the files, and names any problem in its order."""
     from . import _kernels
-    from .io.squad import _SCANSTRING, _read_bytes
+    from .io.squad import read_file_bytes
 
     try:
-        data, _ = _read_bytes(dataset_file, "dataset")
-        pred_bytes, _ = _read_bytes(prediction_file, "predictions")
+        data, _ = read_file_bytes(dataset_file, "dataset")
+        pred_bytes, _ = read_file_bytes(prediction_file, "predictions")
     except (OSError, InputTypeError):
         return None
-    files = _kernels.MlqaFiles(data, pred_bytes, _SCANSTRING)
+    scanstring = json.decoder.scanstring  # type: ignore[attr-defined]
+    files = _kernels.MlqaFiles(data, pred_bytes, scanstring)
     del data, pred_bytes
     n = files.nquestions
     if not files.plain or n == 0:

@@ -157,11 +157,11 @@ def _is_path(source) -> bool:
 
 
 def _load_json(source, what: str, object_hook=None):
-    raw, path = _read_bytes(source, what)
+    raw, path = read_file_bytes(source, what)
     return _parse_json(raw, path, object_hook), path
 
 
-def _read_bytes(source, what: str) -> tuple[bytes, str]:
+def read_file_bytes(source, what: str) -> tuple[bytes, str]:
     """``(the file's bytes, its path)``."""
     path = os.fspath(source)
     if isinstance(path, bytes):
@@ -236,7 +236,7 @@ def dataset_head(source) -> SquadDataset | _Articles:
         return source
     from_file = _is_path(source)
     if from_file:
-        raw, name = _read_bytes(source, "dataset")
+        raw, name = read_file_bytes(source, "dataset")
         ds = _scanned_dataset(raw, name)
         if ds is not None:
             return ds
@@ -469,7 +469,7 @@ def predictions_unchecked(source):
     sees every value itself may call it only if it found one that is not a str."""
     from_file = _is_path(source)
     if from_file:
-        raw, name = _read_bytes(source, "predictions")
+        raw, name = read_file_bytes(source, "predictions")
         obj = _scanned_predictions(raw)
         if obj is None:
             obj = _parse_json(raw, name)
