@@ -562,22 +562,35 @@ def test_files_scored_from_their_bytes_match_the_specification(tmp_path_factory,
         loaded_pred = json.loads(pred_bytes.decode("utf-8"))
     except UnicodeDecodeError:
         return   # (a lone surrogate written raw: not UTF-8, the files' error)
-    tmp = tmp_path_factory.mktemp("spans")
+    gold_path, pred_path = _written(tmp_path_factory.mktemp("spans"), gold_bytes, pred_bytes)
+    if _rows_match_the_specification(gold_path, pred_path, lambda: (loaded_gold, loaded_pred)):
+        assert hotpot(gold_path, pred_path) == spec.evaluate(loaded_gold, loaded_pred)
+
+
+def _written(tmp, gold_bytes: bytes, pred_bytes: bytes) -> tuple:
+    """The paths of a gold and a predictions file holding these bytes."""
     (tmp / "gold.json").write_bytes(gold_bytes)
     (tmp / "pred.json").write_bytes(pred_bytes)
+    return tmp / "gold.json", tmp / "pred.json"
+
+
+def _rows_match_the_specification(gold_path, pred_path, load) -> bool:
+    """Assert that hotpot's rows on the two files are the specification's on ``load()``'s
+    ``(gold, predictions)``, or that hotpot raises a QafastError where loading or the
+    specification raises (then False)."""
     try:
+        loaded_gold, loaded_pred = load()
         want, _ = spec.per_question(loaded_gold, loaded_pred)
     except Exception:
         with pytest.raises(QafastError):
-            hotpot(tmp / "gold.json", tmp / "pred.json")
-        return
-    rows = hotpot(tmp / "gold.json", tmp / "pred.json", per_question=True)
+            hotpot(gold_path, pred_path)
+        return False
+    rows = hotpot(gold_path, pred_path, per_question=True)
     assert rows["_id"] == [e["_id"] for e in loaded_gold]
     for k in spec.KEYS:
         for i, row in enumerate(want):
             assert bits_equal(float(rows[k][i]), float(row.get(k, math.nan))), (k, i)
-    assert hotpot(tmp / "gold.json", tmp / "pred.json") == spec.evaluate(loaded_gold,
-                                                                        loaded_pred)
+    return True
 
 
 def test_the_spans_take_plain_files_and_leave_what_they_cannot_settle(tmp_path):
@@ -649,22 +662,11 @@ def _long_string_files(draw):
 @given(_long_string_files())
 def test_long_strings_are_read_as_json_reads_them(tmp_path_factory, files):
     gold_bytes, pred_bytes = files
-    tmp = tmp_path_factory.mktemp("long")
-    (tmp / "gold.json").write_bytes(gold_bytes)
-    (tmp / "pred.json").write_bytes(pred_bytes)
-    try:
-        loaded_gold = json.loads(gold_bytes.decode("utf-8"), strict=False)
-        loaded_pred = json.loads(pred_bytes.decode("utf-8"), strict=False)
-        want, _ = spec.per_question(loaded_gold, loaded_pred)
-    except Exception:
-        with pytest.raises(QafastError):
-            hotpot(tmp / "gold.json", tmp / "pred.json")
-        return
-    rows = hotpot(tmp / "gold.json", tmp / "pred.json", per_question=True)
-    assert rows["_id"] == [e["_id"] for e in loaded_gold]
-    for k in spec.KEYS:
-        for i, row in enumerate(want):
-            assert bits_equal(float(rows[k][i]), float(row.get(k, math.nan))), (k, i)
+    gold_path, pred_path = _written(tmp_path_factory.mktemp("long"), gold_bytes, pred_bytes)
+    _rows_match_the_specification(
+        gold_path, pred_path,
+        lambda: (json.loads(gold_bytes.decode("utf-8"), strict=False),
+                 json.loads(pred_bytes.decode("utf-8"), strict=False)))
 
 
 def test_the_spans_are_built_in_steps_each_once():

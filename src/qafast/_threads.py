@@ -27,7 +27,7 @@ from .errors import InputError, InputTypeError
 if TYPE_CHECKING:
     from concurrent.futures import ThreadPoolExecutor
 
-__all__ = ["closes_pools_on_interrupt", "cuts", "parts", "resolve_workers", "run_parts",
+__all__ = ["beside", "closes_pools_on_interrupt", "cuts", "parts", "resolve_workers", "run_parts",
            "settle", "steps", "submit_all", "thread_pool", "wait_all"]
 
 #: How often a thread waiting for others looks for an interrupt, in seconds (a wait returns
@@ -83,6 +83,8 @@ def close_pools() -> None:
 
 
 _F = TypeVar("_F", bound=Callable[..., Any])
+_T = TypeVar("_T")
+_U = TypeVar("_U")
 
 
 def closes_pools_on_interrupt(function: _F) -> _F:
@@ -191,6 +193,31 @@ def cuts(weights, lo: int, hi: int, step: int) -> list[tuple[int, int]]:
     bounds = np.unique(np.clip(inner, lo + 1, hi - 1))
     edges = [lo, *bounds.tolist(), hi]
     return [(a, b) for a, b in itertools.pairwise(edges) if b > a]
+
+
+def beside(background: Callable[[], _T], foreground: Callable[[], _U],
+           name: str) -> tuple[_T, _U]:
+    """``(background(), foreground())``, the first run on a new thread called ``name`` while
+    this one runs the second. Both are short kernel calls that release the GIL, so the wait
+    for the thread is not worth making interruptible. The thread's exception is raised here
+    once it has ended, unless this thread's own call raised first."""
+    outcome: list = []
+
+    def run() -> None:
+        try:
+            outcome.append(background())
+        except BaseException as e:  # noqa: BLE001 (raised again on the calling thread)
+            outcome.append(e)
+
+    worker = threading.Thread(target=run, name=name, daemon=True)
+    worker.start()
+    try:
+        here = foreground()
+    finally:
+        worker.join()
+    if isinstance(outcome[0], BaseException):
+        raise outcome[0]
+    return outcome[0], here
 
 
 def steps(lo: int, hi: int, step: int) -> list[tuple[int, int]]:

@@ -19,7 +19,6 @@ from __future__ import annotations
 import json
 import os
 import sys
-import threading
 from array import array
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
@@ -27,6 +26,7 @@ from typing import TYPE_CHECKING
 from . import _kernels
 from ._json_scan import scan_skip
 from ._gc import gc_paused
+from ._threads import beside
 from .errors import FormatError, InputError, InputTypeError
 
 if TYPE_CHECKING:
@@ -328,30 +328,18 @@ def _scan_files(gold, predictions, predictions_first: bool) -> tuple:
     read in the order asked (so that a missing file is named as before), the prediction
     file scanned on a second thread while this one reads and scans the gold file (both
     scans release the GIL, so a second core takes them at once), then joined."""
-    if not predictions_first:
-        gold_file = _FileBytes(*_read_bytes(gold, "gold"))
+    given_gold = None if predictions_first else _FileBytes(*_read_bytes(gold, "gold"))
     pred_file = _FileBytes(*_read_bytes(predictions, "predictions"))
     spans = _kernels.hotpot_spans_new(pred_file.raw, _SCANSTRING)
-    outcome: list = []
 
-    def scan_predictions() -> None:
-        try:
-            outcome.append(_kernels.hotpot_spans_scan_predictions(spans))
-        except BaseException as e:   # (raised again on this thread)
-            outcome.append(e)
+    def scan_gold() -> tuple:
+        file = _FileBytes(*_read_bytes(gold, "gold")) if given_gold is None else given_gold
+        return file, _kernels.hotpot_spans_scan_gold(spans, file.raw)
 
-    worker = threading.Thread(target=scan_predictions, name="qafast-hotpot-scan",
-                              daemon=True)
-    worker.start()
-    try:
-        if predictions_first:
-            gold_file = _FileBytes(*_read_bytes(gold, "gold"))
-        gold_taken = _kernels.hotpot_spans_scan_gold(spans, gold_file.raw)
-    finally:
-        worker.join()
-    if isinstance(outcome[0], BaseException):
-        raise outcome[0]
-    if gold_taken and outcome[0] and _kernels.hotpot_spans_join(spans):
+    predictions_taken, (gold_file, gold_taken) = beside(
+        lambda: _kernels.hotpot_spans_scan_predictions(spans), scan_gold,
+        "qafast-hotpot-scan")
+    if gold_taken and predictions_taken and _kernels.hotpot_spans_join(spans):
         return spans, gold_file, pred_file
     return None, gold_file, pred_file
 
@@ -390,24 +378,10 @@ def _score_on_two_threads(spans, state, values) -> int:
     if n < _TWO_THREADS_FROM:
         return _kernels.hotpot_span_scores(spans, state, values)
     half = n // 2
-    outcome: list = []
-
-    def score_second_half() -> None:
-        try:
-            outcome.append(_kernels.hotpot_span_scores(spans, state, values, half, n))
-        except BaseException as e:   # (raised again on this thread)
-            outcome.append(e)
-
-    worker = threading.Thread(target=score_second_half, name="qafast-hotpot-score",
-                              daemon=True)
-    worker.start()
-    try:
-        left = _kernels.hotpot_span_scores(spans, state, values, 0, half)
-    finally:
-        worker.join()
-    if isinstance(outcome[0], BaseException):
-        raise outcome[0]
-    return left + outcome[0]
+    second, first = beside(lambda: _kernels.hotpot_span_scores(spans, state, values, half, n),
+                           lambda: _kernels.hotpot_span_scores(spans, state, values, 0, half),
+                           "qafast-hotpot-score")
+    return first + second
 
 
 def _floats(sums) -> list:
