@@ -162,6 +162,21 @@ def in_threads(fn, count: int):
     return run
 
 
+def alternating_medians(calls, repeat: int) -> list[tuple[float, float]]:
+    """``(median wall time, median process CPU time)`` of each function in ``calls``, run in
+    turn ``repeat`` times (alternating, so that a change in the machine's load falls on all
+    of them alike; CPU time, which such a change disturbs less, beside the wall time)."""
+    walls: list[list[float]] = [[] for _ in calls]
+    cpus: list[list[float]] = [[] for _ in calls]
+    for _ in range(repeat):
+        for fn, wall, cpu in zip(calls, walls, cpus):
+            c, t = time.process_time(), time.perf_counter()
+            fn()
+            wall.append(time.perf_counter() - t)
+            cpu.append(time.process_time() - c)
+    return [(statistics.median(w), statistics.median(c)) for w, c in zip(walls, cpus)]
+
+
 def load_script(path, name: str):
     """The official script at ``path``, unmodified, imported as module ``name``."""
     spec = importlib.util.spec_from_file_location(name, path)

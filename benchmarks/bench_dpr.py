@@ -47,7 +47,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import import_qafast, load_script
+from _common import alternating_medians, import_qafast, load_script
 
 SYLL = ("ka", "lo", "mi", "ren", "tas", "vo", "ber", "un", "el", "sto", "qua", "dré", "ñu",
         "ist", "or", "an", "the", "of", "ly", "ma")
@@ -197,15 +197,8 @@ def _control_ratio(repeat: int) -> float:
         for th in threads:
             th.join()
 
-    ones, fours = [], []
-    for _ in range(max(repeat, 3)):
-        t = time.perf_counter()
-        one_call()
-        ones.append(time.perf_counter() - t)
-        t = time.perf_counter()
-        four_threads()
-        fours.append(time.perf_counter() - t)
-    return statistics.median(fours) / statistics.median(ones)
+    (one, _), (four, _) = alternating_medians([one_call, four_threads], max(repeat, 3))
+    return four / one
 
 
 if __name__ == "__main__":

@@ -17,13 +17,14 @@ import contextlib
 import io
 import os
 import random
-import statistics
 import sys
 import tempfile
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tests"))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import fuzz_kilt
+from _common import alternating_medians
 import qafast
 
 
@@ -85,21 +86,12 @@ def threads(a, qp: str, gp: str) -> None:
         if a.only and name != a.only:
             continue
         ours()   # (warm up)
-        one, all_, one_cpu, all_cpu = [], [], [], []
         with ThreadPoolExecutor(a.threads) as pool:
-            for _ in range(a.repeat):
-                c, t = time.process_time(), time.perf_counter()
-                ours()
-                one.append(time.perf_counter() - t)
-                one_cpu.append(time.process_time() - c)
-                c, t = time.process_time(), time.perf_counter()
-                list(pool.map(lambda f: f(), [ours] * a.threads))
-                all_.append(time.perf_counter() - t)
-                all_cpu.append(time.process_time() - c)
-        t_one, t_all = statistics.median(one), statistics.median(all_)
+            (t_one, c_one), (t_all, c_all) = alternating_medians(
+                [ours, lambda: list(pool.map(lambda f: f(), [ours] * a.threads))], a.repeat)
         print(f"{name}: {a.n} questions, median of {a.repeat}: one call {t_one:.2f} s "
-              f"({statistics.median(one_cpu):.2f} s CPU), {a.threads} calls in {a.threads} "
-              f"threads {t_all:.2f} s ({statistics.median(all_cpu):.2f} s CPU), "
+              f"({c_one:.2f} s CPU), {a.threads} calls in {a.threads} "
+              f"threads {t_all:.2f} s ({c_all:.2f} s CPU), "
               f"{t_all / t_one:.1f}x one call")
 
 

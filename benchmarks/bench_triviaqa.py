@@ -49,7 +49,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import import_qafast, in_threads
+from _common import alternating_medians, import_qafast, in_threads
 
 WORDS = ("sunset", "boulevard", "blvd", "andrew", "lloyd", "webber", "paris", "france", "rock",
          "n", "roll", "the", "beatles", "île", "de", "la", "cité", "1966", "world", "cup",
@@ -200,25 +200,9 @@ def threads(qafast, args) -> int:
     buffer = b"\0" * max(1 << 20, int(rate * spent))
     control = lambda: hashlib.sha256(buffer).digest()   # noqa: E731
     control_many = in_threads(control, args.threads)
-    one, all_, one_cpu, all_cpu, ctl_one, ctl_all = [], [], [], [], [], []
-    for _ in range(args.repeat):
-        c, t = time.process_time(), time.perf_counter()
-        one_call()
-        one.append(time.perf_counter() - t)
-        one_cpu.append(time.process_time() - c)
-        c, t = time.process_time(), time.perf_counter()
-        many()
-        all_.append(time.perf_counter() - t)
-        all_cpu.append(time.process_time() - c)
-        t = time.perf_counter()
-        control()
-        ctl_one.append(time.perf_counter() - t)
-        t = time.perf_counter()
-        control_many()
-        ctl_all.append(time.perf_counter() - t)
-    t_one, t_all = statistics.median(one), statistics.median(all_)
-    c_one, c_all = statistics.median(one_cpu), statistics.median(all_cpu)
-    ctl = statistics.median(ctl_all) / statistics.median(ctl_one)
+    (t_one, c_one), (t_all, c_all), (ctl_one, _), (ctl_all, _) = alternating_medians(
+        [one_call, many, control, control_many], args.repeat)
+    ctl = ctl_all / ctl_one
     print(f"TriviaQA, {args.questions:,} questions ({len(preds):,} predicted), qafast.triviaqa "
           f"on the objects, median of {args.repeat}")
     print(f"  one call                 {t_one:7.3f} s   ({c_one:.3f} s CPU)")
