@@ -176,58 +176,99 @@ cdef int _hs_pred_table(const unsigned char* ps, const _HsEvents* pe, uint64_t**
     return r
 
 
-cdef int _hs_join(const unsigned char* gs, const _HsEvents* ge, const unsigned char* ps,
-                  const uint64_t* table, uint64_t mask, const _HsId* ids, int64_t* rows,
-                  Py_ssize_t nq) noexcept nogil:
-    """Fill rows (nq questions) from the gold events and the prediction ids' table; 0, -1
-    where the join declines the files, -2 where memory runs out."""
+cdef int _hs_rows(const _HsEvents* ge, int64_t* rows, Py_ssize_t nq) noexcept nogil:
+    """Fill the gold columns of rows (nq questions) from the gold events, the predicted ones
+    -1 (nothing predicted, until _hs_lookup joins them): 0, or -1 where the join declines
+    the file (a question without "_id", or an id written with an escape)."""
     cdef Py_ssize_t k, i = -1
-    cdef int64_t kind, key_size, found
-    cdef const int64_t* ev
-    cdef const _HsId* known
-    cdef uint64_t* hashes
-    cdef uint64_t free_at = 0
+    cdef int64_t kind
     for k in range(ge.n):
-        ev = ge.ev + 4 * k
-        kind = ev[0]
+        kind = ge.ev[4 * k]
         if kind == _HS_ENTRY:
             i += 1
             rows[_HSR_WIDTH * i + _HSR_ID] = -1
             rows[_HSR_WIDTH * i + _HSR_ANSWER] = -1
             rows[_HSR_WIDTH * i + _HSR_FACTS] = -1
+            rows[_HSR_WIDTH * i + _HSR_PANSWER] = -1
+            rows[_HSR_WIDTH * i + _HSR_PFACTS] = -1
         elif kind == _HS_ID:
             rows[_HSR_WIDTH * i + _HSR_ID] = k
         elif kind == _HS_ANSWER:
             rows[_HSR_WIDTH * i + _HSR_ANSWER] = k
         elif kind == _HS_FACTS:
             rows[_HSR_WIDTH * i + _HSR_FACTS] = k
-    hashes = <uint64_t*>malloc((nq + 1) * sizeof(uint64_t))
-    if hashes == NULL:
-        return -2
     for i in range(nq):
         k = rows[_HSR_WIDTH * i + _HSR_ID]
         if k < 0 or ge.ev[4 * k + 3] & 1:
-            free(hashes)
             return -1
-        ev = ge.ev + 4 * k
+    return 0
+
+
+# (how many questions ahead the lookup fetches, in three stages: the table's slot, then the
+# id's entry the slot names, then that id's bytes in the prediction file; each fetch reads
+# what the stage before brought into the cache, so that the three misses of a probe are
+# under way while the questions before it are looked up)
+cdef enum:
+    _HS_AHEAD_SLOT = 12
+    _HS_AHEAD_ENTRY = 6
+    _HS_AHEAD_BYTES = 3
+
+
+cdef inline int64_t _hs_guess(const uint64_t* table, uint64_t mask, uint64_t h) noexcept nogil:
+    """The index of the first id whose slot agrees with hash h in its top 32 bits, or -1:
+    the id _hs_find will most likely compare (a guess, for prefetching only)."""
+    cdef uint64_t at = _hs_at(h, mask), slot
+    cdef uint64_t tag = h >> 32
+    while True:
+        slot = table[at]
+        if slot == 0:
+            return -1
+        if slot >> 32 == tag:
+            return <int64_t>(slot & 0xFFFFFFFFULL) - 1
+        at = (at + 1) & mask
+
+
+cdef int _hs_lookup(const unsigned char* gs, const _HsEvents* ge, const unsigned char* ps,
+                    const uint64_t* table, uint64_t mask, const _HsId* ids, int64_t* rows,
+                    Py_ssize_t start, Py_ssize_t stop) noexcept nogil:
+    """Fill the predicted columns of rows start to stop (their gold columns filled by
+    _hs_rows) from the prediction ids' table: 0, -1 where the join declines the files, -2
+    where memory runs out. Writes those rows only: two threads may look up apart ranges."""
+    cdef Py_ssize_t i, m = stop - start
+    cdef int64_t key_size, found, guess
+    cdef const int64_t* ev
+    cdef const _HsId* known
+    cdef uint64_t* hashes
+    cdef uint64_t free_at = 0
+    hashes = <uint64_t*>malloc((m + 1) * sizeof(uint64_t))
+    if hashes == NULL:
+        return -2
+    for i in range(m):
+        ev = ge.ev + 4 * rows[_HSR_WIDTH * (start + i) + _HSR_ID]
         hashes[i] = _hs_hash(gs + ev[1] + 1, ev[2] - ev[1] - 2)
-    for i in range(nq):
-        if i + _HS_AHEAD < nq:
-            _hs_prefetch(table + _hs_at(hashes[i + _HS_AHEAD], mask))
-        ev = ge.ev + 4 * rows[_HSR_WIDTH * i + _HSR_ID]
+    for i in range(m):
+        if i + _HS_AHEAD_SLOT < m:
+            _hs_prefetch(table + _hs_at(hashes[i + _HS_AHEAD_SLOT], mask))
+        if i + _HS_AHEAD_ENTRY < m:
+            guess = _hs_guess(table, mask, hashes[i + _HS_AHEAD_ENTRY])
+            if guess >= 0:
+                _hs_prefetch(ids + guess)
+        if i + _HS_AHEAD_BYTES < m:
+            guess = _hs_guess(table, mask, hashes[i + _HS_AHEAD_BYTES])
+            if guess >= 0:
+                _hs_prefetch(ps + ids[guess].start)
+        ev = ge.ev + 4 * rows[_HSR_WIDTH * (start + i) + _HSR_ID]
         key_size = ev[2] - ev[1] - 2
         found = _hs_find(table, mask, ids, ps, gs + ev[1] + 1, key_size, hashes[i], &free_at)
         if found < 0:
-            rows[_HSR_WIDTH * i + _HSR_PANSWER] = -1
-            rows[_HSR_WIDTH * i + _HSR_PFACTS] = -1
             continue
         known = ids + found
-        if (known.answer >= 0 and rows[_HSR_WIDTH * i + _HSR_ANSWER] < 0) or (
-                known.facts >= 0 and rows[_HSR_WIDTH * i + _HSR_FACTS] < 0):
+        if (known.answer >= 0 and rows[_HSR_WIDTH * (start + i) + _HSR_ANSWER] < 0) or (
+                known.facts >= 0 and rows[_HSR_WIDTH * (start + i) + _HSR_FACTS] < 0):
             free(hashes)
             return -1   # (the script fails there: the caller's general path says where)
-        rows[_HSR_WIDTH * i + _HSR_PANSWER] = known.answer
-        rows[_HSR_WIDTH * i + _HSR_PFACTS] = known.facts
+        rows[_HSR_WIDTH * (start + i) + _HSR_PANSWER] = known.answer
+        rows[_HSR_WIDTH * (start + i) + _HSR_PFACTS] = known.facts
     free(hashes)
     return 0
 
@@ -236,7 +277,9 @@ cdef class HotpotSpans:
     """The events of a HotpotQA gold file and prediction file, joined question by question;
     ``questions``: the number of gold questions. hotpot_scan_spans makes it in one call;
     hotpot_spans_new, hotpot_spans_scan_gold and hotpot_spans_scan_predictions (each once,
-    the two possibly at the same time on two threads), then hotpot_spans_join, in steps."""
+    the two possibly at the same time on two threads), then hotpot_spans_join, in steps;
+    or, instead of hotpot_spans_join, hotpot_spans_rows, then hotpot_spans_lookup of
+    apart ranges of questions (possibly on two threads at once)."""
     cdef bytes gold_raw
     cdef bytes pred_raw
     cdef object scanstring
@@ -249,7 +292,7 @@ cdef class HotpotSpans:
     # each file's scan: 0 not begun, 1 under way, 2 done, -1 declined, -2 out of memory
     cdef int gold_scan
     cdef int pred_scan
-    cdef bint joined
+    cdef bint joined       # the gold columns of rows filled (hotpot_spans_rows)
     cdef readonly Py_ssize_t questions
 
     def __cinit__(self):
@@ -314,6 +357,27 @@ cdef class HotpotSpans:
         return [self._text(0, self.rows[_HSR_WIDTH * i + _HSR_ID])
                 for i in range(self.questions)]
 
+    def missing(self, const uint8_t[::1] state):
+        """The script's notes of the questions whose state (hotpot_span_scores') lacks bit
+        1 (answer predicted) or 2 (facts predicted), in gold order: ``("answer", id)``
+        then ``("sp", id)`` for each (one pass over the states, where Python's took
+        milliseconds for the ids alone)."""
+        cdef Py_ssize_t i
+        cdef uint8_t s
+        cdef list notes = []
+        if state.shape[0] != self.questions:
+            raise InputError("one state per question is expected")
+        for i in range(self.questions):
+            s = state[i]
+            if (s & 3) == 3:
+                continue
+            qid = self._text(0, self.rows[_HSR_WIDTH * i + _HSR_ID])
+            if not s & 1:
+                notes.append(("answer", qid))
+            if not s & 2:
+                notes.append(("sp", qid))
+        return notes
+
 
 def hotpot_spans_new(bytes pred, object scanstring):
     """A HotpotSpans of a prediction file's bytes, nothing scanned yet (the gold file's bytes
@@ -369,12 +433,12 @@ def hotpot_spans_scan_gold(HotpotSpans spans, bytes gold):
     return r == 0
 
 
-def hotpot_spans_join(HotpotSpans spans):
-    """Join the questions of the two scanned files of ``spans`` (GIL released): whether the
-    join takes them (False where either scan declined its file, or the join declines them;
-    see the notes at the top of _hotpot_spans.pxi)."""
-    cdef const unsigned char* gs
-    cdef const unsigned char* ps
+def hotpot_spans_rows(HotpotSpans spans):
+    """The first step of the join of the two scanned files of ``spans`` (GIL released): each
+    gold question's row of gold events, nothing predicted until hotpot_spans_lookup. Whether
+    the join takes the files (False where either scan declined its file, or a gold question
+    has no plain "_id"; see the notes at the top of _hotpot_spans.pxi); ``spans.questions``
+    is set where it does. Once per HotpotSpans."""
     cdef Py_ssize_t k, nq = 0
     cdef int r = 0
     if spans.gold_scan == -2 or spans.pred_scan == -2:
@@ -382,23 +446,55 @@ def hotpot_spans_join(HotpotSpans spans):
     if spans.gold_scan < 0 or spans.pred_scan < 0:
         return False
     if spans.gold_scan != 2 or spans.pred_scan != 2 or spans.joined:
-        raise InputError("hotpot_spans_join takes a HotpotSpans of two scanned files, once")
+        raise InputError("the join takes a HotpotSpans of two scanned files, once")
     spans.joined = True
-    gs = <const unsigned char*>PyBytes_AS_STRING(spans.gold_raw)
-    ps = <const unsigned char*>PyBytes_AS_STRING(spans.pred_raw)
     with nogil:
         for k in range(spans.ge.n):
             if spans.ge.ev[4 * k] == _HS_ENTRY:
                 nq += 1
         spans.rows = <int64_t*>malloc((nq * _HSR_WIDTH + 1) * sizeof(int64_t))
-        r = -2 if spans.rows == NULL else _hs_join(gs, &spans.ge, ps, spans.table,
-                                                   spans.mask, spans.pred_ids, spans.rows, nq)
+        r = -2 if spans.rows == NULL else _hs_rows(&spans.ge, spans.rows, nq)
     if r == -2:
         raise MemoryError()
     if r < 0 or nq == 0:
         return False
     spans.questions = nq
     return True
+
+
+def hotpot_spans_lookup(HotpotSpans spans, Py_ssize_t start=0, Py_ssize_t stop=-1):
+    """The second step of the join (GIL released): the predictions of the questions start
+    to stop (-1: the last) found among the prediction file's ids. Writes those questions'
+    rows only, so that two threads may look up apart ranges at once. Whether the join
+    takes them (False: a predicted question's gold lacks the field the script reads; the
+    caller then takes the general path, which says where)."""
+    cdef Py_ssize_t n = spans.questions
+    cdef const unsigned char* gs
+    cdef const unsigned char* ps
+    cdef int r
+    if not spans.joined or n == 0:
+        raise InputError("hotpot_spans_lookup takes a HotpotSpans that hotpot_spans_rows "
+                         "took")
+    if stop < 0:
+        stop = n
+    if not 0 <= start <= stop <= n:
+        raise InputError(f"no questions {start} to {stop} among {n}")
+    gs = <const unsigned char*>PyBytes_AS_STRING(spans.gold_raw)
+    ps = <const unsigned char*>PyBytes_AS_STRING(spans.pred_raw)
+    with nogil:
+        r = _hs_lookup(gs, &spans.ge, ps, spans.table, spans.mask, spans.pred_ids, spans.rows,
+                       start, stop)
+    if r == -2:
+        raise MemoryError()
+    return r == 0
+
+
+def hotpot_spans_join(HotpotSpans spans):
+    """Join the questions of the two scanned files of ``spans`` (GIL released):
+    hotpot_spans_rows, then hotpot_spans_lookup of every question. Whether the join takes
+    them (False where either scan declined its file, or the join declines them; see the
+    notes at the top of _hotpot_spans.pxi)."""
+    return hotpot_spans_rows(spans) and hotpot_spans_lookup(spans)
 
 
 def hotpot_scan_spans(bytes gold, bytes pred, object scanstring):

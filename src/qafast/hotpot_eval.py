@@ -7,8 +7,8 @@ scored with the compiled kernels of :mod:`qafast.answers` (one normalization per
 supporting facts are counted in a kernel when they are ``[title, sentence id]`` pairs, and
 with Python's own sets otherwise. Given two files, the questions are scored straight from
 the files' bytes (ids joined, answers normalized and facts matched in compiled code, without
-the GIL; the two files scanned at once, and a large file's questions scored in two halves at
-once, on two threads), Python objects being made only for the ids printed and for the few
+the GIL; the two files read and scanned at once, and a large file's questions joined and
+scored in two halves at once, on two threads), Python objects being made only for the ids printed and for the few
 questions the compiled code leaves to the general path. The plain-Python specification is
 :mod:`qafast.reference.hotpot`; its docstring lists every rule reproduced here.
 ``qafast hotpot PRED GOLD`` is the command-line form, printing what the script prints.
@@ -16,9 +16,9 @@ questions the compiled code leaves to the general path. The plain-Python specifi
 
 from __future__ import annotations
 
-import json
 import os
 import sys
+import threading
 from array import array
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
@@ -44,8 +44,13 @@ KEYS = ("em", "f1", "prec", "recall", "sp_em", "sp_f1", "sp_prec", "sp_recall",
 
 _SPECIAL = ("yes", "no", "noanswer")
 
-# json's own string decoder, which the scans hand the long escaped strings to
-_SCANSTRING = json.decoder.scanstring  # type: ignore[attr-defined]
+# json's own string decoder, which the scans hand the long escaped strings to: taken from
+# the compiled module that json.decoder takes it from, as json itself is imported only by
+# the functions that parse whole files (its import was 3 ms of the command's start)
+try:
+    from _json import scanstring as _SCANSTRING
+except ImportError:   # (an interpreter without it: json's Python decoder)
+    from json.decoder import scanstring as _SCANSTRING  # type: ignore[attr-defined,no-redef]
 
 
 def hotpot(gold, predictions, *, per_question: bool = False) -> dict:
@@ -139,6 +144,8 @@ def _read_bytes(path, what: str) -> tuple:
 
 def _parse_json(raw: bytes, path: str, *, skip_bulk: bool = False):
     """:func:`read_json` of a file's bytes ``raw`` (``path``: for the errors)."""
+    import json
+
     if skip_bulk:
         short = scan_skip(raw, _kernels.JSON_SKIP_HOTPOT)
         if short is not None:
@@ -269,6 +276,8 @@ class _Evaluation:
     def notes(self) -> list:
         """The script's notes, in its order: ``("answer" or "sp", id)`` for each missing
         prediction."""
+        if not isinstance(self.source, list):
+            return self.source.missing(self.state)
         notes = []
         state = self.state
         for i in _flagged(state, _NOT_BOTH):
@@ -311,8 +320,9 @@ def _evaluate_inputs(gold, predictions, sums=None, *,
     objects. ``predictions_first``: read the prediction file first (as the script does)."""
     if isinstance(gold, (str, os.PathLike)) and isinstance(predictions, (str, os.PathLike)):
         spans, gold_file, pred_file = _scan_files(gold, predictions, predictions_first)
-        if spans is not None:
-            return _evaluate_spans(spans, sums)
+        ev = None if spans is None else _evaluate_spans(spans, sums)
+        if ev is not None:
+            return ev
         gold, predictions = gold_file, pred_file
     if predictions_first:
         predictions = _predictions(predictions)
@@ -325,34 +335,51 @@ def _evaluate_inputs(gold, predictions, sums=None, *,
 
 def _scan_files(gold, predictions, predictions_first: bool) -> tuple:
     """``(HotpotSpans or None, gold _FileBytes, prediction _FileBytes)`` of the two files:
-    read in the order asked (so that a missing file is named as before), the prediction
-    file scanned on a second thread while this one reads and scans the gold file (both
-    scans release the GIL, so a second core takes them at once), then joined."""
+    the gold file read and scanned on a second thread while this one reads and scans the
+    prediction file (the reads and both scans release the GIL, so a second core takes them
+    at once), then the first step of the join (hotpot_spans_rows; _evaluate_spans does the
+    rest). A file that cannot be read is named as before: the one read first in the order
+    asked, where both cannot."""
     given_gold = None if predictions_first else _FileBytes(*_read_bytes(gold, "gold"))
-    pred_file = _FileBytes(*_read_bytes(predictions, "predictions"))
-    spans = _kernels.hotpot_spans_new(pred_file.raw, _SCANSTRING)
+    made = threading.Event()
+    made_spans: list = []
 
     def scan_gold() -> tuple:
         file = _FileBytes(*_read_bytes(gold, "gold")) if given_gold is None else given_gold
-        return file, _kernels.hotpot_spans_scan_gold(spans, file.raw)
+        made.wait()
+        if not made_spans:   # (the prediction file could not be read: its error is raised)
+            return file, False
+        return file, _kernels.hotpot_spans_scan_gold(made_spans[0], file.raw)
 
-    predictions_taken, (gold_file, gold_taken) = beside(
-        lambda: _kernels.hotpot_spans_scan_predictions(spans), scan_gold,
-        "qafast-hotpot-scan")
-    if gold_taken and predictions_taken and _kernels.hotpot_spans_join(spans):
+    def scan_predictions() -> tuple:
+        try:
+            file = _FileBytes(*_read_bytes(predictions, "predictions"))
+            made_spans.append(_kernels.hotpot_spans_new(file.raw, _SCANSTRING))
+        finally:
+            made.set()
+        return file, _kernels.hotpot_spans_scan_predictions(made_spans[0])
+
+    (gold_file, gold_taken), (pred_file, predictions_taken) = beside(
+        scan_gold, scan_predictions, "qafast-hotpot-scan")
+    spans = made_spans[0]
+    if gold_taken and predictions_taken and _kernels.hotpot_spans_rows(spans):
         return spans, gold_file, pred_file
     return None, gold_file, pred_file
 
 
-def _evaluate_spans(spans, sums=None) -> _Evaluation:
-    """The evaluation of the questions of a HotpotSpans: scored from the bytes, the
-    questions it leaves (state bits 4 and 8) from their objects. Without numpy: the
-    buffers are a bytearray and float64 arrays (``sums``: running sums to continue, copied)."""
+def _evaluate_spans(spans, sums=None) -> _Evaluation | None:
+    """The evaluation of the questions of a HotpotSpans (hotpot_spans_rows done): joined and
+    scored from the bytes, the questions it leaves (state bits 4 and 8) from their objects;
+    None where the join declines the files. Without numpy: the buffers are a bytearray and
+    float64 arrays (``sums``: running sums to continue, copied)."""
     n = spans.questions
     state = bytearray(n)
     # (an array repeated: a third of the time of one made from a bytes of zeros)
     values = memoryview(array("d", [0.0]) * (12 * n)).cast("B").cast("d", (n, 12))
-    if _score_on_two_threads(spans, state, values):
+    left = _score_on_two_threads(spans, state, values)
+    if left is None:
+        return None
+    if left:
         for i in _flagged(state, _LEFT):
             qid, gold_answer, gold_facts, answer, facts = spans.question(i)
             if state[i] & 4:
@@ -370,18 +397,28 @@ def _evaluate_spans(spans, sums=None) -> _Evaluation:
 _TWO_THREADS_FROM = 20_000
 
 
-def _score_on_two_threads(spans, state, values) -> int:
-    """hotpot_span_scores of every question of ``spans``: the second half on a second thread
-    while this one scores the first (each row is written by one of them; the sums are added
-    afterwards, in order). Returns how many questions are left to the caller."""
+def _join_and_score(spans, state, values, start: int, stop: int) -> int | None:
+    """Questions start to stop of ``spans``: their predictions looked up
+    (hotpot_spans_lookup), then scored (hotpot_span_scores); how many are left to the
+    caller, or None where the join declines them."""
+    if not _kernels.hotpot_spans_lookup(spans, start, stop):
+        return None
+    return _kernels.hotpot_span_scores(spans, state, values, start, stop)
+
+
+def _score_on_two_threads(spans, state, values) -> int | None:
+    """_join_and_score of every question of ``spans``: the second half on a second thread
+    while this one takes the first (each row is written by one of them; the sums are added
+    afterwards, in order). Returns how many questions are left to the caller, or None where
+    the join declines the files."""
     n = spans.questions
     if n < _TWO_THREADS_FROM:
-        return _kernels.hotpot_span_scores(spans, state, values)
+        return _join_and_score(spans, state, values, 0, n)
     half = n // 2
-    second, first = beside(lambda: _kernels.hotpot_span_scores(spans, state, values, half, n),
-                           lambda: _kernels.hotpot_span_scores(spans, state, values, 0, half),
+    second, first = beside(lambda: _join_and_score(spans, state, values, half, n),
+                           lambda: _join_and_score(spans, state, values, 0, half),
                            "qafast-hotpot-score")
-    return first + second
+    return None if first is None or second is None else first + second
 
 
 def _floats(sums) -> list:
@@ -659,3 +696,4 @@ def _run_cli(args) -> int:
     lines.append(str(ev.means()))
     sys.stdout.write("\n".join(lines) + "\n")
     return 0
+
