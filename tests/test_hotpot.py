@@ -845,3 +845,37 @@ def test_cli_fallbacks_still_print_the_scripts_output(tmp_path, capsys):
     assert out.splitlines()[0] == "missing answer b"
     assert ast.literal_eval(out.splitlines()[-1]) == spec.evaluate(gold, pred)
 
+
+def test_cli_given_its_two_files_only_runs_without_argparse(tmp_path, capsys):
+    # `qafast hotpot PRED GOLD` is read without argparse, whose import and parser were a
+    # part of the command's start; any other command line goes to argparse, as before
+    import os
+    import subprocess
+    import sys
+
+    plain = qafast.cli._plain_command(["hotpot", "p.json", "g.json"])
+    assert plain is not None
+    handler, args = plain
+    assert (args.command, args.pred_file, args.gold_file, args.no_progress) == (
+        "hotpot", "p.json", "g.json", False)
+    for argv in (["hotpot", "p.json"], ["hotpot", "p.json", "g.json", "x"],
+                 ["hotpot", "-h", "g.json"], ["hotpot", "p.json", "--no-progress"],
+                 ["hotpot", "p.json", "-"], ["trec", "q", "r"], [], ["hotpot2", "p", "g"]):
+        assert qafast.cli._plain_command(argv) is None, argv
+    p, g = DATA / "answers_pred.json", DATA / "answers_gold.json"
+    assert cli_main(["hotpot", str(p), str(g)]) == 0
+    plain_out = capsys.readouterr().out
+    assert cli_main(["hotpot", str(p), str(g), "--no-progress"]) == 0
+    assert capsys.readouterr().out == plain_out == (DATA / "answers_stdout.txt").read_text(
+        encoding="utf-8")
+    with pytest.raises(SystemExit):
+        cli_main(["hotpot", str(p)])
+    assert "GOLD" in capsys.readouterr().err
+    code = ("import sys; from qafast.cli import main; rc = main(sys.argv[1:]); "
+            "print('argparse' in sys.modules, file=sys.stderr); sys.exit(rc)")
+    env = dict(os.environ, PYTHONPATH=str(Path(qafast.__file__).resolve().parents[1]))
+    ran = subprocess.run([sys.executable, "-c", code, "hotpot", str(p), str(g)],
+                         capture_output=True, text=True, encoding="utf-8", env=env,
+                         timeout=120, check=True)
+    assert ran.stdout == plain_out
+    assert ran.stderr.strip().splitlines()[-1] == "False"

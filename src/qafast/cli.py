@@ -11,13 +11,15 @@ if __name__ == "__main__":  # python -m qafast.cli: before numpy is imported
 
     quiet_blas()
 
-import argparse
 import functools
 import math
 import os
 import sys
 import warnings
 
+# argparse is imported by the functions that build the parser: a command given its plain
+# positional arguments only (PLAIN_COMMANDS) runs without it, where importing it and
+# building the parser were 10 ms of `qafast hotpot`'s start.
 # Nothing above imports numpy: `qafast trec` on small files (_trec_text) never does, and
 # importing it took most of the time trec_eval takes for such a run. What `qafast trec`
 # needs besides (the measure table and parser, the summaries, the output) is imported by the
@@ -577,9 +579,11 @@ def _family_modules(names=FAMILY_MODULES):
             yield module
 
 
-def _accept_no_progress(command: argparse.ArgumentParser) -> None:
+def _accept_no_progress(command) -> None:
     """Give a subcommand that draws no progress bar a ``--no-progress`` that does nothing, so
     that a script may pass it to every qafast command."""
+    import argparse
+
     try:
         command.add_argument("--no-progress", action="store_true",
                              help="accepted for scripts; this command draws no progress bar")
@@ -587,10 +591,36 @@ def _accept_no_progress(command: argparse.ArgumentParser) -> None:
         pass  # the command has its own
 
 
+def _plain_command(argv: list):
+    """``(handler, args)`` of a command of a family's ``PLAIN_COMMANDS`` (``{name: (handler,
+    names of its positional arguments)}``) given exactly its positional arguments, none
+    starting with "-": the ``args`` argparse would give (with ``--no-progress`` off), made
+    without it; None for any other command line, which argparse then reads (options,
+    ``--help``, a wrong number of arguments and its errors)."""
+    if not argv or argv[0] not in SUBCOMMANDS:
+        return None
+    import importlib
+    import types
+
+    module = importlib.import_module(f"qafast.{SUBCOMMANDS[argv[0]]}")
+    plain = getattr(module, "PLAIN_COMMANDS", {}).get(argv[0])
+    if plain is None:
+        return None
+    handler, names = plain
+    values = argv[1:]
+    if len(values) != len(names) or not all(
+            isinstance(v, str) and not v.startswith("-") for v in values):
+        return None
+    return handler, types.SimpleNamespace(command=argv[0], no_progress=False,
+                                          **dict(zip(names, values)))
+
+
 def build_parser(*, families: bool = True, command: str | None = None):
     """The ``qafast`` argument parser and its handlers, ``{subcommand: handler(args)}``;
     ``families=False`` registers only ``trec`` and ``example``, and ``command``, one of
     :data:`SUBCOMMANDS`, only its family's subcommands beside them."""
+    import argparse
+
     from . import __version__
 
     parser = argparse.ArgumentParser(
@@ -616,10 +646,16 @@ def main(argv=None) -> int:
     # a command needs its own family only: importing them all took 14 ms of the 0.14 s that
     # `qafast trec` takes on a small file, and 0.3 s of `qafast drop`'s start
     first = argv[0] if argv else None
-    parser, handlers = build_parser(families=first not in ("trec", "example"), command=first)
-    args = parser.parse_args(argv)
+    plain = _plain_command(argv)
+    if plain is not None:
+        handler, args = plain
+    else:
+        parser, handlers = build_parser(families=first not in ("trec", "example"),
+                                        command=first)
+        args = parser.parse_args(argv)
+        handler = handlers[args.command]
     try:
-        return handlers[args.command](args)
+        return handler(args)
     except BrokenPipeError:
         # the reader stopped early (`| head`): what is still buffered goes nowhere, instead
         # of raising again when Python flushes stdout at exit

@@ -697,3 +697,7 @@ def _run_cli(args) -> int:
     sys.stdout.write("\n".join(lines) + "\n")
     return 0
 
+
+#: ``qafast hotpot PRED GOLD`` given just its two files: run without argparse (the names are
+#: register_cli's, whose parser reads any other command line)
+PLAIN_COMMANDS = {"hotpot": (_run_cli, ("pred_file", "gold_file"))}
