@@ -1,8 +1,9 @@
 """The compiled pieces of the diversity measures' fast path against what they replace: the
 greedy ideal ranking (one score per group of rows listing the same subtopics) against
 the specification's full scan, the placement of judged documents in pyndeval's order against the
-numpy path that sorts each query's scores, and the radix sort of the qrels' keys against
-numpy's stable argsort."""
+numpy path that sorts each query's scores, the radix sort of the qrels' keys against
+numpy's stable argsort, and the relevant-subtopic tables against the numpy masks and
+bincounts they replace."""
 import numpy as np
 import pytest
 from _examples import examples
@@ -327,3 +328,82 @@ def test_judgment_rows_refuse_codes_outside_their_bounds():
                                       np.empty(2, i64), np.empty(1, i64),
                                       *(np.empty(2, i64) for _ in range(3)),
                                       np.empty(3, i64))
+
+
+# judgments as the relevant-subtopic tables read them: (grade, row, topic, subtopic) with
+# each topic's subtopic count
+_judged_tables = st.lists(st.integers(1, 4), min_size=1, max_size=4).flatmap(
+    lambda subtopics: st.tuples(
+        st.just(subtopics), st.integers(1, 12),
+        st.lists(st.tuples(st.integers(-2, 3), st.integers(0, 11),
+                           st.integers(0, len(subtopics) - 1), st.integers(0, 3)),
+                 max_size=60)))
+
+
+@settings(max_examples=examples(300), **SLOW)
+@given(_judged_tables, st.integers(-3, 4))
+def test_relevant_tables_are_the_numpy_formulation(tables, level):
+    subtopics, rows, judged = tables
+    i64 = np.int64
+    judged = [(g, r % rows, t, s % subtopics[t]) for g, r, t, s in judged]
+    grade, doc_row, topic, local = (np.array([j[k] for j in judged], i64).reshape(-1)
+                                    for k in range(4))
+    nrel_offsets = np.concatenate(([0], np.cumsum(subtopics))).astype(i64)
+    rel_offsets = np.full(rows + 1, -7, i64)
+    rel_sub = np.full(len(judged), -7, i64)
+    nrel_sub = np.full(int(nrel_offsets[-1]), -7, i64)
+    m = _kernels.diversity_relevant(grade, local, doc_row, topic, nrel_offsets, level,
+                                    rel_offsets, rel_sub, nrel_sub)
+    rel = grade >= level
+    assert rel_sub[:m].tolist() == local[rel].tolist()
+    assert rel_offsets.tolist() == [0, *np.cumsum(np.bincount(doc_row[rel], minlength=rows))]
+    assert nrel_sub.tolist() == np.bincount(nrel_offsets[topic[rel]] + local[rel],
+                                            minlength=int(nrel_offsets[-1])).tolist()
+
+
+def test_relevant_tables_refuse_indexes_outside_their_arrays():
+    i64 = np.int64
+    one = np.zeros(1, i64)
+
+    def call(row=0, topic=0, sub=0, rows=1, grade=1):
+        return _kernels.diversity_relevant(np.array([grade], i64), np.array([sub], i64),
+                                           np.array([row], i64), np.array([topic], i64),
+                                           np.array([0, 1], i64), 1, np.empty(rows + 1, i64),
+                                           np.empty(1, i64), np.empty(1, i64))
+
+    assert call() == 1
+    assert call(row=5, grade=0) == 0  # a judgment below the level is not read
+    for bad in (dict(row=1), dict(row=-1), dict(topic=2), dict(topic=-1), dict(sub=1),
+                dict(sub=-1)):
+        with pytest.raises(ValueError, match="out of range"):
+            call(**bad)
+    with pytest.raises(ValueError, match="too short"):
+        _kernels.diversity_relevant(np.zeros(2, i64), one, one, one, one, 1, one, one, one)
+
+
+@settings(max_examples=examples(300), **SLOW)
+@given(st.lists(st.integers(0, 3), max_size=30), st.data())
+def test_relevant_rows_are_the_numpy_formulation(sizes, data):
+    i64 = np.int64
+    rel_offsets = np.concatenate(([0], np.cumsum(sizes))).astype(i64)
+    rows = len(sizes)
+    doc_offsets = np.array(sorted(data.draw(st.lists(st.integers(0, rows), max_size=6))), i64)
+    doc_out = np.full(len(doc_offsets), -7, i64)
+    rel_out = np.full(rows + 1, -7, i64)
+    kept = _kernels.diversity_relevant_rows(doc_offsets, rel_offsets, doc_out, rel_out)
+    relevant = np.diff(rel_offsets) > 0
+    assert doc_out.tolist() == np.concatenate(([0], np.cumsum(relevant)))[doc_offsets].tolist()
+    assert rel_out[:kept + 1].tolist() == [
+        0, *np.cumsum(np.diff(rel_offsets)[relevant]).tolist()]
+
+
+def test_relevant_rows_refuse_offsets_outside_the_rows():
+    i64 = np.int64
+    rel_offsets = np.array([0, 1], i64)
+    for bad in (-1, 2):
+        with pytest.raises(ValueError, match="out of range"):
+            _kernels.diversity_relevant_rows(np.array([bad], i64), rel_offsets,
+                                             np.empty(1, i64), np.empty(2, i64))
+    with pytest.raises(ValueError, match="too short"):
+        _kernels.diversity_relevant_rows(np.array([0, 1], i64), rel_offsets,
+                                         np.empty(1, i64), np.empty(2, i64))

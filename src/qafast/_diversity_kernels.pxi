@@ -624,6 +624,83 @@ def stable_key_order(const int64_t[::1] key, int64_t[::1] order_out):
 
 
 
+def diversity_relevant(const int64_t[::1] grade, const int64_t[::1] local,
+                       const int64_t[::1] doc_row, const int64_t[::1] topic,
+                       const int64_t[::1] nrel_offsets, int64_t level,
+                       int64_t[::1] rel_offsets_out, int64_t[::1] rel_sub_out,
+                       int64_t[::1] nrel_sub_out) -> int:
+    """The judgments of at least ``level`` as ndeval's kernels read them, in one pass where
+    numpy took a mask, two gathers and two bincounts: ``rel_sub_out[:m]`` = ``local[grade >=
+    level]`` (m returned), ``rel_offsets_out`` = 0 then the running count of those judgments
+    per row (``doc_row``, below ``len(rel_offsets_out) - 1``), and ``nrel_sub_out`` the count
+    per (topic, subtopic) slot ``nrel_offsets[topic] + local``."""
+    cdef Py_ssize_t i, n = grade.shape[0], rows = rel_offsets_out.shape[0] - 1
+    cdef Py_ssize_t topics = nrel_offsets.shape[0], slots = nrel_sub_out.shape[0]
+    cdef int64_t m = 0, slot, r
+    cdef bint bad = False
+    if (rows < 0 or local.shape[0] < n or doc_row.shape[0] < n or topic.shape[0] < n
+            or rel_sub_out.shape[0] < n):
+        raise ValueError("diversity_relevant: arrays too short")
+    with nogil:
+        for i in range(n):
+            if grade[i] >= level:
+                if not (0 <= doc_row[i] < rows and 0 <= topic[i] < topics):
+                    bad = True
+                    break
+                slot = nrel_offsets[topic[i]] + local[i]
+                if not 0 <= slot < slots:
+                    bad = True
+                    break
+    if bad:
+        raise ValueError("diversity_relevant: a row, topic or subtopic out of range")
+    with nogil:
+        for i in range(rows + 1):
+            rel_offsets_out[i] = 0
+        for i in range(slots):
+            nrel_sub_out[i] = 0
+        for i in range(n):
+            if grade[i] >= level:
+                rel_sub_out[m] = local[i]
+                m += 1
+                rel_offsets_out[doc_row[i] + 1] += 1
+                nrel_sub_out[nrel_offsets[topic[i]] + local[i]] += 1
+        for r in range(rows):
+            rel_offsets_out[r + 1] += rel_offsets_out[r]
+    return m
+
+
+def diversity_relevant_rows(const int64_t[::1] doc_offsets, const int64_t[::1] rel_offsets,
+                            int64_t[::1] doc_offsets_out, int64_t[::1] rel_offsets_out) -> int:
+    """The rows (CSR ``rel_offsets``) with at least one relevant subtopic, the others
+    dropped: ``rel_offsets_out[:k + 1]`` their offsets from 0 (k returned) and ``doc_offsets_out``
+    each ``doc_offsets`` entry (a row number, at most the row count) as the number of kept
+    rows before it."""
+    cdef Py_ssize_t i, rows = rel_offsets.shape[0] - 1, topics = doc_offsets.shape[0]
+    cdef int64_t k = 0
+    cdef int64_t* before
+    cdef bint bad = False
+    if rows < 0 or doc_offsets_out.shape[0] < topics or rel_offsets_out.shape[0] < rows + 1:
+        raise ValueError("diversity_relevant_rows: arrays too short")
+    for i in range(topics):
+        if not 0 <= doc_offsets[i] <= rows:
+            raise ValueError("diversity_relevant_rows: doc_offsets out of range")
+    before = <int64_t*>malloc((rows + 1) * sizeof(int64_t))
+    if before == NULL:
+        raise MemoryError()
+    with nogil:
+        rel_offsets_out[0] = 0
+        for i in range(rows):
+            before[i] = k
+            if rel_offsets[i + 1] > rel_offsets[i]:
+                rel_offsets_out[k + 1] = rel_offsets_out[k] + (rel_offsets[i + 1] - rel_offsets[i])
+                k += 1
+        before[rows] = k
+        for i in range(topics):
+            doc_offsets_out[i] = before[doc_offsets[i]]
+    free(before)
+    return k
+
+
 # ---------------------------------------------------------------------------------------
 # Diversity qrels given as a dict {query: {subtopic: {doc: grade}}}, read in one walk of the
 # dicts: per judgment the codes of its query, subtopic and document (each numbered in order of

@@ -813,6 +813,21 @@ def parse_measures(measures, *, version: str = "10.0") -> list[Column]:
                              f"{type(measures).__name__}") from None
     if not items:
         raise InputError("no measure requested")
+    if all(type(item) is str for item in items):
+        # a program evaluating many runs names the same measures each call: their columns
+        # are immutable, so the parse is kept (a new list each call, which callers may edit)
+        return list(_parse_names(tuple(items), version))
+    return _parse_items(items, version)
+
+
+@functools.lru_cache(maxsize=256)
+def _parse_names(names: tuple[str, ...], version: str) -> tuple[Column, ...]:
+    """parse_measures of a tuple of names, kept for the next call with the same names."""
+    return tuple(_parse_items(names, version))
+
+
+def _parse_items(items, version: str) -> list[Column]:
+    """The columns of ``items`` (names or ir_measures objects), duplicates dropped."""
     seen: dict = {}
     for item in items:
         for col in parse_measure(item, version=version):

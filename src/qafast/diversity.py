@@ -405,8 +405,9 @@ class _EncodedQrels:
                                                         doc_row[:kept], grade[:kept])
         self.rows = rows
         best = best[:rows]
-        outside = (best < -2**31) | (best >= 2**31)  # the plain qrels' grades are int32
-        if outside.any():
+        # the plain qrels' grades are int32 (two reductions: cheaper than a mask to search)
+        if rows and (int(best.min()) < -2**31 or int(best.max()) >= 2**31):
+            outside = (best < -2**31) | (best >= 2**31)
             i = int(np.argmax(outside))
             q = int(np.searchsorted(self.doc_offsets, i, side="right")) - 1
             raise InputError(f"diversity qrels: query {query_ids[q]!r}, document "
@@ -426,7 +427,16 @@ class _EncodedQrels:
 
     def relevant(self, level: int) -> tuple:
         """(rel_offsets, rel_sub, nrel_sub) of the judgments of at least ``level``."""
-        if level not in self._levels:
+        if level not in self._levels and -2**63 <= level < 2**63:
+            n = len(self.grade)
+            rel_offsets = np.empty(self.rows + 1, np.int64)
+            rel_sub = np.empty(n, np.int64)
+            nrel_sub = np.empty(int(self.nrel_offsets[-1]), np.int64)
+            m = _kernels.diversity_relevant(self.grade, self.local, self.doc_row, self.t,
+                                            self.nrel_offsets, level, rel_offsets, rel_sub,
+                                            nrel_sub)
+            self._levels[level] = (rel_offsets, rel_sub[:m], nrel_sub)
+        elif level not in self._levels:  # (a level no int64 grade reaches, or all do)
             i64 = np.int64
             rel = self.grade >= level
             rel_sub = self.local[rel]  # in (query, document, subtopic) order
@@ -453,10 +463,11 @@ class _EncodedQrels:
                 # ideal (ERR-IA, alpha-DCG, NRBP); the greedy choice is quadratic in a
                 # topic's documents, and most judged documents are usually not relevant.
                 # (An alpha or beta outside [0, 1] can make gains negative or infinite.)
-                sizes = np.diff(rel_offsets)
-                relevant = sizes > 0
-                doc_offsets = np.concatenate(([0], np.cumsum(relevant)))[doc_offsets]
-                rel_offsets = np.concatenate(([0], np.cumsum(sizes[relevant]))).astype(i64)
+                kept_offsets = np.empty(len(rel_offsets), i64)
+                doc_offsets = np.empty(len(doc_offsets), i64)
+                kept = _kernels.diversity_relevant_rows(self.doc_offsets, rel_offsets,
+                                                        doc_offsets, kept_offsets)
+                rel_offsets = kept_offsets[:kept + 1]
             order = np.empty(len(rel_offsets) - 1, i64)
             _kernels.ndeval_ideal(doc_offsets, rel_offsets, rel_sub, self.subtopics, alpha,
                                   order)
@@ -481,14 +492,14 @@ class _EncodedQrels:
         rq = self.row_qrels
         n = len(ids)
         where = run.query_index()
-        qwhere = rq.query_index()
         qpos = np.array([where.get(q, -1) for q in ids], i64)
-        pair_qrels = np.array([qwhere.get(str(q), -1) for q in ids], i64)
+        # the row qrels list the queries as topic_index numbers them
+        pair_qrels = np.array([self.topic_index.get(str(q), -1) for q in ids], i64)
         # a query without judgments has no judged document to look up
         pair_run = np.where(pair_qrels >= 0, qpos, -1)
         pair_qrels = np.maximum(pair_qrels, 0)
         # (a query without judgments has no ranked judged document: any topic does)
-        topic_of = np.array([self.topic_index.get(str(q), 0) for q in ids], i64)
+        topic_of = pair_qrels
         run_len = np.diff(run.offsets)
         seg_len = (np.where(qpos >= 0, run_len[np.maximum(qpos, 0)], 0) if len(run_len)
                    else np.zeros(n, i64))
