@@ -61,7 +61,10 @@ WORDS = {
     "zh": ["北京", "大学", "北京大学", "二〇一八年", "2018年", "中国", "，", "。", "《三国》",
            "「引号」", "（括号）", "㐀", "豈", "𠀀", "ＡＢＣ", "１２３", "abc", "NBA球员",
            "iPhone手机", "…", "……", "·", "、", "－", "～", "『书名』", "“”", "’", "Mr.",
-           "3.14", "A.B.C", "e-mail", "C++", "x=1", "a/b"],
+           "3.14", "A.B.C", "e-mail", "C++", "x=1", "a/b",
+           # English qafast tokenizes without nltk (final periods, clitics, double quotes)
+           "Smith's", "it's", "James'", '"NBA"', "Apple Inc.", "O'Neill", "we'll", "can't",
+           "d'ye", "cannot'tis", "U.S.队"],
 }
 COMMON = ["", "Café", "İstanbul", "ﬁle", "Ωmega", "σς", "ǅ", "naïve", "🙂", "Ⅻ", "—", "–",
           "€5", "$5", "©", "°C", "%", "_", "March 3, 2001", "3/3/2001", "1st", "x", "(", ")",

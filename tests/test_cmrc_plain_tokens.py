@@ -109,12 +109,99 @@ def test_plain_tokens_worked_examples(run, tokens):
     assert spec.plain_word_tokens(run) == tokens
 
 
+@pytest.mark.parametrize("wide", [False, True])
 @pytest.mark.parametrize("run", [
-    "u.s.", "mr. smith", "a. b", "a!b", "a! b", "??", "a ?!", "it's", '"a"', "a--b", "a\tb",
-    "a\nb", "x_y", "ſtis", "\u212aannot", "a\u2013b", "a...", "\u0069\u0307",
+    "mr. smith", "a. b", "a!b", "a! b", "??", "a ?!", "a--b", "a\tb", "a\nb", "x_y", "ſtis",
+    "\u212aannot", "a\u2013b", "a...", "\u0069\u0307", "a.. ", "a?.", "a.'", 'a."', "'tis",
+    " 'a", "x''", "a'b'c", "a',", '""', "a.\u3000", "\u2018a\u2019",
 ])
-def test_runs_outside_the_class_go_to_nltk(run):
-    assert spec.plain_word_tokens(run) is None
+def test_runs_outside_the_class_go_to_nltk(run, wide):
+    assert spec.plain_word_tokens(run, wide=wide) is None
+
+
+@pytest.mark.parametrize("run", ["u.s.", "it's", '"a"', "a.)", "don't"])
+def test_the_narrow_class_leaves_quotes_and_final_periods_to_nltk(run):
+    assert spec.plain_word_tokens(run, wide=False) is None
+    assert spec.plain_word_tokens(run, wide=True) is not None
+
+
+# The wide class: final periods, apostrophes and double quotes, checked against the nltk
+# releases it is taken for (another installed release gets the narrow class).
+WIDE_NLTK = spec._installed_nltk_takes_wide_class()
+needs_wide_nltk = pytest.mark.skipif(
+    WORD_TOKENIZE is None or not WIDE_NLTK,
+    reason="the wide class is checked against the nltk releases it is taken for")
+
+WIDE_PIECES = [
+    *"adnstyzAST1", "mr", "inc", "no", "u.s", "p.m", "é", "я", "ſ", "_",
+    "cannot", "CANNOT", "gonna", "wanna", "d", "D'YE", "more'n", "'tis", "'TWAS", "n't",
+    "N'T", "'s", "'S", "'ll", "'LL", "'Ll", "'re", "'ve", "'m", "'d", "'", "'", "''",
+    '"', '"', '"', ".", ".", ".", "..", ",", ",", ")", "]", "}", ">", "(", "[", "<", "{", "?",
+    "!", ";", "$", "%", " ", " ", " ", "  ", "\t", "3.5", "1,000",
+]
+WIDE_ENDS = ["", ".", ". ", ".)", ". )", ".) ", ".]}", ".>", " .", "'.", '".', ",.", ").",
+             "?", "! "]
+WIDE_RUNS = st.tuples(st.lists(st.sampled_from(WIDE_PIECES), max_size=9),
+                      st.sampled_from(WIDE_ENDS)).map(lambda t: "".join(t[0]) + t[1]).filter(
+    lambda run: run != "")
+
+
+@needs_wide_nltk
+@settings(max_examples=3000, deadline=None)
+@given(WIDE_RUNS)
+@example("cannot'tis")
+@example("don't's")
+@example("it's'll")
+@example("x's.y'")
+@example('""a')
+@example("d'ye's")
+@example("wanna'")
+@example("mr.)")
+def test_wide_tokens_are_nltks_whenever_given(run):
+    got = spec.plain_word_tokens(run, wide=True)
+    if got is not None:
+        assert got == WORD_TOKENIZE(run)
+    assert spec.nltk_tokens(run) == WORD_TOKENIZE(run)
+
+
+# (joined with spaces: two words with an apostrophe each make one word without them)
+WIDE_PLAIN_PIECES = [
+    *"adnstyz1", "é", "я", "ア", "mr", "inc", "u.s", "3.5", "1,000", "don't", "it's", "we'll",
+    "o'neill", "james' ", "d'ye", "more'n", "cannot'tis", ' "', '" ', "(", ")", ",", " ", "  ",
+]
+WIDE_PLAIN_RUNS = st.tuples(
+    st.lists(st.sampled_from(WIDE_PLAIN_PIECES), min_size=1, max_size=10),
+    st.sampled_from(["", ".", ". ", ".)", "?", "!"])).map(lambda t: " ".join(t[0]) + t[1])
+
+
+@settings(max_examples=500, deadline=None)
+@given(WIDE_PLAIN_RUNS)
+def test_wide_runs_are_answered_without_nltk(run):
+    got = spec.plain_word_tokens(run, wide=True)
+    assert got is not None
+    if WORD_TOKENIZE is not None and WIDE_NLTK:
+        assert got == WORD_TOKENIZE(run)
+
+
+@pytest.mark.parametrize("run, tokens", [
+    ("u.s.", ["u.s", "."]),
+    ("apple inc. )", ["apple", "inc", ".", ")"]),
+    ("don't", ["do", "n't"]),
+    ("it's smith's", ["it", "'s", "smith", "'s"]),
+    ("we'll", ["we", "'ll"]),
+    ("it's.don't", ["it's.do", "n't"]),
+    ("james' car", ["james", "'", "car"]),
+    ("o'neill", ["o'neill"]),
+    ("d'ye more'n", ["d", "'ye", "more", "'n"]),
+    ("cannot'tis", ["can", "not", "'t", "is"]),
+    ('"nba" said', ["``", "nba", "''", "said"]),
+    ('("x" y)', ["(", "``", "x", "''", "y", ")"]),
+    ('x"y"', ["x", "''", "y", "''"]),
+    ('a,"b', ["a", ",", "''", "b"]),
+    ("wanna.", ["wan", "na", "."]),
+])
+def test_wide_tokens_worked_examples(run, tokens):
+    assert spec.plain_word_tokens(run, wide=True) == tokens
 
 
 def _run_isolated(code: str, tmp_path: Path) -> subprocess.CompletedProcess:
@@ -139,10 +226,22 @@ PLAIN_GOLDS = {"q1": ["2018年NBA总决赛", "北京 3.5%"], "q2": ["中国（Ch
 PLAIN_PREDS = {"q1": "2018年NBA!", "q2": "中国 the", "q3": "$1,000美元", "q4": "第 1"}
 
 
-def test_scoring_plain_cmrc_runs_does_not_import_nltk(tmp_path):
+# English the wide class holds: final periods, contractions, possessives, double quotes
+WIDE_GOLDS = {"q1": ["美国（U.S.）", "苹果 Apple Inc."], "q2": ["\"NBA\"总决赛"],
+              "q3": ["他说 don't", "Smith's 书"], "q4": ["o'neill 先生"]}
+WIDE_PREDS = {"q1": "U.S.", "q2": "\"NBA\" 总决赛。", "q3": "don't", "q4": "O'Neill"}
+
+
+@pytest.mark.parametrize("golds, preds", [
+    (PLAIN_GOLDS, PLAIN_PREDS),
+    pytest.param(WIDE_GOLDS, WIDE_PREDS, marks=pytest.mark.skipif(
+        not spec._installed_nltk_takes_wide_class(),
+        reason="the installed nltk is not one the wide class is taken for")),
+])
+def test_scoring_plain_cmrc_runs_does_not_import_nltk(tmp_path, golds, preds):
     """The command and the function both: nltk is not imported, and the numbers are those
     computed with nltk present where it is."""
-    d, p = _cmrc_files(tmp_path, PLAIN_GOLDS, PLAIN_PREDS)
+    d, p = _cmrc_files(tmp_path, golds, preds)
     code = (
         "import json, sys\n"
         "from qafast._program import main\n"
@@ -161,7 +260,7 @@ def test_scoring_plain_cmrc_runs_does_not_import_nltk(tmp_path):
         from qafast.reference import multilingual as ml_spec
 
         data = json.loads(Path(d).read_text(encoding="utf-8"))
-        want = ml_spec.cmrc(data, PLAIN_PREDS)
+        want = ml_spec.cmrc(data, preds)
         assert [float(x) for x in last[3:]] == [want["F1"], want["EM"]]
 
 

@@ -159,10 +159,11 @@ def cmrc(dataset, predictions, *, per_question: bool = False) -> dict:
     EM compares the answers lowercased, stripped and without CMRC's punctuation list (inner
     spaces and ASCII ``.`` stay). F1 is over the longest common contiguous run of tokens:
     each basic CJK character is a token and other text is split by ``nltk.word_tokenize``.
-    Plain text (words and numbers, see
+    Plain text (words and numbers; with the nltk releases it was checked against, also final
+    periods, contractions and double quotes, see
     :func:`qafast.reference.answers.plain_word_tokens`) is split the same way without nltk;
-    other non-Chinese text (``Mr. Smith``, ``it's``) needs ``pip install 'qafast[cmrc]'``
-    and NLTK's ``punkt_tab`` data. Nothing shared gives F1 0, even for two empty answers.
+    other non-Chinese text (``Mr. Smith``) needs ``pip install 'qafast[cmrc]'`` and NLTK's
+    ``punkt_tab`` data. Nothing shared gives F1 0, even for two empty answers.
 
     Examples
     --------

@@ -231,10 +231,48 @@ def get_normalizer(normalizer) -> Callable[[str], str]:
 #: rules that never look at their neighbours): its ``[;@#$%&]``, ``[?!]`` and bracket rules.
 _ALWAYS_ALONE = frozenset(";@#$%&()[]{}<>?!")
 
+#: What may follow the period that ends a text in the wider class: closing brackets and spaces.
+_AFTER_FINAL_PERIOD = frozenset(")]}> ")
+
 #: The contractions the word tokenizer splits that need no apostrophe: the two halves, when
 #: the whole word between word boundaries is the key (any case).
 _SPLIT_WORDS = {"cannot": ("can", "not"), "gimme": ("gim", "me"), "gonna": ("gon", "na"),
                 "gotta": ("got", "ta"), "lemme": ("lem", "me")}
+
+#: The two contractions with an apostrophe inside that the word tokenizer splits: the word
+#: before the apostrophe (any case) and the word after it; the second half keeps the apostrophe.
+_SPLIT_APOSTROPHE_WORDS = {"d": "ye", "more": "n"}
+
+#: The contractions split only after whitespace (``'t`` and the rest, any case): a text in
+#: the class has such whitespace before an apostrophe only where a contraction was just cut.
+_SPLIT_AFTER_SPACE = ("'tis", "'twas")
+
+#: Clitics set apart at the end of a token, in the two passes the word tokenizer makes (the
+#: second pass sees what the first one left): exact spellings, case as written.
+_CLITICS_FIRST = ("'s", "'S", "'m", "'M", "'d", "'D", "'")
+_CLITICS_SECOND = ("'ll", "'LL", "'re", "'RE", "'ve", "'VE", "n't", "N'T")
+
+#: nltk releases whose word tokenizer the wider class (see :func:`plain_word_tokens`) was
+#: checked against, rule by rule and by property tests. The rules for apostrophes and final
+#: periods have changed between releases, so another release gets the narrow class only.
+WIDE_CLASS_NLTK_VERSIONS = frozenset({"3.10.4"})
+
+#: Placeholders for the marks the wider class reads in context before the comma rule runs; no
+#: text in the class holds them.
+_OPENING_QUOTE, _CLOSING_QUOTE, _FINAL_PERIOD = "\x01", "\x02", "\x03"
+_PADDED = {_OPENING_QUOTE: " `` ", _CLOSING_QUOTE: " '' ", _FINAL_PERIOD: " . "}
+
+
+@functools.lru_cache(maxsize=1)
+def _installed_nltk_takes_wide_class() -> bool:
+    """Whether the installed nltk is one of :data:`WIDE_CLASS_NLTK_VERSIONS`, read from its
+    package metadata (importing nltk costs seconds)."""
+    from importlib import metadata
+
+    try:
+        return metadata.version("nltk") in WIDE_CLASS_NLTK_VERSIONS
+    except metadata.PackageNotFoundError:
+        return False
 
 
 @functools.lru_cache(maxsize=4096)
@@ -250,11 +288,20 @@ def _plain_word_char(ch: str) -> bool:
     return not any(c.isascii() for c in ch.lower() + ch.upper() + ch.casefold())
 
 
-def plain_word_tokens(text: str) -> list | None:
+def _final_period(text: str) -> int:
+    """The index of the ``.`` that ends ``text`` before any closing brackets and spaces, or
+    -1 when there is none."""
+    j = len(text) - 1
+    while j >= 0 and text[j] in _AFTER_FINAL_PERIOD:
+        j -= 1
+    return j if j >= 0 and text[j] == "." else -1
+
+
+def plain_word_tokens(text: str, *, wide: bool | None = None) -> list | None:
     """``nltk.word_tokenize(text)`` computed without nltk for the runs where that is provably
     the same; None for every other text (the caller then asks nltk).
 
-    The class decided here: every character of ``text`` is
+    The narrow class, exact for every nltk 3 release: every character of ``text`` is
 
     * a space ``" "``;
     * a word character (a letter or digit of any script, ``str.isalnum()``; not ``_``, and
@@ -263,42 +310,101 @@ def plain_word_tokens(text: str) -> list | None:
     * one of ``;@#$%&()[]{}<>``, or ``,``;
     * one ``?`` or ``!``, only as the last character other than spaces.
 
-    Why that is exact, rule by rule, for every nltk 3 release:
+    The wide class, taken when ``wide`` is true (by default: when the installed nltk is one of
+    :data:`WIDE_CLASS_NLTK_VERSIONS`, read without importing it), also admits
+
+    * a *final period*: one ``.`` followed by nothing but closing brackets ``)]}>`` and spaces
+      (``u.s.``, ``apple inc.``, ``(see x.)``), when the text has no ``?`` or ``!``;
+    * an *apostrophe* ``'`` right after a word character and followed by a word character, a
+      space, the final period or nothing, at most one in each run of word characters and
+      apostrophes (``don't``, ``it's``, ``o'neill``, ``james'``; not ``'tis`` nor ``x''``);
+    * an ASCII *double quote* ``"`` not right after another one.
+
+    Why that is exact, rule by rule (the narrow class needs only the rules that every nltk 3
+    release shares; the others were read in the releases listed and are checked by property
+    tests against them):
 
     * *Sentences.* ``word_tokenize`` first splits the text with the Punkt sentence splitter,
       whose only candidate breaks are a ``.``, ``?`` or ``!`` followed by whitespace and more
-      text or by one of its non-word marks. A ``.`` here is followed by a word character and
-      a ``?``/``!`` by nothing but spaces, so there is no candidate and the text is one
-      sentence (its surrounding spaces make no token).
-    * *Quotes, dashes, ellipses, final periods, apostrophes.* Their rules need ``"``, ``'``,
-      a backquote, typographic quotes or dashes, ``--``, ``..`` or a ``.`` ending the text
-      (before closing brackets and spaces), none of which the class holds.
+      text or by one of its non-word marks. A ``.`` between word characters is followed by a
+      word character and a ``?``/``!`` by nothing but spaces: no candidate. The final period
+      may be one when brackets follow it, but the word tokenizer sets a final period and the
+      closing brackets after it apart whether or not the text is cut there, and the brackets
+      are tokens of their own either way; so the text acts as one sentence.
+    * *Double quotes.* A ``"`` that starts the text or follows a space or an opening bracket
+      ``([{<`` is an opening quote, the token ````` ``; any other is a closing quote, the token
+      ``''``. Both are set apart. (Two in a row are left out: a first one opening the text is
+      padded before the second is read, which makes the second an opening one too.)
+    * *Final period.* A ``.`` ending the text before closing brackets and spaces, with
+      something other than a ``.`` before it, is set apart; everything before it is
+      tokenized as if the text ended there, with whitespace after it.
     * *Commas.* A comma followed by a character that is not a decimal digit is set apart and
       that character is kept after it unexamined (the rule matches the two together, left to
       right, without overlap: of ``,,a`` only the first comma is set apart); a comma ending the
-      text is set apart; a comma before a decimal digit stays in its token (``1,000``).
+      text is set apart; a comma before a decimal digit stays in its token (``1,000``). The
+      quotes and the final period above count as the characters they are.
     * *Always alone.* Each of ``;@#$%&?!`` and the brackets becomes a token of its own.
+    * *Clitics.* After those rules the text is cut at whitespace; at the end of each piece,
+      in two passes, a clitic with something other than an apostrophe before it is set apart:
+      first one of ``'s 'S 'm 'M 'd 'D`` or a lone ``'``, then, on what the first pass left,
+      one of ``'ll 'LL 're 'RE 've 'VE n't N'T``. An
+      apostrophe elsewhere stays in its token (``o'neill``). The rules that read an apostrophe
+      as an opening quote need a non-word character before it, which the class excludes; with
+      one apostrophe to a word, the lone apostrophe set apart before a space earlier in the
+      tokenizer leaves no clitic for these passes to find, so the two orders agree.
     * *Contractions.* Among the words between word boundaries, ``cannot``, ``gimme``,
       ``gonna``, ``gotta`` and ``lemme`` are split in two, and ``wanna`` too when whitespace
-      follows it (so not in ``wanna,1``); the others (``d'ye``, ``more'n``, ``'tis``,
-      ``'twas``, ``n't``, ``'s``...) need an apostrophe.
+      follows it (so not in ``wanna,1``); ``d'ye`` and ``more'n`` (any case) are cut before
+      the apostrophe. ``'tis`` and ``'twas`` are cut after ``'t`` only with whitespace
+      before them, which in the class (an apostrophe comes after a word character) happens
+      only where one of those contractions was just cut, as in ``cannot'tis``.
     * The tokens are what lies between whitespace.
     """
+    if wide is None:
+        wide = _installed_nltk_takes_wide_class()
     n = len(text)
-    seen_end = False   # a ? or ! was met: only spaces may follow
+    final = _final_period(text) if wide else -1
+    seen_end = False        # a ? or ! was met: only spaces may follow
+    word_apostrophe = False  # the current run of word characters and apostrophes holds one
     for i, ch in enumerate(text):
         if ch == " ":
+            word_apostrophe = False
             continue
         if seen_end:
             return None
+        if _plain_word_char(ch):
+            continue
         if ch in "?!":
+            if final >= 0:
+                return None
             seen_end = True
         elif ch == ".":
-            if not (0 < i < n - 1 and _plain_word_char(text[i - 1])
-                    and _plain_word_char(text[i + 1])):
+            if i != final and not (0 < i < n - 1 and _plain_word_char(text[i - 1])
+                                   and _plain_word_char(text[i + 1])):
                 return None
-        elif ch != "," and ch not in _ALWAYS_ALONE and not _plain_word_char(ch):
+        elif ch == "'":
+            if not wide or word_apostrophe or i == 0 or not _plain_word_char(text[i - 1]):
+                return None
+            if not (i == n - 1 or i + 1 == final or text[i + 1] == " "
+                    or _plain_word_char(text[i + 1])):
+                return None
+            word_apostrophe = True
+            continue
+        elif ch == '"':
+            if not wide or (i > 0 and text[i - 1] == '"'):
+                return None
+        elif ch != "," and ch not in _ALWAYS_ALONE:
             return None
+        word_apostrophe = False
+    if wide and (final >= 0 or '"' in text):
+        marked = list(text)
+        if final >= 0:
+            marked[final] = _FINAL_PERIOD
+        for i, ch in enumerate(text):
+            if ch == '"':
+                opening = i == 0 or text[i - 1] in " ([{<"
+                marked[i] = _OPENING_QUOTE if opening else _CLOSING_QUOTE
+        text = "".join(marked)
     # the comma rule first: it decides which character after a comma is left alone
     spaced: list = []
     i = 0
@@ -319,18 +425,36 @@ def plain_word_tokens(text: str) -> list | None:
         spaced.append(ch)
         i += 1
     out: list = []
-    for token in "".join(f" {c} " if c in _ALWAYS_ALONE else c for c in "".join(spaced)).split():
-        out.extend(_split_contractions(token))
+    padded = "".join(f" {c} " if c in _ALWAYS_ALONE else _PADDED.get(c, c)
+                     for c in "".join(spaced))
+    for token in padded.split():
+        for piece in (_peel_clitics(token) if wide and "'" in token else (token,)):
+            out.extend(_split_contractions(piece))
     return out
 
 
+def _peel_clitics(token: str) -> list:
+    """``token`` (no whitespace in it) with the clitics at its end set apart, in the word
+    tokenizer's two passes (see :func:`plain_word_tokens`)."""
+    tail: list = []
+    for clitics in (_CLITICS_FIRST, _CLITICS_SECOND):
+        for clitic in clitics:
+            cut = len(token) - len(clitic)
+            if cut > 0 and token.endswith(clitic) and token[cut - 1] != "'":
+                tail.insert(0, token[cut:])
+                token = token[:cut]
+                break
+    return [token, *tail]
+
+
 def _split_contractions(token: str) -> list:
-    """The pieces of one token (no whitespace in it) after the apostrophe-free contractions:
-    each maximal run of word characters that is a contraction is cut in two (``wanna`` only
-    at the end of the token, where whitespace follows it)."""
+    """The pieces of one token (no whitespace in it) after the contractions that are whole
+    words: each maximal run of word characters that is a contraction is cut in two (``wanna``
+    only at the end of the token, where whitespace follows it); ``d'ye`` and ``more'n`` are
+    cut before the apostrophe."""
     low = token.lower()
-    if "nn" not in low and "mm" not in low and "tt" not in low:
-        return [token]   # every contraction here has a double letter: most tokens stop here
+    if "nn" not in low and "mm" not in low and "tt" not in low and "'" not in low:
+        return [token]   # every contraction here has a double letter or an apostrophe
     pieces: list = []
     start = 0      # where the text not yet emitted begins
     k = 0
@@ -346,13 +470,29 @@ def _split_contractions(token: str) -> list:
         halves = _SPLIT_WORDS.get(word)
         if halves is None and word == "wanna" and end == n:
             halves = ("wan", "na")
+        after = _SPLIT_APOSTROPHE_WORDS.get(word)
         if halves is not None:
-            if k > start:
-                pieces.append(token[start:k])
             cut = k + len(halves[0])
-            pieces += [token[k:cut], token[cut:end]]
-            start = end
+        elif (after is not None and token[end:end + 1] == "'"
+              and token[end + 1:end + 1 + len(after)].lower() == after
+              and not token[end + 1 + len(after):end + 2 + len(after)].isalnum()):
+            cut = end
+            end += 1 + len(after)
+        else:
+            k = end
+            continue
+        if k > start:
+            pieces.append(token[start:k])
+        pieces += [token[k:cut], token[cut:end]]
+        start = end
         k = end
+        # the cut leaves whitespace before what follows, where 'tis and 'twas are split too
+        for rest in _SPLIT_AFTER_SPACE:
+            stop = end + len(rest)
+            if token[end:stop].lower() == rest and not token[stop:stop + 1].isalnum():
+                pieces += [token[end:end + 2], token[end + 2:stop]]
+                start = k = stop
+                break
     if start < n:
         pieces.append(token[start:])
     return pieces
