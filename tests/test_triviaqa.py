@@ -397,7 +397,7 @@ def test_gathering_stops_at_the_first_key_the_script_would_not_take():
     ref_off = np.empty(3, dtype=np.int64)
     texts, golds = [], []
     assert _kernels.triviaqa_gold_strings([good, {"x": 1}, good], ["a", None, "b"], texts,
-                                          golds, ref_off) == -1
+                                          golds, ref_off) == _kernels.TRIVIAQA_EVERY_KEY_TAKEN
     assert (texts, golds, ref_off.tolist()) == (["a", "b"], ["x", "y", "Z"] * 2, [0, 3, 6])
     # ref_off measured for another number of predictions
     with pytest.raises(InputError):
@@ -439,3 +439,126 @@ def test_threads_scoring_at_once_give_one_calls_numbers():
     for t in threads:
         t.join()
     assert got == [want] * 4
+
+
+# ---- a dataset object and its predictions dict read in one walk ------------------------------
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.one_of(st.none(), _KERNEL_TEXT),
+                          st.lists(_KERNEL_TEXT, min_size=1, max_size=3),
+                          st.one_of(st.none(), st.lists(_KERNEL_TEXT, max_size=2)),
+                          st.booleans()),
+                min_size=1, max_size=10),
+       st.booleans(), st.booleans())
+def test_the_one_walk_tokens_and_scores_are_the_specifications(qs, verified, extra):
+    import numpy as np
+    from qafast import _kernels
+    from qafast.triviaqa_eval import _walked_result
+
+    data = {"Version": 1.0, "Domain": "Wikipedia", "VerifiedEval": verified, "Data": []}
+    for i, (_, aliases, human, kept) in enumerate(qs):
+        answer = {"NormalizedAliases": aliases}
+        if human is not None:
+            answer["HumanAnswers"] = human
+        data["Data"].append({"QuestionId": f"q{i}é" if i % 2 else str(i), "Answer": answer,
+                             "QuestionPartOfVerifiedEval": kept})
+    preds = {q["QuestionId"]: p for q, (p, _, _, _) in zip(data["Data"], qs) if p is not None}
+    if extra:
+        preds["not a key"] = "x"
+    ref_off = np.empty(len(qs) + 1, dtype=np.int64)
+    keys, rows, ids, tok_off = _kernels.triviaqa_object_tokens(data["Data"], preds, verified,
+                                                               ref_off)
+    # the strings the script compares, as the walk orders them: every row's prediction, then
+    # every row's gold strings (the human answers as they are), row by row
+    kept = list(ref.key_answers(data).items())
+    scored = [(preds[k], a["NormalizedAliases"] + a.get("HumanAnswers", []))
+              for k, a in kept if k in preds]
+    strings = [p for p, _ in scored] + [g for _, golds in scored for g in golds]
+    vocabulary: dict = {}
+    want, off = [], [0]
+    for s in strings:
+        for token in ref.normalize(s).split():
+            want.append(vocabulary.setdefault(token, len(vocabulary)))
+        off.append(len(want))
+    assert (keys, rows) == (len(kept), len(scored))
+    assert np.frombuffer(ids, dtype=np.int32).tolist() == want
+    assert np.frombuffer(tok_off, dtype=np.int64).tolist() == off
+    assert ref_off[:rows + 1].tolist() == np.cumsum([0] + [len(g) for _, g in scored]).tolist()
+    if kept:
+        assert _walked_result(data, preds) == ref.triviaqa(data, preds)
+
+
+def test_the_one_walk_leaves_what_the_script_would_not_take_to_the_general_way():
+    import numpy as np
+    from qafast import _kernels
+
+    class Text(str):
+        pass
+
+    def question(qid="q", **answer):
+        return {"QuestionId": qid, "Answer": answer or {"NormalizedAliases": ["x"]},
+                "QuestionPartOfVerifiedEval": True}
+
+    good = question()
+    for questions, preds, verified in [
+            ([good, ["x"]], {"q": "x"}, False),                          # a question no dict
+            ([good, good], {"q": "x"}, False),                           # a QuestionId twice
+            ([{"QuestionId": "q"}], {}, False),                          # no Answer
+            ([{"Answer": {}}], {}, False),                               # no QuestionId
+            ([question(Text("q"))], {"q": "x"}, False),                  # a str subclass key
+            ([question(1)], {1: "x"}, False),
+            ([good], {"q": None}, False),                                # a None prediction
+            ([good], {"q": Text("x")}, False),
+            ([good], {"q": 1}, False),
+            ([question(NormalizedAliases=("x",))], {"q": "x"}, False),
+            ([question(NormalizedAliases=["x", Text("y")])], {"q": "x"}, False),
+            ([question(NormalizedAliases=["x"], HumanAnswers=None)], {"q": "x"}, False),
+            ([question(NormalizedAliases=[], HumanAnswers=[])], {"q": "x"}, False),
+            ([{"QuestionId": "q", "Answer": ["x"]}], {"q": "x"}, False),
+            ([{"QuestionId": "q", "Answer": {"NormalizedAliases": ["x"]}}], {"q": "x"}, True),
+            ([{"QuestionId": "q", "Answer": {"NormalizedAliases": ["x"]},
+               "QuestionPartOfVerifiedEval": 1}], {"q": "x"}, True)]:
+        ref_off = np.empty(len(questions) + 1, dtype=np.int64)
+        assert _kernels.triviaqa_object_tokens(questions, preds, verified, ref_off) is None
+    # a question without a prediction is not read further, as the script does not read it
+    got = _kernels.triviaqa_object_tokens([{"QuestionId": "q", "Answer": None}, good],
+                                          {"q": "x"}, False, np.empty(3, dtype=np.int64))
+    assert got is None   # (the first question's Answer: a key with a None Answer)
+    got = _kernels.triviaqa_object_tokens([{"QuestionId": "p", "Answer": ["?"]}, good],
+                                          {"q": "x"}, False, np.empty(3, dtype=np.int64))
+    assert got[:2] == (2, 1)
+    with pytest.raises(InputError):
+        _kernels.triviaqa_object_tokens([good, good], {}, False, np.empty(2, dtype=np.int64))
+
+
+def test_the_one_walk_survives_a_key_whose_eq_empties_the_dataset():
+    import numpy as np
+    from qafast import _kernels
+
+    questions = [{"QuestionId": f"q{i}", "Answer": {"NormalizedAliases": [f"x {i}" * 3]}}
+                 for i in range(50)]
+    called = []
+
+    class Collides:
+        # a predictions key that shares q7's hash (q7 has no prediction): looking q7 up
+        # calls its __eq__, Python code in the middle of the walk
+        def __hash__(self):
+            return hash("q7")
+
+        def __eq__(self, other):
+            called.append(other)
+            for q in questions:
+                q["Answer"]["NormalizedAliases"].clear()
+                q.clear()
+            questions.clear()
+            return False
+
+    preds = {f"q{i}": f"X {i}" for i in range(50) if i != 7}
+    preds[Collides()] = "y"
+    got = _kernels.triviaqa_object_tokens(questions, preds, False,
+                                          np.empty(51, dtype=np.int64))
+    assert called
+    # the walk ends where the list did; the strings it read before are still there to score
+    keys, rows, ids, tok_off = got
+    assert (keys, rows) == (8, 7)
+    assert len(np.frombuffer(tok_off, dtype=np.int64)) == 2 * 7 + 1

@@ -443,6 +443,9 @@ def triviaqa_scan_questions(buf: bytes, out: _BU8, qids: list[str],
 # the strings a dataset object's keys are scored on (_triviaqa_scan.pxi)
 def triviaqa_gold_strings(answers: list[Any], preds: list[Any], texts: list[str],
                           golds: list[str], ref_off: _BI64) -> int: ...
+TRIVIAQA_EVERY_KEY_TAKEN: int
+def triviaqa_object_tokens(questions: list[Any], predictions: dict[Any, Any], verified: bool,
+                           ref_off: _BI64) -> tuple[int, int, Any, bytearray] | None: ...
 # gdeval.pl's nDCG@k and ERR@k (_gdeval_kernels.pxi)
 def gdeval_scan(data: bytes | NDArray[np.uint8], is_run: bool, topic: _I64, doc_start: _I64,
                 doc_end: _I64, doc_hash: NDArray[np.uint64], value: NDArray[np.float64],

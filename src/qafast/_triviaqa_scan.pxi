@@ -661,9 +661,14 @@ def triviaqa_scan_questions(const unsigned char[::1] buf, unsigned char[::1] out
 # key the general way, which names what is wrong or takes what it can (a subclass).
 # ---------------------------------------------------------------------------------------------
 
+#: what triviaqa_gold_strings returns once it has gathered every key (a key's index is >= 0)
+TRIVIAQA_EVERY_KEY_TAKEN = -1
+
+
 def triviaqa_gold_strings(list answers, list preds, list texts, list golds,
                           int64_t[::1] ref_off):
-    """-1 once every key is gathered (see above), else the index of the first key at fault
+    """TRIVIAQA_EVERY_KEY_TAKEN once every key is gathered (see above), else the index of the
+    first key at fault
     (an Answer that is not exactly a dict, NormalizedAliases or HumanAnswers not exactly a
     list, a string that is not exactly a str, no gold string). ``answers[i]`` is key i's
     Answer, ``preds[i]`` its prediction (None for none); ``ref_off`` has one entry per
@@ -714,4 +719,233 @@ def triviaqa_gold_strings(list answers, list preds, list texts, list golds,
         _ak_pause_gil(i)
     if row != rows:
         raise InputError("triviaqa_gold_strings: fewer predictions than ref_off has room for")
-    return -1
+    return TRIVIAQA_EVERY_KEY_TAKEN
+
+
+# ---------------------------------------------------------------------------------------------
+# A Wikipedia dataset object and its predictions dict, read in one walk and tokenized
+#
+# triviaqa_object_tokens walks the "Data" list of a Wikipedia dataset object and the
+# predictions dict together, as the script pairs them: each question kept (the verified ones
+# of a verified set) is a key; a key with a prediction is a row, whose prediction and gold
+# strings (NormalizedAliases, then the HumanAnswers as they are: see _gold_answers_batch of
+# triviaqa_eval.py) it scores against. The walk holds the GIL and makes no object a question:
+# it records where each str keeps its characters (and a reference to the str, so that they
+# stay alive whatever another thread or an __eq__ does to the dicts meanwhile); TriviaQA's
+# normalizing and tokenizing of those characters then runs without the GIL (with it only for
+# a str whose lowering needs CPython's tables, as answer_tokens does).
+#
+# Anything that is not exactly what the script takes stops the walk (a question or Answer
+# that is not exactly a dict, a missing key, a QuestionId that is not exactly a str or comes
+# twice, QuestionPartOfVerifiedEval not True or False, a prediction None or not exactly a str,
+# NormalizedAliases or HumanAnswers not exactly a list of exactly str, no gold string): the
+# caller then reads the inputs the general way, which names the fault or takes what it can.
+# ---------------------------------------------------------------------------------------------
+
+from cpython.bytearray cimport PyByteArray_AS_STRING
+
+
+cdef struct _TqSources:
+    # the str objects one walk recorded, in order, for the pass without the GIL
+    const char** data     # each str's characters: ASCII bytes, or code units of its kind
+    int64_t* length       # its length in code units
+    uint8_t* kind         # 0 ASCII; else its PyUnicode kind (1, 2 or 4)
+    PyObject** obj        # the str itself (the walk holds a reference to it)
+    Py_ssize_t count
+    Py_ssize_t cap
+
+
+cdef void _tq_sources_free(_TqSources* src) noexcept:
+    free(src.data)
+    free(src.length)
+    free(src.kind)
+    free(src.obj)
+    src.data = NULL
+    src.length = NULL
+    src.kind = NULL
+    src.obj = NULL
+    src.count = 0
+    src.cap = 0
+
+
+cdef int _tq_sources_add(_TqSources* src, object s) except -1:
+    # s is exactly a str, which the caller keeps alive until the pass without the GIL is over
+    cdef Py_ssize_t cap
+    cdef void* grown
+    cdef Py_ssize_t k = src.count
+    if k == src.cap:
+        cap = src.cap * 2 if src.cap else 1 << 12
+        grown = realloc(<void*>src.data, cap * sizeof(const char*))
+        if grown == NULL:
+            raise MemoryError()
+        src.data = <const char**>grown
+        grown = realloc(src.length, cap * sizeof(int64_t))
+        if grown == NULL:
+            raise MemoryError()
+        src.length = <int64_t*>grown
+        grown = realloc(src.kind, cap)
+        if grown == NULL:
+            raise MemoryError()
+        src.kind = <uint8_t*>grown
+        grown = realloc(src.obj, cap * sizeof(PyObject*))
+        if grown == NULL:
+            raise MemoryError()
+        src.obj = <PyObject**>grown
+        src.cap = cap
+    # (a str made by CPython is compact: its characters follow its header, and an ASCII
+    # one's are its UTF-8 bytes)
+    src.data[k] = <const char*>PyUnicode_DATA(s)
+    src.length[k] = PyUnicode_GET_LENGTH(s)
+    src.kind[k] = 0 if PyUnicode_IS_ASCII(s) else <uint8_t>PyUnicode_KIND(s)
+    src.obj[k] = <PyObject*>s
+    src.count = k + 1
+    return 0
+
+
+cdef int _tq_add_strings(_TqSources* src, list strings, list held) except -2:
+    # every item of strings, if each is exactly a str (1), else 0
+    cdef object s
+    for s in strings:
+        if type(s) is not str:
+            return 0
+        held.append(s)
+        _tq_sources_add(src, s)
+    return 1
+
+
+cdef int _tq_tokens(_TqSources* src, int64_t* offp, _AkWork* work, char** w,
+                    Py_ssize_t* wcap, _trec_Table* table, _AkIds* out) except -1 nogil:
+    # TriviaQA's normalized tokens of every recorded str as ids (answer_tokens' mode 2);
+    # offp[i + 1] is where string i's end (offp[0] is the caller's)
+    cdef Py_ssize_t i, k, m, nt, nb
+    cdef const char* p
+    cdef uint8_t kind
+    for i in range(src.count):
+        if i + 8 < src.count:
+            AK_PREFETCH(src.data[i + 8])
+        p = src.data[i]
+        kind = src.kind[i]
+        if kind == 0:
+            _ak_grow_chars(w, wcap, src.length[i])
+            _ak_triviaqa_ascii(p, src.length[i], w[0], table, out)
+        else:
+            m = -1
+            if kind != 4:
+                m = _ak_triviaqa_prepare_raw(kind, p, src.length[i], work)
+            if m < 0:
+                with gil:
+                    m = _ak_triviaqa_prepare(<str><object>src.obj[i], work)
+            nt = _ak_squad_spans(work, m)
+            for k in range(nt):
+                # (work.utf8 has 4 * work.cap >= 256 bytes: _ak_intern's 8 to read)
+                nb = _ak_utf8(work.cp + work.spans[2 * k],
+                              work.spans[2 * k + 1] - work.spans[2 * k], work.utf8)
+                _ak_push(out, _ak_intern(table, work.utf8, nb))
+        offp[i + 1] = out.size
+    return 0
+
+
+def triviaqa_object_tokens(list questions, dict predictions, bint verified,
+                           int64_t[::1] ref_off):
+    """Read a Wikipedia dataset's questions and its predictions in one walk (see above).
+
+    Returns None where some value is not exactly what the script takes, else ``(keys, rows,
+    ids, tok_off)``: the number of keys and of rows (keys with a prediction); the token ids
+    of every row's prediction (strings 0 to rows - 1) then of every row's gold strings, row
+    by row (string rows + j is gold string j), as answer_tokens gives them (``ids``, an int32
+    buffer) with string i's at ``tok_off[i]:tok_off[i + 1]`` (``tok_off``, a bytearray of
+    int64). Row r's gold strings are ``ref_off[r]:ref_off[r + 1]`` of the gold strings;
+    ``ref_off`` (the caller's) has at least ``len(questions) + 1`` entries.
+    """
+    cdef Py_ssize_t i = 0, keys = 0, rows = 0, start, seen_before, total
+    cdef object q, flag, qid, answer, aliases, human, pred, tok_off
+    cdef set seen = set()
+    # a reference to every str recorded (their characters are read without the GIL)
+    cdef list held = []
+    cdef _TqSources texts, golds
+    cdef int64_t* offp
+    cdef _trec_Table table
+    cdef _AkIds out
+    cdef _AkWork work
+    cdef char* w = NULL
+    cdef Py_ssize_t wcap = 0
+    if ref_off.shape[0] < len(questions) + 1:
+        raise InputError("triviaqa_object_tokens: ref_off needs one entry per question, "
+                         "and one more")
+    memset(&texts, 0, sizeof(_TqSources))
+    memset(&golds, 0, sizeof(_TqSources))
+    out.data = NULL
+    out.size = 0
+    out.cap = 0
+    work.cp = NULL
+    work.cls = NULL
+    work.spans = NULL
+    work.utf8 = NULL
+    work.cap = 0
+    _ak_table_init(&table)
+    try:
+        ref_off[0] = 0
+        # (the lengths are read again at each step: an __eq__ of a key in predictions that
+        # shares a QuestionId's hash is Python code, which could change them)
+        while i < len(questions):
+            q = questions[i]
+            i += 1
+            if type(q) is not dict:
+                return None
+            if verified:
+                flag = (<dict>q).get("QuestionPartOfVerifiedEval")
+                if flag is False:
+                    continue
+                if flag is not True:
+                    return None
+            qid = (<dict>q).get("QuestionId")
+            answer = (<dict>q).get("Answer")
+            if type(qid) is not str or answer is None:
+                return None
+            seen_before = len(seen)
+            seen.add(qid)
+            if len(seen) == seen_before:   # a QuestionId twice: the general way keeps it once
+                return None
+            keys += 1
+            pred = predictions.get(qid)
+            if pred is None:
+                if qid in predictions:
+                    return None
+                continue
+            if type(pred) is not str or type(answer) is not dict:
+                return None
+            aliases = (<dict>answer).get("NormalizedAliases")
+            human = (<dict>answer).get("HumanAnswers")
+            if type(aliases) is not list or (human is not None and type(human) is not list) \
+                    or (human is None and "HumanAnswers" in answer):
+                return None
+            held.append(pred)
+            _tq_sources_add(&texts, pred)
+            start = golds.count
+            if not _tq_add_strings(&golds, <list>aliases, held):
+                return None
+            if human is not None and not _tq_add_strings(&golds, <list>human, held):
+                return None
+            if golds.count == start:
+                return None
+            rows += 1
+            if rows >= ref_off.shape[0]:   # (questions grew meanwhile)
+                return None
+            ref_off[rows] = golds.count
+        total = texts.count + golds.count
+        if total >= 2**31 - 1:   # (string ids are int32: such an input goes the general way)
+            return None
+        tok_off = bytearray(8 * (total + 1))
+        offp = <int64_t*>PyByteArray_AS_STRING(tok_off)
+        with nogil:
+            offp[0] = 0
+            _tq_tokens(&texts, offp, &work, &w, &wcap, &table, &out)
+            _tq_tokens(&golds, offp + texts.count, &work, &w, &wcap, &table, &out)
+        return keys, rows, _ak_ids_buffer(&out), tok_off
+    finally:
+        free(w)
+        _tq_sources_free(&texts)
+        _tq_sources_free(&golds)
+        _ak_ids_free(&out)
+        _trec_table_free(&table)
+        _ak_work_free(&work)
