@@ -635,6 +635,50 @@ def test_mlqa_files_are_the_whole_specification(tmp_path_factory, questions, lan
         assert missing == [q for q, _, _ in questions if q not in preds]
 
 
+#: Text for MlqaFiles.tokens' one-lookup table: ASCII and wider code points mixed, every kind
+#: of whitespace str.split knows (the table makes each a space), lowerings to several code
+#: points, Devanagari with its combining marks (Mn, Mc: kept, not punctuation), punctuation of
+#: every width, articles, "ال", characters no table lists ahead of them.
+TOKENS_TEXT = st.text(alphabet=st.sampled_from(list(
+    "aZ_ the an der el của ال北京中ⅰ²\u0301 İßﬁẞ हिन्दी क्षि \u093c\u0903 ।॥,.!?-，。《》‿＿"
+    " \t\n\x0b\x0c\r\x1c\x1f\x85\u00a0\u1680\u2000\u2028\u2029\u202f\u3000\x00\ud800")),
+    max_size=12)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(TOKENS_TEXT, min_size=1, max_size=8), st.sampled_from(LANGS), st.booleans())
+def test_mlqa_files_tokens_are_the_normalizer(tmp_path_factory, strings, lang, escaped):
+    """MlqaFiles.tokens gives, for each interned string, the tokens of the specification's
+    normalize_mlqa, ids following first appearance."""
+    from qafast import _kernels
+    from qafast.multilingual_eval import _mlqa_articles, _mlqa_drop, _mlqa_lowering, _zeros
+
+    questions = [(f"q{i}", [t], t) for i, t in enumerate(strings)]
+    if not escaped and not _encodable(questions):
+        escaped = True
+    d, p = _write_case(tmp_path_factory.mktemp("mlqa_tokens"), questions, escaped)
+    files = _kernels.MlqaFiles(d.read_bytes(), p.read_bytes(), json.decoder.scanstring)
+    assert files.plain
+    n = len(strings)
+    pred_sid, ref_off, ref_sid = _zeros("i", n), _zeros("q", n + 1), _zeros("i", n)
+    wide = files.intern(pred_sid, ref_off, ref_sid)
+    distinct = list(dict.fromkeys(strings))   # the interned strings, in order
+    assert files.nstrings == len(distinct)
+    low_at, low_off, low_cp, grow, lowered_wide = _mlqa_lowering(wide)
+    word_off, words, mode = _mlqa_articles(lang)
+    tok_off = _zeros("q", len(distinct) + 1)
+    ids = _zeros("i", files.string_cps * grow)
+    ntok = files.tokens(low_at, low_off, low_cp, _mlqa_drop(lowered_wide), word_off, words,
+                        mode, tok_off, ids)
+    norm = spec.get_normalizer(f"mlqa:{lang}")
+    seen: dict = {}
+    want = []
+    for s in distinct:
+        want.append([seen.setdefault(t, len(seen)) for t in norm(s).split()])
+    assert ntok == sum(map(len, want))
+    assert [ids[tok_off[i]:tok_off[i + 1]].tolist() for i in range(len(distinct))] == want
+
+
 def test_mlqa_files_take_the_last_of_a_repeated_prediction(tmp_path, capsys):
     questions = [("q0", ["the Paris"], "x"), ("q1", ["Berlin"], None), ("q\u00e9", ["Rom"], "Rom")]
     d, p = _write_case(tmp_path, questions, False,

@@ -15,6 +15,12 @@
 # ---------------------------------------------------------------------------------------------
 
 
+cdef enum:
+    # MlqaFiles.tokens' fold table: above _ML_SEP (no code point), for what one lookup cannot say
+    _ML_MULTI = 0x110001   # lowers to several code points (or to what is no code point)
+    _ML_NOLOW = 0x110002   # has no lowering: the caller's tables lack it
+
+
 cdef inline uint64_t _mf_hash(const uint32_t* p, int64_t n) noexcept nogil:
     # _ml_hash, with the length mixed in (no string is a prefix of another in one probe)
     return _ml_hash(p, n) ^ (<uint64_t>n * 0x9E3779B97F4A7C15ULL)
@@ -73,6 +79,8 @@ cdef class MlqaFiles:
         cdef int64_t kind, room = 0, m = 0, nq = 0, ng = 0, npred = 0, cap, slot, j, qi, gi
         cdef int64_t* tab = NULL       # per slot: a prediction's index, or -1
         cdef uint64_t* ph = NULL       # per prediction: the hash of its id
+        cdef uint64_t* qh = NULL       # per question: the hash of its id
+        cdef int64_t v, tag
         cdef int64_t* pid = NULL       # per prediction: (start, length) of its id
         cdef int64_t* ptext = NULL     # per prediction: (start, length) of its text
         cdef uint64_t h
@@ -107,6 +115,8 @@ cdef class MlqaFiles:
             for k in range(pe.n):
                 room += pe.ev[4 * k + 2] - pe.ev[4 * k + 1]
             npred = pe.n // 2
+            if npred >= 0x7FFFFFFF:
+                return   # (more than a slot's 31 bits of index: the general path reads it)
             # a string has at most as many code points as bytes
             self.cps = <uint32_t*>malloc((room + 1) * sizeof(uint32_t))
             self.q_id = <int64_t*>malloc((2 * nq + 1) * sizeof(int64_t))
@@ -118,11 +128,12 @@ cdef class MlqaFiles:
                 cap *= 2
             tab = <int64_t*>malloc(cap * sizeof(int64_t))
             ph = <uint64_t*>malloc((npred + 1) * sizeof(uint64_t))
+            qh = <uint64_t*>malloc((nq + 1) * sizeof(uint64_t))
             pid = <int64_t*>malloc((2 * npred + 1) * sizeof(int64_t))
             ptext = <int64_t*>malloc((2 * npred + 1) * sizeof(int64_t))
             if self.cps == NULL or self.q_id == NULL or self.q_pred == NULL \
                     or self.q_gold_off == NULL or self.gold == NULL or tab == NULL \
-                    or ph == NULL or pid == NULL or ptext == NULL:
+                    or ph == NULL or qh == NULL or pid == NULL or ptext == NULL:
                 raise MemoryError()
             with nogil:
                 # the dataset's ids and answer texts, decoded as json.loads decodes them
@@ -146,7 +157,11 @@ cdef class MlqaFiles:
                         m += ln
                         gi += 1
                 self.q_gold_off[nq] = ng
-                # the predictions: each id's last text, as json.loads keeps it
+                # the predictions: each id's last text, as json.loads keeps it. The ids are
+                # decoded and hashed first, in one sequential pass, so that the probes below
+                # can fetch their slots ahead (the table is far larger than the cache); a slot
+                # holds the hash's top bits beside the index, so that a probe reads no other
+                # array unless they agree
                 for slot in range(cap):
                     tab[slot] = -1
                 for j in range(npred):
@@ -160,37 +175,50 @@ cdef class MlqaFiles:
                     ptext[2 * j] = m
                     ptext[2 * j + 1] = ln
                     m += ln
-                    h = _mf_hash(self.cps + pid[2 * j], pid[2 * j + 1])
-                    ph[j] = h
+                    ph[j] = _mf_hash(self.cps + pid[2 * j], pid[2 * j + 1])
+                for j in range(npred):
+                    if j + 8 < npred:
+                        AK_PREFETCH(&tab[ph[j + 8] & <uint64_t>(cap - 1)])
+                    h = ph[j]
+                    tag = <int64_t>(h >> 33)     # (31 bits: a slot in use is >= 0)
                     slot = <int64_t>(h & <uint64_t>(cap - 1))
                     while True:
-                        a = tab[slot]
-                        if a < 0:
-                            tab[slot] = j
+                        v = tab[slot]
+                        if v < 0:
+                            tab[slot] = (tag << 32) | j
                             break
-                        if ph[a] == h and pid[2 * a + 1] == pid[2 * j + 1] and _mf_same(
-                                self.cps + pid[2 * a], self.cps + pid[2 * j], pid[2 * j + 1]):
-                            ptext[2 * a] = ptext[2 * j]        # the last text counts
-                            ptext[2 * a + 1] = ptext[2 * j + 1]
-                            break
+                        if (v >> 32) == tag:
+                            a = v & 0x7FFFFFFF
+                            if pid[2 * a + 1] == pid[2 * j + 1] and _mf_same(
+                                    self.cps + pid[2 * a], self.cps + pid[2 * j], pid[2 * j + 1]):
+                                ptext[2 * a] = ptext[2 * j]        # the last text counts
+                                ptext[2 * a + 1] = ptext[2 * j + 1]
+                                break
                         slot = (slot + 1) & (cap - 1)
-                # each question's prediction
+                # each question's prediction (the hashes first, as above)
                 for qi in range(nq):
+                    qh[qi] = _mf_hash(self.cps + self.q_id[2 * qi], self.q_id[2 * qi + 1])
+                for qi in range(nq):
+                    if qi + 8 < nq:
+                        AK_PREFETCH(&tab[qh[qi + 8] & <uint64_t>(cap - 1)])
                     a = self.q_id[2 * qi]
                     ln = self.q_id[2 * qi + 1]
-                    h = _mf_hash(self.cps + a, ln)
+                    h = qh[qi]
+                    tag = <int64_t>(h >> 33)
                     slot = <int64_t>(h & <uint64_t>(cap - 1))
                     self.q_pred[2 * qi] = 0
                     self.q_pred[2 * qi + 1] = -1
                     while True:
-                        j = tab[slot]
-                        if j < 0:
+                        v = tab[slot]
+                        if v < 0:
                             break
-                        if ph[j] == h and pid[2 * j + 1] == ln and _mf_same(
-                                self.cps + pid[2 * j], self.cps + a, ln):
-                            self.q_pred[2 * qi] = ptext[2 * j]
-                            self.q_pred[2 * qi + 1] = ptext[2 * j + 1]
-                            break
+                        if (v >> 32) == tag:
+                            j = v & 0x7FFFFFFF
+                            if pid[2 * j + 1] == ln and _mf_same(self.cps + pid[2 * j],
+                                                                 self.cps + a, ln):
+                                self.q_pred[2 * qi] = ptext[2 * j]
+                                self.q_pred[2 * qi + 1] = ptext[2 * j + 1]
+                                break
                         slot = (slot + 1) & (cap - 1)
             self.nquestions = nq
             self.ngold = ng
@@ -200,6 +228,7 @@ cdef class MlqaFiles:
             free(pe.ev)
             free(tab)
             free(ph)
+            free(qh)
             free(pid)
             free(ptext)
 
@@ -284,12 +313,12 @@ cdef class MlqaFiles:
                                 self.str_span[2 * ns + 1] = ln
                                 ns += 1
                                 total += ln
+                                # (ASCII marked too, and never read: no branch on it)
                                 for i in range(ln):
                                     c = self.cps[a + i]
-                                    if c >= 128:
+                                    if c < _ML_SEP:     # (always: the files' are code points)
                                         seen[c] = 1
-                                        if c > top:
-                                            top = c
+                                        top = c if c > top else top
                                 break
                             if (v >> 32) == tag:
                                 sid = <int32_t>(v & 0x7FFFFFFF)
@@ -328,7 +357,7 @@ cdef class MlqaFiles:
         cdef int64_t ns = self.nstrings, nwords = word_off.shape[0] - 1, nlow = low_off.shape[0] - 1
         cdef int64_t nat = low_at.shape[0], nd = drop.shape[0], room = ids.shape[0]
         cdef int64_t longest = 0, grow = 1, i, j, k, q, s, r, m, a, b, wl, cap, slot, ln
-        cdef int64_t ntok = 0, nvocab = 0, vroom, st, lo, hi
+        cdef int64_t ntok = 0, nvocab = 0, vroom
         cdef uint32_t c
         cdef uint32_t* buf = NULL
         cdef uint32_t* out = NULL
@@ -342,7 +371,11 @@ cdef class MlqaFiles:
         cdef int32_t next_id = 0, t
         cdef uint64_t h
         cdef int failed = 0    # 1: no memory, 2: a code point without its lowering, 3: room
-        cdef uint32_t amap[128]   # an ASCII code point folded, or _ML_SEP where it is dropped
+        # per code point below nfold: what step 1 writes for it (one lookup, no branch on
+        # ASCII or not: the scripts mix them at random, and the branch was mispredicted)
+        cdef uint32_t* fold = NULL
+        cdef int64_t nfold = nat if nat > 128 else 128
+        cdef const uint32_t* o
         cdef bint same
         if self.str_span == NULL:
             raise InputError("MlqaFiles.tokens: the strings were not interned")
@@ -365,9 +398,6 @@ cdef class MlqaFiles:
         for s in range(ns):
             if self.str_span[2 * s + 1] > longest:
                 longest = self.str_span[2 * s + 1]
-        for k in range(128):
-            c = <uint32_t>(k + 32 if 65 <= k <= 90 else k)
-            amap[k] = _ML_SEP if c < nd and dropped[c] else c
         # a string lowered is at most `grow` times as long; so are its tokens and their text
         vroom = self.string_cps * grow + 1
         cap = 1024
@@ -378,99 +408,128 @@ cdef class MlqaFiles:
         id_start = <int64_t*>malloc(vroom * sizeof(int64_t))
         id_len = <int32_t*>malloc(vroom * sizeof(int32_t))
         id_hash = <uint64_t*>malloc(vroom * sizeof(uint64_t))
+        fold = <uint32_t*>malloc(nfold * sizeof(uint32_t))
         try:
             if buf == NULL or out == NULL or vocab == NULL or tab == NULL or id_start == NULL \
-                    or id_len == NULL or id_hash == NULL:
+                    or id_len == NULL or id_hash == NULL or fold == NULL:
                 raise MemoryError()
             with nogil:
                 for i in range(cap):
                     tab[i] = -1
+                # fold[c]: c lowered when that is one code point, _ML_SEP where that one is
+                # dropped, 32 where it is whitespace (str.split's: no token holds it, so
+                # step 3 need only test for 32), _ML_MULTI where c lowers to several (or to
+                # what is no code point) and _ML_NOLOW where it has no lowering
+                for k in range(nfold):
+                    if k < 128:
+                        c = <uint32_t>(k + 32 if 65 <= k <= 90 else k)
+                    elif low_at[k] < 0:
+                        fold[k] = _ML_NOLOW
+                        continue
+                    elif low_off[low_at[k] + 1] - low_off[low_at[k]] != 1 \
+                            or low_cp[low_off[low_at[k]]] >= _ML_SEP:
+                        fold[k] = _ML_MULTI
+                        continue
+                    else:
+                        c = low_cp[low_off[low_at[k]]]
+                    fold[k] = _ML_SEP if c < nd and dropped[c] else 32 if _ml_space(c) else c
                 for s in range(ns):
                     tok_off[s] = ntok
                     src = self.cps + self.str_span[2 * s]
                     ln = self.str_span[2 * s + 1]
-                    # 1. lowered, the punctuation removed
+                    # 1. lowered, the punctuation removed, whitespace made 32
                     m = 0
                     for i in range(ln):
                         c = src[i]
-                        if c < 128:
-                            # no branch on whether it is dropped: punctuation comes at
-                            # random, and the branch was mispredicted
-                            c = amap[c]
-                            buf[m] = c
-                            m += c != _ML_SEP
-                            continue
-                        if c >= nat or low_at[c] < 0:
+                        if c >= nfold:
                             failed = 2
                             break
-                        lo = low_off[low_at[c]]
-                        hi = low_off[low_at[c] + 1]
-                        for j in range(lo, hi):
-                            c = low_cp[j]
-                            if c < nd and dropped[c]:
-                                continue
-                            buf[m] = c
-                            m += 1
+                        c = fold[c]
+                        if c >= _ML_MULTI:
+                            if c == _ML_NOLOW:
+                                failed = 2
+                                break
+                            for j in range(low_off[low_at[src[i]]], low_off[low_at[src[i]] + 1]):
+                                c = low_cp[j]
+                                if c < nd and dropped[c]:
+                                    continue
+                                buf[m] = 32 if _ml_space(c) else c
+                                m += 1
+                            continue
+                        # (no branch on whether it is dropped: punctuation comes at random)
+                        buf[m] = c
+                        m += c != _ML_SEP
                     if failed:
                         break
-                    # 2. the articles (or every "ال") replaced by a space
-                    r = 0
-                    i = 0
-                    while i < m:
-                        c = buf[i]
-                        if mode == 2:
-                            if c == 0x627 and i + 1 < m and buf[i + 1] == 0x644:
+                    # 2. the articles (or every "ال") replaced by a space; nothing to do for a
+                    # language without either
+                    o = buf
+                    r = m
+                    if mode == 2 or nwords:
+                        o = out
+                        r = 0
+                        i = 0
+                        while i < m:
+                            c = buf[i]
+                            if mode == 2:
+                                if c == 0x627 and i + 1 < m and buf[i + 1] == 0x644:
+                                    out[r] = 32
+                                    r += 1
+                                    i += 2
+                                    continue
+                                out[r] = c
+                                r += 1
+                                i += 1
+                                continue
+                            if nwords == 0 or not _ml_word(c):
+                                out[r] = c
+                                r += 1
+                                i += 1
+                                continue
+                            j = i
+                            while j < m and _ml_word(buf[j]):
+                                j += 1
+                            same = False
+                            for q in range(nwords):
+                                wl = word_off[q + 1] - word_off[q]
+                                if wl == j - i:
+                                    same = True
+                                    for k in range(wl):
+                                        if words[word_off[q] + k] != buf[i + k]:
+                                            same = False
+                                            break
+                                    if same:
+                                        break
+                            if same:
                                 out[r] = 32
                                 r += 1
-                                i += 2
-                                continue
-                            out[r] = c
-                            r += 1
-                            i += 1
-                            continue
-                        if nwords == 0 or not _ml_word(c):
-                            out[r] = c
-                            r += 1
-                            i += 1
-                            continue
-                        j = i
-                        while j < m and _ml_word(buf[j]):
-                            j += 1
-                        same = False
-                        for q in range(nwords):
-                            wl = word_off[q + 1] - word_off[q]
-                            if wl == j - i:
-                                same = True
-                                for k in range(wl):
-                                    if words[word_off[q] + k] != buf[i + k]:
-                                        same = False
-                                        break
-                                if same:
-                                    break
-                        if same:
-                            out[r] = 32
-                            r += 1
-                        else:
-                            for k in range(i, j):
-                                out[r] = buf[k]
-                                r += 1
-                        i = j
-                    # 3. the tokens interned
+                            else:
+                                for k in range(i, j):
+                                    out[r] = buf[k]
+                                    r += 1
+                            i = j
+                    # 3. the tokens interned (each hashed as _ml_hash does, while it is found)
                     i = 0
                     while i < r:
-                        c = out[i]
-                        if _ml_space(c):
+                        c = o[i]
+                        if c == 32:
                             i += 1
                             continue
                         a = i
+                        h = 1469598103934665603ULL
                         if mode == 1 and _ml_cjk(c):
+                            h = (h ^ c) * 1099511628211ULL
                             i += 1
+                        elif mode == 1:
+                            while i < r and o[i] != 32 and not _ml_cjk(o[i]):
+                                h = (h ^ o[i]) * 1099511628211ULL
+                                i += 1
                         else:
-                            while i < r and not _ml_space(out[i]) and not (
-                                    mode == 1 and _ml_cjk(out[i])):
+                            while i < r and o[i] != 32:
+                                h = (h ^ o[i]) * 1099511628211ULL
                                 i += 1
                         b = i
-                        h = _ml_hash(out + a, b - a)
+                        h = h ^ (h >> 29)
                         slot = <int64_t>(h & <uint64_t>(cap - 1))
                         while True:
                             t = tab[slot]
@@ -481,19 +540,12 @@ cdef class MlqaFiles:
                                 id_start[t] = nvocab
                                 id_len[t] = <int32_t>(b - a)
                                 id_hash[t] = h
-                                for k in range(b - a):
-                                    vocab[nvocab + k] = out[a + k]
+                                memcpy(vocab + nvocab, o + a, (b - a) * sizeof(uint32_t))
                                 nvocab += b - a
                                 break
-                            if id_hash[t] == h and id_len[t] == b - a:
-                                same = True
-                                st = id_start[t]
-                                for k in range(b - a):
-                                    if vocab[st + k] != out[a + k]:
-                                        same = False
-                                        break
-                                if same:
-                                    break
+                            if id_hash[t] == h and id_len[t] == b - a and memcmp(
+                                    vocab + id_start[t], o + a, (b - a) * sizeof(uint32_t)) == 0:
+                                break
                             slot = (slot + 1) & (cap - 1)
                         if ntok >= room:
                             failed = 3
@@ -532,6 +584,7 @@ cdef class MlqaFiles:
             free(id_start)
             free(id_len)
             free(id_hash)
+            free(fold)
 
     def missing_ids(self):
         """The ids of the questions without a prediction, in file order (as json.loads makes
