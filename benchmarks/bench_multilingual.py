@@ -10,10 +10,11 @@ their ``evaluate`` functions timed on the loaded dataset and predictions (their 
 unanswered questions sent to a buffer), against ``qafast.mlqa(data, preds, lang)`` and
 ``qafast.cmrc(data, preds)`` on the same objects. Both must give the same numbers (asserted).
 Rows: MLQA with English answers, MLQA with Chinese answers, CMRC 2018. Data is synthetic and
-seeded: 1-3 gold answers of 1-6 words or characters with case, punctuation and article noise,
-3% of the questions not predicted. CMRC's text is Chinese with some digits and Latin words,
-which it hands to nltk.word_tokenize (needs NLTK's punkt_tab data: NLTK_DATA); the CMRC row is
-left out, with the reason printed, when its script, nltk or that data is missing.
+seeded: 1-3 gold answers of 1-6 words or characters (in the language's own script) with case,
+punctuation and article noise, 3% of the questions not predicted. CMRC's text is Chinese
+with some digits and Latin words, which it hands to nltk.word_tokenize (needs NLTK's punkt_tab
+data: NLTK_DATA); the CMRC row is left out, with the reason printed, when its script, nltk or
+that data is missing.
 
 Each row runs the script and qafast alternately ``--repeat`` times (a busy spell on a shared
 machine then slows both) and prints the medians of the wall times and of the CPU times.
@@ -39,6 +40,21 @@ EN = ["the", "a", "an", "Paris", "France", "Eiffel", "Tower", "river", "1889", "
       "“quoted”", "e.g.", "—", "(film)"]
 ZH = list("北京大学中国上海年月日人民共和国历史文化经济发展") + ["，", "。", "《", "》", "2018",
                                                     "NBA", "（", "）", "、"]
+# Each MLQA language's answers in its own script, with its articles, diacritics, combining
+# marks and punctuation, so that a row times the text that language's normalizer meets
+DE = ["der", "die", "das", "ein", "eine", "Straße", "Über", "größer", "Müller", "Köln",
+      "1,5", "„Zitat“", "Fluss", "Jahrhundert", "Band", "(Film)", "Bundesrepublik", "–"]
+ES = ["el", "la", "los", "las", "un", "una", "canción", "¿qué?", "España", "año", "Perú",
+      "niño", "1.000", "«cita»", "río", "(película)", "siglo", "—"]
+VI = ["Hà", "Nội", "Việt", "Nam", "thành", "phố", "năm", "người", "sông", "Hồng", "trường",
+      "đại", "học", "1945", "“trích”", "(phim)", "lịch", "sử"]
+HI = ["भारत", "दिल्ली", "नदी", "गंगा", "हिंदी", "भाषा", "सरकार", "राष्ट्रपति", "१९४७", "2018",
+      "विश्वविद्यालय", "प्रधानमंत्री", "।", "(फ़िल्म)", "क्रिकेट", "मुंबई", "शहर", "इतिहास"]
+AR = ["ال", "مصر", "القاهرة", "نهر", "النيل", "جامعة", "اللغة", "العربية", "١٩٥٢", "2018",
+      "مدينة", "الحكومة", "؟", "«اقتباس»", "(فيلم)", "تاريخ", "الرئيس", "،"]
+#: each language's word pool and what joins its words
+POOLS = {"en": (EN, " "), "de": (DE, " "), "es": (ES, " "), "vi": (VI, " "),
+         "hi": (HI, " "), "ar": (AR, " "), "zh": (ZH, "")}
 
 
 #: English with periods inside the text, whose sentence breaks only nltk's Punkt model decides
@@ -63,8 +79,7 @@ def make(n: int, lang: str, seed: int, cmrc_form: bool = False, nltk_share: floa
     """Data and predictions; ``nltk_share``: the share of answers given one of ``phrases``
     (0 draws the same data as before it existed)."""
     rng = random.Random(seed)
-    pool = EN if lang == "en" else ZH
-    sep = " " if lang == "en" else ""
+    pool, sep = POOLS[lang]
 
     def text():
         t = sep.join(rng.choice(pool) for _ in range(rng.randint(1, 6)))

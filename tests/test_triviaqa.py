@@ -337,6 +337,18 @@ _KERNEL_TEXT = st.one_of(st.lists(_KERNEL_PIECES, max_size=6).map("".join),
 
 
 @settings(max_examples=300, deadline=None)
+def _specified_token_ids(strings):
+    """(ids, offsets, vocabulary size) of the specification's tokens of ``strings``, ids
+    numbered by each token's first appearance, as the token kernels number them."""
+    vocabulary: dict = {}
+    ids, off = [], [0]
+    for s in strings:
+        for token in ref.normalize(s).split():
+            ids.append(vocabulary.setdefault(token, len(vocabulary)))
+        off.append(len(ids))
+    return ids, off, len(vocabulary)
+
+
 @given(st.lists(_KERNEL_TEXT, max_size=8))
 def test_the_token_kernel_is_the_specifications_normalizer(strings):
     import numpy as np
@@ -345,14 +357,8 @@ def test_the_token_kernel_is_the_specifications_normalizer(strings):
     tok_off = np.empty(len(strings) + 1, dtype=np.int64)
     ids, size = _kernels.answer_tokens(strings, None, 2, tok_off)
     got = np.frombuffer(ids, dtype=np.int32).tolist()
-    # the ids follow the tokens' first appearance
-    vocabulary: dict = {}
-    want, off = [], [0]
-    for s in strings:
-        for token in ref.normalize(s).split():
-            want.append(vocabulary.setdefault(token, len(vocabulary)))
-        off.append(len(want))
-    assert (got, tok_off.tolist(), size) == (want, off, len(vocabulary))
+    want, off, size_wanted = _specified_token_ids(strings)
+    assert (got, tok_off.tolist(), size) == (want, off, size_wanted)
 
 
 @settings(max_examples=150, deadline=None)
@@ -474,12 +480,7 @@ def test_the_one_walk_tokens_and_scores_are_the_specifications(qs, verified, ext
     scored = [(preds[k], a["NormalizedAliases"] + a.get("HumanAnswers", []))
               for k, a in kept if k in preds]
     strings = [p for p, _ in scored] + [g for _, golds in scored for g in golds]
-    vocabulary: dict = {}
-    want, off = [], [0]
-    for s in strings:
-        for token in ref.normalize(s).split():
-            want.append(vocabulary.setdefault(token, len(vocabulary)))
-        off.append(len(want))
+    want, off, _ = _specified_token_ids(strings)
     assert (keys, rows) == (len(kept), len(scored))
     assert np.frombuffer(ids, dtype=np.int32).tolist() == want
     assert np.frombuffer(tok_off, dtype=np.int64).tolist() == off
