@@ -297,6 +297,277 @@ def _final_period(text: str) -> int:
     return j if j >= 0 and text[j] == "." else -1
 
 
+# --------------------------------------------------------------------------------------------
+# Sentence breaks inside a text: the Punkt decision, written from nltk's description of it
+# --------------------------------------------------------------------------------------------
+
+#: Where nltk looks for its data after ``NLTK_DATA`` and ``~/nltk_data`` on POSIX systems,
+#: relative to ``sys.prefix`` first and then absolute (``nltk.data.path``'s defaults).
+_NLTK_PREFIX_DATA_DIRS = (("nltk_data",), ("share", "nltk_data"), ("lib", "nltk_data"))
+_NLTK_SYSTEM_DATA_DIRS = ("/usr/share/nltk_data", "/usr/local/share/nltk_data",
+                          "/usr/lib/nltk_data", "/usr/local/lib/nltk_data")
+
+#: The English Punkt model inside a data directory, and the four files nltk reads from it.
+_PUNKT_ENGLISH = ("tokenizers", "punkt_tab", "english")
+_PUNKT_FILES = ("abbrev_types.txt", "collocations.tab", "sent_starters.txt",
+                "ortho_context.tab")
+
+#: Line boundaries other than ``\n`` (``str.splitlines``'s), and the byte order mark: nltk
+#: reads the model files by ``str.splitlines`` and strips one final ``\n`` from each line, so a
+#: file holding any of these is left to nltk rather than read here in another way.
+_UNUSUAL_LINE_MARKS = frozenset("\r\v\f\x1c\x1d\x1e\x85\u2028\u2029\ufeff")
+
+#: Punkt's orthographic context flags: a word type seen with an upper-case first letter at the
+#: beginning of a sentence, in the middle of one, or where it could not tell; then the same
+#: three with a lower-case first letter.
+_ORTHO_BEGIN_UPPER, _ORTHO_MIDDLE_UPPER, _ORTHO_UNKNOWN_UPPER = 1 << 1, 1 << 2, 1 << 3
+_ORTHO_BEGIN_LOWER, _ORTHO_MIDDLE_LOWER, _ORTHO_UNKNOWN_LOWER = 1 << 4, 1 << 5, 1 << 6
+_ORTHO_UPPER = _ORTHO_BEGIN_UPPER | _ORTHO_MIDDLE_UPPER | _ORTHO_UNKNOWN_UPPER
+_ORTHO_LOWER = _ORTHO_BEGIN_LOWER | _ORTHO_MIDDLE_LOWER | _ORTHO_UNKNOWN_LOWER
+
+#: Characters that end a Punkt word token wherever they stand (its "non-word" characters; the
+#: period is not one of them).
+_PUNKT_NON_WORD = frozenset(")\";}]*:@'({[?!\u2018\u2019\u201c\u201d\xab\xbb")
+
+#: Characters that, right before the word ending in a mid-text period, make that word a Punkt
+#: token of its own: each ends the token before it and is a token alone (it may not start a
+#: longer one).
+_PUNKT_LONE_BEFORE = frozenset("()[]{}\";@")
+
+#: The type Punkt gives a number token (``1.``, ``3.5``, ``1,000``).
+_PUNKT_NUMBER = "##number##"
+
+
+class _PunktModel:
+    """The four parameters of a Punkt model, as nltk reads them from its ``punkt_tab`` files.
+
+    Attributes
+    ----------
+    abbreviations : frozenset of str
+        Word types (lowercase, without their final period) that are abbreviations.
+    collocations : frozenset of tuple
+        Pairs of word types that a period between them does not separate.
+    sentence_starters : frozenset of str
+        Word types that often start a sentence.
+    orthography : dict of str to int
+        The orthographic context flags of each word type.
+    """
+
+    __slots__ = ("abbreviations", "collocations", "sentence_starters", "orthography")
+
+    def __init__(self, abbreviations, collocations, sentence_starters, orthography):
+        self.abbreviations = abbreviations
+        self.collocations = collocations
+        self.sentence_starters = sentence_starters
+        self.orthography = orthography
+
+
+def _nltk_data_roots() -> tuple | None:
+    """The directories nltk searches for its data, in its order, as ``nltk.data.path`` starts
+    out in this environment; None where that is not known without importing nltk (not a
+    POSIX system), or where an imported nltk searches other directories or trusts data it
+    would otherwise refuse."""
+    import os
+
+    if os.name != "posix":
+        return None
+    roots = [os.path.expanduser(d) for d in os.environ.get("NLTK_DATA", "").split(os.pathsep)
+             if d]
+    if "APPENGINE_RUNTIME" not in os.environ and os.path.expanduser("~/") != "~/":
+        roots.append(os.path.expanduser("~/nltk_data"))
+    roots += [os.path.join(sys.prefix, *parts) for parts in _NLTK_PREFIX_DATA_DIRS]
+    roots += _NLTK_SYSTEM_DATA_DIRS
+    data = sys.modules.get("nltk.data")
+    if data is not None and list(getattr(data, "path", ())) != roots:
+        return None   # the user changed nltk.data.path (or NLTK_DATA since nltk was imported)
+    pathsec = sys.modules.get("nltk.pathsec")
+    if pathsec is not None and getattr(pathsec, "ENFORCE", None) is not True:
+        return None
+    return tuple(roots)
+
+
+def _private(st) -> bool:
+    """Whether a file's status says only its owner, this account or root, can write it: what
+    nltk requires of every directory and file it reads data from."""
+    import os
+
+    return st.st_uid in (os.geteuid(), 0) and not st.st_mode & 0o022
+
+
+def _read_lines(path: str) -> list | None:
+    """The lines of a model file as nltk reads them (UTF-8, each without its final ``\\n``),
+    or None for a file nltk might read otherwise or not at all."""
+    try:
+        with open(path, "rb") as f:
+            text = f.read().decode("utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+    if not _UNUSUAL_LINE_MARKS.isdisjoint(text):
+        return None
+    lines = text.split("\n")
+    if lines[-1] == "":
+        lines.pop()    # the text ended with a line break, or was empty
+    return lines
+
+
+def _punkt_model_dir(roots: tuple) -> str | None:
+    """The English Punkt model directory nltk would load for the data roots ``roots``, or
+    None when nltk would find none or when its choice is not certain here (a zip archive
+    among the roots; a directory or file on the way that nltk would refuse)."""
+    try:
+        return _find_punkt_model_dir(roots)
+    except OSError:   # a directory that cannot be read or judged: nltk gives its own answer
+        return None
+
+
+def _find_punkt_model_dir(roots: tuple) -> str | None:
+    """:func:`_punkt_model_dir`, which see; raises OSError where a path cannot be judged."""
+    import os
+    import stat
+
+    for root in roots:
+        if os.path.isfile(root):
+            if root.endswith(".zip"):
+                return None     # nltk looks inside the archive: leave the search to it
+            continue
+        if not os.path.isdir(root):
+            continue
+        if not _private(os.stat(root)):
+            continue            # nltk refuses a root another account can write to
+        model = os.path.join(root, *_PUNKT_ENGLISH)
+        if not os.path.exists(model + os.sep):
+            continue
+        if os.path.realpath(model) != os.path.abspath(model):
+            return None         # links on the way: nltk judges each hop; leave it to nltk
+        way = root
+        for part in _PUNKT_ENGLISH:
+            way = os.path.join(way, part)
+            if not _private(os.stat(way)):
+                return None
+        try:
+            entries = os.listdir(model)
+        except OSError:
+            return None
+        for name in entries:
+            st = os.lstat(os.path.join(model, name))
+            if not stat.S_ISREG(st.st_mode) or not _private(st):
+                return None     # nltk judges the whole model directory, entry by entry
+        return model
+    return None
+
+
+@functools.lru_cache(maxsize=4)
+def _load_punkt_model(roots: tuple) -> _PunktModel | None:
+    """The English Punkt model nltk would load for the data roots ``roots`` (read once per
+    process and set of roots), or None where qafast leaves finding or reading it to nltk."""
+    import os
+
+    model = _punkt_model_dir(roots)
+    if model is None:
+        return None
+    files = {}
+    for name in _PUNKT_FILES:
+        lines = _read_lines(os.path.join(model, name))
+        if lines is None:
+            return None
+        files[name] = lines
+    orthography: dict = {}
+    try:
+        for line in files["ortho_context.tab"]:
+            word, flags = line.split("\t")   # nltk's reading: exactly two fields, int()
+            orthography[word] = int(flags)
+    except ValueError:
+        return None             # nltk raises on such a file: leave the message to it
+    return _PunktModel(
+        abbreviations=frozenset(files["abbrev_types.txt"]),
+        collocations=frozenset(tuple(line.split("\t"))
+                               for line in files["collocations.tab"]),
+        sentence_starters=frozenset(files["sent_starters.txt"]),
+        orthography=orthography)
+
+
+def _punkt_english() -> _PunktModel | None:
+    """The English Punkt model ``nltk.word_tokenize`` would use, read without importing nltk;
+    None where qafast leaves the sentence breaks to nltk."""
+    roots = _nltk_data_roots()
+    return None if roots is None else _load_punkt_model(roots)
+
+
+def _punkt_type(token: str) -> str:
+    """Punkt's type of a token that starts with a word character: lowercase, and
+    :data:`_PUNKT_NUMBER` for a number (a decimal digit, then digits, ``,``, ``.`` and
+    ``-``)."""
+    low = token.lower()
+    if low[0].isdecimal() and all(c.isdecimal() or c in ",.-" for c in low):
+        return _PUNKT_NUMBER
+    return low
+
+
+def _punkt_token_end(text: str, start: int) -> int:
+    """Where the Punkt word token that starts at ``text[start]`` (a word character of a text
+    in the class) ends: before a space, a non-word character, or a comma that ends a word
+    (followed by the end, a space or a non-word character)."""
+    n = len(text)
+    k = start + 1
+    while k < n:
+        c = text[k]
+        if c == " " or c in _PUNKT_NON_WORD:
+            break
+        if c == "," and (k + 1 == n or text[k + 1] == " " or text[k + 1] in _PUNKT_NON_WORD):
+            break
+        k += 1
+    return k
+
+
+def _punkt_abbreviation(token: str, model: _PunktModel) -> bool:
+    """Punkt's first pass on a token ending in one period: an abbreviation when the word
+    before the period, lowercased (or its part after the last hyphen), is one of the model's;
+    otherwise a sentence break."""
+    word = token[:-1].lower()
+    return word in model.abbreviations or word.split("-")[-1] in model.abbreviations
+
+
+def _punkt_starts_sentence(token: str, kind: str, model: _PunktModel) -> bool | None:
+    """Punkt's orthographic heuristic on the token after a period (it starts with a word
+    character, so it is no punctuation mark): True, False, or None for "unknown"."""
+    context = model.orthography.get(kind, 0)
+    if token[0].isupper() and context & _ORTHO_LOWER and not context & _ORTHO_MIDDLE_UPPER:
+        return True
+    if token[0].islower() and (context & _ORTHO_UPPER or not context & _ORTHO_BEGIN_LOWER):
+        return False
+    return None
+
+
+def _punkt_breaks_after(token: str, following: str, model: _PunktModel) -> bool:
+    """Whether Punkt ends a sentence at the period that ends ``token`` (a word character,
+    then word characters and periods) when the next token is ``following`` (it starts with a
+    word character). See :func:`plain_word_tokens` for the rules and why they are all."""
+    abbreviation = _punkt_abbreviation(token, model)
+    kind = _punkt_type(token)
+    if len(kind) > 1 and kind.endswith("."):
+        kind = kind[:-1]
+    next_kind = _punkt_type(following)
+    if (following.endswith(".") and not _punkt_abbreviation(following, model)
+            and len(next_kind) > 1 and next_kind.endswith(".")):
+        next_kind = next_kind[:-1]   # the next token is itself a sentence break so far
+    if (kind, next_kind) in model.collocations:
+        return False
+    initial = len(token) == 2 and not token[0].isdecimal()
+    if abbreviation and not initial:
+        if _punkt_starts_sentence(following, next_kind, model) is True:
+            return True
+        if following[0].isupper() and next_kind in model.sentence_starters:
+            return True
+    if initial or kind == _PUNKT_NUMBER:
+        starts = _punkt_starts_sentence(following, next_kind, model)
+        if starts is False:
+            return False
+        if (starts is None and initial and following[0].isupper()
+                and not model.orthography.get(next_kind, 0) & _ORTHO_LOWER):
+            return False
+    return not abbreviation
+
+
 def plain_word_tokens(text: str, *, wide: bool | None = None) -> list | None:
     """``nltk.word_tokenize(text)`` computed without nltk for the runs where that is provably
     the same; None for every other text (the caller then asks nltk).
@@ -366,6 +637,7 @@ def plain_word_tokens(text: str, *, wide: bool | None = None) -> list | None:
     final = _final_period(text) if wide else -1
     seen_end = False        # a ? or ! was met: only spaces may follow
     word_apostrophe = False  # the current run of word characters and apostrophes holds one
+    inner: list = []         # periods followed by a space and more text
     for i, ch in enumerate(text):
         if ch == " ":
             word_apostrophe = False
@@ -379,8 +651,12 @@ def plain_word_tokens(text: str, *, wide: bool | None = None) -> list | None:
                 return None
             seen_end = True
         elif ch == ".":
-            if i != final and not (0 < i < n - 1 and _plain_word_char(text[i - 1])
-                                   and _plain_word_char(text[i + 1])):
+            if i == final or (0 < i < n - 1 and _plain_word_char(text[i - 1])
+                              and _plain_word_char(text[i + 1])):
+                pass
+            elif wide and 0 < i < n - 1 and text[i + 1] == " " and _plain_word_char(text[i - 1]):
+                inner.append(i)   # a period inside the text: Punkt decides (see below)
+            else:
                 return None
         elif ch == "'":
             if not wide or word_apostrophe or i == 0 or not _plain_word_char(text[i - 1]):
@@ -396,6 +672,52 @@ def plain_word_tokens(text: str, *, wide: bool | None = None) -> list | None:
         elif ch != "," and ch not in _ALWAYS_ALONE:
             return None
         word_apostrophe = False
+    if not inner:
+        return _treebank_tokens(text, wide, final)
+    sentences = _punkt_sentences(text, inner, final)
+    if sentences is None:
+        return None
+    out: list = []
+    for sentence in sentences:
+        out += _treebank_tokens(sentence, True, _final_period(sentence))
+    return out
+
+
+def _punkt_sentences(text: str, inner: list, final: int) -> list | None:
+    """The sentences Punkt cuts ``text`` (a text of the wide class but for the periods at
+    ``inner``, each between a word character and a space) into, or None where qafast does not
+    decide them: see :func:`plain_word_tokens`."""
+    n = len(text)
+    if final >= 0 and text[final + 1:].strip(" "):
+        return None   # closing brackets after the final period: another candidate break
+    model = _punkt_english()
+    if model is None:
+        return None
+    sentences: list = []
+    start = 0
+    for i in inner:
+        after = i + 1
+        while after < n and text[after] == " ":
+            after += 1
+        if after == n or not _plain_word_char(text[after]):
+            return None
+        begin = i
+        while begin > 0 and (_plain_word_char(text[begin - 1]) or text[begin - 1] == "."):
+            begin -= 1
+        if begin > 0 and text[begin - 1] != " " and text[begin - 1] not in _PUNKT_LONE_BEFORE:
+            return None
+        following = text[after:_punkt_token_end(text, after)]
+        if _punkt_breaks_after(text[begin:i + 1], following, model):
+            sentences.append(text[start:i + 1])
+            start = after
+    sentences.append(text[start:])
+    return sentences
+
+
+def _treebank_tokens(text: str, wide: bool, final: int) -> list:
+    """The word tokenizer's tokens of one sentence ``text`` of the class (``final``: the index
+    of its final period, -1 for none); see :func:`plain_word_tokens`."""
+    n = len(text)
     if wide and (final >= 0 or '"' in text):
         marked = list(text)
         if final >= 0:
