@@ -38,7 +38,9 @@ from __future__ import annotations
 
 import functools
 import math
+import os
 import re
+import stat
 import string
 import sys
 import unicodedata
@@ -367,30 +369,37 @@ def _nltk_data_roots() -> tuple | None:
     out in this environment; None where that is not known without importing nltk (not a
     POSIX system), or where an imported nltk searches other directories or trusts data it
     would otherwise refuse."""
-    import os
-
     if os.name != "posix":
         return None
-    roots = [os.path.expanduser(d) for d in os.environ.get("NLTK_DATA", "").split(os.pathsep)
-             if d]
-    if "APPENGINE_RUNTIME" not in os.environ and os.path.expanduser("~/") != "~/":
-        roots.append(os.path.expanduser("~/nltk_data"))
-    roots += [os.path.join(sys.prefix, *parts) for parts in _NLTK_PREFIX_DATA_DIRS]
-    roots += _NLTK_SYSTEM_DATA_DIRS
+    env = os.environ
+    roots = _default_nltk_data_roots(env.get("NLTK_DATA", ""), env.get("HOME"),
+                                     "APPENGINE_RUNTIME" in env, sys.prefix)
     data = sys.modules.get("nltk.data")
-    if data is not None and list(getattr(data, "path", ())) != roots:
+    if data is not None and list(getattr(data, "path", ())) != list(roots):
         return None   # the user changed nltk.data.path (or NLTK_DATA since nltk was imported)
     pathsec = sys.modules.get("nltk.pathsec")
     if pathsec is not None and getattr(pathsec, "ENFORCE", None) is not True:
         return None
+    return roots
+
+
+@functools.lru_cache(maxsize=8)
+def _default_nltk_data_roots(nltk_data: str, home: str | None, appengine: bool,
+                             prefix: str) -> tuple:
+    """``nltk.data.path`` as nltk sets it up on a POSIX system for these values of
+    ``NLTK_DATA``, ``HOME``, whether ``APPENGINE_RUNTIME`` is set, and ``sys.prefix`` (the
+    arguments are the cache key; the home directory is read from the environment)."""
+    roots = [os.path.expanduser(d) for d in nltk_data.split(os.pathsep) if d]
+    if not appengine and os.path.expanduser("~/") != "~/":
+        roots.append(os.path.expanduser("~/nltk_data"))
+    roots += [os.path.join(prefix, *parts) for parts in _NLTK_PREFIX_DATA_DIRS]
+    roots += _NLTK_SYSTEM_DATA_DIRS
     return tuple(roots)
 
 
 def _private(st) -> bool:
     """Whether a file's status says only its owner, this account or root, can write it: what
     nltk requires of every directory and file it reads data from."""
-    import os
-
     return st.st_uid in (os.geteuid(), 0) and not st.st_mode & 0o022
 
 
@@ -422,9 +431,6 @@ def _punkt_model_dir(roots: tuple) -> str | None:
 
 def _find_punkt_model_dir(roots: tuple) -> str | None:
     """:func:`_punkt_model_dir`, which see; raises OSError where a path cannot be judged."""
-    import os
-    import stat
-
     for root in roots:
         if os.path.isfile(root):
             if root.endswith(".zip"):
@@ -460,8 +466,6 @@ def _find_punkt_model_dir(roots: tuple) -> str | None:
 def _load_punkt_model(roots: tuple) -> _PunktModel | None:
     """The English Punkt model nltk would load for the data roots ``roots`` (read once per
     process and set of roots), or None where qafast leaves finding or reading it to nltk."""
-    import os
-
     model = _punkt_model_dir(roots)
     if model is None:
         return None
@@ -589,7 +593,15 @@ def plain_word_tokens(text: str, *, wide: bool | None = None) -> list | None:
     * an *apostrophe* ``'`` right after a word character and followed by a word character, a
       space, the final period or nothing, at most one in each run of word characters and
       apostrophes (``don't``, ``it's``, ``o'neill``, ``james'``; not ``'tis`` nor ``x''``);
-    * an ASCII *double quote* ``"`` not right after another one.
+    * an ASCII *double quote* ``"`` not right after another one;
+    * a *period inside the text*: a ``.`` right after a word character, followed by one or
+      more spaces and then a word character, where the word it ends (word characters and
+      periods) starts the text or follows a space or one of ``()[]{}";@`` (``mr. smith``,
+      ``j. k. rowling``, ``(e.g. nba``); then any final period has nothing but spaces after
+      it, and the English Punkt model must be one qafast reads as nltk would (see
+      :func:`_punkt_model_dir`: found under ``NLTK_DATA`` or nltk's default data directories,
+      not in an archive, in directories and files nltk's data checks accept; with nltk
+      already imported, only while ``nltk.data.path`` is still its default).
 
     Why that is exact, rule by rule (the narrow class needs only the rules that every nltk 3
     release shares; the others were read in the releases listed and are checked by property
@@ -597,11 +609,50 @@ def plain_word_tokens(text: str, *, wide: bool | None = None) -> list | None:
 
     * *Sentences.* ``word_tokenize`` first splits the text with the Punkt sentence splitter,
       whose only candidate breaks are a ``.``, ``?`` or ``!`` followed by whitespace and more
-      text or by one of its non-word marks. A ``.`` between word characters is followed by a
-      word character and a ``?``/``!`` by nothing but spaces: no candidate. The final period
-      may be one when brackets follow it, but the word tokenizer sets a final period and the
-      closing brackets after it apart whether or not the text is cut there, and the brackets
-      are tokens of their own either way; so the text acts as one sentence.
+      text or by one of its non-word marks (``)";}]*:@'({[?!`` and curly quotes). A ``.``
+      between word characters is followed by a word character and a ``?``/``!`` by nothing
+      but spaces: no candidate. The final period may be one when brackets follow it, but the
+      word tokenizer sets a final period and the closing brackets after it apart whether or
+      not the text is cut there, and the brackets are tokens of their own either way; so
+      without periods inside it the text acts as one sentence. Each sentence is then given
+      to the word tokenizer alone, by the rules below.
+    * *Periods inside the text* are the other candidates. Punkt asks of each whether the
+      piece from the word before it to the run of non-spaces after it holds a sentence break
+      before its last token. Its own word splitter cuts a token at whitespace, at a non-word
+      mark, and at a comma that ends a word; a word ending in the period and starting at the
+      text's start, after a space or after one of ``()[]{}";@`` (each a token alone that ends
+      the one before) is therefore one token ``w.``, and the token after it runs from the
+      word character after the spaces to the first space, non-word mark or word-ending comma.
+      No other token of the piece can be a break with a token after it: a ``?``/``!`` ends
+      the text, and the only other period that can end a token before another one is a
+      final period before brackets, which the class then excludes. Punkt's tokens and
+      decisions are those of the piece; as candidates are always separated by whitespace
+      none of its overlapping-match rules applies; and the next sentence starts with a word
+      character, so no closing marks are moved back to the sentence before.
+      The decision, with the model's abbreviations, collocations, sentence starters and
+      orthographic contexts, the *type* of a token being its lowercase, or ``##number##``
+      for a decimal digit followed by digits, ``,``, ``.`` and ``-``:
+
+      1. ``w.`` is an abbreviation when ``w`` lowercased (or its part after the last hyphen)
+         is one of the model's, else a break so far; the same first reading of the next
+         token, when it too ends in a period, decides whether its type keeps that period.
+      2. A collocation of the two types (``w``'s without its period): no break.
+      3. An abbreviation that is not an initial (one non-digit word character and the
+         period) becomes a break when the orthographic heuristic says the next token starts
+         a sentence (it begins upper-case, its type was seen lower-case and never upper-case
+         inside a sentence), or when it begins upper-case and its type is a sentence starter.
+      4. An initial, or a number, becomes no break when the heuristic says the next token
+         does not start a sentence (it begins lower-case and its type was seen upper-case, or
+         never lower-case at a sentence's start); an initial too when the heuristic cannot
+         tell, the next token begins upper-case and its type was never seen lower-case.
+      5. Otherwise the first reading stands: a break unless ``w.`` is an abbreviation.
+
+      A break ends a sentence right after the period; the next starts at the token after the
+      spaces. CMRC lowercases the text first, which in most text leaves no token beginning
+      upper-case, so that rule 3 and the second half of rule 4 never fire and the heuristic
+      answers only "not a sentence start" or "cannot tell"; but some characters are
+      upper-case and their own lowercase (``ℂ``, the mathematical capitals), and callers of
+      ``unit='cmrc'`` or of this function may pass any text, so the case rules are kept.
     * *Double quotes.* A ``"`` that starts the text or follows a space or an opening bracket
       ``([{<`` is an opening quote, the token ````` ``; any other is a closing quote, the token
       ``''``. Both are set apart. (Two in a row are left out: a first one opening the text is
