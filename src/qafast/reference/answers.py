@@ -282,11 +282,19 @@ def _plain_word_char(ch: str) -> bool:
     """Whether ``ch`` is a word character (``\\w`` of :mod:`re`, which is ``str.isalnum()``
     besides ``_``) that matches no ASCII letter case-insensitively unless it is one: a
     non-ASCII letter whose case mappings reach ASCII (``ſ`` ~ ``s``, the Kelvin sign ~ ``k``,
-    dotless ``ı`` ~ ``i``, ligatures) could spell a contraction to a ``(?i)`` pattern."""
+    dotless ``ı`` ~ ``i``, ligatures) could spell a contraction to a ``(?i)`` pattern.
+
+    Nor an "other number" (category ``No``: ``²``, ``½``, ``①``): nltk 3.10 compiles its
+    rules with the ``regex`` module, whose ``\\w`` (letters, marks, decimal digits,
+    connectors) leaves them out where :mod:`re`'s takes them in, so ``²'s`` and ``²cannot``
+    split differently by release. Every other character ``str.isalnum()`` admits is a word
+    character to both."""
     if not ch.isalnum():
         return False
     if ch.isascii():
         return True
+    if unicodedata.category(ch) == "No":
+        return False
     return not any(c.isascii() for c in ch.lower() + ch.upper() + ch.casefold())
 
 
@@ -335,6 +343,9 @@ _PUNKT_NON_WORD = frozenset(")\";}]*:@'({[?!\u2018\u2019\u201c\u201d\xab\xbb")
 #: token of its own: each ends the token before it and is a token alone (it may not start a
 #: longer one).
 _PUNKT_LONE_BEFORE = frozenset("()[]{}\";@")
+
+#: The tokens Punkt never takes for the start of a sentence.
+_PUNKT_PUNCTUATION = frozenset(";:,.!?")
 
 #: The type Punkt gives a number token (``1.``, ``3.5``, ``1,000``).
 _PUNKT_NUMBER = "##number##"
@@ -532,8 +543,10 @@ def _punkt_abbreviation(token: str, model: _PunktModel) -> bool:
 
 
 def _punkt_starts_sentence(token: str, kind: str, model: _PunktModel) -> bool | None:
-    """Punkt's orthographic heuristic on the token after a period (it starts with a word
-    character, so it is no punctuation mark): True, False, or None for "unknown"."""
+    """Punkt's orthographic heuristic on the token after a period: True, False, or None for
+    "unknown"."""
+    if token in _PUNKT_PUNCTUATION:
+        return False
     context = model.orthography.get(kind, 0)
     if token[0].isupper() and context & _ORTHO_LOWER and not context & _ORTHO_MIDDLE_UPPER:
         return True
@@ -545,7 +558,7 @@ def _punkt_starts_sentence(token: str, kind: str, model: _PunktModel) -> bool | 
 def _punkt_breaks_after(token: str, following: str, model: _PunktModel) -> bool:
     """Whether Punkt ends a sentence at the period that ends ``token`` (a word character,
     then word characters and periods) when the next token is ``following`` (it starts with a
-    word character). See :func:`plain_word_tokens` for the rules and why they are all."""
+    word character, or is a lone ``?`` or ``!``). See :func:`plain_word_tokens` for the rules and why they are all."""
     abbreviation = _punkt_abbreviation(token, model)
     kind = _punkt_type(token)
     if len(kind) > 1 and kind.endswith("."):
@@ -595,10 +608,12 @@ def plain_word_tokens(text: str, *, wide: bool | None = None) -> list | None:
       apostrophes (``don't``, ``it's``, ``o'neill``, ``james'``; not ``'tis`` nor ``x''``);
     * an ASCII *double quote* ``"`` not right after another one;
     * a *period inside the text*: a ``.`` right after a word character, followed by one or
-      more spaces and then a word character, where the word it ends (word characters and
-      periods) starts the text or follows a space or one of ``()[]{}";@`` (``mr. smith``,
-      ``j. k. rowling``, ``(e.g. nba``); then any final period has nothing but spaces after
-      it, and the English Punkt model must be one qafast reads as nltk would (see
+      more spaces and then a word character, or by the ``?`` or ``!`` that ends the text
+      (right after it or after spaces), where the word it ends (word characters and periods)
+      starts the text or follows a space or one of ``()[]{}";@`` (``mr. smith``,
+      ``j. k. rowling``, ``(e.g. nba``, ``3 p.m.!``); the run of non-spaces after it may
+      hold no period before a character other than a word character; and the English Punkt
+      model must be one qafast reads as nltk would (see
       :func:`_punkt_model_dir`: found under ``NLTK_DATA`` or nltk's default data directories,
       not in an archive, in directories and files nltk's data checks accept; with nltk
       already imported, only while ``nltk.data.path`` is still its default).
@@ -615,20 +630,23 @@ def plain_word_tokens(text: str, *, wide: bool | None = None) -> list | None:
       word tokenizer sets a final period and the closing brackets after it apart whether or
       not the text is cut there, and the brackets are tokens of their own either way; so
       without periods inside it the text acts as one sentence. Each sentence is then given
-      to the word tokenizer alone, by the rules below.
+      to the word tokenizer alone, by the rules below (a period inside a sentence, followed
+      by a space, ``?`` or ``!``, is no final period and stays in its token).
     * *Periods inside the text* are the other candidates. Punkt asks of each whether the
       piece from the word before it to the run of non-spaces after it holds a sentence break
       before its last token. Its own word splitter cuts a token at whitespace, at a non-word
       mark, and at a comma that ends a word; a word ending in the period and starting at the
       text's start, after a space or after one of ``()[]{}";@`` (each a token alone that ends
-      the one before) is therefore one token ``w.``, and the token after it runs from the
-      word character after the spaces to the first space, non-word mark or word-ending comma.
-      No other token of the piece can be a break with a token after it: a ``?``/``!`` ends
-      the text, and the only other period that can end a token before another one is a
-      final period before brackets, which the class then excludes. Punkt's tokens and
-      decisions are those of the piece; as candidates are always separated by whitespace
-      none of its overlapping-match rules applies; and the next sentence starts with a word
-      character, so no closing marks are moved back to the sentence before.
+      the one before) is therefore one token ``w.``, and the token after it is the lone
+      ``?``/``!``, or runs from the word character after the spaces to the first space,
+      non-word mark or word-ending comma. No other token of the piece can be a break with a
+      token after it: a ``?``/``!`` ends the text, and the only other period that can end a
+      token before another one is one before a mark, which the run after a candidate may
+      not hold. Punkt's tokens and decisions are those of the piece; candidates are
+      separated by whitespace, so none of its overlapping-match rules applies; the next
+      sentence starts with a word character, ``?`` or ``!``, so no closing marks are moved
+      back to the sentence before; and a final period before closing brackets stays harmless
+      as argued above.
       The decision, with the model's abbreviations, collocations, sentence starters and
       orthographic contexts, the *type* of a token being its lowercase, or ``##number##``
       for a decimal digit followed by digits, ``,``, ``.`` and ``-``:
@@ -642,8 +660,9 @@ def plain_word_tokens(text: str, *, wide: bool | None = None) -> list | None:
          a sentence (it begins upper-case, its type was seen lower-case and never upper-case
          inside a sentence), or when it begins upper-case and its type is a sentence starter.
       4. An initial, or a number, becomes no break when the heuristic says the next token
-         does not start a sentence (it begins lower-case and its type was seen upper-case, or
-         never lower-case at a sentence's start); an initial too when the heuristic cannot
+         does not start a sentence (it is one of ``;:,.!?``, or begins lower-case and its
+         type was seen upper-case, or never lower-case at a sentence's start); an initial
+         too when the heuristic cannot
          tell, the next token begins upper-case and its type was never seen lower-case.
       5. Otherwise the first reading stands: a break unless ``w.`` is an abbreviation.
 
@@ -705,7 +724,8 @@ def plain_word_tokens(text: str, *, wide: bool | None = None) -> list | None:
             if i == final or (0 < i < n - 1 and _plain_word_char(text[i - 1])
                               and _plain_word_char(text[i + 1])):
                 pass
-            elif wide and 0 < i < n - 1 and text[i + 1] == " " and _plain_word_char(text[i - 1]):
+            elif (wide and 0 < i < n - 1 and text[i + 1] in " ?!"
+                  and _plain_word_char(text[i - 1])):
                 inner.append(i)   # a period inside the text: Punkt decides (see below)
             else:
                 return None
@@ -725,7 +745,7 @@ def plain_word_tokens(text: str, *, wide: bool | None = None) -> list | None:
         word_apostrophe = False
     if not inner:
         return _treebank_tokens(text, wide, final)
-    sentences = _punkt_sentences(text, inner, final)
+    sentences = _punkt_sentences(text, inner)
     if sentences is None:
         return None
     out: list = []
@@ -734,13 +754,11 @@ def plain_word_tokens(text: str, *, wide: bool | None = None) -> list | None:
     return out
 
 
-def _punkt_sentences(text: str, inner: list, final: int) -> list | None:
+def _punkt_sentences(text: str, inner: list) -> list | None:
     """The sentences Punkt cuts ``text`` (a text of the wide class but for the periods at
-    ``inner``, each between a word character and a space) into, or None where qafast does not
-    decide them: see :func:`plain_word_tokens`."""
+    ``inner``, each after a word character and before a space, ``?`` or ``!``) into, or None
+    where qafast does not decide them: see :func:`plain_word_tokens`."""
     n = len(text)
-    if final >= 0 and text[final + 1:].strip(" "):
-        return None   # closing brackets after the final period: another candidate break
     model = _punkt_english()
     if model is None:
         return None
@@ -750,14 +768,24 @@ def _punkt_sentences(text: str, inner: list, final: int) -> list | None:
         after = i + 1
         while after < n and text[after] == " ":
             after += 1
-        if after == n or not _plain_word_char(text[after]):
+        if after == n:
+            return None
+        if text[after] in "?!":
+            following = text[after]     # it ends the text (only spaces may follow it)
+        elif _plain_word_char(text[after]):
+            run_end = text.find(" ", after)
+            run = text[after:run_end if run_end >= 0 else n]
+            if any(c == "." and not _plain_word_char(run[k + 1])
+                   for k, c in enumerate(run[:-1])):
+                return None   # a period before a mark in the run after: a break of its own
+            following = text[after:_punkt_token_end(text, after)]
+        else:
             return None
         begin = i
         while begin > 0 and (_plain_word_char(text[begin - 1]) or text[begin - 1] == "."):
             begin -= 1
         if begin > 0 and text[begin - 1] != " " and text[begin - 1] not in _PUNKT_LONE_BEFORE:
             return None
-        following = text[after:_punkt_token_end(text, after)]
         if _punkt_breaks_after(text[begin:i + 1], following, model):
             sentences.append(text[start:i + 1])
             start = after
