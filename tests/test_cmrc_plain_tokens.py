@@ -321,8 +321,11 @@ def _write_model(root: Path, abbreviations=("mr", "e.g"), orthography="smith\t4\
     (model / "collocations.tab").write_text("j\tk.\n")
     (model / "sent_starters.txt").write_text("the\n")
     (model / "ortho_context.tab").write_text(orthography)
+    # nltk reads data only from directories and files no other account can write to
     for d in (root, root / "tokenizers", root / "tokenizers" / "punkt_tab", model):
         d.chmod(0o755)
+    for f in model.iterdir():
+        f.chmod(0o644)
     return model
 
 

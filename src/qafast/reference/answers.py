@@ -592,8 +592,9 @@ def plain_word_tokens(text: str, *, wide: bool | None = None) -> list | None:
     The narrow class, exact for every nltk 3 release: every character of ``text`` is
 
     * a space ``" "``;
-    * a word character (a letter or digit of any script, ``str.isalnum()``; not ``_``, and
-      not a non-ASCII letter whose case mappings reach ASCII, see :func:`_plain_word_char`);
+    * a word character (a letter or digit of any script, ``str.isalnum()``; not ``_``, not a
+      non-ASCII letter whose case mappings reach ASCII, and not an "other number" such as
+      ``²``, see :func:`_plain_word_char`);
     * ``.`` with a word character on both sides (``3.5``, ``u.s``);
     * one of ``;@#$%&()[]{}<>``, or ``,``;
     * one ``?`` or ``!``, only as the last character other than spaces.
