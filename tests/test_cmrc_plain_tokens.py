@@ -314,6 +314,18 @@ def test_no_punkt_model_leaves_inner_periods_to_nltk():
         assert spec.plain_word_tokens("mr.", wide=True) == ["mr", "."]
 
 
+@needs_punkt
+def test_the_data_roots_are_nltks():
+    """qafast's search order is nltk.data.path as nltk starts it; once the user changes that
+    list in the process, the breaks are left to nltk."""
+    import nltk
+
+    assert list(spec._nltk_data_roots()) == nltk.data.path
+    with mock.patch.object(nltk.data, "path", [*nltk.data.path, "/elsewhere"]):
+        assert spec._nltk_data_roots() is None
+        assert spec._punkt_english() is None
+
+
 def _write_model(root: Path, abbreviations=("mr", "e.g"), orthography="smith\t4\n") -> Path:
     model = root / "tokenizers" / "punkt_tab" / "english"
     model.mkdir(parents=True)
