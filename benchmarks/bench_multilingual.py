@@ -57,9 +57,10 @@ POOLS = {"en": (EN, " "), "de": (DE, " "), "es": (ES, " "), "vi": (VI, " "),
          "hi": (HI, " "), "ar": (AR, " "), "zh": (ZH, "")}
 
 
-#: English with periods inside the text, whose sentence breaks only nltk's Punkt model decides
-#: as CMRC's script does (``--nltk-share`` of bench_reading.py mixes them into the CMRC and
-#: DRCD answers)
+#: English with periods inside the text, whose sentence breaks nltk's Punkt model decides in
+#: CMRC's script; qafast decides them from the same model's files, without importing nltk,
+#: for the nltk releases it was checked against (``--nltk-share`` of bench_reading.py mixes
+#: them into the CMRC and DRCD answers)
 NLTK_PHRASES = ["U.S.", "Mr. Smith", "No. 1", "3 p.m.", "e.g. NBA", "Apple Inc.", "Dr. Sun"]
 
 #: English that nltk's word tokenizer splits by final periods, contractions, possessives and

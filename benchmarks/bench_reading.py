@@ -28,10 +28,12 @@ text, nltk with its ``punkt_tab`` data: ``NLTK_DATA``) is missing is left out wi
 CMRC's script hands every run of non-Chinese text to ``nltk.word_tokenize``; qafast computes
 the same tokens itself for plain runs (words, numbers, ``3.5%``) and imports nltk only for the
 others. ``--nltk-share 0.01`` gives 1% of the CMRC and DRCD answers English with sentence
-periods (``Mr. Smith``), so that the rows show the cost of nltk on qafast's side too; with
+periods (``Mr. Smith``), whose breaks qafast decides from nltk's Punkt model files without
+importing nltk, for the nltk releases it was checked against (with another release, or
+without those files, the rows show the cost of nltk on qafast's side); with
 ``--nltk-text wide`` that English is final periods, contractions, possessives and double
-quotes (``Apple Inc.``, ``don't``, ``"NBA"``), which qafast tokenizes without nltk for the
-nltk releases it was checked against.
+quotes (``Apple Inc.``, ``don't``, ``"NBA"``), which qafast tokenizes without nltk for those
+releases too.
 """
 
 from __future__ import annotations
@@ -290,11 +292,13 @@ def main() -> int:
     ap.add_argument("--repeat", type=int, default=3, help="alternating rounds per row")
     ap.add_argument("--nltk-share", type=float, default=0.0,
                     help="CMRC and DRCD: share of answers given English with sentence periods "
-                         "(\"Mr. Smith\"), which qafast too tokenizes with nltk (default 0: "
-                         "every run of Latin text is one qafast tokenizes without nltk)")
+                         "(\"Mr. Smith\"), which qafast tokenizes with nltk's Punkt model files "
+                         "but without nltk for the nltk releases it was checked against "
+                         "(default 0: plain runs of Latin text only)")
     ap.add_argument("--nltk-text", choices=("punkt", "wide"), default="punkt",
                     help="the English --nltk-share adds: 'punkt', periods inside the text "
-                         "(\"Mr. Smith\"), for which qafast imports nltk; 'wide', final "
+                         "(\"Mr. Smith\"), for which qafast reads nltk's Punkt model files; "
+                         "'wide', final "
                          "periods, contractions and quotes (\"Apple Inc.\", \"don't\"), which "
                          "qafast tokenizes without nltk where the installed nltk release is one "
                          "it was checked against")

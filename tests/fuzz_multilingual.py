@@ -64,7 +64,10 @@ WORDS = {
            "3.14", "A.B.C", "e-mail", "C++", "x=1", "a/b",
            # English qafast tokenizes without nltk (final periods, clitics, double quotes)
            "Smith's", "it's", "James'", '"NBA"', "Apple Inc.", "O'Neill", "we'll", "can't",
-           "d'ye", "cannot'tis", "U.S.队"],
+           "d'ye", "cannot'tis", "U.S.队",
+           # periods inside English text: Punkt's sentence breaks, decided without nltk
+           "Mr. Smith", "J. K. Rowling", "e.g. NBA", "3 p.m. start", "No. 1", "Dr. Who.",
+           "U.S. Steel", "Jan. 5", "1st. place", "a. b. c", "St. Louis", "vs. Lakers"],
 }
 COMMON = ["", "Café", "İstanbul", "ﬁle", "Ωmega", "σς", "ǅ", "naïve", "🙂", "Ⅻ", "—", "–",
           "€5", "$5", "©", "°C", "%", "_", "March 3, 2001", "3/3/2001", "1st", "x", "(", ")",

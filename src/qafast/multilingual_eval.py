@@ -160,10 +160,11 @@ def cmrc(dataset, predictions, *, per_question: bool = False) -> dict:
     spaces and ASCII ``.`` stay). F1 is over the longest common contiguous run of tokens:
     each basic CJK character is a token and other text is split by ``nltk.word_tokenize``.
     Plain text (words and numbers; with the nltk releases it was checked against, also final
-    periods, contractions and double quotes, see
-    :func:`qafast.reference.answers.plain_word_tokens`) is split the same way without nltk;
-    other non-Chinese text (``Mr. Smith``) needs ``pip install 'qafast[cmrc]'`` and NLTK's
-    ``punkt_tab`` data. Nothing shared gives F1 0, even for two empty answers.
+    periods, contractions, double quotes, and periods inside the text such as ``Mr. Smith``
+    when NLTK's ``punkt_tab`` English files are installed, see
+    :func:`qafast.reference.answers.plain_word_tokens`) is split the same way without
+    importing nltk; other non-Chinese text (``Mr. (Smith)``) needs
+    ``pip install 'qafast[cmrc]'`` and NLTK's ``punkt_tab`` data. Nothing shared gives F1 0, even for two empty answers.
 
     Examples
     --------

@@ -38,7 +38,9 @@ from __future__ import annotations
 
 import functools
 import math
+import os
 import re
+import stat
 import string
 import sys
 import unicodedata
@@ -280,11 +282,19 @@ def _plain_word_char(ch: str) -> bool:
     """Whether ``ch`` is a word character (``\\w`` of :mod:`re`, which is ``str.isalnum()``
     besides ``_``) that matches no ASCII letter case-insensitively unless it is one: a
     non-ASCII letter whose case mappings reach ASCII (``ſ`` ~ ``s``, the Kelvin sign ~ ``k``,
-    dotless ``ı`` ~ ``i``, ligatures) could spell a contraction to a ``(?i)`` pattern."""
+    dotless ``ı`` ~ ``i``, ligatures) could spell a contraction to a ``(?i)`` pattern.
+
+    Nor an "other number" (category ``No``: ``²``, ``½``, ``①``): nltk 3.10 compiles its
+    rules with the ``regex`` module, whose ``\\w`` (letters, marks, decimal digits,
+    connectors) leaves them out where :mod:`re`'s takes them in, so ``²'s`` and ``²cannot``
+    split differently by release. Every other character ``str.isalnum()`` admits is a word
+    character to both."""
     if not ch.isalnum():
         return False
     if ch.isascii():
         return True
+    if unicodedata.category(ch) == "No":
+        return False
     return not any(c.isascii() for c in ch.lower() + ch.upper() + ch.casefold())
 
 
@@ -297,6 +307,284 @@ def _final_period(text: str) -> int:
     return j if j >= 0 and text[j] == "." else -1
 
 
+# --------------------------------------------------------------------------------------------
+# Sentence breaks inside a text: the Punkt decision, written from nltk's description of it
+# --------------------------------------------------------------------------------------------
+
+#: Where nltk looks for its data after ``NLTK_DATA`` and ``~/nltk_data`` on POSIX systems,
+#: relative to ``sys.prefix`` first and then absolute (``nltk.data.path``'s defaults).
+_NLTK_PREFIX_DATA_DIRS = (("nltk_data",), ("share", "nltk_data"), ("lib", "nltk_data"))
+_NLTK_SYSTEM_DATA_DIRS = ("/usr/share/nltk_data", "/usr/local/share/nltk_data",
+                          "/usr/lib/nltk_data", "/usr/local/lib/nltk_data")
+
+#: The English Punkt model inside a data directory, and the four files nltk reads from it.
+_PUNKT_ENGLISH = ("tokenizers", "punkt_tab", "english")
+_PUNKT_FILES = ("abbrev_types.txt", "collocations.tab", "sent_starters.txt",
+                "ortho_context.tab")
+
+#: Line boundaries other than ``\n`` (``str.splitlines``'s), and the byte order mark: nltk
+#: reads the model files by ``str.splitlines`` and strips one final ``\n`` from each line, so a
+#: file holding any of these is left to nltk rather than read here in another way.
+_UNUSUAL_LINE_MARKS = frozenset("\r\v\f\x1c\x1d\x1e\x85\u2028\u2029\ufeff")
+
+#: Punkt's orthographic context flags: a word type seen with an upper-case first letter at the
+#: beginning of a sentence, in the middle of one, or where it could not tell; then the same
+#: three with a lower-case first letter.
+_ORTHO_BEGIN_UPPER, _ORTHO_MIDDLE_UPPER, _ORTHO_UNKNOWN_UPPER = 1 << 1, 1 << 2, 1 << 3
+_ORTHO_BEGIN_LOWER, _ORTHO_MIDDLE_LOWER, _ORTHO_UNKNOWN_LOWER = 1 << 4, 1 << 5, 1 << 6
+_ORTHO_UPPER = _ORTHO_BEGIN_UPPER | _ORTHO_MIDDLE_UPPER | _ORTHO_UNKNOWN_UPPER
+_ORTHO_LOWER = _ORTHO_BEGIN_LOWER | _ORTHO_MIDDLE_LOWER | _ORTHO_UNKNOWN_LOWER
+
+#: Characters that end a Punkt word token wherever they stand (its "non-word" characters; the
+#: period is not one of them).
+_PUNKT_NON_WORD = frozenset(")\";}]*:@'({[?!\u2018\u2019\u201c\u201d\xab\xbb")
+
+#: Characters that, right before the word ending in a mid-text period, make that word a Punkt
+#: token of its own: each ends the token before it and is a token alone (it may not start a
+#: longer one).
+_PUNKT_LONE_BEFORE = frozenset("()[]{}\";@")
+
+#: The tokens Punkt never takes for the start of a sentence.
+_PUNKT_PUNCTUATION = frozenset(";:,.!?")
+
+#: The type Punkt gives a number token (``1.``, ``3.5``, ``1,000``).
+_PUNKT_NUMBER = "##number##"
+
+
+class _PunktModel:
+    """The four parameters of a Punkt model, as nltk reads them from its ``punkt_tab`` files.
+
+    Attributes
+    ----------
+    abbreviations : frozenset of str
+        Word types (lowercase, without their final period) that are abbreviations.
+    collocations : frozenset of tuple
+        Pairs of word types that a period between them does not separate.
+    sentence_starters : frozenset of str
+        Word types that often start a sentence.
+    orthography : dict of str to int
+        The orthographic context flags of each word type.
+    """
+
+    __slots__ = ("abbreviations", "collocations", "sentence_starters", "orthography")
+
+    def __init__(self, abbreviations, collocations, sentence_starters, orthography):
+        self.abbreviations = abbreviations
+        self.collocations = collocations
+        self.sentence_starters = sentence_starters
+        self.orthography = orthography
+
+
+def _nltk_data_roots() -> tuple | None:
+    """The directories nltk searches for its data, in its order, as ``nltk.data.path`` starts
+    out in this environment; None where that is not known without importing nltk (not a
+    POSIX system), or where an imported nltk searches other directories or trusts data it
+    would otherwise refuse."""
+    if os.name != "posix":
+        return None
+    env = os.environ
+    roots = _default_nltk_data_roots(env.get("NLTK_DATA", ""), env.get("HOME"),
+                                     "APPENGINE_RUNTIME" in env, sys.prefix)
+    data = sys.modules.get("nltk.data")
+    if data is not None and list(getattr(data, "path", ())) != list(roots):
+        return None   # the user changed nltk.data.path (or NLTK_DATA since nltk was imported)
+    pathsec = sys.modules.get("nltk.pathsec")
+    if pathsec is not None and getattr(pathsec, "ENFORCE", None) is not True:
+        return None
+    return roots
+
+
+@functools.lru_cache(maxsize=8)
+def _default_nltk_data_roots(nltk_data: str, home: str | None, appengine: bool,
+                             prefix: str) -> tuple:
+    """``nltk.data.path`` as nltk sets it up on a POSIX system for these values of
+    ``NLTK_DATA``, ``HOME``, whether ``APPENGINE_RUNTIME`` is set, and ``sys.prefix`` (the
+    arguments are the cache key; the home directory is read from the environment)."""
+    roots = [os.path.expanduser(d) for d in nltk_data.split(os.pathsep) if d]
+    if not appengine and os.path.expanduser("~/") != "~/":
+        roots.append(os.path.expanduser("~/nltk_data"))
+    roots += [os.path.join(prefix, *parts) for parts in _NLTK_PREFIX_DATA_DIRS]
+    roots += _NLTK_SYSTEM_DATA_DIRS
+    return tuple(roots)
+
+
+def _private(st) -> bool:
+    """Whether a file's status says only its owner, this account or root, can write it: what
+    nltk requires of every directory and file it reads data from."""
+    return st.st_uid in (os.geteuid(), 0) and not st.st_mode & 0o022
+
+
+def _read_lines(path: str) -> list | None:
+    """The lines of a model file as nltk reads them (UTF-8, each without its final ``\\n``),
+    or None for a file nltk might read otherwise or not at all."""
+    try:
+        with open(path, "rb") as f:
+            text = f.read().decode("utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+    if not _UNUSUAL_LINE_MARKS.isdisjoint(text):
+        return None
+    lines = text.split("\n")
+    if lines[-1] == "":
+        lines.pop()    # the text ended with a line break, or was empty
+    return lines
+
+
+def _punkt_model_dir(roots: tuple) -> str | None:
+    """The English Punkt model directory nltk would load for the data roots ``roots``, or
+    None when nltk would find none or when its choice is not certain here (a zip archive
+    among the roots; a directory or file on the way that nltk would refuse)."""
+    try:
+        return _find_punkt_model_dir(roots)
+    except OSError:   # a directory that cannot be read or judged: nltk gives its own answer
+        return None
+
+
+def _find_punkt_model_dir(roots: tuple) -> str | None:
+    """:func:`_punkt_model_dir`, which see; raises OSError where a path cannot be judged."""
+    for root in roots:
+        if os.path.isfile(root):
+            if root.endswith(".zip"):
+                return None     # nltk looks inside the archive: leave the search to it
+            continue
+        if not os.path.isdir(root):
+            continue
+        if not _private(os.stat(root)):
+            continue            # nltk refuses a root another account can write to
+        model = os.path.join(root, *_PUNKT_ENGLISH)
+        if not os.path.exists(model + os.sep):
+            continue
+        if os.path.realpath(model) != os.path.abspath(model):
+            return None         # links on the way: nltk judges each hop; leave it to nltk
+        way = root
+        for part in _PUNKT_ENGLISH:
+            way = os.path.join(way, part)
+            if not _private(os.stat(way)):
+                return None
+        try:
+            entries = os.listdir(model)
+        except OSError:
+            return None
+        for name in entries:
+            st = os.lstat(os.path.join(model, name))
+            if not stat.S_ISREG(st.st_mode) or not _private(st):
+                return None     # nltk judges the whole model directory, entry by entry
+        return model
+    return None
+
+
+@functools.lru_cache(maxsize=4)
+def _load_punkt_model(roots: tuple) -> _PunktModel | None:
+    """The English Punkt model nltk would load for the data roots ``roots`` (read once per
+    process and set of roots), or None where qafast leaves finding or reading it to nltk."""
+    model = _punkt_model_dir(roots)
+    if model is None:
+        return None
+    files = {}
+    for name in _PUNKT_FILES:
+        lines = _read_lines(os.path.join(model, name))
+        if lines is None:
+            return None
+        files[name] = lines
+    orthography: dict = {}
+    try:
+        for line in files["ortho_context.tab"]:
+            word, flags = line.split("\t")   # nltk's reading: exactly two fields, int()
+            orthography[word] = int(flags)
+    except ValueError:
+        return None             # nltk raises on such a file: leave the message to it
+    return _PunktModel(
+        abbreviations=frozenset(files["abbrev_types.txt"]),
+        collocations=frozenset(tuple(line.split("\t"))
+                               for line in files["collocations.tab"]),
+        sentence_starters=frozenset(files["sent_starters.txt"]),
+        orthography=orthography)
+
+
+def _punkt_english() -> _PunktModel | None:
+    """The English Punkt model ``nltk.word_tokenize`` would use, read without importing nltk;
+    None where qafast leaves the sentence breaks to nltk."""
+    roots = _nltk_data_roots()
+    return None if roots is None else _load_punkt_model(roots)
+
+
+def _punkt_type(token: str) -> str:
+    """Punkt's type of a token that starts with a word character: lowercase, and
+    :data:`_PUNKT_NUMBER` for a number (a decimal digit, then digits, ``,``, ``.`` and
+    ``-``)."""
+    low = token.lower()
+    if low[0].isdecimal() and all(c.isdecimal() or c in ",.-" for c in low):
+        return _PUNKT_NUMBER
+    return low
+
+
+def _punkt_token_end(text: str, start: int) -> int:
+    """Where the Punkt word token that starts at ``text[start]`` (a word character of a text
+    in the class) ends: before a space, a non-word character, or a comma that ends a word
+    (followed by the end, a space or a non-word character)."""
+    n = len(text)
+    k = start + 1
+    while k < n:
+        c = text[k]
+        if c == " " or c in _PUNKT_NON_WORD:
+            break
+        if c == "," and (k + 1 == n or text[k + 1] == " " or text[k + 1] in _PUNKT_NON_WORD):
+            break
+        k += 1
+    return k
+
+
+def _punkt_abbreviation(token: str, model: _PunktModel) -> bool:
+    """Punkt's first pass on a token ending in one period: an abbreviation when the word
+    before the period, lowercased (or its part after the last hyphen), is one of the model's;
+    otherwise a sentence break."""
+    word = token[:-1].lower()
+    return word in model.abbreviations or word.split("-")[-1] in model.abbreviations
+
+
+def _punkt_starts_sentence(token: str, kind: str, model: _PunktModel) -> bool | None:
+    """Punkt's orthographic heuristic on the token after a period: True, False, or None for
+    "unknown"."""
+    if token in _PUNKT_PUNCTUATION:
+        return False
+    context = model.orthography.get(kind, 0)
+    if token[0].isupper() and context & _ORTHO_LOWER and not context & _ORTHO_MIDDLE_UPPER:
+        return True
+    if token[0].islower() and (context & _ORTHO_UPPER or not context & _ORTHO_BEGIN_LOWER):
+        return False
+    return None
+
+
+def _punkt_breaks_after(token: str, following: str, model: _PunktModel) -> bool:
+    """Whether Punkt ends a sentence at the period that ends ``token`` (a word character,
+    then word characters and periods) when the next token is ``following`` (it starts with a
+    word character, or is a lone ``?`` or ``!``). See :func:`plain_word_tokens` for the rules and why they are all."""
+    abbreviation = _punkt_abbreviation(token, model)
+    kind = _punkt_type(token)
+    if len(kind) > 1 and kind.endswith("."):
+        kind = kind[:-1]
+    next_kind = _punkt_type(following)
+    if (following.endswith(".") and not _punkt_abbreviation(following, model)
+            and len(next_kind) > 1 and next_kind.endswith(".")):
+        next_kind = next_kind[:-1]   # the next token is itself a sentence break so far
+    if (kind, next_kind) in model.collocations:
+        return False
+    initial = len(token) == 2 and not token[0].isdecimal()
+    if abbreviation and not initial:
+        if _punkt_starts_sentence(following, next_kind, model) is True:
+            return True
+        if following[0].isupper() and next_kind in model.sentence_starters:
+            return True
+    if initial or kind == _PUNKT_NUMBER:
+        starts = _punkt_starts_sentence(following, next_kind, model)
+        if starts is False:
+            return False
+        if (starts is None and initial and following[0].isupper()
+                and not model.orthography.get(next_kind, 0) & _ORTHO_LOWER):
+            return False
+    return not abbreviation
+
+
 def plain_word_tokens(text: str, *, wide: bool | None = None) -> list | None:
     """``nltk.word_tokenize(text)`` computed without nltk for the runs where that is provably
     the same; None for every other text (the caller then asks nltk).
@@ -304,8 +592,9 @@ def plain_word_tokens(text: str, *, wide: bool | None = None) -> list | None:
     The narrow class, exact for every nltk 3 release: every character of ``text`` is
 
     * a space ``" "``;
-    * a word character (a letter or digit of any script, ``str.isalnum()``; not ``_``, and
-      not a non-ASCII letter whose case mappings reach ASCII, see :func:`_plain_word_char`);
+    * a word character (a letter or digit of any script, ``str.isalnum()``; not ``_``, not a
+      non-ASCII letter whose case mappings reach ASCII, and not an "other number" such as
+      ``²``, see :func:`_plain_word_char`);
     * ``.`` with a word character on both sides (``3.5``, ``u.s``);
     * one of ``;@#$%&()[]{}<>``, or ``,``;
     * one ``?`` or ``!``, only as the last character other than spaces.
@@ -318,7 +607,17 @@ def plain_word_tokens(text: str, *, wide: bool | None = None) -> list | None:
     * an *apostrophe* ``'`` right after a word character and followed by a word character, a
       space, the final period or nothing, at most one in each run of word characters and
       apostrophes (``don't``, ``it's``, ``o'neill``, ``james'``; not ``'tis`` nor ``x''``);
-    * an ASCII *double quote* ``"`` not right after another one.
+    * an ASCII *double quote* ``"`` not right after another one;
+    * a *period inside the text*: a ``.`` right after a word character, followed by one or
+      more spaces and then a word character, or by the ``?`` or ``!`` that ends the text
+      (right after it or after spaces), where the word it ends (word characters and periods)
+      starts the text or follows a space or one of ``()[]{}";@`` (``mr. smith``,
+      ``j. k. rowling``, ``(e.g. nba``, ``3 p.m.!``); the run of non-spaces after it may
+      hold no period before a character other than a word character; and the English Punkt
+      model must be one qafast reads as nltk would (see
+      :func:`_punkt_model_dir`: found under ``NLTK_DATA`` or nltk's default data directories,
+      not in an archive, in directories and files nltk's data checks accept; with nltk
+      already imported, only while ``nltk.data.path`` is still its default).
 
     Why that is exact, rule by rule (the narrow class needs only the rules that every nltk 3
     release shares; the others were read in the releases listed and are checked by property
@@ -326,11 +625,54 @@ def plain_word_tokens(text: str, *, wide: bool | None = None) -> list | None:
 
     * *Sentences.* ``word_tokenize`` first splits the text with the Punkt sentence splitter,
       whose only candidate breaks are a ``.``, ``?`` or ``!`` followed by whitespace and more
-      text or by one of its non-word marks. A ``.`` between word characters is followed by a
-      word character and a ``?``/``!`` by nothing but spaces: no candidate. The final period
-      may be one when brackets follow it, but the word tokenizer sets a final period and the
-      closing brackets after it apart whether or not the text is cut there, and the brackets
-      are tokens of their own either way; so the text acts as one sentence.
+      text or by one of its non-word marks (``)";}]*:@'({[?!`` and curly quotes). A ``.``
+      between word characters is followed by a word character and a ``?``/``!`` by nothing
+      but spaces: no candidate. The final period may be one when brackets follow it, but the
+      word tokenizer sets a final period and the closing brackets after it apart whether or
+      not the text is cut there, and the brackets are tokens of their own either way; so
+      without periods inside it the text acts as one sentence. Each sentence is then given
+      to the word tokenizer alone, by the rules below (a period inside a sentence, followed
+      by a space, ``?`` or ``!``, is no final period and stays in its token).
+    * *Periods inside the text* are the other candidates. Punkt asks of each whether the
+      piece from the word before it to the run of non-spaces after it holds a sentence break
+      before its last token. Its own word splitter cuts a token at whitespace, at a non-word
+      mark, and at a comma that ends a word; a word ending in the period and starting at the
+      text's start, after a space or after one of ``()[]{}";@`` (each a token alone that ends
+      the one before) is therefore one token ``w.``, and the token after it is the lone
+      ``?``/``!``, or runs from the word character after the spaces to the first space,
+      non-word mark or word-ending comma. No other token of the piece can be a break with a
+      token after it: a ``?``/``!`` ends the text, and the only other period that can end a
+      token before another one is one before a mark, which the run after a candidate may
+      not hold. Punkt's tokens and decisions are those of the piece; candidates are
+      separated by whitespace, so none of its overlapping-match rules applies; the next
+      sentence starts with a word character, ``?`` or ``!``, so no closing marks are moved
+      back to the sentence before; and a final period before closing brackets stays harmless
+      as argued above.
+      The decision, with the model's abbreviations, collocations, sentence starters and
+      orthographic contexts, the *type* of a token being its lowercase, or ``##number##``
+      for a decimal digit followed by digits, ``,``, ``.`` and ``-``:
+
+      1. ``w.`` is an abbreviation when ``w`` lowercased (or its part after the last hyphen)
+         is one of the model's, else a break so far; the same first reading of the next
+         token, when it too ends in a period, decides whether its type keeps that period.
+      2. A collocation of the two types (``w``'s without its period): no break.
+      3. An abbreviation that is not an initial (one non-digit word character and the
+         period) becomes a break when the orthographic heuristic says the next token starts
+         a sentence (it begins upper-case, its type was seen lower-case and never upper-case
+         inside a sentence), or when it begins upper-case and its type is a sentence starter.
+      4. An initial, or a number, becomes no break when the heuristic says the next token
+         does not start a sentence (it is one of ``;:,.!?``, or begins lower-case and its
+         type was seen upper-case, or never lower-case at a sentence's start); an initial
+         too when the heuristic cannot
+         tell, the next token begins upper-case and its type was never seen lower-case.
+      5. Otherwise the first reading stands: a break unless ``w.`` is an abbreviation.
+
+      A break ends a sentence right after the period; the next starts at the token after the
+      spaces. CMRC lowercases the text first, which in most text leaves no token beginning
+      upper-case, so that rule 3 and the second half of rule 4 never fire and the heuristic
+      answers only "not a sentence start" or "cannot tell"; but some characters are
+      upper-case and their own lowercase (``ℂ``, the mathematical capitals), and callers of
+      ``unit='cmrc'`` or of this function may pass any text, so the case rules are kept.
     * *Double quotes.* A ``"`` that starts the text or follows a space or an opening bracket
       ``([{<`` is an opening quote, the token ````` ``; any other is a closing quote, the token
       ``''``. Both are set apart. (Two in a row are left out: a first one opening the text is
@@ -366,6 +708,7 @@ def plain_word_tokens(text: str, *, wide: bool | None = None) -> list | None:
     final = _final_period(text) if wide else -1
     seen_end = False        # a ? or ! was met: only spaces may follow
     word_apostrophe = False  # the current run of word characters and apostrophes holds one
+    inner: list = []         # periods followed by a space and more text
     for i, ch in enumerate(text):
         if ch == " ":
             word_apostrophe = False
@@ -379,8 +722,13 @@ def plain_word_tokens(text: str, *, wide: bool | None = None) -> list | None:
                 return None
             seen_end = True
         elif ch == ".":
-            if i != final and not (0 < i < n - 1 and _plain_word_char(text[i - 1])
-                                   and _plain_word_char(text[i + 1])):
+            if i == final or (0 < i < n - 1 and _plain_word_char(text[i - 1])
+                              and _plain_word_char(text[i + 1])):
+                pass
+            elif (wide and 0 < i < n - 1 and text[i + 1] in " ?!"
+                  and _plain_word_char(text[i - 1])):
+                inner.append(i)   # a period inside the text: Punkt decides (see below)
+            else:
                 return None
         elif ch == "'":
             if not wide or word_apostrophe or i == 0 or not _plain_word_char(text[i - 1]):
@@ -396,6 +744,60 @@ def plain_word_tokens(text: str, *, wide: bool | None = None) -> list | None:
         elif ch != "," and ch not in _ALWAYS_ALONE:
             return None
         word_apostrophe = False
+    if not inner:
+        return _treebank_tokens(text, wide, final)
+    sentences = _punkt_sentences(text, inner)
+    if sentences is None:
+        return None
+    out: list = []
+    for sentence in sentences:
+        out += _treebank_tokens(sentence, True, _final_period(sentence))
+    return out
+
+
+def _punkt_sentences(text: str, inner: list) -> list | None:
+    """The sentences Punkt cuts ``text`` (a text of the wide class but for the periods at
+    ``inner``, each after a word character and before a space, ``?`` or ``!``) into, or None
+    where qafast does not decide them: see :func:`plain_word_tokens`."""
+    n = len(text)
+    model = _punkt_english()
+    if model is None:
+        return None
+    sentences: list = []
+    start = 0
+    for i in inner:
+        after = i + 1
+        while after < n and text[after] == " ":
+            after += 1
+        if after == n:
+            return None
+        if text[after] in "?!":
+            following = text[after]     # it ends the text (only spaces may follow it)
+        elif _plain_word_char(text[after]):
+            run_end = text.find(" ", after)
+            run = text[after:run_end if run_end >= 0 else n]
+            if any(c == "." and not _plain_word_char(run[k + 1])
+                   for k, c in enumerate(run[:-1])):
+                return None   # a period before a mark in the run after: a break of its own
+            following = text[after:_punkt_token_end(text, after)]
+        else:
+            return None
+        begin = i
+        while begin > 0 and (_plain_word_char(text[begin - 1]) or text[begin - 1] == "."):
+            begin -= 1
+        if begin > 0 and text[begin - 1] != " " and text[begin - 1] not in _PUNKT_LONE_BEFORE:
+            return None
+        if _punkt_breaks_after(text[begin:i + 1], following, model):
+            sentences.append(text[start:i + 1])
+            start = after
+    sentences.append(text[start:])
+    return sentences
+
+
+def _treebank_tokens(text: str, wide: bool, final: int) -> list:
+    """The word tokenizer's tokens of one sentence ``text`` of the class (``final``: the index
+    of its final period, -1 for none); see :func:`plain_word_tokens`."""
+    n = len(text)
     if wide and (final >= 0 or '"' in text):
         marked = list(text)
         if final >= 0:
