@@ -53,6 +53,33 @@ cdef int _ak_grow_chars(char** w, Py_ssize_t* cap, Py_ssize_t n) except -1 nogil
     return 0
 
 
+cdef int _ak_triviaqa_string(uint8_t kind, const char* p, Py_ssize_t length, PyObject* s,
+                             _AkWork* work, char** w, Py_ssize_t* wcap, _trec_Table* table,
+                             _AkIds* out) except -1 nogil:
+    """Append the ids of TriviaQA's normalized tokens of the str ``s`` to out: ``kind`` 0
+    its ASCII bytes at p; 1 or 2 its code units at p, prepared here unless the raw routine
+    leaves them to CPython; 4 prepared by CPython. CPython's lowering needs the GIL, taken
+    only for such a string (the caller holds a reference to ``s``)."""
+    cdef Py_ssize_t k, m, nt, nb
+    if kind == 0:
+        _ak_grow_chars(w, wcap, length)
+        _ak_triviaqa_ascii(p, length, w[0], table, out)
+        return 0
+    m = -1
+    if kind != 4:
+        m = _ak_triviaqa_prepare_raw(kind, p, length, work)
+    if m < 0:
+        with gil:
+            m = _ak_triviaqa_prepare(<str><object>s, work)
+    nt = _ak_squad_spans(work, m)
+    for k in range(nt):
+        # (work.utf8 has 4 * work.cap >= 256 bytes: _ak_intern's 8 to read)
+        nb = _ak_utf8(work.cp + work.spans[2 * k], work.spans[2 * k + 1] - work.spans[2 * k],
+                      work.utf8)
+        _ak_push(out, _ak_intern(table, work.utf8, nb))
+    return 0
+
+
 @cython.boundscheck(True)
 def answer_tokens(list strings, object slow, int mode, int64_t[::1] tok_off):
     """Token ids of every string (each exactly a str), in one vocabulary keyed by the tokens'
@@ -79,6 +106,8 @@ def answer_tokens(list strings, object slow, int mode, int64_t[::1] tok_off):
     cdef int64_t* src_n = NULL
     # the kind of str whose data src_p holds: 0 ASCII bytes, 1 or 2 code units to prepare
     cdef uint8_t* src_kind = NULL
+    # each string itself, for CPython's lowering of one the raw routine leaves to it
+    cdef PyObject** src_obj = NULL
     cdef const char* p
     cdef char* w = NULL
     cdef object s, tok, toks
@@ -114,7 +143,8 @@ def answer_tokens(list strings, object slow, int mode, int64_t[::1] tok_off):
         src_p = <const char**>malloc((n + 1) * sizeof(const char*))
         src_n = <int64_t*>malloc((n + 1) * sizeof(int64_t))
         src_kind = <uint8_t*>malloc(n + 1)
-        if src_p == NULL or src_n == NULL or src_kind == NULL:
+        src_obj = <PyObject**>malloc((n + 1) * sizeof(PyObject*))
+        if src_p == NULL or src_n == NULL or src_kind == NULL or src_obj == NULL:
             raise MemoryError()
         side.off = <int64_t*>malloc(1024 * sizeof(int64_t))
         if side.off == NULL:
@@ -127,6 +157,7 @@ def answer_tokens(list strings, object slow, int mode, int64_t[::1] tok_off):
             s = held[i]
             if type(s) is not str:
                 raise InputTypeError(f"answer string {i} is a {type(s).__name__}, not a str")
+            src_obj[i] = <PyObject*>s
             if mode != 0 and PyUnicode_IS_ASCII(s):
                 src_p[i] = PyUnicode_AsUTF8AndSize(s, &length)
                 src_n[i] = length
@@ -165,23 +196,12 @@ def answer_tokens(list strings, object slow, int mode, int64_t[::1] tok_off):
                 if i + 8 < n and src_p[i + 8] != NULL:
                     AK_PREFETCH(src_p[i + 8])
                 p = src_p[i]
-                if p != NULL and src_kind[i] != 0:
-                    m = _ak_triviaqa_prepare_raw(src_kind[i], p, src_n[i], &work)
-                    if m < 0:
-                        with gil:
-                            m = _ak_triviaqa_prepare(<str>held[i], &work)
-                    nt = _ak_squad_spans(&work, m)
-                    for k in range(nt):
-                        # (work.utf8 has 4 * work.cap >= 256 bytes: _ak_intern's 8 to read)
-                        nb = _ak_utf8(work.cp + work.spans[2 * k],
-                                      work.spans[2 * k + 1] - work.spans[2 * k], work.utf8)
-                        _ak_push(&out, _ak_intern(&table, work.utf8, nb))
+                if p != NULL and mode == 2:
+                    _ak_triviaqa_string(src_kind[i], p, src_n[i], src_obj[i], &work, &w,
+                                        &wcap, &table, &out)
                 elif p != NULL:
                     _ak_grow_chars(&w, &wcap, src_n[i])
-                    if mode == 1:
-                        _ak_squad_ascii(p, src_n[i], w, &table, &out)
-                    else:
-                        _ak_triviaqa_ascii(p, src_n[i], w, &table, &out)
+                    _ak_squad_ascii(p, src_n[i], w, &table, &out)
                 else:
                     if cursor + src_n[i] > side.ntok:
                         with gil:
@@ -199,6 +219,7 @@ def answer_tokens(list strings, object slow, int mode, int64_t[::1] tok_off):
         free(src_p)
         free(src_n)
         free(src_kind)
+        free(src_obj)
         free(side.bytes)
         free(side.off)
         _ak_ids_free(&out)

@@ -817,30 +817,12 @@ cdef int _tq_tokens(_TqSources* src, int64_t* offp, _AkWork* work, char** w,
                     Py_ssize_t* wcap, _trec_Table* table, _AkIds* out) except -1 nogil:
     # TriviaQA's normalized tokens of every recorded str as ids (answer_tokens' mode 2);
     # offp[i + 1] is where string i's end (offp[0] is the caller's)
-    cdef Py_ssize_t i, k, m, nt, nb
-    cdef const char* p
-    cdef uint8_t kind
+    cdef Py_ssize_t i
     for i in range(src.count):
         if i + 8 < src.count:
             AK_PREFETCH(src.data[i + 8])
-        p = src.data[i]
-        kind = src.kind[i]
-        if kind == 0:
-            _ak_grow_chars(w, wcap, src.length[i])
-            _ak_triviaqa_ascii(p, src.length[i], w[0], table, out)
-        else:
-            m = -1
-            if kind != 4:
-                m = _ak_triviaqa_prepare_raw(kind, p, src.length[i], work)
-            if m < 0:
-                with gil:
-                    m = _ak_triviaqa_prepare(<str><object>src.obj[i], work)
-            nt = _ak_squad_spans(work, m)
-            for k in range(nt):
-                # (work.utf8 has 4 * work.cap >= 256 bytes: _ak_intern's 8 to read)
-                nb = _ak_utf8(work.cp + work.spans[2 * k],
-                              work.spans[2 * k + 1] - work.spans[2 * k], work.utf8)
-                _ak_push(out, _ak_intern(table, work.utf8, nb))
+        _ak_triviaqa_string(src.kind[i], src.data[i], src.length[i], src.obj[i], work, w,
+                            wcap, table, out)
         offp[i + 1] = out.size
     return 0
 
