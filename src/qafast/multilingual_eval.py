@@ -757,9 +757,15 @@ def _cmrc_scanned(raw: bytes, source: str) -> SquadDataset | None:
     that form the two agree: the root object's "data" articles each have one "paragraphs",
     each paragraph one "qas", each question one string "id" (taken before any "query_id")
     and one "answers" list of objects with one string "text"."""
-    from .io.squad import _scanned_dataset
+    from . import _kernels
 
-    return _scanned_dataset(raw, source)
+    scanstring = json.decoder.scanstring  # type: ignore[attr-defined]
+    ids: list = []
+    texts: list = []
+    scanned = _kernels.squad_scan_dataset(raw, ids, texts, scanstring, False)  # (no numpy)
+    if scanned is None:
+        return None
+    return SquadDataset(ids, None, None, source, texts=texts, offsets=scanned[0])
 
 
 def _cmrc_flat(ds: SquadDataset, preds) -> _Evaluation | None:
