@@ -18,6 +18,13 @@ dataset and a prediction file and compares:
   ``__main__``), and every K-th case also as separate processes. Where a script crashes,
   qafast must exit with a qafast error (exit 2).
 
+CMRC cases in SQuAD's form are also written, half of them, in DRCD's shapes (drawn from a
+stream of their own, so that a seed's cases stay those it gave before): several articles and
+paragraphs with titles, contexts and ids, an article that is its own paragraph, "query_id"
+beside or instead of "id", answers mixing strings and objects or with a text that is not a
+string or missing, keys given twice (json.loads keeps the last), a byte order mark, one
+key-value pair a line.
+
 Prints the number of cases, crashes agreed on and mismatches (0 expected). The CMRC script
 needs nltk and NLTK's punkt_tab data (NLTK_DATA).
 """
@@ -151,6 +158,95 @@ def make_case(rng: random.Random, lang: str, cmrc_form: bool = False):
     return data, preds
 
 
+class Pairs(list):
+    """A JSON object written as its (key, value) pairs, so that a key may be given twice."""
+
+
+def dumps(obj, ensure_ascii: bool, sep: str = ", ") -> str:
+    """json.dumps that also writes :class:`Pairs` (items and values joined by ``sep``)."""
+    if isinstance(obj, (Pairs, dict)):
+        items = obj if isinstance(obj, Pairs) else obj.items()
+        return "{" + sep.join(json.dumps(k, ensure_ascii=ensure_ascii) + ": "
+                              + dumps(v, ensure_ascii, sep) for k, v in items) + "}"
+    if isinstance(obj, list):
+        return "[" + sep.join(dumps(v, ensure_ascii, sep) for v in obj) + "]"
+    return json.dumps(obj, ensure_ascii=ensure_ascii)
+
+
+def drcd_shape(rng: random.Random, data: dict) -> Pairs:
+    """The questions of SQuAD-form data laid out as DRCD's files may be (see the docstring),
+    with variations of the form that the CMRC script reads, or crashes on."""
+    questions = []
+    for qa in (q for a in data["data"] for p in a["paragraphs"] for q in p["qas"]):
+        answers: list = []
+        for x in qa["answers"]:
+            r = rng.random()
+            if r < 0.05:
+                answers.append(x["text"])                       # a string among objects
+            elif r < 0.08:                                      # the last "text" counts
+                answers.append(Pairs([("text", "舊"), ("answer_start", 3),
+                                      ("text", x["text"])]))
+            elif r < 0.09:
+                answers.append({"text": rng.choice([7, None, ["北"], {"a": 1}]),
+                                "answer_start": 0})
+            elif r < 0.095:
+                answers.append({"answer_start": 0})             # no text: a crash
+            else:
+                answers.append({"text": x["text"], "answer_start": 0})
+        pairs = Pairs([("id", qa["id"]), ("question", "問題？"), ("answers", answers)])
+        if rng.random() < 0.3:
+            rng.shuffle(pairs)
+        r = rng.random()
+        if r < 0.05:
+            pairs = Pairs(("query_id", v) if k == "id" else (k, v) for k, v in pairs)
+        elif r < 0.1:
+            pairs.insert(rng.randint(0, len(pairs)), ("query_id", "other"))
+        if rng.random() < 0.04:
+            pairs.insert(0, (rng.choice(["id", "answers", "question"]),
+                             rng.choice(["dup", 5, [], [{"text": "重"}], None])))
+        questions.append(pairs)
+    articles: list = []
+    i = 0
+    while i < len(questions) or not articles:
+        paragraphs = []
+        for _ in range(rng.randint(1, 3)):
+            k = rng.randint(0, 4)
+            para = Pairs([("context", "臺灣的首都是臺北。"),
+                          ("id", f"{len(articles)}-{len(paragraphs)}"),
+                          ("qas", questions[i:i + k])])
+            i += k
+            if rng.random() < 0.03:
+                para.insert(0, ("qas", questions[:1]))          # given twice
+            paragraphs.append(para)
+        r = rng.random()
+        if r < 0.05:     # the article is its own paragraph
+            articles.append(Pairs([("title", "標題"), *paragraphs[0][1:]]))
+        elif r < 0.07:   # paragraphs given twice
+            articles.append(Pairs([("paragraphs", paragraphs[:1]), ("title", "標題"),
+                                   ("paragraphs", paragraphs)]))
+        else:
+            articles.append(Pairs([("title", "標題"), ("id", str(len(articles))),
+                                   ("paragraphs", paragraphs)]))
+    root = Pairs([("version", "v1.3"), ("data", articles)])
+    if rng.random() < 0.03:
+        root.insert(0, ("data", []))
+    return root
+
+
+def script_questions(data) -> list:
+    """``(id, answers)`` of each question, walked as the CMRC script walks them (it may
+    raise where the script crashes)."""
+    out = []
+    for instance in data["data"] if "data" in data else data:
+        for para in instance["paragraphs"] if "paragraphs" in instance else [instance]:
+            for qa in para["qas"]:
+                qid = qa["id"] if "id" in qa else qa["query_id"]
+                hash(qid)
+                out.append((qid, [x["text"] if isinstance(x, dict) else x
+                                  for x in qa["answers"]]))
+    return out
+
+
 def load(path: Path, name: str):
     spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
@@ -215,13 +311,23 @@ def main() -> int:
             family = args.only or ("mlqa" if k % 2 == 0 else "cmrc")
             lang = rng.choice(LANGS) if family == "mlqa" else "zh"
             data, preds = make_case(rng, lang, cmrc_form=family == "cmrc")
-            data_file.write_text(json.dumps(data, ensure_ascii=rng.random() < 0.5),
-                                 encoding="utf-8")
+            ascii_only = rng.random() < 0.5
+            shapes = random.Random(f"{args.seed} {k}")
+            if family == "cmrc" and isinstance(data, dict) and shapes.random() < 0.5:
+                text = dumps(drcd_shape(shapes, data), ascii_only,
+                             ",\n " if shapes.random() < 0.2 else ", ")
+                raw = (b"\xef\xbb\xbf" if shapes.random() < 0.03 else b"") + text.encode()
+                data = json.loads(raw)      # what the script reads
+            else:
+                raw = json.dumps(data, ensure_ascii=ascii_only).encode()
+            data_file.write_bytes(raw)
             pred_file.write_text(json.dumps(preds, ensure_ascii=False), encoding="utf-8")
             cases += 1
             # per question, in-process
-            qs = ([q for a in data["data"] for p in a["paragraphs"] for q in p["qas"]]
-                  if isinstance(data, dict) else data[0]["qas"])
+            try:
+                qs = script_questions(data)
+            except (KeyError, TypeError):
+                qs = []      # the commands below check that qafast fails too
             try:
                 if family == "mlqa":
                     rows = qafast.mlqa(data, preds, lang, per_question=True)
@@ -231,9 +337,7 @@ def main() -> int:
                     em_key, f1_key = "EM", "F1"
             except QafastError:
                 qs = []      # the commands below check that the script crashes too
-            for i, qa in enumerate(qs):
-                qid = qa.get("id", qa.get("query_id"))
-                texts = [x["text"] if isinstance(x, dict) else x for x in qa["answers"]]
+            for i, (qid, texts) in enumerate(qs):
                 if family == "mlqa" and not (isinstance(preds.get(qid, ""), str) and texts
                                              and all(isinstance(t, str) for t in texts)):
                     continue                      # the script crashes (checked below)

@@ -376,6 +376,43 @@ def test_cmrc_is_the_whole_specification_with_nltk(questions):
     _same_bits(qafast.cmrc(data, preds), ml_spec.cmrc(data, preds))
 
 
+_ABSENT = object()
+
+
+@settings(max_examples=120, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["c0", "c1", "c2", "c3"]),
+                          st.lists(CMRC_NO_NLTK, max_size=3),
+                          st.sampled_from([_ABSENT, None, 7]) | CMRC_NO_NLTK),
+                min_size=1, max_size=6))
+def test_cmrc_squad_files_score_as_their_json(questions):
+    """A SQuAD-form file (DRCD's) is read by the compiled scan and scored from its flat
+    answers: the same rows and means as the JSON value scored question by question, and the
+    same error where a predicted question has no answer (a null or number prediction is
+    scored as str() of it)."""
+    import tempfile
+
+    data = squad_data([(q, golds) for q, golds, _ in questions])
+    preds = {q: p for q, _, p in questions if p is not _ABSENT}
+    with tempfile.TemporaryDirectory() as tmp:
+        d, p = Path(tmp) / "d.json", Path(tmp) / "p.json"
+        d.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
+        p.write_text(json.dumps(preds, ensure_ascii=False), encoding="utf-8")
+        for per_question in (False, True):
+            try:
+                want = qafast.cmrc(data, preds, per_question=per_question)
+            except InputError as e:
+                with pytest.raises(type(e)):
+                    qafast.cmrc(str(d), str(p), per_question=per_question)
+                continue
+            got = qafast.cmrc(str(d), str(p), per_question=per_question)
+            if per_question:
+                assert got["id"] == want["id"]
+                np.testing.assert_array_equal(np.asarray(got["EM"]), want["EM"])
+                np.testing.assert_array_equal(np.asarray(got["F1"]), want["F1"])
+            else:
+                assert got == want
+
+
 def test_the_specification_on_the_recorded_files():
     for lang in LANGS:
         data = json.loads((DATA / f"mlqa_{lang}_data.json").read_text(encoding="utf-8"))

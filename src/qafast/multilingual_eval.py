@@ -326,12 +326,14 @@ def _score(ids: list, golds: list, preds: list, normalizer: str, unit: str,
             e, f = scored[:2] if scored is not None else answers.exact_match_and_f1(
                 p_texts, g_texts, normalizer=normalizer, unit=unit, empty_rule="v1")
         except LookupError as err:  # NLTK without its punkt_tab data
-            raise ImportError(
-                "CMRC 2018 splits non-Chinese text with nltk.word_tokenize, which needs "
-                "NLTK's punkt_tab data (python -m nltk.downloader punkt_tab)") from err
+            raise ImportError(_NO_PUNKT) from err
         em[keep] = e
         f1[keep] = f
     return _Evaluation(ids, em, f1, missing)
+
+
+_NO_PUNKT = ("CMRC 2018 splits non-Chinese text with nltk.word_tokenize, which needs NLTK's "
+             "punkt_tab data (python -m nltk.downloader punkt_tab)")
 
 
 def _plain(preds: list, golds: list) -> bool:
@@ -718,16 +720,26 @@ def _cmrc_questions(obj, source: str) -> tuple[list, list]:
     return ids, answers
 
 
-def _load_json(path, what: str):
-    """``(the JSON value, the path)`` of a file read as the CMRC script reads it (bytes given
-    to ``json.loads``, which takes UTF-8, -16 or -32); a FormatError naming it otherwise."""
+def _read_bytes(path, what: str) -> tuple[bytes, str]:
+    """``(the file's bytes, its path)``."""
     path = os.fspath(path)
     if isinstance(path, bytes):
         raise InputTypeError(f"the {what} path must be str or os.PathLike[str], not bytes")
     with open(path, "rb") as f:
-        raw = f.read()
+        return f.read(), path
+
+
+def _load_json(path, what: str):
+    """``(the JSON value, the path)`` of a file read as the CMRC script reads it (bytes given
+    to ``json.loads``, which takes UTF-8, -16 or -32); a FormatError naming it otherwise."""
+    raw, path = _read_bytes(path, what)
+    return _parse_json(raw, path), path
+
+
+def _parse_json(raw: bytes, path: str):
+    """:func:`_load_json` of bytes already read from ``path``."""
     try:
-        return json.loads(raw), path
+        return json.loads(raw)
     except json.JSONDecodeError as e:
         raise FormatError(f"not valid JSON ({e.msg})", path=path,
                           line=e.lineno) from None
@@ -737,9 +749,77 @@ def _load_json(path, what: str):
         raise FormatError("JSON nested too deeply to read", path=path) from None
 
 
+def _cmrc_scanned(raw: bytes, source: str) -> SquadDataset | None:
+    """The questions of a SQuAD-form file (DRCD's, CMRC's SQuAD-style release) as
+    :func:`_cmrc_questions` reads them from its JSON value, read from the bytes by the
+    compiled SQuAD scan, which makes no object for the questions, contexts and answer offsets
+    the script does not score: a third of the time json.loads takes on DRCD's files. None
+    where the file is not of the plain form the scan takes (then json.loads reads it). On
+    that form the two agree: the root object's "data" articles each have one "paragraphs",
+    each paragraph one "qas", each question one string "id" (taken before any "query_id")
+    and one "answers" list of objects with one string "text"."""
+    from . import _kernels
+
+    scanstring = json.decoder.scanstring  # type: ignore[attr-defined]
+    ids: list = []
+    texts: list = []
+    scanned = _kernels.squad_scan_dataset(raw, ids, texts, scanstring, False)  # (no numpy)
+    if scanned is None:
+        return None
+    return SquadDataset(ids, None, None, source, texts=texts, offsets=scanned[0])
+
+
+def _cmrc_flat(ds: SquadDataset, preds) -> _Evaluation | None:
+    """:func:`_score` of CMRC's rules on a scanned dataset with no list made per question (as
+    :func:`_mlqa_flat`): the flat answers and the looked-up predictions interned by kernels.
+    None where anything is not plain (a prediction that is not a str, null included, which
+    the script scores as ``str()`` of it; a predicted question without a gold answer; no
+    question): the general path then scores it or names the problem."""
+    from . import _kernels
+    from .answers import _Encoded
+
+    if type(preds) is not dict or not ds.ids:
+        return None
+    texts, ref_off = ds.flat_buffers()
+    found, absent, _, all_str = _kernels.squad_lookup(ds.ids, preds)
+    if not all_str:
+        return None
+    missing: list = []
+    if absent:
+        missing = list(itertools.compress(ds.ids, map(operator.is_, found,
+                                                     itertools.repeat(None))))
+        if any(map(preds.__contains__, missing)):   # a prediction of null
+            return None
+    n = len(found)
+    pred_sid = _zeros("i", n)
+    ref_sid = _zeros("i", len(texts))
+    strings: list = []
+    if _kernels.answer_intern_flat(found, texts, ref_off, strings, pred_sid,
+                                   ref_sid) is not None:
+        return None
+    rows = _zeros("q", n)
+    row_sid = _zeros("i", n)
+    k = _kernels.ml_predicted_rows(pred_sid, ref_off, rows, row_sid)
+    if k < 0:
+        return None
+    em, f1, sums = _zeros("d", k), _zeros("d", k), _zeros("d", 2)
+    if k:
+        try:
+            enc = _Encoded(strings, "cmrc", "cmrc", False)
+        except LookupError as err:  # NLTK without its punkt_tab data
+            raise ImportError(_NO_PUNKT) from err
+        _kernels.answer_scores(row_sid[:k], rows[:k], ref_off, ref_sid, enc.tok_off,
+                               enc.toks, enc.key_off, enc.keys, 2, False, False, em, f1, sums)
+    return _Evaluation(ds.ids, em, f1, missing, rows=rows[:k], seq_sums=(sums[0], sums[1]))
+
+
 def _cmrc_evaluate(dataset, predictions) -> _Evaluation:
+    scanned = None
     if isinstance(dataset, (str, bytes)) or hasattr(dataset, "__fspath__"):
-        obj, source = _load_json(dataset, "dataset")
+        raw, source = _read_bytes(dataset, "dataset")
+        scanned = _cmrc_scanned(raw, source)
+        obj = _parse_json(raw, source) if scanned is None else None
+        del raw
     else:
         obj, source = dataset, "<dataset>"
     if isinstance(predictions, (str, bytes)) or hasattr(predictions, "__fspath__"):
@@ -749,7 +829,13 @@ def _cmrc_evaluate(dataset, predictions) -> _Evaluation:
     if not isinstance(preds, Mapping):
         raise InputTypeError(f"{pred_source}: predictions must map question ids to answers, "
                              f"not {type(preds).__name__}")
-    ids, golds = _cmrc_questions(obj, source)
+    if scanned is not None:
+        ev = _cmrc_flat(scanned, preds)
+        if ev is not None:
+            return ev
+        ids, golds = scanned.ids, scanned.answers
+    else:
+        ids, golds = _cmrc_questions(obj, source)
     texts = _predicted(ids, preds, source)
     if not set(map(type, texts)) <= {str, type(None)}:
         texts = [p if p is None or type(p) is str else str(p) for p in texts]
