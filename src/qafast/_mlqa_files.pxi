@@ -142,7 +142,7 @@ cdef class MlqaFiles:
                 for k in range(de.n):
                     kind = de.ev[4 * k]
                     if kind == _SQ_QUESTION:
-                        ln = _tq_unescape(ds, de.ev[4 * k + 1] + 1, de.ev[4 * k + 2] - 1,
+                        ln = _json_unescape(ds, de.ev[4 * k + 1] + 1, de.ev[4 * k + 2] - 1,
                                           <Py_UCS4*>(self.cps + m))
                         self.q_id[2 * qi] = m
                         self.q_id[2 * qi + 1] = ln
@@ -150,7 +150,7 @@ cdef class MlqaFiles:
                         m += ln
                         qi += 1
                     elif kind == _SQ_TEXT:
-                        ln = _tq_unescape(ds, de.ev[4 * k + 1] + 1, de.ev[4 * k + 2] - 1,
+                        ln = _json_unescape(ds, de.ev[4 * k + 1] + 1, de.ev[4 * k + 2] - 1,
                                           <Py_UCS4*>(self.cps + m))
                         self.gold[2 * gi] = m
                         self.gold[2 * gi + 1] = ln
@@ -165,12 +165,12 @@ cdef class MlqaFiles:
                 for slot in range(cap):
                     tab[slot] = -1
                 for j in range(npred):
-                    ln = _tq_unescape(ps, pe.ev[8 * j + 1] + 1, pe.ev[8 * j + 2] - 1,
+                    ln = _json_unescape(ps, pe.ev[8 * j + 1] + 1, pe.ev[8 * j + 2] - 1,
                                       <Py_UCS4*>(self.cps + m))
                     pid[2 * j] = m
                     pid[2 * j + 1] = ln
                     m += ln
-                    ln = _tq_unescape(ps, pe.ev[8 * j + 5] + 1, pe.ev[8 * j + 6] - 1,
+                    ln = _json_unescape(ps, pe.ev[8 * j + 5] + 1, pe.ev[8 * j + 6] - 1,
                                       <Py_UCS4*>(self.cps + m))
                     ptext[2 * j] = m
                     ptext[2 * j + 1] = ln

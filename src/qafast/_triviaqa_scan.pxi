@@ -343,59 +343,6 @@ cdef enum:
     _TQ_DECODE_MAX = 512   # the longest escaped string (in bytes) decoded here
 
 
-cdef inline unsigned int _tq_hex4(const unsigned char* s) noexcept nogil:
-    # four checked hex digits
-    cdef unsigned int v = 0
-    cdef int i
-    cdef unsigned char c
-    for i in range(4):
-        c = s[i]
-        v = v * 16 + (c - 48 if c <= 57 else (c | 32) - 87)
-    return v
-
-
-cdef Py_ssize_t _tq_unescape(const unsigned char* s, Py_ssize_t p, Py_ssize_t q,
-                             Py_UCS4* out) noexcept nogil:
-    # the code points of the checked JSON string s[p:q] (quotes excluded), as json.loads
-    # decodes them (a \\u escape of a high surrogate followed by one of a low surrogate is one
-    # code point; any other surrogate stays as it is); returns how many
-    cdef Py_ssize_t k = 0
-    cdef unsigned int cp, lo
-    cdef unsigned char c
-    while p < q:
-        c = s[p]
-        if c == 92:
-            c = s[p + 1]
-            if c == 117:  # u
-                cp = _tq_hex4(s + p + 2)
-                p += 6
-                if 0xD800 <= cp <= 0xDBFF and p + 6 <= q and s[p] == 92 and s[p + 1] == 117:
-                    lo = _tq_hex4(s + p + 2)
-                    if 0xDC00 <= lo <= 0xDFFF:
-                        cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00)
-                        p += 6
-            else:
-                cp = (8 if c == 98 else 12 if c == 102 else 10 if c == 110 else
-                      13 if c == 114 else 9 if c == 116 else c)   # " \\ / stand for themselves
-                p += 2
-        elif c < 0x80:
-            cp = c
-            p += 1
-        elif c < 0xE0:
-            cp = ((c & 0x1F) << 6) | (s[p + 1] & 0x3F)
-            p += 2
-        elif c < 0xF0:
-            cp = ((c & 0x0F) << 12) | ((s[p + 1] & 0x3F) << 6) | (s[p + 2] & 0x3F)
-            p += 3
-        else:
-            cp = (((c & 0x07) << 18) | ((s[p + 1] & 0x3F) << 12) | ((s[p + 2] & 0x3F) << 6)
-                  | (s[p + 3] & 0x3F))
-            p += 4
-        out[k] = <Py_UCS4>cp
-        k += 1
-    return k
-
-
 cdef object _tq_str(const unsigned char* s, Py_ssize_t p, Py_ssize_t q, bint esc,
                     object scanstring):
     # the checked JSON string s[p:q] (quotes included) as json.loads makes it
@@ -404,7 +351,7 @@ cdef object _tq_str(const unsigned char* s, Py_ssize_t p, Py_ssize_t q, bint esc
     if not esc:
         return PyUnicode_DecodeUTF8(<const char*>s + p + 1, q - p - 2, NULL)
     if q - p - 2 <= _TQ_DECODE_MAX:   # (never more code points than bytes)
-        k = _tq_unescape(s, p + 1, q - 1, buf)
+        k = _json_unescape(s, p + 1, q - 1, buf)
         return PyUnicode_FromKindAndData(PyUnicode_4BYTE_KIND, buf, k)
     return scanstring(PyUnicode_DecodeUTF8(<const char*>s + p, q - p, NULL), 1, True)[0]
 
