@@ -418,6 +418,24 @@ def _mlqa_flat(ds: SquadDataset, preds, lang: str):
     distinct string interned by kernels. None where anything is not plain (a question id
     that is not hashable, a value that is not exactly a str, a predicted question without a
     gold answer, no question): then the general path scores it or names the problem."""
+    flat = _flat_rows(ds, preds, null_ends=False)
+    if flat is None:
+        return None
+    strings, rows, row_sid, ref_off, ref_sid, missing = flat
+    em, f1, sums = (_mlqa_interned(strings, row_sid, rows, ref_off, ref_sid, lang)
+                    if len(rows) else (_zeros("d", 0), _zeros("d", 0), (0.0, 0.0)))
+    return _Evaluation(ds.ids, em, f1, missing, rows=rows, seq_sums=sums)
+
+
+def _flat_rows(ds: SquadDataset, preds, *, null_ends: bool):
+    """``(strings, rows, row_sid, ref_off, ref_sid, missing)`` of a scanned dataset's flat
+    answers and the predictions looked up in ``preds``, every distinct string interned by
+    kernels: each predicted question's row and its prediction's string id, each answer's
+    string id, and the ids without a prediction. None where anything is not plain (not a
+    dict of predictions, no question, an unhashable id, a prediction not exactly a str, a
+    predicted question without a gold answer, and with ``null_ends`` a prediction of null,
+    which CMRC's script scores as its ``str()``); the caller's general path then scores it
+    or names the problem."""
     from . import _kernels
 
     if type(preds) is not dict or not ds.ids:
@@ -429,25 +447,25 @@ def _mlqa_flat(ds: SquadDataset, preds, lang: str):
         return None
     if not all_str:  # a prediction of null or not a str
         return None
-    n = len(found)
-    pred_all = _zeros("i", n)
-    ref_sid = _zeros("i", len(texts))
-    strings: list = []
-    if _kernels.answer_intern_flat(found, texts, ref_off, strings, pred_all,
-                                   ref_sid) is not None:
-        return None
-    rows = _zeros("q", n)
-    row_sid = _zeros("i", n)
-    k = _kernels.ml_predicted_rows(pred_all, ref_off, rows, row_sid)
-    if k < 0:
-        return None  # a predicted question without a gold answer: _score names it
     missing: list = []
     if absent:
         missing = list(itertools.compress(ds.ids, map(operator.is_, found,
                                                      itertools.repeat(None))))
-    em, f1, sums = (_mlqa_interned(strings, row_sid[:k], rows[:k], ref_off, ref_sid, lang)
-                    if k else (_zeros("d", 0), _zeros("d", 0), (0.0, 0.0)))
-    return _Evaluation(ds.ids, em, f1, missing, rows=rows[:k], seq_sums=sums)
+        if null_ends and any(map(preds.__contains__, missing)):   # a prediction of null
+            return None
+    n = len(found)
+    pred_sid = _zeros("i", n)
+    ref_sid = _zeros("i", len(texts))
+    strings: list = []
+    if _kernels.answer_intern_flat(found, texts, ref_off, strings, pred_sid,
+                                   ref_sid) is not None:
+        return None
+    rows = _zeros("q", n)
+    row_sid = _zeros("i", n)
+    k = _kernels.ml_predicted_rows(pred_sid, ref_off, rows, row_sid)
+    if k < 0:
+        return None  # a predicted question without a gold answer: _score names it
+    return strings, rows[:k], row_sid[:k], ref_off, ref_sid, missing
 
 
 def _mlqa_files(dataset_file, prediction_file, lang: str):
@@ -778,39 +796,20 @@ def _cmrc_flat(ds: SquadDataset, preds) -> _Evaluation | None:
     from . import _kernels
     from .answers import _Encoded
 
-    if type(preds) is not dict or not ds.ids:
+    flat = _flat_rows(ds, preds, null_ends=True)
+    if flat is None:
         return None
-    texts, ref_off = ds.flat_buffers()
-    found, absent, _, all_str = _kernels.squad_lookup(ds.ids, preds)
-    if not all_str:
-        return None
-    missing: list = []
-    if absent:
-        missing = list(itertools.compress(ds.ids, map(operator.is_, found,
-                                                     itertools.repeat(None))))
-        if any(map(preds.__contains__, missing)):   # a prediction of null
-            return None
-    n = len(found)
-    pred_sid = _zeros("i", n)
-    ref_sid = _zeros("i", len(texts))
-    strings: list = []
-    if _kernels.answer_intern_flat(found, texts, ref_off, strings, pred_sid,
-                                   ref_sid) is not None:
-        return None
-    rows = _zeros("q", n)
-    row_sid = _zeros("i", n)
-    k = _kernels.ml_predicted_rows(pred_sid, ref_off, rows, row_sid)
-    if k < 0:
-        return None
+    strings, rows, row_sid, ref_off, ref_sid, missing = flat
+    k = len(rows)
     em, f1, sums = _zeros("d", k), _zeros("d", k), _zeros("d", 2)
     if k:
         try:
             enc = _Encoded(strings, "cmrc", "cmrc", False)
         except LookupError as err:  # NLTK without its punkt_tab data
             raise ImportError(_NO_PUNKT) from err
-        _kernels.answer_scores(row_sid[:k], rows[:k], ref_off, ref_sid, enc.tok_off,
-                               enc.toks, enc.key_off, enc.keys, 2, False, False, em, f1, sums)
-    return _Evaluation(ds.ids, em, f1, missing, rows=rows[:k], seq_sums=(sums[0], sums[1]))
+        _kernels.answer_scores(row_sid, rows, ref_off, ref_sid, enc.tok_off, enc.toks,
+                               enc.key_off, enc.keys, 2, False, False, em, f1, sums)
+    return _Evaluation(ds.ids, em, f1, missing, rows=rows, seq_sums=(sums[0], sums[1]))
 
 
 def _cmrc_evaluate(dataset, predictions) -> _Evaluation:
