@@ -494,6 +494,13 @@ def diversity_qrels_rows(query: _I64, subtopic: _I64, doc: _I64, grade: _I64, do
                          row_out: _I64, grade_out: _I64, doc_offsets_out: _I64,
                          subtopics_out: _I64, row_doc_out: _I64, best_out: _I64,
                          hash_out: _I64, key_off_out: _I64) -> tuple[int, int, bytes]: ...
+# a run dict against a qrels dict, read straight into ndeval's layout (_diversity_dicts.pxi)
+def diversity_dicts_valid(topics: list, run: bool) -> bool: ...
+def diversity_dict_rankings(qrels_topics: list, run_topics: list, subtopic_code: dict,
+                            judgment_offsets: _I64, run_offsets: _I64, t_out: _I64,
+                            local_out: _I64, row_out: _I64, grade_out: _I64,
+                            doc_offsets_out: _I64, subtopics_out: _I64,
+                            ranked_out: _I64) -> int: ...
 # ndeval's input files read in one pass (_ndeval_scan.pxi)
 def ndeval_scan(data: _BU8, fields: int, doc_col: int, int_cols: int, ints_out: _I64,
                 doc_out: _I64, first_out: _I64, length_out: _I64) -> int: ...

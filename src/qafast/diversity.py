@@ -328,9 +328,14 @@ def has_subtopic_columns(columns: list[Column]) -> bool:
 
 
 def subtopic_values(qrels: Any, run: Any, columns: list[Column], queries: str,
-                    options: dict) -> tuple[list, np.ndarray, Qrels]:
+                    options: dict) -> tuple[list, np.ndarray, Qrels | None]:
     """(query ids, values (queries, columns), the plain qrels) of a call that asks for
-    diversity measures: the others through the engine, on each document's highest grade."""
+    diversity measures: the others through the engine, on each document's highest grade.
+    The plain qrels are None where a run dict was measured against a qrels dict directly
+    (callers read them only for ``queries="qrels"``, which that path does not take)."""
+    direct = _dict_values(qrels, run, columns, queries, options)
+    if direct is not None:
+        return direct
     dq = as_diversity_qrels(qrels)
     encoded = dq._encode()
     plain = encoded.plain
@@ -364,6 +369,81 @@ def subtopic_values(qrels: Any, run: Any, columns: list[Column], queries: str,
         for i in where:
             out[:, i] = _column(columns[i], curves, scalars, ideal_c, ideal_s, topic_of, depth)
     return ids, np.ascontiguousarray(out), plain
+
+
+def _dict_values(qrels: Any, run: Any, columns: list[Column], queries: str,
+                 options: dict) -> tuple[list, np.ndarray, None] | None:
+    """``subtopic_values`` of a run dict against a qrels dict, every measure a diversity
+    measure, read straight into ndeval's layout (``diversity_dict_rankings``) rather than
+    encoded into a DiversityQrels, a Run and the engine's qrels first; None where this path
+    does not apply (other inputs, options or measures, or entries the kernel does not take),
+    and the general path reads the input, with its conversions and errors."""
+    if (type(qrels) is not dict or type(run) is not dict or queries != "run"
+            or options["max_docs"] is not None or options["judged_only"]
+            or not all(c.family in SUBTOPIC_FAMILIES for c in columns)
+            or _kernels.diversity_dict_total(qrels) < 0):
+        return None
+    # subtopics numbered at their first judgment, over every query, as DiversityQrels numbers
+    # them; queries with a judgment and (run) with a document, as the general path pairs them
+    code: dict[str, int] = {}
+    judged: list[str] = []
+    sizes: dict[str, int] = {}
+    for q, subtopics in qrels.items():
+        size = 0
+        for s, docs in subtopics.items():
+            if docs:
+                code.setdefault(s, len(code))
+                size += len(docs)
+        if size:
+            judged.append(q)
+            sizes[q] = size
+    ranked: list[str] = []
+    for q, docs in run.items():
+        if type(q) is not str or type(docs) is not dict:
+            return None
+        if docs:
+            ranked.append(q)
+    ids = sorted(set(ranked).intersection(sizes))
+    if not ids:
+        return None  # (the general path says why there is nothing to evaluate)
+    if len(ids) < len(judged) or len(ids) < len(ranked):
+        # the queries left out are not measured, but the general path would read them
+        chosen = set(ids)
+        if not (_kernels.diversity_dicts_valid([qrels[q] for q in judged if q not in chosen],
+                                               False)
+                and _kernels.diversity_dicts_valid([run[q] for q in ranked
+                                                    if q not in chosen], True)):
+            return None
+    i64 = np.int64
+    n = len(ids)
+    judgment_offsets = np.zeros(n + 1, i64)
+    np.cumsum([sizes[q] for q in ids], out=judgment_offsets[1:])
+    run_offsets = np.zeros(n + 1, i64)
+    np.cumsum([len(run[q]) for q in ids], out=run_offsets[1:])
+    total = int(judgment_offsets[-1])
+    t, local, doc_row, grade = (np.empty(total, i64) for _ in range(4))
+    doc_offsets = np.empty(n + 1, i64)
+    subtopics = np.empty(n, i64)
+    rows = np.empty(int(run_offsets[-1]), i64)
+    if _kernels.diversity_dict_rankings([qrels[q] for q in ids], [run[q] for q in ids], code,
+                                        judgment_offsets, run_offsets, t, local, doc_row,
+                                        grade, doc_offsets, subtopics, rows) != total:
+        return None
+    encoded = _EncodedQrels.from_rows(t, local, doc_row, grade, doc_offsets, subtopics)
+    topic_of = np.arange(n, dtype=i64)
+    out = np.zeros((n, len(columns)))
+    groups: dict[tuple, list[int]] = {}
+    for i, c in enumerate(columns):
+        level = options["relevance_level"] if c.rel is None else c.rel
+        groups.setdefault((level, *c.values), []).append(i)
+    for (level, alpha, beta), where in groups.items():
+        depth = max(1, max(columns[i].k for i in where))
+        curves, scalars = encoded.measure(level, alpha, beta, depth, topic_of, run_offsets,
+                                          rows)
+        ideal_c, ideal_s = encoded.ideal(level, alpha, beta, depth)
+        for i in where:
+            out[:, i] = _column(columns[i], curves, scalars, ideal_c, ideal_s, topic_of, depth)
+    return ids, out, None
 
 
 class _EncodedQrels:
@@ -424,6 +504,19 @@ class _EncodedQrels:
                                   hashes, key_off=key_off, blob=blob, source="diversity qrels")
         self._levels: dict[int, tuple] = {}
         self._ideal: dict[tuple, tuple] = {}
+
+    @classmethod
+    def from_rows(cls, t, local, doc_row, grade, doc_offsets, subtopics) -> _EncodedQrels:
+        """The tables the measures read, from ``diversity_dict_rankings``' judgments (no
+        engine qrels: that path looks the run's documents up itself)."""
+        out = cls.__new__(cls)
+        out.t, out.local, out.doc_row, out.grade = t, local, doc_row, grade
+        out.doc_offsets, out.subtopics = doc_offsets, subtopics
+        out.rows = int(doc_offsets[-1])
+        out.nrel_offsets = np.concatenate(([0], np.cumsum(subtopics))).astype(np.int64)
+        out._levels = {}
+        out._ideal = {}
+        return out
 
     def relevant(self, level: int) -> tuple:
         """(rel_offsets, rel_sub, nrel_sub) of the judgments of at least ``level``."""

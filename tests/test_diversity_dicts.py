@@ -1,0 +1,196 @@
+"""Diversity measures of a run dict against a qrels dict read straight into ndeval's layout
+(qafast.diversity._dict_values, the kernel diversity_dict_rankings) against the general path
+(the same judgments as a DiversityQrels, encoded and joined by the engine): value by value,
+and the inputs the direct path hands over to the general one."""
+import math
+import re
+import types
+from unittest import mock
+
+import numpy as np
+import pytest
+from _examples import examples
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import qafast
+from qafast import _kernels, diversity
+from qafast.errors import InputError, InputTypeError
+
+MEASURES = ["alpha_nDCG@5", "ERR_IA@5", "nERR_IA@3", "NRBP", "nNRBP", "AP_IA", "P_IA@2",
+            "StRecall@3", "alpha_DCG@20", "alpha_nDCG(alpha=0.25)@4", "nERR_IA(rel=2)@5",
+            "nNRBP(alpha=0.9,beta=0.3)", "StRecall(rel=0)@10"]
+
+# ids that sort differently by code point and by UTF-16 code unit, that share a prefix longer
+# than 8 characters (or not), Latin-1 and wider, ending in NUL
+_ids = st.builds(lambda prefix, rest: prefix + rest,
+                 st.sampled_from(["", "", "clueweb09-en-", "clueweb09-en-\x00"]),
+                 st.text(alphabet="ab1é日🙂\uff61\x00Z", max_size=3))
+_queries = st.sampled_from(["q1", "q2", "q3", "10", "é"])
+_subtopics = st.sampled_from(["1", "2", "3", "10", "x"])
+qrels_dicts = st.dictionaries(_queries, st.dictionaries(
+    _subtopics, st.dictionaries(_ids, st.integers(-2, 3), max_size=6), max_size=4),
+    max_size=4)
+_scores = st.sampled_from([0.0, -0.0, 1.0, 1.5, -2.0, float("inf"), -float("inf"), 3e300])
+run_lists = st.dictionaries(_queries, st.lists(st.tuples(_ids, _scores), max_size=12,
+                                               unique_by=lambda x: x[0]), max_size=5)
+
+SLOW = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+def _general_evaluate(*args, **options):
+    """evaluate with the direct path switched off."""
+    with mock.patch.object(diversity, "_dict_values", lambda *a: None):
+        return qafast.evaluate(*args, **options)
+
+
+def _same(a: float, b: float) -> bool:
+    return a == b or (math.isnan(a) and math.isnan(b))
+
+
+def _agree(qrels, run, measures=MEASURES, **options):
+    """evaluate's answer through the direct path and the general one, the same or the same
+    error."""
+    try:
+        want = _general_evaluate(qrels, run, measures, **options)
+    except (InputError, InputTypeError) as e:
+        with pytest.raises(type(e), match=re.escape(str(e))):
+            qafast.evaluate(qrels, run, measures, **options)
+        return None
+    got = qafast.evaluate(qrels, run, measures, **options)
+    if options.get("per_query"):
+        assert got.keys() == want.keys()
+        assert list(got) == list(want)
+        for q in want:
+            for m in measures:
+                assert _same(got[q][m], want[q][m]), (q, m, got[q][m], want[q][m])
+    else:
+        for m in measures:
+            assert _same(got[m], want[m]), (m, got[m], want[m])
+    return got
+
+
+@settings(max_examples=examples(300), **SLOW)
+@given(qrels_dicts, run_lists, st.booleans(), st.data())
+def test_direct_path_is_the_general_path(qrels, ranked, in_order, draw):
+    """Ties in score (0.0 and -0.0 among them) and grade, unjudged and unranked documents,
+    subtopics with no relevant document, empty subtopics and queries, queries on one side
+    only, runs written in score order or not."""
+    run = {q: dict(sorted(docs, key=lambda x: -x[1]) if in_order else docs)
+           for q, docs in ranked.items()}
+    level = draw.draw(st.integers(-1, 3))
+    measures = draw.draw(st.lists(st.sampled_from(MEASURES), min_size=1, max_size=5,
+                                  unique=True))
+    direct = diversity._dict_values(qrels, run, diversity.parse_measures(measures), "run",
+                                    {"relevance_level": level, "max_docs": None,
+                                     "judged_only": False, "workers": 1})
+    common = {q for q, d in run.items() if d} & {
+        q for q, s in qrels.items() if any(s.values())}
+    assert (direct is not None) == bool(common)
+    _agree(qrels, run, measures, relevance_level=level, per_query=True)
+    _agree(qrels, run, measures, relevance_level=level)
+
+
+def _bench_like(topics=3, docs=40, seed=0):
+    rng = np.random.default_rng(seed)
+    qrels: dict = {}
+    run: dict = {}
+    for t in range(topics):
+        q = str(t + 1)
+        for d in rng.choice(docs * 3, docs, replace=False):
+            qrels.setdefault(q, {}).setdefault(str(rng.integers(1, 6)), {})[
+                f"clueweb09-en-{d:06d}"] = int(rng.choice([0, 0, 1, 2]))
+        ranked = rng.choice(docs * 3, docs * 2, replace=False)
+        run[q] = {f"clueweb09-en-{d:06d}": float(rng.integers(0, 20)) for d in ranked}
+    return qrels, run
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_many_documents_per_topic(seed):
+    qrels, run = _bench_like(seed=seed)
+    assert _agree(qrels, run, per_query=True)
+
+
+@pytest.mark.parametrize("change", [
+    lambda q, r: r["1"].update(x=1),  # an int score: the general path converts it
+    lambda q, r: r["1"].update(x=float("nan")),  # the general path names it
+    lambda q, r: r.update({"1": types.MappingProxyType(r["1"])}),
+    lambda q, r: r["1"].update({Name("x"): 1.0}),  # a str subclass
+    lambda q, r: q["1"].setdefault("1", {}).update(x=2**40),  # beyond 32 bits (the general path decides)
+    lambda q, r: q["1"].setdefault("1", {}).update(x=np.int64(1)),
+    lambda q, r: q["1"].setdefault("1", {}).update(x=True),
+    lambda q, r: r.update({1: {"x": 1.0}}),  # an int query id
+    lambda q, r: q.update({"9": {"1": {"x": "1"}}}),  # a query the run lacks, still read
+    lambda q, r: r.update({"9": {"x": "high"}}),  # a run query the qrels lack, still read
+    lambda q, r: q.update({"9": {"1": {"x": 2**40, "y": 1}}}),  # outside 32 bits, unranked
+])
+def test_other_inputs_take_the_general_path(change):
+    qrels, run = _bench_like(topics=2, docs=5)
+    change(qrels, run)
+    columns = diversity.parse_measures(MEASURES)
+    options = {"relevance_level": 1, "max_docs": None, "judged_only": False, "workers": 1}
+    assert diversity._dict_values(qrels, run, columns, "run", options) is None
+    _agree(qrels, run, per_query=True)
+
+
+class Name(str):
+    pass
+
+
+@pytest.mark.parametrize("options", [{"queries": "qrels"}, {"max_docs": 3},
+                                     {"judged_only": True}])
+def test_other_options_take_the_general_path(options):
+    qrels, run = _bench_like(topics=3, docs=6)
+    run["4"] = {"x": 1.0}
+    del run["2"]
+    _agree(qrels, run, per_query=True, **options)
+    _agree(qrels, run, MEASURES + ["P@5"], per_query=True)
+
+
+def test_no_query_in_common_is_the_general_error():
+    with pytest.raises(InputError, match="no query in common"):
+        qafast.evaluate({"q": {"1": {"d": 1}}}, {"r": {"d": 1.0}}, ["alpha_nDCG@5"])
+
+
+def _arrays(judgments, ranked):
+    i64 = np.int64
+    n = len(judgments)
+    jo = np.zeros(n + 1, i64)
+    jo[1:] = np.cumsum(judgments)
+    ro = np.zeros(n + 1, i64)
+    ro[1:] = np.cumsum(ranked)
+    return (jo, ro, *(np.full(int(jo[-1]), -7, i64) for _ in range(4)),
+            np.full(n + 1, -7, i64), np.full(n, -7, i64), np.full(int(ro[-1]), -7, i64))
+
+
+def test_dicts_larger_than_their_offsets_are_never_written_past():
+    qrels = [{"1": {"a": 1, "b": 2}, "2": {"c": 0}}]
+    run = [{"a": 1.0, "b": 0.5, "c": 0.0}]
+    code = {"1": 0, "2": 1}
+    for judgments, ranked in ((2, 3), (3, 2), (4, 3), (3, 4)):
+        arrays = _arrays([judgments], [ranked])
+        assert _kernels.diversity_dict_rankings(qrels, run, code, *arrays) == -1
+        assert (arrays[-1][ranked:] == -7).all() if ranked < 3 else True
+    arrays = _arrays([3], [3])
+    assert _kernels.diversity_dict_rankings(qrels, run, code, *arrays) == 3
+    t, local, row, grade, doc_offsets, subtopics, ranked = arrays[2:]
+    assert row.tolist() == [0, 1, 2] and local.tolist() == [0, 0, 1]
+    assert grade.tolist() == [1, 2, 0] and subtopics.tolist() == [2]
+    assert ranked.tolist() == [0, 1, 2] and doc_offsets.tolist() == [0, 3]
+    # a subtopic without a code, or with one outside the codes, is not taken
+    assert _kernels.diversity_dict_rankings(qrels, run, {"1": 0}, *_arrays([3], [3])) == -1
+    assert _kernels.diversity_dict_rankings(qrels, run, {"1": 0, "2": 5},
+                                            *_arrays([3], [3])) == -1
+
+
+def test_mismatched_arrays_are_refused():
+    jo, ro, *outs = _arrays([1], [1])
+    with pytest.raises(InputError):
+        _kernels.diversity_dict_rankings([{"1": {"a": 1}}], [], {"1": 0}, jo, ro, *outs)
+    outs[0] = outs[0][:0]
+    with pytest.raises(InputError):
+        _kernels.diversity_dict_rankings([{"1": {"a": 1}}], [{"a": 1.0}], {"1": 0}, jo, ro,
+                                         *outs)
+    with pytest.raises(InputError):
+        _kernels.diversity_dict_rankings([{"1": {"a": 1}}], [{"a": 1.0}], {"1": 0},
+                                         np.array([1, 0], np.int64), ro, *_arrays([1], [1])[2:])
