@@ -2,6 +2,7 @@
 (qafast.diversity._dict_values, the kernel diversity_dict_rankings) against the general path
 (the same judgments as a DiversityQrels, encoded and joined by the engine): value by value,
 and the inputs the direct path hands over to the general one."""
+import collections
 import math
 import re
 import types
@@ -15,6 +16,7 @@ from hypothesis import strategies as st
 
 import qafast
 from qafast import _kernels, diversity
+from qafast.diversity import DiversityQrels
 from qafast.errors import InputError, InputTypeError
 
 MEASURES = ["alpha_nDCG@5", "ERR_IA@5", "nERR_IA@3", "NRBP", "nNRBP", "AP_IA", "P_IA@2",
@@ -137,6 +139,9 @@ class Name(str):
     pass
 
 
+Qrel = collections.namedtuple("Qrel", "query_id doc_id relevance iteration")
+
+
 @pytest.mark.parametrize("options", [{"queries": "qrels"}, {"max_docs": 3},
                                      {"judged_only": True}])
 def test_other_options_take_the_general_path(options):
@@ -194,3 +199,109 @@ def test_mismatched_arrays_are_refused():
     with pytest.raises(InputError):
         _kernels.diversity_dict_rankings([{"1": {"a": 1}}], [{"a": 1.0}], {"1": 0},
                                          np.array([1, 0], np.int64), ro, *_arrays([1], [1])[2:])
+
+
+# -- a DiversityQrels evaluated against run dicts (diversity_rank_dicts) --------------------
+
+def _general_reused(*args, **options):
+    """evaluate with the run dict read as a Run (the ranking kernel switched off)."""
+    with mock.patch.object(diversity, "_rank_run_dict", lambda *a: None):
+        return qafast.evaluate(*args, **options)
+
+
+@pytest.mark.filterwarnings("ignore:the run:UserWarning")  # (no query in common under "qrels")
+@settings(max_examples=examples(200), **SLOW)
+@given(qrels_dicts, run_lists, st.booleans(), st.sampled_from(["run", "qrels"]),
+       st.one_of(st.none(), st.integers(0, 4)), st.booleans(), st.booleans(), st.data())
+def test_reused_qrels_rank_run_dicts_as_the_general_path(qrels, ranked, in_order, queries,
+                                                          max_docs, judged_only, from_file,
+                                                          draw):
+    """The same inputs as above, the qrels a DiversityQrels (made from the dict, or read from
+    a file, whose subtopics sum in numeric order), with every option."""
+    run = {q: dict(sorted(docs, key=lambda x: -x[1]) if in_order else docs)
+           for q, docs in ranked.items()}
+    judged = [(q, s, d, g) for q, subs in qrels.items() for s, docs in subs.items()
+              for d, g in docs.items()]
+    if from_file:
+        judged = [j for j in judged if j[2].isprintable() and " " not in j[2]
+                  and j[2] and "\x00" not in j[2]]
+        if not judged:
+            return
+        dq = DiversityQrels.from_file("".join(f"{q} {s} {d} {g}\n" for q, s, d, g in
+                                              judged).encode())
+    else:
+        dq = DiversityQrels(qrels)
+    if not len(dq):
+        return
+    measures = draw.draw(st.lists(st.sampled_from(MEASURES), min_size=1, max_size=5,
+                                  unique=True))
+    options = dict(queries=queries, max_docs=max_docs, judged_only=judged_only,
+                   relevance_level=draw.draw(st.integers(-1, 3)))
+    for per_query in (True, False):
+        try:
+            want = _general_reused(dq, run, measures, per_query=per_query, **options)
+        except (InputError, InputTypeError) as e:
+            with pytest.raises(type(e), match=re.escape(str(e))):
+                qafast.evaluate(dq, run, measures, per_query=per_query, **options)
+            return
+        got = qafast.evaluate(dq, run, measures, per_query=per_query, **options)
+        if per_query:
+            assert list(got) == list(want)
+            for q in want:
+                for m in measures:
+                    assert _same(got[q][m], want[q][m]), (q, m, got[q][m], want[q][m])
+        else:
+            for m in measures:
+                assert _same(got[m], want[m]), (m, got[m], want[m])
+
+
+def test_reused_qrels_take_the_ranking_kernel():
+    qrels, run = _bench_like()
+    dq = DiversityQrels(qrels)
+    encoded = dq._encode()
+    options = {"relevance_level": 1, "max_docs": None, "judged_only": False, "workers": 1}
+    assert diversity._rank_run_dict(encoded, run, "run", options) is not None
+    for other in ({"1": {"x": 1}}, {"1": {Name("x"): 1.0}}, {1: {"x": 1.0}},
+                  {"1": {"x": float("nan")}}, {"zz": {"x": "high"}}):
+        assert diversity._rank_run_dict(encoded, {**run, **other}, "run", options) is None
+        for queries in ("run", "qrels"):
+            try:
+                want = _general_reused(dq, {**run, **other}, MEASURES, per_query=True,
+                                       queries=queries)
+            except (InputError, InputTypeError) as e:
+                with pytest.raises(type(e), match=re.escape(str(e))):
+                    qafast.evaluate(dq, {**run, **other}, MEASURES, per_query=True,
+                                    queries=queries)
+                continue
+            got = qafast.evaluate(dq, {**run, **other}, MEASURES, per_query=True,
+                                  queries=queries)
+            assert got == want
+
+
+def test_reused_qrels_with_ids_other_than_exact_str_take_the_general_path():
+    dq = DiversityQrels([Qrel("q", Name("d"), 1, "1"), Qrel("q", "e", 1, "2")])
+    assert dq._encode().row_strs() == (None, None) or all(
+        type(d) is str for d in dq._encode().row_strs()[0])
+    run = {"q": {"d": 1.0, "e": 2.0}}
+    assert qafast.evaluate(dq, run, ["StRecall@2"])["StRecall@2"] == 1.0
+
+
+def test_ranking_kernel_checks_its_arrays():
+    i64 = np.int64
+    docs, hashes = ["a", "b"], np.array([hash("a"), hash("b")], i64)
+    good = (docs, hashes, np.array([0, 2], i64), [{"b": 1.0, "z": 0.5}], np.array([0], i64),
+            np.array([0, 2], i64), np.full(2, -7, i64))
+    assert _kernels.diversity_rank_dicts(*good)
+    assert good[-1].tolist() == [1, -1]
+    for i, bad in ((1, hashes[:1]), (2, np.array([0, 3], i64)), (4, np.array([1], i64)),
+                   (5, np.array([0, 3], i64)), (6, np.full(1, -7, i64)),
+                   (2, np.array([1, 0, 2], i64))):
+        args = list(good)
+        args[i] = bad
+        with pytest.raises(InputError):
+            _kernels.diversity_rank_dicts(*args)
+    # a run dict of another size than its offsets say is not taken, nor written past
+    out = np.full(1, -7, i64)
+    assert not _kernels.diversity_rank_dicts(docs, hashes, good[2], good[3], good[4],
+                                             np.array([0, 1], i64), out)
+    assert out.tolist() == [-7]

@@ -17,6 +17,7 @@ cdef extern from "Python.h":
     int _dd_kind "PyUnicode_KIND" (PyObject* o) noexcept nogil
     Py_ssize_t _dd_len "PyUnicode_GET_LENGTH" (PyObject* o) noexcept nogil
     const void* _dd_data "PyUnicode_DATA" (PyObject* o) noexcept nogil
+    PyObject** _dd_list_items "PySequence_Fast_ITEMS" (object o)
 
 
 cdef struct _DdDoc:
@@ -85,10 +86,11 @@ cdef inline Py_hash_t _dd_hash(PyObject* s) noexcept:
     return h
 
 
-cdef inline int64_t _dd_find(const int32_t* table, uint64_t mask, const _DdDoc* docs,
+cdef inline int64_t _dd_find(const int32_t* table, uint64_t mask, PyObject** objs,
                              const Py_hash_t* hashes, PyObject* s, Py_hash_t h,
                              uint64_t* slot_out) noexcept:
-    """The number of ``s`` among ``docs``, or -1 (``slot_out``: the empty slot it would take)."""
+    """The number of ``s`` among ``objs`` (exact strs where their hashes are ``h``), or -1
+    (``slot_out``: the empty slot it would take)."""
     cdef uint64_t i = (<uint64_t>h * 0x9E3779B97F4A7C15ULL) >> 32
     cdef int32_t k
     i &= mask
@@ -98,9 +100,71 @@ cdef inline int64_t _dd_find(const int32_t* table, uint64_t mask, const _DdDoc* 
             slot_out[0] = i
             return -1
         k -= 1
-        if hashes[k] == h and _ak_same_str(docs[k].s, s):
+        if hashes[k] == h and _enc_is_str(objs[k]) and _ak_same_str(objs[k], s):
             return k
         i = (i + 1) & mask
+
+
+cdef int _dd_rank(object rt, Py_ssize_t size, const int32_t* table, uint64_t mask,
+                  PyObject** objs, const Py_hash_t* hashes, const int64_t* row_of,
+                  int64_t row_base, _DdEntry* entries, PyObject** values,
+                  int64_t* out) except -2:
+    """The ranking ``rt`` (a dict {doc: score} of ``size`` entries) as pyndeval ranks it
+    (score descending, then document id ascending), each document as its row (``row_base``
+    plus ``row_of[k]``, or k where ``row_of`` is NULL, for the document ``objs[k]`` found in
+    ``table``; -1 if none) in ``out[:size]``. Returns 0, or -1 for a ranking this path does
+    not take (an id other than an exact str, a score other than a float, NaN, another size)."""
+    cdef Py_ssize_t nr = 0, j, k
+    cdef PyObject *dk
+    cdef PyObject *dv
+    cdef double v, prev = 0.0
+    cdef bint descending = True
+    cdef uint64_t slot
+    if type(rt) is not dict:
+        return -1
+    # the entries gathered first, then read a few ahead of their use: each str and float is
+    # a cache miss of its own, which the prefetches overlap
+    j = 0
+    while _enc_dict_next(rt, &j, &dk, &dv):
+        if nr >= size:
+            return -1
+        entries[nr].s = dk
+        values[nr] = dv
+        nr += 1
+    if nr != size:
+        return -1
+    for j in range(nr):
+        if j + 8 < nr:
+            AK_PREFETCH(entries[j + 8].s)
+            AK_PREFETCH(values[j + 8])
+        dk = entries[j].s
+        dv = values[j]
+        if not _enc_is_str(dk) or not _ak_is_exact_float(dv):
+            return -1
+        v = _ak_float_value(dv)
+        if v != v:
+            return -1
+        if j and v > prev:
+            descending = False
+        prev = v
+        k = _dd_find(table, mask, objs, hashes, dk, _dd_hash(dk), &slot)
+        entries[j].score = v
+        entries[j].row = -1 if k < 0 else row_base + (row_of[k] if row_of != NULL else k)
+    if not descending:
+        qsort(entries, nr, sizeof(_DdEntry), _dd_entry_cmp)
+    else:
+        # written in score order: only each group of tied scores is put in id order
+        j = 0
+        while j < nr:
+            k = j + 1
+            while k < nr and entries[k].score == entries[j].score:
+                k += 1
+            if k - j > 1:
+                qsort(&entries[j], k - j, sizeof(_DdEntry), _dd_entry_cmp)
+            j = k
+    for j in range(nr):
+        out[j] = entries[j].row
+    return 0
 
 
 def diversity_dicts_valid(list topics, bint run) -> bool:
@@ -163,7 +227,7 @@ def diversity_dict_rankings(list qrels_topics, list run_topics, dict subtopic_co
     start; the walk checks every topic against them. Returns the number of judgments, or -1
     for input this path does not take (see ``diversity_dicts_valid``) or dicts whose sizes
     are not the offsets': nothing is written outside the arrays, whatever is passed."""
-    cdef Py_ssize_t n = len(qrels_topics), i, j, k, lo, hi, nj, nd, nr, rows = 0
+    cdef Py_ssize_t n = len(qrels_topics), i, j, k, lo, nj, nd, rows = 0
     cdef Py_ssize_t spos, dpos, most_j = 0, most_r = 0, n_codes = len(subtopic_code)
     cdef Py_ssize_t total_j, total_r, common, m
     cdef PyObject *sk
@@ -174,11 +238,10 @@ def diversity_dict_rankings(list qrels_topics, list run_topics, dict subtopic_co
     cdef object qt, rt, docs
     cdef long long g
     cdef int overflow = 0
-    cdef double v, prev
     cdef Py_hash_t h
     cdef uint64_t cap, mask, slot
     cdef int64_t code, c, base
-    cdef bint latin1, descending
+    cdef bint latin1
     cdef const unsigned char* p0
     cdef const unsigned char* p
     cdef int32_t* table = NULL
@@ -199,6 +262,7 @@ def diversity_dict_rankings(list qrels_topics, list run_topics, dict subtopic_co
     cdef uint64_t head
     cdef PyObject** values = NULL
     cdef PyObject** j_key = NULL
+    cdef PyObject** doc_obj = NULL
     cdef PyObject** j_value = NULL
     cdef uint64_t* heads = NULL
     cdef uint64_t* heads_tmp = NULL
@@ -243,6 +307,7 @@ def diversity_dict_rankings(list qrels_topics, list run_topics, dict subtopic_co
         heads = <uint64_t*>malloc((most_j + 1) * sizeof(uint64_t))
         values = <PyObject**>malloc((most_r + 1) * sizeof(PyObject*))
         j_key = <PyObject**>malloc((most_j + 1) * sizeof(PyObject*))
+        doc_obj = <PyObject**>malloc((most_j + 1) * sizeof(PyObject*))
         j_value = <PyObject**>malloc((most_j + 1) * sizeof(PyObject*))
         heads_tmp = <uint64_t*>malloc((most_j + 1) * sizeof(uint64_t))
         if (table == NULL or docs_of == NULL or sorted_docs == NULL or hashes == NULL
@@ -250,7 +315,7 @@ def diversity_dict_rankings(list qrels_topics, list run_topics, dict subtopic_co
                 or key == NULL or order_a == NULL or order_b == NULL or count == NULL
                 or stamp == NULL or local_of == NULL or entries == NULL or heads == NULL
                 or heads_tmp == NULL or values == NULL or j_key == NULL
-                or j_value == NULL):
+                or j_value == NULL or doc_obj == NULL):
             raise MemoryError()
         for k in range(n_codes):
             stamp[k] = -1
@@ -299,10 +364,11 @@ def diversity_dict_rankings(list qrels_topics, list run_topics, dict subtopic_co
                 if overflow or g < -2147483648 or g > 2147483647:
                     return -1
                 h = _dd_hash(dk)
-                k = _dd_find(table, mask, docs_of, hashes, dk, h, &slot)
+                k = _dd_find(table, mask, doc_obj, hashes, dk, h, &slot)
                 if k < 0:
                     k = nd
                     table[slot] = <int32_t>(nd + 1)
+                    doc_obj[nd] = dk
                     docs_of[nd].s = dk
                     docs_of[nd].code = nd
                     hashes[nd] = h
@@ -387,51 +453,9 @@ def diversity_dict_rankings(list qrels_topics, list run_topics, dict subtopic_co
                 grade_out[lo + j] = j_grade[c]
             # the ranking: each run document looked up among the judged ones
             base = run_offsets[i]
-            nr = 0
-            descending = True
-            prev = 0.0
-            # the entries gathered first, then read a few ahead of their use: each str and
-            # float is a cache miss of its own, which the prefetches overlap
-            dpos = 0
-            while _enc_dict_next(rt, &dpos, &dk, &dv):
-                if nr >= run_offsets[i + 1] - base:
-                    return -1
-                entries[nr].s = dk
-                values[nr] = dv
-                nr += 1
-            if nr != run_offsets[i + 1] - base:
+            if _dd_rank(rt, run_offsets[i + 1] - base, table, mask, doc_obj, hashes, row_of,
+                        rows, entries, values, &ranked_out[base] if total_r else NULL) < 0:
                 return -1
-            for j in range(nr):
-                if j + 8 < nr:
-                    AK_PREFETCH(entries[j + 8].s)
-                    AK_PREFETCH(values[j + 8])
-                dk = entries[j].s
-                dv = values[j]
-                if not _enc_is_str(dk) or not _ak_is_exact_float(dv):
-                    return -1
-                v = _ak_float_value(dv)
-                if v != v:
-                    return -1
-                if j and v > prev:
-                    descending = False
-                prev = v
-                k = _dd_find(table, mask, docs_of, hashes, dk, _dd_hash(dk), &slot)
-                entries[j].score = v
-                entries[j].row = rows + row_of[k] if k >= 0 else -1
-            if not descending:
-                qsort(entries, nr, sizeof(_DdEntry), _dd_entry_cmp)
-            else:
-                # written in score order: only each group of tied scores is put in id order
-                j = 0
-                while j < nr:
-                    k = j + 1
-                    while k < nr and entries[k].score == entries[j].score:
-                        k += 1
-                    if k - j > 1:
-                        qsort(&entries[j], k - j, sizeof(_DdEntry), _dd_entry_cmp)
-                    j = k
-            for j in range(nr):
-                ranked_out[base + j] = entries[j].row
             rows += nd
         doc_offsets_out[n] = rows
         return total_j
@@ -455,4 +479,71 @@ def diversity_dict_rankings(list qrels_topics, list run_topics, dict subtopic_co
         free(heads_tmp)
         free(values)
         free(j_key)
+        free(doc_obj)
         free(j_value)
+
+
+def diversity_rank_dicts(list row_docs, const int64_t[::1] row_hash,
+                         const int64_t[::1] doc_offsets, list run_topics,
+                         const int64_t[::1] topic_of, const int64_t[::1] run_offsets,
+                         int64_t[::1] ranked_out) -> bool:
+    """Run dicts ranked against encoded diversity qrels (a DiversityQrels evaluated against
+    many runs): query ``i``'s ranking ``run_topics[i]`` (``{doc: score}``) as pyndeval ranks
+    it, each document as the row of topic ``topic_of[i]`` (rows ``doc_offsets[t]`` to
+    ``doc_offsets[t + 1]``; row r's id is the str ``row_docs[r]``, whose Python hash is
+    ``row_hash[r]``) it is, or -1, to ``ranked_out[run_offsets[i]:run_offsets[i + 1]]``.
+    False (the caller takes the general path) for a ranking ``_dd_rank`` does not take."""
+    cdef Py_ssize_t n = len(run_topics), rows = len(row_docs), topics = doc_offsets.shape[0] - 1
+    cdef Py_ssize_t i, r, most_rows = 0, most_r = 0
+    cdef int64_t t, lo, count
+    cdef uint64_t cap, mask, slot
+    cdef int32_t* table = NULL
+    cdef _DdEntry* entries = NULL
+    cdef PyObject** values = NULL
+    cdef PyObject** objs
+    if (topics < 0 or row_hash.shape[0] != rows or topic_of.shape[0] != n
+            or run_offsets.shape[0] != n + 1 or doc_offsets[0] != 0
+            or doc_offsets[topics] != rows or run_offsets[0] != 0
+            or ranked_out.shape[0] != run_offsets[n]):
+        raise InputError("diversity_rank_dicts: arrays of mismatched sizes")
+    for t in range(topics):
+        if doc_offsets[t + 1] < doc_offsets[t]:
+            raise InputError("diversity_rank_dicts: offsets must not decrease")
+        most_rows = max(most_rows, doc_offsets[t + 1] - doc_offsets[t])
+    for i in range(n):
+        if run_offsets[i + 1] < run_offsets[i] or not 0 <= topic_of[i] < topics:
+            raise InputError("diversity_rank_dicts: offsets or topics out of range")
+        most_r = max(most_r, run_offsets[i + 1] - run_offsets[i])
+    if most_rows >= 2147483647 or sizeof(Py_hash_t) != sizeof(int64_t):
+        return False  # (rows numbered in 32 bits; hashes read as the int64 they were stored as)
+    cap = 16
+    while cap < 2 * <uint64_t>most_rows + 2:
+        cap <<= 1
+    mask = cap - 1
+    objs = _dd_list_items(row_docs)
+    try:
+        table = <int32_t*>malloc(cap * sizeof(int32_t))
+        entries = <_DdEntry*>malloc((most_r + 1) * sizeof(_DdEntry))
+        values = <PyObject**>malloc((most_r + 1) * sizeof(PyObject*))
+        if table == NULL or entries == NULL or values == NULL:
+            raise MemoryError()
+        for i in range(n):
+            t = topic_of[i]
+            lo = doc_offsets[t]
+            count = doc_offsets[t + 1] - lo
+            memset(table, 0, cap * sizeof(int32_t))
+            for r in range(count):
+                slot = ((<uint64_t>row_hash[lo + r] * 0x9E3779B97F4A7C15ULL) >> 32) & mask
+                while table[slot] != 0:
+                    slot = (slot + 1) & mask
+                table[slot] = <int32_t>(r + 1)
+            if _dd_rank(run_topics[i], run_offsets[i + 1] - run_offsets[i], table, mask,
+                        objs + lo, <const Py_hash_t*>&row_hash[lo] if count else NULL, NULL,
+                        lo, entries, values,
+                        &ranked_out[run_offsets[i]] if run_offsets[n] else NULL) < 0:
+                return False
+        return True
+    finally:
+        free(table)
+        free(entries)
+        free(values)

@@ -22,6 +22,7 @@ from ._measure_parser import Column, parse_measures
 from ._measures import SUBTOPIC_FAMILIES
 from ._ranked import EMPTY_I64, EMPTY_U8, Qrels, as_run, from_encoded
 from ._run_sources import per_query_values
+from ._summaries import pair_queries
 from .errors import FormatError, InputError, InputTypeError
 from .io._text import read_bytes
 
@@ -339,10 +340,17 @@ def subtopic_values(qrels: Any, run: Any, columns: list[Column], queries: str,
     dq = as_diversity_qrels(qrels)
     encoded = dq._encode()
     plain = encoded.plain
-    run = as_run(run, options["workers"])
     others = [i for i, c in enumerate(columns) if c.family not in SUBTOPIC_FAMILIES]
     probe = [columns[i] for i in others] or parse_measures(["num_ret"])
     check_max_grades(plain, probe)
+    if not others:
+        found = _rank_run_dict(encoded, run, queries, options)
+        if found is not None:
+            ids, topic_of, offsets, ranked = found
+            out = np.zeros((len(ids), len(columns)))
+            _fill(out, encoded, columns, options, topic_of, offsets, ranked)
+            return ids, out, plain
+    run = as_run(run, options["workers"])
     if others:
         ids, vals = per_query_values(plain, run, probe, queries, options, ordered=True)
     else:
@@ -352,15 +360,23 @@ def subtopic_values(qrels: Any, run: Any, columns: list[Column], queries: str,
     out = np.zeros((len(ids), len(columns)))
     if others:
         out[:, others] = vals
+    if len(others) < len(columns):
+        topic_of, offsets, ranked = encoded.rankings(run, ids, options["max_docs"],
+                                                     options["judged_only"])
+        _fill(out, encoded, columns, options, topic_of, offsets, ranked)
+    return ids, np.ascontiguousarray(out), plain
+
+
+def _fill(out: np.ndarray, encoded: _EncodedQrels, columns: list[Column], options: dict,
+          topic_of: np.ndarray, offsets: np.ndarray, ranked: np.ndarray) -> None:
+    """``out``'s diversity columns from the rankings (``offsets``, ``ranked`` rows, query i
+    judged as topic ``topic_of[i]``): ndeval's kernels run once per (relevance level, alpha,
+    beta), at the largest cut-off asked with them."""
     groups: dict[tuple, list[int]] = {}
     for i, c in enumerate(columns):
         if c.family in SUBTOPIC_FAMILIES:
             level = options["relevance_level"] if c.rel is None else c.rel
             groups.setdefault((level, *c.values), []).append(i)
-    if not groups:
-        return ids, np.ascontiguousarray(out), plain
-    topic_of, offsets, ranked = encoded.rankings(run, ids, options["max_docs"],
-                                                 options["judged_only"])
     for (level, alpha, beta), where in groups.items():
         depth = max(1, max(columns[i].k for i in where))
         curves, scalars = encoded.measure(level, alpha, beta, depth, topic_of, offsets,
@@ -368,7 +384,56 @@ def subtopic_values(qrels: Any, run: Any, columns: list[Column], queries: str,
         ideal_c, ideal_s = encoded.ideal(level, alpha, beta, depth)
         for i in where:
             out[:, i] = _column(columns[i], curves, scalars, ideal_c, ideal_s, topic_of, depth)
-    return ids, np.ascontiguousarray(out), plain
+
+
+def _rank_run_dict(encoded: _EncodedQrels, run: Any, queries: str,
+                   options: dict) -> tuple[list, np.ndarray, np.ndarray, np.ndarray] | None:
+    """(query ids, topic of each, offsets, rows) of a run dict ranked against encoded qrels
+    by ``diversity_rank_dicts``, each run document looked up by its str's own hash among
+    its topic's judged ones (as when a DiversityQrels is evaluated against many runs);
+    None where that does not apply, and the run is read as a Run."""
+    if type(run) is not dict or queries not in ("run", "qrels"):
+        return None
+    row_docs, row_hash = encoded.row_strs()
+    if row_docs is None:
+        return None
+    ranked: list[str] = []
+    for q, docs in run.items():
+        if type(q) is not str or type(docs) is not dict:
+            return None
+        if docs:
+            ranked.append(q)
+    ids, pair_run, pair_qrels = pair_queries(
+        ranked, encoded.query_ids, every_qrels_query=queries == "qrels",
+        qrels_index=encoded.topic_index)
+    if not any(r >= 0 for r in pair_run):
+        return None  # (the general path says so, or warns)
+    if len(ranked) > len(ids) or queries == "qrels":
+        chosen = {ranked[r] for r in pair_run if r >= 0}
+        if not _kernels.diversity_dicts_valid([run[q] for q in ranked if q not in chosen],
+                                              True):
+            return None
+    run_topics = [run[ranked[r]] if r >= 0 else {} for r in pair_run]
+    i64 = np.int64
+    offsets = np.zeros(len(ids) + 1, i64)
+    np.cumsum([len(docs) for docs in run_topics], out=offsets[1:])
+    rows = np.empty(int(offsets[-1]), i64)
+    topic_of = np.array(pair_qrels, i64)
+    if not _kernels.diversity_rank_dicts(row_docs, row_hash, encoded.doc_offsets, run_topics,
+                                         topic_of, offsets, rows):
+        return None
+    max_docs, judged_only = options["max_docs"], options["judged_only"]
+    if max_docs is not None or judged_only:
+        sizes = np.diff(offsets)
+        at = np.arange(len(rows), dtype=i64) - np.repeat(offsets[:-1], sizes)
+        keep = np.ones(len(rows), bool) if max_docs is None else at < max_docs
+        if judged_only:
+            keep &= rows >= 0
+        query = np.repeat(np.arange(len(ids), dtype=i64), sizes)
+        rows = rows[keep]
+        offsets = np.zeros(len(ids) + 1, i64)
+        np.cumsum(np.bincount(query[keep], minlength=len(ids)), out=offsets[1:])
+    return ids, topic_of, offsets, rows
 
 
 def _dict_values(qrels: Any, run: Any, columns: list[Column], queries: str,
@@ -430,19 +495,8 @@ def _dict_values(qrels: Any, run: Any, columns: list[Column], queries: str,
                                         grade, doc_offsets, subtopics, rows) != total:
         return None
     encoded = _EncodedQrels.from_rows(t, local, doc_row, grade, doc_offsets, subtopics)
-    topic_of = np.arange(n, dtype=i64)
     out = np.zeros((n, len(columns)))
-    groups: dict[tuple, list[int]] = {}
-    for i, c in enumerate(columns):
-        level = options["relevance_level"] if c.rel is None else c.rel
-        groups.setdefault((level, *c.values), []).append(i)
-    for (level, alpha, beta), where in groups.items():
-        depth = max(1, max(columns[i].k for i in where))
-        curves, scalars = encoded.measure(level, alpha, beta, depth, topic_of, run_offsets,
-                                          rows)
-        ideal_c, ideal_s = encoded.ideal(level, alpha, beta, depth)
-        for i in where:
-            out[:, i] = _column(columns[i], curves, scalars, ideal_c, ideal_s, topic_of, depth)
+    _fill(out, encoded, columns, options, np.arange(n, dtype=i64), run_offsets, rows)
     return ids, out, None
 
 
@@ -459,7 +513,10 @@ class _EncodedQrels:
         (query_ids, subtopic_ids, doc_ids), (query_code, subtopic_code, doc_code) = (
             dq._ids, dq._codes)
         # queries numbered in order of first appearance (as the engine's qrels list them)
+        self.query_ids = query_ids
         self.topic_index = {q: i for i, q in enumerate(query_ids)}
+        self._doc_ids = doc_ids
+        self._row_strs: tuple = ()
         # subtopics: numeric order (a file's) or order of first appearance (pyndeval's)
         if dq._numeric:
             number = [int(v) for v in subtopic_ids]
@@ -484,6 +541,7 @@ class _EncodedQrels:
         self.t, self.local, self.doc_row, self.grade = (t[:kept], local[:kept],
                                                         doc_row[:kept], grade[:kept])
         self.rows = rows
+        self.row_doc = row_doc[:rows]
         best = best[:rows]
         # the plain qrels' grades are int32 (two reductions: cheaper than a mask to search)
         if rows and (int(best.min()) < -2**31 or int(best.max()) >= 2**31):
@@ -517,6 +575,18 @@ class _EncodedQrels:
         out._levels = {}
         out._ideal = {}
         return out
+
+    def row_strs(self) -> tuple:
+        """(each row's document id, as the exact str the judgments gave, and its Python
+        hash), made once, for ``diversity_rank_dicts``; (None, None) where an id is not an
+        exact str (that kernel compares exact strs only)."""
+        if not self._row_strs:
+            docs = [self._doc_ids[c] for c in self.row_doc.tolist()]
+            if set(map(type, docs)) <= {str}:
+                self._row_strs = (docs, np.fromiter(map(hash, docs), np.int64, len(docs)))
+            else:
+                self._row_strs = (None, None)
+        return self._row_strs
 
     def relevant(self, level: int) -> tuple:
         """(rel_offsets, rel_sub, nrel_sub) of the judgments of at least ``level``."""
