@@ -104,7 +104,13 @@ class DiversityQrels:
         columns = [_first_codes(column) for column in (query, subtopic, doc)]
         self._ids = (columns[0][0], columns[1][0], columns[2][0])
         self._codes = (columns[0][1], columns[1][1], columns[2][1])
-        self.grade = np.array(grade, dtype=np.int64)
+        try:
+            self.grade = np.array(grade, dtype=np.int64)
+        except OverflowError:
+            i = next(i for i, g in enumerate(grade) if not -2**63 <= g < 2**63)
+            raise InputError(f"diversity qrels: query {query[i]!r}, subtopic {subtopic[i]!r}, "
+                             f"document {doc[i]!r}: the grade {grade[i]} is outside the 64-bit "
+                             "integer range") from None
         self._encoded = None
         #: subtopics in numeric order (a file's, as ndeval reads them), else in order of
         #: first appearance (as pyndeval numbers them): the order ndeval's sums over
@@ -117,6 +123,9 @@ class DiversityQrels:
         grade`` a line, as ndeval and ir_measures read it (ir_measures calls the second
         column ``iteration``)."""
         data, name = read_bytes(source, "qrels")
+        scanned = _scanned(cls, data)
+        if scanned is not None:
+            return scanned
         try:
             # the whole file column by column; a line it refuses is found below
             fields = _ascii_fields(data)
@@ -143,9 +152,14 @@ class DiversityQrels:
             raise  # pragma: no cover - every refused line is found above
         if not query:
             raise FormatError("the qrels file has no judgment", path=name)
+        if max(grade) >= 2**63 or min(grade) < -2**63:
+            outside = next(i for i, g in enumerate(grade) if not -2**63 <= g < 2**63)
+            at = [i for i, text in enumerate(data.split(b"\n")) if text.split()][outside]
+            raise FormatError(f"the grade {grade[outside]} is outside the 64-bit integer "
+                              "range", path=name, line=at + 1)
         out = cls.__new__(cls)
         out._set(query, subtopic, doc, grade)
-        out._numeric = all(s.isdigit() for s in out._ids[1])
+        out._numeric = _whole_numbers(out._ids[1])
         return out
 
     @property
@@ -183,6 +197,42 @@ class DiversityQrels:
         if self._encoded is None:
             self._encoded = _EncodedQrels(self)
         return self._encoded
+
+
+def _whole_numbers(subtopics: list[str]) -> bool:
+    """Whether every subtopic is written in ASCII digits (then summed in numeric order, as
+    ndeval reads them; '²' is a digit to str.isdigit but not to int())."""
+    return all(s.isascii() and s.isdigit() for s in subtopics)
+
+
+def _scanned(cls: type[DiversityQrels], data: bytes) -> DiversityQrels | None:
+    """A qrels file read by the compiled scan (``diversity_qrels_scan``): what
+    ``from_file``'s Python reading gives for a file of lines of four fields split by spaces
+    or tabs, in UTF-8, an integer grade of up to 18 digits; None for any other file (that
+    reading then applies every rule and names a bad line)."""
+    lines = data.count(b"\n") + 1
+    code = np.empty((lines, 3), np.int64)
+    grade = np.empty(lines, np.int64)
+    tokens = np.empty((3 * lines, 4), np.int64)
+    counts = np.zeros(3, np.int64)
+    n = _kernels.diversity_qrels_scan(data, code, grade, tokens, counts)
+    if n <= 0:
+        return None  # (no judgment: the Python reading says so)
+    used = tokens[:int(counts.sum())]
+    try:
+        names = [data[a:a + b].decode() for a, b in zip(used[:, 1].tolist(),
+                                                         used[:, 2].tolist())]
+    except UnicodeDecodeError:
+        return None
+    column = used[:, 0]
+    out = cls.__new__(cls)
+    out._ids = tuple([names[i] for i in np.flatnonzero(column == c).tolist()]  # type: ignore[assignment]
+                     for c in range(3))
+    out._codes = (code[:n, 0].copy(), code[:n, 1].copy(), code[:n, 2].copy())
+    out.grade = grade[:n].copy()
+    out._encoded = None
+    out._numeric = _whole_numbers(out._ids[1])
+    return out
 
 
 def _ascii_fields(data: bytes) -> list[str] | None:
