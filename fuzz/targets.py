@@ -53,6 +53,9 @@ SEEDS: dict[str, list[bytes]] = {
     "arrays": [bytes(range(64)), np.array([0.5, 1.5, -2.0, 7.0]).tobytes() * 3],
     "dicts": [json.dumps({"q1": {"d1": 1.5, "d2": 0.5}, "q2": {"d9": -1}}).encode(),
               json.dumps({"q1": {"d1": 1e308}, "2": {"d": 10**30}}).encode()],
+    "diversity_qrels": [b"1 1 clueweb09-en-0001 1\n1 2 clueweb09-en-0001 0\n1 2 d\t2\n"
+                        b"10 1 d 0\n2 3 \xc3\xa9 1\n",
+                        b"3 1 d1 1\n3 2 d2 1\n\n3 2 d3 0\r\n"],
     "answers": [json.dumps({"q1": ["Paris", "the city of Paris"],
                             "q2": ["", "42"]}).encode()],
 }
@@ -160,6 +163,30 @@ def trec_qrels(data: bytes):
     qrels = qafast.Qrels.from_file(data)
     run = qafast.Run.from_file(RUN_TEXT)
     qafast.evaluate(qrels, run, ["map", "ndcg", "bpref", "infAP"], queries="qrels")
+    return qrels
+
+
+def diversity_qrels(data: bytes):
+    """A diversity qrels file, evaluated against a run dict of its own documents (ties
+    included) as a DiversityQrels and as the dict it holds, and by qafast.ndeval."""
+    qrels = qafast.DiversityQrels.from_file(data)
+    measures = ["alpha_nDCG@10", "ERR_IA@5", "nNRBP", "AP_IA", "P_IA@3", "StRecall@5"]
+    run: dict = {}
+    nested: dict = {}
+    for i, (q, s, d, g) in enumerate(zip(qrels.query, qrels.subtopic, qrels.doc,
+                                         qrels.grade.tolist())):
+        if i < 200:
+            run.setdefault(q, {})[d] = float(i % 4)
+        nested.setdefault(q, {}).setdefault(s, {})[d] = g
+    for queries in ("run", "qrels"):
+        qafast.evaluate(qrels, run, measures, queries=queries)
+        qafast.evaluate(nested, run, measures, queries=queries)
+    qafast.evaluate(qrels, RUN_TEXT, measures + ["P@5"], queries="qrels")
+    text = "".join(f"{q} Q0 {d} {i} {score} r\n" for q, docs in run.items()
+                   for i, (d, score) in enumerate(docs.items()))
+    if text and all(q.isascii() and q.isdigit() for q in run):
+        data_lines = b"".join(line + b"\n" for line in data.split(b"\n") if line.strip())
+        qafast.ndeval(data_lines, text.encode())
     return qrels
 
 
@@ -435,6 +462,7 @@ def answers(data: bytes):
 TARGETS = {
     "trec_run": trec_run,
     "trec_qrels": trec_qrels,
+    "diversity_qrels": diversity_qrels,
     "squad_dataset": squad_dataset,
     "squad_predictions": squad_predictions,
     "bioasq": bioasq,

@@ -118,7 +118,8 @@ def test_many_documents_per_topic(seed):
     lambda q, r: r["1"].update(x=float("nan")),  # the general path names it
     lambda q, r: r.update({"1": types.MappingProxyType(r["1"])}),
     lambda q, r: r["1"].update({Name("x"): 1.0}),  # a str subclass
-    lambda q, r: q["1"].setdefault("1", {}).update(x=2**40),  # beyond 32 bits (the general path decides)
+    # beyond 32 bits (the general path decides)
+    lambda q, r: q["1"].setdefault("1", {}).update(x=2**40),
     lambda q, r: q["1"].setdefault("1", {}).update(x=np.int64(1)),
     lambda q, r: q["1"].setdefault("1", {}).update(x=True),
     lambda q, r: r.update({1: {"x": 1.0}}),  # an int query id

@@ -454,7 +454,8 @@ def diversity_dict_rankings(list qrels_topics, list run_topics, dict subtopic_co
             # the ranking: each run document looked up among the judged ones
             base = run_offsets[i]
             if _dd_rank(rt, run_offsets[i + 1] - base, table, mask, doc_obj, hashes, row_of,
-                        rows, entries, values, &ranked_out[base] if total_r else NULL) < 0:
+                        rows, entries, values,
+                        (&ranked_out[0] + base) if total_r else NULL) < 0:
                 return -1
             rows += nd
         doc_offsets_out[n] = rows
@@ -540,7 +541,7 @@ def diversity_rank_dicts(list row_docs, const int64_t[::1] row_hash,
             if _dd_rank(run_topics[i], run_offsets[i + 1] - run_offsets[i], table, mask,
                         objs + lo, <const Py_hash_t*>&row_hash[lo] if count else NULL, NULL,
                         lo, entries, values,
-                        &ranked_out[run_offsets[i]] if run_offsets[n] else NULL) < 0:
+                        (&ranked_out[0] + run_offsets[i]) if run_offsets[n] else NULL) < 0:
                 return False
         return True
     finally:

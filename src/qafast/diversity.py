@@ -226,8 +226,9 @@ def _scanned(cls: type[DiversityQrels], data: bytes) -> DiversityQrels | None:
         return None
     column = used[:, 0]
     out = cls.__new__(cls)
-    out._ids = tuple([names[i] for i in np.flatnonzero(column == c).tolist()]  # type: ignore[assignment]
-                     for c in range(3))
+    query_ids, subtopic_ids, doc_ids = ([names[i] for i in np.flatnonzero(column == c).tolist()]
+                                        for c in range(3))
+    out._ids = (query_ids, subtopic_ids, doc_ids)
     out._codes = (code[:n, 0].copy(), code[:n, 1].copy(), code[:n, 2].copy())
     out.grade = grade[:n].copy()
     out._encoded = None
