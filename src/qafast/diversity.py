@@ -437,6 +437,19 @@ def _fill(out: np.ndarray, encoded: _EncodedQrels, columns: list[Column], option
             out[:, i] = _column(columns[i], curves, scalars, ideal_c, ideal_s, topic_of, depth)
 
 
+def _ranked_queries(run: dict) -> list[str] | None:
+    """The queries of a run dict with a document, as the general path pairs them; None where
+    a query id is not an exact str or a query's documents not a dict (the general path
+    converts or refuses them)."""
+    ranked: list[str] = []
+    for q, docs in run.items():
+        if type(q) is not str or type(docs) is not dict:
+            return None
+        if docs:
+            ranked.append(q)
+    return ranked
+
+
 def _rank_run_dict(encoded: _EncodedQrels, run: Any, queries: str,
                    options: dict) -> tuple[list, np.ndarray, np.ndarray, np.ndarray] | None:
     """(query ids, topic of each, offsets, rows) of a run dict ranked against encoded qrels
@@ -448,12 +461,9 @@ def _rank_run_dict(encoded: _EncodedQrels, run: Any, queries: str,
     row_docs, row_hash = encoded.row_strs()
     if row_docs is None:
         return None
-    ranked: list[str] = []
-    for q, docs in run.items():
-        if type(q) is not str or type(docs) is not dict:
-            return None
-        if docs:
-            ranked.append(q)
+    ranked = _ranked_queries(run)
+    if ranked is None:
+        return None
     ids, pair_run, pair_qrels = pair_queries(
         ranked, encoded.query_ids, every_qrels_query=queries == "qrels",
         qrels_index=encoded.topic_index)
@@ -513,12 +523,9 @@ def _dict_values(qrels: Any, run: Any, columns: list[Column], queries: str,
         if size:
             judged.append(q)
             sizes[q] = size
-    ranked: list[str] = []
-    for q, docs in run.items():
-        if type(q) is not str or type(docs) is not dict:
-            return None
-        if docs:
-            ranked.append(q)
+    ranked = _ranked_queries(run)
+    if ranked is None:
+        return None
     ids = sorted(set(ranked).intersection(sizes))
     if not ids:
         return None  # (the general path says why there is nothing to evaluate)
