@@ -119,7 +119,7 @@ cdef int _dd_rank(object rt, Py_ssize_t size, const int32_t* table, uint64_t mas
     cdef PyObject *dv
     cdef double v, prev = 0.0
     cdef bint descending = True
-    cdef uint64_t slot
+    cdef uint64_t slot = 0
     if type(rt) is not dict:
         return -1
     # the entries gathered first, then read a few ahead of their use: each str and float is
@@ -239,7 +239,7 @@ def diversity_dict_rankings(list qrels_topics, list run_topics, dict subtopic_co
     cdef long long g
     cdef int overflow = 0
     cdef Py_hash_t h
-    cdef uint64_t cap, mask, slot
+    cdef uint64_t cap, mask, slot = 0
     cdef int64_t code, c, base
     cdef bint latin1
     cdef const unsigned char* p0
@@ -497,7 +497,7 @@ def diversity_rank_dicts(list row_docs, const int64_t[::1] row_hash,
     cdef Py_ssize_t n = len(run_topics), rows = len(row_docs), topics = doc_offsets.shape[0] - 1
     cdef Py_ssize_t i, r, most_rows = 0, most_r = 0
     cdef int64_t t, lo, count
-    cdef uint64_t cap, mask, slot
+    cdef uint64_t cap, mask, slot = 0
     cdef int32_t* table = NULL
     cdef _DdEntry* entries = NULL
     cdef PyObject** values = NULL
