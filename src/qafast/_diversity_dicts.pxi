@@ -21,7 +21,6 @@ cdef extern from "Python.h":
 
 
 cdef struct _DdDoc:
-    uint64_t head  # the 8 code units after the prefix every id of the topic shares (Latin-1)
     PyObject* s
     int64_t code   # the document's number in the topic (first appearance)
 
@@ -52,19 +51,17 @@ cdef inline int _dd_str_cmp(PyObject* a, PyObject* b) noexcept nogil:
 cdef int _dd_doc_cmp(const void* x, const void* y) noexcept nogil:
     cdef const _DdDoc* a = <const _DdDoc*>x
     cdef const _DdDoc* b = <const _DdDoc*>y
-    if a.head != b.head:
-        return -1 if a.head < b.head else 1
     return _dd_str_cmp(a.s, b.s)
 
 
-cdef void _dd_insertion_sort(const _DdDoc* docs, int64_t* order, Py_ssize_t n) noexcept:
+cdef void _dd_insertion_sort(PyObject** docs, int64_t* order, Py_ssize_t n) noexcept:
     # a run of ids whose radix keys tie, put in id order (such runs are short)
     cdef Py_ssize_t i, j
     cdef int64_t x
     for i in range(1, n):
         x = order[i]
         j = i - 1
-        while j >= 0 and _dd_str_cmp(docs[order[j]].s, docs[x].s) > 0:
+        while j >= 0 and _dd_str_cmp(docs[order[j]], docs[x]) > 0:
             order[j + 1] = order[j]
             j -= 1
         order[j + 1] = x
@@ -245,7 +242,6 @@ def diversity_dict_rankings(list qrels_topics, list run_topics, dict subtopic_co
     cdef const unsigned char* p0
     cdef const unsigned char* p
     cdef int32_t* table = NULL
-    cdef _DdDoc* docs_of = NULL
     cdef _DdDoc* sorted_docs = NULL
     cdef Py_hash_t* hashes = NULL
     cdef int64_t* row_of = NULL
@@ -290,7 +286,6 @@ def diversity_dict_rankings(list qrels_topics, list run_topics, dict subtopic_co
     mask = cap - 1
     try:
         table = <int32_t*>malloc(cap * sizeof(int32_t))
-        docs_of = <_DdDoc*>malloc((most_j + 1) * sizeof(_DdDoc))
         sorted_docs = <_DdDoc*>malloc((most_j + 1) * sizeof(_DdDoc))
         hashes = <Py_hash_t*>malloc((most_j + 1) * sizeof(Py_hash_t))
         row_of = <int64_t*>malloc((most_j + 1) * sizeof(int64_t))
@@ -310,7 +305,7 @@ def diversity_dict_rankings(list qrels_topics, list run_topics, dict subtopic_co
         doc_obj = <PyObject**>malloc((most_j + 1) * sizeof(PyObject*))
         j_value = <PyObject**>malloc((most_j + 1) * sizeof(PyObject*))
         heads_tmp = <uint64_t*>malloc((most_j + 1) * sizeof(uint64_t))
-        if (table == NULL or docs_of == NULL or sorted_docs == NULL or hashes == NULL
+        if (table == NULL or sorted_docs == NULL or hashes == NULL
                 or row_of == NULL or j_doc == NULL or j_code == NULL or j_grade == NULL
                 or key == NULL or order_a == NULL or order_b == NULL or count == NULL
                 or stamp == NULL or local_of == NULL or entries == NULL or heads == NULL
@@ -369,8 +364,6 @@ def diversity_dict_rankings(list qrels_topics, list run_topics, dict subtopic_co
                     k = nd
                     table[slot] = <int32_t>(nd + 1)
                     doc_obj[nd] = dk
-                    docs_of[nd].s = dk
-                    docs_of[nd].code = nd
                     hashes[nd] = h
                     nd += 1
                 j_doc[j] = k
@@ -391,25 +384,25 @@ def diversity_dict_rankings(list qrels_topics, list run_topics, dict subtopic_co
             # the documents in id order: a row each
             latin1 = True
             for j in range(nd):
-                if PyUnicode_KIND(<object>docs_of[j].s) != 1:
+                if PyUnicode_KIND(<object>doc_obj[j]) != 1:
                     latin1 = False
                     break
             common = 0
             if latin1 and nd:
-                p0 = <const unsigned char*>PyUnicode_DATA(<object>docs_of[0].s)
-                common = PyUnicode_GET_LENGTH(<object>docs_of[0].s)
+                p0 = <const unsigned char*>PyUnicode_DATA(<object>doc_obj[0])
+                common = PyUnicode_GET_LENGTH(<object>doc_obj[0])
                 for j in range(1, nd):
-                    p = <const unsigned char*>PyUnicode_DATA(<object>docs_of[j].s)
+                    p = <const unsigned char*>PyUnicode_DATA(<object>doc_obj[j])
                     k = 0
-                    while (k < common and k < PyUnicode_GET_LENGTH(<object>docs_of[j].s)
+                    while (k < common and k < PyUnicode_GET_LENGTH(<object>doc_obj[j])
                            and p[k] == p0[k]):
                         k += 1
                     common = k
             if latin1:
                 # radix-sorted by the 8 bytes after the shared prefix, ties by the whole id
                 for j in range(nd):
-                    p = <const unsigned char*>PyUnicode_DATA(<object>docs_of[j].s)
-                    m = PyUnicode_GET_LENGTH(<object>docs_of[j].s)
+                    p = <const unsigned char*>PyUnicode_DATA(<object>doc_obj[j])
+                    m = PyUnicode_GET_LENGTH(<object>doc_obj[j])
                     head = 0
                     for k in range(common, common + 8):
                         head <<= 8
@@ -424,12 +417,12 @@ def diversity_dict_rankings(list qrels_topics, list run_topics, dict subtopic_co
                     while k < nd and heads[k] == heads[j]:
                         k += 1
                     if k - j > 1:
-                        _dd_insertion_sort(docs_of, &order_b[j], k - j)
+                        _dd_insertion_sort(doc_obj, &order_b[j], k - j)
                     j = k
             else:
                 for j in range(nd):
-                    sorted_docs[j] = docs_of[j]
-                    sorted_docs[j].head = 0
+                    sorted_docs[j].s = doc_obj[j]
+                    sorted_docs[j].code = j
                 if nd > 1:
                     qsort(sorted_docs, nd, sizeof(_DdDoc), _dd_doc_cmp)
                 for j in range(nd):
@@ -462,7 +455,6 @@ def diversity_dict_rankings(list qrels_topics, list run_topics, dict subtopic_co
         return total_j
     finally:
         free(table)
-        free(docs_of)
         free(sorted_docs)
         free(hashes)
         free(row_of)

@@ -485,16 +485,23 @@ def _rank_run_dict(encoded: _EncodedQrels, run: Any, queries: str,
         return None
     max_docs, judged_only = options["max_docs"], options["judged_only"]
     if max_docs is not None or judged_only:
-        sizes = np.diff(offsets)
-        at = np.arange(len(rows), dtype=i64) - np.repeat(offsets[:-1], sizes)
-        keep = np.ones(len(rows), bool) if max_docs is None else at < max_docs
+        keep = np.ones(len(rows), bool)
+        if max_docs is not None:
+            keep = np.arange(len(rows), dtype=i64) - np.repeat(offsets[:-1],
+                                                               np.diff(offsets)) < max_docs
         if judged_only:
             keep &= rows >= 0
-        query = np.repeat(np.arange(len(ids), dtype=i64), sizes)
-        rows = rows[keep]
-        offsets = np.zeros(len(ids) + 1, i64)
-        np.cumsum(np.bincount(query[keep], minlength=len(ids)), out=offsets[1:])
+        offsets, rows = _kept(offsets, rows, keep)
     return ids, topic_of, offsets, rows
+
+
+def _kept(offsets: np.ndarray, rows: np.ndarray, keep: np.ndarray) -> tuple:
+    """(offsets, rows) of the rankings with only the entries where ``keep`` holds."""
+    n = len(offsets) - 1
+    query = np.repeat(np.arange(n, dtype=np.int64), np.diff(offsets))
+    out = np.zeros(n + 1, np.int64)
+    np.cumsum(np.bincount(query[keep], minlength=n), out=out[1:])
+    return out, rows[keep]
 
 
 def _dict_values(qrels: Any, run: Any, columns: list[Column], queries: str,
@@ -526,7 +533,7 @@ def _dict_values(qrels: Any, run: Any, columns: list[Column], queries: str,
     ranked = _ranked_queries(run)
     if ranked is None:
         return None
-    ids = sorted(set(ranked).intersection(sizes))
+    ids = pair_queries(ranked, judged, every_qrels_query=False)[0]
     if not ids:
         return None  # (the general path says why there is nothing to evaluate)
     if len(ids) < len(judged) or len(ids) < len(ranked):
@@ -749,11 +756,7 @@ class _EncodedQrels:
             ranked = _place_sorted(run, qpos, seg_len, out_off, out_rank, out_row, count, room,
                                    offsets, length)
         if judged_only:
-            judged = ranked >= 0
-            in_query = np.repeat(np.arange(n, dtype=i64), length)
-            ranked = ranked[judged]
-            offsets = np.zeros(n + 1, i64)
-            np.cumsum(np.bincount(in_query[judged], minlength=n), out=offsets[1:])
+            offsets, ranked = _kept(offsets, ranked, ranked >= 0)
         return topic_of, offsets, np.ascontiguousarray(ranked)
 
     def measure(self, level: int, alpha: float, beta: float, depth: int, topic_of,
