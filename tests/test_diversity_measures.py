@@ -308,3 +308,18 @@ def test_calc_aggregate_through_the_qafast_provider():
             got = ir_measures.calc_aggregate(measures, q, r)
             for m in measures:
                 assert same(got[m], want[m]) or got[m] == pytest.approx(want[m], rel=1e-15)
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_a_qrels_dict_equals_pyndeval_query_by_query(seed):
+    """The dicts themselves (read straight into ndeval's layout), not a DiversityQrels."""
+    qrels, run = random_data(seed)
+    names = [f"{ND_CUT[m]}@{k}" for m in CUT for k in (5, 10, 20)] + ["NRBP", "nNRBP",
+                                                                          "MAP-IA"]
+    ours = [f"{m}@{k}" for m in CUT for k in (5, 10, 20)] + ["NRBP", "nNRBP", "AP_IA"]
+    theirs = pyndeval_values(qrels, run, names, 1, 0.5, 0.5)
+    got = qafast.evaluate(qrels, run, ours, per_query=True)
+    assert set(got) == set(theirs)
+    for q, row in got.items():
+        for nd, mine in zip(names, ours):
+            assert same(row[mine], theirs[q][nd]), (seed, q, mine, row[mine], theirs[q][nd])
